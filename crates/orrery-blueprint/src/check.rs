@@ -1,0 +1,97 @@
+//! Checking files: load each, let composites find their inner blueprints among all the files
+//! given, validate, and place every diagnostic at its line and column. This is what
+//! `orrery validate` prints and what the differential test compares with the reference.
+
+use crate::diagnostic::{self, Code, Diagnostic};
+use crate::load::{self, Loaded};
+use crate::span;
+use crate::validate::{self, Library};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The verdict on one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    pub file: String,
+    /// Orrery finds no error.
+    pub valid: bool,
+    /// The reference server would accept the blueprint.
+    pub server_accepts: bool,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One file read from disk: its text and what loading made of it.
+pub struct Source {
+    pub path: PathBuf,
+    pub text: String,
+    pub loaded: Result<Loaded, Vec<Diagnostic>>,
+}
+
+impl Source {
+    /// Reads and loads a file; an unreadable file is an `Err` (the caller decides the exit).
+    pub fn read(path: &Path) -> std::io::Result<Source> {
+        let text = std::fs::read_to_string(path)?;
+        let loaded = load::load(&text).map_err(|e| e.diagnostics);
+        Ok(Source { path: path.to_path_buf(), text, loaded })
+    }
+}
+
+/// Checks already read sources against each other.
+pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
+    let library: Library<'_> = sources.iter().filter_map(|s| s.loaded.as_ref().ok()).map(|l| &l.blueprint).collect();
+    sources
+        .iter()
+        .map(|s| {
+            let diagnostics = match &s.loaded {
+                Err(d) => d.clone(),
+                Ok(loaded) => {
+                    let mut d = loaded.notes.clone();
+                    d.extend(validate::validate_encoded(&loaded.blueprint, loaded.encoding, &library));
+                    place(&s.text, &mut d);
+                    d
+                }
+            };
+            report(&s.path, diagnostics)
+        })
+        .collect()
+}
+
+/// Reads and checks files; a file that cannot be read gets a report saying so.
+pub fn check_files(paths: &[PathBuf]) -> Vec<FileReport> {
+    let mut sources = Vec::new();
+    let mut unreadable = Vec::new();
+    for p in paths {
+        match Source::read(p) {
+            Ok(s) => sources.push(s),
+            Err(e) => unreadable.push((p.clone(), e)),
+        }
+    }
+    let mut reports = check_sources(&sources);
+    for (p, e) in unreadable {
+        let d = Diagnostic::error(Code::NotABlueprint, "$", format!("cannot read {}: {e}", p.display())).rejected();
+        reports.push(report(&p, vec![d]));
+    }
+    // Keep the order the files were given in.
+    reports.sort_by_key(|r| paths.iter().position(|p| p.display().to_string() == r.file));
+    reports
+}
+
+fn report(path: &Path, diagnostics: Vec<Diagnostic>) -> FileReport {
+    FileReport {
+        file: path.display().to_string(),
+        valid: diagnostic::is_valid(&diagnostics),
+        server_accepts: diagnostic::server_accepts(&diagnostics),
+        diagnostics,
+    }
+}
+
+/// Fills in line and column; beyond a few hundred diagnostics the rescans are not worth it.
+fn place(text: &str, diagnostics: &mut [Diagnostic]) {
+    const PLACED: usize = 200;
+    for d in diagnostics.iter_mut().take(PLACED).filter(|d| d.line.is_none()) {
+        if let Some((line, column)) = span::locate(text, &span::parse_path(&d.path)) {
+            d.line = Some(line);
+            d.column = Some(column);
+        }
+    }
+}

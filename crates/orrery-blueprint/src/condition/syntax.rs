@@ -1,0 +1,281 @@
+//! Parsing a condition and finding the names it reads.
+//!
+//! Validity must match CPython 3.11 `ast.parse(expr, mode="eval")`, because the reference server
+//! refuses a blueprint whose condition does not parse. `rustpython-parser` does the parsing; the
+//! few places where it is more lenient or stricter than CPython are patched here, and the
+//! differential test (`tests/condition_differential.rs`) checks the rest against real CPython.
+
+use std::collections::BTreeSet;
+
+use rustpython_parser::ast::{self, Expr};
+use rustpython_parser::{Mode, ParseErrorType};
+
+use super::ConditionSyntaxError;
+
+/// Deeper trees are refused as "too complex". CPython 3.11's `ast.parse` accepts exactly this
+/// depth (`x + x + ...` with 2986 operators) and raises RecursionError beyond it, which the
+/// reference does not catch; Orrery reports a syntax error instead.
+pub(crate) const MAX_TREE_DEPTH: usize = 2987;
+
+/// Trees this deep are leaked instead of dropped: the generated `Drop` recurses per level and
+/// would overflow the stack. Only reachable with hostile input, and bounded by its length.
+const LEAK_TREE_DEPTH: usize = 20_000;
+
+/// `dir(builtins)` of CPython 3.11: the names `_free_names` never reports.
+const PYTHON_BUILTINS: &[&str] = &[
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
+    "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
+    "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError",
+    "ConnectionResetError", "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning",
+    "EnvironmentError", "Exception", "ExceptionGroup", "False", "FileExistsError",
+    "FileNotFoundError", "FloatingPointError", "FutureWarning", "GeneratorExit", "IOError",
+    "ImportError", "ImportWarning", "IndentationError", "IndexError", "InterruptedError",
+    "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError",
+    "ModuleNotFoundError", "NameError", "None", "NotADirectoryError", "NotImplemented",
+    "NotImplementedError", "OSError", "OverflowError", "PendingDeprecationWarning",
+    "PermissionError", "ProcessLookupError", "RecursionError", "ReferenceError",
+    "ResourceWarning", "RuntimeError", "RuntimeWarning", "StopAsyncIteration", "StopIteration",
+    "SyntaxError", "SyntaxWarning", "SystemError", "SystemExit", "TabError", "TimeoutError",
+    "True", "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
+    "UnicodeError", "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError",
+    "Warning", "ZeroDivisionError", "__build_class__", "__debug__", "__doc__", "__import__",
+    "__loader__", "__name__", "__package__", "__spec__", "abs", "aiter", "all", "anext", "any",
+    "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr",
+    "classmethod", "compile", "complex", "copyright", "credits", "delattr", "dict", "dir",
+    "divmod", "enumerate", "eval", "exec", "exit", "filter", "float", "format", "frozenset",
+    "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int", "isinstance",
+    "issubclass", "iter", "len", "license", "list", "locals", "map", "max", "memoryview", "min",
+    "next", "object", "oct", "open", "ord", "pow", "print", "property", "quit", "range", "repr",
+    "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum",
+    "super", "tuple", "type", "vars", "zip",
+];
+
+pub(crate) fn is_python_builtin(name: &str) -> bool {
+    PYTHON_BUILTINS.binary_search(&name).is_ok()
+}
+
+/// Parses `source` exactly as `ast.parse(source, mode="eval")` would accept or refuse it.
+pub(crate) fn parse_expression(source: &str) -> Result<Expr, ConditionSyntaxError> {
+    precheck(source)?;
+    let parsed = rustpython_parser::parse(source, Mode::Expression, "<condition>")
+        .map_err(|error| syntax_error_from_parser(source, &error))?;
+    let ast::Mod::Expression(module) = parsed else {
+        return Err(ConditionSyntaxError::at(source, 0, "invalid syntax"));
+    };
+    let body = *module.body;
+    let depth = tree_depth(&body);
+    if depth > MAX_TREE_DEPTH {
+        if depth > LEAK_TREE_DEPTH {
+            std::mem::forget(body);
+        }
+        return Err(ConditionSyntaxError::at(source, 0, "expression too complex"));
+    }
+    Ok(body)
+}
+
+/// Differences from CPython that are visible before parsing.
+fn precheck(source: &str) -> Result<(), ConditionSyntaxError> {
+    // CPython's tokenizer refuses a leading indent even in eval mode; rustpython accepts it.
+    if let Some(first) = source.chars().next() {
+        if first == ' ' || first == '\t' || first == '\x0c' {
+            let rest = source.trim_start_matches([' ', '\t', '\x0c']);
+            let blank = rest.is_empty() || rest.starts_with(['\n', '\r', '#']);
+            if !blank {
+                return Err(ConditionSyntaxError::at(source, 0, "unexpected indent"));
+            }
+        }
+    }
+    if source.contains('\0') {
+        return Err(ConditionSyntaxError::at(
+            source,
+            source.find('\0').unwrap_or(0),
+            "source code string cannot contain null bytes",
+        ));
+    }
+    // CPython's tokenizer allows at most 200 open brackets at once.
+    let mut level = 0usize;
+    for (offset, ch) in source.char_indices() {
+        match ch {
+            '(' | '[' | '{' => {
+                level += 1;
+                if level >= 200 {
+                    return Err(ConditionSyntaxError::at(source, offset, "too many nested parentheses"));
+                }
+            }
+            ')' | ']' | '}' => level = level.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn syntax_error_from_parser(source: &str, error: &rustpython_parser::ParseError) -> ConditionSyntaxError {
+    let offset = usize::from(error.offset).min(source.len());
+    let message = match &error.error {
+        ParseErrorType::Lexical(lexical) => {
+            let text = lexical.to_string();
+            if text.contains("unterminated string") || text.contains("EOL while scanning") {
+                "unterminated string literal".to_owned()
+            } else if text.contains("unexpected indent") || text.contains("indent") {
+                "unexpected indent".to_owned()
+            } else {
+                text
+            }
+        }
+        _ => "invalid syntax".to_owned(),
+    };
+    ConditionSyntaxError::at(source, offset, &message)
+}
+
+/// The reference's `_free_names`: names loaded anywhere, less names stored or bound as lambda
+/// arguments anywhere, less Python builtins.
+pub(crate) fn free_names(body: &Expr) -> BTreeSet<String> {
+    let mut read: BTreeSet<&str> = BTreeSet::new();
+    let mut bound: BTreeSet<&str> = BTreeSet::new();
+    walk(body, &mut |node| match node {
+        Expr::Name(name) => {
+            if matches!(name.ctx, ast::ExprContext::Load) {
+                read.insert(name.id.as_str());
+            } else {
+                bound.insert(name.id.as_str());
+            }
+        }
+        Expr::Lambda(lambda) => {
+            for arg in lambda_args(&lambda.args) {
+                bound.insert(arg.as_str());
+            }
+        }
+        _ => {}
+    });
+    read.difference(&bound)
+        .filter(|name| !is_python_builtin(name))
+        .map(|name| (*name).to_owned())
+        .collect()
+}
+
+fn lambda_args(args: &ast::Arguments) -> impl Iterator<Item = &ast::Identifier> {
+    args.posonlyargs
+        .iter()
+        .chain(&args.args)
+        .chain(&args.kwonlyargs)
+        .map(|with_default| &with_default.def.arg)
+        .chain(args.vararg.iter().map(|arg| &arg.arg))
+        .chain(args.kwarg.iter().map(|arg| &arg.arg))
+}
+
+/// Visits every expression node, parents before children, without recursion.
+pub(crate) fn walk<'a>(root: &'a Expr, visit: &mut impl FnMut(&'a Expr)) {
+    let mut stack = vec![root];
+    let mut children = Vec::new();
+    while let Some(node) = stack.pop() {
+        visit(node);
+        children.clear();
+        push_children(node, &mut children);
+        stack.extend(children.drain(..).rev());
+    }
+}
+
+fn tree_depth(root: &Expr) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(root, 1usize)];
+    let mut children = Vec::new();
+    while let Some((node, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        if depth > LEAK_TREE_DEPTH {
+            return depth;
+        }
+        children.clear();
+        push_children(node, &mut children);
+        stack.extend(children.drain(..).map(|child| (child, depth + 1)));
+    }
+    deepest
+}
+
+fn push_children<'a>(node: &'a Expr, out: &mut Vec<&'a Expr>) {
+    fn comprehensions<'a>(generators: &'a [ast::Comprehension], out: &mut Vec<&'a Expr>) {
+        for generator in generators {
+            out.push(&generator.target);
+            out.push(&generator.iter);
+            out.extend(generator.ifs.iter());
+        }
+    }
+    match node {
+        Expr::BoolOp(e) => out.extend(e.values.iter()),
+        Expr::NamedExpr(e) => {
+            out.push(&e.target);
+            out.push(&e.value);
+        }
+        Expr::BinOp(e) => {
+            out.push(&e.left);
+            out.push(&e.right);
+        }
+        Expr::UnaryOp(e) => out.push(&e.operand),
+        Expr::Lambda(e) => {
+            let args = &e.args;
+            for with_default in args.posonlyargs.iter().chain(&args.args).chain(&args.kwonlyargs) {
+                if let Some(default) = &with_default.default {
+                    out.push(default);
+                }
+            }
+            out.push(&e.body);
+        }
+        Expr::IfExp(e) => {
+            out.push(&e.test);
+            out.push(&e.body);
+            out.push(&e.orelse);
+        }
+        Expr::Dict(e) => {
+            out.extend(e.keys.iter().flatten());
+            out.extend(e.values.iter());
+        }
+        Expr::Set(e) => out.extend(e.elts.iter()),
+        Expr::ListComp(e) => {
+            out.push(&e.elt);
+            comprehensions(&e.generators, out);
+        }
+        Expr::SetComp(e) => {
+            out.push(&e.elt);
+            comprehensions(&e.generators, out);
+        }
+        Expr::DictComp(e) => {
+            out.push(&e.key);
+            out.push(&e.value);
+            comprehensions(&e.generators, out);
+        }
+        Expr::GeneratorExp(e) => {
+            out.push(&e.elt);
+            comprehensions(&e.generators, out);
+        }
+        Expr::Await(e) => out.push(&e.value),
+        Expr::Yield(e) => out.extend(e.value.as_deref()),
+        Expr::YieldFrom(e) => out.push(&e.value),
+        Expr::Compare(e) => {
+            out.push(&e.left);
+            out.extend(e.comparators.iter());
+        }
+        Expr::Call(e) => {
+            out.push(&e.func);
+            out.extend(e.args.iter());
+            out.extend(e.keywords.iter().map(|keyword| &keyword.value));
+        }
+        Expr::FormattedValue(e) => {
+            out.push(&e.value);
+            out.extend(e.format_spec.as_deref());
+        }
+        Expr::JoinedStr(e) => out.extend(e.values.iter()),
+        Expr::Constant(_) | Expr::Name(_) => {}
+        Expr::Attribute(e) => out.push(&e.value),
+        Expr::Subscript(e) => {
+            out.push(&e.value);
+            out.push(&e.slice);
+        }
+        Expr::Starred(e) => out.push(&e.value),
+        Expr::List(e) => out.extend(e.elts.iter()),
+        Expr::Tuple(e) => out.extend(e.elts.iter()),
+        Expr::Slice(e) => {
+            out.extend(e.lower.as_deref());
+            out.extend(e.upper.as_deref());
+            out.extend(e.step.as_deref());
+        }
+    }
+}

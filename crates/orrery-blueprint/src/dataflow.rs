@@ -1,0 +1,184 @@
+//! Which names flow where. The reference's `check_dataflow()`: a condition may read the names
+//! that outputs produce (`set_to or name`) plus its task's own param and input names; a while
+//! condition only produced names; an unparsable condition is a problem too; the server refuses
+//! a blueprint with any. Orrery adds: an input's `get_from` that no upstream task produces.
+
+use crate::condition::{self, ConditionSyntaxError};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::graph::TaskGraph;
+use crate::model::*;
+use crate::validate::{quote_list, task_path};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// The names a blueprint's outputs write to session data.
+pub fn produced_names(bp: &Blueprint) -> HashSet<&str> {
+    bp.tasks.iter().flat_map(|t| t.outputs.iter().map(TaskOutput::target_key)).collect()
+}
+
+/// A condition the reference's dataflow check examines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionSite<'a> {
+    pub task_index: usize,
+    pub kind: ConditionKind,
+    pub expression: &'a str,
+    /// JSONPath of the expression.
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConditionKind {
+    /// A task's skip condition: sees produced names and the task's params and inputs.
+    Condition,
+    /// A scope's while condition: sees produced names only.
+    While,
+}
+
+impl ConditionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Condition => "condition",
+            Self::While => "while condition",
+        }
+    }
+}
+
+/// Every condition of a blueprint, in the order the reference examines them.
+pub fn condition_sites(bp: &Blueprint) -> Vec<ConditionSite<'_>> {
+    let mut out = Vec::new();
+    for (i, t) in bp.tasks.iter().enumerate() {
+        if let Some((expression, source)) = t.effective_condition() {
+            let path = match source {
+                ConditionSource::Field => format!("{}.condition", task_path(i)),
+                ConditionSource::Param => {
+                    let j = t.params.iter().position(|p| p.io.name == "condition").unwrap_or(0);
+                    format!("{}.params[{j}].value", task_path(i))
+                }
+            };
+            out.push(ConditionSite { task_index: i, kind: ConditionKind::Condition, expression, path });
+        }
+        if let Some(expression) = t.while_condition() {
+            let path = format!("{}.scope_start.while_policy.condition", task_path(i));
+            out.push(ConditionSite { task_index: i, kind: ConditionKind::While, expression, path });
+        }
+    }
+    out
+}
+
+pub(crate) fn check(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
+    let produced = produced_names(bp);
+    let mut parsed: HashMap<&str, Result<BTreeSet<String>, ConditionSyntaxError>> = HashMap::new();
+    for site in condition_sites(bp) {
+        let t = &bp.tasks[site.task_index];
+        let names = parsed.entry(site.expression).or_insert_with(|| condition::free_names(site.expression));
+        let what = site.kind.as_str();
+        match names {
+            Err(e) => out.push(
+                Diagnostic::error(
+                    Code::ConditionSyntax,
+                    site.path.clone(),
+                    format!("task '{}': {what} '{}' is not a valid expression ({e})", t.id, site.expression),
+                )
+                .task(&t.id)
+                .rejected(),
+            ),
+            Ok(names) => {
+                let local = |name: &str| {
+                    site.kind == ConditionKind::Condition
+                        && (t.params.iter().any(|p| p.io.name == name) || t.inputs.iter().any(|x| x.io.name == name))
+                };
+                for name in names.iter().filter(|n| !produced.contains(n.as_str()) && !local(n)) {
+                    let hint = if site.kind == ConditionKind::While
+                        && (t.params.iter().any(|p| &p.io.name == name) || t.inputs.iter().any(|x| &x.io.name == name))
+                    {
+                        " (a while condition sees session data only, not the task's own params and inputs)"
+                    } else {
+                        ""
+                    };
+                    out.push(
+                        Diagnostic::error(
+                            Code::ConditionUnknownName,
+                            site.path.clone(),
+                            format!(
+                                "task '{}': {what} '{}' reads '{name}', which no task in this blueprint declares as an output{hint}",
+                                t.id, site.expression
+                            ),
+                        )
+                        .task(&t.id)
+                        .rejected(),
+                    );
+                }
+            }
+        }
+    }
+    get_from_wiring(bp, graph, out);
+}
+
+/// Inputs whose `get_from` names a key that no task running before them produces.
+fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
+    let mut producers: HashMap<&str, Vec<usize>> = HashMap::new();
+    for t in &bp.tasks {
+        let node = graph.node_of[t.id.as_str()];
+        for o in &t.outputs {
+            producers.entry(o.target_key()).or_default().push(node);
+        }
+    }
+    let mut seen = vec![false; graph.len()];
+    for (i, t) in bp.tasks.iter().enumerate() {
+        let node = graph.node_of[t.id.as_str()];
+        for (j, input) in t.inputs.iter().enumerate() {
+            let Some(key) = input.get_from.as_deref().filter(|k| !k.is_empty()) else { continue };
+            let path = format!("{}.inputs[{j}].get_from", task_path(i));
+            let message = match producers.get(key) {
+                None => format!(
+                    "task '{}': input '{}' reads '{key}', which no task in this blueprint produces (it must come from session parameters or a calling composite)",
+                    t.id, input.io.name
+                ),
+                Some(nodes) if !has_upstream(graph, node, nodes, &mut seen) => {
+                    let mut ids: Vec<&str> = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str()).collect();
+                    ids.dedup();
+                    format!(
+                        "task '{}': input '{}' reads '{key}', produced by {} but not by any task it depends on: the value may not be there yet",
+                        t.id,
+                        input.io.name,
+                        quote_list(&ids)
+                    )
+                }
+                Some(_) => continue,
+            };
+            out.push(Diagnostic::warning(Code::GetFromUnproduced, path, message).task(&t.id));
+        }
+    }
+}
+
+/// Whether one of `producers` is a proper ancestor of `node`. On an acyclic graph the search
+/// stays above the earliest producer in topological order.
+fn has_upstream(graph: &TaskGraph<'_>, node: usize, producers: &[usize], seen: &mut [bool]) -> bool {
+    let floor = match &graph.topo_position {
+        Some(pos) => match producers.iter().map(|&p| pos[p]).filter(|&p| p < pos[node]).min() {
+            Some(lowest) => lowest,
+            None => return false,
+        },
+        None => 0,
+    };
+    let wanted: HashSet<usize> = producers.iter().copied().filter(|&p| p != node).collect();
+    let within = |n: usize| graph.topo_position.as_ref().is_none_or(|pos| pos[n] >= floor);
+    let mut found = false;
+    let mut marked = Vec::new();
+    let mut stack: Vec<usize> = graph.predecessors[node].iter().map(|&(p, _)| p).collect();
+    while let Some(n) = stack.pop() {
+        if seen[n] || !within(n) {
+            continue;
+        }
+        seen[n] = true;
+        marked.push(n);
+        if wanted.contains(&n) {
+            found = true;
+            break;
+        }
+        stack.extend(graph.predecessors[n].iter().map(|&(p, _)| p));
+    }
+    for n in marked {
+        seen[n] = false;
+    }
+    found
+}

@@ -1,0 +1,166 @@
+//! Structured findings about a blueprint. Every diagnostic carries a stable code (tools and the
+//! editor match on it, never on the message), the task and JSON path it concerns, and whether
+//! the reference server would refuse the blueprint for it: Orrery's own verdict ("valid": no
+//! errors) and the server's ("accepts": nothing it refuses) are kept apart.
+
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+            Self::Info => "info",
+        }
+    }
+}
+
+macro_rules! codes {
+    ($($variant:ident = $text:literal),* $(,)?) => {
+        /// The stable code of a diagnostic.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code { $($variant),* }
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $text),* }
+            }
+        }
+    };
+}
+
+codes! {
+    // The file itself.
+    JsonSyntax = "json-syntax",
+    JsonNonStandard = "json-nonstandard",
+    CompasObject = "compas-object",
+    NotABlueprint = "not-a-blueprint",
+    SchemaType = "schema-type",
+    SchemaRequired = "schema-required",
+    SchemaEnum = "schema-enum",
+    SchemaRange = "schema-range",
+    SchemaUnknownKey = "schema-unknown-key",
+    VersionInvalid = "version-invalid",
+    VersionUnsupported = "version-unsupported",
+    IoUnknownKey = "io-unknown-key",
+    DependencyUnknownKey = "dependency-unknown-key",
+    DeprecatedIoType = "deprecated-io-type",
+    // The reference's validate().
+    StartCount = "start-count",
+    EndCount = "end-count",
+    OrphanTask = "orphan-task",
+    DanglingDependency = "dangling-dependency",
+    ScopeEndMissingTask = "scope-end-missing-task",
+    ScopeEndNotAScope = "scope-end-not-a-scope",
+    ScopeEndDuplicate = "scope-end-duplicate",
+    ScopeUnclosed = "scope-unclosed",
+    ScopesInterlaced = "scopes-interlaced",
+    // The reference's check_dataflow().
+    ConditionSyntax = "condition-syntax",
+    ConditionUnknownName = "condition-unknown-name",
+    // What the reference misses.
+    EmptyBlueprint = "empty-blueprint",
+    DuplicateTaskId = "duplicate-task-id",
+    Cycle = "cycle",
+    SelfDependency = "self-dependency",
+    DuplicateDependency = "duplicate-dependency",
+    GetFromUnproduced = "get-from-unproduced",
+    DuplicateIoName = "duplicate-io-name",
+    TaskTypeFormat = "task-type-format",
+    CompositeParam = "composite-param",
+    CompositeTargetMissing = "composite-target-missing",
+    CompositeRecursion = "composite-recursion",
+    ExecutionModeInvalid = "execution-mode-invalid",
+    ScopeEndUnreachable = "scope-end-unreachable",
+    PolicyRange = "policy-range",
+    NotPortable = "not-portable",
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    /// The task concerned, when there is one.
+    pub task_id: Option<String>,
+    /// JSONPath of the field concerned, e.g. `$.tasks[3].depends_on[0].id`.
+    pub path: String,
+    pub message: String,
+    /// Whether the reference server refuses a blueprint for this alone.
+    pub server_rejects: bool,
+    /// Where the field is in the file (1-based), when the text was available.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, severity: Severity, path: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity,
+            task_id: None,
+            path: path.into(),
+            message: message.into(),
+            server_rejects: false,
+            line: None,
+            column: None,
+        }
+    }
+    pub fn error(code: Code, path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Error, path, message)
+    }
+    pub fn warning(code: Code, path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Warning, path, message)
+    }
+    /// Marks the diagnostic as one the reference server refuses the blueprint for.
+    pub fn rejected(mut self) -> Self {
+        self.server_rejects = true;
+        self
+    }
+    pub fn task(mut self, task_id: impl Into<String>) -> Self {
+        self.task_id = Some(task_id.into());
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]: {}", self.severity.as_str(), self.code, self.message)
+    }
+}
+
+/// Orrery's verdict: no errors.
+pub fn is_valid(diagnostics: &[Diagnostic]) -> bool {
+    !diagnostics.iter().any(Diagnostic::is_error)
+}
+
+/// The reference server's verdict: nothing it refuses.
+pub fn server_accepts(diagnostics: &[Diagnostic]) -> bool {
+    !diagnostics.iter().any(|d| d.server_rejects)
+}

@@ -1,0 +1,143 @@
+//! The dependency graph of one blueprint, as the reference builds it: one node per distinct
+//! task id (tasks sharing an id share a node), an edge `dependency -> task` for every
+//! dependency naming an existing task. Validation, scopes and rendering all read this one
+//! structure.
+
+use crate::model::{Blueprint, DependencyType};
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::HashMap;
+
+pub struct TaskGraph<'a> {
+    /// Node of each distinct task id.
+    pub node_of: HashMap<&'a str, usize>,
+    /// Index (in `blueprint.tasks`) of the first task with each node's id.
+    pub task_of: Vec<usize>,
+    pub successors: Vec<Vec<(usize, DependencyType)>>,
+    pub predecessors: Vec<Vec<(usize, DependencyType)>>,
+    /// Position of each node in a topological order, when the graph has no cycle.
+    pub topo_position: Option<Vec<usize>>,
+}
+
+impl<'a> TaskGraph<'a> {
+    pub fn new(bp: &'a Blueprint) -> Self {
+        let mut node_of: HashMap<&str, usize> = HashMap::with_capacity(bp.tasks.len());
+        let mut task_of = Vec::with_capacity(bp.tasks.len());
+        for (i, t) in bp.tasks.iter().enumerate() {
+            node_of.entry(t.id.as_str()).or_insert_with(|| {
+                task_of.push(i);
+                task_of.len() - 1
+            });
+        }
+        let n = task_of.len();
+        let mut successors = vec![Vec::new(); n];
+        let mut predecessors = vec![Vec::new(); n];
+        for t in &bp.tasks {
+            let to = node_of[t.id.as_str()];
+            for d in &t.depends_on {
+                if let Some(&from) = node_of.get(d.id.as_str()) {
+                    successors[from].push((to, d.dep_type));
+                    predecessors[to].push((from, d.dep_type));
+                }
+            }
+        }
+        let topo_position = topological_positions(&successors, &predecessors);
+        TaskGraph { node_of, task_of, successors, predecessors, topo_position }
+    }
+
+    pub fn len(&self) -> usize {
+        self.task_of.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.task_of.is_empty()
+    }
+
+    /// Strongly connected components with a cycle (more than one node, or a self-loop), each
+    /// as nodes in dependency order where possible.
+    pub fn cycles(&self) -> Vec<Vec<usize>> {
+        if self.topo_position.is_some() {
+            return Vec::new();
+        }
+        let mut g: DiGraph<(), ()> = DiGraph::with_capacity(self.len(), 0);
+        for _ in 0..self.len() {
+            g.add_node(());
+        }
+        for (from, succ) in self.successors.iter().enumerate() {
+            for &(to, _) in succ {
+                g.add_edge(NodeIndex::new(from), NodeIndex::new(to), ());
+            }
+        }
+        let mut cycles: Vec<Vec<usize>> = petgraph::algo::kosaraju_scc(&g)
+            .into_iter()
+            .map(|c| c.into_iter().map(|n| n.index()).collect::<Vec<_>>())
+            .filter(|c| c.len() > 1 || self.successors[c[0]].iter().any(|&(to, _)| to == c[0]))
+            .map(|mut c| {
+                c.sort_unstable();
+                c
+            })
+            .collect();
+        cycles.sort();
+        cycles
+    }
+
+    /// Nodes reachable from `origin` (itself included) following `adjacency`, visiting only
+    /// nodes that `keep` allows.
+    pub fn reachable(
+        &self,
+        origin: usize,
+        adjacency: &[Vec<(usize, DependencyType)>],
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<bool> {
+        let mut seen = vec![false; self.len()];
+        self.reachable_into(origin, adjacency, keep, &mut seen);
+        seen
+    }
+
+    /// Like `reachable`, marking into `seen` and returning the nodes newly marked.
+    pub fn reachable_into(
+        &self,
+        origin: usize,
+        adjacency: &[Vec<(usize, DependencyType)>],
+        keep: impl Fn(usize) -> bool,
+        seen: &mut [bool],
+    ) -> Vec<usize> {
+        let mut marked = Vec::new();
+        let mut stack = vec![origin];
+        while let Some(n) = stack.pop() {
+            if seen[n] {
+                continue;
+            }
+            seen[n] = true;
+            marked.push(n);
+            for &(m, _) in &adjacency[n] {
+                if !seen[m] && keep(m) {
+                    stack.push(m);
+                }
+            }
+        }
+        marked
+    }
+}
+
+/// Kahn's algorithm; `None` when there is a cycle.
+fn topological_positions(
+    successors: &[Vec<(usize, DependencyType)>],
+    predecessors: &[Vec<(usize, DependencyType)>],
+) -> Option<Vec<usize>> {
+    let n = successors.len();
+    let mut indegree: Vec<usize> = predecessors.iter().map(Vec::len).collect();
+    let mut ready: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).rev().collect();
+    let mut position = vec![usize::MAX; n];
+    let mut next = 0;
+    while let Some(node) = ready.pop() {
+        position[node] = next;
+        next += 1;
+        for &(m, _) in &successors[node] {
+            indegree[m] -= 1;
+            if indegree[m] == 0 {
+                ready.push(m);
+            }
+        }
+    }
+    (next == n).then_some(position)
+}

@@ -1,0 +1,23 @@
+//! The antikythera blueprint model (COMPAT.md sections 1-4): types, loading and canonical
+//! saving in both encodings, validation with the reference server's verdict kept apart from
+//! Orrery's own findings, dataflow, and the condition language.
+
+pub mod check;
+pub mod condition;
+pub mod dataflow;
+pub mod diagnostic;
+pub mod graph;
+pub mod load;
+pub mod model;
+pub mod render;
+pub mod save;
+pub mod scope;
+pub mod span;
+pub mod validate;
+pub mod version;
+
+pub use check::{check_files, check_sources, FileReport, Source};
+pub use diagnostic::{Code, Diagnostic, Severity};
+pub use load::{load, Encoding, LoadError, Loaded};
+pub use model::*;
+pub use validate::{validate, Library};

@@ -1,0 +1,434 @@
+//! The blueprint as a document (COMPAT.md sections 1-2): what a file says, typed where the
+//! reference schema is strict, with every key Orrery does not know kept in `extra` so that a
+//! user's data survives a load and save. Validation (see `validate`) judges this document; it
+//! does not make invalid documents unrepresentable, because the editor must hold them too.
+
+use indexmap::IndexMap;
+use serde_json::Value;
+use std::fmt;
+
+/// Keys of an object that Orrery does not model, in file order.
+pub type Extra = IndexMap<String, Value>;
+
+/// A whole blueprint file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Blueprint {
+    pub id: String,
+    pub name: String,
+    /// The version text as written (PEP 440; its major must be 1).
+    pub version: String,
+    pub description: Option<String>,
+    pub tasks: Vec<Task>,
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub id: String,
+    pub task_type: TaskType,
+    pub description: Option<String>,
+    pub condition: Option<String>,
+    pub scope_start: Option<ScopeStart>,
+    pub scope_end: Option<String>,
+    pub inputs: Vec<TaskInput>,
+    pub outputs: Vec<TaskOutput>,
+    pub params: Vec<TaskParam>,
+    pub depends_on: Vec<Dependency>,
+    /// Only present in session snapshots.
+    pub state: Option<TaskState>,
+    pub extra: Extra,
+}
+
+/// `"{agent_type}.{tool}"`; the tool part may contain dots.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskType(pub String);
+
+impl TaskType {
+    pub const START: &'static str = "system.start";
+    pub const END: &'static str = "system.end";
+    pub const SLEEP: &'static str = "system.sleep";
+    pub const COMPOSITE: &'static str = "system.composite";
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    /// The agent part, before the first dot; `None` when there is no dot.
+    pub fn agent(&self) -> Option<&str> {
+        self.0.split_once('.').map(|(agent, _)| agent)
+    }
+    pub fn tool(&self) -> Option<&str> {
+        self.0.split_once('.').map(|(_, tool)| tool)
+    }
+    pub fn is_start(&self) -> bool {
+        self.0 == Self::START
+    }
+    pub fn is_end(&self) -> bool {
+        self.0 == Self::END
+    }
+    pub fn is_composite(&self) -> bool {
+        self.0 == Self::COMPOSITE
+    }
+}
+
+impl fmt::Display for TaskType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The fields every IO item (input, output, param) shares.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Io {
+    pub name: String,
+    /// `None` when the key is absent; `Some(Value::Null)` is never stored (null is left out).
+    pub value: Option<Value>,
+    pub type_hint: Option<String>,
+    pub description: Option<String>,
+    /// Keys the reference parser does not know; it refuses the blueprint for them.
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskInput {
+    pub io: Io,
+    pub get_from: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskOutput {
+    pub io: Io,
+    pub set_to: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskParam {
+    pub io: Io,
+}
+
+impl TaskInput {
+    /// The session-data key this input reads.
+    pub fn source_key(&self) -> &str {
+        self.get_from.as_deref().filter(|k| !k.is_empty()).unwrap_or(&self.io.name)
+    }
+}
+
+impl TaskOutput {
+    /// The session-data key this output writes.
+    pub fn target_key(&self) -> &str {
+        self.set_to.as_deref().filter(|k| !k.is_empty()).unwrap_or(&self.io.name)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dependency {
+    pub id: String,
+    pub dep_type: DependencyType,
+    pub extra: Extra,
+}
+
+/// How a dependency constrains its task (COMPAT.md section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum DependencyType {
+    /// Finish to start: the task starts after the predecessor finished (or was skipped).
+    #[default]
+    FS,
+    /// Finish to finish: the task may finish only after the predecessor finished.
+    FF,
+    /// Start to start: the task starts once the predecessor has started.
+    SS,
+    /// Start to finish: the task may finish only after the predecessor started. Not run by
+    /// the reference: not portable.
+    SF,
+}
+
+impl DependencyType {
+    pub const ALL: [DependencyType; 4] = [Self::FS, Self::FF, Self::SS, Self::SF];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FS => "FS",
+            Self::FF => "FF",
+            Self::SS => "SS",
+            Self::SF => "SF",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// A task that opens a scope. Policy precedence is retry, then while, else skip; a file may
+/// declare both policies (the reference then ignores the while policy), so both are kept.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ScopeStart {
+    pub name: Option<String>,
+    pub retry_policy: Option<RetryPolicy>,
+    pub while_policy: Option<WhilePolicy>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    pub retries: u64,
+    pub backoff: Option<Backoff>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Backoff {
+    pub constant_ms: Option<u64>,
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhilePolicy {
+    pub condition: String,
+    pub max_iterations: Option<u64>,
+}
+
+/// The policy that decides what a scope does when its end task succeeds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScopePolicy<'a> {
+    /// Run once; a false condition on the start task skips the whole scope.
+    Skip,
+    /// Run `1 + retries` times, unconditionally.
+    Retry(&'a RetryPolicy),
+    /// Loop while the condition holds, at most `max_iterations` runs in all.
+    While(&'a WhilePolicy),
+}
+
+impl ScopeStart {
+    pub fn policy(&self) -> ScopePolicy<'_> {
+        match (&self.retry_policy, &self.while_policy) {
+            (Some(retry), _) => ScopePolicy::Retry(retry),
+            (None, Some(w)) => ScopePolicy::While(w),
+            (None, None) => ScopePolicy::Skip,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskState {
+    Unspecified,
+    Pending,
+    Ready,
+    Running,
+    Succeeded,
+    Failed,
+    Skipped,
+    SkipRequested,
+}
+
+impl TaskState {
+    pub const ALL: [TaskState; 8] = [
+        Self::Unspecified,
+        Self::Pending,
+        Self::Ready,
+        Self::Running,
+        Self::Succeeded,
+        Self::Failed,
+        Self::Skipped,
+        Self::SkipRequested,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unspecified => "UNSPECIFIED",
+            Self::Pending => "PENDING",
+            Self::Ready => "READY",
+            Self::Running => "RUNNING",
+            Self::Succeeded => "SUCCEEDED",
+            Self::Failed => "FAILED",
+            Self::Skipped => "SKIPPED",
+            Self::SkipRequested => "SKIP_REQUESTED",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+    /// Whether the reference schema allows this state in a file (it omits SKIP_REQUESTED).
+    pub fn in_schema(self) -> bool {
+        self != Self::SkipRequested
+    }
+    /// States that satisfy an FS dependency or release an FF one.
+    pub fn is_finished_ok(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Skipped)
+    }
+}
+
+/// Session states, lowercase on the wire; pause is `Stopped`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SessionState {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+    Stopped,
+}
+
+impl SessionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Stopped => "stopped",
+        }
+    }
+}
+
+/// How an assignment is allocated among the agents that claim it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExecutionMode {
+    /// The first claim wins.
+    #[default]
+    Exclusive,
+    /// Every claim is allocated.
+    Competitive,
+}
+
+impl ExecutionMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exclusive => "EXCLUSIVE",
+            Self::Competitive => "COMPETITIVE",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "EXCLUSIVE" => Some(Self::Exclusive),
+            "COMPETITIVE" => Some(Self::Competitive),
+            _ => None,
+        }
+    }
+}
+
+/// Error codes of failed tasks and sessions (COMPAT.md section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    ToolBindingError,
+    ToolFailure,
+    LauncherFailure,
+    NoAgentClaimed,
+    TaskFailed,
+    TaskDispatchFailed,
+    ScopeConditionError,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ToolBindingError => "TOOL_BINDING_ERROR",
+            Self::ToolFailure => "TOOL_FAILURE",
+            Self::LauncherFailure => "LAUNCHER_FAILURE",
+            Self::NoAgentClaimed => "NO_AGENT_CLAIMED",
+            Self::TaskFailed => "TASK_FAILED",
+            Self::TaskDispatchFailed => "TASK_DISPATCH_FAILED",
+            Self::ScopeConditionError => "SCOPE_CONDITION_ERROR",
+        }
+    }
+}
+
+/// The `blueprint` param of a composite task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompositeTarget {
+    /// `{"static": "<blueprint id>"}`
+    Static { blueprint_id: String },
+    /// `{"dynamic": {"blueprint_id", "sequencer"}}`, expanded once per element at session start.
+    Dynamic { blueprint_id: String, sequencer: Sequencer },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sequencer {
+    Basic,
+    BasicStock,
+    BasicElement,
+}
+
+impl Sequencer {
+    pub const ALL: [Sequencer; 3] = [Self::Basic, Self::BasicStock, Self::BasicElement];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Basic => "basic_sequencer",
+            Self::BasicStock => "basic_stock_sequencer",
+            Self::BasicElement => "basic_element_sequencer",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|q| q.as_str() == s)
+    }
+}
+
+impl CompositeTarget {
+    pub fn blueprint_id(&self) -> &str {
+        match self {
+            Self::Static { blueprint_id } | Self::Dynamic { blueprint_id, .. } => blueprint_id,
+        }
+    }
+}
+
+impl Task {
+    pub fn new(id: impl Into<String>, task_type: impl Into<String>) -> Self {
+        Task {
+            id: id.into(),
+            task_type: TaskType(task_type.into()),
+            description: None,
+            condition: None,
+            scope_start: None,
+            scope_end: None,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            params: Vec::new(),
+            depends_on: Vec::new(),
+            state: None,
+            extra: Extra::new(),
+        }
+    }
+
+    pub fn param(&self, name: &str) -> Option<&TaskParam> {
+        self.params.iter().find(|p| p.io.name == name)
+    }
+
+    pub fn param_value(&self, name: &str) -> Option<&Value> {
+        self.param(name).and_then(|p| p.io.value.as_ref())
+    }
+
+    /// The condition the reference checks: the `condition` field, or (for old files) a param
+    /// named `condition` when the field is absent or empty. Only strings count. An empty param
+    /// string is returned (the reference's dataflow check calls it unparsable) although the
+    /// engine never evaluates an empty condition.
+    pub fn effective_condition(&self) -> Option<(&str, ConditionSource)> {
+        match self.condition.as_deref() {
+            Some(c) if !c.is_empty() => Some((c, ConditionSource::Field)),
+            _ => match self.param_value("condition") {
+                Some(Value::String(c)) => Some((c, ConditionSource::Param)),
+                _ => None,
+            },
+        }
+    }
+
+    pub fn while_condition(&self) -> Option<&str> {
+        self.scope_start.as_ref()?.while_policy.as_ref().map(|w| w.condition.as_str())
+    }
+}
+
+/// Where a task's condition was declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConditionSource {
+    Field,
+    Param,
+}
+
+impl Blueprint {
+    pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
+        Blueprint {
+            id: id.into(),
+            name: name.into(),
+            version: "1.0".into(),
+            description: None,
+            tasks: Vec::new(),
+            extra: Extra::new(),
+        }
+    }
+
+    pub fn task(&self, id: &str) -> Option<&Task> {
+        self.tasks.iter().find(|t| t.id == id)
+    }
+}

@@ -1,0 +1,269 @@
+//! Where things are in a JSON text. serde_json's `Value` forgets positions, so when a load
+//! fails (or a diagnostic wants a line) this module rescans the text: it finds the line and
+//! column of a JSON path, and the JSON path that encloses a byte offset. The scanner is
+//! tolerant of broken text, because it runs on exactly the files that failed to parse. It is
+//! only used on error paths, so it favours simplicity over speed.
+
+/// One step of a JSON path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+/// Renders a path as JSONPath: `$.tasks[3].depends_on[0].type`.
+pub fn render_path(segments: &[Segment]) -> String {
+    let mut out = String::from("$");
+    for segment in segments {
+        match segment {
+            Segment::Key(k) if is_plain_key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Segment::Key(k) => {
+                out.push_str("[");
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push(']');
+            }
+            Segment::Index(i) => {
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
+}
+
+fn is_plain_key(k: &str) -> bool {
+    !k.is_empty()
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Parses a path rendered by `render_path` back into segments.
+pub fn parse_path(path: &str) -> Vec<Segment> {
+    let mut out = Vec::new();
+    let mut rest = path.strip_prefix('$').unwrap_or(path);
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            out.push(Segment::Key(r[..end].to_string()));
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            if r.starts_with('"') {
+                let mut de = serde_json::Deserializer::from_str(r).into_iter::<String>();
+                match de.next() {
+                    Some(Ok(key)) => {
+                        let used = de.byte_offset();
+                        out.push(Segment::Key(key));
+                        rest = r[used..].strip_prefix(']').unwrap_or("");
+                    }
+                    _ => break,
+                }
+            } else {
+                let end = r.find(']').unwrap_or(r.len());
+                match r[..end].parse() {
+                    Ok(i) => out.push(Segment::Index(i)),
+                    Err(_) => break,
+                }
+                rest = r.get(end + 1..).unwrap_or("");
+            }
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    (line, column)
+}
+
+/// Byte offset of the start of a (1-based) line and column.
+pub fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            let within: usize = l.chars().take(column.saturating_sub(1)).map(char::len_utf8).sum();
+            return offset + within;
+        }
+        offset += l.len();
+    }
+    text.len()
+}
+
+/// Line and column where the value at `path` starts, when the text has it.
+pub fn locate(text: &str, path: &[Segment]) -> Option<(usize, usize)> {
+    let mut found = None;
+    Scanner::new(text).scan(&mut |p, offset| {
+        if p == path {
+            found = Some(offset);
+            false
+        } else {
+            true
+        }
+    });
+    found.map(|offset| line_column(text, offset))
+}
+
+/// The path of the innermost value that starts at or before `offset`.
+pub fn path_at(text: &str, offset: usize) -> Vec<Segment> {
+    let mut last = Vec::new();
+    Scanner::new(text).scan(&mut |p, start| {
+        if start > offset {
+            return false;
+        }
+        last = p.to_vec();
+        true
+    });
+    last
+}
+
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    path: Vec<Segment>,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(text: &'a str) -> Self {
+        Scanner { bytes: text.as_bytes(), pos: 0, path: Vec::new() }
+    }
+
+    /// Calls `visit(path, offset)` at the start of every value; stops when it returns false.
+    fn scan(&mut self, visit: &mut dyn FnMut(&[Segment], usize) -> bool) {
+        let _ = self.value(visit, 0);
+    }
+
+    fn skip_ws(&mut self) {
+        while self.pos < self.bytes.len() && self.bytes[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// Returns None to stop the whole scan.
+    fn value(&mut self, visit: &mut dyn FnMut(&[Segment], usize) -> bool, depth: usize) -> Option<()> {
+        self.skip_ws();
+        if depth > 512 || !visit(&self.path, self.pos) {
+            return None;
+        }
+        match self.peek()? {
+            b'{' => {
+                self.pos += 1;
+                loop {
+                    self.skip_ws();
+                    match self.peek()? {
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        b',' => self.pos += 1,
+                        b'"' => {
+                            let key = self.string()?;
+                            self.skip_ws();
+                            if self.peek()? == b':' {
+                                self.pos += 1;
+                            }
+                            self.path.push(Segment::Key(key));
+                            let r = self.value(visit, depth + 1);
+                            self.path.pop();
+                            r?;
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                self.pos += 1;
+                let mut index = 0;
+                loop {
+                    self.skip_ws();
+                    match self.peek()? {
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        b',' => {
+                            self.pos += 1;
+                            index += 1;
+                        }
+                        _ => {
+                            self.path.push(Segment::Index(index));
+                            let before = self.pos;
+                            let r = self.value(visit, depth + 1);
+                            self.path.pop();
+                            r?;
+                            if self.pos == before {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            }
+            b'"' => self.string().map(|_| ()),
+            _ => {
+                let start = self.pos;
+                while let Some(b) = self.peek() {
+                    if matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace() {
+                        break;
+                    }
+                    self.pos += 1;
+                }
+                (self.pos > start).then_some(())
+            }
+        }
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let start = self.pos;
+        self.pos += 1;
+        while let Some(b) = self.peek() {
+            self.pos += 1;
+            match b {
+                b'\\' => self.pos += 1,
+                b'"' => {
+                    let raw = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
+                    return Some(serde_json::from_str(raw).unwrap_or_else(|_| raw.to_string()));
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_a_nested_value_by_path() {
+        let text = "{\n  \"tasks\": [\n    {\"id\": \"a\"},\n    {\"id\": 5}\n  ]\n}";
+        let path = [Segment::Key("tasks".into()), Segment::Index(1), Segment::Key("id".into())];
+        assert_eq!(locate(text, &path), Some((4, 12)));
+        assert_eq!(render_path(&path), "$.tasks[1].id");
+    }
+
+    #[test]
+    fn finds_the_enclosing_path_of_a_broken_spot() {
+        let text = "{\"tasks\": [{\"id\": \"a\", \"type\": }]}";
+        let offset = text.find('}').unwrap();
+        assert_eq!(render_path(&path_at(text, offset)), "$.tasks[0].type");
+    }
+
+    #[test]
+    fn odd_keys_are_quoted_in_paths() {
+        assert_eq!(render_path(&[Segment::Key("a b".into())]), "$[\"a b\"]");
+    }
+}

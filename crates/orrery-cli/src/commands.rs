@@ -1,0 +1,168 @@
+//! The subcommands. Each returns its exit code; an `Err` means exit 2 (unreadable input,
+//! unwritable output).
+
+use crate::{ExportFormat, GraphFormatArg, ReportFormat};
+use anyhow::{bail, Context, Result};
+use orrery_blueprint::render::{self, GraphFormat};
+use orrery_blueprint::{check_sources, save, Diagnostic, Encoding, FileReport, Source};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// Reads every file; any unreadable one is an error naming it.
+fn read_all(files: &[PathBuf]) -> Result<Vec<Source>> {
+    files.iter().map(|f| Source::read(f).with_context(|| format!("cannot read {}", f.display()))).collect()
+}
+
+fn diagnostic_line(file: &str, d: &Diagnostic) -> String {
+    let place = match (d.line, d.column) {
+        (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
+        _ => String::new(),
+    };
+    format!(
+        "{file}:{}:{}: {}[{}]: {}{place}",
+        d.task_id.as_deref().unwrap_or(""),
+        d.path,
+        d.severity.as_str(),
+        d.code,
+        d.message
+    )
+}
+
+fn print_diagnostics(to: &mut dyn Write, report: &FileReport) {
+    for d in &report.diagnostics {
+        let _ = writeln!(to, "{}", diagnostic_line(&report.file, d));
+    }
+}
+
+pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
+    let sources = read_all(files)?;
+    let reports = check_sources(&sources);
+    match format {
+        ReportFormat::Json => {
+            let mut out = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut out, &reports)?;
+            writeln!(out)?;
+        }
+        ReportFormat::Text => {
+            let mut out = std::io::stdout().lock();
+            for r in &reports {
+                print_diagnostics(&mut out, r);
+            }
+            let invalid = reports.iter().filter(|r| !r.valid).count();
+            let refused = reports.iter().filter(|r| !r.server_accepts).count();
+            let summary = format!(
+                "{} file(s): {} valid, {invalid} with errors; the reference server would refuse {refused}",
+                reports.len(),
+                reports.len() - invalid
+            );
+            if std::io::stderr().is_terminal() || !reports.iter().all(|r| r.diagnostics.is_empty()) {
+                eprintln!("{summary}");
+            }
+        }
+    }
+    Ok(if reports.iter().all(|r| r.valid) { 0 } else { 1 })
+}
+
+pub fn fmt(check: bool, files: &[PathBuf]) -> Result<u8> {
+    let sources = read_all(files)?;
+    let mut code = 0;
+    for s in &sources {
+        let loaded = match &s.loaded {
+            Ok(l) => l,
+            Err(diagnostics) => {
+                for d in diagnostics {
+                    eprintln!("{}", diagnostic_line(&s.path.display().to_string(), d));
+                }
+                code = 1;
+                continue;
+            }
+        };
+        let canonical = save::to_string(&loaded.blueprint, loaded.encoding);
+        if canonical == s.text {
+            continue;
+        }
+        if check {
+            println!("{}", s.path.display());
+            code = 1;
+        } else {
+            write_atomically(&s.path, &canonical)?;
+            eprintln!("formatted {}", s.path.display());
+        }
+    }
+    Ok(code)
+}
+
+/// Writes through a temporary file in the same folder, so a crash never leaves half a file.
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().context("no file name")?.to_string_lossy();
+    let tmp = dir.join(format!(".{name}.orrery-tmp"));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
+}
+
+pub fn export(to: ExportFormat, output: Option<&Path>, files: &[PathBuf]) -> Result<u8> {
+    if files.len() > 1 && output.is_none() {
+        bail!("exporting several files needs -o DIRECTORY");
+    }
+    let sources = read_all(files)?;
+    let reports = check_sources(&sources);
+    let mut refused = false;
+    for r in &reports {
+        let stderr = &mut std::io::stderr().lock();
+        if !r.server_accepts || !r.valid {
+            refused = true;
+            let _ = writeln!(
+                stderr,
+                "{}: not exported: {}",
+                r.file,
+                if r.server_accepts { "Orrery finds errors in it" } else { "an antikythera server would refuse it" }
+            );
+            let errors = FileReport { diagnostics: r.diagnostics.iter().filter(|d| d.is_error()).cloned().collect(), ..r.clone() };
+            print_diagnostics(stderr, &errors);
+        } else {
+            let warnings = FileReport { diagnostics: r.diagnostics.clone(), ..r.clone() };
+            print_diagnostics(stderr, &warnings);
+        }
+    }
+    if refused {
+        return Ok(1);
+    }
+    let encoding = match to {
+        ExportFormat::Antikythera => Encoding::Plain,
+        ExportFormat::Compas => Encoding::Compas,
+    };
+    for s in &sources {
+        let loaded = s.loaded.as_ref().expect("accepted files loaded");
+        let text = save::to_string(&loaded.blueprint, encoding);
+        match output {
+            None => std::io::stdout().write_all(text.as_bytes())?,
+            Some(out) if files.len() == 1 && !out.is_dir() => write_atomically(out, &text)?,
+            Some(dir) => {
+                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+                let name = s.path.file_name().context("no file name")?;
+                write_atomically(&dir.join(name), &text)?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+pub fn graph(format: GraphFormatArg, file: &Path) -> Result<u8> {
+    let source = Source::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let loaded = match &source.loaded {
+        Ok(l) => l,
+        Err(diagnostics) => {
+            for d in diagnostics {
+                eprintln!("{}", diagnostic_line(&file.display().to_string(), d));
+            }
+            return Ok(1);
+        }
+    };
+    let format = match format {
+        GraphFormatArg::Dot => GraphFormat::Dot,
+        GraphFormatArg::Mermaid => GraphFormat::Mermaid,
+    };
+    print!("{}", render::render(&loaded.blueprint, format));
+    Ok(0)
+}

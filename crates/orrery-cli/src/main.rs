@@ -1,0 +1,93 @@
+//! `orrery`: the command line for people and CI scripts. Each subcommand is a thin shell over
+//! `orrery-blueprint`; exit codes are part of the interface: 0 all good, 1 a blueprint has an
+//! error (or would change, or would be refused), 2 a file cannot be read or the arguments are
+//! wrong.
+
+mod commands;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "orrery", version, about = "Design, check and run antikythera blueprints")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check blueprints; composites find their inner blueprints among the files given.
+    Validate {
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Rewrite blueprints canonically, keeping each file's encoding.
+    Fmt {
+        /// Change nothing; list the files that would change and exit 1 if any would.
+        #[arg(long)]
+        check: bool,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write what an antikythera server accepts; refuse a blueprint it would refuse.
+    Export {
+        #[arg(long, value_enum)]
+        to: ExportFormat,
+        /// Output file (one input) or directory (several); standard output when absent.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Draw the DAG, scopes as clusters.
+    Graph {
+        #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
+        format: GraphFormatArg,
+        file: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    Antikythera,
+    Compas,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum GraphFormatArg {
+    Dot,
+    Mermaid,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let outcome = match cli.command {
+        Command::Validate { format, files } => commands::validate(format, &files),
+        Command::Fmt { check, files } => commands::fmt(check, &files),
+        Command::Export { to, output, files } => commands::export(to, output.as_deref(), &files),
+        Command::Graph { format, file } => commands::graph(format, &file),
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("orrery: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: unit, integration, CLI and the differential tests against the
+# reference implementation (installed into target/reference-venv by tests/compat/setup_reference.sh).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$ROOT/scripts/setup.sh"
+cd "$ROOT"
+ORRERY_REFERENCE_PYTHON="$("$ROOT/tests/compat/setup_reference.sh" | tail -n 1)"
+export ORRERY_REFERENCE_PYTHON
+cargo test --locked --workspace
+# The fuzz targets and the benchmark are built (not run) so that they never rot.
+cargo build --locked --release -p orrery-bench --benches --bins 2>/dev/null || cargo build --locked --release -p orrery-bench

@@ -1,0 +1,279 @@
+//! Differential test against the reference implementation (antikythera-sdk 0.5.1).
+//!
+//! For every corpus file and every generated mutant, Orrery's "the reference server accepts it"
+//! must equal what `POST /blueprints/upload` of the reference decides (computed by
+//! `reference_verdict.py` with the reference's own code), and `condition::free_names` must find
+//! the same names as the reference's `_free_names` in every condition the reference examines.
+//!
+//! The reference runs in a venv made by `setup_reference.sh` (or the python named by
+//! `ORRERY_REFERENCE_PYTHON`). If there is no reference, the test fails: it never skips.
+
+use orrery_blueprint::check::check_files;
+use orrery_blueprint::condition::free_names;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn compat_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn corpus_dir() -> PathBuf {
+    let beside = compat_dir().join("../../../shared/fixtures/antikythera");
+    if beside.is_dir() {
+        return beside.canonicalize().unwrap_or(beside);
+    }
+    if let Some(dir) = std::env::var_os("ORRERY_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    panic!(
+        "the antikythera corpus is neither at {} nor named by ORRERY_CORPUS",
+        beside.display()
+    );
+}
+
+fn reference_python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ORRERY_REFERENCE_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let script = compat_dir().join("setup_reference.sh");
+    let out = Command::new("bash").arg(&script).output().unwrap_or_else(|e| {
+        panic!("cannot run {}: {e}", script.display())
+    });
+    if !out.status.success() {
+        panic!(
+            "REFERENCE UNAVAILABLE: {} failed ({}); the differential test needs the reference \
+             implementation (antikythera-sdk) in a Python venv. Fix the setup or point \
+             ORRERY_REFERENCE_PYTHON at a python that has it.\n--- stderr ---\n{}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_else(|| {
+        panic!("{} printed no python path", script.display())
+    });
+    PathBuf::from(last.trim())
+}
+
+fn run_python(python: &Path, args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(python).args(args).output().unwrap_or_else(|e| {
+        panic!("REFERENCE UNAVAILABLE: cannot run {}: {e}", python.display())
+    });
+    if !out.status.success() {
+        panic!(
+            "{} {:?} failed ({})\n--- stderr ---\n{}",
+            python.display(),
+            args,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8(out.stdout).expect("reference output is UTF-8")
+}
+
+fn kind_of(file: &Path, corpus: &Path) -> String {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if file.starts_with(corpus) {
+        return "corpus".to_owned();
+    }
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    match stem.split_once('-') {
+        Some((num, kind)) if num.chars().all(|c| c.is_ascii_digit()) => kind.to_owned(),
+        _ => stem.to_owned(),
+    }
+}
+
+fn short(s: &str, max: usize) -> String {
+    // Control characters (newlines, NUL, ...) are shown escaped so each row stays one line.
+    let one_line: String = s
+        .chars()
+        .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
+        .collect();
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+struct Mismatch {
+    file: String,
+    /// The mutation kind (from the file name), or "corpus".
+    kind: String,
+    /// What was compared: "verdict", or the condition whose names differ.
+    what: String,
+    reference: String,
+    orrery: String,
+}
+
+/// Removes scratch directories that earlier (failed) runs kept, once they are an hour old.
+fn sweep_old_scratch(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for e in entries.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 3600);
+        if old && e.file_name().to_string_lossy().starts_with("differential-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+#[test]
+fn orrery_agrees_with_the_reference_server() {
+    let python = reference_python();
+    let corpus = corpus_dir();
+    let tmp_root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    sweep_old_scratch(&tmp_root);
+    let scratch = tmp_root.join(format!("differential-{}", std::process::id()));
+    let mutants = scratch.join("mutants");
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&mutants).expect("create the mutants directory");
+
+    run_python(
+        &python,
+        &[
+            compat_dir().join("mutate.py").as_os_str(),
+            "--corpus".as_ref(),
+            corpus.as_os_str(),
+            "--out".as_ref(),
+            mutants.as_os_str(),
+        ],
+    );
+    let verdicts = run_python(
+        &python,
+        &[compat_dir().join("reference_verdict.py").as_os_str(), corpus.as_os_str(), mutants.as_os_str()],
+    );
+
+    let mut mismatches: Vec<Mismatch> = Vec::new();
+    let mut files = 0usize;
+    let mut accepted = 0usize;
+    let mut corpus_files = 0usize;
+    let mut conditions = 0usize;
+
+    for line in verdicts.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("bad reference line ({e}): {line}"));
+        let file = PathBuf::from(v["file"].as_str().expect("file"));
+        let kind = kind_of(&file, &corpus);
+        let display = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        files += 1;
+        if kind == "corpus" {
+            corpus_files += 1;
+        }
+        let ref_accepts = v["server_accepts"].as_bool().expect("server_accepts");
+        if ref_accepts {
+            accepted += 1;
+        }
+
+        // The verdict: one file at a time, as the reference judges it.
+        let reports = check_files(std::slice::from_ref(&file));
+        assert_eq!(reports.len(), 1, "check_files gave {} reports for {}", reports.len(), file.display());
+        let report = &reports[0];
+        if report.server_accepts != ref_accepts {
+            let reference = if ref_accepts {
+                "accepts".to_owned()
+            } else {
+                // For a dataflow refusal the problems say more than the summary message.
+                let problems: Vec<String> = v["problems"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.as_str().map(|p| short(p, 140)))
+                    .collect();
+                let why = if problems.is_empty() {
+                    short(v["error"].as_str().unwrap_or(""), 160)
+                } else {
+                    problems.join(" | ")
+                };
+                format!("refuses at {}: {why}", v["stage"].as_str().unwrap_or("?"))
+            };
+            let rejecting: Vec<String> = report
+                .diagnostics
+                .iter()
+                .filter(|d| d.server_rejects)
+                .map(|d| format!("{} {}: {}", d.code, d.path, short(&d.message, 100)))
+                .collect();
+            let orrery = if report.server_accepts {
+                "accepts".to_owned()
+            } else if rejecting.is_empty() {
+                "refuses (no server_rejects diagnostic!)".to_owned()
+            } else {
+                format!("refuses: {}", rejecting.join(" | "))
+            };
+            mismatches.push(Mismatch { file: display.clone(), kind: kind.clone(), what: "verdict".to_owned(), reference, orrery });
+        }
+
+        // The names each examined condition reads.
+        for c in v["conditions"].as_array().into_iter().flatten() {
+            if c.get("internal_error").is_some() {
+                continue;
+            }
+            conditions += 1;
+            let expression = c["expression"].as_str().unwrap_or_default();
+            let ref_names: Option<BTreeSet<String>> = c["names"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect());
+            let ours = free_names(expression);
+            let agree = match (&ref_names, &ours) {
+                (Some(r), Ok(o)) => r == o,
+                (None, Err(_)) => true,
+                _ => false,
+            };
+            if !agree {
+                let reference = match &ref_names {
+                    Some(r) => format!("names {:?}", r),
+                    None => "SyntaxError".to_owned(),
+                };
+                let orrery = match &ours {
+                    Ok(o) => format!("names {:?}", o),
+                    Err(e) => format!("syntax error: {}", short(&e.message, 80)),
+                };
+                mismatches.push(Mismatch {
+                    file: display.clone(),
+                    kind: kind.clone(),
+                    what: format!(
+                        "names in the {} of task {}: `{}`",
+                        c["kind"].as_str().unwrap_or("condition"),
+                        c["task_id"],
+                        short(expression, 80)
+                    ),
+                    reference,
+                    orrery,
+                });
+            }
+        }
+    }
+
+    let summary = format!(
+        "{files} files, {accepted} accepted by the reference, {} mismatches ({corpus_files} corpus files, {conditions} conditions compared)",
+        mismatches.len()
+    );
+    println!("{summary}");
+    assert!(corpus_files >= 18, "expected the 18 corpus files, the reference judged {corpus_files}");
+    assert!(files >= corpus_files + 100, "too few mutants were judged ({files} files in all)");
+
+    if !mismatches.is_empty() {
+        mismatches.sort_by(|a, b| (a.kind.as_str(), a.file.as_str()).cmp(&(b.kind.as_str(), b.file.as_str())));
+        let mut table = String::new();
+        let _ = writeln!(table, "file [kind] what\n    REF: the reference (stage: error)\n    ORR: Orrery (server_rejects diagnostics)\n");
+        for m in &mismatches {
+            let _ = writeln!(table, "{} [{}] {}", m.file, m.kind, m.what);
+            let _ = writeln!(table, "    REF: {}", m.reference);
+            let _ = writeln!(table, "    ORR: {}", m.orrery);
+        }
+        panic!(
+            "Orrery disagrees with the reference on {} point(s).\n{summary}\nmutants kept in {}\n\n{table}\n{summary}",
+            mismatches.len(),
+            mutants.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
