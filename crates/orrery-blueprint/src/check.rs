@@ -7,6 +7,7 @@ use crate::load::{self, Loaded};
 use crate::span;
 use crate::validate::{self, Library};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The verdict on one file.
@@ -38,7 +39,15 @@ impl Source {
 
 /// Checks already read sources against each other.
 pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
-    let library: Library<'_> = sources.iter().filter_map(|s| s.loaded.as_ref().ok()).map(|l| &l.blueprint).collect();
+    let mut library = Library::new();
+    let mut first_with_id: HashMap<&str, &Path> = HashMap::new();
+    for s in sources {
+        if let Ok(loaded) = &s.loaded {
+            let name = s.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            library.add_file(&loaded.blueprint, &name);
+            first_with_id.entry(loaded.blueprint.id.as_str()).or_insert(&s.path);
+        }
+    }
     sources
         .iter()
         .map(|s| {
@@ -46,6 +55,18 @@ pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
                 Err(d) => d.clone(),
                 Ok(loaded) => {
                     let mut d = loaded.notes.clone();
+                    let first = first_with_id[loaded.blueprint.id.as_str()];
+                    if first != s.path {
+                        d.push(Diagnostic::warning(
+                            Code::DuplicateBlueprintId,
+                            "$.id",
+                            format!(
+                                "blueprint id '{}' is also the id of {}: composites (and servers) find blueprints by id, so only one of them can be used",
+                                loaded.blueprint.id,
+                                first.display()
+                            ),
+                        ));
+                    }
                     d.extend(validate::validate_encoded(&loaded.blueprint, loaded.encoding, &library));
                     place(&s.text, &mut d);
                     d

@@ -69,6 +69,7 @@ codes! {
     ConditionUnknownName = "condition-unknown-name",
     // What the reference misses.
     EmptyBlueprint = "empty-blueprint",
+    DuplicateBlueprintId = "duplicate-blueprint-id",
     DuplicateTaskId = "duplicate-task-id",
     Cycle = "cycle",
     SelfDependency = "self-dependency",

@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 #[derive(Default, Clone)]
 pub struct Library<'a> {
     by_id: HashMap<&'a str, &'a Blueprint>,
+    by_file_name: HashMap<String, &'a Blueprint>,
 }
 
 impl<'a> Library<'a> {
@@ -27,8 +28,17 @@ impl<'a> Library<'a> {
     pub fn add(&mut self, bp: &'a Blueprint) {
         self.by_id.entry(bp.id.as_str()).or_insert(bp);
     }
+    /// Adds a blueprint read from a file, so that a composite naming the file instead of the
+    /// id can be told what the id is.
+    pub fn add_file(&mut self, bp: &'a Blueprint, file_name: &str) {
+        self.add(bp);
+        self.by_file_name.entry(file_name.to_string()).or_insert(bp);
+    }
     pub fn get(&self, id: &str) -> Option<&'a Blueprint> {
         self.by_id.get(id).copied()
+    }
+    pub fn get_by_file_name(&self, name: &str) -> Option<&'a Blueprint> {
+        self.by_file_name.get(name).copied()
     }
 }
 
@@ -535,17 +545,21 @@ fn composite_rules(bp: &Blueprint, library: &Library<'_>, out: &mut Vec<Diagnost
                         );
                     }
                 } else {
-                    out.push(
-                        Diagnostic::warning(
-                            Code::CompositeTargetMissing,
-                            path,
-                            format!(
-                                "composite task '{}' calls blueprint '{id}', which is not among the blueprints given: the server must already have it",
-                                t.id
-                            ),
-                        )
-                        .task(&t.id),
-                    );
+                    let message = match library.get_by_file_name(id) {
+                        Some(named) => format!(
+                            "composite task '{}' names blueprint '{id}' by file name, but blueprints are looked up by id: that file's id is '{}'",
+                            t.id, named.id
+                        ),
+                        None if id.ends_with(".json") => format!(
+                            "composite task '{}' calls blueprint '{id}', which looks like a file name: blueprints are looked up by their id",
+                            t.id
+                        ),
+                        None => format!(
+                            "composite task '{}' calls blueprint '{id}', which is not among the blueprints given: the server must already have it",
+                            t.id
+                        ),
+                    };
+                    out.push(Diagnostic::warning(Code::CompositeTargetMissing, path, message).task(&t.id));
                 }
             }
         }

@@ -12,10 +12,11 @@ use rustpython_parser::{Mode, ParseErrorType};
 
 use super::ConditionSyntaxError;
 
-/// Deeper trees are refused as "too complex". CPython 3.11's `ast.parse` accepts exactly this
-/// depth (`x + x + ...` with 2986 operators) and raises RecursionError beyond it, which the
-/// reference does not catch; Orrery reports a syntax error instead.
-pub(crate) const MAX_TREE_DEPTH: usize = 2987;
+/// Deeper trees are refused as "too complex". CPython 3.11's `ast.parse` has no fixed limit:
+/// it raises RecursionError (not SyntaxError, so the reference server fails with a 500) at
+/// about 3000 levels minus 3 per active Python frame of the caller. A fixed, lower bound keeps
+/// Orrery deterministic and every later walk (and the tree's recursive drop) shallow.
+pub(crate) const MAX_TREE_DEPTH: usize = 1000;
 
 /// Trees this deep are leaked instead of dropped: the generated `Drop` recurses per level and
 /// would overflow the stack. Only reachable with hostile input, and bounded by its length.

@@ -1,0 +1,159 @@
+//! The `orrery` binary as a black box: real files in a temp folder, real exit codes.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn orrery(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_orrery")).args(args).current_dir(dir).output().expect("orrery runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["assembly.json", "place_element.json"] {
+            std::fs::copy(examples().join(f), dir.join(f)).unwrap();
+        }
+        Scratch(dir)
+    }
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.0.join(name), text).unwrap();
+    }
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.0.join(name)).unwrap()
+    }
+}
+
+const ORPHAN: &str = r#"{"id": "o", "name": "o", "version": "1.0", "tasks": [
+  {"id": "start", "type": "system.start"},
+  {"id": "lost", "type": "system.sleep"},
+  {"id": "end", "type": "system.end", "depends_on": [{"id": "start"}]}]}"#;
+
+#[test]
+fn validate_exits_zero_on_the_examples_and_resolves_composites_among_the_files() {
+    let s = Scratch::new("valid");
+    let o = orrery(&["validate", "--format", "json", "assembly.json", "place_element.json"], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reports: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(reports.as_array().unwrap().len(), 2);
+    assert_eq!(reports[0]["file"], "assembly.json");
+    assert_eq!(reports[0]["valid"], true);
+    assert_eq!(reports[0]["server_accepts"], true);
+    assert_eq!(reports[0]["diagnostics"], Value::Array(vec![]), "the inner blueprint is found among the files");
+
+    let alone = orrery(&["validate", "assembly.json"], &s.0);
+    assert_eq!(alone.status.code(), Some(0), "a missing inner blueprint is only a warning");
+    assert!(stdout(&alone).contains("assembly.json:place:$.tasks[3].params[0].value: warning[composite-target-missing]"), "{}", stdout(&alone));
+}
+
+#[test]
+fn validate_exits_one_on_an_error_and_prints_one_line_per_diagnostic() {
+    let s = Scratch::new("invalid");
+    s.write("orphan.json", ORPHAN);
+    let o = orrery(&["validate", "orphan.json", "assembly.json", "place_element.json"], &s.0);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.starts_with("orphan.json:lost:$.tasks[1]: error[orphan-task]: task 'lost' is an orphan"), "{out}");
+    assert!(stderr(&o).contains("the reference server would refuse 1"), "{}", stderr(&o));
+
+    let json = orrery(&["validate", "--format", "json", "orphan.json"], &s.0);
+    let reports: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let d = &reports[0]["diagnostics"][0];
+    for key in ["code", "severity", "task_id", "path", "message", "server_rejects"] {
+        assert!(d.get(key).is_some(), "diagnostics carry {key}: {d}");
+    }
+    assert_eq!(d["code"], "orphan-task");
+    assert_eq!(reports[0]["server_accepts"], false);
+}
+
+#[test]
+fn validate_exits_two_on_an_unreadable_file_or_bad_arguments() {
+    let s = Scratch::new("unreadable");
+    let o = orrery(&["validate", "nowhere.json"], &s.0);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read nowhere.json"), "{}", stderr(&o));
+    assert_eq!(orrery(&["validate", "--format", "yaml", "assembly.json"], &s.0).status.code(), Some(2));
+    assert_eq!(orrery(&["validate"], &s.0).status.code(), Some(2));
+}
+
+#[test]
+fn fmt_rewrites_canonically_once_and_check_reports_what_would_change() {
+    let s = Scratch::new("fmt");
+    let messy = r#"{"tasks": [{"type": "system.start", "id": "start"},
+        {"depends_on": [{"id": "start"}], "type": "system.end", "id": "end", "x-note": "kept"}],
+        "version": "1.0", "name": "Messy", "id": "messy"}"#;
+    s.write("messy.json", messy);
+    let check = orrery(&["fmt", "--check", "messy.json", "assembly.json"], &s.0);
+    assert_eq!(check.status.code(), Some(1));
+    assert_eq!(stdout(&check).trim(), "messy.json", "the example is already canonical");
+    assert_eq!(s.read("messy.json"), messy, "--check changes nothing");
+
+    assert_eq!(orrery(&["fmt", "messy.json"], &s.0).status.code(), Some(0));
+    let formatted = s.read("messy.json");
+    let keys: Vec<&str> = formatted.lines().filter(|l| l.starts_with("    \"")).collect();
+    assert_eq!(keys, ["    \"id\": \"messy\",", "    \"name\": \"Messy\",", "    \"version\": \"1.0\",", "    \"tasks\": ["]);
+    assert!(formatted.contains("\"type\": \"FS\""), "dependency types are written out");
+    assert!(formatted.contains("\"x-note\": \"kept\""), "unknown keys survive");
+    assert_eq!(orrery(&["fmt", "--check", "messy.json"], &s.0).status.code(), Some(0), "formatting is idempotent");
+}
+
+#[test]
+fn fmt_refuses_to_rewrite_what_it_cannot_load() {
+    let s = Scratch::new("fmt-broken");
+    s.write("broken.json", "{\"id\": ");
+    let o = orrery(&["fmt", "broken.json"], &s.0);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("json-syntax"), "{}", stderr(&o));
+    assert_eq!(s.read("broken.json"), "{\"id\": ", "the file is untouched");
+}
+
+#[test]
+fn export_writes_both_encodings_and_refuses_what_the_server_would() {
+    let s = Scratch::new("export");
+    let o = orrery(&["export", "--to", "compas", "-o", "assembly.compas.json", "assembly.json", "place_element.json"], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let envelope: Value = serde_json::from_str(&s.read("assembly.compas.json/assembly.json")).unwrap();
+    assert_eq!(envelope["dtype"], "antikythera.models/Blueprint");
+    assert_eq!(envelope["data"]["scopes"][0]["data"]["policy_type"], "while");
+
+    let back = orrery(&["export", "--to", "antikythera", "-o", "plain.json", "assembly.compas.json/assembly.json"], &s.0);
+    assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
+    assert_eq!(s.read("plain.json"), s.read("assembly.json"), "COMPAS and back gives the canonical plain file");
+
+    s.write("orphan.json", ORPHAN);
+    let refused = orrery(&["export", "--to", "antikythera", "orphan.json"], &s.0);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(stdout(&refused).is_empty(), "nothing is written for a refused blueprint");
+    assert!(stderr(&refused).contains("an antikythera server would refuse it"), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("orphan-task"));
+}
+
+#[test]
+fn graph_draws_scopes_as_clusters_in_dot_and_mermaid() {
+    let s = Scratch::new("graph");
+    let dot = orrery(&["graph", "--format", "dot", "assembly.json"], &s.0);
+    assert_eq!(dot.status.code(), Some(0));
+    let dot = stdout(&dot);
+    assert!(dot.starts_with("digraph \"assembly\" {"), "{dot}");
+    assert!(dot.contains("subgraph \"cluster_pick\""), "{dot}");
+    assert!(dot.contains("label=\"placement loop [while elements_remaining > 0 (max 10)]\""), "{dot}");
+    let mermaid = stdout(&orrery(&["graph", "--format", "mermaid", "assembly.json"], &s.0));
+    assert!(mermaid.starts_with("flowchart TD\n"));
+    assert!(mermaid.contains("subgraph s0[\"placement loop [while elements_remaining #gt; 0 (max 10)]\"]"), "{mermaid}");
+}
