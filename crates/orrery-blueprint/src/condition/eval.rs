@@ -23,7 +23,14 @@ pub(crate) struct Interpreter<'a> {
 
 impl<'a> Interpreter<'a> {
     pub fn new(namespace: &'a Namespace, limits: &'a Limits) -> Self {
-        Self { namespace, limits, steps: 0, depth: 0, converted: HashMap::new(), locals: Vec::new() }
+        Self {
+            namespace,
+            limits,
+            steps: 0,
+            depth: 0,
+            converted: HashMap::new(),
+            locals: Vec::new(),
+        }
     }
 
     /// Charges `count` steps against [`Limits::max_steps`].
@@ -93,16 +100,24 @@ impl<'a> Interpreter<'a> {
             Expr::BinOp(node) => self.eval_binop(node),
             Expr::Compare(node) => self.eval_compare(node),
             Expr::IfExp(node) => self.eval_ifexp(node),
-            Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) | Expr::Dict(_) => self.eval_display(expr),
+            Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) | Expr::Dict(_) => {
+                self.eval_display(expr)
+            }
             Expr::Subscript(node) => self.eval_subscript(node),
             Expr::Slice(_) => Err(EvalError::unsupported("extended slices are not supported")),
             Expr::Attribute(node) => self.eval_attribute(node),
             Expr::Call(node) => self.eval_call(node),
-            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) => self.eval_comprehension(expr),
+            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) => {
+                self.eval_comprehension(expr)
+            }
             Expr::JoinedStr(_) | Expr::FormattedValue(_) => self.eval_fstring(expr),
-            Expr::GeneratorExp(_) => Err(EvalError::unsupported("generator expressions are not supported")),
+            Expr::GeneratorExp(_) => Err(EvalError::unsupported(
+                "generator expressions are not supported",
+            )),
             Expr::Lambda(_) => Err(EvalError::unsupported("lambda is not supported")),
-            Expr::NamedExpr(_) => Err(EvalError::unsupported("assignment expressions (':=') are not supported")),
+            Expr::NamedExpr(_) => Err(EvalError::unsupported(
+                "assignment expressions (':=') are not supported",
+            )),
             Expr::Starred(_) => Err(EvalError::unsupported("unpacking ('*') is not supported")),
             Expr::Await(_) | Expr::Yield(_) | Expr::YieldFrom(_) => {
                 Err(EvalError::unsupported("await and yield are not supported"))
@@ -173,7 +188,9 @@ impl<'a> Interpreter<'a> {
                 let mut out = Dict::new();
                 for (key, value) in dict.keys.iter().zip(&dict.values) {
                     let Some(key) = key else {
-                        return Err(EvalError::unsupported("dict unpacking ('**') is not supported"));
+                        return Err(EvalError::unsupported(
+                            "dict unpacking ('**') is not supported",
+                        ));
                     };
                     let key = self.eval(key)?;
                     let value = self.eval(value)?;
@@ -208,19 +225,26 @@ impl<'a> Interpreter<'a> {
     fn eval_call(&mut self, call: &'a ast::ExprCall) -> Result<Value, EvalError> {
         let function = self.eval(&call.func)?;
         if !matches!(function, Value::Builtin(_) | Value::Method(_)) {
-            return Err(EvalError::type_error(format!("'{}' object is not callable", function.type_name())));
+            return Err(EvalError::type_error(format!(
+                "'{}' object is not callable",
+                function.type_name()
+            )));
         }
         let mut args = Vec::with_capacity(call.args.len());
         for arg in &call.args {
             if matches!(arg, Expr::Starred(_)) {
-                return Err(EvalError::unsupported("argument unpacking ('*') is not supported"));
+                return Err(EvalError::unsupported(
+                    "argument unpacking ('*') is not supported",
+                ));
             }
             args.push(self.eval(arg)?);
         }
         let mut kwargs = Vec::with_capacity(call.keywords.len());
         for keyword in &call.keywords {
             let Some(name) = &keyword.arg else {
-                return Err(EvalError::unsupported("keyword unpacking ('**') is not supported"));
+                return Err(EvalError::unsupported(
+                    "keyword unpacking ('**') is not supported",
+                ));
             };
             kwargs.push((name.as_str(), self.eval(&keyword.value)?));
         }
@@ -282,7 +306,9 @@ impl<'a> Interpreter<'a> {
             }
             Expr::FormattedValue(formatted) => {
                 if formatted.format_spec.is_some() {
-                    return Err(EvalError::unsupported("format specifications in f-strings are not supported"));
+                    return Err(EvalError::unsupported(
+                        "format specifications in f-strings are not supported",
+                    ));
                 }
                 let value = self.eval(&formatted.value)?;
                 let text = match formatted.conversion {
@@ -331,7 +357,9 @@ impl<'a> Interpreter<'a> {
                 "'{name}' is available in asteval but not in Orrery conditions"
             ))),
             None => Err(EvalError::new(
-                EvalErrorKind::NameError { name: name.to_owned() },
+                EvalErrorKind::NameError {
+                    name: name.to_owned(),
+                },
                 format!("name '{name}' is not defined"),
             )),
         }
@@ -348,12 +376,16 @@ impl<'a> Interpreter<'a> {
             return body(self);
         };
         if generator.is_async {
-            return Err(EvalError::unsupported("async comprehensions are not supported"));
+            return Err(EvalError::unsupported(
+                "async comprehensions are not supported",
+            ));
         }
         let iterable = self.eval(&generator.iter)?;
         let items = ops::iterate(self, &iterable)?;
         if self.depth >= self.limits.max_depth {
-            return Err(EvalError::limit("comprehension nesting exceeds the depth limit"));
+            return Err(EvalError::limit(
+                "comprehension nesting exceeds the depth limit",
+            ));
         }
         self.depth += 1;
         let scope = self.locals.len();
@@ -389,7 +421,9 @@ impl<'a> Interpreter<'a> {
                 }
                 Ok(())
             }
-            _ => Err(EvalError::unsupported("only names and tuples of names can be comprehension targets")),
+            _ => Err(EvalError::unsupported(
+                "only names and tuples of names can be comprehension targets",
+            )),
         }
     }
 }
@@ -401,9 +435,13 @@ fn constant_value(constant: &Constant) -> Result<Value, EvalError> {
         Constant::Str(s) => Value::str(s.as_str()),
         Constant::Int(i) => Value::Int(i.clone()),
         Constant::Float(f) => Value::Float(*f),
-        Constant::Tuple(items) => Value::tuple(items.iter().map(constant_value).collect::<Result<_, _>>()?),
+        Constant::Tuple(items) => {
+            Value::tuple(items.iter().map(constant_value).collect::<Result<_, _>>()?)
+        }
         Constant::Bytes(_) => return Err(EvalError::unsupported("bytes are not supported")),
-        Constant::Complex { .. } => return Err(EvalError::unsupported("complex numbers are not supported")),
+        Constant::Complex { .. } => {
+            return Err(EvalError::unsupported("complex numbers are not supported"))
+        }
         Constant::Ellipsis => return Err(EvalError::unsupported("Ellipsis is not supported")),
     })
 }
@@ -428,4 +466,3 @@ pub(crate) fn insert_dict(dict: &mut Dict, key: Value, value: Value) -> Result<(
     }
     Ok(())
 }
-

@@ -24,31 +24,163 @@ const LEAK_TREE_DEPTH: usize = 20_000;
 
 /// `dir(builtins)` of CPython 3.11: the names `_free_names` never reports.
 const PYTHON_BUILTINS: &[&str] = &[
-    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
-    "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
-    "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError",
-    "ConnectionResetError", "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning",
-    "EnvironmentError", "Exception", "ExceptionGroup", "False", "FileExistsError",
-    "FileNotFoundError", "FloatingPointError", "FutureWarning", "GeneratorExit", "IOError",
-    "ImportError", "ImportWarning", "IndentationError", "IndexError", "InterruptedError",
-    "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError",
-    "ModuleNotFoundError", "NameError", "None", "NotADirectoryError", "NotImplemented",
-    "NotImplementedError", "OSError", "OverflowError", "PendingDeprecationWarning",
-    "PermissionError", "ProcessLookupError", "RecursionError", "ReferenceError",
-    "ResourceWarning", "RuntimeError", "RuntimeWarning", "StopAsyncIteration", "StopIteration",
-    "SyntaxError", "SyntaxWarning", "SystemError", "SystemExit", "TabError", "TimeoutError",
-    "True", "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
-    "UnicodeError", "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError",
-    "Warning", "ZeroDivisionError", "__build_class__", "__debug__", "__doc__", "__import__",
-    "__loader__", "__name__", "__package__", "__spec__", "abs", "aiter", "all", "anext", "any",
-    "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr",
-    "classmethod", "compile", "complex", "copyright", "credits", "delattr", "dict", "dir",
-    "divmod", "enumerate", "eval", "exec", "exit", "filter", "float", "format", "frozenset",
-    "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int", "isinstance",
-    "issubclass", "iter", "len", "license", "list", "locals", "map", "max", "memoryview", "min",
-    "next", "object", "oct", "open", "ord", "pow", "print", "property", "quit", "range", "repr",
-    "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum",
-    "super", "tuple", "type", "vars", "zip",
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BaseException",
+    "BaseExceptionGroup",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "BytesWarning",
+    "ChildProcessError",
+    "ConnectionAbortedError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "DeprecationWarning",
+    "EOFError",
+    "Ellipsis",
+    "EncodingWarning",
+    "EnvironmentError",
+    "Exception",
+    "ExceptionGroup",
+    "False",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "FutureWarning",
+    "GeneratorExit",
+    "IOError",
+    "ImportError",
+    "ImportWarning",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "None",
+    "NotADirectoryError",
+    "NotImplemented",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PendingDeprecationWarning",
+    "PermissionError",
+    "ProcessLookupError",
+    "RecursionError",
+    "ReferenceError",
+    "ResourceWarning",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SyntaxWarning",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "True",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UnicodeTranslateError",
+    "UnicodeWarning",
+    "UserWarning",
+    "ValueError",
+    "Warning",
+    "ZeroDivisionError",
+    "__build_class__",
+    "__debug__",
+    "__doc__",
+    "__import__",
+    "__loader__",
+    "__name__",
+    "__package__",
+    "__spec__",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "license",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
 ];
 
 pub(crate) fn is_python_builtin(name: &str) -> bool {
@@ -69,7 +201,11 @@ pub(crate) fn parse_expression(source: &str) -> Result<Expr, ConditionSyntaxErro
         if depth > LEAK_TREE_DEPTH {
             std::mem::forget(body);
         }
-        return Err(ConditionSyntaxError::at(source, 0, "expression too complex"));
+        return Err(ConditionSyntaxError::at(
+            source,
+            0,
+            "expression too complex",
+        ));
     }
     Ok(body)
 }
@@ -100,7 +236,11 @@ fn precheck(source: &str) -> Result<(), ConditionSyntaxError> {
             '(' | '[' | '{' => {
                 level += 1;
                 if level >= 200 {
-                    return Err(ConditionSyntaxError::at(source, offset, "too many nested parentheses"));
+                    return Err(ConditionSyntaxError::at(
+                        source,
+                        offset,
+                        "too many nested parentheses",
+                    ));
                 }
             }
             ')' | ']' | '}' => level = level.saturating_sub(1),
@@ -110,7 +250,10 @@ fn precheck(source: &str) -> Result<(), ConditionSyntaxError> {
     Ok(())
 }
 
-fn syntax_error_from_parser(source: &str, error: &rustpython_parser::ParseError) -> ConditionSyntaxError {
+fn syntax_error_from_parser(
+    source: &str,
+    error: &rustpython_parser::ParseError,
+) -> ConditionSyntaxError {
     let offset = usize::from(error.offset).min(source.len());
     let message = match &error.error {
         ParseErrorType::Lexical(lexical) => {
@@ -213,7 +356,12 @@ fn push_children<'a>(node: &'a Expr, out: &mut Vec<&'a Expr>) {
         Expr::UnaryOp(e) => out.push(&e.operand),
         Expr::Lambda(e) => {
             let args = &e.args;
-            for with_default in args.posonlyargs.iter().chain(&args.args).chain(&args.kwonlyargs) {
+            for with_default in args
+                .posonlyargs
+                .iter()
+                .chain(&args.args)
+                .chain(&args.kwonlyargs)
+            {
                 if let Some(default) = &with_default.default {
                     out.push(default);
                 }

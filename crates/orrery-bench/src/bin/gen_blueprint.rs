@@ -1,0 +1,56 @@
+//! Writes a large, valid antikythera blueprint (see the library docs for its shape).
+//!
+//!   gen_blueprint TASKS OUT.json [--seed N] [--lanes N] [--inner INNER.json] [--stats]
+//!
+//! The same arguments always give the same file. `--inner` also writes the blueprint `inner`
+//! that the composites call; `--stats` prints counts (edges, scopes, conditions...) as JSON.
+use orrery_bench::{generate, inner_blueprint, to_text, Config};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: gen_blueprint TASKS OUT.json [--seed N] [--lanes N] [--inner INNER.json] [--stats]";
+    let mut positional = Vec::new();
+    let mut seed = None;
+    let mut lanes = None;
+    let mut inner = None;
+    let mut stats = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--seed" => seed = it.next().and_then(|v| v.parse::<u64>().ok()),
+            "--lanes" => lanes = it.next().and_then(|v| v.parse::<usize>().ok()),
+            "--inner" => inner = it.next().cloned(),
+            "--stats" => stats = true,
+            "-h" | "--help" => {
+                println!("{usage}");
+                return ExitCode::SUCCESS;
+            }
+            _ => positional.push(a.clone()),
+        }
+    }
+    let (Some(tasks), Some(out)) = (positional.first().and_then(|t| t.parse::<usize>().ok()), positional.get(1)) else {
+        eprintln!("{usage}");
+        return ExitCode::from(2);
+    };
+    let mut config = Config::new(tasks);
+    if let Some(s) = seed {
+        config.seed = s;
+    }
+    config.lanes = lanes;
+    let (root, st) = generate(&config);
+    if let Err(e) = std::fs::write(out, to_text(&root)) {
+        eprintln!("cannot write {out}: {e}");
+        return ExitCode::FAILURE;
+    }
+    if let Some(path) = inner {
+        if let Err(e) = std::fs::write(&path, to_text(&inner_blueprint())) {
+            eprintln!("cannot write {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if stats {
+        println!("{}", st.to_json());
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,41 @@
+//! Any text either fails to parse as a condition or parses and evaluates, against a small
+//! namespace under the default limits, to a value or an error: never a panic, and within the
+//! time libFuzzer's `-timeout` allows.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use orrery_blueprint::condition::{free_names, parse, Limits, Namespace};
+use serde_json::json;
+use std::sync::OnceLock;
+
+fn namespace() -> &'static Namespace {
+    static NAMESPACE: OnceLock<Namespace> = OnceLock::new();
+    NAMESPACE.get_or_init(|| {
+        let mut namespace = Namespace::new();
+        namespace.extend([
+            ("x", json!(5)),
+            ("y", json!(-3)),
+            ("big", json!(12345678901234567890u64)),
+            ("ratio", json!(0.75)),
+            ("n", json!(null)),
+            ("s", json!("Hello World")),
+            ("status", json!("SUCCEEDED")),
+            ("l", json!([3, 1, 2])),
+            ("words", json!(["a", "bb", "ccc"])),
+            ("d", json!({"k": 1, "name": "orrery", "nested": {"list": [1, 2, {"deep": true}]}})),
+            ("flag", json!(true)),
+        ]);
+        namespace
+    })
+}
+
+fuzz_target!(|source: &str| {
+    let names = free_names(source);
+    let Ok(condition) = parse(source) else {
+        assert!(names.is_err(), "free_names accepts {source:?}, which parse refuses");
+        return;
+    };
+    assert!(names.is_ok(), "parse accepts {source:?}, which free_names refuses");
+    let _ = condition.evaluate_with_limits(namespace(), &Limits::default());
+});

@@ -1,0 +1,32 @@
+//! Any text either fails to load or loads into a blueprint that saves and loads back to the
+//! same blueprint in both encodings, saves byte-stably, and validates and renders without
+//! panicking.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use orrery_blueprint::render::{render, GraphFormat};
+use orrery_blueprint::validate::validate_encoded;
+use orrery_blueprint::{load, save, Encoding, Library};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(loaded) = load(text) else { return };
+    let blueprint = &loaded.blueprint;
+
+    for encoding in [Encoding::Plain, Encoding::Compas] {
+        let saved = save::to_string(blueprint, encoding);
+        let again = load(&saved).unwrap_or_else(|e| {
+            panic!("a loaded blueprint saved as {encoding:?} does not load back: {:?}\n{saved}", e.diagnostics)
+        });
+        assert_eq!(again.encoding, encoding, "the saved text is read as the other encoding\n{saved}");
+        assert_eq!(&again.blueprint, blueprint, "the blueprint changed through a {encoding:?} save and load\n{saved}");
+        let resaved = save::to_string(&again.blueprint, encoding);
+        assert_eq!(resaved, saved, "saving in {encoding:?} is not byte-stable");
+    }
+
+    let library = Library::new();
+    validate_encoded(blueprint, loaded.encoding, &library);
+    render(blueprint, GraphFormat::Dot);
+    render(blueprint, GraphFormat::Mermaid);
+});

@@ -1,0 +1,1 @@
+d.get('missing', 3) == 3

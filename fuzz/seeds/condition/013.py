@@ -1,0 +1,1 @@
+(x and 'yes') == 'yes'

@@ -1,0 +1,1 @@
+(0 or '' or 'last') == 'last'

@@ -1,0 +1,1 @@
+('yes' if x > 3 else 'no') == 'yes'

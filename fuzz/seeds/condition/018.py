@@ -1,0 +1,1 @@
+s.upper().startswith('HELLO')

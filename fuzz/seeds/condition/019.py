@@ -1,0 +1,1 @@
+s.split() == ['Hello', 'World']

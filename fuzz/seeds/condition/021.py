@@ -1,0 +1,1 @@
+len(s) == 11 and len(l) == 3 and len(d) == 2

@@ -1,0 +1,1 @@
+min(l) == 1 and max(l) == 3 and sum(l) == 6

@@ -1,0 +1,1 @@
+sorted(l) == [1, 2, 3] and sorted(l, reverse=True) == [3, 2, 1]

@@ -1,0 +1,1 @@
+{c for c in 'aab'} == {'a', 'b'}

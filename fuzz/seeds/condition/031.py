@@ -1,0 +1,1 @@
+isinstance(x, int) and isinstance(ratio, (int, float))

@@ -1,0 +1,1 @@
+status in ('SUCCEEDED', 'SKIPPED')

@@ -1,0 +1,1 @@
+[i for i in range(10**12)]

@@ -1,0 +1,1 @@
+elements_remaining > 0

@@ -1,0 +1,1 @@
+needs_processing

@@ -1,0 +1,1 @@
+flag and x > 3 or s == ''

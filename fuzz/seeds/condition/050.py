@@ -1,0 +1,1 @@
+d['nested']['list'][2]['deep']

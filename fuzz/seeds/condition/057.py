@@ -1,0 +1,1 @@
+sum(i for i in l)

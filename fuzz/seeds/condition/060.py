@@ -1,0 +1,1 @@
+x if x else y

@@ -1,0 +1,1 @@
+s.replace('o', '0').count('0')

@@ -1,0 +1,1 @@
+None is n is None

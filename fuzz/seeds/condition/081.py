@@ -1,0 +1,1 @@
+reversed(l)

@@ -1,0 +1,1 @@
+sorted(words, key=len)

@@ -1,0 +1,1 @@
+x.bit_length()
