@@ -413,3 +413,9 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_parsed_condition_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync + Clone>() {}
+    shareable::<condition::Condition>();
+}

@@ -196,6 +196,10 @@ pub(crate) fn parse_expression(source: &str) -> Result<Expr, ConditionSyntaxErro
         return Err(ConditionSyntaxError::at(source, 0, "invalid syntax"));
     };
     let body = *module.body;
+    // A bare starred expression parses in rustpython; CPython refuses it outside a tuple.
+    if matches!(body, Expr::Starred(_)) {
+        return Err(ConditionSyntaxError::at(source, 0, "can't use starred expression here"));
+    }
     let depth = tree_depth(&body);
     if depth > MAX_TREE_DEPTH {
         if depth > LEAK_TREE_DEPTH {
@@ -221,6 +225,10 @@ fn precheck(source: &str) -> Result<(), ConditionSyntaxError> {
                 return Err(ConditionSyntaxError::at(source, 0, "unexpected indent"));
             }
         }
+    }
+    // rustpython skips a byte order mark; CPython's tokenizer refuses it in a str source.
+    if source.starts_with('\u{feff}') {
+        return Err(ConditionSyntaxError::at(source, 0, "invalid non-printable character U+FEFF"));
     }
     if source.contains('\0') {
         return Err(ConditionSyntaxError::at(
