@@ -80,20 +80,9 @@ impl<'a> TaskGraph<'a> {
         cycles
     }
 
-    /// Nodes reachable from `origin` (itself included) following `adjacency`, visiting only
-    /// nodes that `keep` allows.
-    pub fn reachable(
-        &self,
-        origin: usize,
-        adjacency: &[Vec<(usize, DependencyType)>],
-        keep: impl Fn(usize) -> bool,
-    ) -> Vec<bool> {
-        let mut seen = vec![false; self.len()];
-        self.reachable_into(origin, adjacency, keep, &mut seen);
-        seen
-    }
-
-    /// Like `reachable`, marking into `seen` and returning the nodes newly marked.
+    /// Marks into `seen` the nodes reachable from `origin` (itself included) along `adjacency`,
+    /// visiting only nodes that `keep` allows; returns the nodes it marked, so the caller can
+    /// clear them again.
     pub fn reachable_into(
         &self,
         origin: usize,

@@ -52,13 +52,6 @@ impl TaskType {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-    /// The agent part, before the first dot; `None` when there is no dot.
-    pub fn agent(&self) -> Option<&str> {
-        self.0.split_once('.').map(|(agent, _)| agent)
-    }
-    pub fn tool(&self) -> Option<&str> {
-        self.0.split_once('.').map(|(_, tool)| tool)
-    }
     pub fn is_start(&self) -> bool {
         self.0 == Self::START
     }
@@ -246,10 +239,6 @@ impl TaskState {
     pub fn in_schema(self) -> bool {
         self != Self::SkipRequested
     }
-    /// States that satisfy an FS dependency or release an FF one.
-    pub fn is_finished_ok(self) -> bool {
-        matches!(self, Self::Succeeded | Self::Skipped)
-    }
 }
 
 /// Session states, lowercase on the wire; pause is `Stopped`.
@@ -365,23 +354,6 @@ impl CompositeTarget {
 }
 
 impl Task {
-    pub fn new(id: impl Into<String>, task_type: impl Into<String>) -> Self {
-        Task {
-            id: id.into(),
-            task_type: TaskType(task_type.into()),
-            description: None,
-            condition: None,
-            scope_start: None,
-            scope_end: None,
-            inputs: Vec::new(),
-            outputs: Vec::new(),
-            params: Vec::new(),
-            depends_on: Vec::new(),
-            state: None,
-            extra: Extra::new(),
-        }
-    }
-
     pub fn param(&self, name: &str) -> Option<&TaskParam> {
         self.params.iter().find(|p| p.io.name == name)
     }
@@ -417,17 +389,6 @@ pub enum ConditionSource {
 }
 
 impl Blueprint {
-    pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
-        Blueprint {
-            id: id.into(),
-            name: name.into(),
-            version: "1.0".into(),
-            description: None,
-            tasks: Vec::new(),
-            extra: Extra::new(),
-        }
-    }
-
     pub fn task(&self, id: &str) -> Option<&Task> {
         self.tasks.iter().find(|t| t.id == id)
     }

@@ -21,7 +21,7 @@ pub fn render_path(segments: &[Segment]) -> String {
                 out.push_str(k);
             }
             Segment::Key(k) => {
-                out.push_str("[");
+                out.push('[');
                 out.push_str(&serde_json::to_string(k).unwrap_or_default());
                 out.push(']');
             }

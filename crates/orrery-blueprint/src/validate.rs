@@ -334,7 +334,7 @@ fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     }
     let mut found = Vec::new();
     // An object that itself has a `dtype` key among the keys Orrery does not know.
-    let mut own = |extra: &Extra, path: String, task: Option<&str>, found: &mut Vec<(String, String, Option<String>)>| {
+    let own = |extra: &Extra, path: String, task: Option<&str>, found: &mut Vec<(String, String, Option<String>)>| {
         if let Some(dtype) = extra.get("dtype") {
             found.push((path, dtype.to_string(), task.map(str::to_string)));
         }
@@ -487,7 +487,7 @@ fn composite_rules(bp: &Blueprint, library: &Library<'_>, out: &mut Vec<Diagnost
     for (i, t) in bp.tasks.iter().enumerate() {
         if let Some(j) = t.params.iter().position(|p| p.io.name == "execution_mode") {
             let value = t.params[j].io.value.as_ref();
-            if !value.and_then(Value::as_str).is_some_and(|m| ExecutionMode::parse(m).is_some()) {
+            if value.and_then(Value::as_str).is_none_or(|m| ExecutionMode::parse(m).is_none()) {
                 let shown = value.map_or_else(|| "nothing".to_string(), Value::to_string);
                 out.push(
                     Diagnostic::error(
