@@ -8,5 +8,3 @@ cd "$ROOT"
 ORRERY_REFERENCE_PYTHON="$("$ROOT/tests/compat/setup_reference.sh" | tail -n 1)"
 export ORRERY_REFERENCE_PYTHON
 cargo test --locked --workspace
-# The fuzz targets and the benchmark are built (not run) so that they never rot.
-cargo build --locked --release -p orrery-bench --benches --bins 2>/dev/null || cargo build --locked --release -p orrery-bench

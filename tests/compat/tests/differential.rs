@@ -20,18 +20,18 @@ fn compat_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The corpus lives in the steering checkout's `shared/fixtures/antikythera`, beside (an
+/// ancestor of) this repository; ORRERY_CORPUS overrides.
 fn corpus_dir() -> PathBuf {
-    let beside = compat_dir().join("../../../shared/fixtures/antikythera");
-    if beside.is_dir() {
-        return beside.canonicalize().unwrap_or(beside);
-    }
     if let Some(dir) = std::env::var_os("ORRERY_CORPUS") {
         return PathBuf::from(dir);
     }
-    panic!(
-        "the antikythera corpus is neither at {} nor named by ORRERY_CORPUS",
-        beside.display()
-    );
+    let found = compat_dir()
+        .ancestors()
+        .map(|a| a.join("shared/fixtures/antikythera"))
+        .chain([PathBuf::from("/work/shared/fixtures/antikythera")])
+        .find(|c| c.is_dir());
+    found.unwrap_or_else(|| panic!("the antikythera corpus is not found beside {}: set ORRERY_CORPUS", compat_dir().display()))
 }
 
 fn reference_python() -> PathBuf {
