@@ -198,7 +198,7 @@ pub fn generate(config: &Config) -> (Value, Stats) {
             let depth = lane.open.len();
             if forced || close_due {
                 Role::Close(lane.open.last().expect("open").start_id.clone())
-            } else if depth < 2 && remaining > open_total + 40 && rng.chance(if depth == 0 { 1.0 / 62.0 } else { 1.0 / 6.0 }) {
+            } else if depth < 2 && remaining > open_total + 40 && rng.chance(if depth == 0 { 1.0 / 75.0 } else { 1.0 / 12.0 }) {
                 let r = rng.below(10);
                 Role::Open(if r < 4 {
                     Policy::Skip
@@ -243,7 +243,7 @@ pub fn generate(config: &Config) -> (Value, Stats) {
         };
         let mut depends_on = vec![dep(&primary, primary_type)];
         let mut joined_key: Option<String> = None;
-        if lanes_n > 1 && rng.chance(0.56) {
+        if lanes_n > 1 && rng.chance(0.52) {
             let other = (lane_ix + 1 + rng.below(lanes_n - 1)) % lanes_n;
             if let Some((source, key)) = lanes[other].joinable.clone() {
                 if source != primary {

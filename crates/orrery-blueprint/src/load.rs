@@ -71,7 +71,7 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
             }
         },
     };
-    let result = from_value(&value);
+    let result = from_value(value);
     let place = |mut diagnostics: Vec<Diagnostic>| {
         for d in &mut diagnostics {
             if let Some((line, column)) = span::locate(text, &span::parse_path(&d.path)) {
@@ -159,8 +159,9 @@ fn python_only_json(text: &str) -> Option<(Value, &'static str)> {
     serde_json::from_str(&out).ok().map(|v| (v, what))
 }
 
-/// Loads a blueprint from an already parsed JSON value (no positions in diagnostics).
-pub fn from_value(value: &Value) -> Result<Loaded, LoadError> {
+/// Loads a blueprint from a parsed JSON value (no positions in diagnostics). The value is
+/// consumed: its strings and values move into the blueprint instead of being copied.
+pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
     let compas = value.get("dtype").is_some() && value.get("data").is_some();
     let mut reader = Reader { path: Vec::new(), problems: Vec::new(), notes: Vec::new(), compas, task_id: None };
     let blueprint = reader.blueprint(value);
@@ -169,14 +170,14 @@ pub fn from_value(value: &Value) -> Result<Loaded, LoadError> {
             let encoding = if compas { Encoding::Compas } else { Encoding::Plain };
             return Ok(Loaded { blueprint, encoding, notes: reader.notes });
         }
-    }
-    if reader.problems.is_empty() {
         let d = Diagnostic::error(Code::NotABlueprint, "$", "the file does not describe a blueprint").rejected();
         reader.problems.push(d);
     }
     Err(LoadError { diagnostics: reader.problems })
 }
 
+/// Walks the JSON value, taking each known key out of its object; what is left of an object
+/// afterwards is the keys Orrery does not know, still in file order.
 struct Reader {
     path: Vec<Segment>,
     problems: Vec<Diagnostic>,
@@ -184,6 +185,8 @@ struct Reader {
     compas: bool,
     task_id: Option<String>,
 }
+
+type Object = Map<String, Value>;
 
 fn kind_of(v: &Value) -> &'static str {
     match v {
@@ -238,14 +241,19 @@ impl Reader {
         r
     }
 
-    /// In COMPAS form, steps into `data` of an envelope of the expected dtype.
-    fn unwrap<'v>(&mut self, value: &'v Value, dtype: &str) -> Option<&'v Value> {
-        if !self.compas {
-            return Some(value);
-        }
-        let Some(map) = value.as_object().filter(|m| m.contains_key("dtype")) else {
-            return Some(value);
+    /// The object of an item, stepping into the `data` of its envelope in COMPAS form (the
+    /// path then ends in `data`; `leave` steps back out).
+    fn enter(&mut self, value: Value, dtype: &str, what: &str) -> Option<(Object, bool)> {
+        let mut map = match value {
+            Value::Object(m) => m,
+            other => {
+                self.problem(Code::SchemaType, format!("{what} must be an object, found {}", kind_of(&other)));
+                return None;
+            }
         };
+        if !self.compas || !map.contains_key("dtype") {
+            return Some((map, false));
+        }
         match map.get("dtype").and_then(Value::as_str) {
             Some(d) if d == dtype => {}
             other => {
@@ -257,10 +265,10 @@ impl Reader {
             }
         }
         self.path.push(Segment::Key("data".into()));
-        match map.get("data") {
-            Some(v @ Value::Object(_)) => Some(v),
+        match map.shift_remove("data") {
+            Some(Value::Object(data)) => Some((data, true)),
             other => {
-                let found = other.map_or("nothing", kind_of);
+                let found = other.as_ref().map_or("nothing", kind_of);
                 self.problem(Code::SchemaType, format!("expected an object as envelope data, found {found}"));
                 self.path.pop();
                 None
@@ -268,66 +276,64 @@ impl Reader {
         }
     }
 
-    /// Steps back out of an envelope entered by `unwrap`.
-    fn rewrap(&mut self, value: &Value) {
-        if self.compas && value.get("dtype").is_some() {
+    fn leave(&mut self, enveloped: bool) {
+        if enveloped {
             self.path.pop();
         }
     }
 
-    fn object<'v>(&mut self, value: &'v Value, what: &str) -> Option<&'v Map<String, Value>> {
-        match value {
-            Value::Object(m) => Some(m),
-            other => {
-                self.problem(Code::SchemaType, format!("{what} must be an object, found {}", kind_of(other)));
-                None
-            }
-        }
-    }
-
-    /// A present, non-null value (in COMPAS form null means absent, as the reference writes it).
-    fn present<'v>(&self, map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-        match map.get(key) {
+    /// Takes a present, non-null value (in COMPAS form null means absent, as the reference
+    /// writes it).
+    fn take(&self, map: &mut Object, key: &str) -> Option<Value> {
+        match map.shift_remove(key) {
             Some(Value::Null) if self.compas => None,
             other => other,
         }
     }
 
-    fn string(&mut self, map: &Map<String, Value>, key: &str) -> Option<String> {
-        match self.present(map, key)? {
-            Value::String(s) => Some(s.clone()),
+    fn string(&mut self, map: &mut Object, key: &str) -> Option<String> {
+        let value = self.take(map, key)?;
+        self.string_value(value, key)
+    }
+
+    fn string_value(&mut self, value: Value, key: &str) -> Option<String> {
+        match value {
+            Value::String(s) => Some(s),
             other => {
-                let found = kind_of(other);
+                let found = kind_of(&other);
                 self.in_key(key, |r| r.problem(Code::SchemaType, format!("'{key}' must be a string, found {found}")));
                 self.compas.then(|| other.to_string())
             }
         }
     }
 
-    fn required_string(&mut self, map: &Map<String, Value>, key: &str, what: &str) -> Option<String> {
-        if self.present(map, key).is_none() {
-            self.problem(Code::SchemaRequired, format!("{what} has no '{key}'"));
-            return None;
+    fn required_string(&mut self, map: &mut Object, key: &str, what: &str) -> Option<String> {
+        match self.take(map, key) {
+            None => {
+                self.problem(Code::SchemaRequired, format!("{what} has no '{key}'"));
+                None
+            }
+            Some(v) => self.string_value(v, key),
         }
-        self.string(map, key)
     }
 
-    fn array<'v>(&mut self, map: &'v Map<String, Value>, key: &str) -> &'v [Value] {
-        match self.present(map, key) {
-            None => &[],
+    fn array(&mut self, map: &mut Object, key: &str) -> Vec<Value> {
+        match self.take(map, key) {
+            None => Vec::new(),
             Some(Value::Array(items)) => items,
             Some(other) => {
-                let found = kind_of(other);
+                let found = kind_of(&other);
                 self.in_key(key, |r| r.problem(Code::SchemaType, format!("'{key}' must be an array, found {found}")));
-                &[]
+                Vec::new()
             }
         }
     }
 
-    /// A JSON-schema integer (a number with no fractional part) at least `min`.
-    fn integer(&mut self, map: &Map<String, Value>, key: &str, min: u64) -> Option<u64> {
-        let value = self.present(map, key)?;
-        let parsed = match value {
+    /// A JSON-schema integer (a number with no fractional part) at least `min`. `Err` when
+    /// present but not acceptable.
+    fn integer(&mut self, map: &mut Object, key: &str, min: u64) -> Result<Option<u64>, ()> {
+        let Some(value) = self.take(map, key) else { return Ok(None) };
+        let parsed = match &value {
             Value::Number(n) => n.as_u64().map(Ok).or_else(|| {
                 let f = n.as_f64()?;
                 if f.fract() != 0.0 {
@@ -342,99 +348,96 @@ impl Reader {
             }),
             _ => None,
         };
-        self.path.push(Segment::Key(key.to_string()));
-        let result = match parsed {
-            Some(Ok(n)) if n >= min => Some(n),
+        self.in_key(key, |r| match parsed {
+            Some(Ok(n)) if n >= min => Ok(Some(n)),
             Some(_) => {
-                self.problem(Code::SchemaRange, format!("'{key}' must be at least {min}, found {value}"));
-                None
+                r.problem(Code::SchemaRange, format!("'{key}' must be at least {min}, found {value}"));
+                Err(())
             }
             None => {
-                self.problem(Code::SchemaType, format!("'{key}' must be an integer, found {}", describe(value)));
-                None
+                r.problem(Code::SchemaType, format!("'{key}' must be an integer, found {}", describe(&value)));
+                Err(())
             }
-        };
-        self.path.pop();
-        result
+        })
     }
 
-    fn blueprint(&mut self, value: &Value) -> Option<Blueprint> {
+    /// Reports every key left in a closed object (the schema allows no others).
+    fn closed(&mut self, map: Object, allowed: &str, what: &str) -> bool {
+        for k in map.keys() {
+            self.in_key(k, |r| r.problem(Code::SchemaUnknownKey, format!("'{what}' allows only {allowed}, not '{k}'")));
+        }
+        map.is_empty()
+    }
+
+    fn blueprint(&mut self, value: Value) -> Option<Blueprint> {
         if !value.is_object() {
-            self.problem(Code::NotABlueprint, format!("a blueprint must be a JSON object, found {}", kind_of(value)));
+            self.problem(Code::NotABlueprint, format!("a blueprint must be a JSON object, found {}", kind_of(&value)));
             return None;
         }
-        let data = self.unwrap(value, DTYPE_BLUEPRINT)?;
-        let map = self.object(data, "a blueprint")?;
-        let id = self.required_string(map, "id", "the blueprint");
-        let name = self.required_string(map, "name", "the blueprint");
-        let version = if self.compas && self.present(map, "version").is_none() {
+        let (mut map, enveloped) = self.enter(value, DTYPE_BLUEPRINT, "a blueprint")?;
+        let id = self.required_string(&mut map, "id", "the blueprint");
+        let name = self.required_string(&mut map, "name", "the blueprint");
+        let version = if self.compas && map.get("version").is_none_or(Value::is_null) {
             // The reference's Blueprint() defaults the version for envelopes.
+            map.shift_remove("version");
             Some("1.0".to_string())
         } else {
-            self.required_string(map, "version", "the blueprint")
+            self.required_string(&mut map, "version", "the blueprint")
         };
-        let description = self.string(map, "description");
-        if self.compas && self.present(map, "tasks").is_some_and(|t| !t.is_array()) {
+        let description = self.string(&mut map, "description");
+        if self.compas && map.get("tasks").is_some_and(|t| !t.is_array() && !t.is_null()) {
             self.in_key("tasks", |r| r.fatal(Code::SchemaType, "'tasks' must be an array".into()));
         }
-        let items = self.array(map, "tasks");
+        let items = self.array(&mut map, "tasks");
         let mut tasks = Vec::with_capacity(items.len());
         self.path.push(Segment::Key("tasks".into()));
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in items.into_iter().enumerate() {
             if let Some(task) = self.in_index(i, |r| r.task(item)) {
                 tasks.push(task);
             }
         }
         self.path.pop();
-        let mut extra = Extra::new();
-        for (k, v) in map {
-            match k.as_str() {
-                "id" | "name" | "version" | "description" | "tasks" => {}
-                // Derived by the reference from the tasks; rebuilt on save.
-                "scopes" if self.compas => {}
-                _ => {
-                    extra.insert(k.clone(), v.clone());
-                }
-            }
+        if self.compas {
+            // Derived by the reference from the tasks; rebuilt on save.
+            map.shift_remove("scopes");
         }
-        self.rewrap(value);
-        Some(Blueprint { id: id?, name: name?, version: version?, description, tasks, extra })
+        self.leave(enveloped);
+        Some(Blueprint { id: id?, name: name?, version: version?, description, tasks, extra: map.into_iter().collect() })
     }
 
-    fn task(&mut self, value: &Value) -> Option<Task> {
+    fn task(&mut self, value: Value) -> Option<Task> {
         if self.compas && value.get("dtype").is_none() {
             self.fatal(Code::SchemaType, "in a COMPAS blueprint every task must be an antikythera.models/Task envelope".into());
             return None;
         }
-        let data = self.unwrap(value, DTYPE_TASK)?;
-        let map = self.object(data, "a task")?;
-        let id = self.required_string(map, "id", "a task");
+        let (mut map, enveloped) = self.enter(value, DTYPE_TASK, "a task")?;
+        let id = self.required_string(&mut map, "id", "a task");
         self.task_id = id.clone();
-        let task_type = self.required_string(map, "type", "a task");
-        let description = self.string(map, "description");
-        let condition = self.string(map, "condition");
-        let scope_start = match self.present(map, "scope_start") {
+        let task_type = self.required_string(&mut map, "type", "a task");
+        let description = self.string(&mut map, "description");
+        let condition = self.string(&mut map, "condition");
+        let scope_start = match self.take(&mut map, "scope_start") {
             None => None,
             Some(v) if self.compas && !v.is_object() => {
-                self.in_key("scope_start", |r| r.fatal(Code::SchemaType, format!("'scope_start' must be an object, found {}", kind_of(v))));
+                self.in_key("scope_start", |r| r.fatal(Code::SchemaType, format!("'scope_start' must be an object, found {}", kind_of(&v))));
                 None
             }
             Some(v) => self.in_key("scope_start", |r| r.scope_start(v)),
         };
-        let scope_end = self.string(map, "scope_end");
-        let inputs = self.io_list(map, "inputs", DTYPE_INPUT, IoKind::Input);
-        let outputs = self.io_list(map, "outputs", DTYPE_OUTPUT, IoKind::Output);
-        let params = self.io_list(map, "params", DTYPE_PARAM, IoKind::Param);
-        let mut depends_on = Vec::new();
-        let deps = self.array(map, "depends_on");
+        let scope_end = self.string(&mut map, "scope_end");
+        let inputs = self.io_list(&mut map, "inputs", DTYPE_INPUT, IoKind::Input);
+        let outputs = self.io_list(&mut map, "outputs", DTYPE_OUTPUT, IoKind::Output);
+        let params = self.io_list(&mut map, "params", DTYPE_PARAM, IoKind::Param);
+        let deps = self.array(&mut map, "depends_on");
+        let mut depends_on = Vec::with_capacity(deps.len());
         self.path.push(Segment::Key("depends_on".into()));
-        for (i, d) in deps.iter().enumerate() {
+        for (i, d) in deps.into_iter().enumerate() {
             if let Some(dep) = self.in_index(i, |r| r.dependency(d)) {
                 depends_on.push(dep);
             }
         }
         self.path.pop();
-        let state = match self.present(map, "state") {
+        let state = match self.take(&mut map, "state") {
             None => None,
             Some(v) => self.in_key("state", |r| match v.as_str().and_then(TaskState::parse) {
                 Some(s) if s.in_schema() => Some(s),
@@ -446,14 +449,8 @@ impl Reader {
         };
         // The reference writes PENDING into every envelope; it says nothing.
         let state = state.filter(|s| !(self.compas && *s == TaskState::Pending));
-        let mut extra = Extra::new();
-        for (k, v) in map {
-            if !TASK_KEYS.contains(&k.as_str()) {
-                extra.insert(k.clone(), v.clone());
-            }
-        }
         self.task_id = None;
-        self.rewrap(value);
+        self.leave(enveloped);
         Some(Task {
             id: id?,
             task_type: TaskType(task_type?),
@@ -466,93 +463,85 @@ impl Reader {
             params: params?,
             depends_on,
             state,
-            extra,
+            extra: map.into_iter().collect(),
         })
     }
 
-    fn scope_start(&mut self, value: &Value) -> Option<ScopeStart> {
-        let map = self.object(value, "'scope_start'")?;
-        let mut scope = ScopeStart::default();
-        let mut ok = true;
-        for (k, v) in map {
-            match k.as_str() {
-                "name" => scope.name = self.string(map, "name"),
-                "retry_policy" if self.present(map, k).is_some() => {
-                    scope.retry_policy = self.in_key(k, |r| r.retry_policy(v));
-                    ok &= scope.retry_policy.is_some();
-                }
-                "while_policy" if self.present(map, k).is_some() => {
-                    scope.while_policy = self.in_key(k, |r| r.while_policy(v));
-                    ok &= scope.while_policy.is_some();
-                }
-                "retry_policy" | "while_policy" => {}
-                _ => {
-                    self.in_key(k, |r| {
-                        r.problem(Code::SchemaUnknownKey, format!("'scope_start' allows only name, retry_policy and while_policy, not '{k}'"))
-                    });
-                    ok = false;
-                }
-            }
-        }
-        ok.then_some(scope)
-    }
-
-    fn retry_policy(&mut self, value: &Value) -> Option<RetryPolicy> {
-        let map = self.object(value, "'retry_policy'")?;
-        let mut ok = self.closed(map, &["retries", "backoff"], "retry_policy");
-        if self.present(map, "retries").is_none() {
-            self.problem(Code::SchemaRequired, "'retry_policy' has no 'retries'".into());
+    fn scope_start(&mut self, value: Value) -> Option<ScopeStart> {
+        let Value::Object(mut map) = value else {
+            self.problem(Code::SchemaType, format!("'scope_start' must be an object, found {}", kind_of(&value)));
             return None;
-        }
-        let retries = self.integer(map, "retries", 0);
-        let backoff = match self.present(map, "backoff") {
+        };
+        let mut ok = true;
+        let name = self.string(&mut map, "name");
+        let retry_policy = match self.take(&mut map, "retry_policy") {
             None => None,
             Some(v) => {
-                let b = self.in_key("backoff", |r| {
-                    let m = r.object(v, "'backoff'")?;
-                    let constant_ms = r.integer(m, "constant_ms", 0);
-                    if m.contains_key("constant_ms") && constant_ms.is_none() {
-                        return None;
-                    }
-                    let extra = m.iter().filter(|(k, _)| *k != "constant_ms").map(|(k, v)| (k.clone(), v.clone())).collect();
-                    Some(Backoff { constant_ms, extra })
-                });
-                ok &= b.is_some();
-                b
+                let r = self.in_key("retry_policy", |r| r.retry_policy(v));
+                ok &= r.is_some();
+                r
             }
         };
-        ok.then_some(RetryPolicy { retries: retries?, backoff })
-    }
-
-    fn while_policy(&mut self, value: &Value) -> Option<WhilePolicy> {
-        let map = self.object(value, "'while_policy'")?;
-        let ok = self.closed(map, &["condition", "max_iterations"], "while_policy");
-        let condition = self.required_string(map, "condition", "'while_policy'");
-        let max_iterations = self.integer(map, "max_iterations", 1);
-        if self.present(map, "max_iterations").is_some() && max_iterations.is_none() {
-            return None;
-        }
-        ok.then_some(WhilePolicy { condition: condition?, max_iterations })
-    }
-
-    /// Reports keys outside `allowed` (the schema closes these objects).
-    fn closed(&mut self, map: &Map<String, Value>, allowed: &[&str], what: &str) -> bool {
-        let mut ok = true;
-        for k in map.keys() {
-            if !allowed.contains(&k.as_str()) {
-                let list = allowed.join(" and ");
-                self.in_key(k, |r| r.problem(Code::SchemaUnknownKey, format!("'{what}' allows only {list}, not '{k}'")));
-                ok = false;
+        let while_policy = match self.take(&mut map, "while_policy") {
+            None => None,
+            Some(v) => {
+                let w = self.in_key("while_policy", |r| r.while_policy(v));
+                ok &= w.is_some();
+                w
             }
-        }
-        ok
+        };
+        ok &= self.closed(map, "name, retry_policy and while_policy", "scope_start");
+        ok.then_some(ScopeStart { name, retry_policy, while_policy })
     }
 
-    fn dependency(&mut self, value: &Value) -> Option<Dependency> {
-        let data = self.unwrap(value, DTYPE_DEPENDENCY)?;
-        let map = self.object(data, "a dependency")?;
-        let id = self.required_string(map, "id", "a dependency");
-        let dep_type = match self.present(map, "type") {
+    fn retry_policy(&mut self, value: Value) -> Option<RetryPolicy> {
+        let Value::Object(mut map) = value else {
+            self.problem(Code::SchemaType, format!("'retry_policy' must be an object, found {}", kind_of(&value)));
+            return None;
+        };
+        let retries = if map.get("retries").is_some_and(|v| !v.is_null() || !self.compas) {
+            self.integer(&mut map, "retries", 0)
+        } else {
+            map.shift_remove("retries");
+            self.problem(Code::SchemaRequired, "'retry_policy' has no 'retries'".into());
+            Err(())
+        };
+        let backoff = match self.take(&mut map, "backoff") {
+            None => Ok(None),
+            Some(v) => self.in_key("backoff", |r| {
+                let Value::Object(mut m) = v else {
+                    r.problem(Code::SchemaType, format!("'backoff' must be an object, found {}", kind_of(&v)));
+                    return Err(());
+                };
+                let constant_ms = r.integer(&mut m, "constant_ms", 0)?;
+                Ok(Some(Backoff { constant_ms, extra: m.into_iter().collect() }))
+            }),
+        };
+        let closed = self.closed(map, "retries and backoff", "retry_policy");
+        match (retries, backoff) {
+            (Ok(Some(retries)), Ok(backoff)) if closed => Some(RetryPolicy { retries, backoff }),
+            _ => None,
+        }
+    }
+
+    fn while_policy(&mut self, value: Value) -> Option<WhilePolicy> {
+        let Value::Object(mut map) = value else {
+            self.problem(Code::SchemaType, format!("'while_policy' must be an object, found {}", kind_of(&value)));
+            return None;
+        };
+        let condition = self.required_string(&mut map, "condition", "'while_policy'");
+        let max_iterations = self.integer(&mut map, "max_iterations", 1);
+        let closed = self.closed(map, "condition and max_iterations", "while_policy");
+        match (condition, max_iterations) {
+            (Some(condition), Ok(max_iterations)) if closed => Some(WhilePolicy { condition, max_iterations }),
+            _ => None,
+        }
+    }
+
+    fn dependency(&mut self, value: Value) -> Option<Dependency> {
+        let (mut map, enveloped) = self.enter(value, DTYPE_DEPENDENCY, "a dependency")?;
+        let id = self.required_string(&mut map, "id", "a dependency");
+        let dep_type = match self.take(&mut map, "type") {
             None => Some(DependencyType::FS),
             Some(v) => {
                 let parsed = v.as_str().and_then(DependencyType::parse);
@@ -565,17 +554,16 @@ impl Reader {
                 parsed.or(self.compas.then_some(DependencyType::FS))
             }
         };
-        let extra = map.iter().filter(|(k, _)| *k != "id" && *k != "type").map(|(k, v)| (k.clone(), v.clone())).collect();
-        self.rewrap(value);
-        Some(Dependency { id: id?, dep_type: dep_type?, extra })
+        self.leave(enveloped);
+        Some(Dependency { id: id?, dep_type: dep_type?, extra: map.into_iter().collect() })
     }
 
-    fn io_list<T: FromIo>(&mut self, map: &Map<String, Value>, key: &str, dtype: &str, kind: IoKind) -> Option<Vec<T>> {
+    fn io_list<T: FromIo>(&mut self, map: &mut Object, key: &str, dtype: &str, kind: IoKind) -> Option<Vec<T>> {
         let items = self.array(map, key);
         let mut out = Vec::with_capacity(items.len());
         let mut ok = true;
         self.path.push(Segment::Key(key.to_string()));
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in items.into_iter().enumerate() {
             match self.in_index(i, |r| r.io(item, dtype, kind)) {
                 Some((io, link)) => out.push(T::from_io(io, link)),
                 None => ok = false,
@@ -585,30 +573,26 @@ impl Reader {
         ok.then_some(out)
     }
 
-    fn io(&mut self, raw: &Value, dtype: &str, kind: IoKind) -> Option<(Io, Option<String>)> {
-        let data = self.unwrap(raw, dtype)?;
+    fn io(&mut self, raw: Value, dtype: &str, kind: IoKind) -> Option<(Io, Option<String>)> {
         let what = kind.what();
-        let map = self.object(data, what)?;
-        let name = self.required_string(map, "name", what);
-        let type_hint = self.string(map, "type_hint");
-        let deprecated_type = self.string(map, "type");
-        let description = self.string(map, "description");
-        let link_key = kind.link_key();
-        let link = link_key.and_then(|k| self.string(map, k));
-        let mut extra = Extra::new();
-        for (k, v) in map {
-            match k.as_str() {
-                "name" | "value" | "type_hint" | "description" => {}
-                "type" if type_hint.is_none() || type_hint == deprecated_type => {}
-                k if Some(k) == link_key => {}
-                // The reference writes null links into every envelope.
-                "get_from" | "set_to" if self.compas && v.is_null() => {}
-                _ => {
-                    extra.insert(k.clone(), v.clone());
+        let (mut map, enveloped) = self.enter(raw, dtype, what)?;
+        let name = self.required_string(&mut map, "name", what);
+        let value = map.shift_remove("value").filter(|v| !v.is_null());
+        let type_hint = self.string(&mut map, "type_hint");
+        let had_type = map.contains_key("type");
+        let deprecated_type = self.string(&mut map, "type");
+        let description = self.string(&mut map, "description");
+        let link = kind.link_key().and_then(|k| self.string(&mut map, k));
+        if self.compas {
+            // The reference writes null links into every envelope.
+            for k in ["get_from", "set_to"] {
+                if map.get(k).is_some_and(Value::is_null) {
+                    map.shift_remove(k);
                 }
             }
         }
-        if deprecated_type.is_some() && !self.compas {
+        let mut extra: Extra = map.into_iter().collect();
+        if had_type && !self.compas {
             self.in_key("type", |r| {
                 let mut d = Diagnostic::warning(
                     Code::DeprecatedIoType,
@@ -619,19 +603,20 @@ impl Reader {
                 r.notes.push(d);
             });
         }
-        let value = match map.get("value") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(v.clone()),
+        let type_hint = match (type_hint, deprecated_type) {
+            // Both given and different: `type_hint` wins, and `type` is kept as it was.
+            (Some(hint), Some(old)) if hint != old => {
+                extra.insert("type".into(), Value::String(old));
+                Some(hint)
+            }
+            (hint, old) => hint.or(old),
         };
-        self.rewrap(raw);
-        let io = Io { name: name?, value, type_hint: type_hint.or(deprecated_type), description, extra };
+        self.leave(enveloped);
+        let io = Io { name: name?, value, type_hint, description, extra };
         Some((io, link))
     }
 }
 
-const TASK_KEYS: &[&str] = &[
-    "id", "type", "description", "condition", "scope_start", "scope_end", "inputs", "outputs", "params", "depends_on", "state",
-];
 
 #[derive(Clone, Copy)]
 enum IoKind {

@@ -150,7 +150,7 @@ fn main() -> ExitCode {
         let bp = &loaded.blueprint;
         measures.push(time("phase_json_parse", runs, || serde_json::from_str::<Value>(&text).expect("json")));
         let value: Value = serde_json::from_str(&text).expect("json");
-        measures.push(time("phase_from_value", runs, || load::from_value(&value).expect("loads")));
+        measures.push(time("phase_from_value", runs, || load::from_value(value.clone()).expect("loads")));
         measures.push(time("phase_task_graph", runs, || TaskGraph::new(bp).len()));
         let graph = TaskGraph::new(bp);
         measures.push(time("phase_cycles", runs, || graph.cycles()));
