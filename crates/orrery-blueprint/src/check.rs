@@ -7,7 +7,7 @@ use crate::load::{self, Loaded};
 use crate::span;
 use crate::validate::{self, Library};
 use serde::Serialize;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::path::{Path, PathBuf};
 
 /// The verdict on one file.
@@ -106,11 +106,15 @@ fn report(path: &Path, diagnostics: Vec<Diagnostic>) -> FileReport {
     }
 }
 
-/// Fills in line and column; beyond a few hundred diagnostics the rescans are not worth it.
+/// Fills in line and column.
 fn place(text: &str, diagnostics: &mut [Diagnostic]) {
-    const PLACED: usize = 200;
-    for d in diagnostics.iter_mut().take(PLACED).filter(|d| d.line.is_none()) {
-        if let Some((line, column)) = span::locate(text, &span::parse_path(&d.path)) {
+    place_all(text, diagnostics.iter_mut().filter(|d| d.line.is_none()).collect());
+}
+
+pub(crate) fn place_all(text: &str, mut diagnostics: Vec<&mut Diagnostic>) {
+    let paths: Vec<_> = diagnostics.iter().map(|d| span::parse_path(&d.path)).collect();
+    for (d, place) in diagnostics.iter_mut().zip(span::locate_all(text, &paths)) {
+        if let Some((line, column)) = place {
             d.line = Some(line);
             d.column = Some(column);
         }

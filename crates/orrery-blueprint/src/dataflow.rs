@@ -8,7 +8,8 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::graph::TaskGraph;
 use crate::model::*;
 use crate::validate::{quote_list, task_path};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet};
+use std::collections::BTreeSet;
 
 /// The names a blueprint's outputs write to session data.
 pub fn produced_names(bp: &Blueprint) -> HashSet<&str> {
@@ -122,6 +123,10 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
             producers.entry(o.target_key()).or_default().push(node);
         }
     }
+    for nodes in producers.values_mut() {
+        nodes.sort_unstable();
+        nodes.dedup();
+    }
     let mut seen = vec![false; graph.len()];
     for (i, t) in bp.tasks.iter().enumerate() {
         let node = graph.node_of[t.id.as_str()];
@@ -134,8 +139,7 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
                     t.id, input.io.name
                 ),
                 Some(nodes) if !has_upstream(graph, node, nodes, &mut seen) => {
-                    let mut ids: Vec<&str> = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str()).collect();
-                    ids.dedup();
+                    let ids: Vec<&str> = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str()).collect();
                     format!(
                         "task '{}': input '{}' reads '{key}', produced by {} but not by any task it depends on: the value may not be there yet",
                         t.id,
@@ -160,7 +164,7 @@ fn has_upstream(graph: &TaskGraph<'_>, node: usize, producers: &[usize], seen: &
         },
         None => 0,
     };
-    let wanted: HashSet<usize> = producers.iter().copied().filter(|&p| p != node).collect();
+    let wanted = |n: usize| n != node && producers.binary_search(&n).is_ok();
     let within = |n: usize| graph.topo_position.as_ref().is_none_or(|pos| pos[n] >= floor);
     let mut found = false;
     let mut marked = Vec::new();
@@ -171,7 +175,7 @@ fn has_upstream(graph: &TaskGraph<'_>, node: usize, producers: &[usize], seen: &
         }
         seen[n] = true;
         marked.push(n);
-        if wanted.contains(&n) {
+        if wanted(n) {
             found = true;
             break;
         }

@@ -5,7 +5,7 @@
 
 use crate::model::{Blueprint, DependencyType};
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 pub struct TaskGraph<'a> {
     /// Node of each distinct task id.

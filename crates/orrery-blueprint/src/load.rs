@@ -73,12 +73,7 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
     };
     let result = from_value(value);
     let place = |mut diagnostics: Vec<Diagnostic>| {
-        for d in &mut diagnostics {
-            if let Some((line, column)) = span::locate(text, &span::parse_path(&d.path)) {
-                d.line = Some(line);
-                d.column = Some(column);
-            }
-        }
+        crate::check::place_all(text, diagnostics.iter_mut().collect());
         diagnostics
     };
     let nonstandard = nonstandard.map(|(e, what)| {

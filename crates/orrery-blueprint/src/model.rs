@@ -354,6 +354,14 @@ impl CompositeTarget {
 }
 
 impl Task {
+    /// Every IO item with its list name and position: inputs, then outputs, then params.
+    pub fn io_items(&self) -> impl Iterator<Item = (&'static str, usize, &Io)> {
+        let inputs = self.inputs.iter().enumerate().map(|(j, x)| ("inputs", j, &x.io));
+        let outputs = self.outputs.iter().enumerate().map(|(j, x)| ("outputs", j, &x.io));
+        let params = self.params.iter().enumerate().map(|(j, x)| ("params", j, &x.io));
+        inputs.chain(outputs).chain(params)
+    }
+
     pub fn param(&self, name: &str) -> Option<&TaskParam> {
         self.params.iter().find(|p| p.io.name == name)
     }

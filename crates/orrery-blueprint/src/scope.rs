@@ -6,7 +6,7 @@
 
 use crate::graph::TaskGraph;
 use crate::model::Blueprint;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 /// One scope, as task indices (the first task of each id).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,10 +2,12 @@
 //! fails (or a diagnostic wants a line) this module rescans the text: it finds the line and
 //! column of a JSON path, and the JSON path that encloses a byte offset. The scanner is
 //! tolerant of broken text, because it runs on exactly the files that failed to parse. It is
-//! only used on error paths, so it favours simplicity over speed.
+//! only used on error paths; placing any number of diagnostics costs one scan.
+
+use foldhash::{HashMap, HashMapExt};
 
 /// One step of a JSON path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Segment {
     Key(String),
     Index(usize),
@@ -101,16 +103,43 @@ pub fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
 
 /// Line and column where the value at `path` starts, when the text has it.
 pub fn locate(text: &str, path: &[Segment]) -> Option<(usize, usize)> {
-    let mut found = None;
-    Scanner::new(text).scan(&mut |p, offset| {
-        if p == path {
-            found = Some(offset);
-            false
-        } else {
-            true
+    locate_all(text, &[path.to_vec()])[0]
+}
+
+/// Line and column of the value at each path, in one scan of the text.
+pub fn locate_all(text: &str, paths: &[Vec<Segment>]) -> Vec<Option<(usize, usize)>> {
+    let mut wanted: HashMap<&[Segment], Vec<usize>> = HashMap::new();
+    for (i, p) in paths.iter().enumerate() {
+        wanted.entry(p.as_slice()).or_default().push(i);
+    }
+    let mut remaining = wanted.len();
+    let mut offsets: Vec<(usize, usize)> = Vec::with_capacity(paths.len());
+    if remaining > 0 {
+        Scanner::new(text).scan(&mut |p, offset| {
+            if let Some(indices) = wanted.remove(p) {
+                offsets.extend(indices.into_iter().map(|i| (offset, i)));
+                remaining -= 1;
+            }
+            remaining > 0
+        });
+    }
+    // One sweep over the text turns the sorted offsets into lines and columns.
+    offsets.sort_unstable();
+    let mut out = vec![None; paths.len()];
+    let (mut line, mut line_start, mut pos) = (1, 0, 0);
+    for (offset, i) in offsets {
+        let offset = offset.min(text.len());
+        for (k, b) in text.as_bytes()[pos..offset].iter().enumerate() {
+            if *b == b'\n' {
+                line += 1;
+                line_start = pos + k + 1;
+            }
         }
-    });
-    found.map(|offset| line_column(text, offset))
+        pos = offset;
+        let column = String::from_utf8_lossy(&text.as_bytes()[line_start..offset]).chars().count() + 1;
+        out[i] = Some((line, column));
+    }
+    out
 }
 
 /// The path of the innermost value that starts at or before `offset`.

@@ -11,7 +11,7 @@ use crate::model::*;
 use crate::scope::{self, Scratch};
 use crate::version::{self, VersionProblem};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 /// Blueprints that composites may call, by id.
 #[derive(Default, Clone)]
@@ -250,29 +250,22 @@ fn interlaced(bp: &Blueprint, graph: &TaskGraph<'_>, ends: &HashMap<&str, &str>,
 /// Keys the reference's parser passes as keyword arguments and dies on.
 fn parser_rules(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     for (i, t) in bp.tasks.iter().enumerate() {
-        let lists: [(&str, Vec<&Io>); 3] = [
-            ("inputs", t.inputs.iter().map(|x| &x.io).collect()),
-            ("outputs", t.outputs.iter().map(|x| &x.io).collect()),
-            ("params", t.params.iter().map(|x| &x.io).collect()),
-        ];
-        for (list, items) in lists {
-            for (j, io) in items.into_iter().enumerate() {
-                for key in io.extra.keys().filter(|k| *k != "type") {
-                    out.push(
-                        Diagnostic::error(
-                            Code::IoUnknownKey,
-                            format!("{}.{list}[{j}].{key}", task_path(i)),
-                            format!(
-                                "task '{}': {list} item '{}' has key '{key}', which the reference parser refuses (allowed: {})",
-                                t.id,
-                                io.name,
-                                allowed_io_keys(list)
-                            ),
-                        )
-                        .task(&t.id)
-                        .rejected(),
-                    );
-                }
+        for (list, j, io) in t.io_items() {
+            for key in io.extra.keys().filter(|k| *k != "type") {
+                out.push(
+                    Diagnostic::error(
+                        Code::IoUnknownKey,
+                        format!("{}.{list}[{j}].{key}", task_path(i)),
+                        format!(
+                            "task '{}': {list} item '{}' has key '{key}', which the reference parser refuses (allowed: {})",
+                            t.id,
+                            io.name,
+                            allowed_io_keys(list)
+                        ),
+                    )
+                    .task(&t.id)
+                    .rejected(),
+                );
             }
         }
         for (j, d) in t.depends_on.iter().enumerate() {
@@ -346,29 +339,32 @@ fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
             own(&d.extra, format!("{}.depends_on[{j}]", task_path(i)), Some(&t.id), &mut found);
         }
     }
-    let scan = |v: &Value, base: String, task: Option<&str>, found: &mut Vec<(String, String, Option<String>)>| {
+    fn has_dtype(v: &Value) -> bool {
+        match v {
+            Value::Object(m) => m.contains_key("dtype") || m.values().any(has_dtype),
+            Value::Array(items) => items.iter().any(has_dtype),
+            _ => false,
+        }
+    }
+    let scan = |v: &Value, base: &dyn Fn() -> String, task: Option<&str>, found: &mut Vec<(String, String, Option<String>)>| {
+        if !has_dtype(v) {
+            return;
+        }
         let mut hits = Vec::new();
-        let mut path = base;
+        let mut path = base();
         walk(v, &mut path, &mut hits);
         found.extend(hits.into_iter().map(|(p, d)| (p, d, task.map(str::to_string))));
     };
     for (k, v) in &bp.extra {
-        scan(v, format!("$.{k}"), None, &mut found);
+        scan(v, &|| format!("$.{k}"), None, &mut found);
     }
     for (i, t) in bp.tasks.iter().enumerate() {
-        let base = task_path(i);
         for (k, v) in &t.extra {
-            scan(v, format!("{base}.{k}"), Some(&t.id), &mut found);
+            scan(v, &|| format!("{}.{k}", task_path(i)), Some(&t.id), &mut found);
         }
-        for (list, items) in [
-            ("inputs", t.inputs.iter().map(|x| &x.io).collect::<Vec<_>>()),
-            ("outputs", t.outputs.iter().map(|x| &x.io).collect()),
-            ("params", t.params.iter().map(|x| &x.io).collect()),
-        ] {
-            for (j, io) in items.into_iter().enumerate() {
-                if let Some(v) = &io.value {
-                    scan(v, format!("{base}.{list}[{j}].value"), Some(&t.id), &mut found);
-                }
+        for (list, j, io) in t.io_items() {
+            if let Some(v) = &io.value {
+                scan(v, &|| format!("{}.{list}[{j}].value", task_path(i)), Some(&t.id), &mut found);
             }
         }
     }
@@ -418,43 +414,28 @@ fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnosti
                 .task(&t.id),
             );
         }
-        let mut seen_deps: HashSet<&str> = HashSet::new();
         for (j, d) in t.depends_on.iter().enumerate() {
-            let path = format!("{}.depends_on[{j}]", task_path(i));
             if d.id == t.id {
-                out.push(
-                    Diagnostic::error(Code::SelfDependency, path, format!("task '{}' depends on itself", t.id)).task(&t.id),
-                );
-            } else if !seen_deps.insert(d.id.as_str()) {
+                let path = format!("{}.depends_on[{j}]", task_path(i));
+                out.push(Diagnostic::error(Code::SelfDependency, path, format!("task '{}' depends on itself", t.id)).task(&t.id));
+            }
+        }
+        for j in repeats(&t.depends_on, |d| &d.id) {
+            let d = &t.depends_on[j];
+            if d.id != t.id {
                 out.push(
                     Diagnostic::warning(
                         Code::DuplicateDependency,
-                        path,
+                        format!("{}.depends_on[{j}]", task_path(i)),
                         format!("task '{}' depends on '{}' more than once", t.id, d.id),
                     )
                     .task(&t.id),
                 );
             }
         }
-        for (list, names) in [
-            ("inputs", t.inputs.iter().map(|x| x.io.name.as_str()).collect::<Vec<_>>()),
-            ("outputs", t.outputs.iter().map(|x| x.io.name.as_str()).collect()),
-            ("params", t.params.iter().map(|x| x.io.name.as_str()).collect()),
-        ] {
-            let mut seen = HashSet::new();
-            for (j, name) in names.into_iter().enumerate() {
-                if !seen.insert(name) {
-                    out.push(
-                        Diagnostic::warning(
-                            Code::DuplicateIoName,
-                            format!("{}.{list}[{j}].name", task_path(i)),
-                            format!("task '{}' declares {list} item '{name}' twice; only the first is used", t.id),
-                        )
-                        .task(&t.id),
-                    );
-                }
-            }
-        }
+        repeated_names(out, i, t, "inputs", &t.inputs, |x| &x.io.name);
+        repeated_names(out, i, t, "outputs", &t.outputs, |x| &x.io.name);
+        repeated_names(out, i, t, "params", &t.params, |x| &x.io.name);
     }
     for cycle in graph.cycles() {
         if cycle.len() == 1 {
@@ -471,6 +452,29 @@ fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnosti
             .task(ids[0]),
         );
     }
+}
+
+fn repeated_names<T>(out: &mut Vec<Diagnostic>, i: usize, t: &Task, list: &str, items: &[T], name: impl Fn(&T) -> &str) {
+    for j in repeats(items, &name) {
+        out.push(
+            Diagnostic::warning(
+                Code::DuplicateIoName,
+                format!("{}.{list}[{j}].name", task_path(i)),
+                format!("task '{}' declares {list} item '{}' twice; only the first is used", t.id, name(&items[j])),
+            )
+            .task(&t.id),
+        );
+    }
+}
+
+/// Positions of the items that repeat an earlier one. Lists are short, so a scan beats
+/// hashing, until they are not.
+fn repeats<T>(items: &[T], key: impl Fn(&T) -> &str) -> Vec<usize> {
+    if items.len() <= 32 {
+        return (0..items.len()).filter(|&j| items[..j].iter().any(|e| key(e) == key(&items[j]))).collect();
+    }
+    let mut seen = HashSet::new();
+    (0..items.len()).filter(|&j| !seen.insert(key(&items[j]))).collect()
 }
 
 pub(crate) fn quote_list(ids: &[&str]) -> String {
