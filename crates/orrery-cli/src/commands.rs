@@ -4,7 +4,7 @@
 use crate::{ExportFormat, GraphFormatArg, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::render::{self, GraphFormat};
-use orrery_blueprint::{check_sources, save, Diagnostic, Encoding, FileReport, Source};
+use orrery_blueprint::{check_sources, save, Diagnostic, Encoding, FileReport, Severity, Source};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -13,24 +13,28 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<Source>> {
     files.iter().map(|f| Source::read(f).with_context(|| format!("cannot read {}", f.display()))).collect()
 }
 
-fn diagnostic_line(file: &str, d: &Diagnostic) -> String {
+/// Whether to colour output for a terminal (never when NO_COLOR is set).
+fn colour(terminal: bool) -> bool {
+    terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn diagnostic_line(file: &str, d: &Diagnostic, colour: bool) -> String {
     let place = match (d.line, d.column) {
         (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
         _ => String::new(),
     };
-    format!(
-        "{file}:{}:{}: {}[{}]: {}{place}",
-        d.task_id.as_deref().unwrap_or(""),
-        d.path,
-        d.severity.as_str(),
-        d.code,
-        d.message
-    )
+    let severity = match (colour, d.severity) {
+        (false, s) => s.as_str().to_string(),
+        (true, Severity::Error) => "\x1b[1;31merror\x1b[0m".to_string(),
+        (true, Severity::Warning) => "\x1b[1;33mwarning\x1b[0m".to_string(),
+        (true, Severity::Info) => "\x1b[1;36minfo\x1b[0m".to_string(),
+    };
+    format!("{file}:{}:{}: {severity}[{}]: {}{place}", d.task_id.as_deref().unwrap_or(""), d.path, d.code, d.message)
 }
 
-fn print_diagnostics(to: &mut dyn Write, report: &FileReport) {
+fn print_diagnostics(to: &mut dyn Write, report: &FileReport, colour: bool) {
     for d in &report.diagnostics {
-        let _ = writeln!(to, "{}", diagnostic_line(&report.file, d));
+        let _ = writeln!(to, "{}", diagnostic_line(&report.file, d, colour));
     }
 }
 
@@ -44,9 +48,10 @@ pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
             writeln!(out)?;
         }
         ReportFormat::Text => {
+            let tty = colour(std::io::stdout().is_terminal());
             let mut out = std::io::stdout().lock();
             for r in &reports {
-                print_diagnostics(&mut out, r);
+                print_diagnostics(&mut out, r, tty);
             }
             let invalid = reports.iter().filter(|r| !r.valid).count();
             let refused = reports.iter().filter(|r| !r.server_accepts).count();
@@ -70,8 +75,9 @@ pub fn fmt(check: bool, files: &[PathBuf]) -> Result<u8> {
         let loaded = match &s.loaded {
             Ok(l) => l,
             Err(diagnostics) => {
+                let tty = colour(std::io::stderr().is_terminal());
                 for d in diagnostics {
-                    eprintln!("{}", diagnostic_line(&s.path.display().to_string(), d));
+                    eprintln!("{}", diagnostic_line(&s.path.display().to_string(), d, tty));
                 }
                 code = 1;
                 continue;
@@ -108,6 +114,7 @@ pub fn export(to: ExportFormat, output: Option<&Path>, files: &[PathBuf]) -> Res
     let sources = read_all(files)?;
     let reports = check_sources(&sources);
     let mut refused = false;
+    let tty = colour(std::io::stderr().is_terminal());
     for r in &reports {
         let stderr = &mut std::io::stderr().lock();
         if !r.server_accepts || !r.valid {
@@ -119,10 +126,9 @@ pub fn export(to: ExportFormat, output: Option<&Path>, files: &[PathBuf]) -> Res
                 if r.server_accepts { "Orrery finds errors in it" } else { "an antikythera server would refuse it" }
             );
             let errors = FileReport { diagnostics: r.diagnostics.iter().filter(|d| d.is_error()).cloned().collect(), ..r.clone() };
-            print_diagnostics(stderr, &errors);
+            print_diagnostics(stderr, &errors, tty);
         } else {
-            let warnings = FileReport { diagnostics: r.diagnostics.clone(), ..r.clone() };
-            print_diagnostics(stderr, &warnings);
+            print_diagnostics(stderr, r, tty);
         }
     }
     if refused {
@@ -153,8 +159,9 @@ pub fn graph(format: GraphFormatArg, file: &Path) -> Result<u8> {
     let loaded = match &source.loaded {
         Ok(l) => l,
         Err(diagnostics) => {
+            let tty = colour(std::io::stderr().is_terminal());
             for d in diagnostics {
-                eprintln!("{}", diagnostic_line(&file.display().to_string(), d));
+                eprintln!("{}", diagnostic_line(&file.display().to_string(), d, tty));
             }
             return Ok(1);
         }
