@@ -13,6 +13,7 @@ pub mod render;
 pub mod save;
 pub mod scope;
 pub mod span;
+mod typed_load;
 pub mod validate;
 pub mod version;
 

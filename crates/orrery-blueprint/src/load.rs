@@ -55,6 +55,14 @@ pub struct LoadError {
 
 /// Loads a blueprint from text. Diagnostics carry line and column.
 pub fn load(text: &str) -> Result<Loaded, LoadError> {
+    if let Ok(blueprint) = crate::typed_load::load_plain(text) {
+        return Ok(Loaded { blueprint, encoding: Encoding::Plain, notes: Vec::new() });
+    }
+    load_carefully(text)
+}
+
+/// The careful path: parse to a JSON tree, then read it reporting every problem.
+pub fn load_carefully(text: &str) -> Result<Loaded, LoadError> {
     let (value, nonstandard) = match serde_json::from_str::<Value>(text) {
         Ok(v) => (v, None),
         Err(e) => match python_only_json(text) {

@@ -49,6 +49,17 @@ fn every_corpus_file_round_trips_losslessly_and_byte_stably_in_both_encodings() 
 }
 
 #[test]
+fn the_fast_loader_gives_what_the_careful_one_gives_on_the_corpus() {
+    for path in corpus_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let fast = load(&text).unwrap();
+        let careful = orrery_blueprint::load::load_carefully(&text).unwrap();
+        assert_eq!(fast.blueprint, careful.blueprint, "{}", path.display());
+        assert_eq!(fast.notes, careful.notes, "{}", path.display());
+    }
+}
+
+#[test]
 fn the_corpus_gets_the_reference_verdicts() {
     let files = corpus_files();
     let sources: Vec<Source> = files.iter().map(|p| Source::read(p).unwrap()).collect();

@@ -2,6 +2,7 @@
 //! saving is a fixed point (the same bytes every time).
 
 use orrery_blueprint::model::*;
+use orrery_blueprint::load::load_carefully;
 use orrery_blueprint::{load, save, Encoding};
 use proptest::prelude::*;
 use serde_json::{Number, Value};
@@ -118,6 +119,28 @@ proptest! {
             prop_assert_eq!(&loaded.blueprint, &bp, "{:?} changed the blueprint", encoding);
             prop_assert_eq!(loaded.encoding, encoding);
             prop_assert_eq!(save::to_string(&loaded.blueprint, encoding), saved, "saving again changes bytes");
+        }
+    }
+
+    #[test]
+    fn the_fast_and_the_careful_loader_agree(bp in blueprint(), pretty in any::<bool>()) {
+        // Canonical text, and the same data as compact JSON with keys in another order.
+        let canonical = save::to_string(&bp, Encoding::Plain);
+        let compact = if pretty { canonical.clone() } else {
+            let mut v: serde_json::Value = serde_json::from_str(&canonical).unwrap();
+            if let Some(tasks) = v.get_mut("tasks").and_then(|t| t.as_array_mut()) {
+                for t in tasks {
+                    let m = t.as_object_mut().unwrap();
+                    let entries: Vec<_> = std::mem::take(m).into_iter().rev().collect();
+                    m.extend(entries);
+                }
+            }
+            serde_json::to_string(&v).unwrap()
+        };
+        for text in [canonical, compact] {
+            let fast = load(&text).map(|l| (l.blueprint, l.encoding, l.notes)).map_err(|e| e.diagnostics);
+            let careful = load_carefully(&text).map(|l| (l.blueprint, l.encoding, l.notes)).map_err(|e| e.diagnostics);
+            prop_assert_eq!(fast, careful, "the two loaders disagree on\n{}", text);
         }
     }
 

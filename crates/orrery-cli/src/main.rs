@@ -5,6 +5,11 @@
 
 mod commands;
 
+// Loading a large blueprint makes millions of small allocations; mimalloc serves them about
+// twice as fast as glibc's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;

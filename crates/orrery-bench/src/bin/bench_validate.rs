@@ -68,6 +68,10 @@ fn wanted(name: &str) -> bool {
     ONLY.get().is_none_or(|only| only.is_empty() || only.iter().any(|o| o == name))
 }
 
+// The same allocator as the `orrery` binary, so the figures are what users get.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let usage = "usage: bench_validate FILE [--runs N] [--library INNER.json]... [--json] [--phases] [--only MEASURE]...";
     let mut file: Option<PathBuf> = None;
