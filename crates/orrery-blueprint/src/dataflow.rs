@@ -9,7 +9,7 @@ use crate::graph::TaskGraph;
 use crate::model::*;
 use crate::validate::{quote_list, task_path};
 use foldhash::{HashMap, HashMapExt, HashSet};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 /// The names a blueprint's outputs write to session data.
 pub fn produced_names(bp: &Blueprint) -> HashSet<&str> {
@@ -127,7 +127,7 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
         nodes.sort_unstable();
         nodes.dedup();
     }
-    let mut seen = vec![false; graph.len()];
+    let mut search = Search { seen: vec![false; graph.len()], marked: Vec::new(), queue: VecDeque::new() };
     for (i, t) in bp.tasks.iter().enumerate() {
         let node = graph.node_of[t.id.as_str()];
         for (j, input) in t.inputs.iter().enumerate() {
@@ -138,7 +138,7 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
                     "task '{}': input '{}' reads '{key}', which no task in this blueprint produces (it must come from session parameters or a calling composite)",
                     t.id, input.io.name
                 ),
-                Some(nodes) if !has_upstream(graph, node, nodes, &mut seen) => {
+                Some(nodes) if !has_upstream(graph, node, nodes, &mut search) => {
                     let ids: Vec<&str> = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str()).collect();
                     format!(
                         "task '{}': input '{}' reads '{key}', produced by {} but not by any task it depends on: the value may not be there yet",
@@ -154,9 +154,21 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
     }
 }
 
-/// Whether one of `producers` is a proper ancestor of `node`. On an acyclic graph the search
-/// stays above the earliest producer in topological order.
-fn has_upstream(graph: &TaskGraph<'_>, node: usize, producers: &[usize], seen: &mut [bool]) -> bool {
+/// Reusable marks and queue for the ancestor searches, cleared after each.
+struct Search {
+    seen: Vec<bool>,
+    marked: Vec<usize>,
+    queue: VecDeque<usize>,
+}
+
+/// Whether one of `producers` (sorted) is a proper ancestor of `node`. The search goes
+/// breadth first, so the usual case (a producer just upstream) is found at once; on an acyclic
+/// graph it stays above the earliest producer in topological order.
+fn has_upstream(graph: &TaskGraph<'_>, node: usize, producers: &[usize], search: &mut Search) -> bool {
+    let wanted = |n: usize| n != node && producers.binary_search(&n).is_ok();
+    if graph.predecessors[node].iter().any(|&(p, _)| wanted(p)) {
+        return true;
+    }
     let floor = match &graph.topo_position {
         Some(pos) => match producers.iter().map(|&p| pos[p]).filter(|&p| p < pos[node]).min() {
             Some(lowest) => lowest,
@@ -164,25 +176,24 @@ fn has_upstream(graph: &TaskGraph<'_>, node: usize, producers: &[usize], seen: &
         },
         None => 0,
     };
-    let wanted = |n: usize| n != node && producers.binary_search(&n).is_ok();
     let within = |n: usize| graph.topo_position.as_ref().is_none_or(|pos| pos[n] >= floor);
     let mut found = false;
-    let mut marked = Vec::new();
-    let mut stack: Vec<usize> = graph.predecessors[node].iter().map(|&(p, _)| p).collect();
-    while let Some(n) = stack.pop() {
-        if seen[n] || !within(n) {
+    search.queue.extend(graph.predecessors[node].iter().map(|&(p, _)| p));
+    while let Some(n) = search.queue.pop_front() {
+        if search.seen[n] || !within(n) {
             continue;
         }
-        seen[n] = true;
-        marked.push(n);
+        search.seen[n] = true;
+        search.marked.push(n);
         if wanted(n) {
             found = true;
             break;
         }
-        stack.extend(graph.predecessors[n].iter().map(|&(p, _)| p));
+        search.queue.extend(graph.predecessors[n].iter().map(|&(p, _)| p));
     }
-    for n in marked {
-        seen[n] = false;
+    search.queue.clear();
+    for n in search.marked.drain(..) {
+        search.seen[n] = false;
     }
     found
 }
