@@ -1,0 +1,5 @@
+//! The orchestrator (ARCHITECTURE.md): a pure scheduler that decides what may start and which
+//! completions may land, and (to come) the session runner that owns each session's side
+//! effects, and the agents that execute tasks.
+
+pub mod scheduler;
