@@ -227,8 +227,11 @@ fn repeat(
             interpreter.check_len(len)?;
             interpreter.charge(len as u64)?;
             let mut out = Vec::with_capacity(len);
-            for _ in 0..count {
-                out.extend(items.iter().cloned());
+            // An empty sequence stays empty however large the count (`[] * 11**9`): no loop.
+            if !items.is_empty() {
+                for _ in 0..count {
+                    out.extend(items.iter().cloned());
+                }
             }
             Ok(match sequence {
                 Value::List(_) => Value::list(out),
