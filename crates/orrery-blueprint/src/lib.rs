@@ -21,4 +21,4 @@ pub use check::{check_files, check_sources, FileReport, Source};
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use load::{load, Encoding, LoadError, Loaded};
 pub use model::*;
-pub use validate::{validate, Library};
+pub use validate::{validate, Library, ValidBlueprint};

@@ -52,6 +52,34 @@ impl<'a> FromIterator<&'a Blueprint> for Library<'a> {
     }
 }
 
+/// A blueprint in which validation found no error: the only form the engine accepts. Its
+/// warnings travel with it, so a run can show them.
+#[derive(Debug, Clone)]
+pub struct ValidBlueprint {
+    blueprint: Blueprint,
+    warnings: Vec<Diagnostic>,
+}
+
+impl ValidBlueprint {
+    /// Validates `blueprint` (composites resolve in `library`); every diagnostic when it has errors.
+    pub fn new(blueprint: Blueprint, library: &Library<'_>) -> Result<ValidBlueprint, Vec<Diagnostic>> {
+        let diagnostics = validate(&blueprint, library);
+        if diagnostics.iter().any(Diagnostic::is_error) {
+            return Err(diagnostics);
+        }
+        Ok(ValidBlueprint { blueprint, warnings: diagnostics })
+    }
+    pub fn blueprint(&self) -> &Blueprint {
+        &self.blueprint
+    }
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+    pub fn into_blueprint(self) -> Blueprint {
+        self.blueprint
+    }
+}
+
 pub(crate) fn task_path(index: usize) -> String {
     format!("$.tasks[{index}]")
 }

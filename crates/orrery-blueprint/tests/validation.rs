@@ -1,7 +1,7 @@
 //! Validation and loading, rule by rule: each test builds the smallest blueprint that shows a
 //! rule and checks the code, the task, the path and the server verdict of what comes back.
 
-use orrery_blueprint::{load, validate, Code, Diagnostic, Library, Severity};
+use orrery_blueprint::{load, validate, Code, Diagnostic, Library, Severity, ValidBlueprint};
 use serde_json::{json, Value};
 
 /// A valid linear blueprint start -> a -> b -> end, changed by `edit`.
@@ -254,4 +254,14 @@ fn objects_with_a_dtype_must_decode_as_compas_objects() {
     assert!(diagnostics(&ok).is_empty());
     let bad = blueprint(|v| v["tasks"][1]["params"] = json!([{"name": "p", "value": {"dtype": "os/system"}}]));
     assert!(only(&bad, Code::CompasObject).server_rejects);
+}
+
+#[test]
+fn only_a_blueprint_without_errors_becomes_a_valid_blueprint() {
+    let ok = load(&blueprint(|v| v["tasks"][2]["depends_on"][0]["type"] = json!("SF"))).unwrap().blueprint;
+    let valid = ValidBlueprint::new(ok, &Library::new()).expect("warnings do not stop a run");
+    assert_eq!(valid.warnings().len(), 1, "the SF portability warning travels with it");
+    let orphan = load(&blueprint(|v| v["tasks"][2]["depends_on"] = json!([]))).unwrap().blueprint;
+    let refused = ValidBlueprint::new(orphan, &Library::new()).expect_err("an orphan cannot run");
+    assert!(refused.iter().any(|d| d.code == Code::OrphanTask));
 }
