@@ -5,8 +5,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Build: a C toolchain for bundled C code; python3-venv for the reference oracle used by the tests.
-PACKAGES=(build-essential pkg-config ca-certificates python3 python3-venv)
+# Build: a C toolchain for bundled C code (SQLite, mimalloc); python3-venv for the reference oracle
+# used by the tests; e2fsprogs (chattr) for the store's read-only tests when run as root.
+PACKAGES=(build-essential pkg-config ca-certificates python3 python3-venv e2fsprogs)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

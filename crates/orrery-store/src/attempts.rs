@@ -1,0 +1,687 @@
+//! Task nodes of a session's flattened graph and the attempts (task runs) made at them.
+//!
+//! A node is `"{blueprint_instance}.{task_id}"` with its antikythera task state. Each attempt
+//! is one row with a fresh `run_id`; every later write about it is conditional on
+//! `state = 'running'`, so a stale or unknown run id is refused and changes nothing. A node has
+//! at most one running attempt.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::error::SqliteResultExt;
+use crate::events::{append, kinds, Event};
+use crate::sessions::{require_session, ErrorRecord};
+use crate::{Store, StoreError, Tx};
+
+/// A task state, spelled as antikythera spells it (COMPAT.md section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TaskState {
+    Unspecified,
+    Pending,
+    Ready,
+    Running,
+    Succeeded,
+    Failed,
+    Skipped,
+    SkipRequested,
+}
+
+impl TaskState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Unspecified => "UNSPECIFIED",
+            TaskState::Pending => "PENDING",
+            TaskState::Ready => "READY",
+            TaskState::Running => "RUNNING",
+            TaskState::Succeeded => "SUCCEEDED",
+            TaskState::Failed => "FAILED",
+            TaskState::Skipped => "SKIPPED",
+            TaskState::SkipRequested => "SKIP_REQUESTED",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<TaskState> {
+        Some(match text {
+            "UNSPECIFIED" => TaskState::Unspecified,
+            "PENDING" => TaskState::Pending,
+            "READY" => TaskState::Ready,
+            "RUNNING" => TaskState::Running,
+            "SUCCEEDED" => TaskState::Succeeded,
+            "FAILED" => TaskState::Failed,
+            "SKIPPED" => TaskState::Skipped,
+            "SKIP_REQUESTED" => TaskState::SkipRequested,
+            _ => return None,
+        })
+    }
+}
+
+/// The state of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AttemptState {
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+    Skipped,
+    /// Settled by crash recovery when what happened cannot be known.
+    Unknown,
+}
+
+impl AttemptState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptState::Running => "running",
+            AttemptState::Succeeded => "succeeded",
+            AttemptState::Failed => "failed",
+            AttemptState::Cancelled => "cancelled",
+            AttemptState::Skipped => "skipped",
+            AttemptState::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<AttemptState> {
+        Some(match text {
+            "running" => AttemptState::Running,
+            "succeeded" => AttemptState::Succeeded,
+            "failed" => AttemptState::Failed,
+            "cancelled" => AttemptState::Cancelled,
+            "skipped" => AttemptState::Skipped,
+            "unknown" => AttemptState::Unknown,
+            _ => return None,
+        })
+    }
+}
+
+/// The id of one attempt; fresh for every attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(String);
+
+impl RunId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for RunId {
+    fn from(id: String) -> Self {
+        RunId(id)
+    }
+}
+
+impl From<&str> for RunId {
+    fn from(id: &str) -> Self {
+        RunId(id.to_string())
+    }
+}
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which process runs an attempt: the pid alone is reused by the OS, the pair is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessIdentity {
+    pub pid: u32,
+    /// The process start time as the OS reports it (on Linux, field 22 of /proc/PID/stat).
+    pub start_time: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskNode {
+    pub session_id: String,
+    pub node: String,
+    pub state: TaskState,
+    pub updated_ms: i64,
+}
+
+/// What is known when an attempt begins.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NewAttempt {
+    pub agent: String,
+    pub log_path: Option<PathBuf>,
+    pub inputs: Option<Value>,
+    pub process: Option<ProcessIdentity>,
+}
+
+/// How an attempt ended; each outcome carries what belongs to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum Outcome {
+    Succeeded {
+        exit_code: Option<i32>,
+        outputs: Value,
+    },
+    Failed {
+        exit_code: Option<i32>,
+        error: ErrorRecord,
+    },
+    Cancelled {
+        exit_code: Option<i32>,
+    },
+    Skipped,
+    /// The process is gone and its result cannot be known (crash recovery).
+    Unknown {
+        error: ErrorRecord,
+    },
+}
+
+impl Outcome {
+    pub fn state(&self) -> AttemptState {
+        match self {
+            Outcome::Succeeded { .. } => AttemptState::Succeeded,
+            Outcome::Failed { .. } => AttemptState::Failed,
+            Outcome::Cancelled { .. } => AttemptState::Cancelled,
+            Outcome::Skipped => AttemptState::Skipped,
+            Outcome::Unknown { .. } => AttemptState::Unknown,
+        }
+    }
+}
+
+/// Everything that lands with a settled attempt, in one transaction: the outcome, optionally
+/// the node's new state and the session data its outputs write. (FF edges may hold a node's
+/// completion back, so the node state is the engine's call.)
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    pub outcome: Outcome,
+    pub node_state: Option<TaskState>,
+    /// `(blueprint instance, key, value)` written to session data.
+    pub data: Vec<(String, String, Value)>,
+}
+
+impl From<Outcome> for Settlement {
+    fn from(outcome: Outcome) -> Self {
+        Settlement {
+            outcome,
+            node_state: None,
+            data: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub run_id: RunId,
+    pub session_id: String,
+    pub node: String,
+    /// 1 for the first attempt at a node, then 2, 3, ...
+    pub attempt: u32,
+    pub state: AttemptState,
+    pub agent: String,
+    pub started_ms: i64,
+    pub finished_ms: Option<i64>,
+    pub exit_code: Option<i32>,
+    pub error: Option<ErrorRecord>,
+    pub process: Option<ProcessIdentity>,
+    pub log_path: Option<PathBuf>,
+    pub inputs: Option<Value>,
+    pub outputs: Option<Value>,
+}
+
+impl Store {
+    /// Sets the state of nodes (creating those not seen before), appending one
+    /// `task_state_changed` event per node whose state changed, all in one transaction.
+    pub fn set_task_states(
+        &mut self,
+        session_id: &str,
+        changes: &[(&str, TaskState)],
+    ) -> Result<Vec<Event>, StoreError> {
+        if let Some((node, _)) = changes.iter().find(|(node, _)| node.is_empty()) {
+            return Err(StoreError::invalid(format!("node name {node:?} is empty")));
+        }
+        self.write(|tx| {
+            require_session(&tx.sql, tx.path, session_id)?;
+            let mut events = Vec::new();
+            for (node, state) in changes {
+                if let Some(event) = set_node_state(tx, session_id, node, *state)? {
+                    events.push(event);
+                }
+            }
+            Ok(events)
+        })
+    }
+
+    /// One node's state; see [`Store::set_task_states`]. `None` when it was already so.
+    pub fn set_task_state(
+        &mut self,
+        session_id: &str,
+        node: &str,
+        state: TaskState,
+    ) -> Result<Option<Event>, StoreError> {
+        Ok(self.set_task_states(session_id, &[(node, state)])?.pop())
+    }
+
+    pub fn task_node(&self, session_id: &str, node: &str) -> Result<TaskNode, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT session_id, node, state, updated_ms FROM task_nodes
+                 WHERE session_id = ?1 AND node = ?2",
+                [session_id, node],
+                node_row,
+            )
+            .optional()
+            .at(&self.path)?
+            .ok_or_else(|| StoreError::not_found("task node", format!("{session_id}/{node}")))?
+            .into_node(&self.path)
+    }
+
+    /// Every node of a session, by name.
+    pub fn task_nodes(&self, session_id: &str) -> Result<Vec<TaskNode>, StoreError> {
+        self.read(|conn, path| {
+            require_session(conn, path, session_id)?;
+            let mut stmt = conn
+                .prepare(
+                    "SELECT session_id, node, state, updated_ms FROM task_nodes
+                     WHERE session_id = ?1 ORDER BY node",
+                )
+                .at(path)?;
+            let rows = stmt.query_map([session_id], node_row).at(path)?;
+            rows.map(|r| r.at(path).and_then(|raw| raw.into_node(path)))
+                .collect()
+        })
+    }
+
+    /// Starts a new attempt at a node with a fresh run id; the node becomes RUNNING. Refused
+    /// while the node has another running attempt.
+    pub fn begin_attempt(
+        &mut self,
+        session_id: &str,
+        node: &str,
+        new: &NewAttempt,
+    ) -> Result<(Attempt, Vec<Event>), StoreError> {
+        if new.agent.is_empty() {
+            return Err(StoreError::invalid(format!(
+                "attempt at node {node:?} needs an agent"
+            )));
+        }
+        self.write(|tx| {
+            require_session(&tx.sql, tx.path, session_id)?;
+            let exists = tx
+                .sql
+                .prepare_cached("SELECT 1 FROM task_nodes WHERE session_id = ?1 AND node = ?2")
+                .and_then(|mut s| s.exists([session_id, node]))
+                .at(tx.path)?;
+            if !exists {
+                return Err(StoreError::not_found("task node", format!("{session_id}/{node}")));
+            }
+            let running: Option<String> = tx
+                .sql
+                .prepare_cached(
+                    "SELECT run_id FROM task_runs
+                     WHERE session_id = ?1 AND node = ?2 AND state = 'running'",
+                )
+                .and_then(|mut s| s.query_row([session_id, node], |r| r.get(0)).optional())
+                .at(tx.path)?;
+            if let Some(run_id) = running {
+                return Err(StoreError::invalid(format!(
+                    "node {node:?} of session {session_id:?} already has a running attempt {run_id:?}"
+                )));
+            }
+            let attempt: u32 = tx
+                .sql
+                .prepare_cached(
+                    "SELECT COALESCE(MAX(attempt), 0) + 1 FROM task_runs
+                     WHERE session_id = ?1 AND node = ?2",
+                )
+                .and_then(|mut s| s.query_row([session_id, node], |r| r.get(0)))
+                .at(tx.path)?;
+            let run = Attempt {
+                run_id: RunId(tx.ids.run_id()),
+                session_id: session_id.to_string(),
+                node: node.to_string(),
+                attempt,
+                state: AttemptState::Running,
+                agent: new.agent.clone(),
+                started_ms: tx.now_ms,
+                finished_ms: None,
+                exit_code: None,
+                error: None,
+                process: new.process,
+                log_path: new.log_path.clone(),
+                inputs: new.inputs.clone(),
+                outputs: None,
+            };
+            tx.sql
+                .prepare_cached(
+                    "INSERT INTO task_runs (run_id, session_id, node, attempt, state, agent,
+                         started_ms, pid, process_start_time, log_path, inputs_json)
+                     VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9, ?10)",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![
+                        run.run_id.as_str(),
+                        session_id,
+                        node,
+                        attempt,
+                        run.agent,
+                        run.started_ms,
+                        run.process.map(|p| p.pid),
+                        run.process.map(|p| p.start_time as i64),
+                        run.log_path.as_ref().map(|p| p.to_string_lossy().into_owned()),
+                        run.inputs.as_ref().map(Value::to_string),
+                    ])
+                })
+                .at(tx.path)?;
+            let mut events = Vec::new();
+            events.extend(set_node_state(tx, session_id, node, TaskState::Running)?);
+            events.push(append(
+                tx,
+                session_id,
+                kinds::ATTEMPT_STARTED,
+                Some(&run.run_id),
+                &json!({"node": node, "attempt": attempt, "agent": run.agent}),
+            )?);
+            Ok((run, events))
+        })
+    }
+
+    /// Records the process of a running attempt once it has been spawned.
+    pub fn set_attempt_process(
+        &mut self,
+        run_id: &RunId,
+        process: ProcessIdentity,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let changed = tx
+                .sql
+                .execute(
+                    "UPDATE task_runs SET pid = ?2, process_start_time = ?3
+                     WHERE run_id = ?1 AND state = 'running'",
+                    params![run_id.as_str(), process.pid, process.start_time as i64],
+                )
+                .at(tx.path)?;
+            if changed == 0 {
+                return Err(stale(&tx.sql, run_id));
+            }
+            Ok(())
+        })
+    }
+
+    /// Settles a running attempt: conditional on `state = 'running'`, so a stale or unknown
+    /// run id is refused and nothing changes. Returns the events appended, in order.
+    pub fn settle_attempt(
+        &mut self,
+        run_id: &RunId,
+        settlement: impl Into<Settlement>,
+    ) -> Result<Vec<Event>, StoreError> {
+        let settlement = settlement.into();
+        let outcome = &settlement.outcome;
+        let (exit_code, error, outputs) = match outcome {
+            Outcome::Succeeded { exit_code, outputs } => (*exit_code, None, Some(outputs)),
+            Outcome::Failed { exit_code, error } => (*exit_code, Some(error), None),
+            Outcome::Cancelled { exit_code } => (*exit_code, None, None),
+            Outcome::Skipped => (None, None, None),
+            Outcome::Unknown { error } => (None, Some(error), None),
+        };
+        self.write(|tx| {
+            let settled: Option<(String, String)> = tx
+                .sql
+                .prepare_cached(
+                    "UPDATE task_runs SET state = ?2, finished_ms = ?3, exit_code = ?4,
+                         error_json = ?5, outputs_json = ?6
+                     WHERE run_id = ?1 AND state = 'running'
+                     RETURNING session_id, node",
+                )
+                .and_then(|mut s| {
+                    s.query_row(
+                        params![
+                            run_id.as_str(),
+                            outcome.state().as_str(),
+                            tx.now_ms,
+                            exit_code,
+                            error.map(|e| serde_json::to_string(e).unwrap_or_default()),
+                            outputs.map(Value::to_string),
+                        ],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()
+                })
+                .at(tx.path)?;
+            let Some((session_id, node)) = settled else {
+                return Err(stale(&tx.sql, run_id));
+            };
+            if outcome.state() == AttemptState::Succeeded {
+                crate::progress::complete_all_steps(tx, run_id)?;
+            }
+            let mut events = vec![append(
+                tx,
+                &session_id,
+                kinds::ATTEMPT_SETTLED,
+                Some(run_id),
+                &json!({"node": node, "outcome": outcome}),
+            )?];
+            if !settlement.data.is_empty() {
+                events.push(crate::data::put_data_in(tx, &session_id, &settlement.data)?);
+            }
+            if let Some(state) = settlement.node_state {
+                events.extend(set_node_state(tx, &session_id, &node, state)?);
+            }
+            Ok(events)
+        })
+    }
+
+    pub fn attempt(&self, run_id: &RunId) -> Result<Attempt, StoreError> {
+        self.conn
+            .query_row(
+                &format!("{SELECT_ATTEMPT} WHERE run_id = ?1"),
+                [run_id.as_str()],
+                attempt_row,
+            )
+            .optional()
+            .at(&self.path)?
+            .ok_or_else(|| StoreError::not_found("run", run_id.as_str()))?
+            .into_attempt(&self.path)
+    }
+
+    /// Every attempt of a session, in the order they started: the timeline.
+    pub fn attempts(&self, session_id: &str) -> Result<Vec<Attempt>, StoreError> {
+        self.read(|conn, path| {
+            require_session(conn, path, session_id)?;
+            let mut stmt = conn
+                .prepare(&format!(
+                    "{SELECT_ATTEMPT} WHERE session_id = ?1 ORDER BY started_ms, rowid"
+                ))
+                .at(path)?;
+            let rows = stmt.query_map([session_id], attempt_row).at(path)?;
+            rows.map(|r| r.at(path).and_then(|raw| raw.into_attempt(path)))
+                .collect()
+        })
+    }
+
+    /// Every attempt still marked running, in any session: what crash recovery must settle.
+    pub fn running_attempts(&self) -> Result<Vec<Attempt>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "{SELECT_ATTEMPT} WHERE state = 'running' ORDER BY started_ms, rowid"
+            ))
+            .at(&self.path)?;
+        let rows = stmt.query_map([], attempt_row).at(&self.path)?;
+        rows.map(|r| {
+            r.at(&self.path)
+                .and_then(|raw| raw.into_attempt(&self.path))
+        })
+        .collect()
+    }
+}
+
+/// Upserts one node's state inside a transaction; an event only when the state changed.
+pub(crate) fn set_node_state(
+    tx: &Tx<'_>,
+    session_id: &str,
+    node: &str,
+    state: TaskState,
+) -> Result<Option<Event>, StoreError> {
+    let previous: Option<String> = tx
+        .sql
+        .prepare_cached("SELECT state FROM task_nodes WHERE session_id = ?1 AND node = ?2")
+        .and_then(|mut s| s.query_row([session_id, node], |r| r.get(0)).optional())
+        .at(tx.path)?;
+    if previous.as_deref() == Some(state.as_str()) {
+        return Ok(None);
+    }
+    tx.sql
+        .prepare_cached(
+            "INSERT INTO task_nodes (session_id, node, state, updated_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (session_id, node) DO UPDATE SET state = ?3, updated_ms = ?4",
+        )
+        .and_then(|mut s| s.execute(params![session_id, node, state.as_str(), tx.now_ms]))
+        .at(tx.path)?;
+    let (instance, task_id) = node.rsplit_once('.').unwrap_or(("", node));
+    append(
+        tx,
+        session_id,
+        kinds::TASK_STATE_CHANGED,
+        None,
+        &json!({"node": node, "blueprint_id": instance, "task_id": task_id, "state": state, "previous": previous}),
+    )
+    .map(Some)
+}
+
+/// The error for a write refused because `run_id` is not running (or does not exist).
+pub(crate) fn stale(conn: &Connection, run_id: &RunId) -> StoreError {
+    let state: Option<String> = conn
+        .query_row(
+            "SELECT state FROM task_runs WHERE run_id = ?1",
+            [run_id.as_str()],
+            |r| r.get(0),
+        )
+        .optional()
+        .unwrap_or(None);
+    match state {
+        Some(state) => StoreError::StaleRun {
+            run_id: run_id.to_string(),
+            state,
+        },
+        None => StoreError::StaleRun {
+            run_id: run_id.to_string(),
+            state: "unknown to this store".into(),
+        },
+    }
+}
+
+const SELECT_ATTEMPT: &str = "SELECT run_id, session_id, node, attempt, state, agent, started_ms,
+    finished_ms, exit_code, error_json, pid, process_start_time, log_path, inputs_json,
+    outputs_json FROM task_runs";
+
+struct RawNode {
+    session_id: String,
+    node: String,
+    state: String,
+    updated_ms: i64,
+}
+
+fn node_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawNode> {
+    Ok(RawNode {
+        session_id: row.get(0)?,
+        node: row.get(1)?,
+        state: row.get(2)?,
+        updated_ms: row.get(3)?,
+    })
+}
+
+impl RawNode {
+    fn into_node(self, path: &Path) -> Result<TaskNode, StoreError> {
+        let state = TaskState::parse(&self.state).ok_or_else(|| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!(
+                "node {:?} of session {:?} has state {:?}",
+                self.node, self.session_id, self.state
+            ),
+        })?;
+        Ok(TaskNode {
+            session_id: self.session_id,
+            node: self.node,
+            state,
+            updated_ms: self.updated_ms,
+        })
+    }
+}
+
+struct RawAttempt {
+    run_id: String,
+    session_id: String,
+    node: String,
+    attempt: u32,
+    state: String,
+    agent: String,
+    started_ms: i64,
+    finished_ms: Option<i64>,
+    exit_code: Option<i32>,
+    error_json: Option<String>,
+    pid: Option<u32>,
+    process_start_time: Option<i64>,
+    log_path: Option<String>,
+    inputs_json: Option<String>,
+    outputs_json: Option<String>,
+}
+
+fn attempt_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
+    Ok(RawAttempt {
+        run_id: row.get(0)?,
+        session_id: row.get(1)?,
+        node: row.get(2)?,
+        attempt: row.get(3)?,
+        state: row.get(4)?,
+        agent: row.get(5)?,
+        started_ms: row.get(6)?,
+        finished_ms: row.get(7)?,
+        exit_code: row.get(8)?,
+        error_json: row.get(9)?,
+        pid: row.get(10)?,
+        process_start_time: row.get(11)?,
+        log_path: row.get(12)?,
+        inputs_json: row.get(13)?,
+        outputs_json: row.get(14)?,
+    })
+}
+
+impl RawAttempt {
+    fn into_attempt(self, path: &Path) -> Result<Attempt, StoreError> {
+        let run_id = self.run_id;
+        let corrupt = |what: &str| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("run {run_id:?} has an unreadable {what}"),
+        };
+        let json = |text: Option<String>, what: &str| -> Result<Option<Value>, StoreError> {
+            text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(what)))
+                .transpose()
+        };
+        let state = AttemptState::parse(&self.state).ok_or_else(|| corrupt("state"))?;
+        let error = match self.error_json {
+            Some(t) => Some(serde_json::from_str(&t).map_err(|_| corrupt("error"))?),
+            None => None,
+        };
+        let inputs = json(self.inputs_json, "inputs")?;
+        let outputs = json(self.outputs_json, "outputs")?;
+        Ok(Attempt {
+            run_id: RunId(run_id.clone()),
+            session_id: self.session_id,
+            node: self.node,
+            attempt: self.attempt,
+            state,
+            agent: self.agent,
+            started_ms: self.started_ms,
+            finished_ms: self.finished_ms,
+            exit_code: self.exit_code,
+            error,
+            process: match (self.pid, self.process_start_time) {
+                (Some(pid), Some(start)) => Some(ProcessIdentity {
+                    pid,
+                    start_time: start as u64,
+                }),
+                _ => None,
+            },
+            log_path: self.log_path.map(PathBuf::from),
+            inputs,
+            outputs,
+        })
+    }
+}

@@ -1,0 +1,201 @@
+//! Session data (a key/value store per session and per blueprint instance, COMPAT.md
+//! section 4) and scope iteration counters, keyed by instance so that one inner blueprint used
+//! twice never shares a counter (a weakness of the reference).
+
+use std::collections::BTreeMap;
+
+use rusqlite::{params, OptionalExtension};
+use serde_json::{json, Value};
+
+use crate::error::SqliteResultExt;
+use crate::events::{append, kinds, Event};
+use crate::sessions::require_session;
+use crate::{Store, StoreError, Tx};
+
+impl Store {
+    /// One value of a blueprint instance's data; `None` when the key was never written.
+    pub fn data_value(
+        &self,
+        session_id: &str,
+        instance: &str,
+        key: &str,
+    ) -> Result<Option<Value>, StoreError> {
+        self.read(|conn, path| {
+            require_session(conn, path, session_id)?;
+            let text: Option<String> = conn
+                .query_row(
+                    "SELECT value_json FROM session_data
+                     WHERE session_id = ?1 AND instance = ?2 AND key = ?3",
+                    [session_id, instance, key],
+                    |r| r.get(0),
+                )
+                .optional()
+                .at(path)?;
+            text.map(|t| parse_value(path, session_id, instance, key, &t))
+                .transpose()
+        })
+    }
+
+    /// All data of one blueprint instance, by key.
+    pub fn instance_data(
+        &self,
+        session_id: &str,
+        instance: &str,
+    ) -> Result<BTreeMap<String, Value>, StoreError> {
+        self.read(|conn, path| {
+            require_session(conn, path, session_id)?;
+            let mut stmt = conn
+                .prepare(
+                    "SELECT key, value_json FROM session_data
+                     WHERE session_id = ?1 AND instance = ?2 ORDER BY key",
+                )
+                .at(path)?;
+            let rows = stmt
+                .query_map([session_id, instance], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .at(path)?;
+            let mut data = BTreeMap::new();
+            for row in rows {
+                let (key, text) = row.at(path)?;
+                let value = parse_value(path, session_id, instance, &key, &text)?;
+                data.insert(key, value);
+            }
+            Ok(data)
+        })
+    }
+
+    /// Writes several keys of one instance in one transaction with one `data_updated` event.
+    pub fn put_data(
+        &mut self,
+        session_id: &str,
+        instance: &str,
+        values: &[(&str, Value)],
+    ) -> Result<Event, StoreError> {
+        let writes: Vec<(String, String, Value)> = values
+            .iter()
+            .map(|(k, v)| (instance.to_string(), k.to_string(), v.clone()))
+            .collect();
+        self.write(|tx| {
+            require_session(&tx.sql, tx.path, session_id)?;
+            put_data_in(tx, session_id, &writes)
+        })
+    }
+
+    /// How many extra runs a scope has made (0 when never looped).
+    pub fn scope_iterations(
+        &self,
+        session_id: &str,
+        instance: &str,
+        scope_task_id: &str,
+    ) -> Result<u32, StoreError> {
+        self.read(|conn, path| {
+            require_session(conn, path, session_id)?;
+            let n: Option<u32> = conn
+                .query_row(
+                    "SELECT iterations FROM scope_iterations
+                     WHERE session_id = ?1 AND instance = ?2 AND scope_task_id = ?3",
+                    [session_id, instance, scope_task_id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .at(path)?;
+            Ok(n.unwrap_or(0))
+        })
+    }
+
+    /// Sets a scope counter (0 resets a nested scope when its parent loops).
+    pub fn set_scope_iterations(
+        &mut self,
+        session_id: &str,
+        instance: &str,
+        scope_task_id: &str,
+        iterations: u32,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            require_session(&tx.sql, tx.path, session_id)?;
+            tx.sql
+                .execute(
+                    "INSERT INTO scope_iterations (session_id, instance, scope_task_id, iterations)
+                     VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (session_id, instance, scope_task_id) DO UPDATE SET iterations = ?4",
+                    params![session_id, instance, scope_task_id, iterations],
+                )
+                .at(tx.path)?;
+            Ok(())
+        })
+    }
+
+    /// Adds one to a scope counter and returns the new count.
+    pub fn increment_scope_iterations(
+        &mut self,
+        session_id: &str,
+        instance: &str,
+        scope_task_id: &str,
+    ) -> Result<u32, StoreError> {
+        self.write(|tx| {
+            require_session(&tx.sql, tx.path, session_id)?;
+            tx.sql
+                .query_row(
+                    "INSERT INTO scope_iterations (session_id, instance, scope_task_id, iterations)
+                     VALUES (?1, ?2, ?3, 1)
+                     ON CONFLICT (session_id, instance, scope_task_id)
+                         DO UPDATE SET iterations = iterations + 1
+                     RETURNING iterations",
+                    params![session_id, instance, scope_task_id],
+                    |r| r.get(0),
+                )
+                .at(tx.path)
+        })
+    }
+}
+
+/// Writes `(instance, key, value)` triples inside a transaction; one event lists them.
+pub(crate) fn put_data_in(
+    tx: &Tx<'_>,
+    session_id: &str,
+    writes: &[(String, String, Value)],
+) -> Result<Event, StoreError> {
+    let mut stmt = tx
+        .sql
+        .prepare_cached(
+            "INSERT INTO session_data (session_id, instance, key, value_json, updated_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (session_id, instance, key)
+                 DO UPDATE SET value_json = ?4, updated_ms = ?5",
+        )
+        .at(tx.path)?;
+    let mut keys: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (instance, key, value) in writes {
+        stmt.execute(params![
+            session_id,
+            instance,
+            key,
+            value.to_string(),
+            tx.now_ms
+        ])
+        .at(tx.path)?;
+        keys.entry(instance).or_default().push(key);
+    }
+    drop(stmt);
+    append(
+        tx,
+        session_id,
+        kinds::DATA_UPDATED,
+        None,
+        &json!({"keys": keys}),
+    )
+}
+
+fn parse_value(
+    path: &std::path::Path,
+    session_id: &str,
+    instance: &str,
+    key: &str,
+    text: &str,
+) -> Result<Value, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: format!("data {instance}/{key} of session {session_id:?} is unreadable: {e}"),
+    })
+}

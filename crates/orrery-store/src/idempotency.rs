@@ -1,0 +1,76 @@
+//! Idempotent writes (COMPAT.md section 7): one helper that every retriable write goes through.
+//!
+//! The request id, a digest of what was asked (operation name + canonical JSON of the
+//! arguments) and the answer are stored in the same transaction as the write itself, so
+//! either both happened or neither did. Generated values (ids, times) are part of the answer,
+//! not of the arguments, which is why a repeat returns the *stored* answer.
+
+use rusqlite::OptionalExtension;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::canonical::{canonical_json, sha256_hex};
+use crate::error::SqliteResultExt;
+use crate::{Store, StoreError, Tx};
+
+/// The longest request id accepted.
+pub const MAX_REQUEST_ID_CHARS: usize = 64;
+
+impl Store {
+    /// Runs `write` once per `request_id`; see the module notes.
+    pub(crate) fn write_once<A, R>(
+        &mut self,
+        request_id: Option<&str>,
+        operation: &'static str,
+        args: &A,
+        write: impl FnOnce(&Tx<'_>) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError>
+    where
+        A: Serialize + ?Sized,
+        R: Serialize + DeserializeOwned,
+    {
+        let Some(request_id) = request_id else {
+            return self.write(write);
+        };
+        if request_id.is_empty() || request_id.chars().count() > MAX_REQUEST_ID_CHARS {
+            return Err(StoreError::invalid(format!(
+                "request id {request_id:?} must have 1 to {MAX_REQUEST_ID_CHARS} characters"
+            )));
+        }
+        let digest = sha256_hex(&format!("{operation}\n{}", canonical_json(args)?));
+        self.write(|tx| {
+            let earlier: Option<(String, String, String)> = tx
+                .sql
+                .query_row(
+                    "SELECT operation, args_digest, answer_json FROM requests WHERE request_id = ?1",
+                    [request_id],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+                .optional()
+                .at(tx.path)?;
+            if let Some((earlier_operation, earlier_digest, answer)) = earlier {
+                if earlier_operation != operation || earlier_digest != digest {
+                    return Err(StoreError::RequestIdReused {
+                        request_id: request_id.to_string(),
+                        operation: operation.to_string(),
+                    });
+                }
+                return serde_json::from_str(&answer).map_err(|e| StoreError::Corrupt {
+                    path: tx.path.to_path_buf(),
+                    detail: format!("stored answer of request {request_id:?} is unreadable: {e}"),
+                });
+            }
+            let answer = write(tx)?;
+            let answer_json = serde_json::to_string(&answer)
+                .map_err(|e| StoreError::invalid(format!("answer is not JSON: {e}")))?;
+            tx.sql
+                .execute(
+                    "INSERT INTO requests (request_id, operation, args_digest, answer_json, created_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    rusqlite::params![request_id, operation, digest, answer_json, tx.now_ms],
+                )
+                .at(tx.path)?;
+            Ok(answer)
+        })
+    }
+}

@@ -1,0 +1,92 @@
+//! The schema's history, kept in the repo as SQL files and embedded at compile time.
+//!
+//! `PRAGMA user_version` holds how many migrations a database has had. Opening applies the
+//! missing ones in order, each in its own transaction together with its user_version bump, so
+//! a crash leaves the database at some whole version. A database newer than this code is
+//! refused rather than guessed at.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::StoreError;
+
+/// Every migration, in order; migration `k` (1-based) brings a database to version `k`.
+/// Append only: a released file never changes.
+pub const MIGRATIONS: &[(&str, &str)] = &[(
+    "0001_initial",
+    include_str!("../migrations/0001_initial.sql"),
+)];
+
+/// The schema version this code writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+pub(crate) fn schema_version(conn: &Connection, path: &Path) -> Result<u32, StoreError> {
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(|e| StoreError::sqlite(path, e))?;
+    u32::try_from(version).map_err(|_| StoreError::Migration {
+        path: path.to_path_buf(),
+        message: format!("user_version {version} is not a schema version"),
+    })
+}
+
+/// Applies the migrations after the database's version, up to `target`.
+pub(crate) fn migrate_to(
+    conn: &mut Connection,
+    path: &Path,
+    target: u32,
+) -> Result<(), StoreError> {
+    let current = schema_version(conn, path)?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::Migration {
+            path: path.to_path_buf(),
+            message: format!(
+                "the database is at schema version {current}, newer than this Orrery \
+                 (version {SCHEMA_VERSION}); use a newer Orrery to open it"
+            ),
+        });
+    }
+    for version in current + 1..=target.min(SCHEMA_VERSION) {
+        let (name, sql) = MIGRATIONS[version as usize - 1];
+        let failed = |e: rusqlite::Error| match StoreError::sqlite(path, e) {
+            // The file's condition is the better explanation than "migration failed".
+            err @ (StoreError::Corrupt { .. }
+            | StoreError::ReadOnly { .. }
+            | StoreError::DiskFull { .. }
+            | StoreError::Busy { .. }) => err,
+            other => StoreError::Migration {
+                path: path.to_path_buf(),
+                message: format!("migration {name} failed: {other}"),
+            },
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(failed)?;
+        // Another connection may have migrated while we waited for the write lock.
+        let now: i64 = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(failed)?;
+        if now >= version as i64 {
+            continue;
+        }
+        tx.execute_batch(sql).map_err(failed)?;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(failed)?;
+        tx.commit().map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// Creates (or brings) the database at `path` to exactly schema `version` by applying the first
+/// `version` migrations, without the rest of [`crate::Store::open`]. For tests of upgrades from
+/// every earlier schema, and for tools that must produce an old file.
+pub fn create_at_version(path: &Path, version: u32) -> Result<(), StoreError> {
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::invalid(format!(
+            "schema version {version} does not exist (the newest is {SCHEMA_VERSION})"
+        )));
+    }
+    let mut conn = Connection::open(path).map_err(|e| StoreError::sqlite(path, e))?;
+    migrate_to(&mut conn, path, version)
+}

@@ -1,0 +1,295 @@
+//! Sessions: one run of one blueprint version, with its state, parameters, times and last
+//! error. Ids come from the store's [`crate::IdSource`], so two runs of one blueprint never
+//! share an identity.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::error::SqliteResultExt;
+use crate::events::{append, kinds, Event};
+use crate::{Store, StoreError};
+
+/// Session states, spelled as antikythera spells them (COMPAT.md section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionState {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+    /// Paused or stopped; may be started again.
+    Stopped,
+}
+
+impl SessionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Pending => "pending",
+            SessionState::Running => "running",
+            SessionState::Completed => "completed",
+            SessionState::Failed => "failed",
+            SessionState::Stopped => "stopped",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SessionState> {
+        Some(match text {
+            "pending" => SessionState::Pending,
+            "running" => SessionState::Running,
+            "completed" => SessionState::Completed,
+            "failed" => SessionState::Failed,
+            "stopped" => SessionState::Stopped,
+            _ => return None,
+        })
+    }
+}
+
+/// `{code, message, details}`, the error shape at every boundary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewSession {
+    /// A stored blueprint version ([`Store::put_blueprint_version`]).
+    pub blueprint_hash: String,
+    pub name: String,
+    pub params: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: String,
+    pub blueprint_hash: String,
+    pub blueprint_id: String,
+    pub name: String,
+    pub state: SessionState,
+    pub params: Value,
+    pub created_ms: i64,
+    /// When it first started running.
+    pub started_ms: Option<i64>,
+    /// When it last entered completed, failed or stopped; cleared when it runs again.
+    pub finished_ms: Option<i64>,
+    pub last_error: Option<ErrorRecord>,
+}
+
+/// Which sessions [`Store::sessions`] lists, newest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionFilter {
+    pub state: Option<SessionState>,
+    pub blueprint_id: Option<String>,
+    pub limit: Option<u32>,
+}
+
+impl Store {
+    /// Creates a pending session and its `session_created` event (seq 1).
+    pub fn create_session(
+        &mut self,
+        new: &NewSession,
+        request_id: Option<&str>,
+    ) -> Result<Session, StoreError> {
+        self.write_once(request_id, "create_session", new, |tx| {
+            let blueprint_id: String = tx
+                .sql
+                .query_row(
+                    "SELECT blueprint_id FROM blueprint_versions WHERE hash = ?1",
+                    [&new.blueprint_hash],
+                    |r| r.get(0),
+                )
+                .optional()
+                .at(tx.path)?
+                .ok_or_else(|| StoreError::not_found("blueprint version", &new.blueprint_hash))?;
+            let session = Session {
+                id: tx.ids.session_id(),
+                blueprint_hash: new.blueprint_hash.clone(),
+                blueprint_id,
+                name: new.name.clone(),
+                state: SessionState::Pending,
+                params: new.params.clone(),
+                created_ms: tx.now_ms,
+                started_ms: None,
+                finished_ms: None,
+                last_error: None,
+            };
+            tx.sql
+                .execute(
+                    "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        session.id,
+                        session.blueprint_hash,
+                        session.blueprint_id,
+                        session.name,
+                        session.state.as_str(),
+                        session.params.to_string(),
+                        session.created_ms
+                    ],
+                )
+                .at(tx.path)?;
+            append(
+                tx,
+                &session.id,
+                kinds::SESSION_CREATED,
+                None,
+                &json!({"blueprint_hash": session.blueprint_hash, "blueprint_id": session.blueprint_id, "name": session.name}),
+            )?;
+            Ok(session)
+        })
+    }
+
+    pub fn session(&self, id: &str) -> Result<Session, StoreError> {
+        self.conn
+            .query_row(
+                &format!("{SELECT_SESSION} WHERE id = ?1"),
+                [id],
+                session_row,
+            )
+            .optional()
+            .at(&self.path)?
+            .ok_or_else(|| StoreError::not_found("session", id))?
+            .into_session(&self.path)
+    }
+
+    pub fn sessions(&self, filter: &SessionFilter) -> Result<Vec<Session>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "{SELECT_SESSION} WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR blueprint_id = ?2)
+                 ORDER BY created_ms DESC, rowid DESC LIMIT ?3"
+            ))
+            .at(&self.path)?;
+        let limit = filter.limit.map(i64::from).unwrap_or(-1);
+        let rows = stmt
+            .query_map(
+                params![
+                    filter.state.map(SessionState::as_str),
+                    filter.blueprint_id,
+                    limit
+                ],
+                session_row,
+            )
+            .at(&self.path)?;
+        rows.map(|r| {
+            r.at(&self.path)
+                .and_then(|raw| raw.into_session(&self.path))
+        })
+        .collect()
+    }
+
+    /// Moves a session to `state`, recording `error` as its last error when given, and appends
+    /// a `session_state_changed` event.
+    pub fn set_session_state(
+        &mut self,
+        id: &str,
+        state: SessionState,
+        error: Option<&ErrorRecord>,
+        request_id: Option<&str>,
+    ) -> Result<Event, StoreError> {
+        let args = json!({"session_id": id, "state": state, "error": error});
+        self.write_once(request_id, "set_session_state", &args, |tx| {
+            require_session(&tx.sql, tx.path, id)?;
+            let error_json = error.map(|e| serde_json::to_string(e).unwrap_or_default());
+            let (started, finished) = match state {
+                SessionState::Running => (Some(tx.now_ms), None),
+                SessionState::Completed | SessionState::Failed | SessionState::Stopped => {
+                    (None, Some(tx.now_ms))
+                }
+                SessionState::Pending => (None, None),
+            };
+            tx.sql
+                .execute(
+                    "UPDATE sessions SET state = ?2,
+                         started_ms = COALESCE(started_ms, ?3),
+                         finished_ms = ?4,
+                         last_error_json = COALESCE(?5, last_error_json)
+                     WHERE id = ?1",
+                    params![id, state.as_str(), started, finished, error_json],
+                )
+                .at(tx.path)?;
+            append(
+                tx,
+                id,
+                kinds::SESSION_STATE_CHANGED,
+                None,
+                &json!({"state": state, "error": error}),
+            )
+        })
+    }
+}
+
+pub(crate) fn require_session(conn: &Connection, path: &Path, id: &str) -> Result<(), StoreError> {
+    let found = conn
+        .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")
+        .and_then(|mut s| s.exists([id]))
+        .at(path)?;
+    if found {
+        Ok(())
+    } else {
+        Err(StoreError::not_found("session", id))
+    }
+}
+
+const SELECT_SESSION: &str = "SELECT id, blueprint_hash, blueprint_id, name, state, params_json,
+    created_ms, started_ms, finished_ms, last_error_json FROM sessions";
+
+struct RawSession {
+    id: String,
+    blueprint_hash: String,
+    blueprint_id: String,
+    name: String,
+    state: String,
+    params_json: String,
+    created_ms: i64,
+    started_ms: Option<i64>,
+    finished_ms: Option<i64>,
+    last_error_json: Option<String>,
+}
+
+fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
+    Ok(RawSession {
+        id: row.get(0)?,
+        blueprint_hash: row.get(1)?,
+        blueprint_id: row.get(2)?,
+        name: row.get(3)?,
+        state: row.get(4)?,
+        params_json: row.get(5)?,
+        created_ms: row.get(6)?,
+        started_ms: row.get(7)?,
+        finished_ms: row.get(8)?,
+        last_error_json: row.get(9)?,
+    })
+}
+
+impl RawSession {
+    fn into_session(self, path: &Path) -> Result<Session, StoreError> {
+        let corrupt = |what: &str| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("session {:?} has an unreadable {what}", self.id),
+        };
+        let state = SessionState::parse(&self.state).ok_or_else(|| corrupt("state"))?;
+        let params = serde_json::from_str(&self.params_json).map_err(|_| corrupt("params"))?;
+        let last_error = match &self.last_error_json {
+            Some(text) => Some(serde_json::from_str(text).map_err(|_| corrupt("last error"))?),
+            None => None,
+        };
+        Ok(Session {
+            id: self.id,
+            blueprint_hash: self.blueprint_hash,
+            blueprint_id: self.blueprint_id,
+            name: self.name,
+            state,
+            params,
+            created_ms: self.created_ms,
+            started_ms: self.started_ms,
+            finished_ms: self.finished_ms,
+            last_error,
+        })
+    }
+}

@@ -1,0 +1,107 @@
+use orrery_store::migrations::{create_at_version, MIGRATIONS, SCHEMA_VERSION};
+use orrery_store::{NewSession, Store};
+use serde_json::json;
+
+use crate::Fixture;
+
+#[test]
+fn an_empty_file_is_migrated_to_the_newest_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.db");
+    std::fs::write(&path, b"").unwrap();
+    let store = Store::open(&path).expect("an empty file is a database with no schema yet");
+    assert_eq!(
+        store.schema_version().unwrap(),
+        SCHEMA_VERSION,
+        "every migration ran"
+    );
+    store
+        .check_integrity()
+        .expect("the new schema passes integrity_check");
+}
+
+#[test]
+fn a_missing_file_and_its_folders_are_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/c/orrery.db");
+    let store = Store::open(&path).expect("missing parent folders are created");
+    assert!(path.exists(), "the database file exists after open");
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+}
+
+#[test]
+fn reopening_is_a_no_op_and_keeps_the_data() {
+    let mut fixture = Fixture::open();
+    let session = fixture.session();
+    let before = fixture.store.last_event_seq(&session.id).unwrap();
+    let fixture = fixture.reopen();
+    assert_eq!(fixture.store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(
+        fixture.store.session(&session.id).unwrap(),
+        session,
+        "the session survives reopening"
+    );
+    assert_eq!(
+        fixture.store.last_event_seq(&session.id).unwrap(),
+        before,
+        "reopening appended nothing"
+    );
+}
+
+#[test]
+fn a_database_at_every_earlier_version_upgrades_to_the_newest() {
+    assert_eq!(MIGRATIONS.len() as u32, SCHEMA_VERSION);
+    for version in 0..SCHEMA_VERSION {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("v{version}.db"));
+        create_at_version(&path, version).expect("an old database can be built");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let at: u32 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(at, version, "the fixture database is at version {version}");
+        drop(conn);
+
+        let mut store = Store::open(&path)
+            .unwrap_or_else(|e| panic!("a version {version} database must upgrade: {e}"));
+        assert_eq!(
+            store.schema_version().unwrap(),
+            SCHEMA_VERSION,
+            "upgraded from {version}"
+        );
+        store
+            .check_integrity()
+            .expect("the upgraded database passes integrity_check");
+        let hash = store.put_blueprint_version("b", "{}").unwrap();
+        store
+            .create_session(
+                &NewSession {
+                    blueprint_hash: hash,
+                    name: "n".into(),
+                    params: json!({}),
+                },
+                None,
+            )
+            .expect("the upgraded schema takes writes");
+    }
+}
+
+#[test]
+fn a_database_newer_than_the_code_is_refused_with_a_migration_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("future.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    drop(conn);
+    let err = Store::open(&path).expect_err("a newer schema must not be guessed at");
+    assert_eq!(err.code(), "migration");
+    assert!(
+        err.to_string().contains("future.db"),
+        "the message names the file: {err}"
+    );
+    assert!(
+        err.to_string().contains("newer"),
+        "the message says why: {err}"
+    );
+}
