@@ -197,7 +197,9 @@ impl ScopeStart {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A task state, spelled as antikythera spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TaskState {
     Unspecified,
     Pending,
@@ -242,7 +244,8 @@ impl TaskState {
 }
 
 /// Session states, lowercase on the wire; pause is `Stopped`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SessionState {
     Pending,
     Running,
@@ -260,6 +263,9 @@ impl SessionState {
             Self::Failed => "failed",
             Self::Stopped => "stopped",
         }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Pending, Self::Running, Self::Completed, Self::Failed, Self::Stopped].into_iter().find(|t| t.as_str() == s)
     }
 }
 

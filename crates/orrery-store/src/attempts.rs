@@ -16,48 +16,7 @@ use crate::events::{append, kinds, Event};
 use crate::sessions::{require_session, ErrorRecord};
 use crate::{Store, StoreError, Tx};
 
-/// A task state, spelled as antikythera spells it (COMPAT.md section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum TaskState {
-    Unspecified,
-    Pending,
-    Ready,
-    Running,
-    Succeeded,
-    Failed,
-    Skipped,
-    SkipRequested,
-}
-
-impl TaskState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Unspecified => "UNSPECIFIED",
-            TaskState::Pending => "PENDING",
-            TaskState::Ready => "READY",
-            TaskState::Running => "RUNNING",
-            TaskState::Succeeded => "SUCCEEDED",
-            TaskState::Failed => "FAILED",
-            TaskState::Skipped => "SKIPPED",
-            TaskState::SkipRequested => "SKIP_REQUESTED",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<TaskState> {
-        Some(match text {
-            "UNSPECIFIED" => TaskState::Unspecified,
-            "PENDING" => TaskState::Pending,
-            "READY" => TaskState::Ready,
-            "RUNNING" => TaskState::Running,
-            "SUCCEEDED" => TaskState::Succeeded,
-            "FAILED" => TaskState::Failed,
-            "SKIPPED" => TaskState::Skipped,
-            "SKIP_REQUESTED" => TaskState::SkipRequested,
-            _ => return None,
-        })
-    }
-}
+pub use orrery_blueprint::TaskState;
 
 /// The state of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

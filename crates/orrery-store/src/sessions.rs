@@ -12,40 +12,7 @@ use crate::error::SqliteResultExt;
 use crate::events::{append, kinds, Event};
 use crate::{Store, StoreError};
 
-/// Session states, spelled as antikythera spells them (COMPAT.md section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SessionState {
-    Pending,
-    Running,
-    Completed,
-    Failed,
-    /// Paused or stopped; may be started again.
-    Stopped,
-}
-
-impl SessionState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionState::Pending => "pending",
-            SessionState::Running => "running",
-            SessionState::Completed => "completed",
-            SessionState::Failed => "failed",
-            SessionState::Stopped => "stopped",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<SessionState> {
-        Some(match text {
-            "pending" => SessionState::Pending,
-            "running" => SessionState::Running,
-            "completed" => SessionState::Completed,
-            "failed" => SessionState::Failed,
-            "stopped" => SessionState::Stopped,
-            _ => return None,
-        })
-    }
-}
+pub use orrery_blueprint::SessionState;
 
 /// `{code, message, details}`, the error shape at every boundary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
