@@ -571,7 +571,7 @@ fn composite_rules(bp: &Blueprint, library: &Library<'_>, out: &mut Vec<Diagnost
                             Diagnostic::error(
                                 Code::CompositeRecursion,
                                 path,
-                                format!("composite task '{}' calls '{id}', which calls back into '{}' ({chain})", t.id, bp.id),
+                                format!("composite task '{}' calls '{id}', which calls back into '{}' ({} -> {chain})", t.id, bp.id, bp.id),
                             )
                             .task(&t.id),
                         );
