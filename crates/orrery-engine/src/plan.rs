@@ -16,6 +16,7 @@
 //! reference would reuse an id (one inner blueprint reached twice through equally named
 //! composites), Orrery appends `~2`, `~3`, ... instead of letting the instances collide.
 
+use crate::data::element_of;
 use crate::scheduler::{Plan, PlanNode};
 use orrery_blueprint::validate::composite_target;
 use orrery_blueprint::{Blueprint, CompositeTarget, Dependency, DependencyType, Diagnostic, Library, Task, ValidBlueprint};
@@ -191,11 +192,6 @@ impl Builder {
             }
         }
     }
-}
-
-/// The element an expanded dynamic task carries (set by `expand_dynamic`).
-fn element_of(task: &Task) -> Option<&Map<String, Value>> {
-    task.param_value("blueprint")?.get("dynamic")?.get("element")?.as_object()
 }
 
 /// Replaces every dynamic composite of one instance by its chain of per-element tasks.
