@@ -4,4 +4,5 @@
 
 pub mod data;
 pub mod plan;
+pub mod process;
 pub mod scheduler;

@@ -133,7 +133,7 @@ impl Builder {
             .map_err(|(_, message)| PlanError::CompositeParam { node: key.clone(), message })?;
         let blueprint_id = target.blueprint_id().to_string();
         let chain = self.callers(instance);
-        if chain.iter().any(|id| *id == blueprint_id) {
+        if chain.contains(&blueprint_id) {
             let mut chain: Vec<&str> = chain.iter().rev().map(String::as_str).collect();
             chain.push(&blueprint_id);
             return Err(PlanError::Recursion { node: key, blueprint_id: blueprint_id.clone(), chain: chain.join(" -> ") });

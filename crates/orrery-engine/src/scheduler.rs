@@ -91,15 +91,13 @@ pub fn decide(plan: &Plan, states: &[NodeState]) -> Decisions {
     let mut decisions = Decisions::default();
     for (i, node) in plan.nodes.iter().enumerate() {
         match states[i] {
-            NodeState::Pending | NodeState::SkipRequested => {
-                if node.predecessors.iter().all(|&(p, kind)| start_holds(kind, states[p])) {
-                    decisions.start.push(i);
-                }
+            NodeState::Pending | NodeState::SkipRequested
+                if node.predecessors.iter().all(|&(p, kind)| start_holds(kind, states[p])) =>
+            {
+                decisions.start.push(i)
             }
-            NodeState::Finishing => {
-                if node.predecessors.iter().all(|&(p, kind)| finish_holds(kind, states[p])) {
-                    decisions.finish.push(i);
-                }
+            NodeState::Finishing if node.predecessors.iter().all(|&(p, kind)| finish_holds(kind, states[p])) => {
+                decisions.finish.push(i)
             }
             _ => {}
         }
