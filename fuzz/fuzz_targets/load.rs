@@ -1,6 +1,6 @@
 //! Any text either fails to load or loads into a blueprint that saves and loads back to the
 //! same blueprint in both encodings, saves byte-stably, and validates and renders without
-//! panicking.
+//! panicking. The fast load path and the careful one agree on every text.
 
 #![no_main]
 
@@ -11,7 +11,17 @@ use orrery_blueprint::{load, save, Encoding, Library};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(loaded) = load(text) else { return };
+    let fast = load(text);
+    let careful = orrery_blueprint::load::load_carefully(text);
+    match (&fast, &careful) {
+        (Ok(f), Ok(c)) => {
+            assert_eq!(f.blueprint, c.blueprint, "the two loaders disagree\n{text}");
+            assert_eq!((f.encoding, &f.notes), (c.encoding, &c.notes), "the two loaders disagree\n{text}");
+        }
+        (Err(f), Err(c)) => assert_eq!(f.diagnostics, c.diagnostics, "the two loaders disagree\n{text}"),
+        _ => panic!("one loader accepts what the other refuses\n{text}"),
+    }
+    let Ok(loaded) = fast else { return };
     let blueprint = &loaded.blueprint;
 
     for encoding in [Encoding::Plain, Encoding::Compas] {
