@@ -82,8 +82,8 @@ def timings(path, json_runs, ref_runs, ref_budget):
                 "json_load_median_ms": statistics.median(samples),
                 "json_load_min_ms": min(samples),
                 "json_load_runs": len(samples),
-                "reference_median_ms": statistics.median(ref),
-                "reference_min_ms": min(ref),
+                "reference_median_ms": statistics.median(ref) if ref else None,
+                "reference_min_ms": min(ref) if ref else None,
                 "reference_runs": len(ref),
                 "reference_runs_wanted": ref_runs,
             }

@@ -66,7 +66,7 @@ pub struct Config {
 
 impl Config {
     pub fn new(tasks: usize) -> Self {
-        Config { tasks, seed: 0x0DDB_A11, lanes: None, id: format!("bench_{tasks}") }
+        Config { tasks, seed: 0x00DD_BA11, lanes: None, id: format!("bench_{tasks}") }
     }
 }
 

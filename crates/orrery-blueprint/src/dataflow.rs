@@ -22,8 +22,23 @@ pub struct ConditionSite<'a> {
     pub task_index: usize,
     pub kind: ConditionKind,
     pub expression: &'a str,
+    /// Where a task's condition is declared (a while condition is always in its scope_start).
+    pub source: ConditionSource,
+}
+
+impl ConditionSite<'_> {
     /// JSONPath of the expression.
-    pub path: String,
+    pub fn path(&self, bp: &Blueprint) -> String {
+        let task = task_path(self.task_index);
+        match (self.kind, self.source) {
+            (ConditionKind::While, _) => format!("{task}.scope_start.while_policy.condition"),
+            (ConditionKind::Condition, ConditionSource::Field) => format!("{task}.condition"),
+            (ConditionKind::Condition, ConditionSource::Param) => {
+                let j = bp.tasks[self.task_index].params.iter().position(|p| p.io.name == "condition").unwrap_or(0);
+                format!("{task}.params[{j}].value")
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,18 +63,10 @@ pub fn condition_sites(bp: &Blueprint) -> Vec<ConditionSite<'_>> {
     let mut out = Vec::new();
     for (i, t) in bp.tasks.iter().enumerate() {
         if let Some((expression, source)) = t.effective_condition() {
-            let path = match source {
-                ConditionSource::Field => format!("{}.condition", task_path(i)),
-                ConditionSource::Param => {
-                    let j = t.params.iter().position(|p| p.io.name == "condition").unwrap_or(0);
-                    format!("{}.params[{j}].value", task_path(i))
-                }
-            };
-            out.push(ConditionSite { task_index: i, kind: ConditionKind::Condition, expression, path });
+            out.push(ConditionSite { task_index: i, kind: ConditionKind::Condition, expression, source });
         }
         if let Some(expression) = t.while_condition() {
-            let path = format!("{}.scope_start.while_policy.condition", task_path(i));
-            out.push(ConditionSite { task_index: i, kind: ConditionKind::While, expression, path });
+            out.push(ConditionSite { task_index: i, kind: ConditionKind::While, expression, source: ConditionSource::Field });
         }
     }
     out
@@ -76,7 +83,7 @@ pub(crate) fn check(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnos
             Err(e) => out.push(
                 Diagnostic::error(
                     Code::ConditionSyntax,
-                    site.path.clone(),
+                    site.path(bp),
                     format!("task '{}': {what} '{}' is not a valid expression ({e})", t.id, site.expression),
                 )
                 .task(&t.id)
@@ -98,7 +105,7 @@ pub(crate) fn check(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnos
                     out.push(
                         Diagnostic::error(
                             Code::ConditionUnknownName,
-                            site.path.clone(),
+                            site.path(bp),
                             format!(
                                 "task '{}': {what} '{}' reads '{name}', which no task in this blueprint declares as an output{hint}",
                                 t.id, site.expression

@@ -8,7 +8,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::graph::TaskGraph;
 use crate::load::Encoding;
 use crate::model::*;
-use crate::scope::{self, Scratch};
+use crate::scope::{self, ScopeSpan};
 use crate::version::{self, VersionProblem};
 use serde_json::Value;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
@@ -100,13 +100,14 @@ pub fn validate_encoded(bp: &Blueprint, encoding: Encoding, library: &Library<'_
         out.iter_mut().for_each(|d| d.server_rejects = false);
     }
     let graph = TaskGraph::new(bp);
-    reference_rules(bp, &graph, plain, &mut out);
+    let scopes = scope::scopes_in(bp, &graph);
+    reference_rules(bp, &graph, &scopes, plain, &mut out);
     parser_rules(bp, &mut out);
     compas_objects(bp, &mut out);
     dataflow::check(bp, &graph, &mut out);
     identity_rules(bp, &graph, &mut out);
     composite_rules(bp, library, &mut out);
-    policy_rules(bp, &graph, &mut out);
+    policy_rules(bp, &scopes, &mut out);
     out
 }
 
@@ -129,7 +130,7 @@ fn check_version(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
 }
 
 /// The nine rules of the reference's `validate()`, which runs only when there are tasks.
-fn reference_rules(bp: &Blueprint, graph: &TaskGraph<'_>, plain: bool, out: &mut Vec<Diagnostic>) {
+fn reference_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &[ScopeSpan], plain: bool, out: &mut Vec<Diagnostic>) {
     if bp.tasks.is_empty() {
         // Loading a plain file validates again, tasks or not; envelopes skip that.
         let mut d = Diagnostic::error(
@@ -182,10 +183,10 @@ fn reference_rules(bp: &Blueprint, graph: &TaskGraph<'_>, plain: bool, out: &mut
             }
         }
     }
-    scope_rules(bp, graph, out);
+    scope_rules(bp, graph, scopes, out);
 }
 
-fn scope_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
+fn scope_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>) {
     let starts: HashSet<&str> = bp.tasks.iter().filter(|t| t.scope_start.is_some()).map(|t| t.id.as_str()).collect();
     let mut ends: HashMap<&str, &str> = HashMap::new();
     let mut broken = false;
@@ -225,42 +226,30 @@ fn scope_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>)
         }
     }
     if !broken && starts.len() > 1 {
-        interlaced(bp, graph, &ends, out);
+        interlaced(bp, scopes, out);
     }
 }
 
 /// Scopes must nest or be disjoint. Processing scopes from the largest down, each member
 /// remembers the smallest scope seen so far that holds it; a laminar family gives every
 /// member of a scope the same owner, and any disagreement names an interlaced pair.
-fn interlaced(bp: &Blueprint, graph: &TaskGraph<'_>, ends: &HashMap<&str, &str>, out: &mut Vec<Diagnostic>) {
-    let mut scratch = Scratch::new(graph.len());
-    let mut spans: Vec<(usize, Vec<usize>)> = Vec::new();
-    let mut seen = HashSet::new();
-    for t in &bp.tasks {
-        if t.scope_start.is_none() || !seen.insert(t.id.as_str()) {
-            continue;
-        }
-        let start = graph.node_of[t.id.as_str()];
-        let end = graph.node_of[ends[t.id.as_str()]];
-        spans.push((start, scope::member_nodes(graph, start, end, &mut scratch)));
-    }
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&s| std::cmp::Reverse(spans[s].1.len()));
-    let mut owner: Vec<Option<usize>> = vec![None; graph.len()];
+fn interlaced(bp: &Blueprint, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>) {
+    let mut order: Vec<usize> = (0..scopes.len()).collect();
+    order.sort_by_key(|&s| std::cmp::Reverse(scopes[s].members.len()));
+    let mut owner: Vec<Option<usize>> = vec![None; bp.tasks.len()];
     let mut reported = HashSet::new();
     for &s in &order {
-        let members = &spans[s].1;
+        let members = &scopes[s].members;
         let first = members.first().and_then(|&m| owner[m]);
         for &m in members {
             if owner[m] != first {
                 let other = owner[m].or(first).expect("two owners differ, so one exists");
-                let (a, b) = (bp.tasks[graph.task_of[spans[other].0]].id.as_str(), bp.tasks[graph.task_of[spans[s].0]].id.as_str());
+                let (a, b) = (bp.tasks[scopes[other].start].id.as_str(), bp.tasks[scopes[s].start].id.as_str());
                 if reported.insert((a, b)) {
-                    let task = graph.task_of[spans[s].0];
                     out.push(
                         Diagnostic::error(
                             Code::ScopesInterlaced,
-                            format!("{}.scope_start", task_path(task)),
+                            format!("{}.scope_start", task_path(scopes[s].start)),
                             format!("scopes '{a}' and '{b}' are interlaced: scopes must be nested or disjoint"),
                         )
                         .task(b)
@@ -355,16 +344,16 @@ fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     }
     let mut found = Vec::new();
     // An object that itself has a `dtype` key among the keys Orrery does not know.
-    let own = |extra: &Extra, path: String, task: Option<&str>, found: &mut Vec<(String, String, Option<String>)>| {
+    let own = |extra: &Extra, path: &dyn Fn() -> String, task: Option<&str>, found: &mut Vec<(String, String, Option<String>)>| {
         if let Some(dtype) = extra.get("dtype") {
-            found.push((path, dtype.to_string(), task.map(str::to_string)));
+            found.push((path(), dtype.to_string(), task.map(str::to_string)));
         }
     };
-    own(&bp.extra, "$".into(), None, &mut found);
+    own(&bp.extra, &|| "$".into(), None, &mut found);
     for (i, t) in bp.tasks.iter().enumerate() {
-        own(&t.extra, task_path(i), Some(&t.id), &mut found);
+        own(&t.extra, &|| task_path(i), Some(&t.id), &mut found);
         for (j, d) in t.depends_on.iter().enumerate() {
-            own(&d.extra, format!("{}.depends_on[{j}]", task_path(i)), Some(&t.id), &mut found);
+            own(&d.extra, &|| format!("{}.depends_on[{j}]", task_path(i)), Some(&t.id), &mut found);
         }
     }
     fn has_dtype(v: &Value) -> bool {
@@ -662,7 +651,7 @@ fn calls_back(from: &Blueprint, target: &str, library: &Library<'_>) -> Option<S
 
 /// Scope policies and dependency types that run differently (or not at all) on an antikythera
 /// server, and policy values beyond what anyone means.
-fn policy_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
+fn policy_rules(bp: &Blueprint, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>) {
     const MAX_RETRIES: u64 = 1_000;
     const MAX_ITERATIONS: u64 = 100_000;
     const MAX_BACKOFF_MS: u64 = 3_600_000;
@@ -748,7 +737,7 @@ fn policy_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>
             }
         }
     }
-    for s in scope::scopes_in(bp, graph) {
+    for s in scopes {
         if s.members.is_empty() {
             let t = &bp.tasks[s.start];
             out.push(
