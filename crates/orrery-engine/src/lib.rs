@@ -2,6 +2,7 @@
 //! completions may land, and (to come) the session runner that owns each session's side
 //! effects, and the agents that execute tasks.
 
+pub mod agents;
 pub mod data;
 pub mod plan;
 pub mod process;

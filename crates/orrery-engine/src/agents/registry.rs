@@ -1,0 +1,145 @@
+//! The built-in task types: each with a one-line description and the JSON Schema of its params
+//! (as the object of param name to value that agents receive). The runner checks every task
+//! of a blueprint against [`is_known`] before a run starts and names [`known_type_names`] when
+//! one is missing; the UI and `get_task_definition` show the descriptions and schemas.
+//!
+//! Every task may also carry `execution_mode` (COMPAT.md section 1), so each schema lists it.
+//! The schemas allow other params (`additionalProperties` is not closed): the reference passes
+//! a task's params through, and a tool ignores what it does not read.
+
+use orrery_blueprint::TaskType;
+use serde_json::{json, Value};
+
+/// A task type Orrery can execute.
+#[derive(Debug, Clone, Copy)]
+pub struct KnownType {
+    /// `"{agent_type}.{tool}"`, as written in a blueprint.
+    pub name: &'static str,
+    pub description: &'static str,
+    params_schema: fn() -> Value,
+}
+
+impl KnownType {
+    /// The JSON Schema (draft 2020-12) of the task's params, as an object keyed by param name.
+    pub fn params_schema(&self) -> Value {
+        (self.params_schema)()
+    }
+}
+
+static KNOWN_TYPES: &[KnownType] = &[
+    KnownType {
+        name: TaskType::START,
+        description: "Opens a blueprint; exactly one per blueprint. Does nothing.",
+        params_schema: no_params,
+    },
+    KnownType {
+        name: TaskType::END,
+        description: "Closes a blueprint; exactly one per blueprint. Does nothing.",
+        params_schema: no_params,
+    },
+    KnownType {
+        name: TaskType::SLEEP,
+        description: "Waits `duration` seconds (default 1), then succeeds.",
+        params_schema: sleep_params,
+    },
+    KnownType {
+        name: TaskType::COMPOSITE,
+        description: "Runs an inner blueprint, found by id: once (static) or once per element \
+                      of a list given at session start (dynamic).",
+        params_schema: composite_params,
+    },
+    KnownType {
+        name: crate::agents::shell::TYPE,
+        description: "Runs a command (`/bin/sh -c`) or a program with arguments in its own \
+                      process group. Inputs arrive as the JSON file $ORRERY_INPUTS and as \
+                      ORRERY_INPUT_<NAME> variables; a JSON object written to $ORRERY_OUTPUTS \
+                      becomes the outputs, beside exit_code; JSON lines appended to \
+                      $ORRERY_PROGRESS report progress steps. A non-zero exit fails the task.",
+        params_schema: crate::agents::shell::params_schema,
+    },
+];
+
+/// Every built-in task type, in a stable order.
+pub fn known_types() -> &'static [KnownType] {
+    KNOWN_TYPES
+}
+
+/// The names of [`known_types`], for an error that lists them.
+pub fn known_type_names() -> Vec<&'static str> {
+    KNOWN_TYPES.iter().map(|t| t.name).collect()
+}
+
+pub fn known_type(name: &str) -> Option<&'static KnownType> {
+    KNOWN_TYPES.iter().find(|t| t.name == name)
+}
+
+/// True when Orrery has an agent for this task type.
+pub fn is_known(name: &str) -> bool {
+    known_type(name).is_some()
+}
+
+/// `execution_mode`, which any task may carry.
+pub(crate) fn execution_mode_schema() -> Value {
+    json!({
+        "enum": ["EXCLUSIVE", "COMPETITIVE"],
+        "default": "EXCLUSIVE",
+        "description": "EXCLUSIVE: the first agent to claim the task runs it; COMPETITIVE: every claiming agent does."
+    })
+}
+
+fn no_params() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "execution_mode": execution_mode_schema() }
+    })
+}
+
+fn sleep_params() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "duration": {
+                "type": "number",
+                "minimum": 0,
+                "default": 1,
+                "description": "Seconds to wait."
+            },
+            "execution_mode": execution_mode_schema()
+        }
+    })
+}
+
+fn composite_params() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "blueprint": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "properties": { "static": { "type": "string", "minLength": 1, "description": "The inner blueprint's id." } },
+                        "required": ["static"],
+                        "additionalProperties": false
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "dynamic": {
+                                "type": "object",
+                                "properties": {
+                                    "blueprint_id": { "type": "string", "minLength": 1 },
+                                    "sequencer": { "enum": ["basic_sequencer", "basic_stock_sequencer", "basic_element_sequencer"] }
+                                },
+                                "required": ["blueprint_id", "sequencer"]
+                            }
+                        },
+                        "required": ["dynamic"],
+                        "additionalProperties": false
+                    }
+                ]
+            },
+            "execution_mode": execution_mode_schema()
+        },
+        "required": ["blueprint"]
+    })
+}

@@ -1,0 +1,638 @@
+//! The `shell.run` agent (issue 3): runs a command or a program as a supervised process
+//! ([`crate::process`]) and turns its exit, its outputs file and its progress file into an
+//! [`AgentOutcome`].
+//!
+//! Params (an object of param name to value; a null value counts as absent, other params such
+//! as `execution_mode` are ignored):
+//! - `command` (string, run by `/bin/sh -c`) or `argv` (non-empty list of strings): exactly one.
+//! - `cwd` (string): the working directory; a relative one is taken from the engine's own.
+//! - `env` (object of string to string): added to the minimal environment.
+//! - `timeout_s` (number > 0): the group is stopped (TERM, grace, KILL) when it runs longer.
+//!
+//! Anything else is a `TOOL_BINDING_ERROR` naming the param (and the key, for `env`), reported
+//! before anything runs.
+//!
+//! The process sees, besides `env`:
+//! - `ORRERY_INPUTS`: a JSON file holding the object of all resolved inputs;
+//! - `ORRERY_INPUT_<NAME>` for each input: the name upper-cased with every character other
+//!   than an ASCII letter or digit replaced by `_`; a string value as is, any other value as
+//!   compact JSON (`null`, `42`, `[1,2]`). Two inputs that map to one variable (`a-b` and
+//!   `a_b`) are a binding error rather than one silently hiding the other;
+//! - `ORRERY_OUTPUTS`: a file it may write a JSON object to. Absent, the outputs are only
+//!   `exit_code`; present, its keys are the outputs, beside `exit_code` (the real exit code
+//!   wins over a key of that name); anything but a JSON object fails the task (`TOOL_FAILURE`);
+//! - `ORRERY_PROGRESS`: a file it may append progress lines to ([`super::progress`]).
+//!
+//! `env` may not set any of these variables (a binding error): the agent's files would be lost.
+//! The three files live in the attempt directory as [`INPUTS_FILE`], [`OUTPUTS_FILE`] and
+//! [`PROGRESS_FILE`]; stale outputs and progress files from an earlier use of the directory are
+//! removed first.
+//!
+//! Ends: exit 0 succeeds; a non-zero exit, or death by a signal Orrery did not send, is a
+//! `TOOL_FAILURE` whose message ends with the last [`LOG_TAIL_BYTES`] of the log; a process
+//! that cannot start (program not found, cwd missing, log unwritable) is a `LAUNCHER_FAILURE`;
+//! a timeout is [`AgentOutcome::TimedOut`]; a cancel is [`AgentOutcome::Cancelled`] (130).
+
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use orrery_blueprint::ErrorCode;
+use serde_json::{json, Map, Value};
+
+use super::progress::{ProgressEvent, ProgressFollower};
+use super::registry::execution_mode_schema;
+use super::{AgentOutcome, TaskError};
+use crate::process::{
+    self, Canceller, Exit, ProcessError, ProcessSpec, Program, CANCELLED_EXIT_CODE, DEFAULT_GRACE,
+    TIMED_OUT_EXIT_CODE,
+};
+
+/// The task type this agent runs.
+pub const TYPE: &str = "shell.run";
+
+pub const INPUTS_FILE: &str = "inputs.json";
+pub const OUTPUTS_FILE: &str = "outputs.json";
+pub const PROGRESS_FILE: &str = "progress.jsonl";
+
+pub const INPUTS_VAR: &str = "ORRERY_INPUTS";
+pub const OUTPUTS_VAR: &str = "ORRERY_OUTPUTS";
+pub const PROGRESS_VAR: &str = "ORRERY_PROGRESS";
+pub const INPUT_VAR_PREFIX: &str = "ORRERY_INPUT_";
+
+/// How much of the end of the log a failure quotes.
+pub const LOG_TAIL_BYTES: usize = 4096;
+
+/// How often the progress file is read while the process runs.
+pub const PROGRESS_POLL: Duration = Duration::from_millis(75);
+
+/// One attempt at a `shell.run` task.
+#[derive(Debug, Clone)]
+pub struct ShellAttempt {
+    /// The task's params by name.
+    pub params: Map<String, Value>,
+    /// The task's resolved inputs by name.
+    pub inputs: Map<String, Value>,
+    /// Holds the inputs, outputs and progress files; created if missing.
+    pub attempt_dir: PathBuf,
+    /// The attempt's log (stdout and stderr interleaved); created if missing, appended to.
+    pub log_path: PathBuf,
+    /// Between SIGTERM and SIGKILL on cancel and timeout.
+    pub grace: Duration,
+}
+
+impl ShellAttempt {
+    pub fn new(
+        params: Map<String, Value>,
+        inputs: Map<String, Value>,
+        attempt_dir: impl Into<PathBuf>,
+        log_path: impl Into<PathBuf>,
+    ) -> Self {
+        ShellAttempt {
+            params,
+            inputs,
+            attempt_dir: attempt_dir.into(),
+            log_path: log_path.into(),
+            grace: DEFAULT_GRACE,
+        }
+    }
+}
+
+/// The process is running: what the runner records (pid and start time name it across a
+/// crash) and the handle to cancel it.
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub pid: u32,
+    pub start_time: u64,
+    pub canceller: Canceller,
+}
+
+/// The params, validated: what [`run`] executes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShellParams {
+    pub program: Program,
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    /// In seconds, as given.
+    pub timeout_s: Option<f64>,
+}
+
+/// The JSON Schema of the params (see the module notes); `command` and `argv` exclude each
+/// other and one of them is required.
+pub fn params_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": { "type": "string", "description": "A command line, run by /bin/sh -c." },
+            "argv": {
+                "type": "array",
+                "items": { "type": "string" },
+                "minItems": 1,
+                "description": "A program and its arguments, run directly (looked up in PATH when it has no '/')."
+            },
+            "cwd": { "type": "string", "description": "The working directory." },
+            "env": {
+                "type": "object",
+                "additionalProperties": { "type": "string" },
+                "description": "Environment variables added to the minimal environment."
+            },
+            "timeout_s": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Seconds before the process group is stopped and the task fails."
+            },
+            "execution_mode": execution_mode_schema()
+        },
+        "oneOf": [
+            { "required": ["command"] },
+            { "required": ["argv"] }
+        ]
+    })
+}
+
+/// Validates the params; a `TOOL_BINDING_ERROR` names the param at fault.
+pub fn bind_params(params: &Map<String, Value>) -> Result<ShellParams, TaskError> {
+    let get = |name: &str| params.get(name).filter(|v| !v.is_null());
+    let program = match (get("command"), get("argv")) {
+        (Some(_), Some(_)) => {
+            return Err(TaskError::binding(
+                "command",
+                "shell.run takes either 'command' or 'argv', not both",
+            ))
+        }
+        (None, None) => {
+            return Err(TaskError::binding(
+                "command",
+                "shell.run needs a 'command' (a string for /bin/sh -c) or an 'argv' (a list of strings)",
+            ))
+        }
+        (Some(Value::String(command)), None) => Program::Shell(command.clone()),
+        (Some(other), None) => {
+            return Err(TaskError::binding(
+                "command",
+                format!("param 'command' must be a string, found {}", shown(other)),
+            ))
+        }
+        (None, Some(Value::Array(items))) if !items.is_empty() => {
+            let mut argv = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) => argv.push(s.clone()),
+                    other => {
+                        return Err(TaskError::binding(
+                            "argv",
+                            format!("param 'argv' must hold strings only; item {i} is {}", shown(other)),
+                        ))
+                    }
+                }
+            }
+            Program::Argv(argv)
+        }
+        (None, Some(other)) => {
+            return Err(TaskError::binding(
+                "argv",
+                format!("param 'argv' must be a non-empty list of strings, found {}", shown(other)),
+            ))
+        }
+    };
+    let (param, has_nul) = match &program {
+        Program::Shell(command) => ("command", command.contains('\0')),
+        Program::Argv(argv) => ("argv", argv.iter().any(|a| a.contains('\0'))),
+    };
+    if has_nul {
+        return Err(TaskError::binding(
+            param,
+            format!("param '{param}' contains a NUL character"),
+        ));
+    }
+
+    let cwd = match get("cwd") {
+        None => None,
+        Some(Value::String(cwd)) if !cwd.is_empty() => Some(PathBuf::from(cwd)),
+        Some(other) => {
+            return Err(TaskError::binding(
+                "cwd",
+                format!(
+                    "param 'cwd' must be a non-empty string, found {}",
+                    shown(other)
+                ),
+            ))
+        }
+    };
+
+    let mut env = Vec::new();
+    match get("env") {
+        None => {}
+        Some(Value::Object(vars)) => {
+            for (name, value) in vars {
+                let Value::String(value) = value else {
+                    return Err(env_error(
+                        name,
+                        format!(
+                            "param 'env': the value of '{name}' must be a string, found {}",
+                            shown(value)
+                        ),
+                    ));
+                };
+                if name.is_empty() || name.contains(['=', '\0']) {
+                    return Err(env_error(
+                        name,
+                        format!("param 'env': '{name}' is not a valid variable name (empty, or holds '=' or NUL)"),
+                    ));
+                }
+                if value.contains('\0') {
+                    return Err(env_error(
+                        name,
+                        format!("param 'env': the value of '{name}' contains a NUL character"),
+                    ));
+                }
+                env.push((name.clone(), value.clone()));
+            }
+        }
+        Some(other) => {
+            return Err(TaskError::binding(
+                "env",
+                format!(
+                    "param 'env' must be an object of strings, found {}",
+                    shown(other)
+                ),
+            ))
+        }
+    }
+
+    let timeout_s = match get("timeout_s") {
+        None => None,
+        Some(value) => match value.as_f64() {
+            Some(s) if s > 0.0 && Duration::try_from_secs_f64(s).is_ok() => Some(s),
+            _ => {
+                return Err(TaskError::binding(
+                    "timeout_s",
+                    format!(
+                        "param 'timeout_s' must be a positive number of seconds, found {}",
+                        shown(value)
+                    ),
+                ))
+            }
+        },
+    };
+
+    Ok(ShellParams {
+        program,
+        cwd,
+        env,
+        timeout_s,
+    })
+}
+
+/// `ORRERY_INPUT_<NAME>` for a name: upper-cased, anything but an ASCII letter or digit → `_`.
+pub fn input_variable_name(input: &str) -> String {
+    let mut name = String::with_capacity(INPUT_VAR_PREFIX.len() + input.len());
+    name.push_str(INPUT_VAR_PREFIX);
+    name.extend(input.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        }
+    }));
+    name
+}
+
+/// The `ORRERY_INPUT_<NAME>` variables of the inputs, in input order.
+pub fn input_variables(inputs: &Map<String, Value>) -> Result<Vec<(String, String)>, TaskError> {
+    let mut vars: Vec<(String, String)> = Vec::with_capacity(inputs.len());
+    let mut owners: Vec<&str> = Vec::with_capacity(inputs.len());
+    for (input, value) in inputs {
+        let name = input_variable_name(input);
+        if let Some(i) = vars.iter().position(|(n, _)| *n == name) {
+            return Err(TaskError::new(
+                ErrorCode::ToolBindingError,
+                format!(
+                    "inputs '{}' and '{input}' would both be passed as {name}; rename one of them",
+                    owners[i]
+                ),
+            )
+            .with_details(json!({ "inputs": [owners[i], input], "variable": name })));
+        }
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if text.contains('\0') {
+            return Err(TaskError::new(
+                ErrorCode::ToolBindingError,
+                format!("input '{input}' contains a NUL character and cannot be passed as {name}"),
+            )
+            .with_details(json!({ "input": input, "variable": name })));
+        }
+        vars.push((name, text));
+        owners.push(input);
+    }
+    Ok(vars)
+}
+
+/// Runs one attempt to its end. `on_started` is called once the process runs, before it is
+/// waited for (not at all when it cannot start); a cancel requested earlier should be applied
+/// there (a cancel right after the spawn is not lost). `on_progress` gets every progress line
+/// and warning, in order, on this task.
+pub async fn run(
+    attempt: ShellAttempt,
+    on_started: impl FnOnce(Started),
+    mut on_progress: impl FnMut(ProgressEvent),
+) -> AgentOutcome {
+    let failed = |error: TaskError| AgentOutcome::Failed {
+        error,
+        exit_code: None,
+    };
+    let params = match bind_params(&attempt.params) {
+        Ok(params) => params,
+        Err(error) => return failed(error),
+    };
+    let input_vars = match input_variables(&attempt.inputs) {
+        Ok(vars) => vars,
+        Err(error) => return failed(error),
+    };
+    let files = match prepare_files(&attempt) {
+        Ok(files) => files,
+        Err(error) => return failed(error),
+    };
+
+    let mut env = params.env.clone();
+    let agent_vars = [
+        (INPUTS_VAR.to_string(), files.inputs.display().to_string()),
+        (OUTPUTS_VAR.to_string(), files.outputs.display().to_string()),
+        (
+            PROGRESS_VAR.to_string(),
+            files.progress.display().to_string(),
+        ),
+    ];
+    for (name, value) in agent_vars.into_iter().chain(input_vars) {
+        if params.env.iter().any(|(n, _)| *n == name) {
+            return failed(env_error(
+                &name,
+                format!("param 'env' may not set {name}: shell.run sets it for the task's inputs, outputs and progress"),
+            ));
+        }
+        env.push((name, value));
+    }
+
+    let spec = ProcessSpec {
+        program: params.program.clone(),
+        cwd: params.cwd.clone(),
+        env,
+        log_path: attempt.log_path.clone(),
+        timeout: params.timeout_s.map(Duration::from_secs_f64),
+        grace: attempt.grace,
+    };
+    let supervised = match process::spawn(spec).await {
+        Ok(supervised) => supervised,
+        Err(error) => return failed(launcher_failure(&error)),
+    };
+    on_started(Started {
+        pid: supervised.pid(),
+        start_time: supervised.start_time(),
+        canceller: supervised.canceller(),
+    });
+
+    let mut follower = ProgressFollower::new(&files.progress);
+    let wait = supervised.wait();
+    tokio::pin!(wait);
+    let finished = loop {
+        tokio::select! {
+            finished = &mut wait => break finished,
+            _ = tokio::time::sleep(PROGRESS_POLL) => follower.poll(&mut on_progress),
+        }
+    };
+    follower.finish(&mut on_progress);
+
+    let code = finished.exit.code();
+    match finished.exit {
+        Exit::Cancelled => AgentOutcome::Cancelled {
+            exit_code: CANCELLED_EXIT_CODE,
+        },
+        Exit::TimedOut => {
+            let seconds = params.timeout_s.unwrap_or_default();
+            AgentOutcome::TimedOut {
+                error: tool_failure(
+                    format!("the process timed out after {seconds} s and was stopped"),
+                    &attempt.log_path,
+                    json!({ "timeout_s": seconds }),
+                ),
+                exit_code: TIMED_OUT_EXIT_CODE,
+            }
+        }
+        Exit::Signalled { signal: 0 } => AgentOutcome::Failed {
+            error: tool_failure(
+                "the process ended but its exit status was lost".into(),
+                &attempt.log_path,
+                json!({}),
+            ),
+            exit_code: None,
+        },
+        Exit::Signalled { signal } => AgentOutcome::Failed {
+            error: tool_failure(
+                format!("the process was killed by signal {signal}"),
+                &attempt.log_path,
+                json!({ "signal": signal, "exit_code": code }),
+            ),
+            exit_code: Some(code),
+        },
+        Exit::Exited { code } if code != 0 => AgentOutcome::Failed {
+            error: tool_failure(
+                format!("the process exited with code {code}"),
+                &attempt.log_path,
+                json!({ "exit_code": code }),
+            ),
+            exit_code: Some(code),
+        },
+        Exit::Exited { code } => match read_outputs(&files.outputs) {
+            Ok(mut outputs) => {
+                outputs.insert("exit_code".into(), Value::from(code));
+                AgentOutcome::Succeeded {
+                    outputs,
+                    exit_code: Some(code),
+                }
+            }
+            Err(error) => AgentOutcome::Failed {
+                error,
+                exit_code: Some(code),
+            },
+        },
+    }
+}
+
+struct AttemptFiles {
+    inputs: PathBuf,
+    outputs: PathBuf,
+    progress: PathBuf,
+}
+
+/// Creates the attempt directory, writes the inputs file and removes stale outputs and
+/// progress files. Paths are absolute: the process may run in another directory.
+fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
+    let launcher = |what: String, e: io::Error| {
+        TaskError::new(ErrorCode::LauncherFailure, format!("{what}: {e}"))
+    };
+    let dir = std::path::absolute(&attempt.attempt_dir).map_err(|e| {
+        launcher(
+            format!(
+                "cannot resolve the attempt directory {}",
+                attempt.attempt_dir.display()
+            ),
+            e,
+        )
+    })?;
+    fs::create_dir_all(&dir).map_err(|e| {
+        launcher(
+            format!("cannot create the attempt directory {}", dir.display()),
+            e,
+        )
+    })?;
+    let files = AttemptFiles {
+        inputs: dir.join(INPUTS_FILE),
+        outputs: dir.join(OUTPUTS_FILE),
+        progress: dir.join(PROGRESS_FILE),
+    };
+    let text = Value::Object(attempt.inputs.clone()).to_string();
+    fs::write(&files.inputs, text).map_err(|e| {
+        launcher(
+            format!("cannot write the inputs file {}", files.inputs.display()),
+            e,
+        )
+    })?;
+    for stale in [&files.outputs, &files.progress] {
+        match fs::remove_file(stale) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(launcher(
+                    format!("cannot remove the stale file {}", stale.display()),
+                    e,
+                ))
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// The outputs the process wrote; none when it wrote no file.
+fn read_outputs(path: &Path) -> Result<Map<String, Value>, TaskError> {
+    let failure = |message: String, details: Value| {
+        TaskError::new(ErrorCode::ToolFailure, message).with_details(details)
+    };
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(e) => {
+            return Err(failure(
+                format!("cannot read the outputs file {}: {e}", path.display()),
+                json!({ "file": path.display().to_string() }),
+            ))
+        }
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(outputs)) => Ok(outputs),
+        Ok(other) => Err(failure(
+            format!(
+                "the outputs file {} must hold a JSON object of output names to values, found {}",
+                path.display(),
+                kind_of(&other)
+            ),
+            json!({ "file": path.display().to_string() }),
+        )),
+        Err(e) => Err(failure(
+            format!(
+                "the outputs file {} is not valid JSON: {e} (it must hold a JSON object of output names to values)",
+                path.display()
+            ),
+            json!({ "file": path.display().to_string(), "line": e.line(), "column": e.column() }),
+        )),
+    }
+}
+
+/// A `TOOL_FAILURE` whose message ends with the end of the log.
+fn tool_failure(what: String, log_path: &Path, mut details: Value) -> TaskError {
+    let tail = log_tail(log_path, LOG_TAIL_BYTES);
+    if let Value::Object(d) = &mut details {
+        d.insert(
+            "log_path".into(),
+            Value::String(log_path.display().to_string()),
+        );
+    }
+    let message = match tail.as_deref().map(str::trim_end) {
+        Some("") | None => format!("{what}; it wrote no output"),
+        Some(tail) => format!("{what}; the end of its output:\n{tail}"),
+    };
+    TaskError::new(ErrorCode::ToolFailure, message).with_details(details)
+}
+
+/// The last `limit` bytes of the log, starting at a character boundary (invalid bytes are
+/// replaced). `None` when the log cannot be read.
+pub fn log_tail(path: &Path, limit: usize) -> Option<String> {
+    let mut file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let start = len.saturating_sub(limit as u64);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::with_capacity(limit);
+    file.take(limit as u64).read_to_end(&mut bytes).ok()?;
+    // A cut inside a character leaves up to 3 continuation bytes (10xxxxxx) at the front.
+    let skip = if start > 0 {
+        bytes
+            .iter()
+            .take(3)
+            .take_while(|&&b| b & 0xC0 == 0x80)
+            .count()
+    } else {
+        0
+    };
+    Some(String::from_utf8_lossy(&bytes[skip..]).into_owned())
+}
+
+fn launcher_failure(error: &ProcessError) -> TaskError {
+    let reason = match error {
+        ProcessError::EmptyArgv => "empty_argv",
+        ProcessError::ProgramNotFound { .. } => "program_not_found",
+        ProcessError::ProgramNotExecutable { .. } => "program_not_executable",
+        ProcessError::CwdMissing { .. } => "cwd_missing",
+        ProcessError::InvalidEnv { .. } => "invalid_env",
+        ProcessError::LogUnwritable { .. } => "log_unwritable",
+        ProcessError::Spawn { .. } => "spawn_failed",
+        ProcessError::Supervision { .. } => "supervision_failed",
+    };
+    TaskError::new(
+        ErrorCode::LauncherFailure,
+        format!("the process could not be started: {error}"),
+    )
+    .with_details(json!({ "reason": reason }))
+}
+
+fn env_error(key: &str, message: String) -> TaskError {
+    TaskError::new(ErrorCode::ToolBindingError, message)
+        .with_details(json!({ "param": "env", "key": key }))
+}
+
+/// A value as an error message shows it: short, with its kind.
+fn shown(value: &Value) -> String {
+    if value.is_null() {
+        return "null".into();
+    }
+    let text = value.to_string();
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(57).collect();
+        format!("{} {cut}...", kind_of(value))
+    } else {
+        format!("{} {text}", kind_of(value))
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a JSON array",
+        Value::Object(_) => "a JSON object",
+    }
+}
