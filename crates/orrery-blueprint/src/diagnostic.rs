@@ -30,7 +30,6 @@ macro_rules! codes {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Code { $($variant),* }
         impl Code {
-            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
             pub fn as_str(self) -> &'static str {
                 match self { $(Code::$variant => $text),* }
             }

@@ -402,8 +402,3 @@ pub enum ConditionSource {
     Param,
 }
 
-impl Blueprint {
-    pub fn task(&self, id: &str) -> Option<&Task> {
-        self.tasks.iter().find(|t| t.id == id)
-    }
-}

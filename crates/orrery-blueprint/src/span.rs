@@ -78,16 +78,6 @@ pub fn parse_path(path: &str) -> Vec<Segment> {
     out
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text.as_bytes()[..offset];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
-    (line, column)
-}
-
 /// Byte offset of the start of a (1-based) line and column.
 pub fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
     let mut offset = 0;
@@ -99,11 +89,6 @@ pub fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
         offset += l.len();
     }
     text.len()
-}
-
-/// Line and column where the value at `path` starts, when the text has it.
-pub fn locate(text: &str, path: &[Segment]) -> Option<(usize, usize)> {
-    locate_all(text, &[path.to_vec()])[0]
 }
 
 /// Line and column of the value at each path, in one scan of the text.
@@ -280,7 +265,7 @@ mod tests {
     fn locates_a_nested_value_by_path() {
         let text = "{\n  \"tasks\": [\n    {\"id\": \"a\"},\n    {\"id\": 5}\n  ]\n}";
         let path = [Segment::Key("tasks".into()), Segment::Index(1), Segment::Key("id".into())];
-        assert_eq!(locate(text, &path), Some((4, 12)));
+        assert_eq!(locate_all(text, &[path.to_vec()]), [Some((4, 12))]);
         assert_eq!(render_path(&path), "$.tasks[1].id");
     }
 
