@@ -7,3 +7,4 @@ pub mod data;
 pub mod plan;
 pub mod process;
 pub mod scheduler;
+pub mod scopes;
