@@ -40,6 +40,12 @@ impl Scratch {
     }
 }
 
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 const ORPHAN: &str = r#"{"id": "o", "name": "o", "version": "1.0", "tasks": [
   {"id": "start", "type": "system.start"},
   {"id": "lost", "type": "system.sleep"},
