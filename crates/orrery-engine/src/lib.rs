@@ -1,10 +1,11 @@
 //! The orchestrator (ARCHITECTURE.md): a pure scheduler that decides what may start and which
-//! completions may land, and (to come) the session runner that owns each session's side
-//! effects, and the agents that execute tasks.
+//! completions may land, the session flattening, data and scope rules it applies, the session
+//! runner that owns each session's side effects, and the agents that execute tasks.
 
 pub mod agents;
 pub mod data;
 pub mod plan;
 pub mod process;
+pub mod runner;
 pub mod scheduler;
 pub mod scopes;

@@ -1,0 +1,758 @@
+//! The session runner (first version): runs one validated blueprint to its end as one session
+//! in the task store, applying COMPAT.md section 4.
+//!
+//! [`run_session`] stores the blueprint version (canonical plain JSON), flattens the session
+//! ([`crate::plan::build`]), refuses task types with no agent, creates the session and every
+//! node PENDING, sets the session RUNNING and then loops: it asks the pure scheduler
+//! ([`crate::scheduler::decide`]) what may finish and start, applies that, and otherwise waits
+//! for an agent to report over an mpsc channel. It is the one owner of the session's side
+//! effects.
+//!
+//! # Decisions
+//!
+//! - **Store access.** [`orrery_store::Store`] is synchronous (rusqlite). The runner keeps it in
+//!   an `Arc<Mutex<Store>>` and runs every store call on tokio's blocking pool
+//!   (`spawn_blocking`), awaiting it from the owner task, so a slow commit (`synchronous=FULL`,
+//!   one fsync each) never stalls the runtime's workers nor the agents' tasks. Calls are issued
+//!   one at a time by the owner, so the mutex is never contended; it only makes the handle
+//!   shareable with the blocking pool. The store is opened with the default options
+//!   (`synchronous=FULL`): every announced transition survives a power cut.
+//! - **Written before announced.** Every transition is committed first; the [`Event`]s the store
+//!   returns are then sent on [`RunOptions::events`] (a broadcast channel; nobody listening is
+//!   fine). `create_session` returns no events, so its `session_created` event is read back
+//!   with `events_after`.
+//! - **Unknown task types** are refused before anything is written: no blueprint version and
+//!   no session row exist afterwards. The plan is built first (it is pure), so types of inner
+//!   blueprints are checked too.
+//! - **Finishing.** A run that ended well keeps its attempt `running` in the store and its node
+//!   RUNNING until the scheduler lets it finish (FF/SF); then one `settle_attempt` lands the
+//!   outcome, the node's SUCCEEDED state and its outputs in session data in one transaction. A
+//!   composite is `Finishing` as soon as it starts (its inputs copied into its inner instance);
+//!   its outputs are read from the inner instance when it may finish.
+//! - **Skips** (SKIP_REQUESTED or a false condition) start no attempt: the node and its cascade
+//!   ([`crate::scopes::skip_cascade`]) become SKIPPED and each skipped node writes its declared
+//!   output defaults (or null) to its instance's data.
+//! - **Failure.** The first FAILED task (or a dispatch or while-condition error) fails the
+//!   session with that error. Runs still in flight are cancelled (shell processes get SIGTERM,
+//!   grace, SIGKILL; sleeps are dropped) and settled `cancelled` with their node back to
+//!   PENDING, like a run that was interrupted: starting the session again would run them anew.
+//!   A `Finishing` run is settled the same way (its completion never landed).
+//! - **Scope counters** are stored under (instance id, scope key `"{instance}.{start task}"`).
+//! - **max_parallel** bounds the `shell.run` processes running at once (at least 1);
+//!   `system.*` tasks run in-process and are not counted.
+//! - **Work dir.** Attempt `n` of node `K` of session `S` runs in `work_dir/S/K/attempt-n/`,
+//!   logging to `work_dir/S/K/attempt-n.log`.
+//!
+//! # Not in this version
+//!
+//! Interventions (pause, resume, cancel, skip, reset), crash recovery and resuming a session,
+//! progress reporting to the store (the shell agent's progress lines are dropped), and
+//! batching several transitions per transaction. Known gaps: a scope that loops while one of
+//! its members still runs (possible only through an SS edge inside the scope) drops that run
+//! from its books and leaves its attempt `running` in the store; a node that fails to dispatch
+//! (inputs or condition) becomes FAILED without an attempt row. Dynamic composites go through
+//! the plan (session parameter `elements`) but are not yet covered by a runner test.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use orrery_blueprint::condition;
+use orrery_blueprint::save;
+use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
+use orrery_store::{
+    ErrorRecord, Event, NewAttempt, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store, StoreError,
+};
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::agents::{self, shell, AgentOutcome, TaskError};
+use crate::data::{self, Data};
+use crate::plan::{self, PlanError, SessionPlan};
+use crate::process::Canceller;
+use crate::scheduler::{self, NodeState};
+use crate::scopes::{self, ScopeDecision, ScopeIndex};
+
+/// How to run a session.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// How many `shell.run` processes may run at once (0 counts as 1).
+    pub max_parallel: usize,
+    /// Attempt directories and logs go under `work_dir/{session id}/`.
+    pub work_dir: PathBuf,
+    /// Every committed event, in commit order, after it is committed.
+    pub events: Option<broadcast::Sender<Event>>,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    pub session_id: String,
+    /// COMPLETED or FAILED.
+    pub state: SessionState,
+    /// Why it failed.
+    pub error: Option<ErrorRecord>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the blueprint uses task types with no agent: {}; known types: {}", .unknown.join(", "), .known.join(", "))]
+    UnknownTaskTypes { unknown: Vec<String>, known: Vec<String> },
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the runner's blocking task failed: {0}")]
+    Join(String),
+    #[error("cannot prepare the work directory {}: {message}", .path.display())]
+    WorkDir { path: PathBuf, message: String },
+}
+
+/// Runs `root` (inner blueprints are found by id in `library`) as a new session in the store
+/// at `store_path`, to completion or failure.
+pub async fn run_session(
+    store_path: &Path,
+    root: ValidBlueprint,
+    library: Vec<Blueprint>,
+    params: Map<String, Value>,
+    options: RunOptions,
+) -> Result<RunReport, RunError> {
+    let plan = {
+        let lib: Library = library.iter().collect();
+        plan::build(&root, &lib, &params)?
+    };
+    let mut unknown: Vec<String> = plan
+        .tasks
+        .iter()
+        .map(|(_, t)| t.task_type.as_str().to_string())
+        .filter(|name| !agents::is_known(name))
+        .collect();
+    if !unknown.is_empty() {
+        unknown.sort();
+        unknown.dedup();
+        let known = agents::known_type_names().into_iter().map(str::to_string).collect();
+        return Err(RunError::UnknownTaskTypes { unknown, known });
+    }
+
+    let path = store_path.to_path_buf();
+    let store = tokio::task::spawn_blocking(move || Store::open(&path))
+        .await
+        .map_err(|e| RunError::Join(e.to_string()))??;
+    let db = Db { store: Arc::new(Mutex::new(store)), events: options.events.clone() };
+
+    let blueprint = root.blueprint();
+    let (id, text) = (blueprint.id.clone(), save::to_string(blueprint, Encoding::Plain));
+    let name = blueprint.name.clone();
+    let params_value = Value::Object(params);
+    let session = db
+        .call(move |s| {
+            let hash = s.put_blueprint_version(&id, &text)?;
+            let session = s.create_session(&NewSession { blueprint_hash: hash, name, params: params_value }, None)?;
+            let events = s.events_after(&session.id, 0, 200)?;
+            Ok((session, events))
+        })
+        .await?;
+    let session_id = session.0.id.clone();
+    db.announce(session.1);
+
+    let scopes = ScopeIndex::new(&plan);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut runner = Runner {
+        session_id: session_id.clone(),
+        states: vec![NodeState::Pending; plan.graph.nodes.len()],
+        runs: vec![None; plan.graph.nodes.len()],
+        attempt_counts: vec![0; plan.graph.nodes.len()],
+        scopes,
+        plan,
+        db,
+        tx,
+        rx,
+        max_parallel: options.max_parallel.max(1),
+        work_dir: options.work_dir.join(&session_id),
+        processes: HashSet::new(),
+        iterations: HashMap::new(),
+    };
+    runner.run().await
+}
+
+/// The store, reached from the blocking pool, and the observers of what it commits.
+struct Db {
+    store: Arc<Mutex<Store>>,
+    events: Option<broadcast::Sender<Event>>,
+}
+
+impl Db {
+    async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, RunError> {
+        let store = Arc::clone(&self.store);
+        let result = tokio::task::spawn_blocking(move || {
+            let mut guard = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            f(&mut guard)
+        })
+        .await
+        .map_err(|e| RunError::Join(e.to_string()))?;
+        Ok(result?)
+    }
+
+    fn announce(&self, events: impl IntoIterator<Item = Event>) {
+        if let Some(sender) = &self.events {
+            for event in events {
+                // No receiver is not an error: nobody is watching.
+                let _ = sender.send(event);
+            }
+        }
+    }
+
+    /// A store call whose events are announced once committed.
+    async fn write(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<Vec<Event>, StoreError> + Send + 'static,
+    ) -> Result<(), RunError> {
+        let events = self.call(f).await?;
+        self.announce(events);
+        Ok(())
+    }
+}
+
+/// One attempt in flight, as the owner knows it.
+#[derive(Debug, Clone)]
+struct Run {
+    run_id: RunId,
+    kind: RunKind,
+    /// Set once a successful run ended: what lands when it may finish.
+    ended: Option<(Option<i32>, Map<String, Value>)>,
+    canceller: Option<Canceller>,
+    sleep: Option<tokio::task::AbortHandle>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunKind {
+    Instant,
+    Sleep,
+    Shell,
+    Composite,
+}
+
+/// What agents report to the owner.
+enum Report {
+    Started { node: usize, run_id: RunId, process: ProcessIdentity, canceller: Canceller },
+    Ended { node: usize, run_id: RunId, outcome: AgentOutcome },
+}
+
+struct Runner {
+    session_id: String,
+    plan: SessionPlan,
+    scopes: ScopeIndex,
+    states: Vec<NodeState>,
+    runs: Vec<Option<Run>>,
+    db: Db,
+    tx: mpsc::UnboundedSender<Report>,
+    rx: mpsc::UnboundedReceiver<Report>,
+    max_parallel: usize,
+    work_dir: PathBuf,
+    /// The `shell.run` attempts whose process has not reported its end.
+    processes: HashSet<RunId>,
+    /// Attempts begun per node.
+    attempt_counts: Vec<u32>,
+    /// Scope counters by start node, mirrored from the store.
+    iterations: HashMap<usize, u32>,
+}
+
+/// Where the session stands after a step.
+type Step = Result<Option<ErrorRecord>, RunError>;
+
+fn error_record(code: ErrorCode, message: impl Into<String>) -> ErrorRecord {
+    ErrorRecord { code: code.as_str().to_string(), message: message.into(), details: None }
+}
+
+fn task_error_record(error: &TaskError) -> ErrorRecord {
+    ErrorRecord { code: error.code.as_str().to_string(), message: error.message.clone(), details: error.details.clone() }
+}
+
+fn store_state(state: NodeState) -> TaskState {
+    match state {
+        NodeState::Pending => TaskState::Pending,
+        NodeState::SkipRequested => TaskState::SkipRequested,
+        NodeState::Ready => TaskState::Ready,
+        NodeState::Running | NodeState::Finishing => TaskState::Running,
+        NodeState::Succeeded => TaskState::Succeeded,
+        NodeState::Failed => TaskState::Failed,
+        NodeState::Skipped => TaskState::Skipped,
+    }
+}
+
+impl Runner {
+    fn key(&self, node: usize) -> String {
+        self.plan.graph.nodes[node].key.clone()
+    }
+
+    fn instance_id(&self, node: usize) -> String {
+        self.plan.instances[self.plan.tasks[node].0].id.clone()
+    }
+
+    async fn data_of(&self, instance: String) -> Result<Data, RunError> {
+        let session = self.session_id.clone();
+        let data = self.db.call(move |s| s.instance_data(&session, &instance)).await?;
+        Ok(data.into_iter().collect())
+    }
+
+    /// Writes node states (nodes given by index) and announces them.
+    async fn set_states(&mut self, changes: Vec<(usize, NodeState)>) -> Result<(), RunError> {
+        for &(n, state) in &changes {
+            self.states[n] = state;
+        }
+        let session = self.session_id.clone();
+        let changes: Vec<(String, TaskState)> = changes.iter().map(|&(n, st)| (self.key(n), store_state(st))).collect();
+        self.db
+            .write(move |s| {
+                let refs: Vec<(&str, TaskState)> = changes.iter().map(|(k, st)| (k.as_str(), *st)).collect();
+                s.set_task_states(&session, &refs)
+            })
+            .await
+    }
+
+    async fn set_session(&self, state: SessionState, error: Option<ErrorRecord>) -> Result<(), RunError> {
+        let session = self.session_id.clone();
+        self.db.write(move |s| Ok(vec![s.set_session_state(&session, state, error.as_ref(), None)?])).await
+    }
+
+    async fn run(&mut self) -> Result<RunReport, RunError> {
+        let all: Vec<(usize, NodeState)> = (0..self.states.len()).map(|n| (n, NodeState::Pending)).collect();
+        self.set_states(all).await?;
+        self.set_session(SessionState::Running, None).await?;
+        let failure = self.drive().await?;
+        let state = match &failure {
+            Some(_) => {
+                self.stop_in_flight().await?;
+                SessionState::Failed
+            }
+            None => SessionState::Completed,
+        };
+        self.set_session(state, failure.clone()).await?;
+        Ok(RunReport { session_id: self.session_id.clone(), state, error: failure })
+    }
+
+    /// Runs until every node is done (`None`) or the session fails (its error).
+    async fn drive(&mut self) -> Step {
+        loop {
+            let decisions = scheduler::decide(&self.plan.graph, &self.states);
+            let mut moved = false;
+            for n in decisions.finish {
+                moved = true;
+                if let Some(error) = self.finish(n).await? {
+                    return Ok(Some(error));
+                }
+                if self.states[n] != NodeState::Succeeded {
+                    // A scope looped and reset nodes: decide again from the new states.
+                    break;
+                }
+            }
+            if moved {
+                continue;
+            }
+            for n in decisions.start {
+                let is_shell = self.plan.tasks[n].1.task_type.as_str() == shell::TYPE;
+                if is_shell && self.processes.len() >= self.max_parallel {
+                    continue;
+                }
+                // An earlier start of this round may have skipped it (a cascade).
+                if !matches!(self.states[n], NodeState::Pending | NodeState::SkipRequested) {
+                    continue;
+                }
+                moved = true;
+                if let Some(error) = self.start(n).await? {
+                    return Ok(Some(error));
+                }
+            }
+            if moved {
+                continue;
+            }
+            if scheduler::is_complete(&self.states) {
+                return Ok(None);
+            }
+            if self.runs.iter().all(Option::is_none) && self.processes.is_empty() {
+                // Cannot happen for a valid blueprint; never wait forever on nothing.
+                let stuck: Vec<String> = (0..self.states.len()).filter(|&n| !self.states[n].is_done()).map(|n| self.key(n)).collect();
+                return Ok(Some(error_record(ErrorCode::TaskDispatchFailed, format!("the session cannot go on: {} can never start", stuck.join(", ")))));
+            }
+            let Some(report) = self.rx.recv().await else {
+                unreachable!("the runner holds a sender")
+            };
+            if let Some(error) = self.on_report(report).await? {
+                return Ok(Some(error));
+            }
+        }
+    }
+
+    /// Dispatches one startable node: skip, fail to dispatch, or begin an attempt.
+    async fn start(&mut self, n: usize) -> Step {
+        let (instance, task) = self.plan.tasks[n].clone();
+        let instance_id = self.plan.instances[instance].id.clone();
+        let context = self.plan.instances[instance].context.clone();
+        let data = self.data_of(instance_id.clone()).await?;
+        let inputs = match data::resolve_inputs(&task, &data) {
+            Ok(inputs) => inputs,
+            Err(e) => return self.dispatch_failed(n, e.to_string()).await,
+        };
+        let mut skip = self.states[n] == NodeState::SkipRequested;
+        if !skip {
+            if let Some((source, _)) = task.effective_condition() {
+                let namespace = data::condition_namespace(&task, &inputs, &context, &data);
+                let result = condition::parse(source)
+                    .map_err(|e| e.to_string())
+                    .and_then(|c| c.evaluate(&namespace).map_err(|e| e.to_string()));
+                match result {
+                    Ok(holds) => skip = !holds,
+                    Err(e) => {
+                        let message = format!("task '{}': cannot evaluate condition '{source}': {e}", self.key(n));
+                        return self.dispatch_failed(n, message).await;
+                    }
+                }
+            }
+        }
+        if skip {
+            self.skip(n).await?;
+            return Ok(None);
+        }
+
+        let kind = match task.task_type.as_str() {
+            orrery_blueprint::TaskType::START | orrery_blueprint::TaskType::END => RunKind::Instant,
+            orrery_blueprint::TaskType::SLEEP => RunKind::Sleep,
+            orrery_blueprint::TaskType::COMPOSITE => RunKind::Composite,
+            _ => RunKind::Shell,
+        };
+        let session = self.session_id.clone();
+        let key = self.key(n);
+        // The store numbers attempts too; the runner, sole owner of a new session, counts the
+        // same way without a read, so the log can be named before the attempt begins.
+        let node_dir = self.work_dir.join(&key);
+        self.attempt_counts[n] += 1;
+        let attempt_no = self.attempt_counts[n];
+        let attempt_dir = node_dir.join(format!("attempt-{attempt_no}"));
+        let log_path = node_dir.join(format!("attempt-{attempt_no}.log"));
+        let new = NewAttempt {
+            agent: task.task_type.as_str().to_string(),
+            log_path: (kind == RunKind::Shell).then(|| log_path.clone()),
+            inputs: Some(Value::Object(inputs.clone())),
+            process: None,
+        };
+        let (attempt, events) = {
+            let (session, key) = (session.clone(), key.clone());
+            self.db.call(move |s| s.begin_attempt(&session, &key, &new)).await?
+        };
+        self.db.announce(events);
+        self.states[n] = NodeState::Running;
+        let run_id = attempt.run_id.clone();
+        let mut run = Run { run_id: run_id.clone(), kind, ended: None, canceller: None, sleep: None };
+        match kind {
+            RunKind::Instant => {
+                run.ended = Some((None, Map::new()));
+                self.states[n] = NodeState::Finishing;
+            }
+            RunKind::Composite => {
+                let inner = self.plan.instances.iter().position(|i| i.caller.is_some_and(|(_, c)| c == n));
+                if let Some(inner) = inner {
+                    let inner_id = self.plan.instances[inner].id.clone();
+                    let values = data::composite_inputs(&inputs);
+                    if !values.is_empty() {
+                        self.db
+                            .write(move |s| {
+                                let refs: Vec<(&str, Value)> = values.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                                Ok(vec![s.put_data(&session, &inner_id, &refs)?])
+                            })
+                            .await?;
+                    }
+                }
+                self.states[n] = NodeState::Finishing;
+            }
+            RunKind::Sleep => {
+                let seconds = match task.param_value("duration") {
+                    None | Some(Value::Null) => Ok(1.0),
+                    Some(v) => v.as_f64().filter(|s| s.is_finite() && *s >= 0.0).ok_or_else(|| {
+                        TaskError::binding("duration", format!("param 'duration' must be a number of seconds >= 0, got {v}"))
+                    }),
+                };
+                let tx = self.tx.clone();
+                let handle = tokio::spawn({
+                    let run_id = run_id.clone();
+                    async move {
+                        let outcome = match seconds {
+                            Ok(s) => {
+                                tokio::time::sleep(Duration::from_secs_f64(s)).await;
+                                AgentOutcome::Succeeded { outputs: Map::new(), exit_code: None }
+                            }
+                            Err(error) => AgentOutcome::Failed { error, exit_code: None },
+                        };
+                        let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                    }
+                });
+                run.sleep = Some(handle.abort_handle());
+            }
+            RunKind::Shell => {
+                if let Err(e) = std::fs::create_dir_all(&node_dir) {
+                    return Err(RunError::WorkDir { path: node_dir, message: e.to_string() });
+                }
+                let params: Map<String, Value> =
+                    task.params.iter().map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null))).collect();
+                let attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path);
+                let tx = self.tx.clone();
+                self.processes.insert(run_id.clone());
+                tokio::spawn({
+                    let run_id = run_id.clone();
+                    async move {
+                        let started_tx = tx.clone();
+                        let started_run = run_id.clone();
+                        let outcome = shell::run(
+                            attempt,
+                            move |started| {
+                                let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
+                                let _ = started_tx.send(Report::Started { node: n, run_id: started_run, process, canceller: started.canceller });
+                            },
+                            |_progress| {},
+                        )
+                        .await;
+                        let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                    }
+                });
+            }
+        }
+        self.runs[n] = Some(run);
+        Ok(None)
+    }
+
+    /// A node that cannot dispatch: it fails, and so does the session.
+    async fn dispatch_failed(&mut self, n: usize, message: String) -> Step {
+        self.set_states(vec![(n, NodeState::Failed)]).await?;
+        Ok(Some(error_record(ErrorCode::TaskDispatchFailed, message)))
+    }
+
+    /// Skips a node and its cascade; each writes its declared output defaults.
+    async fn skip(&mut self, n: usize) -> Result<(), RunError> {
+        let cascade = scopes::skip_cascade(&self.plan, &self.scopes, n);
+        let mut states = self.states.clone();
+        states[n] = NodeState::Skipped;
+        let mut skipped = vec![n];
+        skipped.extend(scopes::apply_skip(&mut states, &cascade));
+        let mut writes: Vec<(String, String, Value)> = Vec::new();
+        for &s in &skipped {
+            let instance = self.instance_id(s);
+            for (k, v) in data::outputs_to_write(&self.plan.tasks[s].1, None) {
+                writes.push((instance.clone(), k, v));
+            }
+        }
+        self.set_states(skipped.iter().map(|&s| (s, NodeState::Skipped)).collect()).await?;
+        let session = self.session_id.clone();
+        let mut by_instance: Vec<(String, Vec<(String, Value)>)> = Vec::new();
+        for (instance, k, v) in writes {
+            match by_instance.iter_mut().find(|(i, _)| *i == instance) {
+                Some((_, list)) => list.push((k, v)),
+                None => by_instance.push((instance, vec![(k, v)])),
+            }
+        }
+        if by_instance.is_empty() {
+            return Ok(());
+        }
+        self.db
+            .write(move |s| {
+                let mut events = Vec::new();
+                for (instance, values) in &by_instance {
+                    let refs: Vec<(&str, Value)> = values.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                    events.push(s.put_data(&session, instance, &refs)?);
+                }
+                Ok(events)
+            })
+            .await
+    }
+
+    async fn on_report(&mut self, report: Report) -> Step {
+        match report {
+            Report::Started { node, run_id, process, canceller } => {
+                let Some(run) = self.runs[node].as_mut().filter(|r| r.run_id == run_id) else {
+                    canceller.cancel();
+                    return Ok(None);
+                };
+                run.canceller = Some(canceller);
+                self.db.call(move |s| s.set_attempt_process(&run_id, process)).await?;
+                Ok(None)
+            }
+            Report::Ended { node, run_id, outcome } => {
+                self.processes.remove(&run_id);
+                let Some(run) = self.runs[node].as_mut().filter(|r| r.run_id == run_id && r.ended.is_none()) else {
+                    return Ok(None);
+                };
+                run.canceller = None;
+                run.sleep = None;
+                match outcome {
+                    AgentOutcome::Succeeded { outputs, exit_code } => {
+                        run.ended = Some((exit_code, outputs));
+                        self.states[node] = NodeState::Finishing;
+                        Ok(None)
+                    }
+                    AgentOutcome::Failed { error, exit_code } => self.fail_run(node, task_error_record(&error), exit_code).await,
+                    AgentOutcome::TimedOut { error, exit_code } => {
+                        self.fail_run(node, task_error_record(&error), Some(exit_code)).await
+                    }
+                    AgentOutcome::Cancelled { exit_code } => {
+                        let error = error_record(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(node)));
+                        self.fail_run(node, error, Some(exit_code)).await
+                    }
+                }
+            }
+        }
+    }
+
+    /// Settles a failed run: the node FAILED, the session fails with its error.
+    async fn fail_run(&mut self, n: usize, error: ErrorRecord, exit_code: Option<i32>) -> Step {
+        let Some(run) = self.runs[n].take() else { return Ok(None) };
+        self.states[n] = NodeState::Failed;
+        let record = error.clone();
+        self.db
+            .write(move |s| {
+                s.settle_attempt(
+                    &run.run_id,
+                    Settlement {
+                        outcome: Outcome::Failed { exit_code, error: record },
+                        node_state: Some(TaskState::Failed),
+                        data: Vec::new(),
+                    },
+                )
+            })
+            .await?;
+        Ok(Some(error))
+    }
+
+    /// Lands a finished run: outcome, SUCCEEDED and outputs in one transaction; then the scope
+    /// it ends, if any, decides whether to loop.
+    async fn finish(&mut self, n: usize) -> Step {
+        let Some(run) = self.runs[n].take() else {
+            unreachable!("a finishing node has a run")
+        };
+        let (instance, task) = self.plan.tasks[n].clone();
+        let instance_id = self.plan.instances[instance].id.clone();
+        let (exit_code, writes) = match run.kind {
+            RunKind::Composite => {
+                let outer = self.data_of(instance_id.clone()).await?;
+                let inner = match self.plan.instances.iter().find(|i| i.caller.is_some_and(|(_, c)| c == n)) {
+                    Some(i) => self.data_of(i.id.clone()).await?,
+                    None => Data::new(),
+                };
+                (None, data::composite_outputs(&task, &inner, &outer))
+            }
+            _ => {
+                let (exit_code, outputs) = run.ended.clone().unwrap_or_default();
+                (exit_code, data::outputs_to_write(&task, Some(&outputs)))
+            }
+        };
+        let outputs: Map<String, Value> = match run.kind {
+            RunKind::Composite => writes.iter().cloned().collect(),
+            _ => run.ended.clone().map(|(_, o)| o).unwrap_or_default(),
+        };
+        let data: Vec<(String, String, Value)> = writes.into_iter().map(|(k, v)| (instance_id.clone(), k, v)).collect();
+        let run_id = run.run_id.clone();
+        self.states[n] = NodeState::Succeeded;
+        self.db
+            .write(move |s| {
+                s.settle_attempt(
+                    &run_id,
+                    Settlement {
+                        outcome: Outcome::Succeeded { exit_code, outputs: Value::Object(outputs) },
+                        node_state: Some(TaskState::Succeeded),
+                        data,
+                    },
+                )
+            })
+            .await?;
+        match self.scopes.ended_by(n).cloned() {
+            Some(scope) => self.end_scope(&scope, instance_id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// The end of `scope` succeeded: loop, go on, or fail.
+    async fn end_scope(&mut self, scope: &scopes::Scope, instance_id: String) -> Step {
+        let so_far = self.iterations.get(&scope.start).copied().unwrap_or(0);
+        let needs_data = matches!(scope.policy, scopes::Policy::While { .. });
+        let data = if needs_data { self.data_of(instance_id.clone()).await? } else { Data::new() };
+        let context = self.plan.instances[scope.instance].context.clone();
+        let decision = scopes::decide_scope_end(&self.scopes, scope.id, so_far, || {
+            let scopes::Policy::While { condition, .. } = &scope.policy else { return Ok(false) };
+            let parsed = condition::parse(condition).map_err(|e| e.to_string())?;
+            parsed.evaluate(&data::while_namespace(&context, &data)).map_err(|e| e.to_string())
+        });
+        match decision {
+            ScopeDecision::Continue => Ok(None),
+            ScopeDecision::Fail { message, .. } => Ok(Some(error_record(ErrorCode::ScopeConditionError, message))),
+            ScopeDecision::Loop { reset, reset_counters, .. } => {
+                let session = self.session_id.clone();
+                let key = scope.key.clone();
+                let nested: Vec<(String, String)> = reset_counters
+                    .iter()
+                    .filter_map(|id| self.scopes.get(*id))
+                    .map(|s| (self.plan.instances[s.instance].id.clone(), s.key.clone()))
+                    .collect();
+                let counter = self
+                    .db
+                    .call(move |s| {
+                        let n = s.increment_scope_iterations(&session, &instance_id, &key)?;
+                        for (instance, key) in &nested {
+                            s.set_scope_iterations(&session, instance, key, 0)?;
+                        }
+                        Ok(n)
+                    })
+                    .await?;
+                self.iterations.insert(scope.start, counter);
+                for id in &reset_counters {
+                    self.iterations.remove(&id.0);
+                }
+                for &r in &reset {
+                    self.runs[r] = None;
+                }
+                self.set_states(reset.iter().map(|&r| (r, NodeState::Pending)).collect()).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// After a failure: cancels what still runs and settles every open attempt as cancelled,
+    /// its node back to PENDING.
+    async fn stop_in_flight(&mut self) -> Result<(), RunError> {
+        for run in self.runs.iter().flatten() {
+            if let Some(c) = &run.canceller {
+                c.cancel();
+            }
+            if let Some(h) = &run.sleep {
+                h.abort();
+            }
+        }
+        // Shell processes report their end; wait for them so no process outlives the session.
+        while !self.processes.is_empty() {
+            let Some(report) = self.rx.recv().await else { break };
+            match report {
+                Report::Started { canceller, .. } => canceller.cancel(),
+                Report::Ended { run_id, .. } => {
+                    self.processes.remove(&run_id);
+                }
+            }
+        }
+        for n in 0..self.runs.len() {
+            let Some(run) = self.runs[n].take() else { continue };
+            self.states[n] = NodeState::Pending;
+            self.db
+                .write(move |s| {
+                    s.settle_attempt(
+                        &run.run_id,
+                        Settlement {
+                            outcome: Outcome::Cancelled { exit_code: None },
+                            node_state: Some(TaskState::Pending),
+                            data: Vec::new(),
+                        },
+                    )
+                })
+                .await?;
+        }
+        Ok(())
+    }
+}

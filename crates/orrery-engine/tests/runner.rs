@@ -1,0 +1,395 @@
+//! The session runner end to end: real blueprints with `shell.run` tasks (real `/bin/sh`
+//! processes) on a real SQLite file in a temporary directory.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use orrery_blueprint::{load, Blueprint, Library, SessionState, TaskState, ValidBlueprint};
+use orrery_engine::runner::{run_session, RunError, RunOptions, RunReport};
+use orrery_store::{Event, SessionFilter, Store};
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast;
+
+fn bp(value: Value) -> Blueprint {
+    load(&value.to_string()).expect("the test blueprint loads").blueprint
+}
+
+/// A shell task running `command` after `after` (FS).
+fn sh(id: &str, command: &str, after: &str) -> Value {
+    json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": command}], "depends_on": [{"id": after}]})
+}
+
+fn blueprint(id: &str, tasks: Vec<Value>) -> Blueprint {
+    bp(json!({"id": id, "name": id, "version": "1.0", "tasks": tasks}))
+}
+
+fn start() -> Value {
+    json!({"id": "start", "type": "system.start"})
+}
+
+fn end(after: &str) -> Value {
+    json!({"id": "end", "type": "system.end", "depends_on": [{"id": after}]})
+}
+
+struct Ran {
+    report: RunReport,
+    store: Store,
+    events: Vec<Event>,
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        Fixture { dir: tempfile::tempdir().expect("a temp dir") }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.path("orrery.db")
+    }
+
+    async fn try_run(&self, root: &Blueprint, others: &[&Blueprint], max_parallel: usize) -> Result<(RunReport, Vec<Event>), RunError> {
+        let library: Vec<Blueprint> = std::iter::once(root.clone()).chain(others.iter().map(|b| (*b).clone())).collect();
+        let valid = {
+            let lib: Library = library.iter().collect();
+            ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
+        };
+        let (sender, mut receiver) = broadcast::channel(10_000);
+        let options = RunOptions { max_parallel, work_dir: self.path("work"), events: Some(sender) };
+        // A hang guard only: nothing here should take more than a few seconds.
+        let report = tokio::time::timeout(Duration::from_secs(60), run_session(&self.db(), valid, library, Map::new(), options))
+            .await
+            .expect("the session ended in time")?;
+        let mut events = Vec::new();
+        while let Ok(e) = receiver.try_recv() {
+            events.push(e);
+        }
+        Ok((report, events))
+    }
+
+    async fn run(&self, root: &Blueprint, others: &[&Blueprint], max_parallel: usize) -> Ran {
+        let (report, events) = self.try_run(root, others, max_parallel).await.expect("the session runs");
+        Ran { report, store: Store::open(&self.db()).expect("the store opens"), events }
+    }
+}
+
+impl Ran {
+    fn data(&self, instance: &str, key: &str) -> Option<Value> {
+        self.store.data_value(&self.report.session_id, instance, key).expect("data reads")
+    }
+
+    fn node_state(&self, node: &str) -> TaskState {
+        self.store.task_node(&self.report.session_id, node).expect("the node exists").state
+    }
+
+    fn attempt(&self, node: &str) -> orrery_store::Attempt {
+        let attempts = self.store.attempts(&self.report.session_id).expect("attempts read");
+        let mut of_node: Vec<_> = attempts.into_iter().filter(|a| a.node == node).collect();
+        assert_eq!(of_node.len(), 1, "one attempt at {node}");
+        of_node.pop().unwrap()
+    }
+
+    fn assert_completed(&self) {
+        assert_eq!(self.report.state, SessionState::Completed, "the session failed: {:?}", self.report.error);
+        let session = self.store.session(&self.report.session_id).expect("the session reads");
+        assert_eq!(session.state, SessionState::Completed);
+    }
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map(|t| t.lines().count()).unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linear_blueprint_completes_and_outputs_flow_into_the_next_tasks_inputs() {
+    let fx = Fixture::new();
+    let seen = fx.path("b_inputs.json");
+    let mut a = sh("a", r#"printf '{"greeting": "hello"}' > "$ORRERY_OUTPUTS""#, "start");
+    a["outputs"] = json!([{"name": "greeting", "set_to": "message"}]);
+    let mut b = sh("b", &format!(r#"cp "$ORRERY_INPUTS" '{}'"#, seen.display()), "a");
+    b["inputs"] = json!([{"name": "text", "get_from": "message"}]);
+    let root = blueprint("root", vec![start(), a, b, end("b")]);
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    ran.assert_completed();
+    let inputs: Value = serde_json::from_str(&std::fs::read_to_string(&seen).expect("b wrote its inputs")).unwrap();
+    assert_eq!(inputs, json!({"text": "hello"}));
+    assert_eq!(ran.data("root", "message"), Some(json!("hello")));
+    for node in ["root.start", "root.a", "root.b", "root.end"] {
+        assert_eq!(ran.node_state(node), TaskState::Succeeded, "{node}");
+    }
+    // Observers saw exactly what was committed, in order, ending with the completion.
+    let seqs: Vec<u64> = ran.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "every event, gapless");
+    let stored = ran.store.events_after(&ran.report.session_id, 0, 200).expect("events read");
+    assert_eq!(stored, ran.events);
+    let last = ran.events.last().expect("events were sent");
+    assert_eq!(last.kind, "session_state_changed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finish_to_start_successor_starts_only_after_its_predecessor_finished() {
+    let fx = Fixture::new();
+    let root = blueprint("root", vec![start(), sh("a", "sleep 0.3", "start"), sh("b", "true", "a"), end("b")]);
+
+    let ran = fx.run(&root, &[], 4).await;
+
+    ran.assert_completed();
+    let (a, b) = (ran.attempt("root.a"), ran.attempt("root.b"));
+    let a_finished = a.finished_ms.expect("a finished");
+    assert!(b.started_ms >= a_finished, "b started at {} before a finished at {a_finished}", b.started_ms);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_to_start_successor_runs_while_its_predecessor_is_still_running() {
+    let fx = Fixture::new();
+    let marker = fx.path("marker");
+    // A only ends once B has run: it would time out (and fail) if B waited for A to finish.
+    let mut a = sh("a", &format!("while [ ! -f '{}' ]; do sleep 0.05; done", marker.display()), "start");
+    a["params"].as_array_mut().unwrap().push(json!({"name": "timeout_s", "value": 20}));
+    let b = json!({"id": "b", "type": "shell.run", "params": [{"name": "command", "value": format!("touch '{}'", marker.display())}],
+        "depends_on": [{"id": "a", "type": "SS"}]});
+    let root = blueprint("root", vec![start(), a, b, json!({"id": "end", "type": "system.end", "depends_on": [{"id": "a"}, {"id": "b"}]})]);
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    ran.assert_completed();
+    let (a, b) = (ran.attempt("root.a"), ran.attempt("root.b"));
+    assert!(b.started_ms < a.finished_ms.unwrap(), "b ran while a was running");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_false_condition_skips_its_task_which_still_writes_its_declared_default() {
+    let fx = Fixture::new();
+    let ran_file = fx.path("skipped_task_ran");
+    let after = fx.path("after_ran");
+    let mut a = sh("a", &format!("touch '{}'", ran_file.display()), "start");
+    a["condition"] = json!("1 > 2");
+    a["outputs"] = json!([{"name": "result", "value": "default-value"}]);
+    let root = blueprint("root", vec![start(), a, sh("c", &format!("touch '{}'", after.display()), "a"), end("c")]);
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    ran.assert_completed();
+    assert!(!ran_file.exists(), "the skipped task never ran");
+    assert!(after.exists(), "the task after the skipped one ran");
+    assert_eq!(ran.node_state("root.a"), TaskState::Skipped);
+    assert_eq!(ran.data("root", "result"), Some(json!("default-value")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_task_fails_the_session_with_tool_failure_and_later_tasks_never_run() {
+    let fx = Fixture::new();
+    let later = fx.path("later_ran");
+    let root = blueprint(
+        "root",
+        vec![start(), sh("a", "echo boom; exit 3", "start"), sh("b", &format!("touch '{}'", later.display()), "a"), end("b")],
+    );
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    assert_eq!(ran.report.state, SessionState::Failed);
+    let error = ran.report.error.clone().expect("the failure is reported");
+    assert_eq!(error.code, "TOOL_FAILURE");
+    assert!(error.message.contains("boom"), "{}", error.message);
+    let session = ran.store.session(&ran.report.session_id).unwrap();
+    assert_eq!(session.state, SessionState::Failed);
+    assert_eq!(session.last_error.map(|e| e.code), Some("TOOL_FAILURE".to_string()));
+    assert_eq!(ran.node_state("root.a"), TaskState::Failed);
+    assert_eq!(ran.node_state("root.b"), TaskState::Pending);
+    assert!(!later.exists(), "the task after the failure never ran");
+    assert_eq!(ran.attempt("root.a").exit_code, Some(3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_task_type_is_refused_before_any_session_exists() {
+    let fx = Fixture::new();
+    let root = blueprint(
+        "root",
+        vec![start(), json!({"id": "weld", "type": "robot.weld", "depends_on": [{"id": "start"}]}), end("weld")],
+    );
+
+    match fx.try_run(&root, &[], 2).await {
+        Err(RunError::UnknownTaskTypes { unknown, known }) => {
+            assert_eq!(unknown, ["robot.weld"]);
+            assert!(known.iter().any(|k| k == "shell.run"), "{known:?}");
+        }
+        other => panic!("expected the unknown type to be refused, got {other:?}"),
+    }
+    // Nothing was written: the store was never even opened.
+    assert!(!fx.db().exists() || Store::open(&fx.db()).unwrap().sessions(&SessionFilter::default()).unwrap().is_empty());
+}
+
+/// start -> loop_start (opening a scope with `policy`) -> body (appends a line) -> loop_end -> end.
+fn looping(policy: Value, file: &Path) -> Blueprint {
+    let mut loop_start = sh("loop_start", "true", "start");
+    loop_start["scope_start"] = policy;
+    let mut loop_end = sh("loop_end", "true", "body");
+    loop_end["scope_end"] = json!("loop_start");
+    blueprint(
+        "root",
+        vec![start(), loop_start, sh("body", &format!("echo run >> '{}'", file.display()), "loop_start"), loop_end, end("loop_end")],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_scope_with_two_retries_runs_its_body_three_times() {
+    let fx = Fixture::new();
+    let file = fx.path("runs");
+    let ran = fx.run(&looping(json!({"retry_policy": {"retries": 2}}), &file), &[], 2).await;
+
+    ran.assert_completed();
+    assert_eq!(lines(&file), 3);
+    let counter = ran.store.scope_iterations(&ran.report.session_id, "root", "root.loop_start").unwrap();
+    assert_eq!(counter, 2, "the counter counts the extra runs");
+    let body: Vec<_> = ran.store.attempts(&ran.report.session_id).unwrap().into_iter().filter(|a| a.node == "root.body").collect();
+    assert_eq!(body.iter().map(|a| a.attempt).collect::<Vec<_>>(), [1, 2, 3]);
+    for a in &body {
+        let log = a.log_path.clone().expect("a shell attempt has a log");
+        assert!(log.ends_with(format!("root.body/attempt-{}.log", a.attempt)), "{}", log.display());
+        assert!(log.exists(), "{}", log.display());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_while_scope_with_three_max_iterations_and_a_true_condition_runs_three_times() {
+    let fx = Fixture::new();
+    let file = fx.path("runs");
+    let ran = fx.run(&looping(json!({"while_policy": {"condition": "True", "max_iterations": 3}}), &file), &[], 2).await;
+
+    ran.assert_completed();
+    assert_eq!(lines(&file), 3);
+    assert_eq!(ran.store.scope_iterations(&ran.report.session_id, "root", "root.loop_start").unwrap(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_while_condition_that_cannot_be_evaluated_fails_the_session() {
+    let fx = Fixture::new();
+    let file = fx.path("runs");
+    // `count` is declared (so the blueprint validates) but comes out null: `None > 0` raises.
+    let mut root = looping(json!({"while_policy": {"condition": "count > 0", "max_iterations": 3}}), &file);
+    root.tasks.iter_mut().find(|t| t.id == "body").unwrap().outputs = null_outputs(&["count"]);
+    let ran = fx.run(&root, &[], 2).await;
+
+    assert_eq!(ran.report.state, SessionState::Failed);
+    assert_eq!(ran.report.error.as_ref().map(|e| e.code.as_str()), Some("SCOPE_CONDITION_ERROR"));
+    assert_eq!(lines(&file), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_static_composite_runs_its_inner_blueprint_and_its_output_comes_out_under_set_to() {
+    let fx = Fixture::new();
+    let mut double = sh("double", r#"printf '{"doubled": %s}' $((ORRERY_INPUT_N * 2)) > "$ORRERY_OUTPUTS""#, "start");
+    double["inputs"] = json!([{"name": "n"}]);
+    double["outputs"] = json!([{"name": "doubled"}]);
+    let inner = blueprint("inner", vec![start(), double, end("double")]);
+    let mut produce = sh("produce", r#"printf '{"n": 21}' > "$ORRERY_OUTPUTS""#, "start");
+    produce["outputs"] = json!([{"name": "n"}]);
+    let composite = json!({"id": "comp", "type": "system.composite",
+        "params": [{"name": "blueprint", "value": {"static": "inner"}}],
+        "inputs": [{"name": "n"}],
+        "outputs": [{"name": "doubled", "set_to": "answer"}],
+        "depends_on": [{"id": "produce"}]});
+    let root = blueprint("root", vec![start(), produce, composite, end("comp")]);
+
+    let ran = fx.run(&root, &[&inner], 2).await;
+
+    ran.assert_completed();
+    assert_eq!(ran.data("inner_comp", "n"), Some(json!(21)), "the composite's inputs entered the inner instance");
+    assert_eq!(ran.data("inner_comp", "doubled"), Some(json!(42)));
+    assert_eq!(ran.data("root", "answer"), Some(json!(42)));
+    assert_eq!(ran.node_state("inner_comp.double"), TaskState::Succeeded);
+    assert_eq!(ran.node_state("root.comp"), TaskState::Succeeded);
+}
+
+/// The outputs of a task declared with `names` and no values (they come out null).
+fn null_outputs(names: &[&str]) -> Vec<orrery_blueprint::TaskOutput> {
+    let outputs: Vec<Value> = names.iter().map(|n| json!({"name": n})).collect();
+    bp(json!({"id": "x", "name": "x", "version": "1.0", "tasks": [{"id": "start", "type": "system.start", "outputs": outputs}]}))
+        .tasks
+        .remove(0)
+        .outputs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_condition_that_cannot_be_evaluated_fails_the_session_with_task_dispatch_failed() {
+    let fx = Fixture::new();
+    let ran_file = fx.path("ran");
+    let mut a = sh("a", "true", "start");
+    a["outputs"] = json!([{"name": "count"}]);
+    let mut b = sh("b", &format!("touch '{}'", ran_file.display()), "a");
+    b["condition"] = json!("count > 0");
+    let mut root = blueprint("root", vec![start(), a, b, end("b")]);
+    root.tasks[1].outputs = null_outputs(&["count"]);
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    assert_eq!(ran.report.state, SessionState::Failed);
+    assert_eq!(ran.report.error.as_ref().map(|e| e.code.as_str()), Some("TASK_DISPATCH_FAILED"));
+    assert!(!ran_file.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_parallel_one_runs_independent_shell_tasks_one_at_a_time() {
+    let fx = Fixture::new();
+    let root = blueprint(
+        "root",
+        vec![
+            start(),
+            sh("a", "sleep 0.2", "start"),
+            sh("b", "sleep 0.2", "start"),
+            json!({"id": "end", "type": "system.end", "depends_on": [{"id": "a"}, {"id": "b"}]}),
+        ],
+    );
+
+    let ran = fx.run(&root, &[], 1).await;
+
+    ran.assert_completed();
+    let (a, b) = (ran.attempt("root.a"), ran.attempt("root.b"));
+    let (first, second) = if a.started_ms <= b.started_ms { (a, b) } else { (b, a) };
+    assert!(second.started_ms >= first.finished_ms.unwrap(), "the two processes overlapped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sleep_task_succeeds_after_its_duration() {
+    let fx = Fixture::new();
+    let nap = json!({"id": "nap", "type": "system.sleep", "params": [{"name": "duration", "value": 0.1}], "depends_on": [{"id": "start"}]});
+    let root = blueprint("root", vec![start(), nap, end("nap")]);
+
+    let ran = fx.run(&root, &[], 1).await;
+
+    ran.assert_completed();
+    let nap = ran.attempt("root.nap");
+    assert!(nap.finished_ms.unwrap() >= nap.started_ms + 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_cancels_the_tasks_still_running_and_settles_them_as_cancelled() {
+    let fx = Fixture::new();
+    let root = blueprint(
+        "root",
+        vec![
+            start(),
+            sh("a", "sleep 0.2; exit 1", "start"),
+            sh("slow", "sleep 30", "start"),
+            json!({"id": "end", "type": "system.end", "depends_on": [{"id": "a"}, {"id": "slow"}]}),
+        ],
+    );
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    assert_eq!(ran.report.state, SessionState::Failed);
+    assert_eq!(ran.report.error.as_ref().map(|e| e.code.as_str()), Some("TOOL_FAILURE"));
+    let slow = ran.attempt("root.slow");
+    assert_eq!(slow.state, orrery_store::AttemptState::Cancelled);
+    assert_eq!(ran.node_state("root.slow"), TaskState::Pending, "an interrupted task would run again");
+    let pid = slow.process.expect("the process was recorded").pid;
+    assert!(!Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z"));
+}
