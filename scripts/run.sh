@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts Orrery's main job. Until the desktop app lands this builds the `orrery` CLI and runs it
-# on the examples: a validation report and the graph of the first example.
+# on the examples: a validation report, the graph of the first example, and a run of it (stored
+# in the user's task store, or in $ORRERY_DB when set).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
@@ -12,5 +13,8 @@ echo "== orrery validate examples/*.json"
 echo
 echo "== orrery graph --format mermaid examples/assembly.json"
 "$ORRERY" graph --format mermaid examples/assembly.json
+echo
+echo "== orrery run examples/assembly.json"
+"$ORRERY" run ${ORRERY_DB:+--db "$ORRERY_DB"} examples/assembly.json
 echo
 echo "The CLI is at $ORRERY; try '$ORRERY --help'."

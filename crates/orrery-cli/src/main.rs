@@ -4,6 +4,7 @@
 //! wrong.
 
 mod commands;
+mod run;
 
 // Loading a large blueprint makes millions of small allocations; mimalloc serves them about
 // twice as fast as glibc's allocator.
@@ -48,6 +49,21 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Run a blueprint to completion as a new session, stored in the task store.
+    Run {
+        /// A session parameter, `KEY=VALUE`; VALUE is read as JSON when it parses, else as text.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// How many processes may run at once (default: the number of cores).
+        #[arg(long)]
+        max_parallel: Option<usize>,
+        /// The task store (default: the user's data directory).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+        file: PathBuf,
+    },
     /// Draw the DAG, scopes as clusters.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
@@ -87,6 +103,7 @@ fn main() -> ExitCode {
         Command::Fmt { check, files } => commands::fmt(check, &files),
         Command::Export { to, output, files } => commands::export(to, output.as_deref(), &files),
         Command::Graph { format, file } => commands::graph(format, &file),
+        Command::Run { params, max_parallel, db, format, file } => run::run(&file, &params, max_parallel, db, format),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

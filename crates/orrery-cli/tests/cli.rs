@@ -163,3 +163,36 @@ fn graph_draws_scopes_as_clusters_in_dot_and_mermaid() {
     assert!(mermaid.starts_with("flowchart TD\n"));
     assert!(mermaid.contains("subgraph s0[\"placement loop [while elements_remaining #gt; 0 (max 10)]\"]"), "{mermaid}");
 }
+
+#[test]
+fn run_executes_a_blueprint_with_the_inner_blueprints_of_its_folder_to_completion() {
+    let s = Scratch::new("run");
+    let db = s.0.join("store.db");
+    let o = orrery(&["run", "--db", db.to_str().unwrap(), "assembly.json"], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.matches("SUCCEEDED  assembly.check").count(), 3, "the while scope runs once per element:\n{out}");
+    assert!(out.contains("SUCCEEDED  place_element_place.release"), "the inner blueprint ran:\n{out}");
+    assert!(out.trim_end().ends_with("session    completed"), "{out}");
+    assert!(stderr(&o).contains("completed (store"), "{}", stderr(&o));
+    assert!(db.exists(), "the session is stored");
+}
+
+#[test]
+fn run_exits_one_for_a_failing_task_and_for_an_invalid_blueprint() {
+    let s = Scratch::new("run-fail");
+    let db = s.0.join("store.db");
+    s.write("fails.json", r#"{"id": "f", "name": "f", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "boom", "type": "shell.run", "params": [{"name": "command", "value": "echo no; exit 3"}], "depends_on": [{"id": "start"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "boom"}]}]}"#);
+    let o = orrery(&["run", "--db", db.to_str().unwrap(), "fails.json"], &s.0);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("TOOL_FAILURE"), "{}", stderr(&o));
+    s.write("orphan.json", ORPHAN);
+    let o = orrery(&["run", "--db", db.to_str().unwrap(), "orphan.json"], &s.0);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("orphan-task"), "{}", stderr(&o));
+    let o = orrery(&["run", "--db", db.to_str().unwrap(), "--param", "novalue", "fails.json"], &s.0);
+    assert_eq!(o.status.code(), Some(2), "a malformed --param is an argument error");
+}

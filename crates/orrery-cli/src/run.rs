@@ -1,0 +1,132 @@
+//! `orrery run`: validate a blueprint with the blueprints of its folder (composites find their
+//! inner blueprints there by id), run it as a new session in the task store, and print every
+//! committed event as it happens. Exit 0 when the session completes, 1 when it fails or the
+//! blueprint is invalid, 2 when a file or the store cannot be used.
+//!
+//! Not yet: Ctrl-C cancellation (exit 130), answers to prompts, a live progress display.
+
+use crate::ReportFormat;
+use anyhow::{bail, Context, Result};
+use orrery_blueprint::{check_sources, Blueprint, Library, Source, ValidBlueprint};
+use orrery_engine::runner::{run_session, RunOptions};
+use orrery_store::{Event, EventPayload};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+pub fn run(file: &Path, params: &[String], max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let params = parse_params(params)?;
+    let db = match db {
+        Some(db) => db,
+        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH")?,
+    };
+    let work_dir = db.parent().unwrap_or(Path::new(".")).join("runs");
+    let (root, library) = match load_with_folder(file)? {
+        Ok(loaded) => loaded,
+        Err(lines) => {
+            for line in lines {
+                eprintln!("{line}");
+            }
+            return Ok(1);
+        }
+    };
+    let max_parallel = max_parallel.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let (events, mut receiver) = tokio::sync::broadcast::channel(4096);
+        let printer = tokio::spawn(async move {
+            while let Ok(event) = receiver.recv().await {
+                print_event(&event, format);
+            }
+        });
+        let options = RunOptions { max_parallel, work_dir, events: Some(events) };
+        let report = run_session(&db, root, library, params, options).await;
+        let _ = printer.await;
+        let report = report?;
+        eprintln!("session {} {} (store {})", report.session_id, report.state.as_str(), db.display());
+        if let Some(error) = &report.error {
+            eprintln!("{}: {}", error.code, error.message);
+        }
+        Ok(if report.state == orrery_blueprint::SessionState::Completed { 0 } else { 1 })
+    })
+}
+
+/// `KEY=VALUE` pairs; a VALUE that parses as JSON is taken as JSON.
+fn parse_params(params: &[String]) -> Result<Map<String, Value>> {
+    let mut out = Map::new();
+    for p in params {
+        let Some((key, value)) = p.split_once('=') else { bail!("--param {p:?} is not KEY=VALUE") };
+        if key.is_empty() {
+            bail!("--param {p:?} has an empty key");
+        }
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+        out.insert(key.to_string(), value);
+    }
+    Ok(out)
+}
+
+/// The blueprint, validated against the blueprints of its folder; the diagnostics as lines when
+/// it has errors.
+fn load_with_folder(file: &Path) -> Result<Result<(ValidBlueprint, Vec<Blueprint>), Vec<String>>> {
+    let main = Source::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut sources = vec![main];
+    for entry in std::fs::read_dir(folder).with_context(|| format!("cannot list {}", folder.display()))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") && !same_file(&path, file) {
+            // Files of the folder that are not blueprints are simply not candidates.
+            if let Ok(source) = Source::read(&path) {
+                if source.loaded.is_ok() {
+                    sources.push(source);
+                }
+            }
+        }
+    }
+    let report = &check_sources(&sources)[0];
+    if !report.valid {
+        let lines = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| format!("{}:{}:{}: {}", report.file, d.task_id.as_deref().unwrap_or(""), d.path, d))
+            .collect();
+        return Ok(Err(lines));
+    }
+    let blueprints: Vec<Blueprint> = sources.into_iter().filter_map(|s| s.loaded.ok()).map(|l| l.blueprint).collect();
+    let library: Library = blueprints.iter().collect();
+    let root = ValidBlueprint::new(blueprints[0].clone(), &library).map_err(|_| anyhow::anyhow!("the blueprint changed while it was checked"))?;
+    Ok(Ok((root, blueprints)))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+fn print_event(event: &Event, format: ReportFormat) {
+    match format {
+        ReportFormat::Json => {
+            if let Ok(line) = serde_json::to_string(event) {
+                println!("{line}");
+            }
+        }
+        ReportFormat::Text => {
+            let payload = match &event.payload {
+                EventPayload::Whole { value } => value.clone(),
+                EventPayload::Cut { .. } => Value::Null,
+            };
+            let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let line = match event.kind.as_str() {
+                "task_state_changed" => format!("{:<10} {}", field("state"), field("node")),
+                "session_state_changed" => format!("session    {}", field("state")),
+                "attempt_settled" => {
+                    let outcome = payload.get("outcome").map(Value::to_string).unwrap_or_default();
+                    format!("settled    {} {outcome}", field("node"))
+                }
+                other => format!("{other:<10} {}", field("node")),
+            };
+            println!("{:>5} {line}", event.seq);
+        }
+    }
+}
