@@ -64,9 +64,12 @@ fn parse_params(params: &[String]) -> Result<Map<String, Value>> {
     Ok(out)
 }
 
+/// The blueprint to run and every blueprint it may call (itself first).
+type Runnable = (ValidBlueprint, Vec<Blueprint>);
+
 /// The blueprint, validated against the blueprints of its folder; the diagnostics as lines when
 /// it has errors.
-fn load_with_folder(file: &Path) -> Result<Result<(ValidBlueprint, Vec<Blueprint>), Vec<String>>> {
+fn load_with_folder(file: &Path) -> Result<Result<Runnable, Vec<String>>> {
     let main = Source::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut sources = vec![main];
