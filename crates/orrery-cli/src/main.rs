@@ -5,6 +5,7 @@
 
 mod commands;
 mod run;
+mod sessions;
 
 // Loading a large blueprint makes millions of small allocations; mimalloc serves them about
 // twice as fast as glibc's allocator.
@@ -64,6 +65,21 @@ enum Command {
         format: ReportFormat,
         file: PathBuf,
     },
+    /// List the sessions in the task store, newest first.
+    Sessions {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Show a session: its state, each task's state and attempts.
+    Status {
+        session: String,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// Draw the DAG, scopes as clusters.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
@@ -103,6 +119,8 @@ fn main() -> ExitCode {
         Command::Fmt { check, files } => commands::fmt(check, &files),
         Command::Export { to, output, files } => commands::export(to, output.as_deref(), &files),
         Command::Graph { format, file } => commands::graph(format, &file),
+        Command::Sessions { db, format } => sessions::sessions(db, format),
+        Command::Status { session, db, format } => sessions::status(&session, db, format),
         Command::Run { params, max_parallel, db, format, file } => run::run(&file, &params, max_parallel, db, format),
     };
     match outcome {

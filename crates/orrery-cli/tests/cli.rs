@@ -176,6 +176,18 @@ fn run_executes_a_blueprint_with_the_inner_blueprints_of_its_folder_to_completio
     assert!(out.trim_end().ends_with("session    completed"), "{out}");
     assert!(stderr(&o).contains("completed (store"), "{}", stderr(&o));
     assert!(db.exists(), "the session is stored");
+
+    let listed = orrery(&["sessions", "--db", db.to_str().unwrap(), "--format", "json"], &s.0);
+    let sessions: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(sessions.as_array().unwrap().len(), 1);
+    assert_eq!(sessions[0]["state"], "completed");
+    let id = sessions[0]["id"].as_str().unwrap();
+    let status = orrery(&["status", "--db", db.to_str().unwrap(), id], &s.0);
+    assert_eq!(status.status.code(), Some(0));
+    assert!(stdout(&status).contains("SUCCEEDED  assembly.check (3 attempts)"), "{}", stdout(&status));
+    let unknown = orrery(&["status", "--db", db.to_str().unwrap(), "no-such-session"], &s.0);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("no session 'no-such-session'"), "{}", stderr(&unknown));
 }
 
 #[test]

@@ -1,0 +1,70 @@
+//! `orrery sessions` and `orrery status SESSION`: what the task store knows, read-only.
+
+use crate::ReportFormat;
+use anyhow::{Context, Result};
+use orrery_store::{SessionFilter, Store};
+use std::path::PathBuf;
+
+fn open(db: Option<PathBuf>) -> Result<Store> {
+    let path = match db {
+        Some(db) => db,
+        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH")?,
+    };
+    Store::open(&path).with_context(|| format!("cannot open the task store {}", path.display()))
+}
+
+fn duration(from: Option<i64>, to: Option<i64>) -> String {
+    match (from, to) {
+        (Some(a), Some(b)) => format!("{:.1}s", (b - a) as f64 / 1000.0),
+        (Some(_), None) => "running".into(),
+        _ => "-".into(),
+    }
+}
+
+pub fn sessions(db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let store = open(db)?;
+    let sessions = store.sessions(&SessionFilter::default())?;
+    match format {
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&sessions)?),
+        ReportFormat::Text => {
+            println!("{:<38} {:<24} {:<10} {:>9}", "SESSION", "BLUEPRINT", "STATE", "DURATION");
+            for s in &sessions {
+                println!("{:<38} {:<24} {:<10} {:>9}", s.id, s.blueprint_id, s.state.as_str(), duration(s.started_ms, s.finished_ms));
+            }
+        }
+    }
+    Ok(0)
+}
+
+pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let store = open(db)?;
+    let s = match store.session(session) {
+        Ok(s) => s,
+        Err(e) if e.code() == "not_found" => {
+            eprintln!("orrery: no session '{session}' in {}", store.path().display());
+            return Ok(1);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let nodes = store.task_nodes(session)?;
+    let attempts = store.attempts(session)?;
+    match format {
+        ReportFormat::Json => {
+            let answer = serde_json::json!({"session": s, "tasks": nodes, "attempts": attempts});
+            println!("{}", serde_json::to_string_pretty(&answer)?);
+        }
+        ReportFormat::Text => {
+            println!("session   {} ({})", s.id, s.blueprint_id);
+            println!("state     {} after {}", s.state.as_str(), duration(s.started_ms, s.finished_ms));
+            if let Some(e) = &s.last_error {
+                println!("error     {}: {}", e.code, e.message);
+            }
+            println!();
+            for n in &nodes {
+                let tries = attempts.iter().filter(|a| a.node == n.node).count();
+                println!("{:<10} {} ({tries} attempt{})", n.state.as_str(), n.node, if tries == 1 { "" } else { "s" });
+            }
+        }
+    }
+    Ok(0)
+}
