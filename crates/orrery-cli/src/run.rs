@@ -1,14 +1,20 @@
 //! `orrery run`: validate a blueprint with the blueprints of its folder (composites find their
 //! inner blueprints there by id), run it as a new session in the task store, and print every
 //! committed event as it happens. Exit 0 when the session completes, 1 when it fails or the
-//! blueprint is invalid, 2 when a file or the store cannot be used.
+//! blueprint is invalid, 2 when a file or the store cannot be used, 130 when it was stopped.
 //!
-//! Not yet: Ctrl-C cancellation (exit 130), answers to prompts, a live progress display.
+//! Ctrl-C (SIGINT) stops the session cleanly ([`SessionControl::stop`]): running processes get
+//! SIGTERM, a grace period, then SIGKILL; their attempts are settled `cancelled` with their
+//! tasks back to PENDING; the session ends `stopped`. The task processes run in their own
+//! process groups, so the terminal's SIGINT reaches only `orrery`, which stops them itself.
+//! Further Ctrl-Cs while it stops are acknowledged and change nothing.
+//!
+//! Not yet: answers to prompts, a live progress display.
 
 use crate::ReportFormat;
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::{check_sources, Blueprint, Library, Source, ValidBlueprint};
-use orrery_engine::runner::{run_session, RunOptions};
+use orrery_engine::runner::{run_session, RunOptions, SessionControl};
 use orrery_store::{Event, EventPayload};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -38,15 +44,34 @@ pub fn run(file: &Path, params: &[String], max_parallel: Option<usize>, db: Opti
                 print_event(&event, format);
             }
         });
-        let options = RunOptions { max_parallel, work_dir, events: Some(events) };
+        let control = SessionControl::new();
+        let interrupts = tokio::spawn({
+            let control = control.clone();
+            async move {
+                while tokio::signal::ctrl_c().await.is_ok() {
+                    if control.is_stop_requested() {
+                        eprintln!("already stopping: waiting for the running tasks to end");
+                    } else {
+                        eprintln!("stopping: cancelling the running tasks");
+                        control.stop();
+                    }
+                }
+            }
+        });
+        let options = RunOptions { max_parallel, work_dir, events: Some(events), control: Some(control) };
         let report = run_session(&db, root, library, params, options).await;
+        interrupts.abort();
         let _ = printer.await;
         let report = report?;
         eprintln!("session {} {} (store {})", report.session_id, report.state.as_str(), db.display());
         if let Some(error) = &report.error {
             eprintln!("{}: {}", error.code, error.message);
         }
-        Ok(if report.state == orrery_blueprint::SessionState::Completed { 0 } else { 1 })
+        Ok(match report.state {
+            orrery_blueprint::SessionState::Completed => 0,
+            orrery_blueprint::SessionState::Stopped => 130,
+            _ => 1,
+        })
     })
 }
 

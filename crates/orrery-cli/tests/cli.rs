@@ -208,3 +208,40 @@ fn run_exits_one_for_a_failing_task_and_for_an_invalid_blueprint() {
     let o = orrery(&["run", "--db", db.to_str().unwrap(), "--param", "novalue", "fails.json"], &s.0);
     assert_eq!(o.status.code(), Some(2), "a malformed --param is an argument error");
 }
+
+#[test]
+fn run_stops_cleanly_on_ctrl_c_and_exits_130() {
+    let s = Scratch::new("run-stop");
+    let db = s.0.join("store.db");
+    s.write("slow.json", r#"{"id": "slow", "name": "slow", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "wait", "type": "shell.run", "params": [{"name": "command", "value": "sleep 30"}], "depends_on": [{"id": "start"}]},
+      {"id": "after", "type": "shell.run", "params": [{"name": "command", "value": "touch after-ran"}], "depends_on": [{"id": "wait"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "after"}]}]}"#);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["run", "--db", db.to_str().unwrap(), "slow.json"])
+        .current_dir(&s.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Send Ctrl-C once `wait` is running, as a user would.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let running = line.contains("RUNNING    slow.wait");
+        seen.push(line);
+        if running {
+            break;
+        }
+    }
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    seen.extend(lines.map(Result::unwrap));
+    let o = child.wait_with_output().unwrap();
+    let out = seen.join("\n");
+    assert_eq!(o.status.code(), Some(130), "{out}\n{}", stderr(&o));
+    assert!(out.ends_with("session    stopped"), "{out}");
+    assert!(!s.0.join("after-ran").exists(), "nothing runs after the stop");
+}

@@ -36,7 +36,29 @@
 //!   session with that error. Runs still in flight are cancelled (shell processes get SIGTERM,
 //!   grace, SIGKILL; sleeps are dropped) and settled `cancelled` with their node back to
 //!   PENDING, like a run that was interrupted: starting the session again would run them anew.
-//!   A `Finishing` run is settled the same way (its completion never landed).
+//!   A `Finishing` run is settled the same way (its completion never landed). A cancelled
+//!   attempt records the exit code its agent reported: 130 for a process that was cancelled,
+//!   the real one for a process that had already ended; none for runs without a process.
+//! - **Stop.** [`SessionControl`] (cloneable, given in [`RunOptions::control`]) stops the
+//!   session from outside: [`SessionControl::stop`] makes the runner cancel and settle every
+//!   run in flight exactly as after a failure (attempts `cancelled`, exit code 130 for
+//!   processes, nodes back to PENDING), set the session `stopped` and return a [`RunReport`]
+//!   whose state is [`SessionState::Stopped`]. The stop is seen between transitions (each
+//!   transition being one store call, that is at once when the runner waits for agents and
+//!   after the current commit otherwise); nothing starts after it. Everything committed before
+//!   was announced. A stop given before the session runs stops it as soon as it is RUNNING,
+//!   before any task starts; a stop after it ended does nothing. A handle was chosen over an mpsc
+//!   of commands: any number of observers (a signal handler, a UI) can hold one, and a stop
+//!   is a level, not a message that can be lost or queued twice.
+//! - **Progress.** The progress lines of a `shell.run` process ([`shell::run`]'s
+//!   `on_progress`) go to the owner over the agents' channel and are stored with
+//!   [`Store::report_progress`] through the same store path as every transition; the
+//!   `progress` event it returns is announced after the commit. A report the store refuses as
+//!   stale (the attempt was settled meanwhile) or invalid is dropped: progress is advisory and
+//!   never fails a task. Settling an attempt as succeeded marks its steps done (the store's
+//!   rule). Malformed-line warnings have no event kind (every event is a committed row of the
+//!   store): they are appended to the attempt's log file as `orrery: {warning}` lines, where
+//!   the user reads the process's output.
 //! - **Scope counters** are stored under (instance id, scope key `"{instance}.{start task}"`).
 //! - **max_parallel** bounds the `shell.run` processes running at once (at least 1);
 //!   `system.*` tasks run in-process and are not counted.
@@ -45,9 +67,8 @@
 //!
 //! # Not in this version
 //!
-//! Interventions (pause, resume, cancel, skip, reset), crash recovery and resuming a session,
-//! progress reporting to the store (the shell agent's progress lines are dropped), and
-//! batching several transitions per transaction. Known gaps: a scope that loops while one of
+//! Interventions other than stop (pause, resume, cancel a task, skip, reset), crash recovery
+//! and resuming a session (a stopped session cannot be started again yet), and batching several transitions per transaction. Known gaps: a scope that loops while one of
 //! its members still runs (possible only through an SS edge inside the scope) drops that run
 //! from its books and leaves its attempt `running` in the store; a node that fails to dispatch
 //! (inputs or condition) becomes FAILED without an attempt row. Dynamic composites go through
@@ -65,8 +86,9 @@ use orrery_store::{
     ErrorRecord, Event, NewAttempt, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store, StoreError,
 };
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 
+use crate::agents::progress::{self as agent_progress, ProgressEvent, ProgressLine};
 use crate::agents::{self, shell, AgentOutcome, TaskError};
 use crate::data::{self, Data};
 use crate::plan::{self, PlanError, SessionPlan};
@@ -83,13 +105,49 @@ pub struct RunOptions {
     pub work_dir: PathBuf,
     /// Every committed event, in commit order, after it is committed.
     pub events: Option<broadcast::Sender<Event>>,
+    /// Stops the session from outside (see the module notes); `None`: it runs to its end.
+    pub control: Option<SessionControl>,
+}
+
+/// A handle to stop a running session from outside; clones share one stop.
+#[derive(Debug, Clone)]
+pub struct SessionControl {
+    stop: Arc<watch::Sender<bool>>,
+}
+
+impl Default for SessionControl {
+    fn default() -> Self {
+        SessionControl::new()
+    }
+}
+
+impl SessionControl {
+    pub fn new() -> Self {
+        let (stop, _) = watch::channel(false);
+        SessionControl { stop: Arc::new(stop) }
+    }
+
+    /// Asks the session to stop: its runs are cancelled and it ends `stopped`. Idempotent;
+    /// does nothing once the session ended.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Whether [`SessionControl::stop`] was called.
+    pub fn is_stop_requested(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    fn subscribe(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
 }
 
 /// How a session ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
     pub session_id: String,
-    /// COMPLETED or FAILED.
+    /// COMPLETED, FAILED or STOPPED.
     pub state: SessionState,
     /// Why it failed.
     pub error: Option<ErrorRecord>,
@@ -110,7 +168,7 @@ pub enum RunError {
 }
 
 /// Runs `root` (inner blueprints are found by id in `library`) as a new session in the store
-/// at `store_path`, to completion or failure.
+/// at `store_path`, to completion, failure or a stop ([`RunOptions::control`]).
 pub async fn run_session(
     store_path: &Path,
     root: ValidBlueprint,
@@ -172,6 +230,7 @@ pub async fn run_session(
         work_dir: options.work_dir.join(&session_id),
         processes: HashSet::new(),
         iterations: HashMap::new(),
+        stop: options.control.as_ref().map(SessionControl::subscribe),
     };
     runner.run().await
 }
@@ -239,6 +298,7 @@ enum RunKind {
 /// What agents report to the owner.
 enum Report {
     Started { node: usize, run_id: RunId, process: ProcessIdentity, canceller: Canceller },
+    Progress { node: usize, run_id: RunId, line: ProgressLine },
     Ended { node: usize, run_id: RunId, outcome: AgentOutcome },
 }
 
@@ -259,6 +319,41 @@ struct Runner {
     attempt_counts: Vec<u32>,
     /// Scope counters by start node, mirrored from the store.
     iterations: HashMap<usize, u32>,
+    /// Set when a [`SessionControl`] was given.
+    stop: Option<watch::Receiver<bool>>,
+}
+
+/// How [`Runner::drive`] ended.
+enum End {
+    Completed,
+    Failed(ErrorRecord),
+    Stopped,
+}
+
+/// Resolves once a stop is requested; never without a control (or once every handle is gone
+/// without a stop).
+async fn stop_requested(stop: &mut Option<watch::Receiver<bool>>) {
+    if let Some(rx) = stop {
+        if rx.wait_for(|s| *s).await.is_ok() {
+            return;
+        }
+    }
+    std::future::pending::<()>().await
+}
+
+fn store_step_state(state: agent_progress::StepState) -> orrery_store::StepState {
+    match state {
+        agent_progress::StepState::InProgress => orrery_store::StepState::InProgress,
+        agent_progress::StepState::Done => orrery_store::StepState::Done,
+    }
+}
+
+/// Appends a progress warning to the attempt's log (best effort: the log is the process's).
+fn log_warning(log_path: &Path, message: &str) {
+    use std::io::Write;
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(log_path) {
+        let _ = writeln!(file, "orrery: {message}");
+    }
 }
 
 /// Where the session stands after a step.
@@ -323,27 +418,37 @@ impl Runner {
         let all: Vec<(usize, NodeState)> = (0..self.states.len()).map(|n| (n, NodeState::Pending)).collect();
         self.set_states(all).await?;
         self.set_session(SessionState::Running, None).await?;
-        let failure = self.drive().await?;
-        let state = match &failure {
-            Some(_) => {
+        let (state, failure) = match self.drive().await? {
+            End::Completed => (SessionState::Completed, None),
+            End::Failed(error) => {
                 self.stop_in_flight().await?;
-                SessionState::Failed
+                (SessionState::Failed, Some(error))
             }
-            None => SessionState::Completed,
+            End::Stopped => {
+                self.stop_in_flight().await?;
+                (SessionState::Stopped, None)
+            }
         };
         self.set_session(state, failure.clone()).await?;
         Ok(RunReport { session_id: self.session_id.clone(), state, error: failure })
     }
 
-    /// Runs until every node is done (`None`) or the session fails (its error).
-    async fn drive(&mut self) -> Step {
+    fn stop_is_requested(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| *s.borrow())
+    }
+
+    /// Runs until every node is done, the session fails (its error) or a stop is requested.
+    async fn drive(&mut self) -> Result<End, RunError> {
         loop {
+            if self.stop_is_requested() {
+                return Ok(End::Stopped);
+            }
             let decisions = scheduler::decide(&self.plan.graph, &self.states);
             let mut moved = false;
             for n in decisions.finish {
                 moved = true;
                 if let Some(error) = self.finish(n).await? {
-                    return Ok(Some(error));
+                    return Ok(End::Failed(error));
                 }
                 if self.states[n] != NodeState::Succeeded {
                     // A scope looped and reset nodes: decide again from the new states.
@@ -362,27 +467,34 @@ impl Runner {
                 if !matches!(self.states[n], NodeState::Pending | NodeState::SkipRequested) {
                     continue;
                 }
+                if self.stop_is_requested() {
+                    return Ok(End::Stopped);
+                }
                 moved = true;
                 if let Some(error) = self.start(n).await? {
-                    return Ok(Some(error));
+                    return Ok(End::Failed(error));
                 }
             }
             if moved {
                 continue;
             }
             if scheduler::is_complete(&self.states) {
-                return Ok(None);
+                return Ok(End::Completed);
             }
             if self.runs.iter().all(Option::is_none) && self.processes.is_empty() {
                 // Cannot happen for a valid blueprint; never wait forever on nothing.
                 let stuck: Vec<String> = (0..self.states.len()).filter(|&n| !self.states[n].is_done()).map(|n| self.key(n)).collect();
-                return Ok(Some(error_record(ErrorCode::TaskDispatchFailed, format!("the session cannot go on: {} can never start", stuck.join(", ")))));
+                return Ok(End::Failed(error_record(ErrorCode::TaskDispatchFailed, format!("the session cannot go on: {} can never start", stuck.join(", ")))));
             }
-            let Some(report) = self.rx.recv().await else {
+            let report = tokio::select! {
+                report = self.rx.recv() => report,
+                () = stop_requested(&mut self.stop) => return Ok(End::Stopped),
+            };
+            let Some(report) = report else {
                 unreachable!("the runner holds a sender")
             };
             if let Some(error) = self.on_report(report).await? {
-                return Ok(Some(error));
+                return Ok(End::Failed(error));
             }
         }
     }
@@ -497,7 +609,7 @@ impl Runner {
                 }
                 let params: Map<String, Value> =
                     task.params.iter().map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null))).collect();
-                let attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path);
+                let attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path.clone());
                 let tx = self.tx.clone();
                 self.processes.insert(run_id.clone());
                 tokio::spawn({
@@ -505,13 +617,19 @@ impl Runner {
                     async move {
                         let started_tx = tx.clone();
                         let started_run = run_id.clone();
+                        let (progress_tx, progress_run) = (tx.clone(), run_id.clone());
                         let outcome = shell::run(
                             attempt,
                             move |started| {
                                 let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
                                 let _ = started_tx.send(Report::Started { node: n, run_id: started_run, process, canceller: started.canceller });
                             },
-                            |_progress| {},
+                            move |progress| match progress {
+                                ProgressEvent::Report(line) => {
+                                    let _ = progress_tx.send(Report::Progress { node: n, run_id: progress_run.clone(), line });
+                                }
+                                ProgressEvent::Warning(warning) => log_warning(&log_path, &warning.message),
+                            },
                         )
                         .await;
                         let _ = tx.send(Report::Ended { node: n, run_id, outcome });
@@ -578,6 +696,10 @@ impl Runner {
                 self.db.call(move |s| s.set_attempt_process(&run_id, process)).await?;
                 Ok(None)
             }
+            Report::Progress { node, run_id, line } => {
+                self.record_progress(node, run_id, line).await?;
+                Ok(None)
+            }
             Report::Ended { node, run_id, outcome } => {
                 self.processes.remove(&run_id);
                 let Some(run) = self.runs[node].as_mut().filter(|r| r.run_id == run_id && r.ended.is_none()) else {
@@ -602,6 +724,29 @@ impl Runner {
                 }
             }
         }
+    }
+
+    /// Stores one progress line of a run still in the books and announces its event.
+    async fn record_progress(&mut self, node: usize, run_id: RunId, line: ProgressLine) -> Result<(), RunError> {
+        if self.runs[node].as_ref().is_none_or(|r| r.run_id != run_id) {
+            return Ok(());
+        }
+        let report = orrery_store::ProgressReport {
+            step: line.step,
+            state: store_step_state(line.state),
+            percentage: line.percentage,
+        };
+        let update = self
+            .db
+            .call(move |s| match s.report_progress(&run_id, &report) {
+                Ok(update) => Ok(update.event),
+                // Advisory: a settled attempt or a refused report loses nothing else.
+                Err(StoreError::StaleRun { .. } | StoreError::InvalidArgument { .. }) => Ok(None),
+                Err(e) => Err(e),
+            })
+            .await?;
+        self.db.announce(update);
+        Ok(())
     }
 
     /// Settles a failed run: the node FAILED, the session fails with its error.
@@ -727,25 +872,45 @@ impl Runner {
                 h.abort();
             }
         }
+        // The exit code each run's agent reported: a run that already ended keeps its own.
+        let mut exit_codes: HashMap<RunId, Option<i32>> = HashMap::new();
+        for run in self.runs.iter().flatten() {
+            if let Some((exit_code, _)) = &run.ended {
+                exit_codes.insert(run.run_id.clone(), *exit_code);
+            }
+        }
         // Shell processes report their end; wait for them so no process outlives the session.
         while !self.processes.is_empty() {
             let Some(report) = self.rx.recv().await else { break };
             match report {
-                Report::Started { canceller, .. } => canceller.cancel(),
-                Report::Ended { run_id, .. } => {
+                Report::Started { node, run_id, process, canceller } => {
+                    canceller.cancel();
+                    // Still name the process on its attempt: it ran.
+                    if self.runs[node].as_ref().is_some_and(|r| r.run_id == run_id) {
+                        self.db.call(move |s| s.set_attempt_process(&run_id, process)).await?;
+                    }
+                }
+                Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,
+                Report::Ended { run_id, outcome, .. } => {
                     self.processes.remove(&run_id);
+                    let exit_code = match outcome {
+                        AgentOutcome::Succeeded { exit_code, .. } | AgentOutcome::Failed { exit_code, .. } => exit_code,
+                        AgentOutcome::TimedOut { exit_code, .. } | AgentOutcome::Cancelled { exit_code } => Some(exit_code),
+                    };
+                    exit_codes.entry(run_id).or_insert(exit_code);
                 }
             }
         }
         for n in 0..self.runs.len() {
             let Some(run) = self.runs[n].take() else { continue };
             self.states[n] = NodeState::Pending;
+            let exit_code = exit_codes.get(&run.run_id).copied().flatten();
             self.db
                 .write(move |s| {
                     s.settle_attempt(
                         &run.run_id,
                         Settlement {
-                            outcome: Outcome::Cancelled { exit_code: None },
+                            outcome: Outcome::Cancelled { exit_code },
                             node_state: Some(TaskState::Pending),
                             data: Vec::new(),
                         },

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use orrery_blueprint::{load, Blueprint, Library, SessionState, TaskState, ValidBlueprint};
-use orrery_engine::runner::{run_session, RunError, RunOptions, RunReport};
+use orrery_engine::runner::{run_session, RunError, RunOptions, RunReport, SessionControl};
 use orrery_store::{Event, SessionFilter, Store};
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
@@ -61,7 +61,7 @@ impl Fixture {
             ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
         };
         let (sender, mut receiver) = broadcast::channel(10_000);
-        let options = RunOptions { max_parallel, work_dir: self.path("work"), events: Some(sender) };
+        let options = RunOptions { max_parallel, work_dir: self.path("work"), events: Some(sender), control: None };
         // A hang guard only: nothing here should take more than a few seconds.
         let report = tokio::time::timeout(Duration::from_secs(60), run_session(&self.db(), valid, library, Map::new(), options))
             .await
@@ -71,6 +71,21 @@ impl Fixture {
             events.push(e);
         }
         Ok((report, events))
+    }
+
+    /// Starts `root` (no library) in the background with `control`; the events come on the
+    /// returned receiver as they are committed.
+    fn spawn(&self, root: &Blueprint, control: &SessionControl) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
+        let library = vec![root.clone()];
+        let valid = {
+            let lib: Library = library.iter().collect();
+            ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
+        };
+        let (sender, receiver) = broadcast::channel(10_000);
+        let options = RunOptions { max_parallel: 2, work_dir: self.path("work"), events: Some(sender), control: Some(control.clone()) };
+        let db = self.db();
+        let handle = tokio::spawn(async move { run_session(&db, valid, library, Map::new(), options).await });
+        (handle, receiver)
     }
 
     async fn run(&self, root: &Blueprint, others: &[&Blueprint], max_parallel: usize) -> Ran {
@@ -392,4 +407,146 @@ async fn a_failure_cancels_the_tasks_still_running_and_settles_them_as_cancelled
     assert_eq!(ran.node_state("root.slow"), TaskState::Pending, "an interrupted task would run again");
     let pid = slow.process.expect("the process was recorded").pid;
     assert!(!Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z"));
+}
+
+/// Waits (at most 20 s) for the `attempt_started` event of `node`.
+async fn wait_for_attempt(receiver: &mut broadcast::Receiver<Event>, node: &str) -> Event {
+    let wait = async {
+        loop {
+            let event = receiver.recv().await.expect("the session is still running");
+            let orrery_store::EventPayload::Whole { value } = &event.payload else { continue };
+            if event.kind == "attempt_started" && value["node"] == node {
+                return event;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("the attempt started in time")
+}
+
+/// Stops a session once `node` runs; returns its report, the store and the stop's duration.
+async fn stop_when_running(fx: &Fixture, root: &Blueprint, node: &str) -> (Ran, Duration) {
+    let control = SessionControl::new();
+    let (handle, mut receiver) = fx.spawn(root, &control);
+    wait_for_attempt(&mut receiver, node).await;
+    let asked = std::time::Instant::now();
+    control.stop();
+    let report = tokio::time::timeout(Duration::from_secs(30), handle)
+        .await
+        .expect("the session stopped in time")
+        .expect("the runner did not panic")
+        .expect("the session ran");
+    let took = asked.elapsed();
+    let mut events = Vec::new();
+    while let Ok(e) = receiver.try_recv() {
+        events.push(e);
+    }
+    (Ran { report, store: Store::open(&fx.db()).expect("the store opens"), events }, took)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_cancels_the_running_process_settles_it_cancelled_and_the_session_ends_stopped() {
+    let fx = Fixture::new();
+    let marker = fx.path("later-ran");
+    let root = blueprint(
+        "root",
+        vec![start(), sh("slow", "sleep 30", "start"), sh("later", &format!("touch '{}'", marker.display()), "slow"), end("later")],
+    );
+
+    let (ran, took) = stop_when_running(&fx, &root, "root.slow").await;
+
+    assert_eq!(ran.report.state, SessionState::Stopped);
+    assert_eq!(ran.report.error, None);
+    assert!(took < Duration::from_secs(10), "the stop took {took:?}");
+    let session = ran.store.session(&ran.report.session_id).expect("the session reads");
+    assert_eq!(session.state, SessionState::Stopped);
+    let slow = ran.attempt("root.slow");
+    assert_eq!(slow.state, orrery_store::AttemptState::Cancelled);
+    assert_eq!(slow.exit_code, Some(130));
+    assert_eq!(ran.node_state("root.slow"), TaskState::Pending, "a resume would run it again");
+    let process = slow.process.expect("the process was recorded");
+    assert!(!orrery_engine::process::is_alive(process.pid, process.start_time), "the process is gone");
+    assert!(!marker.exists(), "the later task never ran");
+    let attempts = ran.store.attempts(&ran.report.session_id).expect("attempts read");
+    assert!(attempts.iter().all(|a| a.node != "root.later"), "no attempt at the later task");
+    assert_eq!(ran.node_state("root.later"), TaskState::Pending);
+    // What was committed was announced, ending with the stop.
+    let stored = ran.store.events_after(&ran.report.session_id, 0, 200).expect("events read");
+    assert_eq!(stored.last(), ran.events.last());
+    let orrery_store::EventPayload::Whole { value } = &stored.last().expect("events").payload else { panic!("a small payload") };
+    assert_eq!(value["state"], "stopped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_aborts_a_sleep_task_and_a_stop_after_the_end_does_nothing() {
+    let fx = Fixture::new();
+    let nap = json!({"id": "nap", "type": "system.sleep", "params": [{"name": "duration", "value": 30}], "depends_on": [{"id": "start"}]});
+    let root = blueprint("root", vec![start(), nap, end("nap")]);
+
+    let (ran, took) = stop_when_running(&fx, &root, "root.nap").await;
+
+    assert_eq!(ran.report.state, SessionState::Stopped);
+    assert!(took < Duration::from_secs(5), "the stop took {took:?}");
+    let nap = ran.attempt("root.nap");
+    assert_eq!(nap.state, orrery_store::AttemptState::Cancelled);
+    assert_eq!(nap.exit_code, None, "no process, no exit code");
+    assert_eq!(ran.node_state("root.nap"), TaskState::Pending);
+
+    // A session that already ended is not touched by a late stop.
+    let control = SessionControl::new();
+    let quick = blueprint("quick", vec![start(), sh("a", "true", "start"), end("a")]);
+    let (handle, _receiver) = fx.spawn(&quick, &control);
+    let report = handle.await.expect("no panic").expect("the session ran");
+    control.stop();
+    assert!(control.is_stop_requested());
+    assert_eq!(report.state, SessionState::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_requested_before_the_run_stops_the_session_before_any_task_starts() {
+    let fx = Fixture::new();
+    let marker = fx.path("ran");
+    let root = blueprint("root", vec![start(), sh("a", &format!("touch '{}'", marker.display()), "start"), end("a")]);
+    let control = SessionControl::new();
+    control.stop();
+
+    let (handle, _receiver) = fx.spawn(&root, &control);
+    let report = handle.await.expect("no panic").expect("the session ran");
+
+    assert_eq!(report.state, SessionState::Stopped);
+    assert!(!marker.exists());
+    let store = Store::open(&fx.db()).expect("the store opens");
+    assert!(store.attempts(&report.session_id).expect("attempts read").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_lines_become_the_attempts_steps_in_order_all_done_after_success() {
+    let fx = Fixture::new();
+    let command = r#"
+        p() { printf '%s\n' "$1" >> "$ORRERY_PROGRESS"; }
+        p '{"step": "fetch", "state": "in_progress"}'
+        sleep 0.1
+        p '{"step": "build", "state": "in_progress", "percentage": 40}'
+        p 'not json at all'
+        sleep 0.1
+        p '{"step": "test", "state": "in_progress", "percentage": 10}'
+    "#;
+    let root = blueprint("root", vec![start(), sh("work", command, "start"), end("work")]);
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    ran.assert_completed();
+    let work = ran.attempt("root.work");
+    let steps = ran.store.steps(&work.run_id).expect("steps read");
+    let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["fetch", "build", "test"]);
+    assert!(steps.iter().all(|s| s.state == orrery_store::StepState::Done), "{steps:?}");
+    // Each report was committed, then announced, in order with everything else.
+    let progress: Vec<&Event> = ran.events.iter().filter(|e| e.kind == "progress").collect();
+    assert!(progress.len() >= 3, "{progress:?}");
+    assert!(progress.iter().all(|e| e.run_id.as_ref() == Some(&work.run_id)));
+    let stored = ran.store.events_after(&ran.report.session_id, 0, 200).expect("events read");
+    assert_eq!(stored, ran.events);
+    // The malformed line is reported in the attempt's log.
+    let log = std::fs::read_to_string(work.log_path.expect("a shell attempt has a log")).expect("the log reads");
+    assert!(log.lines().any(|l| l.starts_with("orrery: progress file")), "{log}");
 }
