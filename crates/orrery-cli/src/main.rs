@@ -65,6 +65,18 @@ enum Command {
         format: ReportFormat,
         file: PathBuf,
     },
+    /// Run a stopped, crashed or failed session on from where it ended, from the store alone.
+    Resume {
+        session: String,
+        /// How many processes may run at once (default: the number of cores).
+        #[arg(long)]
+        max_parallel: Option<usize>,
+        /// The task store (default: the user's data directory).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// List the sessions in the task store, newest first.
     Sessions {
         #[arg(long)]
@@ -122,6 +134,7 @@ fn main() -> ExitCode {
         Command::Sessions { db, format } => sessions::sessions(db, format),
         Command::Status { session, db, format } => sessions::status(&session, db, format),
         Command::Run { params, max_parallel, db, format, file } => run::run(&file, &params, max_parallel, db, format),
+        Command::Resume { session, max_parallel, db, format } => run::resume(&session, max_parallel, db, format),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -9,23 +9,21 @@
 //! process groups, so the terminal's SIGINT reaches only `orrery`, which stops them itself.
 //! Further Ctrl-Cs while it stops are acknowledged and change nothing.
 //!
+//! `orrery resume SESSION` ([`resume`]) goes on with a stored session the same way.
+//!
 //! Not yet: answers to prompts, a live progress display.
 
 use crate::ReportFormat;
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::{check_sources, Blueprint, Library, Source, ValidBlueprint};
-use orrery_engine::runner::{run_session, RunOptions, SessionControl};
-use orrery_store::{Event, EventPayload};
+use orrery_engine::runner::{resume_session, run_session, RunError, RunOptions, RunReport, SessionControl};
+use orrery_store::{Event, EventPayload, StoreError};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 pub fn run(file: &Path, params: &[String], max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
     let params = parse_params(params)?;
-    let db = match db {
-        Some(db) => db,
-        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH")?,
-    };
-    let work_dir = db.parent().unwrap_or(Path::new(".")).join("runs");
+    let db = db_path(db)?;
     let (root, library) = match load_with_folder(file)? {
         Ok(loaded) => loaded,
         Err(lines) => {
@@ -35,7 +33,40 @@ pub fn run(file: &Path, params: &[String], max_parallel: Option<usize>, db: Opti
             return Ok(1);
         }
     };
-    let max_parallel = max_parallel.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
+    drive(&db, max_parallel, format, move |db, options| async move { run_session(&db, root, library, params, options).await })
+}
+
+/// `orrery resume SESSION`: runs a session of the store on from where it stopped, crashed or
+/// failed, from the store alone (no blueprint file). Same output and exit codes as `orrery
+/// run`; an unknown session or a completed one is exit 1.
+pub fn resume(session: &str, max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let db = db_path(db)?;
+    let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
+    let session = session.to_string();
+    drive(&db, max_parallel, format, move |db, options| async move { resume_session(&db, &session, options).await })
+}
+
+fn default_parallelism() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
+    match db {
+        Some(db) => Ok(db),
+        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH"),
+    }
+}
+
+/// Runs `session` (a new run or a resume) with the event printer and Ctrl-C handling, and maps
+/// how it ended to the exit code.
+fn drive<F, Fut>(db: &Path, max_parallel: usize, format: ReportFormat, session: F) -> Result<u8>
+where
+    F: FnOnce(PathBuf, RunOptions) -> Fut,
+    Fut: std::future::Future<Output = Result<RunReport, RunError>>,
+{
+    let work_dir = db.parent().unwrap_or(Path::new(".")).join("runs");
+    let db = db.to_path_buf();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let (events, mut receiver) = tokio::sync::broadcast::channel(4096);
@@ -59,10 +90,17 @@ pub fn run(file: &Path, params: &[String], max_parallel: Option<usize>, db: Opti
             }
         });
         let options = RunOptions { max_parallel, work_dir, events: Some(events), control: Some(control) };
-        let report = run_session(&db, root, library, params, options).await;
+        let report = session(db.clone(), options).await;
         interrupts.abort();
         let _ = printer.await;
-        let report = report?;
+        let report = match report {
+            Ok(report) => report,
+            Err(e @ (RunError::NotResumable { .. } | RunError::Store(StoreError::NotFound { .. }))) => {
+                eprintln!("orrery: {e} (store {})", db.display());
+                return Ok(1);
+            }
+            Err(e) => return Err(e.into()),
+        };
         eprintln!("session {} {} (store {})", report.session_id, report.state.as_str(), db.display());
         if let Some(error) = &report.error {
             eprintln!("{}: {}", error.code, error.message);

@@ -245,3 +245,79 @@ fn run_stops_cleanly_on_ctrl_c_and_exits_130() {
     assert!(out.ends_with("session    stopped"), "{out}");
     assert!(!s.0.join("after-ran").exists(), "nothing runs after the stop");
 }
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(o), stderr(o)))
+}
+
+/// Whether any process of the group `pgid` still exists.
+fn group_exists(pgid: u64) -> bool {
+    Command::new("/bin/sh").args(["-c", &format!("kill -0 -{pgid} 2>/dev/null")]).status().unwrap().success()
+}
+
+#[test]
+fn resume_after_a_sigkilled_run_kills_the_orphaned_task_and_never_runs_a_finished_task_twice() {
+    let s = Scratch::new("resume-crash");
+    let db = s.0.join("store.db");
+    let dbs = db.to_str().unwrap();
+    s.write("crash.json", r#"{"id": "crash", "name": "crash", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "t1", "type": "shell.run", "params": [{"name": "command", "value": "echo one >> \"$DIR/ran.txt\""}], "depends_on": [{"id": "start"}]},
+      {"id": "t2", "type": "shell.run", "params": [{"name": "command", "value": "if [ -f \"$DIR/go\" ]; then echo two >> \"$DIR/ran.txt\"; else sleep 30; fi"}], "depends_on": [{"id": "t1"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "t2"}]}]}"#
+        .replace("$DIR", s.0.to_str().unwrap())
+        .as_str());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["run", "--db", dbs, "crash.json"])
+        .current_dir(&s.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    for line in lines {
+        if line.unwrap().contains("RUNNING    crash.t2") {
+            break;
+        }
+    }
+    // Wait until t2's process is named on its attempt, then crash the runner.
+    let sessions = json_of(&orrery(&["sessions", "--db", dbs, "--format", "json"], &s.0));
+    let id = sessions[0]["id"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let old_pid = loop {
+        let status = json_of(&orrery(&["status", "--db", dbs, "--format", "json", &id], &s.0));
+        let t2 = status["attempts"].as_array().unwrap().iter().find(|a| a["node"] == "crash.t2").cloned();
+        if let Some(pid) = t2.and_then(|a| a["process"]["pid"].as_u64()) {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "t2's process was never recorded");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(group_exists(old_pid), "the crashed runner's task outlives it");
+
+    s.write("go", "");
+    let o = orrery(&["resume", &id, "--db", dbs], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).trim_end().ends_with("session    completed"), "{}", stdout(&o));
+    assert_eq!(s.read("ran.txt"), "one\ntwo\n", "t1 ran once, t2 ran again to success");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while group_exists(old_pid) {
+        assert!(std::time::Instant::now() < deadline, "the old t2 process group survived the resume");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let status = orrery(&["status", "--db", dbs, &id], &s.0);
+    assert!(stdout(&status).contains("SUCCEEDED  crash.t2 (2 attempts)"), "{}", stdout(&status));
+    let status = json_of(&orrery(&["status", "--db", dbs, "--format", "json", &id], &s.0));
+    let t2: Vec<&Value> = status["attempts"].as_array().unwrap().iter().filter(|a| a["node"] == "crash.t2").collect();
+    assert_eq!(t2.iter().map(|a| a["state"].as_str().unwrap()).collect::<Vec<_>>(), ["cancelled", "succeeded"]);
+
+    // Nothing is left to resume; an unknown session is a clear error.
+    let again = orrery(&["resume", &id, "--db", dbs], &s.0);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).contains("nothing to resume"), "{}", stderr(&again));
+    let unknown = orrery(&["resume", "no-such-session", "--db", dbs], &s.0);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("no-such-session"), "{}", stderr(&unknown));
+}

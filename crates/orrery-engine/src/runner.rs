@@ -65,10 +65,45 @@
 //! - **Work dir.** Attempt `n` of node `K` of session `S` runs in `work_dir/S/K/attempt-n/`,
 //!   logging to `work_dir/S/K/attempt-n.log`.
 //!
+//! # Resume and crash recovery
+//!
+//! [`resume_session`] goes on with a stored session from the store alone, after a stop, a
+//! failure (retry from failure) or a crash of the process that ran it.
+//!
+//! - **What is stored for it.** The root blueprint version is the session's `blueprint_hash`;
+//!   the versions of the inner blueprints the plan uses are stored too (`blueprint_versions`)
+//!   and linked to the session by a [`SESSION_BLUEPRINTS`] event appended right after
+//!   `session_created` (no new table: the event log is the session's own append-only record,
+//!   and the link is written once). The plan is rebuilt from these versions and the stored
+//!   session params, so it is the plan the session started with. A session with no link event
+//!   resumes with its root only (enough unless it has composites).
+//! - **States accepted.** `running` (a crash), `stopped`, `failed` and `pending` (a crash
+//!   before it ran); `completed` is refused ([`RunError::NotResumable`]). An unknown session is
+//!   [`StoreError::NotFound`].
+//! - **Attempts left `running`.** Each is checked by its recorded process (pid plus start
+//!   time, [`is_alive`]). *Alive*: its process group gets SIGTERM, the grace period, then
+//!   SIGKILL, and the attempt is settled `cancelled` (no exit code: it is not our child). It is
+//!   killed rather than waited for: its runner is gone, so nothing reads its outputs file or its
+//!   progress any more, it may run forever (a `sleep 30`, a hung tool), and letting it go on
+//!   beside a new attempt of the same node would break "one running attempt per node". *Gone*
+//!   (or never named: no process recorded, or not a process at all): settled `unknown` with a
+//!   `TASK_FAILED` error saying its outcome cannot be known. Either way its steps left in
+//!   progress become `unknown` and its node goes back to PENDING, to run again as a new attempt.
+//! - **Node states** come from `task_nodes`: SUCCEEDED, SKIPPED and SKIP_REQUESTED stay; every
+//!   other state (PENDING, READY, RUNNING, FAILED: COMPAT.md section 4's retry from failure)
+//!   becomes PENDING. Only the nodes whose state changes are written. Attempt numbers go on
+//!   from the store's, scope counters are read back from the store, and session data is left
+//!   as stored. Then the session is set RUNNING and the usual loop runs.
+//!
 //! # Not in this version
 //!
-//! Interventions other than stop (pause, resume, cancel a task, skip, reset), crash recovery
-//! and resuming a session (a stopped session cannot be started again yet), and batching several transitions per transaction. Known gaps: a scope that loops while one of
+//! Interventions other than stop (pause, resume, cancel a task, skip, reset), and batching
+//! several transitions per transaction. Recovery gaps: nothing stops two runners from driving
+//! one session at once (resuming a session whose runner is still alive kills that runner's
+//! processes and races it; a session lease is not stored yet); a process spawned but not yet
+//! named on its attempt when the runner died cannot be found, so it is settled `unknown` and
+//! may outlive the crash; recovery happens on `resume`, not automatically when a store is
+//! opened. Known gaps: a scope that loops while one of
 //! its members still runs (possible only through an SS edge inside the scope) drops that run
 //! from its books and leaves its attempt `running` in the store; a node that fails to dispatch
 //! (inputs or condition) becomes FAILED without an attempt row. Dynamic composites go through
@@ -83,16 +118,17 @@ use orrery_blueprint::condition;
 use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
-    ErrorRecord, Event, NewAttempt, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store, StoreError,
+    ErrorRecord, Event, NewAttempt, NewEvent, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store,
+    StoreError,
 };
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::agents::progress::{self as agent_progress, ProgressEvent, ProgressLine};
 use crate::agents::{self, shell, AgentOutcome, TaskError};
 use crate::data::{self, Data};
 use crate::plan::{self, PlanError, SessionPlan};
-use crate::process::Canceller;
+use crate::process::{is_alive, Canceller};
 use crate::scheduler::{self, NodeState};
 use crate::scopes::{self, ScopeDecision, ScopeIndex};
 
@@ -165,6 +201,40 @@ pub enum RunError {
     Join(String),
     #[error("cannot prepare the work directory {}: {message}", .path.display())]
     WorkDir { path: PathBuf, message: String },
+    #[error("session {session_id} is {}: there is nothing to resume", .state.as_str())]
+    NotResumable { session_id: String, state: SessionState },
+    #[error("the stored blueprint version {hash} cannot be used: {message}")]
+    StoredBlueprint { hash: String, message: String },
+}
+
+/// The kind of the event, appended right after `session_created` (seq 2), that links a session
+/// to the stored versions of the inner blueprints its composites call: payload
+/// `{"inner": {"<blueprint id>": "<version hash>", ...}}`.
+pub const SESSION_BLUEPRINTS: &str = "session_blueprints";
+
+/// Refuses a plan with task types no agent runs.
+fn check_agents(plan: &SessionPlan) -> Result<(), RunError> {
+    let mut unknown: Vec<String> = plan
+        .tasks
+        .iter()
+        .map(|(_, t)| t.task_type.as_str().to_string())
+        .filter(|name| !agents::is_known(name))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort();
+    unknown.dedup();
+    let known = agents::known_type_names().into_iter().map(str::to_string).collect();
+    Err(RunError::UnknownTaskTypes { unknown, known })
+}
+
+async fn open_db(store_path: &Path, options: &RunOptions) -> Result<Db, RunError> {
+    let path = store_path.to_path_buf();
+    let store = tokio::task::spawn_blocking(move || Store::open(&path))
+        .await
+        .map_err(|e| RunError::Join(e.to_string()))??;
+    Ok(Db { store: Arc::new(Mutex::new(store)), events: options.events.clone() })
 }
 
 /// Runs `root` (inner blueprints are found by id in `library`) as a new session in the store
@@ -180,33 +250,33 @@ pub async fn run_session(
         let lib: Library = library.iter().collect();
         plan::build(&root, &lib, &params)?
     };
-    let mut unknown: Vec<String> = plan
-        .tasks
-        .iter()
-        .map(|(_, t)| t.task_type.as_str().to_string())
-        .filter(|name| !agents::is_known(name))
-        .collect();
-    if !unknown.is_empty() {
-        unknown.sort();
-        unknown.dedup();
-        let known = agents::known_type_names().into_iter().map(str::to_string).collect();
-        return Err(RunError::UnknownTaskTypes { unknown, known });
-    }
-
-    let path = store_path.to_path_buf();
-    let store = tokio::task::spawn_blocking(move || Store::open(&path))
-        .await
-        .map_err(|e| RunError::Join(e.to_string()))??;
-    let db = Db { store: Arc::new(Mutex::new(store)), events: options.events.clone() };
+    check_agents(&plan)?;
+    let db = open_db(store_path, &options).await?;
 
     let blueprint = root.blueprint();
     let (id, text) = (blueprint.id.clone(), save::to_string(blueprint, Encoding::Plain));
+    // The inner blueprints the plan uses, as they are now: stored so that resuming needs no file.
+    let mut inner: Vec<(String, String)> = Vec::new();
+    for instance in plan.instances.iter().filter(|i| i.caller.is_some()) {
+        if inner.iter().any(|(id, _)| *id == instance.blueprint_id) {
+            continue;
+        }
+        if let Some(b) = library.iter().find(|b| b.id == instance.blueprint_id) {
+            inner.push((b.id.clone(), save::to_string(b, Encoding::Plain)));
+        }
+    }
     let name = blueprint.name.clone();
     let params_value = Value::Object(params);
     let session = db
         .call(move |s| {
             let hash = s.put_blueprint_version(&id, &text)?;
+            let mut links = Map::new();
+            for (id, text) in &inner {
+                links.insert(id.clone(), Value::String(s.put_blueprint_version(id, text)?));
+            }
             let session = s.create_session(&NewSession { blueprint_hash: hash, name, params: params_value }, None)?;
+            let link = NewEvent { kind: SESSION_BLUEPRINTS.to_string(), run_id: None, payload: json!({ "inner": links }) };
+            s.append_event(&session.id, &link, None)?;
             let events = s.events_after(&session.id, 0, 200)?;
             Ok((session, events))
         })
@@ -214,25 +284,170 @@ pub async fn run_session(
     let session_id = session.0.id.clone();
     db.announce(session.1);
 
-    let scopes = ScopeIndex::new(&plan);
-    let (tx, rx) = mpsc::unbounded_channel();
-    let mut runner = Runner {
-        session_id: session_id.clone(),
-        states: vec![NodeState::Pending; plan.graph.nodes.len()],
-        runs: vec![None; plan.graph.nodes.len()],
-        attempt_counts: vec![0; plan.graph.nodes.len()],
-        scopes,
-        plan,
-        db,
-        tx,
-        rx,
-        max_parallel: options.max_parallel.max(1),
-        work_dir: options.work_dir.join(&session_id),
-        processes: HashSet::new(),
-        iterations: HashMap::new(),
-        stop: options.control.as_ref().map(SessionControl::subscribe),
+    let nodes = plan.graph.nodes.len();
+    let mut runner = Runner::new(session_id, plan, db, &options, vec![0; nodes], HashMap::new());
+    let all: Vec<(usize, NodeState)> = (0..nodes).map(|n| (n, NodeState::Pending)).collect();
+    runner.run(all).await
+}
+
+/// Resumes a session of the store at `store_path` from what the store alone holds (see the
+/// module notes on recovery): settles the attempts a crash left `running`, puts every
+/// unfinished node back to PENDING and runs the session on to completion, failure or a stop.
+/// A `completed` session is refused ([`RunError::NotResumable`]).
+pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOptions) -> Result<RunReport, RunError> {
+    let db = open_db(store_path, &options).await?;
+    let sid = session_id.to_string();
+    let (session, root_version, inner_versions) = db
+        .call(move |s| {
+            let session = s.session(&sid)?;
+            let root = s.blueprint_version(&session.blueprint_hash)?;
+            let mut inner = Vec::new();
+            for hash in inner_links(s, &sid)? {
+                inner.push(s.blueprint_version(&hash)?);
+            }
+            Ok((session, root, inner))
+        })
+        .await?;
+    if session.state == SessionState::Completed {
+        return Err(RunError::NotResumable { session_id: session.id, state: session.state });
+    }
+    let mut blueprints = Vec::new();
+    for version in std::iter::once(&root_version).chain(&inner_versions) {
+        let loaded = orrery_blueprint::load(&version.canonical_json).map_err(|e| RunError::StoredBlueprint {
+            hash: version.hash.clone(),
+            message: e.diagnostics.first().map_or_else(|| "it does not load".to_string(), ToString::to_string),
+        })?;
+        blueprints.push(loaded.blueprint);
+    }
+    let plan = {
+        let lib: Library = blueprints.iter().collect();
+        let root = ValidBlueprint::new(blueprints[0].clone(), &lib).map_err(|d| RunError::StoredBlueprint {
+            hash: root_version.hash.clone(),
+            message: d.iter().find(|d| d.is_error()).map_or_else(|| "it is not valid".to_string(), ToString::to_string),
+        })?;
+        let params = session.params.as_object().cloned().unwrap_or_default();
+        plan::build(&root, &lib, &params)?
     };
-    runner.run().await
+    check_agents(&plan)?;
+
+    // Settle what a crash (or a runner that is gone) left running.
+    let sid = session.id.clone();
+    let running: Vec<orrery_store::Attempt> =
+        db.call(move |s| Ok(s.running_attempts()?.into_iter().filter(|a| a.session_id == sid).collect())).await?;
+    for attempt in running {
+        let alive = attempt.process.filter(|p| is_alive(p.pid, p.start_time));
+        let outcome = match alive {
+            Some(process) => {
+                terminate_group(process).await;
+                Outcome::Cancelled { exit_code: None }
+            }
+            None => Outcome::Unknown {
+                error: error_record(
+                    ErrorCode::TaskFailed,
+                    format!(
+                        "attempt {} of task '{}' was interrupted and its process is gone: its outcome cannot be known",
+                        attempt.attempt, attempt.node
+                    ),
+                ),
+            },
+        };
+        let run_id = attempt.run_id.clone();
+        db.write(move |s| {
+            s.mark_unknown_in_progress(&run_id)?;
+            s.settle_attempt(&run_id, Settlement { outcome, node_state: Some(TaskState::Pending), data: Vec::new() })
+        })
+        .await?;
+    }
+
+    // Node states, attempt numbers and scope counters from the store.
+    let scopes = ScopeIndex::new(&plan);
+    let counters: Vec<(usize, String, String)> = scopes
+        .scopes()
+        .iter()
+        .map(|sc| (sc.start, plan.instances[sc.instance].id.clone(), sc.key.clone()))
+        .collect();
+    let sid = session.id.clone();
+    let (stored_nodes, attempts, counts) = db
+        .call(move |s| {
+            let nodes = s.task_nodes(&sid)?;
+            let attempts = s.attempts(&sid)?;
+            let mut counts = Vec::new();
+            for (start, instance, key) in &counters {
+                counts.push((*start, s.scope_iterations(&sid, instance, key)?));
+            }
+            Ok((nodes, attempts, counts))
+        })
+        .await?;
+    let stored: HashMap<&str, TaskState> = stored_nodes.iter().map(|n| (n.node.as_str(), n.state)).collect();
+    let mut attempt_counts = vec![0u32; plan.graph.nodes.len()];
+    for attempt in &attempts {
+        if let Some(n) = plan.node(&attempt.node) {
+            attempt_counts[n] = attempt_counts[n].max(attempt.attempt);
+        }
+    }
+    let iterations: HashMap<usize, u32> = counts.into_iter().filter(|(_, c)| *c > 0).collect();
+    let mut initial = Vec::new();
+    let mut states = Vec::with_capacity(plan.graph.nodes.len());
+    for node in &plan.graph.nodes {
+        let state = match stored.get(node.key.as_str()) {
+            Some(TaskState::Succeeded) => NodeState::Succeeded,
+            Some(TaskState::Skipped) => NodeState::Skipped,
+            Some(TaskState::SkipRequested) => NodeState::SkipRequested,
+            // PENDING, READY, RUNNING (interrupted) and FAILED (retry from failure).
+            _ => NodeState::Pending,
+        };
+        states.push(state);
+        if stored.get(node.key.as_str()).copied() != Some(store_state(state)) {
+            initial.push((states.len() - 1, state));
+        }
+    }
+    let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations);
+    runner.states = states;
+    runner.run(initial).await
+}
+
+/// The inner blueprint versions linked to a session by its [`SESSION_BLUEPRINTS`] event (none
+/// for a session created before the link existed or with no composite).
+fn inner_links(store: &Store, session_id: &str) -> Result<Vec<String>, StoreError> {
+    let mut after = 0;
+    loop {
+        let page = store.events_after(session_id, after, 200)?;
+        let Some(last) = page.last() else { return Ok(Vec::new()) };
+        after = last.seq;
+        if let Some(event) = page.iter().find(|e| e.kind == SESSION_BLUEPRINTS) {
+            let orrery_store::EventPayload::Whole { value } = &event.payload else {
+                return Err(StoreError::Corrupt {
+                    path: PathBuf::new(),
+                    detail: format!("the {SESSION_BLUEPRINTS} event of session {session_id:?} was cut"),
+                });
+            };
+            let inner = value.get("inner").and_then(Value::as_object);
+            return Ok(inner.into_iter().flatten().filter_map(|(_, h)| h.as_str().map(str::to_string)).collect());
+        }
+    }
+}
+
+/// Stops the process group of a process another runner started (it is not our child): SIGTERM,
+/// up to [`crate::process::DEFAULT_GRACE`] for the leader to end, then SIGKILL to the group
+/// (members that ignore SIGTERM), then up to a few seconds more for the leader to be gone.
+async fn terminate_group(process: ProcessIdentity) {
+    let Ok(pgid) = i32::try_from(process.pid) else { return };
+    if pgid <= 1 {
+        return;
+    }
+    let gone = || !is_alive(process.pid, process.start_time);
+    // SAFETY: killpg only sends a signal; the group is the one the recorded leader created.
+    unsafe { libc::killpg(pgid, libc::SIGTERM) };
+    let deadline = tokio::time::Instant::now() + crate::process::DEFAULT_GRACE;
+    while !gone() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // SAFETY: as above; a group already empty answers ESRCH, which changes nothing.
+    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !gone() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The store, reached from the blocking pool, and the observers of what it commits.
@@ -380,6 +595,34 @@ fn store_state(state: NodeState) -> TaskState {
 }
 
 impl Runner {
+    fn new(
+        session_id: String,
+        plan: SessionPlan,
+        db: Db,
+        options: &RunOptions,
+        attempt_counts: Vec<u32>,
+        iterations: HashMap<usize, u32>,
+    ) -> Runner {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let nodes = plan.graph.nodes.len();
+        Runner {
+            work_dir: options.work_dir.join(&session_id),
+            session_id,
+            states: vec![NodeState::Pending; nodes],
+            runs: vec![None; nodes],
+            attempt_counts,
+            scopes: ScopeIndex::new(&plan),
+            plan,
+            db,
+            tx,
+            rx,
+            max_parallel: options.max_parallel.max(1),
+            processes: HashSet::new(),
+            iterations,
+            stop: options.control.as_ref().map(SessionControl::subscribe),
+        }
+    }
+
     fn key(&self, node: usize) -> String {
         self.plan.graph.nodes[node].key.clone()
     }
@@ -414,9 +657,11 @@ impl Runner {
         self.db.write(move |s| Ok(vec![s.set_session_state(&session, state, error.as_ref(), None)?])).await
     }
 
-    async fn run(&mut self) -> Result<RunReport, RunError> {
-        let all: Vec<(usize, NodeState)> = (0..self.states.len()).map(|n| (n, NodeState::Pending)).collect();
-        self.set_states(all).await?;
+    /// Writes the `initial` node states, sets the session RUNNING and drives it to its end.
+    async fn run(&mut self, initial: Vec<(usize, NodeState)>) -> Result<RunReport, RunError> {
+        if !initial.is_empty() {
+            self.set_states(initial).await?;
+        }
         self.set_session(SessionState::Running, None).await?;
         let (state, failure) = match self.drive().await? {
             End::Completed => (SessionState::Completed, None),
