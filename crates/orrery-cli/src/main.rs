@@ -4,6 +4,7 @@
 //! wrong.
 
 mod commands;
+mod interventions;
 mod run;
 mod sessions;
 
@@ -92,6 +93,42 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
+    /// Skip a task of a session that is not running (it turns SKIPPED when it would start).
+    Skip {
+        session: String,
+        /// `{instance}.{task}`, or a task id of the root blueprint.
+        task: String,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Put a task of a session that is not running back to PENDING.
+    Reset {
+        session: String,
+        /// `{instance}.{task}`, or a task id of the root blueprint.
+        task: String,
+        /// Also reset every task downstream of it.
+        #[arg(long)]
+        downstream: bool,
+        /// Set the session data its outputs write (and its downstream's) to null.
+        #[arg(long)]
+        clear_outputs: bool,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Put a scope of a session that is not running back to its start: members PENDING, counters 0.
+    ResetScope {
+        session: String,
+        /// The scope's start task.
+        scope_start: String,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// Draw the DAG, scopes as clusters.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
@@ -135,6 +172,11 @@ fn main() -> ExitCode {
         Command::Status { session, db, format } => sessions::status(&session, db, format),
         Command::Run { params, max_parallel, db, format, file } => run::run(&file, &params, max_parallel, db, format),
         Command::Resume { session, max_parallel, db, format } => run::resume(&session, max_parallel, db, format),
+        Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
+        Command::Reset { session, task, downstream, clear_outputs, db, format } => {
+            interventions::reset(&session, &task, downstream, clear_outputs, db, format)
+        }
+        Command::ResetScope { session, scope_start, db, format } => interventions::reset_scope(&session, &scope_start, db, format),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -321,3 +321,58 @@ fn resume_after_a_sigkilled_run_kills_the_orphaned_task_and_never_runs_a_finishe
     assert_eq!(unknown.status.code(), Some(1));
     assert!(stderr(&unknown).contains("no-such-session"), "{}", stderr(&unknown));
 }
+
+#[test]
+fn skip_then_resume_finishes_a_stopped_session_and_a_completed_one_refuses_a_reset() {
+    let s = Scratch::new("skip-reset");
+    let db = s.0.join("store.db");
+    let dbs = db.to_str().unwrap();
+    s.write("slow.json", r#"{"id": "slow", "name": "slow", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "wait", "type": "shell.run", "params": [{"name": "command", "value": "sleep 30"}], "depends_on": [{"id": "start"}]},
+      {"id": "after", "type": "shell.run", "params": [{"name": "command", "value": "touch after-ran"}], "depends_on": [{"id": "wait"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "after"}]}]}"#);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["run", "--db", dbs, "slow.json"])
+        .current_dir(&s.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    for line in lines.by_ref() {
+        if line.unwrap().contains("RUNNING    slow.wait") {
+            break;
+        }
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    lines.for_each(drop);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let sessions = json_of(&orrery(&["sessions", "--db", dbs, "--format", "json"], &s.0));
+    let id = sessions[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(sessions[0]["state"], "stopped");
+
+    let unknown = orrery(&["skip", &id, "nope", "--db", dbs], &s.0);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("no task 'nope'"), "{}", stderr(&unknown));
+    let bad = orrery(&["skip", &id, "--db", dbs], &s.0);
+    assert_eq!(bad.status.code(), Some(2), "a missing argument");
+
+    let skipped = orrery(&["skip", &id, "wait", "--db", dbs, "--format", "json"], &s.0);
+    assert_eq!(skipped.status.code(), Some(0), "{}", stderr(&skipped));
+    let answer = json_of(&skipped);
+    assert_eq!(answer["tasks"][0]["node"], "slow.wait");
+    assert_eq!(answer["tasks"][0]["to"], "SKIP_REQUESTED");
+
+    let resumed = orrery(&["resume", &id, "--db", dbs], &s.0);
+    assert_eq!(resumed.status.code(), Some(0), "{}\n{}", stdout(&resumed), stderr(&resumed));
+    assert!(s.0.join("after-ran").exists(), "the skipped task's downstream ran");
+    let status = stdout(&orrery(&["status", "--db", dbs, &id], &s.0));
+    assert!(status.contains("SKIPPED    slow.wait"), "{status}");
+
+    let refused = orrery(&["reset", &id, "after", "--downstream", "--clear-outputs", "--db", dbs], &s.0);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(stderr(&refused).contains("is completed"), "{}", stderr(&refused));
+    let scope = orrery(&["reset-scope", &id, "after", "--db", dbs], &s.0);
+    assert_eq!(scope.status.code(), Some(1));
+}

@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod data;
+pub mod interventions;
 pub mod plan;
 pub mod process;
 pub mod runner;

@@ -97,7 +97,8 @@
 //!
 //! # Not in this version
 //!
-//! Interventions other than stop (pause, resume, cancel a task, skip, reset), and batching
+//! Pause and cancelling one task (skip, reset and reset a scope are [`crate::interventions`], on
+//! a session that is not running), and batching
 //! several transitions per transaction. Recovery gaps: nothing stops two runners from driving
 //! one session at once (resuming a session whose runner is still alive kills that runner's
 //! processes and races it; a session lease is not stored yet); a process spawned but not yet
@@ -311,23 +312,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     if session.state == SessionState::Completed {
         return Err(RunError::NotResumable { session_id: session.id, state: session.state });
     }
-    let mut blueprints = Vec::new();
-    for version in std::iter::once(&root_version).chain(&inner_versions) {
-        let loaded = orrery_blueprint::load(&version.canonical_json).map_err(|e| RunError::StoredBlueprint {
-            hash: version.hash.clone(),
-            message: e.diagnostics.first().map_or_else(|| "it does not load".to_string(), ToString::to_string),
-        })?;
-        blueprints.push(loaded.blueprint);
-    }
-    let plan = {
-        let lib: Library = blueprints.iter().collect();
-        let root = ValidBlueprint::new(blueprints[0].clone(), &lib).map_err(|d| RunError::StoredBlueprint {
-            hash: root_version.hash.clone(),
-            message: d.iter().find(|d| d.is_error()).map_or_else(|| "it is not valid".to_string(), ToString::to_string),
-        })?;
-        let params = session.params.as_object().cloned().unwrap_or_default();
-        plan::build(&root, &lib, &params)?
-    };
+    let plan = plan_from_versions(&session, &root_version, &inner_versions)?;
     check_agents(&plan)?;
 
     // Settle what a crash (or a runner that is gone) left running.
@@ -404,6 +389,42 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations);
     runner.states = states;
     runner.run(initial).await
+}
+
+/// Reads a stored session and rebuilds its plan from the store alone (see the module notes on
+/// resume): what [`resume_session`] and the interventions ([`crate::interventions`]) start from.
+pub(crate) fn load_stored_plan(store: &Store, session_id: &str) -> Result<(orrery_store::Session, SessionPlan), RunError> {
+    let session = store.session(session_id)?;
+    let root = store.blueprint_version(&session.blueprint_hash)?;
+    let mut inner = Vec::new();
+    for hash in inner_links(store, session_id)? {
+        inner.push(store.blueprint_version(&hash)?);
+    }
+    let plan = plan_from_versions(&session, &root, &inner)?;
+    Ok((session, plan))
+}
+
+/// The session's plan from its stored root and inner blueprint versions and its stored params.
+fn plan_from_versions(
+    session: &orrery_store::Session,
+    root_version: &orrery_store::BlueprintVersion,
+    inner_versions: &[orrery_store::BlueprintVersion],
+) -> Result<SessionPlan, RunError> {
+    let mut blueprints = Vec::new();
+    for version in std::iter::once(root_version).chain(inner_versions) {
+        let loaded = orrery_blueprint::load(&version.canonical_json).map_err(|e| RunError::StoredBlueprint {
+            hash: version.hash.clone(),
+            message: e.diagnostics.first().map_or_else(|| "it does not load".to_string(), ToString::to_string),
+        })?;
+        blueprints.push(loaded.blueprint);
+    }
+    let lib: Library = blueprints.iter().collect();
+    let root = ValidBlueprint::new(blueprints[0].clone(), &lib).map_err(|d| RunError::StoredBlueprint {
+        hash: root_version.hash.clone(),
+        message: d.iter().find(|d| d.is_error()).map_or_else(|| "it is not valid".to_string(), ToString::to_string),
+    })?;
+    let params = session.params.as_object().cloned().unwrap_or_default();
+    Ok(plan::build(&root, &lib, &params)?)
 }
 
 /// The inner blueprint versions linked to a session by its [`SESSION_BLUEPRINTS`] event (none

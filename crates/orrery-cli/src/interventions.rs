@@ -1,0 +1,76 @@
+//! `orrery skip SESSION TASK`, `orrery reset SESSION TASK [--downstream] [--clear-outputs]` and
+//! `orrery reset-scope SESSION SCOPE_START`: interventions on a session that is not running
+//! ([`orrery_engine::interventions`]); `orrery resume SESSION` then goes on with it. Each prints
+//! what changed. Exit 0 done, 1 refused (the session's or task's state, an unknown session,
+//! task or scope), 2 bad arguments or a store that cannot be used.
+
+use crate::ReportFormat;
+use anyhow::{Context, Result};
+use orrery_engine::interventions::{self, Intervention, InterventionError};
+use serde_json::json;
+use std::path::PathBuf;
+
+fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
+    match db {
+        Some(db) => Ok(db),
+        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH"),
+    }
+}
+
+pub fn skip(session: &str, task: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let db = db_path(db)?;
+    report(interventions::skip_task(&db, session, task), "skip", format)
+}
+
+pub fn reset(session: &str, task: &str, downstream: bool, clear_outputs: bool, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let db = db_path(db)?;
+    report(interventions::reset_task(&db, session, task, downstream, clear_outputs), "reset", format)
+}
+
+pub fn reset_scope(session: &str, scope_start: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let db = db_path(db)?;
+    report(interventions::reset_scope(&db, session, scope_start), "reset-scope", format)
+}
+
+fn report(outcome: Result<Intervention, InterventionError>, action: &str, format: ReportFormat) -> Result<u8> {
+    let done = match outcome {
+        Ok(done) => done,
+        Err(e) if e.is_refusal() => {
+            eprintln!("orrery: {e}");
+            return Ok(1);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match format {
+        ReportFormat::Json => {
+            let answer = json!({
+                "action": action,
+                "session_id": done.session_id,
+                "session_state": {"before": done.session_before.as_str(), "after": done.session_after.as_str()},
+                "tasks": done.nodes.iter().map(|c| json!({"node": c.node, "from": c.from.as_str(), "to": c.to.as_str()})).collect::<Vec<_>>(),
+                "cleared_data": done.cleared_data.iter().map(|(i, k)| json!({"instance": i, "key": k})).collect::<Vec<_>>(),
+                "cleared_counters": done.cleared_counters.iter().map(|(i, k)| json!({"instance": i, "scope": k})).collect::<Vec<_>>(),
+            });
+            println!("{}", serde_json::to_string_pretty(&answer)?);
+        }
+        ReportFormat::Text => {
+            if done.nodes.is_empty() {
+                println!("nothing changed");
+            }
+            for c in &done.nodes {
+                println!("{:<15} {} (was {})", c.to.as_str(), c.node, c.from.as_str());
+            }
+            for (instance, key) in &done.cleared_data {
+                println!("data null       {instance}.{key}");
+            }
+            for (instance, key) in &done.cleared_counters {
+                println!("counter 0       {key} ({instance})");
+            }
+            if done.session_before != done.session_after {
+                println!("session         {} (was {})", done.session_after.as_str(), done.session_before.as_str());
+            }
+            eprintln!("orrery: continue with: orrery resume {}", done.session_id);
+        }
+    }
+    Ok(0)
+}
