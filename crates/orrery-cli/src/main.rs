@@ -56,6 +56,12 @@ enum Command {
         /// A session parameter, `KEY=VALUE`; VALUE is read as JSON when it parses, else as text.
         #[arg(long = "param", value_name = "KEY=VALUE")]
         params: Vec<String>,
+        /// The answer to a prompt (`user_prompt.confirm`, `user_interaction.user_input`) of task
+        /// TASK (its id, or its node key); VALUE is read as JSON when it parses, else as text.
+        /// Repeatable. A prompt with no answer is asked on the terminal, or fails when stdin is
+        /// not one.
+        #[arg(long = "answer", value_name = "TASK=VALUE")]
+        answers: Vec<String>,
         /// How many processes may run at once (default: the number of cores).
         #[arg(long)]
         max_parallel: Option<usize>,
@@ -69,6 +75,9 @@ enum Command {
     /// Run a stopped, crashed or failed session on from where it ended, from the store alone.
     Resume {
         session: String,
+        /// The answer to a prompt of task TASK, as for `orrery run`. Repeatable.
+        #[arg(long = "answer", value_name = "TASK=VALUE")]
+        answers: Vec<String>,
         /// How many processes may run at once (default: the number of cores).
         #[arg(long)]
         max_parallel: Option<usize>,
@@ -170,8 +179,8 @@ fn main() -> ExitCode {
         Command::Graph { format, file } => commands::graph(format, &file),
         Command::Sessions { db, format } => sessions::sessions(db, format),
         Command::Status { session, db, format } => sessions::status(&session, db, format),
-        Command::Run { params, max_parallel, db, format, file } => run::run(&file, &params, max_parallel, db, format),
-        Command::Resume { session, max_parallel, db, format } => run::resume(&session, max_parallel, db, format),
+        Command::Run { params, answers, max_parallel, db, format, file } => run::run(&file, &params, &answers, max_parallel, db, format),
+        Command::Resume { session, answers, max_parallel, db, format } => run::resume(&session, &answers, max_parallel, db, format),
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {
             interventions::reset(&session, &task, downstream, clear_outputs, db, format)

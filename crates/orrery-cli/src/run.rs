@@ -11,18 +11,35 @@
 //!
 //! `orrery resume SESSION` ([`resume`]) goes on with a stored session the same way.
 //!
-//! Not yet: answers to prompts, a live progress display.
+//! Prompts (`user_prompt.confirm`, `user_interaction.user_input`): `--answer TASK=VALUE`
+//! (repeatable; TASK is the task id or its node key, VALUE JSON when it parses, else text)
+//! answers them before they ask. A prompt with no such answer is asked on the terminal when
+//! stdin is one (the line typed is the answer, read the same way; end of input stops the
+//! session); otherwise it fails at once with `TOOL_FAILURE` naming `--answer TASK=VALUE`, so a
+//! run in a script or a test never hangs. Notifications are printed as they are published.
+//!
+//! Not yet: a live progress display.
 
 use crate::ReportFormat;
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::{check_sources, Blueprint, Library, Source, ValidBlueprint};
+use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
 use orrery_engine::runner::{resume_session, run_session, RunError, RunOptions, RunReport, SessionControl};
 use orrery_store::{Event, EventPayload, StoreError};
 use serde_json::{Map, Value};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-pub fn run(file: &Path, params: &[String], max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+pub fn run(
+    file: &Path,
+    params: &[String],
+    answers: &[String],
+    max_parallel: Option<usize>,
+    db: Option<PathBuf>,
+    format: ReportFormat,
+) -> Result<u8> {
     let params = parse_params(params)?;
+    let answers = parse_pairs("--answer", answers)?;
     let db = db_path(db)?;
     let (root, library) = match load_with_folder(file)? {
         Ok(loaded) => loaded,
@@ -34,17 +51,18 @@ pub fn run(file: &Path, params: &[String], max_parallel: Option<usize>, db: Opti
         }
     };
     let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
-    drive(&db, max_parallel, format, move |db, options| async move { run_session(&db, root, library, params, options).await })
+    drive(&db, max_parallel, format, answers, move |db, options| async move { run_session(&db, root, library, params, options).await })
 }
 
 /// `orrery resume SESSION`: runs a session of the store on from where it stopped, crashed or
 /// failed, from the store alone (no blueprint file). Same output and exit codes as `orrery
 /// run`; an unknown session or a completed one is exit 1.
-pub fn resume(session: &str, max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+pub fn resume(session: &str, answers: &[String], max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let answers = parse_pairs("--answer", answers)?;
     let db = db_path(db)?;
     let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
     let session = session.to_string();
-    drive(&db, max_parallel, format, move |db, options| async move { resume_session(&db, &session, options).await })
+    drive(&db, max_parallel, format, answers, move |db, options| async move { resume_session(&db, &session, options).await })
 }
 
 fn default_parallelism() -> usize {
@@ -60,7 +78,7 @@ fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
 
 /// Runs `session` (a new run or a resume) with the event printer and Ctrl-C handling, and maps
 /// how it ended to the exit code.
-fn drive<F, Fut>(db: &Path, max_parallel: usize, format: ReportFormat, session: F) -> Result<u8>
+fn drive<F, Fut>(db: &Path, max_parallel: usize, format: ReportFormat, answers: Map<String, Value>, session: F) -> Result<u8>
 where
     F: FnOnce(PathBuf, RunOptions) -> Fut,
     Fut: std::future::Future<Output = Result<RunReport, RunError>>,
@@ -69,13 +87,24 @@ where
     let db = db.to_path_buf();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
+        let interactive = std::io::stdin().is_terminal();
+        let given = Answers::new(if interactive { WhenUnanswered::Wait } else { WhenUnanswered::Fail });
+        for (task, value) in answers {
+            given.answer(&task, value);
+        }
+        let control = SessionControl::new().with_answers(given);
         let (events, mut receiver) = tokio::sync::broadcast::channel(4096);
-        let printer = tokio::spawn(async move {
-            while let Ok(event) = receiver.recv().await {
-                print_event(&event, format);
+        let printer = tokio::spawn({
+            let control = control.clone();
+            async move {
+                while let Ok(event) = receiver.recv().await {
+                    print_event(&event, format);
+                    if interactive && event.kind == PROMPT_WAITING {
+                        ask(&event, &control).await;
+                    }
+                }
             }
         });
-        let control = SessionControl::new();
         let interrupts = tokio::spawn({
             let control = control.clone();
             async move {
@@ -115,16 +144,68 @@ where
 
 /// `KEY=VALUE` pairs; a VALUE that parses as JSON is taken as JSON.
 fn parse_params(params: &[String]) -> Result<Map<String, Value>> {
+    parse_pairs("--param", params)
+}
+
+/// `KEY=VALUE` pairs of option `flag`; a VALUE that parses as JSON is taken as JSON.
+fn parse_pairs(flag: &str, pairs: &[String]) -> Result<Map<String, Value>> {
     let mut out = Map::new();
-    for p in params {
-        let Some((key, value)) = p.split_once('=') else { bail!("--param {p:?} is not KEY=VALUE") };
+    for p in pairs {
+        let Some((key, value)) = p.split_once('=') else { bail!("{flag} {p:?} is not KEY=VALUE") };
         if key.is_empty() {
-            bail!("--param {p:?} has an empty key");
+            bail!("{flag} {p:?} has an empty key");
         }
-        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
-        out.insert(key.to_string(), value);
+        out.insert(key.to_string(), json_or_text(value));
     }
     Ok(out)
+}
+
+fn json_or_text(value: &str) -> Value {
+    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()))
+}
+
+/// Asks a waiting prompt on the terminal (unless `--answer` answered it already) and gives the
+/// line typed as its answer. The line is read on its own thread, so that a Ctrl-C stop is not
+/// held up by a read nobody finishes; end of input stops the session.
+async fn ask(event: &Event, control: &SessionControl) {
+    let EventPayload::Whole { value: prompt } = &event.payload else { return };
+    let field = |k: &str| prompt.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let (node, task) = (field("node"), field("task"));
+    if control.answers().get(&node, &task).is_some() {
+        return;
+    }
+    let options = match prompt.get("options") {
+        Some(Value::Array(options)) if !options.is_empty() => {
+            let list: Vec<String> = options.iter().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_string)).collect();
+            format!(" [{}]", list.join("/"))
+        }
+        _ => String::new(),
+    };
+    eprint!("? {node}: {}{options} > ", field("message"));
+    let _ = std::io::stderr().flush();
+    let (tx, mut rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = std::io::stdin().lock().read_line(&mut line);
+        let _ = tx.send(read.ok().filter(|n| *n > 0).map(|_| line));
+    });
+    let line = loop {
+        tokio::select! {
+            line = &mut rx => break line.ok().flatten(),
+            () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
+                if control.is_stop_requested() {
+                    return;
+                }
+            }
+        }
+    };
+    match line {
+        Some(line) => control.answer(&node, json_or_text(line.trim_end_matches(['\n', '\r']))),
+        None => {
+            eprintln!("no answer (end of input): stopping");
+            control.stop();
+        }
+    }
 }
 
 /// The blueprint to run and every blueprint it may call (itself first).
@@ -186,6 +267,14 @@ fn print_event(event: &Event, format: ReportFormat) {
             let line = match event.kind.as_str() {
                 "task_state_changed" => format!("{:<10} {}", field("state"), field("node")),
                 "session_state_changed" => format!("session    {}", field("state")),
+                NOTIFICATION => {
+                    let text = match payload.get("values") {
+                        Some(values) => values.to_string(),
+                        None => format!("[{}] {}: {}", field("level"), field("title"), field("message")),
+                    };
+                    format!("{:<10} {} {text}", "notify", field("node"))
+                }
+                PROMPT_WAITING => format!("{:<10} {} {}", "prompt", field("node"), field("message")),
                 "attempt_settled" => {
                     let outcome = payload.get("outcome").map(Value::to_string).unwrap_or_default();
                     format!("settled    {} {outcome}", field("node"))

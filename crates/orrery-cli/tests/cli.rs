@@ -376,3 +376,41 @@ fn skip_then_resume_finishes_a_stopped_session_and_a_completed_one_refuses_a_res
     let scope = orrery(&["reset-scope", &id, "after", "--db", dbs], &s.0);
     assert_eq!(scope.status.code(), Some(1));
 }
+
+const CONFIRM: &str = r#"{"id": "c", "name": "c", "version": "1.0", "tasks": [
+  {"id": "start", "type": "system.start"},
+  {"id": "hello", "type": "user_interaction.notify", "params": [{"name": "title", "value": "Hello"}, {"name": "message", "value": "about to ask"}], "depends_on": [{"id": "start"}]},
+  {"id": "confirm", "type": "user_prompt.confirm", "params": [{"name": "message", "value": "Go on?"}], "outputs": [{"name": "result"}], "depends_on": [{"id": "hello"}]},
+  {"id": "end", "type": "system.end", "depends_on": [{"id": "confirm"}]}]}"#;
+
+#[test]
+fn run_takes_prompt_answers_from_answer_and_fails_with_a_hint_without_one_when_not_interactive() {
+    let s = Scratch::new("answer");
+    s.write("confirm.json", CONFIRM);
+    let db = s.0.join("orrery.db");
+    let db = db.to_str().unwrap();
+
+    let o = orrery(&["run", "--db", db, "--answer", "confirm=true", "confirm.json"], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("[info] Hello: about to ask"), "{}", stdout(&o));
+    let status = orrery(&["status", "--db", db, "--format", "json", &session_of(&o)], &s.0);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+
+    // The test's stdin is not a terminal: nobody can answer, so the task fails at once.
+    let o = orrery(&["run", "--db", db, "confirm.json"], &s.0);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("TOOL_FAILURE"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--answer c.confirm=VALUE"), "{}", stderr(&o));
+
+    // A malformed --answer is a usage error.
+    let o = orrery(&["run", "--db", db, "--answer", "confirm", "confirm.json"], &s.0);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--answer \"confirm\" is not KEY=VALUE"), "{}", stderr(&o));
+}
+
+/// The session id `orrery run` names on its last stderr line (`session ID STATE (store ...)`).
+fn session_of(o: &Output) -> String {
+    let err = stderr(o);
+    let line = err.lines().find(|l| l.starts_with("session ")).expect("a session line");
+    line.split_whitespace().nth(1).unwrap().to_string()
+}

@@ -59,6 +59,15 @@
 //!   rule). Malformed-line warnings have no event kind (every event is a committed row of the
 //!   store): they are appended to the attempt's log file as `orrery: {warning}` lines, where
 //!   the user reads the process's output.
+//! - **Interactive tasks** ([`crate::agents::interaction`]). A display (`notify`,
+//!   `user_output`) appends a `notification` event for its attempt and succeeds at once. A
+//!   prompt (`user_prompt.confirm`, `user_input`) appends a `prompt_waiting` event (committed,
+//!   then announced) and takes its answer from the [`SessionControl`]'s [`Answers`]: one given
+//!   already lands at once; otherwise it stays RUNNING, waiting like a sleep (dropped on a stop
+//!   or failure), unless the answers say [`WhenUnanswered::Fail`], or no control was given
+//!   (nobody could answer), when it fails with `TOOL_FAILURE`. The answers ride on
+//!   [`SessionControl`], the existing handle for acting on a running session, rather than on a
+//!   new [`RunOptions`] field. Prompts are not counted by `max_parallel`.
 //! - **Scope counters** are stored under (instance id, scope key `"{instance}.{start task}"`).
 //! - **max_parallel** bounds the `shell.run` processes running at once (at least 1);
 //!   `system.*` tasks run in-process and are not counted.
@@ -126,6 +135,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::agents::progress::{self as agent_progress, ProgressEvent, ProgressLine};
+use crate::agents::interaction::{self, Answers, Interaction, WhenUnanswered};
 use crate::agents::{self, shell, AgentOutcome, TaskError};
 use crate::data::{self, Data};
 use crate::plan::{self, PlanError, SessionPlan};
@@ -146,10 +156,12 @@ pub struct RunOptions {
     pub control: Option<SessionControl>,
 }
 
-/// A handle to stop a running session from outside; clones share one stop.
+/// A handle to act on a running session from outside: stop it, answer its prompts. Clones share
+/// one stop and one set of [`Answers`].
 #[derive(Debug, Clone)]
 pub struct SessionControl {
     stop: Arc<watch::Sender<bool>>,
+    answers: Answers,
 }
 
 impl Default for SessionControl {
@@ -161,7 +173,26 @@ impl Default for SessionControl {
 impl SessionControl {
     pub fn new() -> Self {
         let (stop, _) = watch::channel(false);
-        SessionControl { stop: Arc::new(stop) }
+        SessionControl { stop: Arc::new(stop), answers: Answers::new(WhenUnanswered::Wait) }
+    }
+
+    /// This control with `answers` as its answers (pre-seeded ones, and what to do when a
+    /// prompt has none). [`SessionControl::new`] waits for answers given with
+    /// [`SessionControl::answer`].
+    pub fn with_answers(mut self, answers: Answers) -> Self {
+        self.answers = answers;
+        self
+    }
+
+    /// The answers this control gives the session's prompts.
+    pub fn answers(&self) -> &Answers {
+        &self.answers
+    }
+
+    /// Answers the prompt of a task (its node key, or its task id); a prompt waiting for it
+    /// goes on. See [`crate::agents::interaction`].
+    pub fn answer(&self, task: &str, value: Value) {
+        self.answers.answer(task, value);
     }
 
     /// Asks the session to stop: its runs are cancelled and it ends `stopped`. Idempotent;
@@ -529,6 +560,8 @@ enum RunKind {
     Sleep,
     Shell,
     Composite,
+    /// An interactive prompt waiting for its answer.
+    Prompt,
 }
 
 /// What agents report to the owner.
@@ -557,6 +590,8 @@ struct Runner {
     iterations: HashMap<usize, u32>,
     /// Set when a [`SessionControl`] was given.
     stop: Option<watch::Receiver<bool>>,
+    /// The control's answers; without a control a prompt fails at once (nobody can answer).
+    answers: Option<Answers>,
 }
 
 /// How [`Runner::drive`] ended.
@@ -641,6 +676,7 @@ impl Runner {
             processes: HashSet::new(),
             iterations,
             stop: options.control.as_ref().map(SessionControl::subscribe),
+            answers: options.control.as_ref().map(|c| c.answers.clone()),
         }
     }
 
@@ -796,10 +832,13 @@ impl Runner {
             return Ok(None);
         }
 
+        let interaction = interaction::interaction(task.task_type.as_str());
         let kind = match task.task_type.as_str() {
             orrery_blueprint::TaskType::START | orrery_blueprint::TaskType::END => RunKind::Instant,
             orrery_blueprint::TaskType::SLEEP => RunKind::Sleep,
             orrery_blueprint::TaskType::COMPOSITE => RunKind::Composite,
+            _ if interaction == Some(Interaction::Display) => RunKind::Instant,
+            _ if interaction == Some(Interaction::Prompt) => RunKind::Prompt,
             _ => RunKind::Shell,
         };
         let session = self.session_id.clone();
@@ -827,8 +866,52 @@ impl Runner {
         let mut run = Run { run_id: run_id.clone(), kind, ended: None, canceller: None, sleep: None };
         match kind {
             RunKind::Instant => {
-                run.ended = Some((None, Map::new()));
+                let mut outputs = Map::new();
+                if interaction == Some(Interaction::Display) {
+                    let (payload, displayed) = interaction::display(&key, &task, &inputs, &context);
+                    outputs = displayed;
+                    self.publish(interaction::NOTIFICATION, &run_id, payload).await?;
+                }
+                run.ended = Some((None, outputs));
                 self.states[n] = NodeState::Finishing;
+            }
+            RunKind::Prompt => {
+                self.publish(interaction::PROMPT_WAITING, &run_id, interaction::prompt(&key, &task, &inputs)).await?;
+                let answers = self.answers.clone();
+                let given = answers.as_ref().and_then(|a| a.get(&key, &task.id));
+                match (given, answers) {
+                    (Some(answer), _) => match interaction::answer_outputs(&task, answer) {
+                        Ok(outputs) => {
+                            run.ended = Some((None, outputs));
+                            self.states[n] = NodeState::Finishing;
+                        }
+                        Err(error) => {
+                            self.runs[n] = Some(run);
+                            return self.fail_run(n, task_error_record(&error), None).await;
+                        }
+                    },
+                    (None, Some(answers)) if answers.when_unanswered() == WhenUnanswered::Wait => {
+                        let tx = self.tx.clone();
+                        let handle = tokio::spawn({
+                            let (run_id, key, task) = (run_id.clone(), key.clone(), task.clone());
+                            async move {
+                                let answer = answers.wait(&key, &task.id).await;
+                                let outcome = match interaction::answer_outputs(&task, answer) {
+                                    Ok(outputs) => AgentOutcome::Succeeded { outputs, exit_code: None },
+                                    Err(error) => AgentOutcome::Failed { error, exit_code: None },
+                                };
+                                let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                            }
+                        });
+                        // Dropped like a sleep when the session stops or fails.
+                        run.sleep = Some(handle.abort_handle());
+                    }
+                    (None, _) => {
+                        self.runs[n] = Some(run);
+                        let error = interaction::unanswered_error(&key);
+                        return self.fail_run(n, task_error_record(&error), None).await;
+                    }
+                }
             }
             RunKind::Composite => {
                 let inner = self.plan.instances.iter().position(|i| i.caller.is_some_and(|(_, c)| c == n));
@@ -905,6 +988,13 @@ impl Runner {
         }
         self.runs[n] = Some(run);
         Ok(None)
+    }
+
+    /// Appends an event of `kind` for the attempt `run_id`, announced once committed.
+    async fn publish(&self, kind: &str, run_id: &RunId, payload: Value) -> Result<(), RunError> {
+        let session = self.session_id.clone();
+        let event = NewEvent { kind: kind.to_string(), run_id: Some(run_id.clone()), payload };
+        self.db.write(move |s| Ok(vec![s.append_event(&session, &event, None)?])).await
     }
 
     /// A node that cannot dispatch: it fails, and so does the session.

@@ -5,8 +5,10 @@
 //! blueprint naming a type with no agent is refused before its run starts.
 //!
 //! The agents themselves live one per file: [`shell`] (`shell.run`), with the progress file it
-//! follows in [`progress`]. The `system.*` types are handled by the runner itself.
+//! follows in [`progress`]; the `user_interaction.*` and `user_prompt.confirm` types in
+//! [`interaction`] (the runner publishes and waits, the file decides). The `system.*` types are handled by the runner itself.
 
+pub mod interaction;
 pub mod progress;
 pub mod registry;
 pub mod shell;

@@ -57,6 +57,29 @@ static KNOWN_TYPES: &[KnownType] = &[
                       $ORRERY_PROGRESS report progress steps. A non-zero exit fails the task.",
         params_schema: crate::agents::shell::params_schema,
     },
+    KnownType {
+        name: crate::agents::interaction::NOTIFY,
+        description: "Shows a notification (`title`, `message`, `level`, each an input or a param) \
+                      and succeeds at once with output `status` = \"displayed\".",
+        params_schema: crate::agents::interaction::notify_params,
+    },
+    KnownType {
+        name: crate::agents::interaction::USER_OUTPUT,
+        description: "Shows every input's value and succeeds at once, with no outputs.",
+        params_schema: no_params,
+    },
+    KnownType {
+        name: crate::agents::interaction::USER_INPUT,
+        description: "Asks the user one value per declared output and waits for the answer \
+                      (one output: the value; several: a JSON object of them).",
+        params_schema: no_params,
+    },
+    KnownType {
+        name: crate::agents::interaction::CONFIRM,
+        description: "Asks `message`, waits for an answer (one of `options` when given); the \
+                      answer becomes the declared outputs (`result`).",
+        params_schema: crate::agents::interaction::confirm_params,
+    },
 ];
 
 /// Every built-in task type, in a stable order.
