@@ -7,4 +7,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 ORRERY_REFERENCE_PYTHON="$("$ROOT/tests/compat/setup_reference.sh" | tail -n 1)"
 export ORRERY_REFERENCE_PYTHON
+# Formatting is part of the suite (rustfmt.toml sets the style).
+cargo fmt --all -- --check
 cargo test --locked --workspace

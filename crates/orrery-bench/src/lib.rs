@@ -198,7 +198,10 @@ pub fn generate(config: &Config) -> (Value, Stats) {
             let depth = lane.open.len();
             if forced || close_due {
                 Role::Close(lane.open.last().expect("open").start_id.clone())
-            } else if depth < 2 && remaining > open_total + 40 && rng.chance(if depth == 0 { 1.0 / 75.0 } else { 1.0 / 12.0 }) {
+            } else if depth < 2
+                && remaining > open_total + 40
+                && rng.chance(if depth == 0 { 1.0 / 75.0 } else { 1.0 / 12.0 })
+            {
                 let r = rng.below(10);
                 Role::Open(if r < 4 {
                     Policy::Skip
@@ -225,7 +228,10 @@ pub fn generate(config: &Config) -> (Value, Stats) {
         task.insert("id".into(), Value::String(id.clone()));
         task.insert("type".into(), Value::String(task_type.into()));
         if rng.chance(0.3) {
-            task.insert("description".into(), Value::String(format!("Step {index} on lane {lane_ix}: generated work item.")));
+            task.insert(
+                "description".into(),
+                Value::String(format!("Step {index} on lane {lane_ix}: generated work item.")),
+            );
         }
 
         // Dependencies: the lane's previous task, and sometimes a join from another lane.
@@ -374,7 +380,10 @@ pub fn generate(config: &Config) -> (Value, Stats) {
                             _ => format!("{key} > 0 and not ({other} is None)"),
                         };
                         counts.push(key);
-                        s.insert("while_policy".into(), json!({"condition": condition, "max_iterations": rng.range(3, 20)}));
+                        s.insert(
+                            "while_policy".into(),
+                            json!({"condition": condition, "max_iterations": rng.range(3, 20)}),
+                        );
                     }
                 }
                 scope_start = Some(Value::Object(s));

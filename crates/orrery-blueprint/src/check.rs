@@ -6,8 +6,8 @@ use crate::diagnostic::{self, Code, Diagnostic};
 use crate::load::{self, Loaded};
 use crate::span;
 use crate::validate::{self, Library};
-use serde::Serialize;
 use foldhash::{HashMap, HashMapExt};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// The verdict on one file.

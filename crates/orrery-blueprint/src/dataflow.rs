@@ -66,7 +66,12 @@ pub fn condition_sites(bp: &Blueprint) -> Vec<ConditionSite<'_>> {
             out.push(ConditionSite { task_index: i, kind: ConditionKind::Condition, expression, source });
         }
         if let Some(expression) = t.while_condition() {
-            out.push(ConditionSite { task_index: i, kind: ConditionKind::While, expression, source: ConditionSource::Field });
+            out.push(ConditionSite {
+                task_index: i,
+                kind: ConditionKind::While,
+                expression,
+                source: ConditionSource::Field,
+            });
         }
     }
     out

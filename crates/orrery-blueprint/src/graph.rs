@@ -4,8 +4,8 @@
 //! structure.
 
 use crate::model::{Blueprint, DependencyType};
-use petgraph::graph::{DiGraph, NodeIndex};
 use foldhash::{HashMap, HashMapExt};
+use petgraph::graph::{DiGraph, NodeIndex};
 
 pub struct TaskGraph<'a> {
     /// Node of each distinct task id.

@@ -124,11 +124,17 @@ fn python_only_json(text: &str) -> Option<(Value, &'static str)> {
                 i += 2;
                 continue;
             }
-            if let Some(code) = rest.strip_prefix("\\u").and_then(|r| r.get(..4)).and_then(|h| u16::from_str_radix(h, 16).ok()) {
+            if let Some(code) =
+                rest.strip_prefix("\\u").and_then(|r| r.get(..4)).and_then(|h| u16::from_str_radix(h, 16).ok())
+            {
                 let high = (0xD800..0xDC00).contains(&code);
                 let low = (0xDC00..0xE000).contains(&code);
                 let paired = high
-                    && rest[6..].strip_prefix("\\u").and_then(|r| r.get(..4)).and_then(|h| u16::from_str_radix(h, 16).ok()).is_some_and(|c| (0xDC00..0xE000).contains(&c));
+                    && rest[6..]
+                        .strip_prefix("\\u")
+                        .and_then(|r| r.get(..4))
+                        .and_then(|h| u16::from_str_radix(h, 16).ok())
+                        .is_some_and(|c| (0xDC00..0xE000).contains(&c));
                 if (high && !paired) || low {
                     out.push_str("\\ufffd");
                     what = Some("a lone UTF-16 surrogate escape");
@@ -405,12 +411,22 @@ impl Reader {
             map.shift_remove("scopes");
         }
         self.leave(enveloped);
-        Some(Blueprint { id: id?, name: name?, version: version?, description, tasks, extra: map.into_iter().collect() })
+        Some(Blueprint {
+            id: id?,
+            name: name?,
+            version: version?,
+            description,
+            tasks,
+            extra: map.into_iter().collect(),
+        })
     }
 
     fn task(&mut self, value: Value) -> Option<Task> {
         if self.compas && value.get("dtype").is_none() {
-            self.fatal(Code::SchemaType, "in a COMPAS blueprint every task must be an antikythera.models/Task envelope".into());
+            self.fatal(
+                Code::SchemaType,
+                "in a COMPAS blueprint every task must be an antikythera.models/Task envelope".into(),
+            );
             return None;
         }
         let (mut map, enveloped) = self.enter(value, DTYPE_TASK, "a task")?;
@@ -422,7 +438,9 @@ impl Reader {
         let scope_start = match self.take(&mut map, "scope_start") {
             None => None,
             Some(v) if self.compas && !v.is_object() => {
-                self.in_key("scope_start", |r| r.fatal(Code::SchemaType, format!("'scope_start' must be an object, found {}", kind_of(&v))));
+                self.in_key("scope_start", |r| {
+                    r.fatal(Code::SchemaType, format!("'scope_start' must be an object, found {}", kind_of(&v)))
+                });
                 None
             }
             Some(v) => self.in_key("scope_start", |r| r.scope_start(v)),
@@ -619,7 +637,6 @@ impl Reader {
         Some((io, link))
     }
 }
-
 
 #[derive(Clone, Copy)]
 enum IoKind {

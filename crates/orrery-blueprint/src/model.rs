@@ -265,7 +265,9 @@ impl SessionState {
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Pending, Self::Running, Self::Completed, Self::Failed, Self::Stopped].into_iter().find(|t| t.as_str() == s)
+        [Self::Pending, Self::Running, Self::Completed, Self::Failed, Self::Stopped]
+            .into_iter()
+            .find(|t| t.as_str() == s)
     }
 }
 
@@ -401,4 +403,3 @@ pub enum ConditionSource {
     Field,
     Param,
 }
-

@@ -105,7 +105,14 @@ fn dot(bp: &Blueprint, graph: &TaskGraph<'_>, nesting: &Nesting) -> String {
     out
 }
 
-fn dot_cluster(bp: &Blueprint, graph: &TaskGraph<'_>, nesting: &Nesting, scope: Option<usize>, depth: usize, out: &mut String) {
+fn dot_cluster(
+    bp: &Blueprint,
+    graph: &TaskGraph<'_>,
+    nesting: &Nesting,
+    scope: Option<usize>,
+    depth: usize,
+    out: &mut String,
+) {
     let pad = "    ".repeat(depth);
     for (node, &task) in graph.task_of.iter().enumerate() {
         if nesting.home[node] == scope {
@@ -122,7 +129,11 @@ fn dot_cluster(bp: &Blueprint, graph: &TaskGraph<'_>, nesting: &Nesting, scope: 
         }
     }
     for child in nesting.children(scope) {
-        let _ = writeln!(out, "{pad}subgraph {} {{", dot_quote(&format!("cluster_{}", bp.tasks[nesting.scopes[child].start].id)));
+        let _ = writeln!(
+            out,
+            "{pad}subgraph {} {{",
+            dot_quote(&format!("cluster_{}", bp.tasks[nesting.scopes[child].start].id))
+        );
         let _ = writeln!(out, "{pad}    label={};", dot_quote(&nesting.label(bp, child)));
         let _ = writeln!(out, "{pad}    style=rounded;");
         dot_cluster(bp, graph, nesting, Some(child), depth + 1, out);
@@ -154,7 +165,14 @@ fn mermaid(bp: &Blueprint, graph: &TaskGraph<'_>, nesting: &Nesting) -> String {
     out
 }
 
-fn mermaid_cluster(bp: &Blueprint, graph: &TaskGraph<'_>, nesting: &Nesting, scope: Option<usize>, depth: usize, out: &mut String) {
+fn mermaid_cluster(
+    bp: &Blueprint,
+    graph: &TaskGraph<'_>,
+    nesting: &Nesting,
+    scope: Option<usize>,
+    depth: usize,
+    out: &mut String,
+) {
     let pad = "    ".repeat(depth);
     for (node, &task) in graph.task_of.iter().enumerate() {
         if nesting.home[node] == scope {

@@ -199,7 +199,10 @@ pub fn compas(bp: &Blueprint) -> Value {
             let policy = start.scope_start.as_ref().expect("a scope opens on a scope_start task");
             let mut d = Map::new();
             d.insert("id".into(), start.id.clone().into());
-            d.insert("label".into(), policy.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| start.id.clone()).into());
+            d.insert(
+                "label".into(),
+                policy.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| start.id.clone()).into(),
+            );
             let mut ids: Vec<&str> = s.members.iter().map(|&i| bp.tasks[i].id.as_str()).collect();
             ids.sort_unstable();
             ids.dedup();

@@ -44,7 +44,8 @@ pub fn scopes_in(bp: &Blueprint, graph: &TaskGraph<'_>) -> Vec<ScopeSpan> {
             continue;
         }
         let end = graph.node_of[bp.tasks[end_task].id.as_str()];
-        let mut members: Vec<usize> = member_nodes(graph, start, end, &mut scratch).into_iter().map(|n| graph.task_of[n]).collect();
+        let mut members: Vec<usize> =
+            member_nodes(graph, start, end, &mut scratch).into_iter().map(|n| graph.task_of[n]).collect();
         members.sort_unstable();
         out.push(ScopeSpan { start: graph.task_of[start], end: graph.task_of[end], members });
     }

@@ -137,7 +137,12 @@ impl<'de> Visitor<'de> for BlueprintVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Blueprint, A::Error> {
         let mut extra = Extra::new();
-        let mut keys = Keys { map, known: &["id", "name", "version", "description", "tasks", "dtype"], seen: 0, extra: &mut extra };
+        let mut keys = Keys {
+            map,
+            known: &["id", "name", "version", "description", "tasks", "dtype"],
+            seen: 0,
+            extra: &mut extra,
+        };
         let (mut id, mut name, mut version, mut description, mut tasks) = (None, None, None, None, Vec::new());
         while let Some(k) = keys.next()? {
             match k {
@@ -149,7 +154,14 @@ impl<'de> Visitor<'de> for BlueprintVisitor {
                 _ => return Err(give_up("an envelope or a dtype: the careful path decides")),
             }
         }
-        Ok(Blueprint { id: required(id)?, name: required(name)?, version: required(version)?, description, tasks, extra })
+        Ok(Blueprint {
+            id: required(id)?,
+            name: required(name)?,
+            version: required(version)?,
+            description,
+            tasks,
+            extra,
+        })
     }
 }
 
@@ -170,7 +182,17 @@ impl<'de> Visitor<'de> for TaskSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Task, A::Error> {
         const KNOWN: &[&str] = &[
-            "id", "type", "description", "condition", "scope_start", "scope_end", "inputs", "outputs", "params", "depends_on", "state",
+            "id",
+            "type",
+            "description",
+            "condition",
+            "scope_start",
+            "scope_end",
+            "inputs",
+            "outputs",
+            "params",
+            "depends_on",
+            "state",
         ];
         let mut extra = Extra::new();
         let mut keys = Keys { map, known: KNOWN, seen: 0, extra: &mut extra };
@@ -199,11 +221,17 @@ impl<'de> Visitor<'de> for TaskSeed {
                         .map(|(io, set_to)| TaskOutput { io, set_to })
                         .collect()
                 }
-                "params" => params = keys.seed(ListOf(IoSeed("")))?.into_iter().map(|(io, _)| TaskParam { io }).collect(),
+                "params" => {
+                    params = keys.seed(ListOf(IoSeed("")))?.into_iter().map(|(io, _)| TaskParam { io }).collect()
+                }
                 "depends_on" => depends_on = keys.seed(ListOf(DependencySeed))?,
                 _ => {
                     let s: String = keys.value()?;
-                    state = Some(TaskState::parse(&s).filter(|s| s.in_schema()).ok_or_else(|| give_up("a state outside the schema"))?);
+                    state = Some(
+                        TaskState::parse(&s)
+                            .filter(|s| s.in_schema())
+                            .ok_or_else(|| give_up("a state outside the schema"))?,
+                    );
                 }
             }
         }
@@ -395,7 +423,11 @@ mod tests {
         let fast = load_plain(RICH).expect("the fast path reads it");
         let careful = crate::load::load_carefully(RICH).expect("the careful path reads it");
         assert_eq!(fast, careful.blueprint);
-        assert_eq!(fast.tasks[1].inputs[0].io.value.as_ref().unwrap().to_string(), "1e+400", "numbers beyond f64 are kept exactly");
+        assert_eq!(
+            fast.tasks[1].inputs[0].io.value.as_ref().unwrap().to_string(),
+            "1e+400",
+            "numbers beyond f64 are kept exactly"
+        );
     }
 
     #[test]

@@ -10,8 +10,8 @@ use crate::load::Encoding;
 use crate::model::*;
 use crate::scope::{self, ScopeSpan};
 use crate::version::{self, VersionProblem};
-use serde_json::Value;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use serde_json::Value;
 
 /// Blueprints that composites may call, by id.
 #[derive(Default, Clone)]
@@ -115,8 +115,12 @@ fn check_version(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     match version::check(&bp.version) {
         Ok(()) => {}
         Err(VersionProblem::Invalid) => out.push(
-            Diagnostic::error(Code::VersionInvalid, "$.version", format!("version '{}' is not a PEP 440 version", bp.version))
-                .rejected(),
+            Diagnostic::error(
+                Code::VersionInvalid,
+                "$.version",
+                format!("version '{}' is not a PEP 440 version", bp.version),
+            )
+            .rejected(),
         ),
         Err(VersionProblem::Unsupported { major }) => out.push(
             Diagnostic::error(
@@ -130,7 +134,13 @@ fn check_version(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
 }
 
 /// The nine rules of the reference's `validate()`, which runs only when there are tasks.
-fn reference_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &[ScopeSpan], plain: bool, out: &mut Vec<Diagnostic>) {
+fn reference_rules(
+    bp: &Blueprint,
+    graph: &TaskGraph<'_>,
+    scopes: &[ScopeSpan],
+    plain: bool,
+    out: &mut Vec<Diagnostic>,
+) {
     if bp.tasks.is_empty() {
         // Loading a plain file validates again, tasks or not; envelopes skip that.
         let mut d = Diagnostic::error(
@@ -145,7 +155,8 @@ fn reference_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &[ScopeSpan], 
     for (code, wanted, kind) in [(Code::StartCount, TaskType::START, "start"), (Code::EndCount, TaskType::END, "end")] {
         let found: Vec<usize> = (0..bp.tasks.len()).filter(|&i| bp.tasks[i].task_type.as_str() == wanted).collect();
         if found.len() != 1 {
-            let mut message = format!("the blueprint must have exactly one {kind} task ({wanted}), found {}", found.len());
+            let mut message =
+                format!("the blueprint must have exactly one {kind} task ({wanted}), found {}", found.len());
             if found.len() > 1 {
                 let ids: Vec<String> = found.iter().map(|&i| format!("'{}'", bp.tasks[i].id)).collect();
                 message.push_str(&format!(": {}", ids.join(", ")));
@@ -196,7 +207,10 @@ fn scope_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &[ScopeSpan], out:
         let problem = if !graph.node_of.contains_key(end) {
             Some((Code::ScopeEndMissingTask, format!("task '{}' closes scope '{end}', but no task has that id", t.id)))
         } else if !starts.contains(end) {
-            Some((Code::ScopeEndNotAScope, format!("task '{}' has scope_end '{end}', but task '{end}' has no scope_start", t.id)))
+            Some((
+                Code::ScopeEndNotAScope,
+                format!("task '{}' has scope_end '{end}', but task '{end}' has no scope_start", t.id),
+            ))
         } else if let Some(first) = ends.get(end) {
             Some((
                 Code::ScopeEndDuplicate,
@@ -316,7 +330,10 @@ fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
                     let decodes = dtype.as_str().is_some_and(|d| {
                         d.split_once('/').is_some_and(|(module, class)| {
                             !class.is_empty()
-                                && (module == "compas" || module.starts_with("compas.") || module.starts_with("compas_") || module.starts_with("antikythera"))
+                                && (module == "compas"
+                                    || module.starts_with("compas.")
+                                    || module.starts_with("compas_")
+                                    || module.starts_with("antikythera"))
                         })
                     }) && m.contains_key("data");
                     if !decodes {
@@ -344,7 +361,10 @@ fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     }
     let mut found = Vec::new();
     // An object that itself has a `dtype` key among the keys Orrery does not know.
-    let own = |extra: &Extra, path: &dyn Fn() -> String, task: Option<&str>, found: &mut Vec<(String, String, Option<String>)>| {
+    let own = |extra: &Extra,
+               path: &dyn Fn() -> String,
+               task: Option<&str>,
+               found: &mut Vec<(String, String, Option<String>)>| {
         if let Some(dtype) = extra.get("dtype") {
             found.push((path(), dtype.to_string(), task.map(str::to_string)));
         }
@@ -363,7 +383,10 @@ fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
             _ => false,
         }
     }
-    let scan = |v: &Value, base: &dyn Fn() -> String, task: Option<&str>, found: &mut Vec<(String, String, Option<String>)>| {
+    let scan = |v: &Value,
+                base: &dyn Fn() -> String,
+                task: Option<&str>,
+                found: &mut Vec<(String, String, Option<String>)>| {
         if !has_dtype(v) {
             return;
         }
@@ -421,12 +444,18 @@ fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnosti
         } else {
             first_of.insert(&t.id, i);
         }
-        if !t.task_type.as_str().contains('.') || t.task_type.as_str().starts_with('.') || t.task_type.as_str().ends_with('.') {
+        if !t.task_type.as_str().contains('.')
+            || t.task_type.as_str().starts_with('.')
+            || t.task_type.as_str().ends_with('.')
+        {
             out.push(
                 Diagnostic::warning(
                     Code::TaskTypeFormat,
                     format!("{}.type", task_path(i)),
-                    format!("task '{}' has type '{}', not of the form 'agent.tool': no agent will claim it", t.id, t.task_type),
+                    format!(
+                        "task '{}' has type '{}', not of the form 'agent.tool': no agent will claim it",
+                        t.id, t.task_type
+                    ),
                 )
                 .task(&t.id),
             );
@@ -434,7 +463,10 @@ fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnosti
         for (j, d) in t.depends_on.iter().enumerate() {
             if d.id == t.id {
                 let path = format!("{}.depends_on[{j}]", task_path(i));
-                out.push(Diagnostic::error(Code::SelfDependency, path, format!("task '{}' depends on itself", t.id)).task(&t.id));
+                out.push(
+                    Diagnostic::error(Code::SelfDependency, path, format!("task '{}' depends on itself", t.id))
+                        .task(&t.id),
+                );
             }
         }
         for j in repeats(&t.depends_on, |d| &d.id) {
@@ -471,7 +503,14 @@ fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnosti
     }
 }
 
-fn repeated_names<T>(out: &mut Vec<Diagnostic>, i: usize, t: &Task, list: &str, items: &[T], name: impl Fn(&T) -> &str) {
+fn repeated_names<T>(
+    out: &mut Vec<Diagnostic>,
+    i: usize,
+    t: &Task,
+    list: &str,
+    items: &[T],
+    name: impl Fn(&T) -> &str,
+) {
     for j in repeats(items, &name) {
         out.push(
             Diagnostic::warning(
@@ -514,7 +553,10 @@ fn composite_rules(bp: &Blueprint, library: &Library<'_>, out: &mut Vec<Diagnost
                     Diagnostic::error(
                         Code::ExecutionModeInvalid,
                         format!("{}.params[{j}].value", task_path(i)),
-                        format!("task '{}': execution_mode must be \"EXCLUSIVE\" or \"COMPETITIVE\", found {shown}", t.id),
+                        format!(
+                            "task '{}': execution_mode must be \"EXCLUSIVE\" or \"COMPETITIVE\", found {shown}",
+                            t.id
+                        ),
                     )
                     .task(&t.id),
                 );
@@ -540,8 +582,12 @@ fn composite_rules(bp: &Blueprint, library: &Library<'_>, out: &mut Vec<Diagnost
         let path = format!("{}.params[{j}].value", task_path(i));
         match composite_target(t.params[j].io.value.as_ref()) {
             Err((sub, message)) => out.push(
-                Diagnostic::error(Code::CompositeParam, format!("{path}{sub}"), format!("composite task '{}': {message}", t.id))
-                    .task(&t.id),
+                Diagnostic::error(
+                    Code::CompositeParam,
+                    format!("{path}{sub}"),
+                    format!("composite task '{}': {message}", t.id),
+                )
+                .task(&t.id),
             ),
             Ok(target) => {
                 let id = target.blueprint_id();
@@ -550,7 +596,10 @@ fn composite_rules(bp: &Blueprint, library: &Library<'_>, out: &mut Vec<Diagnost
                         Diagnostic::error(
                             Code::CompositeRecursion,
                             path,
-                            format!("composite task '{}' calls its own blueprint '{id}': it would expand forever", t.id),
+                            format!(
+                                "composite task '{}' calls its own blueprint '{id}': it would expand forever",
+                                t.id
+                            ),
                         )
                         .task(&t.id),
                     );
@@ -560,7 +609,10 @@ fn composite_rules(bp: &Blueprint, library: &Library<'_>, out: &mut Vec<Diagnost
                             Diagnostic::error(
                                 Code::CompositeRecursion,
                                 path,
-                                format!("composite task '{}' calls '{id}', which calls back into '{}' ({} -> {chain})", t.id, bp.id, bp.id),
+                                format!(
+                                    "composite task '{}' calls '{id}', which calls back into '{}' ({} -> {chain})",
+                                    t.id, bp.id, bp.id
+                                ),
                             )
                             .task(&t.id),
                         );
@@ -615,7 +667,8 @@ pub fn composite_target(value: Option<&Value>) -> Result<CompositeTarget, (Strin
                 Some(sequencer) => Ok(CompositeTarget::Dynamic { blueprint_id, sequencer }),
                 None => Err((
                     ".dynamic.sequencer".into(),
-                    "'sequencer' must be \"basic_sequencer\", \"basic_stock_sequencer\" or \"basic_element_sequencer\"".into(),
+                    "'sequencer' must be \"basic_sequencer\", \"basic_stock_sequencer\" or \"basic_element_sequencer\""
+                        .into(),
                 )),
             }
         }
@@ -679,7 +732,10 @@ fn policy_rules(bp: &Blueprint, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>)
                     Diagnostic::warning(
                         Code::PolicyRange,
                         format!("{path}.retry_policy.retries"),
-                        format!("scope '{}' repeats {} times: more than {MAX_RETRIES} is almost certainly a mistake", t.id, r.retries),
+                        format!(
+                            "scope '{}' repeats {} times: more than {MAX_RETRIES} is almost certainly a mistake",
+                            t.id, r.retries
+                        ),
                     )
                     .task(&t.id),
                 );
@@ -744,7 +800,10 @@ fn policy_rules(bp: &Blueprint, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>)
                 Diagnostic::warning(
                     Code::ScopeEndUnreachable,
                     format!("{}.scope_start", task_path(s.start)),
-                    format!("scope '{}' is closed by '{}', which does not depend on it: the scope has no tasks", t.id, bp.tasks[s.end].id),
+                    format!(
+                        "scope '{}' is closed by '{}', which does not depend on it: the scope has no tasks",
+                        t.id, bp.tasks[s.end].id
+                    ),
                 )
                 .task(&t.id),
             );

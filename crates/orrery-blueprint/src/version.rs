@@ -5,7 +5,8 @@ use regex::Regex;
 use std::sync::LazyLock;
 
 /// Python's `\s` for str patterns: the characters for which `str.isspace()` holds.
-const PY_SPACE: &str = r"[\t\n\x0B\x0C\r\x1C-\x1F \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]";
+const PY_SPACE: &str =
+    r"[\t\n\x0B\x0C\r\x1C-\x1F \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]";
 
 static PEP440: LazyLock<Regex> = LazyLock::new(|| {
     let core = r"(?i-u:v?(?:(?:([0-9]+)!)?([0-9]+(?:\.[0-9]+)*)(?:[._-]?(?:alpha|a|beta|b|preview|pre|c|rc)[._-]?(?:[0-9]+)?)?(?:(?:-(?:[0-9]+))|(?:[._-]?(?:post|rev|r)[._-]?(?:[0-9]+)?))?(?:[._-]?(?:dev)[._-]?(?:[0-9]+)?)?)(?:\+(?:[a-z0-9]+(?:[._-][a-z0-9]+)*))?)";
@@ -47,7 +48,21 @@ mod tests {
 
     #[test]
     fn accepts_what_packaging_accepts_with_major_one() {
-        for v in ["1", "1.0", "v1.0", " 1.0 ", "01.2", "2!1.0", "1.0-beta", "1.0+local", "1.0.post1.dev2", "V1", "1.0\n", "1.0a", "\u{a0}1.0"] {
+        for v in [
+            "1",
+            "1.0",
+            "v1.0",
+            " 1.0 ",
+            "01.2",
+            "2!1.0",
+            "1.0-beta",
+            "1.0+local",
+            "1.0.post1.dev2",
+            "V1",
+            "1.0\n",
+            "1.0a",
+            "\u{a0}1.0",
+        ] {
             assert_eq!(check(v), Ok(()), "{v:?} is a version 1");
         }
     }

@@ -22,11 +22,8 @@ fn namespace() -> Namespace {
 }
 
 fn eval(source: &str) -> bool {
-    let parsed =
-        condition::parse(source).unwrap_or_else(|error| panic!("{source:?} should parse: {error}"));
-    parsed
-        .evaluate(&namespace())
-        .unwrap_or_else(|error| panic!("{source:?} should evaluate: {error}"))
+    let parsed = condition::parse(source).unwrap_or_else(|error| panic!("{source:?} should parse: {error}"));
+    parsed.evaluate(&namespace()).unwrap_or_else(|error| panic!("{source:?} should evaluate: {error}"))
 }
 
 fn value(source: &str) -> serde_json::Value {
@@ -37,11 +34,7 @@ fn value(source: &str) -> serde_json::Value {
 }
 
 fn error_kind(source: &str) -> EvalErrorKind {
-    condition::parse(source)
-        .expect("parses")
-        .evaluate(&namespace())
-        .expect_err(&format!("{source:?} should fail"))
-        .kind
+    condition::parse(source).expect("parses").evaluate(&namespace()).expect_err(&format!("{source:?} should fail")).kind
 }
 
 #[test]
@@ -104,40 +97,17 @@ fn python_semantics_hold_for_everyday_conditions() {
 
 #[test]
 fn evaluate_value_turns_results_back_into_json() {
-    assert_eq!(
-        value("[x, (1, 'a'), None]"),
-        json!([5, [1, "a"], null]),
-        "tuples become arrays"
-    );
+    assert_eq!(value("[x, (1, 'a'), None]"), json!([5, [1, "a"], null]), "tuples become arrays");
     assert_eq!(value("{'a': ratio}"), json!({"a": 0.75}));
-    assert_eq!(
-        value("big + 1").to_string(),
-        "12345678901234567891",
-        "ints keep their exact digits"
-    );
-    let error = condition::parse("{1, 2}")
-        .unwrap()
-        .evaluate_value(&namespace())
-        .unwrap_err();
-    assert_eq!(
-        error.kind,
-        EvalErrorKind::TypeError,
-        "a set has no JSON form and is refused, not stringified"
-    );
+    assert_eq!(value("big + 1").to_string(), "12345678901234567891", "ints keep their exact digits");
+    let error = condition::parse("{1, 2}").unwrap().evaluate_value(&namespace()).unwrap_err();
+    assert_eq!(error.kind, EvalErrorKind::TypeError, "a set has no JSON form and is refused, not stringified");
 }
 
 #[test]
 fn errors_carry_python_kinds_and_messages() {
-    let error = condition::parse("missing > 1")
-        .unwrap()
-        .evaluate(&namespace())
-        .unwrap_err();
-    assert_eq!(
-        error.kind,
-        EvalErrorKind::NameError {
-            name: "missing".into()
-        }
-    );
+    let error = condition::parse("missing > 1").unwrap().evaluate(&namespace()).unwrap_err();
+    assert_eq!(error.kind, EvalErrorKind::NameError { name: "missing".into() });
     assert_eq!(error.message, "name 'missing' is not defined");
     assert_eq!(error_kind("1 / 0"), EvalErrorKind::ZeroDivision);
     assert_eq!(error_kind("d['missing']"), EvalErrorKind::KeyError);
@@ -145,34 +115,16 @@ fn errors_carry_python_kinds_and_messages() {
     assert_eq!(error_kind("'a' + 1"), EvalErrorKind::TypeError);
     assert_eq!(error_kind("int('x')"), EvalErrorKind::ValueError);
     assert_eq!(error_kind("s.nosuch"), EvalErrorKind::AttributeError);
-    assert_eq!(
-        error_kind("s.__class__"),
-        EvalErrorKind::AttributeError,
-        "dunder attributes are never reachable"
-    );
-    assert_eq!(
-        error_kind("'{}'.format(1)"),
-        EvalErrorKind::AttributeError,
-        "asteval refuses str.format"
-    );
+    assert_eq!(error_kind("s.__class__"), EvalErrorKind::AttributeError, "dunder attributes are never reachable");
+    assert_eq!(error_kind("'{}'.format(1)"), EvalErrorKind::AttributeError, "asteval refuses str.format");
 }
 
 #[test]
 fn constructs_asteval_refuses_are_refused() {
-    for source in [
-        "any(i > 2 for i in l)",
-        "(y := 3)",
-        "__import__('os')",
-        "eval('1')",
-        "open('x')",
-        "(lambda: 1)()",
-    ] {
+    for source in ["any(i > 2 for i in l)", "(y := 3)", "__import__('os')", "eval('1')", "open('x')", "(lambda: 1)()"] {
         let kind = error_kind(source);
         assert!(
-            matches!(
-                kind,
-                EvalErrorKind::Unsupported | EvalErrorKind::NameError { .. }
-            ),
+            matches!(kind, EvalErrorKind::Unsupported | EvalErrorKind::NameError { .. }),
             "{source:?} must not run, got {kind:?}"
         );
     }
@@ -180,29 +132,11 @@ fn constructs_asteval_refuses_are_refused() {
 
 #[test]
 fn names_read_match_the_reference_free_names() {
-    let names = |source: &str| -> Vec<String> {
-        condition::free_names(source).unwrap().into_iter().collect()
-    };
-    assert_eq!(
-        names("x > 1 and len(items) > 0"),
-        ["items", "x"],
-        "builtins are not names read"
-    );
-    assert_eq!(
-        names("[i for i in items if i > limit]"),
-        ["items", "limit"],
-        "comprehension targets are bound"
-    );
-    assert_eq!(
-        names("(lambda a, *b, c=d, **e: a + f)(1)"),
-        ["d", "f"],
-        "lambda arguments are bound"
-    );
-    assert_eq!(
-        names("(y := 3) and y and z"),
-        ["z"],
-        "walrus targets are bound everywhere"
-    );
+    let names = |source: &str| -> Vec<String> { condition::free_names(source).unwrap().into_iter().collect() };
+    assert_eq!(names("x > 1 and len(items) > 0"), ["items", "x"], "builtins are not names read");
+    assert_eq!(names("[i for i in items if i > limit]"), ["items", "limit"], "comprehension targets are bound");
+    assert_eq!(names("(lambda a, *b, c=d, **e: a + f)(1)"), ["d", "f"], "lambda arguments are bound");
+    assert_eq!(names("(y := 3) and y and z"), ["z"], "walrus targets are bound everywhere");
     assert_eq!(
         names("i and [i for i in x]"),
         ["x"],
@@ -211,47 +145,17 @@ fn names_read_match_the_reference_free_names() {
     assert_eq!(names("obj.attr.method(kw=value)"), ["obj", "value"]);
     assert_eq!(names("True or None or __debug__"), Vec::<String>::new());
     let parsed = condition::parse("a + b").unwrap();
-    assert_eq!(
-        parsed.names_read().into_iter().collect::<Vec<_>>(),
-        ["a", "b"]
-    );
+    assert_eq!(parsed.names_read().into_iter().collect::<Vec<_>>(), ["a", "b"]);
     assert_eq!(parsed.source(), "a + b");
 }
 
 #[test]
 fn syntax_errors_match_cpython_eval_mode() {
-    for source in [
-        "",
-        " x",
-        "\tx",
-        "x = 1",
-        "x :=1",
-        "import os",
-        "x;y",
-        "x\ny",
-        "(x",
-        "'open",
-        "1__0",
-        "0777",
-    ] {
-        assert!(
-            condition::parse(source).is_err(),
-            "{source:?} is a SyntaxError for ast.parse(mode='eval')"
-        );
+    for source in ["", " x", "\tx", "x = 1", "x :=1", "import os", "x;y", "x\ny", "(x", "'open", "1__0", "0777"] {
+        assert!(condition::parse(source).is_err(), "{source:?} is a SyntaxError for ast.parse(mode='eval')");
     }
-    for source in [
-        "x # comment",
-        "(x\n + 1)",
-        "x\n",
-        "f'{x=}'",
-        "await x",
-        "(yield)",
-        "[*a]",
-    ] {
-        assert!(
-            condition::parse(source).is_ok(),
-            "{source:?} parses in CPython"
-        );
+    for source in ["x # comment", "(x\n + 1)", "x\n", "f'{x=}'", "await x", "(yield)", "[*a]"] {
+        assert!(condition::parse(source).is_ok(), "{source:?} parses in CPython");
     }
     let error = condition::parse("x = 1").unwrap_err();
     assert_eq!(error.message, "invalid syntax");
@@ -273,81 +177,37 @@ fn runaway_arithmetic_and_allocation_fail_fast_with_limit_exceeded() {
         "1 << 1001",
     ] {
         let started = Instant::now();
-        assert_eq!(
-            error_kind(source),
-            EvalErrorKind::LimitExceeded,
-            "{source:?} must be refused"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "{source:?} must be refused before doing the work"
-        );
+        assert_eq!(error_kind(source), EvalErrorKind::LimitExceeded, "{source:?} must be refused");
+        assert!(started.elapsed() < Duration::from_secs(1), "{source:?} must be refused before doing the work");
     }
-    assert!(
-        eval("len(range(10**12)) == 10**12"),
-        "a range is not materialised just to measure it"
-    );
+    assert!(eval("len(range(10**12)) == 10**12"), "a range is not materialised just to measure it");
 }
 
 #[test]
 fn limits_are_configurable() {
     let parsed = condition::parse("sum([i for i in range(1000)]) > 0").unwrap();
-    let tight = Limits {
-        max_steps: 100,
-        ..Limits::default()
-    };
-    let error = parsed
-        .evaluate_with_limits(&namespace(), &tight)
-        .unwrap_err();
-    assert_eq!(
-        error.kind,
-        EvalErrorKind::LimitExceeded,
-        "the step limit bounds loops"
-    );
-    let shallow = Limits {
-        max_depth: 3,
-        ..Limits::default()
-    };
+    let tight = Limits { max_steps: 100, ..Limits::default() };
+    let error = parsed.evaluate_with_limits(&namespace(), &tight).unwrap_err();
+    assert_eq!(error.kind, EvalErrorKind::LimitExceeded, "the step limit bounds loops");
+    let shallow = Limits { max_depth: 3, ..Limits::default() };
     let deep = condition::parse("((1 + 1) + 1) + 1 > 0").unwrap();
-    assert_eq!(
-        deep.evaluate_with_limits(&namespace(), &shallow)
-            .unwrap_err()
-            .kind,
-        EvalErrorKind::LimitExceeded
-    );
-    let small = Limits {
-        max_collection_len: 10,
-        ..Limits::default()
-    };
+    assert_eq!(deep.evaluate_with_limits(&namespace(), &shallow).unwrap_err().kind, EvalErrorKind::LimitExceeded);
+    let small = Limits { max_collection_len: 10, ..Limits::default() };
     let wide = condition::parse("[0] * 11").unwrap();
-    assert_eq!(
-        wide.evaluate_with_limits(&namespace(), &small)
-            .unwrap_err()
-            .kind,
-        EvalErrorKind::LimitExceeded
-    );
+    assert_eq!(wide.evaluate_with_limits(&namespace(), &small).unwrap_err().kind, EvalErrorKind::LimitExceeded);
 }
 
 #[test]
 fn absurdly_deep_expressions_are_refused_without_overflowing_the_stack() {
     let deep = "-".repeat(100_000) + "x";
-    assert!(
-        condition::parse(&deep).is_err(),
-        "deeper than the tree limit is a syntax error"
-    );
+    assert!(condition::parse(&deep).is_err(), "deeper than the tree limit is a syntax error");
     for depth in [1_001, 19_999, 20_001] {
         let source = "not ".repeat(depth) + "x";
-        assert!(
-            condition::parse(&source).is_err(),
-            "{depth} levels are refused as too complex"
-        );
+        assert!(condition::parse(&source).is_err(), "{depth} levels are refused as too complex");
     }
     let nested = "(".repeat(150) + "x" + &")".repeat(150);
     assert!(eval(&nested));
-    assert!(
-        condition::parse(&("(".repeat(250) + "x" + &")".repeat(250))).is_err(),
-        "CPython allows 199 open brackets"
-    );
+    assert!(condition::parse(&("(".repeat(250) + "x" + &")".repeat(250))).is_err(), "CPython allows 199 open brackets");
 }
 
 #[test]
@@ -355,24 +215,14 @@ fn later_namespace_entries_win() {
     let mut namespace = Namespace::new();
     namespace.insert("a", json!(1));
     namespace.extend([("a", json!(2))]);
-    let map: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_value(json!({"b": 3})).unwrap();
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_value(json!({"b": 3})).unwrap();
     let from_map = Namespace::from(map);
-    assert!(condition::parse("a == 2")
-        .unwrap()
-        .evaluate(&namespace)
-        .unwrap());
-    assert!(condition::parse("b == 3")
-        .unwrap()
-        .evaluate(&from_map)
-        .unwrap());
+    assert!(condition::parse("a == 2").unwrap().evaluate(&namespace).unwrap());
+    assert!(condition::parse("b == 3").unwrap().evaluate(&from_map).unwrap());
     let mut shadowing = Namespace::new();
     shadowing.insert("len", json!(7));
     assert!(
-        condition::parse("len == 7")
-            .unwrap()
-            .evaluate(&shadowing)
-            .unwrap(),
+        condition::parse("len == 7").unwrap().evaluate(&shadowing).unwrap(),
         "user symbols shadow builtins, as in asteval"
     );
 }

@@ -43,38 +43,27 @@ fn deeper_than_the_evaluation_limit(error: &condition::EvalError) -> bool {
 /// string arrays. Orrery gives these builtins Python's semantics, so results that differ only
 /// through them are expected.
 fn uses_numpy_backed_builtin(expr: &str) -> bool {
-    ["abs(", "all(", "any(", "round(", "sum("]
-        .iter()
-        .any(|call| expr.contains(call))
+    ["abs(", "all(", "any(", "round(", "sum("].iter().any(|call| expr.contains(call))
 }
 
 fn shown(expr: &str) -> String {
     if expr.chars().count() <= 100 {
         format!("{expr:?}")
     } else {
-        format!(
-            "{:?}... ({} chars)",
-            expr.chars().take(60).collect::<String>(),
-            expr.chars().count()
-        )
+        format!("{:?}... ({} chars)", expr.chars().take(60).collect::<String>(), expr.chars().count())
     }
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root exists")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root exists")
 }
 
 fn reference_python() -> PathBuf {
     if let Ok(path) = std::env::var("ORRERY_REFERENCE_PYTHON") {
         return PathBuf::from(path);
     }
-    let candidates = [
-        workspace_root().join("target/reference-venv/bin/python"),
-        PathBuf::from("/tmp/refvenv/bin/python"),
-    ];
+    let candidates =
+        [workspace_root().join("target/reference-venv/bin/python"), PathBuf::from("/tmp/refvenv/bin/python")];
     candidates.into_iter().find(|path| path.exists()).unwrap_or_else(|| {
         panic!(
             "no reference python found: run tests/compat/setup_reference.sh (or set ORRERY_REFERENCE_PYTHON \
@@ -96,16 +85,8 @@ fn run_python(python: &Path, script: &Path, args: &[String], input: Option<&str>
     let input = input.unwrap_or("").to_owned();
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let output = child.wait_with_output().expect("python finishes");
-    writer
-        .join()
-        .expect("writer thread")
-        .expect("python reads its input");
-    assert!(
-        output.status.success(),
-        "{} failed: {}",
-        script.display(),
-        output.status
-    );
+    writer.join().expect("writer thread").expect("python reads its input");
+    assert!(output.status.success(), "{} failed: {}", script.display(), output.status);
     String::from_utf8(output.stdout).expect("python prints UTF-8")
 }
 
@@ -124,15 +105,10 @@ fn verdict(line: &str) -> Verdict {
         ok: json["ok"].as_bool().expect("ok is a bool"),
         value: json["value"].as_bool(),
         error: json["error"].as_str().map(str::to_owned),
-        names: json["names"].as_array().map(|names| {
-            names
-                .iter()
-                .map(|n| n.as_str().unwrap_or("").to_owned())
-                .collect()
-        }),
-        syntax_error: json["syntax_error"]
-            .as_bool()
-            .expect("syntax_error is a bool"),
+        names: json["names"]
+            .as_array()
+            .map(|names| names.iter().map(|n| n.as_str().unwrap_or("").to_owned()).collect()),
+        syntax_error: json["syntax_error"].as_bool().expect("syntax_error is a bool"),
     }
 }
 
@@ -144,22 +120,10 @@ fn conditions_agree_with_cpython_and_asteval() {
     let generator_args: Vec<String> = std::env::var("ORRERY_DIFFERENTIAL_ARGS")
         .map(|args| args.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
-    let cases_text = run_python(
-        &python,
-        &compat.join("expressions.py"),
-        &generator_args,
-        None,
-    );
-    let verdicts_text = run_python(
-        &python,
-        &compat.join("asteval_oracle.py"),
-        &[],
-        Some(&cases_text),
-    );
-    let cases: Vec<serde_json::Value> = cases_text
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("generator prints JSON"))
-        .collect();
+    let cases_text = run_python(&python, &compat.join("expressions.py"), &generator_args, None);
+    let verdicts_text = run_python(&python, &compat.join("asteval_oracle.py"), &[], Some(&cases_text));
+    let cases: Vec<serde_json::Value> =
+        cases_text.lines().map(|line| serde_json::from_str(line).expect("generator prints JSON")).collect();
     let verdicts: Vec<Verdict> = verdicts_text.lines().map(verdict).collect();
     assert_eq!(cases.len(), verdicts.len(), "the oracle answers every case");
 
@@ -174,10 +138,7 @@ fn conditions_agree_with_cpython_and_asteval() {
             _ => Namespace::new(),
         };
         *counts.entry("cases").or_default() += 1;
-        let mut allowed = ALLOWED_DIVERGENCES
-            .iter()
-            .find(|(allowed, _)| *allowed == expr)
-            .map(|(_, reason)| *reason);
+        let mut allowed = ALLOWED_DIVERGENCES.iter().find(|(allowed, _)| *allowed == expr).map(|(_, reason)| *reason);
         let shown_expr = shown(expr);
         let expr_for_messages = shown_expr.as_str();
         let mut problems = Vec::new();
@@ -187,10 +148,9 @@ fn conditions_agree_with_cpython_and_asteval() {
             (Err(_), true) => {
                 *counts.entry("syntax errors agreed").or_default() += 1;
             }
-            (Ok(_), true) => problems.push((
-                "syntax verdict",
-                format!("{expr_for_messages}: CPython refuses it, Orrery parses it"),
-            )),
+            (Ok(_), true) => {
+                problems.push(("syntax verdict", format!("{expr_for_messages}: CPython refuses it, Orrery parses it")))
+            }
             (Err(error), false) if error.message == "expression too complex" => {
                 allowed = Some("nested deeper than 1000 levels: Orrery refuses it as too complex; CPython's limit depends on the caller's stack");
                 problems.push(("syntax verdict", format!("{expr_for_messages}: {error}")));
@@ -207,9 +167,7 @@ fn conditions_agree_with_cpython_and_asteval() {
                 } else {
                     problems.push((
                         "names",
-                        format!(
-                            "{expr_for_messages}: reference {reference_names:?}, Orrery {names:?}"
-                        ),
+                        format!("{expr_for_messages}: reference {reference_names:?}, Orrery {names:?}"),
                     ));
                 }
                 match (parsed.evaluate(&namespace), reference.ok) {
@@ -218,31 +176,19 @@ fn conditions_agree_with_cpython_and_asteval() {
                     }
                     (Ok(value), true) => problems.push((
                         "different bool",
-                        format!(
-                            "{expr_for_messages}: asteval {:?}, Orrery {value}",
-                            reference.value
-                        ),
+                        format!("{expr_for_messages}: asteval {:?}, Orrery {value}", reference.value),
                     )),
                     (Err(error), true) if deeper_than_the_evaluation_limit(&error) => {
                         allowed = Some("nested deeper than Limits::max_depth");
-                        problems.push((
-                            "Orrery errs where asteval succeeds",
-                            format!("{expr_for_messages}: {error}"),
-                        ));
+                        problems.push(("Orrery errs where asteval succeeds", format!("{expr_for_messages}: {error}")));
                     }
                     (Err(error), true) => problems.push((
                         "Orrery errs where asteval succeeds",
-                        format!(
-                            "{expr_for_messages}: asteval {:?}, Orrery {error}",
-                            reference.value
-                        ),
+                        format!("{expr_for_messages}: asteval {:?}, Orrery {error}", reference.value),
                     )),
                     (Ok(value), false) => problems.push((
                         "Orrery succeeds where asteval errs",
-                        format!(
-                            "{expr_for_messages}: asteval {:?}, Orrery {value}",
-                            reference.error
-                        ),
+                        format!("{expr_for_messages}: asteval {:?}, Orrery {value}", reference.error),
                     )),
                     (Err(error), false) => {
                         *counts.entry("errors agreed").or_default() += 1;
@@ -251,10 +197,7 @@ fn conditions_agree_with_cpython_and_asteval() {
                             other => other.to_string(),
                         };
                         *error_kinds
-                            .entry(format!(
-                                "{} -> {kind}",
-                                reference.error.as_deref().unwrap_or("?")
-                            ))
+                            .entry(format!("{} -> {kind}", reference.error.as_deref().unwrap_or("?")))
                             .or_default() += 1;
                     }
                 }
@@ -263,9 +206,7 @@ fn conditions_agree_with_cpython_and_asteval() {
         if problems.is_empty() {
             continue;
         }
-        let only_evaluation = problems
-            .iter()
-            .all(|(category, _)| !matches!(*category, "syntax verdict" | "names"));
+        let only_evaluation = problems.iter().all(|(category, _)| !matches!(*category, "syntax verdict" | "names"));
         if allowed.is_none() && only_evaluation && uses_numpy_backed_builtin(expr) {
             allowed = Some("goes through a numpy-backed builtin (abs, all, any, round, sum)");
         }
@@ -292,8 +233,5 @@ fn conditions_agree_with_cpython_and_asteval() {
             println!("  {detail}");
         }
     }
-    assert_eq!(
-        total, 0,
-        "{total} cases disagree with the reference; see the list above"
-    );
+    assert_eq!(total, 0, "{total} cases disagree with the reference; see the list above");
 }

@@ -40,10 +40,16 @@ fn every_corpus_file_round_trips_losslessly_and_byte_stably_in_both_encodings() 
         assert_eq!(loaded.encoding, Encoding::Plain);
         for encoding in [Encoding::Plain, Encoding::Compas] {
             let saved = save::to_string(&loaded.blueprint, encoding);
-            let again = load(&saved).unwrap_or_else(|e| panic!("{} saved as {encoding:?} does not load: {e:?}", path.display()));
+            let again = load(&saved)
+                .unwrap_or_else(|e| panic!("{} saved as {encoding:?} does not load: {e:?}", path.display()));
             assert_eq!(again.encoding, encoding);
             assert_eq!(again.blueprint, loaded.blueprint, "{} changed through {encoding:?}", path.display());
-            assert_eq!(save::to_string(&again.blueprint, encoding), saved, "{} is not byte-stable in {encoding:?}", path.display());
+            assert_eq!(
+                save::to_string(&again.blueprint, encoding),
+                saved,
+                "{} is not byte-stable in {encoding:?}",
+                path.display()
+            );
         }
     }
 }
@@ -89,7 +95,11 @@ fn the_stale_corpus_files_are_explained() {
     assert!(tp6.diagnostics.iter().any(|d| d.code == Code::CompositeParam && d.path.ends_with(".dynamic.blueprint")));
 
     let tp5 = report("toy_problem_5.json");
-    let missing = tp5.diagnostics.iter().find(|d| d.code == Code::CompositeTargetMissing).expect("TP5 names its inner blueprint by file name");
+    let missing = tp5
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::CompositeTargetMissing)
+        .expect("TP5 names its inner blueprint by file name");
     assert!(missing.message.contains("TP5-inner"), "the message points at the id the file has: {}", missing.message);
 
     let tp4 = report("toy_problem_4.json");

@@ -1,8 +1,8 @@
 //! Property: any blueprint Orrery can hold survives a save and a load in either encoding, and
 //! saving is a fixed point (the same bytes every time).
 
-use orrery_blueprint::model::*;
 use orrery_blueprint::load::load_carefully;
+use orrery_blueprint::model::*;
 use orrery_blueprint::{load, save, Encoding};
 use proptest::prelude::*;
 use serde_json::{Number, Value};
@@ -34,18 +34,36 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 fn extra(forbidden: &'static [&'static str]) -> impl Strategy<Value = Extra> {
-    prop::collection::vec(("x-[a-z]{1,5}|[a-z]{1,7}", json_value()), 0..3).prop_map(move |kv| {
-        kv.into_iter().filter(|(k, _)| !forbidden.contains(&k.as_str())).collect()
-    })
+    prop::collection::vec(("x-[a-z]{1,5}|[a-z]{1,7}", json_value()), 0..3)
+        .prop_map(move |kv| kv.into_iter().filter(|(k, _)| !forbidden.contains(&k.as_str())).collect())
 }
 
 const IO_KEYS: &[&str] = &["name", "value", "type_hint", "description", "get_from", "set_to", "type", "dtype", "data"];
-const TASK_KEYS: &[&str] =
-    &["id", "type", "description", "condition", "scope_start", "scope_end", "inputs", "outputs", "params", "depends_on", "state", "dtype", "data"];
+const TASK_KEYS: &[&str] = &[
+    "id",
+    "type",
+    "description",
+    "condition",
+    "scope_start",
+    "scope_end",
+    "inputs",
+    "outputs",
+    "params",
+    "depends_on",
+    "state",
+    "dtype",
+    "data",
+];
 const BLUEPRINT_KEYS: &[&str] = &["id", "name", "version", "description", "tasks", "scopes", "dtype", "data", "guid"];
 
 fn io() -> impl Strategy<Value = Io> {
-    (text(), prop::option::of(json_value().prop_filter("null is absent", |v| !v.is_null())), prop::option::of(text()), prop::option::of(text()), extra(IO_KEYS))
+    (
+        text(),
+        prop::option::of(json_value().prop_filter("null is absent", |v| !v.is_null())),
+        prop::option::of(text()),
+        prop::option::of(text()),
+        extra(IO_KEYS),
+    )
         .prop_map(|(name, value, type_hint, description, extra)| Io { name, value, type_hint, description, extra })
 }
 
@@ -54,9 +72,14 @@ fn link() -> impl Strategy<Value = Option<String>> {
 }
 
 fn scope_start() -> impl Strategy<Value = ScopeStart> {
-    let retry = (0u64..10_000, prop::option::of((prop::option::of(0u64..100_000), extra(&["constant_ms"]))))
-        .prop_map(|(retries, backoff)| RetryPolicy { retries, backoff: backoff.map(|(constant_ms, extra)| Backoff { constant_ms, extra }) });
-    let while_policy = (text(), prop::option::of(1u64..1000)).prop_map(|(condition, max_iterations)| WhilePolicy { condition, max_iterations });
+    let retry = (0u64..10_000, prop::option::of((prop::option::of(0u64..100_000), extra(&["constant_ms"])))).prop_map(
+        |(retries, backoff)| RetryPolicy {
+            retries,
+            backoff: backoff.map(|(constant_ms, extra)| Backoff { constant_ms, extra }),
+        },
+    );
+    let while_policy = (text(), prop::option::of(1u64..1000))
+        .prop_map(|(condition, max_iterations)| WhilePolicy { condition, max_iterations });
     (prop::option::of(text()), prop::option::of(retry), prop::option::of(while_policy))
         .prop_map(|(name, retry_policy, while_policy)| ScopeStart { name, retry_policy, while_policy })
 }
@@ -87,25 +110,48 @@ fn task() -> impl Strategy<Value = Task> {
         state,
         extra(TASK_KEYS),
     )
-        .prop_map(|((id, ty, description, condition), (scope_start, scope_end), (inputs, outputs, params), depends_on, state, extra)| Task {
-            id,
-            task_type: TaskType(ty),
-            description,
-            condition,
-            scope_start,
-            scope_end,
-            inputs,
-            outputs,
-            params,
-            depends_on,
-            state,
-            extra,
-        })
+        .prop_map(
+            |(
+                (id, ty, description, condition),
+                (scope_start, scope_end),
+                (inputs, outputs, params),
+                depends_on,
+                state,
+                extra,
+            )| Task {
+                id,
+                task_type: TaskType(ty),
+                description,
+                condition,
+                scope_start,
+                scope_end,
+                inputs,
+                outputs,
+                params,
+                depends_on,
+                state,
+                extra,
+            },
+        )
 }
 
 fn blueprint() -> impl Strategy<Value = Blueprint> {
-    (text(), text(), "1(\\.[0-9]{1,2}){0,2}", prop::option::of(text()), prop::collection::vec(task(), 0..6), extra(BLUEPRINT_KEYS))
-        .prop_map(|(id, name, version, description, tasks, extra)| Blueprint { id, name, version, description, tasks, extra })
+    (
+        text(),
+        text(),
+        "1(\\.[0-9]{1,2}){0,2}",
+        prop::option::of(text()),
+        prop::collection::vec(task(), 0..6),
+        extra(BLUEPRINT_KEYS),
+    )
+        .prop_map(|(id, name, version, description, tasks, extra)| Blueprint {
+            id,
+            name,
+            version,
+            description,
+            tasks,
+            extra,
+        })
 }
 
 proptest! {

@@ -163,7 +163,9 @@ fn keys_the_reference_parser_chokes_on_are_refused_but_kept() {
         v["x-orrery"] = json!({"layout": "beside"});
     });
     let all = diagnostics(&text);
-    assert!(all.iter().any(|d| d.code == Code::IoUnknownKey && d.path == "$.tasks[1].outputs[0].unit" && d.server_rejects));
+    assert!(all
+        .iter()
+        .any(|d| d.code == Code::IoUnknownKey && d.path == "$.tasks[1].outputs[0].unit" && d.server_rejects));
     assert!(all.iter().any(|d| d.code == Code::DependencyUnknownKey && d.server_rejects));
     assert_eq!(all.len(), 2, "extra keys on tasks and the blueprint are fine: {all:#?}");
     let saved = orrery_blueprint::save::to_string(&load(&text).unwrap().blueprint, orrery_blueprint::Encoding::Plain);
@@ -182,7 +184,10 @@ fn what_the_reference_misses_is_reported_without_claiming_the_server_refuses() {
     let d = only(&cycle, Code::Cycle);
     assert!(d.message.contains("'a'") && d.message.contains("'b'") && !d.server_rejects, "{d:?}");
 
-    let d = only(&blueprint(|v| v["tasks"][2]["inputs"] = json!([{"name": "n", "get_from": "nobody"}])), Code::GetFromUnproduced);
+    let d = only(
+        &blueprint(|v| v["tasks"][2]["inputs"] = json!([{"name": "n", "get_from": "nobody"}])),
+        Code::GetFromUnproduced,
+    );
     assert_eq!(d.severity, Severity::Warning);
     let downstream = blueprint(|v| {
         v["tasks"][1]["inputs"] = json!([{"name": "n", "get_from": "later"}]);
@@ -207,7 +212,9 @@ fn composite_params_are_checked_and_targets_looked_up() {
     assert_eq!(d.severity, Severity::Warning);
 
     let inner = load(&blueprint(|v| v["id"] = json!("inner"))).unwrap().blueprint;
-    let outer = load(&composite(json!({"dynamic": {"blueprint_id": "inner", "sequencer": "basic_sequencer"}}))).unwrap().blueprint;
+    let outer = load(&composite(json!({"dynamic": {"blueprint_id": "inner", "sequencer": "basic_sequencer"}})))
+        .unwrap()
+        .blueprint;
     let library: Library = [&inner, &outer].into_iter().collect();
     assert!(validate(&outer, &library).is_empty());
 
@@ -243,14 +250,17 @@ fn an_empty_blueprint_is_refused_in_plain_form() {
 
 #[test]
 fn python_only_json_is_loaded_for_checking_but_flagged() {
-    let text = blueprint(|v| v["tasks"][1]["params"] = json!([{"name": "x", "value": "PLACEHOLDER"}])).replace("\"PLACEHOLDER\"", "NaN");
+    let text = blueprint(|v| v["tasks"][1]["params"] = json!([{"name": "x", "value": "PLACEHOLDER"}]))
+        .replace("\"PLACEHOLDER\"", "NaN");
     let d = only(&text, Code::JsonNonStandard);
     assert!(!d.server_rejects && d.severity == Severity::Error, "Python reads NaN; Orrery cannot keep it: {d:?}");
 }
 
 #[test]
 fn objects_with_a_dtype_must_decode_as_compas_objects() {
-    let ok = blueprint(|v| v["tasks"][1]["params"] = json!([{"name": "p", "value": {"dtype": "compas.geometry/Point", "data": [0, 0, 0]}}]));
+    let ok = blueprint(|v| {
+        v["tasks"][1]["params"] = json!([{"name": "p", "value": {"dtype": "compas.geometry/Point", "data": [0, 0, 0]}}])
+    });
     assert!(diagnostics(&ok).is_empty());
     let bad = blueprint(|v| v["tasks"][1]["params"] = json!([{"name": "p", "value": {"dtype": "os/system"}}]));
     assert!(only(&bad, Code::CompasObject).server_rejects);

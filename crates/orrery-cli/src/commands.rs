@@ -125,7 +125,10 @@ pub fn export(to: ExportFormat, output: Option<&Path>, files: &[PathBuf]) -> Res
                 r.file,
                 if r.server_accepts { "Orrery finds errors in it" } else { "an antikythera server would refuse it" }
             );
-            let errors = FileReport { diagnostics: r.diagnostics.iter().filter(|d| d.is_error()).cloned().collect(), ..r.clone() };
+            let errors = FileReport {
+                diagnostics: r.diagnostics.iter().filter(|d| d.is_error()).cloned().collect(),
+                ..r.clone()
+            };
             print_diagnostics(stderr, &errors, tty);
         } else {
             print_diagnostics(stderr, r, tty);

@@ -22,7 +22,14 @@ pub fn skip(session: &str, task: &str, db: Option<PathBuf>, format: ReportFormat
     report(interventions::skip_task(&db, session, task), "skip", format)
 }
 
-pub fn reset(session: &str, task: &str, downstream: bool, clear_outputs: bool, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+pub fn reset(
+    session: &str,
+    task: &str,
+    downstream: bool,
+    clear_outputs: bool,
+    db: Option<PathBuf>,
+    format: ReportFormat,
+) -> Result<u8> {
     let db = db_path(db)?;
     report(interventions::reset_task(&db, session, task, downstream, clear_outputs), "reset", format)
 }

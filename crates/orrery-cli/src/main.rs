@@ -179,13 +179,19 @@ fn main() -> ExitCode {
         Command::Graph { format, file } => commands::graph(format, &file),
         Command::Sessions { db, format } => sessions::sessions(db, format),
         Command::Status { session, db, format } => sessions::status(&session, db, format),
-        Command::Run { params, answers, max_parallel, db, format, file } => run::run(&file, &params, &answers, max_parallel, db, format),
-        Command::Resume { session, answers, max_parallel, db, format } => run::resume(&session, &answers, max_parallel, db, format),
+        Command::Run { params, answers, max_parallel, db, format, file } => {
+            run::run(&file, &params, &answers, max_parallel, db, format)
+        }
+        Command::Resume { session, answers, max_parallel, db, format } => {
+            run::resume(&session, &answers, max_parallel, db, format)
+        }
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {
             interventions::reset(&session, &task, downstream, clear_outputs, db, format)
         }
-        Command::ResetScope { session, scope_start, db, format } => interventions::reset_scope(&session, &scope_start, db, format),
+        Command::ResetScope { session, scope_start, db, format } => {
+            interventions::reset_scope(&session, &scope_start, db, format)
+        }
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -51,18 +51,32 @@ pub fn run(
         }
     };
     let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
-    drive(&db, max_parallel, format, answers, move |db, options| async move { run_session(&db, root, library, params, options).await })
+    drive(&db, max_parallel, format, answers, move |db, options| async move {
+        run_session(&db, root, library, params, options).await
+    })
 }
 
 /// `orrery resume SESSION`: runs a session of the store on from where it stopped, crashed or
 /// failed, from the store alone (no blueprint file). Same output and exit codes as `orrery
 /// run`; an unknown session or a completed one is exit 1.
-pub fn resume(session: &str, answers: &[String], max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+pub fn resume(
+    session: &str,
+    answers: &[String],
+    max_parallel: Option<usize>,
+    db: Option<PathBuf>,
+    format: ReportFormat,
+) -> Result<u8> {
     let answers = parse_pairs("--answer", answers)?;
     let db = db_path(db)?;
     let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
     let session = session.to_string();
-    drive(&db, max_parallel, format, answers, move |db, options| async move { resume_session(&db, &session, options).await })
+    drive(
+        &db,
+        max_parallel,
+        format,
+        answers,
+        move |db, options| async move { resume_session(&db, &session, options).await },
+    )
 }
 
 fn default_parallelism() -> usize {
@@ -78,7 +92,13 @@ fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
 
 /// Runs `session` (a new run or a resume) with the event printer and Ctrl-C handling, and maps
 /// how it ended to the exit code.
-fn drive<F, Fut>(db: &Path, max_parallel: usize, format: ReportFormat, answers: Map<String, Value>, session: F) -> Result<u8>
+fn drive<F, Fut>(
+    db: &Path,
+    max_parallel: usize,
+    format: ReportFormat,
+    answers: Map<String, Value>,
+    session: F,
+) -> Result<u8>
 where
     F: FnOnce(PathBuf, RunOptions) -> Fut,
     Fut: std::future::Future<Output = Result<RunReport, RunError>>,
@@ -176,7 +196,8 @@ async fn ask(event: &Event, control: &SessionControl) {
     }
     let options = match prompt.get("options") {
         Some(Value::Array(options)) if !options.is_empty() => {
-            let list: Vec<String> = options.iter().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_string)).collect();
+            let list: Vec<String> =
+                options.iter().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_string)).collect();
             format!(" [{}]", list.join("/"))
         }
         _ => String::new(),
@@ -240,7 +261,8 @@ fn load_with_folder(file: &Path) -> Result<Result<Runnable, Vec<String>>> {
     }
     let blueprints: Vec<Blueprint> = sources.into_iter().filter_map(|s| s.loaded.ok()).map(|l| l.blueprint).collect();
     let library: Library = blueprints.iter().collect();
-    let root = ValidBlueprint::new(blueprints[0].clone(), &library).map_err(|_| anyhow::anyhow!("the blueprint changed while it was checked"))?;
+    let root = ValidBlueprint::new(blueprints[0].clone(), &library)
+        .map_err(|_| anyhow::anyhow!("the blueprint changed while it was checked"))?;
     Ok(Ok((root, blueprints)))
 }
 

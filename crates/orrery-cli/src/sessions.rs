@@ -29,7 +29,13 @@ pub fn sessions(db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
         ReportFormat::Text => {
             println!("{:<38} {:<24} {:<10} {:>9}", "SESSION", "BLUEPRINT", "STATE", "DURATION");
             for s in &sessions {
-                println!("{:<38} {:<24} {:<10} {:>9}", s.id, s.blueprint_id, s.state.as_str(), duration(s.started_ms, s.finished_ms));
+                println!(
+                    "{:<38} {:<24} {:<10} {:>9}",
+                    s.id,
+                    s.blueprint_id,
+                    s.state.as_str(),
+                    duration(s.started_ms, s.finished_ms)
+                );
             }
         }
     }

@@ -65,7 +65,11 @@ fn validate_exits_zero_on_the_examples_and_resolves_composites_among_the_files()
 
     let alone = orrery(&["validate", "assembly.json"], &s.0);
     assert_eq!(alone.status.code(), Some(0), "a missing inner blueprint is only a warning");
-    assert!(stdout(&alone).contains("assembly.json:place:$.tasks[3].params[0].value: warning[composite-target-missing]"), "{}", stdout(&alone));
+    assert!(
+        stdout(&alone).contains("assembly.json:place:$.tasks[3].params[0].value: warning[composite-target-missing]"),
+        "{}",
+        stdout(&alone)
+    );
 }
 
 #[test]
@@ -113,7 +117,10 @@ fn fmt_rewrites_canonically_once_and_check_reports_what_would_change() {
     assert_eq!(orrery(&["fmt", "messy.json"], &s.0).status.code(), Some(0));
     let formatted = s.read("messy.json");
     let keys: Vec<&str> = formatted.lines().filter(|l| l.starts_with("    \"")).collect();
-    assert_eq!(keys, ["    \"id\": \"messy\",", "    \"name\": \"Messy\",", "    \"version\": \"1.0\",", "    \"tasks\": ["]);
+    assert_eq!(
+        keys,
+        ["    \"id\": \"messy\",", "    \"name\": \"Messy\",", "    \"version\": \"1.0\",", "    \"tasks\": ["]
+    );
     assert!(formatted.contains("\"type\": \"FS\""), "dependency types are written out");
     assert!(formatted.contains("\"x-note\": \"kept\""), "unknown keys survive");
     assert_eq!(orrery(&["fmt", "--check", "messy.json"], &s.0).status.code(), Some(0), "formatting is idempotent");
@@ -132,13 +139,17 @@ fn fmt_refuses_to_rewrite_what_it_cannot_load() {
 #[test]
 fn export_writes_both_encodings_and_refuses_what_the_server_would() {
     let s = Scratch::new("export");
-    let o = orrery(&["export", "--to", "compas", "-o", "assembly.compas.json", "assembly.json", "place_element.json"], &s.0);
+    let o = orrery(
+        &["export", "--to", "compas", "-o", "assembly.compas.json", "assembly.json", "place_element.json"],
+        &s.0,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let envelope: Value = serde_json::from_str(&s.read("assembly.compas.json/assembly.json")).unwrap();
     assert_eq!(envelope["dtype"], "antikythera.models/Blueprint");
     assert_eq!(envelope["data"]["scopes"][0]["data"]["policy_type"], "while");
 
-    let back = orrery(&["export", "--to", "antikythera", "-o", "plain.json", "assembly.compas.json/assembly.json"], &s.0);
+    let back =
+        orrery(&["export", "--to", "antikythera", "-o", "plain.json", "assembly.compas.json/assembly.json"], &s.0);
     assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
     assert_eq!(s.read("plain.json"), s.read("assembly.json"), "COMPAS and back gives the canonical plain file");
 
@@ -161,7 +172,10 @@ fn graph_draws_scopes_as_clusters_in_dot_and_mermaid() {
     assert!(dot.contains("label=\"placement loop [while elements_remaining > 0 (max 10)]\""), "{dot}");
     let mermaid = stdout(&orrery(&["graph", "--format", "mermaid", "assembly.json"], &s.0));
     assert!(mermaid.starts_with("flowchart TD\n"));
-    assert!(mermaid.contains("subgraph s0[\"placement loop [while elements_remaining #gt; 0 (max 10)]\"]"), "{mermaid}");
+    assert!(
+        mermaid.contains("subgraph s0[\"placement loop [while elements_remaining #gt; 0 (max 10)]\"]"),
+        "{mermaid}"
+    );
 }
 
 #[test]

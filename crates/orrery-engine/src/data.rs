@@ -46,11 +46,13 @@ pub fn resolve_inputs(task: &Task, data: &Data) -> Result<Map<String, Value>, Da
             (found, _) => match element_id {
                 None => found.cloned().unwrap_or(Value::Null),
                 Some(element_id) => match found {
-                    Some(Value::Object(per_element)) => per_element.get(element_id).cloned().ok_or_else(|| DataError::ElementMissing {
-                        task: task.id.clone(),
-                        input: name.clone(),
-                        element_id: element_id.to_string(),
-                    })?,
+                    Some(Value::Object(per_element)) => {
+                        per_element.get(element_id).cloned().ok_or_else(|| DataError::ElementMissing {
+                            task: task.id.clone(),
+                            input: name.clone(),
+                            element_id: element_id.to_string(),
+                        })?
+                    }
                     other => {
                         return Err(DataError::NotAggregated {
                             task: task.id.clone(),
@@ -67,7 +69,12 @@ pub fn resolve_inputs(task: &Task, data: &Data) -> Result<Map<String, Value>, Da
 }
 
 /// The names a task's condition sees.
-pub fn condition_namespace(task: &Task, inputs: &Map<String, Value>, context: &Map<String, Value>, data: &Data) -> Namespace {
+pub fn condition_namespace(
+    task: &Task,
+    inputs: &Map<String, Value>,
+    context: &Map<String, Value>,
+    data: &Data,
+) -> Namespace {
     let mut ns = Namespace::new();
     ns.extend(task.params.iter().map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null))));
     ns.extend(inputs.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -92,7 +99,8 @@ pub fn while_namespace(context: &Map<String, Value>, data: &Data) -> Namespace {
 pub fn outputs_to_write(task: &Task, returned: Option<&Map<String, Value>>) -> Vec<(String, Value)> {
     let mut out = Vec::with_capacity(task.outputs.len());
     for o in &task.outputs {
-        let value = returned.and_then(|r| r.get(&o.io.name)).cloned().or_else(|| o.io.value.clone()).unwrap_or(Value::Null);
+        let value =
+            returned.and_then(|r| r.get(&o.io.name)).cloned().or_else(|| o.io.value.clone()).unwrap_or(Value::Null);
         out.push((o.target_key().to_string(), value));
     }
     if let Some(returned) = returned {
@@ -184,14 +192,21 @@ mod tests {
         let returned = data(json!({"b": 20, "extra": true}));
         assert_eq!(
             outputs_to_write(&t, Some(&returned)),
-            [("alias".into(), json!(1)), ("b".into(), json!(20)), ("c".into(), Value::Null), ("extra".into(), json!(true))]
+            [
+                ("alias".into(), json!(1)),
+                ("b".into(), json!(20)),
+                ("c".into(), Value::Null),
+                ("extra".into(), json!(true))
+            ]
         );
         assert_eq!(outputs_to_write(&t, None).len(), 3, "a skipped task writes its declared defaults");
     }
 
     #[test]
     fn a_condition_sees_params_inputs_element_context_then_data_later_winning() {
-        let t = task(json!({"id": "t", "type": "x.y", "params": [{"name": "n", "value": "param"}, {"name": "p", "value": 1}]}));
+        let t = task(
+            json!({"id": "t", "type": "x.y", "params": [{"name": "n", "value": "param"}, {"name": "p", "value": 1}]}),
+        );
         let inputs = data(json!({"n": "input", "i": 2}));
         let ns = condition_namespace(&t, &inputs, &data(json!({"n": "context"})), &data(json!({"d": 3})));
         assert_eq!(ns.get("n"), Some(&json!("context")));
@@ -204,11 +219,15 @@ mod tests {
 
     #[test]
     fn composite_outputs_come_out_under_their_outer_name_and_accumulate_per_element() {
-        let static_c = task(json!({"id": "C", "type": "system.composite", "outputs": [{"name": "r", "set_to": "result"}]}));
+        let static_c =
+            task(json!({"id": "C", "type": "system.composite", "outputs": [{"name": "r", "set_to": "result"}]}));
         assert_eq!(composite_outputs(&static_c, &data(json!({"r": 7})), &Map::new()), [("result".into(), json!(7))]);
         let dynamic_c = task(json!({"id": "C_1", "type": "system.composite", "outputs": [{"name": "r"}],
             "params": [{"name": "blueprint", "value": {"dynamic": {"blueprint_id": "i", "sequencer": "basic_sequencer", "element": {"element_id": "e2"}}}}]}));
         let outer = data(json!({"r": {"e1": 1}}));
-        assert_eq!(composite_outputs(&dynamic_c, &data(json!({"r": 2})), &outer), [("r".into(), json!({"e1": 1, "e2": 2}))]);
+        assert_eq!(
+            composite_outputs(&dynamic_c, &data(json!({"r": 2})), &outer),
+            [("r".into(), json!({"e1": 1, "e2": 2}))]
+        );
     }
 }

@@ -139,10 +139,9 @@ impl Loaded {
 
     /// A node by `"{instance}.{task}"` or by a task id of the root instance.
     fn node(&self, name: &str) -> Result<usize, InterventionError> {
-        self.plan
-            .node(name)
-            .or_else(|| self.plan.node(&format!("{}.{name}", self.plan.instances[0].id)))
-            .ok_or_else(|| InterventionError::UnknownNode { session_id: self.session_id.clone(), node: name.to_string() })
+        self.plan.node(name).or_else(|| self.plan.node(&format!("{}.{name}", self.plan.instances[0].id))).ok_or_else(
+            || InterventionError::UnknownNode { session_id: self.session_id.clone(), node: name.to_string() },
+        )
     }
 
     fn key(&self, n: usize) -> &str {
@@ -285,7 +284,10 @@ pub fn reset_scope(store_path: &Path, session_id: &str, scope_start: &str) -> Re
     let n = loaded.node(scope_start)?;
     let index = ScopeIndex::new(&loaded.plan);
     let Some((members, counters)) = index.started_by(n).and_then(|s| scopes::reset_scope(&index, s.id)) else {
-        return Err(InterventionError::UnknownScope { session_id: loaded.session_id.clone(), node: loaded.key(n).to_string() });
+        return Err(InterventionError::UnknownScope {
+            session_id: loaded.session_id.clone(),
+            node: loaded.key(n).to_string(),
+        });
     };
     let counters: Vec<(String, String)> = counters
         .iter()

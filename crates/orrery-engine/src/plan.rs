@@ -19,7 +19,9 @@
 use crate::data::element_of;
 use crate::scheduler::{Plan, PlanNode};
 use orrery_blueprint::validate::composite_target;
-use orrery_blueprint::{Blueprint, CompositeTarget, Dependency, DependencyType, Diagnostic, Library, Task, ValidBlueprint};
+use orrery_blueprint::{
+    Blueprint, CompositeTarget, Dependency, DependencyType, Diagnostic, Library, Task, ValidBlueprint,
+};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -71,11 +73,26 @@ fn first_message(diagnostics: &[Diagnostic]) -> String {
 
 /// Flattens `root` and everything it calls. Inner blueprints are looked up in `library` by id
 /// and must themselves be valid.
-pub fn build(root: &ValidBlueprint, library: &Library<'_>, params: &Map<String, Value>) -> Result<SessionPlan, PlanError> {
-    let mut builder = Builder { instances: Vec::new(), tasks: Vec::new(), keys: HashMap::new(), predecessors: Vec::new(), taken: HashSet::new() };
+pub fn build(
+    root: &ValidBlueprint,
+    library: &Library<'_>,
+    params: &Map<String, Value>,
+) -> Result<SessionPlan, PlanError> {
+    let mut builder = Builder {
+        instances: Vec::new(),
+        tasks: Vec::new(),
+        keys: HashMap::new(),
+        predecessors: Vec::new(),
+        taken: HashSet::new(),
+    };
     let mut queue = VecDeque::new();
     builder.taken.insert(root.blueprint().id.clone());
-    builder.instances.push(Instance { id: root.blueprint().id.clone(), blueprint_id: root.blueprint().id.clone(), caller: None, context: Map::new() });
+    builder.instances.push(Instance {
+        id: root.blueprint().id.clone(),
+        blueprint_id: root.blueprint().id.clone(),
+        caller: None,
+        context: Map::new(),
+    });
     queue.push_back((0usize, root.blueprint().clone()));
     let elements = params.get("elements").and_then(Value::as_object);
     while let Some((instance, blueprint)) = queue.pop_front() {
@@ -106,7 +123,10 @@ pub fn build(root: &ValidBlueprint, library: &Library<'_>, params: &Map<String, 
             .tasks
             .iter()
             .zip(builder.predecessors)
-            .map(|((instance, task), predecessors)| PlanNode { key: format!("{}.{}", builder.instances[*instance].id, task.id), predecessors })
+            .map(|((instance, task), predecessors)| PlanNode {
+                key: format!("{}.{}", builder.instances[*instance].id, task.id),
+                predecessors,
+            })
             .collect(),
     };
     Ok(SessionPlan { graph, instances: builder.instances, tasks: builder.tasks })
@@ -127,7 +147,13 @@ impl Builder {
     }
 
     /// Creates the inner instance a composite node calls.
-    fn call(&mut self, library: &Library<'_>, instance: usize, node: usize, task: &Task) -> Result<(usize, Blueprint), PlanError> {
+    fn call(
+        &mut self,
+        library: &Library<'_>,
+        instance: usize,
+        node: usize,
+        task: &Task,
+    ) -> Result<(usize, Blueprint), PlanError> {
         let key = self.key(node);
         let target = composite_target(task.param_value("blueprint"))
             .map_err(|(_, message)| PlanError::CompositeParam { node: key.clone(), message })?;
@@ -136,13 +162,22 @@ impl Builder {
         if chain.contains(&blueprint_id) {
             let mut chain: Vec<&str> = chain.iter().rev().map(String::as_str).collect();
             chain.push(&blueprint_id);
-            return Err(PlanError::Recursion { node: key, blueprint_id: blueprint_id.clone(), chain: chain.join(" -> ") });
+            return Err(PlanError::Recursion {
+                node: key,
+                blueprint_id: blueprint_id.clone(),
+                chain: chain.join(" -> "),
+            });
         }
-        let inner = library
-            .get(&blueprint_id)
-            .ok_or_else(|| PlanError::InnerBlueprintMissing { node: key.clone(), blueprint_id: blueprint_id.clone() })?;
+        let inner = library.get(&blueprint_id).ok_or_else(|| PlanError::InnerBlueprintMissing {
+            node: key.clone(),
+            blueprint_id: blueprint_id.clone(),
+        })?;
         let inner = ValidBlueprint::new(inner.clone(), library)
-            .map_err(|diagnostics| PlanError::InnerBlueprintInvalid { node: key.clone(), blueprint_id: blueprint_id.clone(), diagnostics })?
+            .map_err(|diagnostics| PlanError::InnerBlueprintInvalid {
+                node: key.clone(),
+                blueprint_id: blueprint_id.clone(),
+                diagnostics,
+            })?
             .into_blueprint();
         let (base, context) = match (&target, element_of(task)) {
             (CompositeTarget::Dynamic { .. }, Some(element)) => {
@@ -195,7 +230,11 @@ impl Builder {
 }
 
 /// Replaces every dynamic composite of one instance by its chain of per-element tasks.
-fn expand_dynamic(instance_id: &str, tasks: Vec<Task>, elements: Option<&Map<String, Value>>) -> Result<Vec<Task>, PlanError> {
+fn expand_dynamic(
+    instance_id: &str,
+    tasks: Vec<Task>,
+    elements: Option<&Map<String, Value>>,
+) -> Result<Vec<Task>, PlanError> {
     let mut out: Vec<Task> = Vec::with_capacity(tasks.len());
     // Task id -> the ids that replace it as a predecessor (its last expansion, or its own
     // dependencies when it expanded to nothing).
@@ -232,7 +271,8 @@ fn expand_dynamic(instance_id: &str, tasks: Vec<Task>, elements: Option<&Map<Str
                 }
             }
             if let Some(prev) = &previous {
-                t.depends_on = vec![Dependency { id: prev.clone(), dep_type: DependencyType::FS, extra: Default::default() }];
+                t.depends_on =
+                    vec![Dependency { id: prev.clone(), dep_type: DependencyType::FS, extra: Default::default() }];
             }
             previous = Some(t.id.clone());
             out.push(t);
@@ -256,7 +296,11 @@ fn expand_dynamic(instance_id: &str, tasks: Vec<Task>, elements: Option<&Map<Str
         for d in std::mem::take(&mut t.depends_on) {
             match replaced.get(&d.id) {
                 // The dependency keeps its own type towards the replacement.
-                Some(instead) => deps.extend(instead.iter().map(|r| Dependency { id: r.id.clone(), dep_type: d.dep_type, extra: Default::default() })),
+                Some(instead) => deps.extend(instead.iter().map(|r| Dependency {
+                    id: r.id.clone(),
+                    dep_type: d.dep_type,
+                    extra: Default::default(),
+                })),
                 None => deps.push(d),
             }
         }

@@ -101,14 +101,8 @@ impl ProcessSpec {
     }
 
     /// A program and its arguments.
-    pub fn argv<S: Into<String>>(
-        argv: impl IntoIterator<Item = S>,
-        log_path: impl Into<PathBuf>,
-    ) -> Self {
-        Self::new(
-            Program::Argv(argv.into_iter().map(Into::into).collect()),
-            log_path,
-        )
+    pub fn argv<S: Into<String>>(argv: impl IntoIterator<Item = S>, log_path: impl Into<PathBuf>) -> Self {
+        Self::new(Program::Argv(argv.into_iter().map(Into::into).collect()), log_path)
     }
 
     fn argv_to_run(&self) -> Vec<String> {
@@ -223,9 +217,7 @@ impl Supervised {
 
     /// Waits until the leader has exited, been reaped, and no member of its group is left.
     pub async fn wait(self) -> Finished {
-        self.finished
-            .await
-            .expect("the supervisor task always sends its result before it ends")
+        self.finished.await.expect("the supervisor task always sends its result before it ends")
     }
 }
 
@@ -288,16 +280,10 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
             return Err(ProcessError::InvalidEnv { name: name.clone() });
         }
     }
-    let log = open_log(&spec.log_path).map_err(|source| ProcessError::LogUnwritable {
-        path: spec.log_path.clone(),
-        source,
-    })?;
-    let log_for_stderr = log
-        .try_clone()
-        .map_err(|source| ProcessError::LogUnwritable {
-            path: spec.log_path.clone(),
-            source,
-        })?;
+    let log = open_log(&spec.log_path)
+        .map_err(|source| ProcessError::LogUnwritable { path: spec.log_path.clone(), source })?;
+    let log_for_stderr =
+        log.try_clone().map_err(|source| ProcessError::LogUnwritable { path: spec.log_path.clone(), source })?;
 
     let mut command = Command::new(&program);
     command
@@ -313,9 +299,7 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
         command.current_dir(cwd);
     }
     let started = Instant::now();
-    let child = command
-        .spawn()
-        .map_err(|source| spawn_error(&spec, program, source))?;
+    let child = command.spawn().map_err(|source| spawn_error(&spec, program, source))?;
     let pid = child.id();
     // The std handle is dropped without waiting: it neither kills nor reaps, and reaping is
     // this module's job (below), done only once the group has been dealt with.
@@ -335,32 +319,17 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
         }
     };
 
-    let canceller = Canceller {
-        request: Arc::new(CancelRequest::default()),
-    };
+    let canceller = Canceller { request: Arc::new(CancelRequest::default()) };
     let (finished_tx, finished_rx) = oneshot::channel();
     let request = canceller.request.clone();
     let deadline = spec.timeout.map(|timeout| started + timeout);
     tokio::spawn(async move {
-        let finished = supervise_group(
-            pid as i32,
-            leader_exited,
-            request,
-            deadline,
-            spec.grace,
-            started,
-        )
-        .await;
+        let finished = supervise_group(pid as i32, leader_exited, request, deadline, spec.grace, started).await;
         // The handle may have been dropped; the process was supervised to its end anyway.
         let _ = finished_tx.send(finished);
     });
 
-    Ok(Supervised {
-        pid,
-        start_time,
-        canceller,
-        finished: finished_rx,
-    })
+    Ok(Supervised { pid, start_time, canceller, finished: finished_rx })
 }
 
 fn open_log(path: &std::path::Path) -> io::Result<File> {
@@ -371,10 +340,8 @@ fn open_log(path: &std::path::Path) -> io::Result<File> {
 }
 
 fn minimal_env() -> Vec<(&'static str, std::ffi::OsString)> {
-    let mut env: Vec<_> = INHERITED_ENV
-        .iter()
-        .filter_map(|&name| std::env::var_os(name).map(|value| (name, value)))
-        .collect();
+    let mut env: Vec<_> =
+        INHERITED_ENV.iter().filter_map(|&name| std::env::var_os(name).map(|value| (name, value))).collect();
     if !env.iter().any(|(name, _)| *name == "PATH") {
         env.push(("PATH", FALLBACK_PATH.into()));
     }
@@ -385,9 +352,7 @@ fn spawn_error(spec: &ProcessSpec, program: String, source: io::Error) -> Proces
     match source.kind() {
         // The cwd was checked before the spawn, but may have vanished since.
         io::ErrorKind::NotFound if spec.cwd.as_ref().is_some_and(|cwd| !cwd.is_dir()) => {
-            ProcessError::CwdMissing {
-                cwd: spec.cwd.clone().unwrap_or_default(),
-            }
+            ProcessError::CwdMissing { cwd: spec.cwd.clone().unwrap_or_default() }
         }
         io::ErrorKind::NotFound => ProcessError::ProgramNotFound { program },
         io::ErrorKind::PermissionDenied => ProcessError::ProgramNotExecutable { program },
@@ -399,29 +364,19 @@ fn spawn_error(spec: &ProcessSpec, program: String, source: io::Error) -> Proces
 /// keeps its pid, and with it the process group id, reserved until [`reap`].
 fn watch_leader_exit(pid: u32) -> io::Result<oneshot::Receiver<()>> {
     let (tx, rx) = oneshot::channel();
-    std::thread::Builder::new()
-        .name(format!("orrery-wait-{pid}"))
-        .stack_size(64 * 1024)
-        .spawn(move || {
-            loop {
-                // SAFETY: siginfo_t is plain data; waitid writes into it and reads nothing.
-                let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-                // SAFETY: a valid pointer to a siginfo_t owned by this frame.
-                let rc = unsafe {
-                    libc::waitid(
-                        libc::P_PID,
-                        pid as libc::id_t,
-                        &mut info,
-                        libc::WEXITED | libc::WNOWAIT,
-                    )
-                };
-                if rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                    // Exited, or no longer our child to wait for (ECHILD): either way over.
-                    break;
-                }
+    std::thread::Builder::new().name(format!("orrery-wait-{pid}")).stack_size(64 * 1024).spawn(move || {
+        loop {
+            // SAFETY: siginfo_t is plain data; waitid writes into it and reads nothing.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: a valid pointer to a siginfo_t owned by this frame.
+            let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
+            if rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                // Exited, or no longer our child to wait for (ECHILD): either way over.
+                break;
             }
-            let _ = tx.send(());
-        })?;
+        }
+        let _ = tx.send(());
+    })?;
     Ok(rx)
 }
 
@@ -464,11 +419,7 @@ async fn supervise_group(
         Some(StopReason::TimedOut) => Exit::TimedOut,
         None => status,
     };
-    Finished {
-        exit,
-        duration: started.elapsed(),
-        group,
-    }
+    Finished { exit, duration: started.elapsed(), group }
 }
 
 /// Stops every live member of the group: SIGTERM, up to `grace` for all to exit, then SIGKILL
@@ -486,10 +437,7 @@ async fn stop_group(pgid: i32, grace: Duration) -> GroupCleanup {
     if wait_for_empty_group(pgid, KILL_SETTLE).await {
         return GroupCleanup::Killed;
     }
-    let pids = procfs::live_group_members(pgid)
-        .into_iter()
-        .map(|pid| pid as u32)
-        .collect();
+    let pids = procfs::live_group_members(pgid).into_iter().map(|pid| pid as u32).collect();
     GroupCleanup::Stuck { pids }
 }
 
@@ -541,12 +489,8 @@ fn reap(pid: i32) -> Exit {
         return Exit::Signalled { signal: 0 };
     }
     if libc::WIFEXITED(status) {
-        Exit::Exited {
-            code: libc::WEXITSTATUS(status),
-        }
+        Exit::Exited { code: libc::WEXITSTATUS(status) }
     } else {
-        Exit::Signalled {
-            signal: libc::WTERMSIG(status),
-        }
+        Exit::Signalled { signal: libc::WTERMSIG(status) }
     }
 }

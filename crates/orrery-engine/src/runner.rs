@@ -134,8 +134,8 @@ use orrery_store::{
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 
-use crate::agents::progress::{self as agent_progress, ProgressEvent, ProgressLine};
 use crate::agents::interaction::{self, Answers, Interaction, WhenUnanswered};
+use crate::agents::progress::{self as agent_progress, ProgressEvent, ProgressLine};
 use crate::agents::{self, shell, AgentOutcome, TaskError};
 use crate::data::{self, Data};
 use crate::plan::{self, PlanError, SessionPlan};
@@ -263,9 +263,8 @@ fn check_agents(plan: &SessionPlan) -> Result<(), RunError> {
 
 async fn open_db(store_path: &Path, options: &RunOptions) -> Result<Db, RunError> {
     let path = store_path.to_path_buf();
-    let store = tokio::task::spawn_blocking(move || Store::open(&path))
-        .await
-        .map_err(|e| RunError::Join(e.to_string()))??;
+    let store =
+        tokio::task::spawn_blocking(move || Store::open(&path)).await.map_err(|e| RunError::Join(e.to_string()))??;
     Ok(Db { store: Arc::new(Mutex::new(store)), events: options.events.clone() })
 }
 
@@ -307,7 +306,8 @@ pub async fn run_session(
                 links.insert(id.clone(), Value::String(s.put_blueprint_version(id, text)?));
             }
             let session = s.create_session(&NewSession { blueprint_hash: hash, name, params: params_value }, None)?;
-            let link = NewEvent { kind: SESSION_BLUEPRINTS.to_string(), run_id: None, payload: json!({ "inner": links }) };
+            let link =
+                NewEvent { kind: SESSION_BLUEPRINTS.to_string(), run_id: None, payload: json!({ "inner": links }) };
             s.append_event(&session.id, &link, None)?;
             let events = s.events_after(&session.id, 0, 200)?;
             Ok((session, events))
@@ -377,11 +377,8 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
 
     // Node states, attempt numbers and scope counters from the store.
     let scopes = ScopeIndex::new(&plan);
-    let counters: Vec<(usize, String, String)> = scopes
-        .scopes()
-        .iter()
-        .map(|sc| (sc.start, plan.instances[sc.instance].id.clone(), sc.key.clone()))
-        .collect();
+    let counters: Vec<(usize, String, String)> =
+        scopes.scopes().iter().map(|sc| (sc.start, plan.instances[sc.instance].id.clone(), sc.key.clone())).collect();
     let sid = session.id.clone();
     let (stored_nodes, attempts, counts) = db
         .call(move |s| {
@@ -424,7 +421,10 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
 
 /// Reads a stored session and rebuilds its plan from the store alone (see the module notes on
 /// resume): what [`resume_session`] and the interventions ([`crate::interventions`]) start from.
-pub(crate) fn load_stored_plan(store: &Store, session_id: &str) -> Result<(orrery_store::Session, SessionPlan), RunError> {
+pub(crate) fn load_stored_plan(
+    store: &Store,
+    session_id: &str,
+) -> Result<(orrery_store::Session, SessionPlan), RunError> {
     let session = store.session(session_id)?;
     let root = store.blueprint_version(&session.blueprint_hash)?;
     let mut inner = Vec::new();
@@ -635,7 +635,11 @@ fn error_record(code: ErrorCode, message: impl Into<String>) -> ErrorRecord {
 }
 
 fn task_error_record(error: &TaskError) -> ErrorRecord {
-    ErrorRecord { code: error.code.as_str().to_string(), message: error.message.clone(), details: error.details.clone() }
+    ErrorRecord {
+        code: error.code.as_str().to_string(),
+        message: error.message.clone(),
+        details: error.details.clone(),
+    }
 }
 
 fn store_state(state: NodeState) -> TaskState {
@@ -785,16 +789,18 @@ impl Runner {
             }
             if self.runs.iter().all(Option::is_none) && self.processes.is_empty() {
                 // Cannot happen for a valid blueprint; never wait forever on nothing.
-                let stuck: Vec<String> = (0..self.states.len()).filter(|&n| !self.states[n].is_done()).map(|n| self.key(n)).collect();
-                return Ok(End::Failed(error_record(ErrorCode::TaskDispatchFailed, format!("the session cannot go on: {} can never start", stuck.join(", ")))));
+                let stuck: Vec<String> =
+                    (0..self.states.len()).filter(|&n| !self.states[n].is_done()).map(|n| self.key(n)).collect();
+                return Ok(End::Failed(error_record(
+                    ErrorCode::TaskDispatchFailed,
+                    format!("the session cannot go on: {} can never start", stuck.join(", ")),
+                )));
             }
             let report = tokio::select! {
                 report = self.rx.recv() => report,
                 () = stop_requested(&mut self.stop) => return Ok(End::Stopped),
             };
-            let Some(report) = report else {
-                unreachable!("the runner holds a sender")
-            };
+            let Some(report) = report else { unreachable!("the runner holds a sender") };
             if let Some(error) = self.on_report(report).await? {
                 return Ok(End::Failed(error));
             }
@@ -921,7 +927,8 @@ impl Runner {
                     if !values.is_empty() {
                         self.db
                             .write(move |s| {
-                                let refs: Vec<(&str, Value)> = values.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                                let refs: Vec<(&str, Value)> =
+                                    values.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
                                 Ok(vec![s.put_data(&session, &inner_id, &refs)?])
                             })
                             .await?;
@@ -933,7 +940,10 @@ impl Runner {
                 let seconds = match task.param_value("duration") {
                     None | Some(Value::Null) => Ok(1.0),
                     Some(v) => v.as_f64().filter(|s| s.is_finite() && *s >= 0.0).ok_or_else(|| {
-                        TaskError::binding("duration", format!("param 'duration' must be a number of seconds >= 0, got {v}"))
+                        TaskError::binding(
+                            "duration",
+                            format!("param 'duration' must be a number of seconds >= 0, got {v}"),
+                        )
                     }),
                 };
                 let tx = self.tx.clone();
@@ -956,8 +966,11 @@ impl Runner {
                 if let Err(e) = std::fs::create_dir_all(&node_dir) {
                     return Err(RunError::WorkDir { path: node_dir, message: e.to_string() });
                 }
-                let params: Map<String, Value> =
-                    task.params.iter().map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null))).collect();
+                let params: Map<String, Value> = task
+                    .params
+                    .iter()
+                    .map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null)))
+                    .collect();
                 let attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path.clone());
                 let tx = self.tx.clone();
                 self.processes.insert(run_id.clone());
@@ -971,11 +984,20 @@ impl Runner {
                             attempt,
                             move |started| {
                                 let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
-                                let _ = started_tx.send(Report::Started { node: n, run_id: started_run, process, canceller: started.canceller });
+                                let _ = started_tx.send(Report::Started {
+                                    node: n,
+                                    run_id: started_run,
+                                    process,
+                                    canceller: started.canceller,
+                                });
                             },
                             move |progress| match progress {
                                 ProgressEvent::Report(line) => {
-                                    let _ = progress_tx.send(Report::Progress { node: n, run_id: progress_run.clone(), line });
+                                    let _ = progress_tx.send(Report::Progress {
+                                        node: n,
+                                        run_id: progress_run.clone(),
+                                        line,
+                                    });
                                 }
                                 ProgressEvent::Warning(warning) => log_warning(&log_path, &warning.message),
                             },
@@ -1069,12 +1091,15 @@ impl Runner {
                         self.states[node] = NodeState::Finishing;
                         Ok(None)
                     }
-                    AgentOutcome::Failed { error, exit_code } => self.fail_run(node, task_error_record(&error), exit_code).await,
+                    AgentOutcome::Failed { error, exit_code } => {
+                        self.fail_run(node, task_error_record(&error), exit_code).await
+                    }
                     AgentOutcome::TimedOut { error, exit_code } => {
                         self.fail_run(node, task_error_record(&error), Some(exit_code)).await
                     }
                     AgentOutcome::Cancelled { exit_code } => {
-                        let error = error_record(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(node)));
+                        let error =
+                            error_record(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(node)));
                         self.fail_run(node, error, Some(exit_code)).await
                     }
                 }
@@ -1128,9 +1153,7 @@ impl Runner {
     /// Lands a finished run: outcome, SUCCEEDED and outputs in one transaction; then the scope
     /// it ends, if any, decides whether to loop.
     async fn finish(&mut self, n: usize) -> Step {
-        let Some(run) = self.runs[n].take() else {
-            unreachable!("a finishing node has a run")
-        };
+        let Some(run) = self.runs[n].take() else { unreachable!("a finishing node has a run") };
         let (instance, task) = self.plan.tasks[n].clone();
         let instance_id = self.plan.instances[instance].id.clone();
         let (exit_code, writes) = match run.kind {
@@ -1251,7 +1274,9 @@ impl Runner {
                     self.processes.remove(&run_id);
                     let exit_code = match outcome {
                         AgentOutcome::Succeeded { exit_code, .. } | AgentOutcome::Failed { exit_code, .. } => exit_code,
-                        AgentOutcome::TimedOut { exit_code, .. } | AgentOutcome::Cancelled { exit_code } => Some(exit_code),
+                        AgentOutcome::TimedOut { exit_code, .. } | AgentOutcome::Cancelled { exit_code } => {
+                            Some(exit_code)
+                        }
                     };
                     exit_codes.entry(run_id).or_insert(exit_code);
                 }

@@ -165,7 +165,8 @@ mod tests {
     fn finish_to_start_waits_for_success_or_skip() {
         let p = plan(&[("a", &[]), ("b", &[("a", FS)])]);
         assert_eq!(keys(&p, &decide(&p, &[Pending, Pending]).start), ["a"]);
-        for (a, b_starts) in [(Running, false), (Finishing, false), (Succeeded, true), (Skipped, true), (Failed, false)] {
+        for (a, b_starts) in [(Running, false), (Finishing, false), (Succeeded, true), (Skipped, true), (Failed, false)]
+        {
             let d = decide(&p, &[a, Pending]);
             assert_eq!(d.start.contains(&1), b_starts, "b with a {a:?}");
         }
@@ -174,7 +175,15 @@ mod tests {
     #[test]
     fn start_to_start_waits_only_for_the_predecessor_to_start() {
         let p = plan(&[("a", &[]), ("b", &[("a", SS)])]);
-        for (a, b_starts) in [(Pending, false), (Ready, false), (Running, true), (Finishing, true), (Succeeded, true), (Skipped, true), (Failed, false)] {
+        for (a, b_starts) in [
+            (Pending, false),
+            (Ready, false),
+            (Running, true),
+            (Finishing, true),
+            (Succeeded, true),
+            (Skipped, true),
+            (Failed, false),
+        ] {
             assert_eq!(decide(&p, &[a, Pending]).start.contains(&1), b_starts, "b with a {a:?}");
         }
     }

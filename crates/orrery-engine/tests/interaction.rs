@@ -12,7 +12,9 @@ use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 fn blueprint(tasks: Vec<Value>) -> Blueprint {
-    load(&json!({"id": "root", "name": "root", "version": "1.0", "tasks": tasks}).to_string()).expect("the test blueprint loads").blueprint
+    load(&json!({"id": "root", "name": "root", "version": "1.0", "tasks": tasks}).to_string())
+        .expect("the test blueprint loads")
+        .blueprint
 }
 
 fn confirm_blueprint() -> Blueprint {
@@ -39,27 +41,41 @@ impl Fixture {
         self.dir.path().join("orrery.db")
     }
 
-    fn spawn(&self, root: &Blueprint, control: Option<SessionControl>) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
+    fn spawn(
+        &self,
+        root: &Blueprint,
+        control: Option<SessionControl>,
+    ) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
         let library = vec![root.clone()];
         let valid = {
             let lib: Library = library.iter().collect();
             ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
         };
         let (sender, receiver) = broadcast::channel(10_000);
-        let options = RunOptions { max_parallel: 2, work_dir: self.dir.path().join("work"), events: Some(sender), control };
+        let options =
+            RunOptions { max_parallel: 2, work_dir: self.dir.path().join("work"), events: Some(sender), control };
         let db = self.db();
         let handle = tokio::spawn(async move {
-            tokio::time::timeout(Duration::from_secs(30), run_session(&db, valid, library, Map::new(), options)).await.expect("the session ended in time")
+            tokio::time::timeout(Duration::from_secs(30), run_session(&db, valid, library, Map::new(), options))
+                .await
+                .expect("the session ended in time")
         });
         (handle, receiver)
     }
 
     fn data(&self, report: &RunReport, key: &str) -> Option<Value> {
-        Store::open(&self.db()).expect("the store opens").data_value(&report.session_id, "root", key).expect("data reads")
+        Store::open(&self.db())
+            .expect("the store opens")
+            .data_value(&report.session_id, "root", key)
+            .expect("data reads")
     }
 
     fn node_state(&self, report: &RunReport, node: &str) -> TaskState {
-        Store::open(&self.db()).expect("the store opens").task_node(&report.session_id, node).expect("the node exists").state
+        Store::open(&self.db())
+            .expect("the store opens")
+            .task_node(&report.session_id, node)
+            .expect("the node exists")
+            .state
     }
 }
 
@@ -85,7 +101,10 @@ async fn a_confirm_answered_while_it_waits_completes_and_its_answer_is_in_sessio
     let (handle, mut receiver) = fx.spawn(&confirm_blueprint(), Some(control.clone()));
     // Wait for the prompt: the task is RUNNING and its question is published.
     let prompt = loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), receiver.recv()).await.expect("a prompt in time").expect("events");
+        let event = tokio::time::timeout(Duration::from_secs(10), receiver.recv())
+            .await
+            .expect("a prompt in time")
+            .expect("events");
         if event.kind == PROMPT_WAITING {
             break payload(&event);
         }
@@ -144,7 +163,10 @@ async fn a_stop_while_a_prompt_waits_stops_the_session() {
     let control = SessionControl::new();
     let (handle, mut receiver) = fx.spawn(&confirm_blueprint(), Some(control.clone()));
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), receiver.recv()).await.expect("a prompt in time").expect("events");
+        let event = tokio::time::timeout(Duration::from_secs(10), receiver.recv())
+            .await
+            .expect("a prompt in time")
+            .expect("events");
         if event.kind == PROMPT_WAITING {
             break;
         }

@@ -47,7 +47,15 @@ impl Fixture {
 
     fn options(&self, control: Option<&SessionControl>) -> (RunOptions, broadcast::Receiver<Event>) {
         let (sender, receiver) = broadcast::channel(10_000);
-        (RunOptions { max_parallel: 2, work_dir: self.path("work"), events: Some(sender), control: control.cloned() }, receiver)
+        (
+            RunOptions {
+                max_parallel: 2,
+                work_dir: self.path("work"),
+                events: Some(sender),
+                control: control.cloned(),
+            },
+            receiver,
+        )
     }
 
     fn valid(root: &Blueprint) -> ValidBlueprint {
@@ -81,13 +89,21 @@ impl Fixture {
                 }
             }
         };
-        let session_id = tokio::time::timeout(Duration::from_secs(20), wait).await.expect("the attempt started in time");
+        let session_id =
+            tokio::time::timeout(Duration::from_secs(20), wait).await.expect("the attempt started in time");
         (handle, control, session_id)
     }
 
-    async fn stop(handle: tokio::task::JoinHandle<Result<RunReport, orrery_engine::runner::RunError>>, control: &SessionControl) -> RunReport {
+    async fn stop(
+        handle: tokio::task::JoinHandle<Result<RunReport, orrery_engine::runner::RunError>>,
+        control: &SessionControl,
+    ) -> RunReport {
         control.stop();
-        let report = tokio::time::timeout(Duration::from_secs(30), handle).await.expect("stopped in time").expect("no panic").expect("ran");
+        let report = tokio::time::timeout(Duration::from_secs(30), handle)
+            .await
+            .expect("stopped in time")
+            .expect("no panic")
+            .expect("ran");
         assert_eq!(report.state, SessionState::Stopped);
         report
     }
@@ -129,7 +145,10 @@ async fn skipping_the_task_a_stopped_session_was_waiting_on_lets_its_downstream_
 
     let done = skip_task(&fx.db(), &id, "wait").expect("the skip is accepted");
     assert_eq!(done.nodes.len(), 1);
-    assert_eq!((done.nodes[0].node.as_str(), done.nodes[0].from, done.nodes[0].to), ("root.wait", TaskState::Pending, TaskState::SkipRequested));
+    assert_eq!(
+        (done.nodes[0].node.as_str(), done.nodes[0].from, done.nodes[0].to),
+        ("root.wait", TaskState::Pending, TaskState::SkipRequested)
+    );
     assert_eq!(done.session_after, SessionState::Stopped);
     assert_eq!(fx.state(&id, "root.wait"), TaskState::SkipRequested);
     // Asking again changes nothing.
@@ -156,7 +175,8 @@ async fn resetting_a_task_with_downstream_on_a_failed_session_reruns_exactly_tho
     let fx = Fixture::new();
     let ran = fx.path("ran.txt");
     let go = fx.path("go");
-    let mut t1 = sh("t1", &format!("echo one >> '{}'; printf '{{\"x\": 5}}' > \"$ORRERY_OUTPUTS\"", ran.display()), "start");
+    let mut t1 =
+        sh("t1", &format!("echo one >> '{}'; printf '{{\"x\": 5}}' > \"$ORRERY_OUTPUTS\"", ran.display()), "start");
     t1["outputs"] = json!([{"name": "x", "set_to": "t1x"}]);
     let t0 = sh("t0", &format!("echo zero >> '{}'", ran.display()), "start");
     let t2 = sh("t2", &format!("echo two >> '{}'; [ -f '{}' ]", ran.display(), go.display()), "t1");

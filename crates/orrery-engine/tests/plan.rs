@@ -83,7 +83,11 @@ fn a_dynamic_composite_expands_into_a_chain_one_instance_per_element() {
     let plan = plan_of(&root, &[&leaf("inner")], params).unwrap();
     assert_eq!(predecessors(&plan, "root.work_0")[0], ("root.start".to_string(), DependencyType::FS));
     assert_eq!(predecessors(&plan, "root.work_1")[0], ("root.work_0".to_string(), DependencyType::FS));
-    assert_eq!(predecessors(&plan, "root.end"), [("root.work_1".to_string(), DependencyType::FF)], "the dependency keeps its type");
+    assert_eq!(
+        predecessors(&plan, "root.end"),
+        [("root.work_1".to_string(), DependencyType::FF)],
+        "the dependency keeps its type"
+    );
     let ids: Vec<&str> = plan.instances.iter().map(|i| i.id.as_str()).collect();
     assert_eq!(ids, ["root", "inner_work_0_beam-000", "inner_work_1_beam-000"]);
     assert_eq!(plan.instances[2].context.get("length"), Some(&json!(3)), "the element is the context");
@@ -107,7 +111,9 @@ fn a_dynamic_composite_over_no_elements_keeps_the_order_of_the_rest() {
 
 #[test]
 fn what_cannot_be_planned_is_refused_with_the_node_named() {
-    let dynamic = |target: &str| calling("root", composite(json!({"dynamic": {"blueprint_id": target, "sequencer": "basic_sequencer"}})));
+    let dynamic = |target: &str| {
+        calling("root", composite(json!({"dynamic": {"blueprint_id": target, "sequencer": "basic_sequencer"}})))
+    };
     let missing = plan_of(&dynamic("inner"), &[&leaf("inner")], json!({})).unwrap_err();
     assert!(matches!(missing, PlanError::ElementsMissing { ref node } if node == "root.work"), "{missing}");
     let bad = plan_of(&dynamic("inner"), &[&leaf("inner")], json!({"elements": {"work": [5]}})).unwrap_err();
@@ -117,7 +123,8 @@ fn what_cannot_be_planned_is_refused_with_the_node_named() {
     let ghost = plan_of(&root, &[], json!({})).unwrap_err();
     assert!(ghost.to_string().contains("'ghost'"), "{ghost}");
 
-    let broken_inner = bp(json!({"id": "inner", "name": "i", "version": "1.0", "tasks": [{"id": "start", "type": "system.start"}]}));
+    let broken_inner =
+        bp(json!({"id": "inner", "name": "i", "version": "1.0", "tasks": [{"id": "start", "type": "system.start"}]}));
     let root = calling("root", composite(json!({"static": "inner"})));
     let invalid = plan_of(&root, &[&broken_inner], json!({})).unwrap_err();
     assert!(matches!(invalid, PlanError::InnerBlueprintInvalid { .. }), "{invalid}");

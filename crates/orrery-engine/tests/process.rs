@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use orrery_engine::process::{
-    is_alive, spawn, Exit, Finished, GroupCleanup, ProcessError, ProcessSpec, Program,
-    INHERITED_ENV,
+    is_alive, spawn, Exit, Finished, GroupCleanup, ProcessError, ProcessSpec, Program, INHERITED_ENV,
 };
 
 /// Only to detect a hang: nothing here should come close.
@@ -31,10 +30,7 @@ async fn run(spec: ProcessSpec) -> (Finished, String) {
     let log_path = spec.log_path.clone();
     let supervised = spawn(spec).await.expect("the process should start");
     let finished = finish(supervised).await;
-    (
-        finished,
-        std::fs::read_to_string(&log_path).expect("the log file should exist"),
-    )
+    (finished, std::fs::read_to_string(&log_path).expect("the log file should exist"))
 }
 
 /// Waits until the log holds `needle`, so a test acts only once the child has set itself up
@@ -46,10 +42,7 @@ async fn wait_for_log(path: &Path, needle: &str) -> String {
         if text.contains(needle) {
             return text;
         }
-        assert!(
-            Instant::now() < until,
-            "the child never wrote {needle:?}; log so far: {text:?}"
-        );
+        assert!(Instant::now() < until, "the child never wrote {needle:?}; log so far: {text:?}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -67,11 +60,7 @@ fn state_and_group(pid: i32) -> Option<(char, i32)> {
 fn running_members(pgid: u32) -> Vec<i32> {
     let mut members = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
             continue;
         };
         if let Some((state, group)) = state_and_group(pid) {
@@ -93,11 +82,7 @@ async fn a_process_that_succeeds_is_exited_with_code_zero() {
     let (finished, _) = run(ProcessSpec::shell("true", log_in(&dir))).await;
     assert_eq!(finished.exit, Exit::Exited { code: 0 });
     assert!(finished.exit.is_success());
-    assert_eq!(
-        finished.group,
-        GroupCleanup::NotNeeded,
-        "nothing was left to stop"
-    );
+    assert_eq!(finished.group, GroupCleanup::NotNeeded, "nothing was left to stop");
 }
 
 #[tokio::test]
@@ -115,26 +100,15 @@ async fn a_leader_killed_by_someone_else_is_signalled_not_cancelled() {
     let dir = tempfile::tempdir().unwrap();
     let (finished, _) = run(ProcessSpec::shell("kill -KILL $$", log_in(&dir))).await;
     assert_eq!(finished.exit, Exit::Signalled { signal: 9 });
-    assert_eq!(
-        finished.exit.code(),
-        137,
-        "128 + signal, as a shell reports it"
-    );
+    assert_eq!(finished.exit.code(), 137, "128 + signal, as a shell reports it");
 }
 
 #[tokio::test]
 async fn stdout_and_stderr_are_interleaved_in_order_in_one_log() {
     let dir = tempfile::tempdir().unwrap();
-    let (finished, log) = run(ProcessSpec::shell(
-        "echo a; echo b >&2; echo c; echo d >&2",
-        log_in(&dir),
-    ))
-    .await;
+    let (finished, log) = run(ProcessSpec::shell("echo a; echo b >&2; echo c; echo d >&2", log_in(&dir))).await;
     assert_eq!(finished.exit, Exit::Exited { code: 0 });
-    assert_eq!(
-        log, "a\nb\nc\nd\n",
-        "both streams, in the order they were written"
-    );
+    assert_eq!(log, "a\nb\nc\nd\n", "both streams, in the order they were written");
 }
 
 #[tokio::test]
@@ -147,30 +121,14 @@ async fn the_environment_holds_only_the_inherited_list_and_the_given_variables()
     let (finished, log) = run(spec).await;
     assert_eq!(finished.exit, Exit::Exited { code: 0 });
 
-    assert!(
-        !log.contains("ORRERY_TEST_SHOULD_NOT_LEAK"),
-        "the engine's variables leaked: {log}"
-    );
-    assert!(
-        log.lines().any(|l| l == "ORRERY_GIVEN=given value"),
-        "the given variable: {log}"
-    );
-    let names: BTreeSet<&str> = log
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(n, _)| n)
-        .collect();
-    let mut expected: BTreeSet<&str> = INHERITED_ENV
-        .iter()
-        .copied()
-        .filter(|n| std::env::var_os(n).is_some())
-        .collect();
+    assert!(!log.contains("ORRERY_TEST_SHOULD_NOT_LEAK"), "the engine's variables leaked: {log}");
+    assert!(log.lines().any(|l| l == "ORRERY_GIVEN=given value"), "the given variable: {log}");
+    let names: BTreeSet<&str> = log.lines().filter_map(|l| l.split_once('=')).map(|(n, _)| n).collect();
+    let mut expected: BTreeSet<&str> =
+        INHERITED_ENV.iter().copied().filter(|n| std::env::var_os(n).is_some()).collect();
     expected.insert("PATH");
     expected.insert("ORRERY_GIVEN");
-    assert_eq!(
-        names, expected,
-        "exactly the inherited list (as set here) plus the given ones"
-    );
+    assert_eq!(names, expected, "exactly the inherited list (as set here) plus the given ones");
 }
 
 #[tokio::test]
@@ -190,30 +148,20 @@ async fn the_working_directory_is_honoured() {
     let mut spec = ProcessSpec::argv(["pwd", "-P"], log_in(&dir));
     spec.cwd = Some(workdir.clone());
     let (_, log) = run(spec).await;
-    assert_eq!(
-        log.trim_end(),
-        workdir.canonicalize().unwrap().to_str().unwrap()
-    );
+    assert_eq!(log.trim_end(), workdir.canonicalize().unwrap().to_str().unwrap());
 }
 
 #[tokio::test]
 async fn a_missing_program_is_a_typed_spawn_error() {
     let dir = tempfile::tempdir().unwrap();
-    let error = spawn(ProcessSpec::argv(["orrery-no-such-program"], log_in(&dir)))
-        .await
-        .unwrap_err();
+    let error = spawn(ProcessSpec::argv(["orrery-no-such-program"], log_in(&dir))).await.unwrap_err();
     assert!(
         matches!(&error, ProcessError::ProgramNotFound { program } if program == "orrery-no-such-program"),
         "got {error:?}"
     );
     let missing = dir.path().join("absent").to_str().unwrap().to_owned();
-    let error = spawn(ProcessSpec::argv([missing], log_in(&dir)))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(error, ProcessError::ProgramNotFound { .. }),
-        "got {error:?}"
-    );
+    let error = spawn(ProcessSpec::argv([missing], log_in(&dir))).await.unwrap_err();
+    assert!(matches!(error, ProcessError::ProgramNotFound { .. }), "got {error:?}");
 }
 
 #[tokio::test]
@@ -221,21 +169,14 @@ async fn a_program_without_execute_permission_is_a_typed_spawn_error() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.sh");
     std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
-    let error = spawn(ProcessSpec::argv([script.to_str().unwrap()], log_in(&dir)))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(error, ProcessError::ProgramNotExecutable { .. }),
-        "got {error:?}"
-    );
+    let error = spawn(ProcessSpec::argv([script.to_str().unwrap()], log_in(&dir))).await.unwrap_err();
+    assert!(matches!(error, ProcessError::ProgramNotExecutable { .. }), "got {error:?}");
 }
 
 #[tokio::test]
 async fn an_empty_argument_list_is_a_typed_spawn_error() {
     let dir = tempfile::tempdir().unwrap();
-    let error = spawn(ProcessSpec::new(Program::Argv(vec![]), log_in(&dir)))
-        .await
-        .unwrap_err();
+    let error = spawn(ProcessSpec::new(Program::Argv(vec![]), log_in(&dir))).await.unwrap_err();
     assert!(matches!(error, ProcessError::EmptyArgv), "got {error:?}");
 }
 
@@ -245,23 +186,15 @@ async fn a_missing_working_directory_is_a_typed_spawn_error() {
     let mut spec = ProcessSpec::shell("true", log_in(&dir));
     spec.cwd = Some(dir.path().join("not-there"));
     let error = spawn(spec).await.unwrap_err();
-    assert!(
-        matches!(error, ProcessError::CwdMissing { ref cwd } if cwd.ends_with("not-there")),
-        "got {error:?}"
-    );
+    assert!(matches!(error, ProcessError::CwdMissing { ref cwd } if cwd.ends_with("not-there")), "got {error:?}");
 }
 
 #[tokio::test]
 async fn a_log_path_that_cannot_be_written_is_a_typed_spawn_error() {
     let dir = tempfile::tempdir().unwrap();
     // A directory cannot be opened for writing, even by root.
-    let error = spawn(ProcessSpec::shell("true", dir.path()))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(error, ProcessError::LogUnwritable { .. }),
-        "got {error:?}"
-    );
+    let error = spawn(ProcessSpec::shell("true", dir.path())).await.unwrap_err();
+    assert!(matches!(error, ProcessError::LogUnwritable { .. }), "got {error:?}");
 }
 
 #[tokio::test]
@@ -270,28 +203,19 @@ async fn an_invalid_variable_name_is_a_typed_spawn_error() {
     let mut spec = ProcessSpec::shell("true", log_in(&dir));
     spec.env = vec![("A=B".into(), "x".into())];
     let error = spawn(spec).await.unwrap_err();
-    assert!(
-        matches!(error, ProcessError::InvalidEnv { ref name } if name == "A=B"),
-        "got {error:?}"
-    );
+    assert!(matches!(error, ProcessError::InvalidEnv { ref name } if name == "A=B"), "got {error:?}");
 }
 
 #[tokio::test]
 async fn cancelling_a_sleep_ends_it_as_cancelled_by_sigterm_within_the_grace() {
     let dir = tempfile::tempdir().unwrap();
-    let supervised = spawn(ProcessSpec::shell("sleep 60", log_in(&dir)))
-        .await
-        .unwrap();
+    let supervised = spawn(ProcessSpec::shell("sleep 60", log_in(&dir))).await.unwrap();
     let pgid = supervised.pid();
     supervised.canceller().cancel();
     let finished = finish(supervised).await;
     assert_eq!(finished.exit, Exit::Cancelled);
     assert_eq!(finished.exit.code(), 130);
-    assert_eq!(
-        finished.group,
-        GroupCleanup::Terminated,
-        "SIGTERM was enough: no SIGKILL needed"
-    );
+    assert_eq!(finished.group, GroupCleanup::Terminated, "SIGTERM was enough: no SIGKILL needed");
     assert_eq!(running_members(pgid), Vec::<i32>::new());
     eprintln!("cancel of sleep 60 took {:?}", finished.duration);
 }
@@ -308,16 +232,9 @@ async fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
     supervised.canceller().cancel();
     let finished = finish(supervised).await;
     assert_eq!(finished.exit, Exit::Cancelled);
-    assert_eq!(
-        finished.group,
-        GroupCleanup::Killed,
-        "TERM was ignored, so KILL was needed"
-    );
+    assert_eq!(finished.group, GroupCleanup::Killed, "TERM was ignored, so KILL was needed");
     assert_eq!(running_members(pgid), Vec::<i32>::new());
-    eprintln!(
-        "cancel of a TERM-ignoring child took {:?}",
-        finished.duration
-    );
+    eprintln!("cancel of a TERM-ignoring child took {:?}", finished.duration);
 }
 
 #[tokio::test]
@@ -328,27 +245,16 @@ async fn grandchildren_that_ignore_sigterm_are_all_gone_after_cancel() {
     spec.grace = Duration::from_millis(300);
     let supervised = spawn(spec).await.unwrap();
     let pgid = supervised.pid();
-    assert_eq!(
-        pgid as i32,
-        unsafe { libc::getpgid(pgid as i32) },
-        "the child leads its own group"
-    );
+    assert_eq!(pgid as i32, unsafe { libc::getpgid(pgid as i32) }, "the child leads its own group");
     wait_for_log(&log, "ready").await;
     let before = running_members(pgid);
-    assert!(
-        before.len() >= 3,
-        "the shell and two sleeps should run in the group: {before:?}"
-    );
+    assert!(before.len() >= 3, "the shell and two sleeps should run in the group: {before:?}");
 
     supervised.canceller().cancel();
     let finished = finish(supervised).await;
     assert_eq!(finished.exit, Exit::Cancelled);
     assert_eq!(finished.group, GroupCleanup::Killed);
-    assert_eq!(
-        running_members(pgid),
-        Vec::<i32>::new(),
-        "no member of the group may survive"
-    );
+    assert_eq!(running_members(pgid), Vec::<i32>::new(), "no member of the group may survive");
     for pid in before {
         assert!(!is_running(pid), "process {pid} of the group still runs");
     }
@@ -380,15 +286,10 @@ async fn a_timeout_that_does_not_expire_changes_nothing() {
 #[tokio::test]
 async fn is_alive_knows_a_running_child_by_pid_and_start_time_only() {
     let dir = tempfile::tempdir().unwrap();
-    let supervised = spawn(ProcessSpec::shell("sleep 60", log_in(&dir)))
-        .await
-        .unwrap();
+    let supervised = spawn(ProcessSpec::shell("sleep 60", log_in(&dir))).await.unwrap();
     let (pid, start_time) = (supervised.pid(), supervised.start_time());
     assert!(is_alive(pid, start_time), "the running child is alive");
-    assert!(
-        !is_alive(pid, start_time + 1),
-        "the same pid with another start time is not it"
-    );
+    assert!(!is_alive(pid, start_time + 1), "the same pid with another start time is not it");
     supervised.canceller().cancel();
     finish(supervised).await;
     assert!(!is_alive(pid, start_time), "after wait the child is gone");
@@ -399,29 +300,11 @@ async fn is_alive_knows_a_running_child_by_pid_and_start_time_only() {
 #[tokio::test]
 async fn grandchildren_left_behind_by_an_exiting_leader_are_stopped_before_wait_returns() {
     let dir = tempfile::tempdir().unwrap();
-    let (finished, log) = run(ProcessSpec::shell(
-        "sleep 60 & echo $!; exit 0",
-        log_in(&dir),
-    ))
-    .await;
-    let grandchild: i32 = log
-        .trim()
-        .parse()
-        .expect("the log holds the grandchild's pid");
-    assert_eq!(
-        finished.exit,
-        Exit::Exited { code: 0 },
-        "the exit is still the leader's own"
-    );
-    assert_eq!(
-        finished.group,
-        GroupCleanup::Terminated,
-        "the straggler was sent SIGTERM"
-    );
-    assert!(
-        !is_running(grandchild),
-        "the grandchild {grandchild} must not outlive the attempt"
-    );
+    let (finished, log) = run(ProcessSpec::shell("sleep 60 & echo $!; exit 0", log_in(&dir))).await;
+    let grandchild: i32 = log.trim().parse().expect("the log holds the grandchild's pid");
+    assert_eq!(finished.exit, Exit::Exited { code: 0 }, "the exit is still the leader's own");
+    assert_eq!(finished.group, GroupCleanup::Terminated, "the straggler was sent SIGTERM");
+    assert!(!is_running(grandchild), "the grandchild {grandchild} must not outlive the attempt");
 }
 
 #[tokio::test]
@@ -430,24 +313,16 @@ async fn a_straggler_that_ignores_sigterm_is_killed_after_the_leader_exits() {
     let mut spec = ProcessSpec::shell("trap '' TERM; sleep 60 & echo $!; exit 5", log_in(&dir));
     spec.grace = Duration::from_millis(300);
     let (finished, log) = run(spec).await;
-    let grandchild: i32 = log
-        .trim()
-        .parse()
-        .expect("the log holds the grandchild's pid");
+    let grandchild: i32 = log.trim().parse().expect("the log holds the grandchild's pid");
     assert_eq!(finished.exit, Exit::Exited { code: 5 });
     assert_eq!(finished.group, GroupCleanup::Killed);
-    assert!(
-        !is_running(grandchild),
-        "the grandchild {grandchild} must not outlive the attempt"
-    );
+    assert!(!is_running(grandchild), "the grandchild {grandchild} must not outlive the attempt");
 }
 
 #[tokio::test]
 async fn cancelling_after_the_process_ended_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let supervised = spawn(ProcessSpec::shell("exit 2", log_in(&dir)))
-        .await
-        .unwrap();
+    let supervised = spawn(ProcessSpec::shell("exit 2", log_in(&dir))).await.unwrap();
     let canceller = supervised.canceller();
     let finished = finish(supervised).await;
     canceller.cancel();
@@ -459,9 +334,7 @@ async fn cancelling_after_the_process_ended_changes_nothing() {
 #[tokio::test]
 async fn a_dropped_handle_still_reaps_its_process() {
     let dir = tempfile::tempdir().unwrap();
-    let supervised = spawn(ProcessSpec::shell("exit 0", log_in(&dir)))
-        .await
-        .unwrap();
+    let supervised = spawn(ProcessSpec::shell("exit 0", log_in(&dir))).await.unwrap();
     let pid = supervised.pid() as i32;
     drop(supervised);
     // Our child, once reaped, vanishes from /proc; unreaped, it would stay a zombie of ours.
@@ -474,11 +347,7 @@ async fn a_dropped_handle_still_reaps_its_process() {
 
 fn parent_of(pid: i32) -> Option<i32> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    text[text.rfind(')')? + 1..]
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
+    text[text.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
 }
 
 #[tokio::test]
@@ -487,8 +356,5 @@ async fn each_attempt_appends_to_its_log_file() {
     let log = log_in(&dir);
     run(ProcessSpec::shell("echo first", &log)).await;
     let (_, text) = run(ProcessSpec::shell("echo second", &log)).await;
-    assert_eq!(
-        text, "first\nsecond\n",
-        "a reused log path is appended to, never truncated"
-    );
+    assert_eq!(text, "first\nsecond\n", "a reused log path is appended to, never truncated");
 }

@@ -50,7 +50,12 @@ impl Fixture {
 
     fn options(&self, control: Option<&SessionControl>) -> (RunOptions, broadcast::Receiver<Event>) {
         let (sender, receiver) = broadcast::channel(10_000);
-        let options = RunOptions { max_parallel: 2, work_dir: self.path("work"), events: Some(sender), control: control.cloned() };
+        let options = RunOptions {
+            max_parallel: 2,
+            work_dir: self.path("work"),
+            events: Some(sender),
+            control: control.cloned(),
+        };
         (options, receiver)
     }
 
@@ -131,7 +136,11 @@ fn two_tasks(fx: &Fixture, otherwise: &str) -> Blueprint {
     let ran = fx.path("ran.txt");
     let go = fx.path("go");
     let t1 = sh("t1", &format!("echo one >> '{}'", ran.display()), "start");
-    let t2 = sh("t2", &format!("if [ -f '{}' ]; then echo two >> '{}'; else {otherwise}; fi", go.display(), ran.display()), "t1");
+    let t2 = sh(
+        "t2",
+        &format!("if [ -f '{}' ]; then echo two >> '{}'; else {otherwise}; fi", go.display(), ran.display()),
+        "t1",
+    );
     blueprint("root", vec![start(), t1, t2, end("t2")])
 }
 
@@ -149,7 +158,10 @@ async fn a_stopped_session_resumes_from_the_store_and_finished_tasks_never_run_a
     assert_eq!(report.session_id, stopped.session_id);
     assert_eq!(read(&fx.path("ran.txt")), "one\ntwo\n", "t1 ran exactly once");
     assert_eq!(fx.attempt_states(&report.session_id, "root.t1"), vec![AttemptState::Succeeded]);
-    assert_eq!(fx.attempt_states(&report.session_id, "root.t2"), vec![AttemptState::Cancelled, AttemptState::Succeeded]);
+    assert_eq!(
+        fx.attempt_states(&report.session_id, "root.t2"),
+        vec![AttemptState::Cancelled, AttemptState::Succeeded]
+    );
     let attempts = fx.store().attempts(&report.session_id).unwrap();
     let numbers: Vec<u32> = attempts.iter().filter(|a| a.node == "root.t2").map(|a| a.attempt).collect();
     assert_eq!(numbers, vec![1, 2]);
@@ -224,7 +236,8 @@ async fn after_a_crash_an_attempt_whose_process_is_gone_is_settled_unknown_and_r
     let states = fx.attempt_states(&report.session_id, "root.t2");
     assert_eq!(states, vec![AttemptState::Cancelled, AttemptState::Unknown, AttemptState::Succeeded]);
     let store = fx.store();
-    let unknown = store.attempts(&report.session_id).unwrap().into_iter().find(|a| a.state == AttemptState::Unknown).unwrap();
+    let unknown =
+        store.attempts(&report.session_id).unwrap().into_iter().find(|a| a.state == AttemptState::Unknown).unwrap();
     assert!(unknown.error.is_some());
     let steps = store.steps(&unknown.run_id).unwrap();
     assert_eq!(steps.iter().map(|s| s.state).collect::<Vec<_>>(), vec![StepState::Unknown]);
@@ -254,7 +267,13 @@ async fn after_a_crash_a_process_still_alive_is_killed_with_its_group_and_settle
     assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
     reaper.join().unwrap().expect("the orphan was reaped");
     // Killed members are reaped by init (they are not this process's children): give it time.
-    let group_exists = || std::process::Command::new("/bin/sh").args(["-c", &format!("kill -0 -{pid} 2>/dev/null")]).status().unwrap().success();
+    let group_exists = || {
+        std::process::Command::new("/bin/sh")
+            .args(["-c", &format!("kill -0 -{pid} 2>/dev/null")])
+            .status()
+            .unwrap()
+            .success()
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while group_exists() {
         let ps = std::process::Command::new("ps").args(["-o", "pid,pgid,stat,cmd", "-g", &pid.to_string()]).output();
@@ -271,7 +290,11 @@ async fn after_a_crash_a_process_still_alive_is_killed_with_its_group_and_settle
 async fn a_composite_session_resumes_with_its_inner_blueprint_read_from_the_store() {
     let fx = Fixture::new();
     let go = fx.path("go");
-    let mut wait = sh("wait", &format!("if [ -f '{}' ]; then printf '{{\"v\": 7}}' > \"$ORRERY_OUTPUTS\"; else sleep 30; fi", go.display()), "start");
+    let mut wait = sh(
+        "wait",
+        &format!("if [ -f '{}' ]; then printf '{{\"v\": 7}}' > \"$ORRERY_OUTPUTS\"; else sleep 30; fi", go.display()),
+        "start",
+    );
     wait["outputs"] = json!([{"name": "v"}]);
     let inner = blueprint("inner", vec![start(), wait, end("wait")]);
     let composite = json!({"id": "comp", "type": "system.composite",

@@ -54,8 +54,14 @@ impl Fixture {
         self.path("orrery.db")
     }
 
-    async fn try_run(&self, root: &Blueprint, others: &[&Blueprint], max_parallel: usize) -> Result<(RunReport, Vec<Event>), RunError> {
-        let library: Vec<Blueprint> = std::iter::once(root.clone()).chain(others.iter().map(|b| (*b).clone())).collect();
+    async fn try_run(
+        &self,
+        root: &Blueprint,
+        others: &[&Blueprint],
+        max_parallel: usize,
+    ) -> Result<(RunReport, Vec<Event>), RunError> {
+        let library: Vec<Blueprint> =
+            std::iter::once(root.clone()).chain(others.iter().map(|b| (*b).clone())).collect();
         let valid = {
             let lib: Library = library.iter().collect();
             ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
@@ -63,9 +69,10 @@ impl Fixture {
         let (sender, mut receiver) = broadcast::channel(10_000);
         let options = RunOptions { max_parallel, work_dir: self.path("work"), events: Some(sender), control: None };
         // A hang guard only: nothing here should take more than a few seconds.
-        let report = tokio::time::timeout(Duration::from_secs(60), run_session(&self.db(), valid, library, Map::new(), options))
-            .await
-            .expect("the session ended in time")?;
+        let report =
+            tokio::time::timeout(Duration::from_secs(60), run_session(&self.db(), valid, library, Map::new(), options))
+                .await
+                .expect("the session ended in time")?;
         let mut events = Vec::new();
         while let Ok(e) = receiver.try_recv() {
             events.push(e);
@@ -75,14 +82,23 @@ impl Fixture {
 
     /// Starts `root` (no library) in the background with `control`; the events come on the
     /// returned receiver as they are committed.
-    fn spawn(&self, root: &Blueprint, control: &SessionControl) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
+    fn spawn(
+        &self,
+        root: &Blueprint,
+        control: &SessionControl,
+    ) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
         let library = vec![root.clone()];
         let valid = {
             let lib: Library = library.iter().collect();
             ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
         };
         let (sender, receiver) = broadcast::channel(10_000);
-        let options = RunOptions { max_parallel: 2, work_dir: self.path("work"), events: Some(sender), control: Some(control.clone()) };
+        let options = RunOptions {
+            max_parallel: 2,
+            work_dir: self.path("work"),
+            events: Some(sender),
+            control: Some(control.clone()),
+        };
         let db = self.db();
         let handle = tokio::spawn(async move { run_session(&db, valid, library, Map::new(), options).await });
         (handle, receiver)
@@ -171,7 +187,10 @@ async fn a_start_to_start_successor_runs_while_its_predecessor_is_still_running(
     a["params"].as_array_mut().unwrap().push(json!({"name": "timeout_s", "value": 20}));
     let b = json!({"id": "b", "type": "shell.run", "params": [{"name": "command", "value": format!("touch '{}'", marker.display())}],
         "depends_on": [{"id": "a", "type": "SS"}]});
-    let root = blueprint("root", vec![start(), a, b, json!({"id": "end", "type": "system.end", "depends_on": [{"id": "a"}, {"id": "b"}]})]);
+    let root = blueprint(
+        "root",
+        vec![start(), a, b, json!({"id": "end", "type": "system.end", "depends_on": [{"id": "a"}, {"id": "b"}]})],
+    );
 
     let ran = fx.run(&root, &[], 2).await;
 
@@ -205,7 +224,12 @@ async fn a_failing_task_fails_the_session_with_tool_failure_and_later_tasks_neve
     let later = fx.path("later_ran");
     let root = blueprint(
         "root",
-        vec![start(), sh("a", "echo boom; exit 3", "start"), sh("b", &format!("touch '{}'", later.display()), "a"), end("b")],
+        vec![
+            start(),
+            sh("a", "echo boom; exit 3", "start"),
+            sh("b", &format!("touch '{}'", later.display()), "a"),
+            end("b"),
+        ],
     );
 
     let ran = fx.run(&root, &[], 2).await;
@@ -239,7 +263,9 @@ async fn an_unknown_task_type_is_refused_before_any_session_exists() {
         other => panic!("expected the unknown type to be refused, got {other:?}"),
     }
     // Nothing was written: the store was never even opened.
-    assert!(!fx.db().exists() || Store::open(&fx.db()).unwrap().sessions(&SessionFilter::default()).unwrap().is_empty());
+    assert!(
+        !fx.db().exists() || Store::open(&fx.db()).unwrap().sessions(&SessionFilter::default()).unwrap().is_empty()
+    );
 }
 
 /// start -> loop_start (opening a scope with `policy`) -> body (appends a line) -> loop_end -> end.
@@ -250,7 +276,13 @@ fn looping(policy: Value, file: &Path) -> Blueprint {
     loop_end["scope_end"] = json!("loop_start");
     blueprint(
         "root",
-        vec![start(), loop_start, sh("body", &format!("echo run >> '{}'", file.display()), "loop_start"), loop_end, end("loop_end")],
+        vec![
+            start(),
+            loop_start,
+            sh("body", &format!("echo run >> '{}'", file.display()), "loop_start"),
+            loop_end,
+            end("loop_end"),
+        ],
     )
 }
 
@@ -264,7 +296,8 @@ async fn a_retry_scope_with_two_retries_runs_its_body_three_times() {
     assert_eq!(lines(&file), 3);
     let counter = ran.store.scope_iterations(&ran.report.session_id, "root", "root.loop_start").unwrap();
     assert_eq!(counter, 2, "the counter counts the extra runs");
-    let body: Vec<_> = ran.store.attempts(&ran.report.session_id).unwrap().into_iter().filter(|a| a.node == "root.body").collect();
+    let body: Vec<_> =
+        ran.store.attempts(&ran.report.session_id).unwrap().into_iter().filter(|a| a.node == "root.body").collect();
     assert_eq!(body.iter().map(|a| a.attempt).collect::<Vec<_>>(), [1, 2, 3]);
     for a in &body {
         let log = a.log_path.clone().expect("a shell attempt has a log");
@@ -277,7 +310,8 @@ async fn a_retry_scope_with_two_retries_runs_its_body_three_times() {
 async fn a_while_scope_with_three_max_iterations_and_a_true_condition_runs_three_times() {
     let fx = Fixture::new();
     let file = fx.path("runs");
-    let ran = fx.run(&looping(json!({"while_policy": {"condition": "True", "max_iterations": 3}}), &file), &[], 2).await;
+    let ran =
+        fx.run(&looping(json!({"while_policy": {"condition": "True", "max_iterations": 3}}), &file), &[], 2).await;
 
     ran.assert_completed();
     assert_eq!(lines(&file), 3);
@@ -406,7 +440,10 @@ async fn a_failure_cancels_the_tasks_still_running_and_settles_them_as_cancelled
     assert_eq!(slow.state, orrery_store::AttemptState::Cancelled);
     assert_eq!(ran.node_state("root.slow"), TaskState::Pending, "an interrupted task would run again");
     let pid = slow.process.expect("the process was recorded").pid;
-    assert!(!Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z"));
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z")
+    );
 }
 
 /// Waits (at most 20 s) for the `attempt_started` event of `node`.
@@ -449,7 +486,12 @@ async fn a_stop_cancels_the_running_process_settles_it_cancelled_and_the_session
     let marker = fx.path("later-ran");
     let root = blueprint(
         "root",
-        vec![start(), sh("slow", "sleep 30", "start"), sh("later", &format!("touch '{}'", marker.display()), "slow"), end("later")],
+        vec![
+            start(),
+            sh("slow", "sleep 30", "start"),
+            sh("later", &format!("touch '{}'", marker.display()), "slow"),
+            end("later"),
+        ],
     );
 
     let (ran, took) = stop_when_running(&fx, &root, "root.slow").await;
@@ -472,7 +514,9 @@ async fn a_stop_cancels_the_running_process_settles_it_cancelled_and_the_session
     // What was committed was announced, ending with the stop.
     let stored = ran.store.events_after(&ran.report.session_id, 0, 200).expect("events read");
     assert_eq!(stored.last(), ran.events.last());
-    let orrery_store::EventPayload::Whole { value } = &stored.last().expect("events").payload else { panic!("a small payload") };
+    let orrery_store::EventPayload::Whole { value } = &stored.last().expect("events").payload else {
+        panic!("a small payload")
+    };
     assert_eq!(value["state"], "stopped");
 }
 

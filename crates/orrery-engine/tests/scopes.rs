@@ -5,7 +5,8 @@ use orrery_blueprint::{load, Blueprint, Library, ValidBlueprint};
 use orrery_engine::plan::{build, SessionPlan};
 use orrery_engine::scheduler::NodeState;
 use orrery_engine::scopes::{
-    apply_skip, decide_scope_end, reset_scope, skip_cascade, Policy, ScopeDecision, ScopeId, ScopeIndex, SCOPE_CONDITION_ERROR,
+    apply_skip, decide_scope_end, reset_scope, skip_cascade, Policy, ScopeDecision, ScopeId, ScopeIndex,
+    SCOPE_CONDITION_ERROR,
 };
 use serde_json::{json, Value};
 
@@ -163,7 +164,10 @@ fn when_an_outer_scope_loops_the_nested_scope_counters_are_reset() {
         ScopeDecision::Loop { reset, reset_counters, iterations, .. } => {
             assert_eq!(reset_counters, [inner.id]);
             assert_eq!(iterations, 1);
-            assert_eq!(keys(&plan, &reset), ["root.inner_body", "root.inner_end", "root.inner_start", "root.outer_end", "root.outer_start"]);
+            assert_eq!(
+                keys(&plan, &reset),
+                ["root.inner_body", "root.inner_end", "root.inner_start", "root.outer_end", "root.outer_start"]
+            );
         }
         other => panic!("expected a loop, got {other:?}"),
     }
@@ -217,7 +221,9 @@ fn one_inner_blueprint_used_twice_gives_two_independent_scopes() {
     // Their counters are separate: a at its last run continues, b at its first loops.
     assert_eq!(decide_scope_end(&index, a.id, 1, || Ok(false)), ScopeDecision::Continue);
     match decide_scope_end(&index, b.id, 0, || Ok(false)) {
-        ScopeDecision::Loop { reset, .. } => assert!(reset.iter().all(|&n| plan.graph.nodes[n].key.starts_with("looping_b.")), "{reset:?}"),
+        ScopeDecision::Loop { reset, .. } => {
+            assert!(reset.iter().all(|&n| plan.graph.nodes[n].key.starts_with("looping_b.")), "{reset:?}")
+        }
         other => panic!("expected a loop, got {other:?}"),
     }
 }
@@ -235,7 +241,8 @@ fn a_loop_around_a_composite_resets_its_inner_nodes_and_the_inner_scope_counter(
     assert_eq!(keys(&plan, &wrap.inner_members), inner_a);
     match decide_scope_end(&index, wrap.id, 0, || Ok(false)) {
         ScopeDecision::Loop { reset, inner_reset, reset_counters, .. } => {
-            let mut expected: Vec<String> = ["root.a", "root.wrap_end", "root.wrap_start"].iter().map(|s| s.to_string()).collect();
+            let mut expected: Vec<String> =
+                ["root.a", "root.wrap_end", "root.wrap_start"].iter().map(|s| s.to_string()).collect();
             expected.extend(inner_a.iter().map(|s| s.to_string()));
             expected.sort();
             assert_eq!(keys(&plan, &reset), expected);
@@ -264,7 +271,10 @@ fn a_skipped_composite_skips_its_inner_instance_and_the_instances_nested_in_it()
     let index = ScopeIndex::new(&plan);
     let work = node(&plan, "root.work");
     let skipped = skip_cascade(&plan, &index, work);
-    assert_eq!(keys(&plan, &skipped), ["leaf_work.end", "leaf_work.start", "leaf_work.work", "mid_work.end", "mid_work.start", "mid_work.work"]);
+    assert_eq!(
+        keys(&plan, &skipped),
+        ["leaf_work.end", "leaf_work.start", "leaf_work.work", "mid_work.end", "mid_work.start", "mid_work.work"]
+    );
     assert!(!skipped.contains(&work), "the skipped node itself is not in its cascade");
     // A plain task drags nothing along.
     assert!(skip_cascade(&plan, &index, node(&plan, "root.start")).is_empty());
@@ -287,7 +297,15 @@ fn a_skipped_scope_start_skips_the_rest_of_its_scope_with_inner_nodes() {
     let skipped = skip_cascade(&plan, &index, node(&plan, "root.wrap_start"));
     assert_eq!(
         keys(&plan, &skipped),
-        ["looping_a.body", "looping_a.end", "looping_a.loop_end", "looping_a.loop_start", "looping_a.start", "root.a", "root.wrap_end",]
+        [
+            "looping_a.body",
+            "looping_a.end",
+            "looping_a.loop_end",
+            "looping_a.loop_start",
+            "looping_a.start",
+            "root.a",
+            "root.wrap_end",
+        ]
     );
     // Nothing after the scope's end is touched.
     assert!(!skipped.contains(&node(&plan, "root.b")));

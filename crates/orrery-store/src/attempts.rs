@@ -157,11 +157,7 @@ pub struct Settlement {
 
 impl From<Outcome> for Settlement {
     fn from(outcome: Outcome) -> Self {
-        Settlement {
-            outcome,
-            node_state: None,
-            data: Vec::new(),
-        }
+        Settlement { outcome, node_state: None, data: Vec::new() }
     }
 }
 
@@ -242,8 +238,7 @@ impl Store {
                 )
                 .at(path)?;
             let rows = stmt.query_map([session_id], node_row).at(path)?;
-            rows.map(|r| r.at(path).and_then(|raw| raw.into_node(path)))
-                .collect()
+            rows.map(|r| r.at(path).and_then(|raw| raw.into_node(path))).collect()
         })
     }
 
@@ -256,9 +251,7 @@ impl Store {
         new: &NewAttempt,
     ) -> Result<(Attempt, Vec<Event>), StoreError> {
         if new.agent.is_empty() {
-            return Err(StoreError::invalid(format!(
-                "attempt at node {node:?} needs an agent"
-            )));
+            return Err(StoreError::invalid(format!("attempt at node {node:?} needs an agent")));
         }
         self.write(|tx| {
             require_session(&tx.sql, tx.path, session_id)?;
@@ -342,11 +335,7 @@ impl Store {
     }
 
     /// Records the process of a running attempt once it has been spawned.
-    pub fn set_attempt_process(
-        &mut self,
-        run_id: &RunId,
-        process: ProcessIdentity,
-    ) -> Result<(), StoreError> {
+    pub fn set_attempt_process(&mut self, run_id: &RunId, process: ProcessIdentity) -> Result<(), StoreError> {
         self.write(|tx| {
             let changed = tx
                 .sql
@@ -428,11 +417,7 @@ impl Store {
 
     pub fn attempt(&self, run_id: &RunId) -> Result<Attempt, StoreError> {
         self.conn
-            .query_row(
-                &format!("{SELECT_ATTEMPT} WHERE run_id = ?1"),
-                [run_id.as_str()],
-                attempt_row,
-            )
+            .query_row(&format!("{SELECT_ATTEMPT} WHERE run_id = ?1"), [run_id.as_str()], attempt_row)
             .optional()
             .at(&self.path)?
             .ok_or_else(|| StoreError::not_found("run", run_id.as_str()))?
@@ -443,14 +428,10 @@ impl Store {
     pub fn attempts(&self, session_id: &str) -> Result<Vec<Attempt>, StoreError> {
         self.read(|conn, path| {
             require_session(conn, path, session_id)?;
-            let mut stmt = conn
-                .prepare(&format!(
-                    "{SELECT_ATTEMPT} WHERE session_id = ?1 ORDER BY started_ms, rowid"
-                ))
-                .at(path)?;
+            let mut stmt =
+                conn.prepare(&format!("{SELECT_ATTEMPT} WHERE session_id = ?1 ORDER BY started_ms, rowid")).at(path)?;
             let rows = stmt.query_map([session_id], attempt_row).at(path)?;
-            rows.map(|r| r.at(path).and_then(|raw| raw.into_attempt(path)))
-                .collect()
+            rows.map(|r| r.at(path).and_then(|raw| raw.into_attempt(path))).collect()
         })
     }
 
@@ -458,16 +439,10 @@ impl Store {
     pub fn running_attempts(&self) -> Result<Vec<Attempt>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare(&format!(
-                "{SELECT_ATTEMPT} WHERE state = 'running' ORDER BY started_ms, rowid"
-            ))
+            .prepare(&format!("{SELECT_ATTEMPT} WHERE state = 'running' ORDER BY started_ms, rowid"))
             .at(&self.path)?;
         let rows = stmt.query_map([], attempt_row).at(&self.path)?;
-        rows.map(|r| {
-            r.at(&self.path)
-                .and_then(|raw| raw.into_attempt(&self.path))
-        })
-        .collect()
+        rows.map(|r| r.at(&self.path).and_then(|raw| raw.into_attempt(&self.path))).collect()
     }
 }
 
@@ -507,22 +482,12 @@ pub(crate) fn set_node_state(
 /// The error for a write refused because `run_id` is not running (or does not exist).
 pub(crate) fn stale(conn: &Connection, run_id: &RunId) -> StoreError {
     let state: Option<String> = conn
-        .query_row(
-            "SELECT state FROM task_runs WHERE run_id = ?1",
-            [run_id.as_str()],
-            |r| r.get(0),
-        )
+        .query_row("SELECT state FROM task_runs WHERE run_id = ?1", [run_id.as_str()], |r| r.get(0))
         .optional()
         .unwrap_or(None);
     match state {
-        Some(state) => StoreError::StaleRun {
-            run_id: run_id.to_string(),
-            state,
-        },
-        None => StoreError::StaleRun {
-            run_id: run_id.to_string(),
-            state: "unknown to this store".into(),
-        },
+        Some(state) => StoreError::StaleRun { run_id: run_id.to_string(), state },
+        None => StoreError::StaleRun { run_id: run_id.to_string(), state: "unknown to this store".into() },
     }
 }
 
@@ -538,29 +503,16 @@ struct RawNode {
 }
 
 fn node_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawNode> {
-    Ok(RawNode {
-        session_id: row.get(0)?,
-        node: row.get(1)?,
-        state: row.get(2)?,
-        updated_ms: row.get(3)?,
-    })
+    Ok(RawNode { session_id: row.get(0)?, node: row.get(1)?, state: row.get(2)?, updated_ms: row.get(3)? })
 }
 
 impl RawNode {
     fn into_node(self, path: &Path) -> Result<TaskNode, StoreError> {
         let state = TaskState::parse(&self.state).ok_or_else(|| StoreError::Corrupt {
             path: path.to_path_buf(),
-            detail: format!(
-                "node {:?} of session {:?} has state {:?}",
-                self.node, self.session_id, self.state
-            ),
+            detail: format!("node {:?} of session {:?} has state {:?}", self.node, self.session_id, self.state),
         })?;
-        Ok(TaskNode {
-            session_id: self.session_id,
-            node: self.node,
-            state,
-            updated_ms: self.updated_ms,
-        })
+        Ok(TaskNode { session_id: self.session_id, node: self.node, state, updated_ms: self.updated_ms })
     }
 }
 
@@ -610,8 +562,7 @@ impl RawAttempt {
             detail: format!("run {run_id:?} has an unreadable {what}"),
         };
         let json = |text: Option<String>, what: &str| -> Result<Option<Value>, StoreError> {
-            text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(what)))
-                .transpose()
+            text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(what))).transpose()
         };
         let state = AttemptState::parse(&self.state).ok_or_else(|| corrupt("state"))?;
         let error = match self.error_json {
@@ -632,10 +583,7 @@ impl RawAttempt {
             exit_code: self.exit_code,
             error,
             process: match (self.pid, self.process_start_time) {
-                (Some(pid), Some(start)) => Some(ProcessIdentity {
-                    pid,
-                    start_time: start as u64,
-                }),
+                (Some(pid), Some(start)) => Some(ProcessIdentity { pid, start_time: start as u64 }),
                 _ => None,
             },
             log_path: self.log_path.map(PathBuf::from),

@@ -20,25 +20,15 @@ pub struct BlueprintVersion {
 impl Store {
     /// Stores a blueprint's canonical JSON (idempotent) and returns its content hash.
     /// The same text under another blueprint id is refused: a hash names one blueprint.
-    pub fn put_blueprint_version(
-        &mut self,
-        blueprint_id: &str,
-        canonical_json: &str,
-    ) -> Result<String, StoreError> {
+    pub fn put_blueprint_version(&mut self, blueprint_id: &str, canonical_json: &str) -> Result<String, StoreError> {
         if blueprint_id.is_empty() {
-            return Err(StoreError::invalid(
-                "a blueprint version needs a blueprint id",
-            ));
+            return Err(StoreError::invalid("a blueprint version needs a blueprint id"));
         }
         let hash = sha256_hex(canonical_json);
         self.write(|tx| {
             let existing: Option<String> = tx
                 .sql
-                .query_row(
-                    "SELECT blueprint_id FROM blueprint_versions WHERE hash = ?1",
-                    [&hash],
-                    |r| r.get(0),
-                )
+                .query_row("SELECT blueprint_id FROM blueprint_versions WHERE hash = ?1", [&hash], |r| r.get(0))
                 .optional()
                 .at(tx.path)?;
             match existing {
@@ -77,10 +67,7 @@ impl Store {
     }
 
     /// Every stored version of one blueprint, newest first.
-    pub fn blueprint_versions(
-        &self,
-        blueprint_id: &str,
-    ) -> Result<Vec<BlueprintVersion>, StoreError> {
+    pub fn blueprint_versions(&self, blueprint_id: &str) -> Result<Vec<BlueprintVersion>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(

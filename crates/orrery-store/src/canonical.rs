@@ -18,8 +18,7 @@ pub fn sha256_hex(text: &str) -> String {
 
 /// The canonical text of any serializable value.
 pub fn canonical_json<T: Serialize + ?Sized>(value: &T) -> Result<String, StoreError> {
-    let value = serde_json::to_value(value)
-        .map_err(|e| StoreError::invalid(format!("arguments are not JSON: {e}")))?;
+    let value = serde_json::to_value(value).map_err(|e| StoreError::invalid(format!("arguments are not JSON: {e}")))?;
     Ok(sorted(value).to_string())
 }
 

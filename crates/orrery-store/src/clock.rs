@@ -19,10 +19,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0)
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
     }
 }
 
@@ -67,10 +64,7 @@ pub struct SequentialIds {
 
 impl IdSource for SequentialIds {
     fn session_id(&self) -> String {
-        format!(
-            "session-{}",
-            self.sessions.fetch_add(1, Ordering::SeqCst) + 1
-        )
+        format!("session-{}", self.sessions.fetch_add(1, Ordering::SeqCst) + 1)
     }
     fn run_id(&self) -> String {
         format!("run-{}", self.runs.fetch_add(1, Ordering::SeqCst) + 1)

@@ -14,12 +14,7 @@ use crate::{Store, StoreError, Tx};
 
 impl Store {
     /// One value of a blueprint instance's data; `None` when the key was never written.
-    pub fn data_value(
-        &self,
-        session_id: &str,
-        instance: &str,
-        key: &str,
-    ) -> Result<Option<Value>, StoreError> {
+    pub fn data_value(&self, session_id: &str, instance: &str, key: &str) -> Result<Option<Value>, StoreError> {
         self.read(|conn, path| {
             require_session(conn, path, session_id)?;
             let text: Option<String> = conn
@@ -31,17 +26,12 @@ impl Store {
                 )
                 .optional()
                 .at(path)?;
-            text.map(|t| parse_value(path, session_id, instance, key, &t))
-                .transpose()
+            text.map(|t| parse_value(path, session_id, instance, key, &t)).transpose()
         })
     }
 
     /// All data of one blueprint instance, by key.
-    pub fn instance_data(
-        &self,
-        session_id: &str,
-        instance: &str,
-    ) -> Result<BTreeMap<String, Value>, StoreError> {
+    pub fn instance_data(&self, session_id: &str, instance: &str) -> Result<BTreeMap<String, Value>, StoreError> {
         self.read(|conn, path| {
             require_session(conn, path, session_id)?;
             let mut stmt = conn
@@ -51,9 +41,7 @@ impl Store {
                 )
                 .at(path)?;
             let rows = stmt
-                .query_map([session_id, instance], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })
+                .query_map([session_id, instance], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
                 .at(path)?;
             let mut data = BTreeMap::new();
             for row in rows {
@@ -72,10 +60,8 @@ impl Store {
         instance: &str,
         values: &[(&str, Value)],
     ) -> Result<Event, StoreError> {
-        let writes: Vec<(String, String, Value)> = values
-            .iter()
-            .map(|(k, v)| (instance.to_string(), k.to_string(), v.clone()))
-            .collect();
+        let writes: Vec<(String, String, Value)> =
+            values.iter().map(|(k, v)| (instance.to_string(), k.to_string(), v.clone())).collect();
         self.write(|tx| {
             require_session(&tx.sql, tx.path, session_id)?;
             put_data_in(tx, session_id, &writes)
@@ -83,12 +69,7 @@ impl Store {
     }
 
     /// How many extra runs a scope has made (0 when never looped).
-    pub fn scope_iterations(
-        &self,
-        session_id: &str,
-        instance: &str,
-        scope_task_id: &str,
-    ) -> Result<u32, StoreError> {
+    pub fn scope_iterations(&self, session_id: &str, instance: &str, scope_task_id: &str) -> Result<u32, StoreError> {
         self.read(|conn, path| {
             require_session(conn, path, session_id)?;
             let n: Option<u32> = conn
@@ -167,24 +148,11 @@ pub(crate) fn put_data_in(
         .at(tx.path)?;
     let mut keys: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (instance, key, value) in writes {
-        stmt.execute(params![
-            session_id,
-            instance,
-            key,
-            value.to_string(),
-            tx.now_ms
-        ])
-        .at(tx.path)?;
+        stmt.execute(params![session_id, instance, key, value.to_string(), tx.now_ms]).at(tx.path)?;
         keys.entry(instance).or_default().push(key);
     }
     drop(stmt);
-    append(
-        tx,
-        session_id,
-        kinds::DATA_UPDATED,
-        None,
-        &json!({"keys": keys}),
-    )
+    append(tx, session_id, kinds::DATA_UPDATED, None, &json!({"keys": keys}))
 }
 
 fn parse_value(

@@ -17,10 +17,7 @@ pub enum StoreError {
     StaleRun { run_id: String, state: String },
 
     #[error("request id {request_id:?} was already used for {operation} with other arguments")]
-    RequestIdReused {
-        request_id: String,
-        operation: String,
-    },
+    RequestIdReused { request_id: String, operation: String },
 
     #[error("invalid argument: {message}")]
     InvalidArgument { message: String },
@@ -74,16 +71,11 @@ impl StoreError {
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
-        StoreError::InvalidArgument {
-            message: message.into(),
-        }
+        StoreError::InvalidArgument { message: message.into() }
     }
 
     pub(crate) fn not_found(what: &'static str, id: impl Into<String>) -> Self {
-        StoreError::NotFound {
-            what,
-            id: id.into(),
-        }
+        StoreError::NotFound { what, id: id.into() }
     }
 
     /// Maps a rusqlite error on the database at `path` by its result code.
@@ -95,15 +87,11 @@ impl StoreError {
         let detail = message.clone().unwrap_or_else(|| ffi_err.to_string());
         match ffi_err.extended_code & 0xff {
             ffi::SQLITE_NOTADB | ffi::SQLITE_CORRUPT => StoreError::Corrupt { path, detail },
-            ffi::SQLITE_READONLY | ffi::SQLITE_PERM | ffi::SQLITE_AUTH => {
-                StoreError::ReadOnly { path, detail }
-            }
+            ffi::SQLITE_READONLY | ffi::SQLITE_PERM | ffi::SQLITE_AUTH => StoreError::ReadOnly { path, detail },
             ffi::SQLITE_FULL => StoreError::DiskFull { path, detail },
             ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => StoreError::Busy { path },
             ffi::SQLITE_CANTOPEN if !writable(&path) => StoreError::ReadOnly { path, detail },
-            ffi::SQLITE_IOERR
-                if ffi_err.extended_code == ffi::SQLITE_IOERR_WRITE && no_space(&path) =>
-            {
+            ffi::SQLITE_IOERR if ffi_err.extended_code == ffi::SQLITE_IOERR_WRITE && no_space(&path) => {
                 StoreError::DiskFull { path, detail }
             }
             _ => StoreError::Sqlite { path, source: err },
@@ -114,16 +102,10 @@ impl StoreError {
         let path = path.to_path_buf();
         match source.kind() {
             std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
-                StoreError::ReadOnly {
-                    path,
-                    detail: source.to_string(),
-                }
+                StoreError::ReadOnly { path, detail: source.to_string() }
             }
             std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
-                StoreError::DiskFull {
-                    path,
-                    detail: source.to_string(),
-                }
+                StoreError::DiskFull { path, detail: source.to_string() }
             }
             _ => StoreError::Io { path, source },
         }

@@ -78,27 +78,14 @@ impl Store {
         let args = (session_id, event);
         self.write_once(request_id, "append_event", &args, |tx| {
             crate::sessions::require_session(&tx.sql, tx.path, session_id)?;
-            append(
-                tx,
-                session_id,
-                &event.kind,
-                event.run_id.as_ref(),
-                &event.payload,
-            )
+            append(tx, session_id, &event.kind, event.run_id.as_ref(), &event.payload)
         })
     }
 
     /// Up to `limit` (1..=200) events of a session with `seq > after_seq`, oldest first.
-    pub fn events_after(
-        &self,
-        session_id: &str,
-        after_seq: u64,
-        limit: u32,
-    ) -> Result<Vec<Event>, StoreError> {
+    pub fn events_after(&self, session_id: &str, after_seq: u64, limit: u32) -> Result<Vec<Event>, StoreError> {
         if !(1..=MAX_PAGE_LIMIT).contains(&limit) {
-            return Err(StoreError::invalid(format!(
-                "limit {limit} is outside 1..={MAX_PAGE_LIMIT}"
-            )));
+            return Err(StoreError::invalid(format!("limit {limit} is outside 1..={MAX_PAGE_LIMIT}")));
         }
         self.read(|conn, path| {
             crate::sessions::require_session(conn, path, session_id)?;
@@ -109,13 +96,9 @@ impl Store {
                 )
                 .at(path)?;
             let rows = stmt
-                .query_map(
-                    params![session_id, after_seq.min(i64::MAX as u64) as i64, limit],
-                    event_row,
-                )
+                .query_map(params![session_id, after_seq.min(i64::MAX as u64) as i64, limit], event_row)
                 .at(path)?;
-            rows.map(|r| r.at(path).and_then(|raw| raw.into_event(path)))
-                .collect()
+            rows.map(|r| r.at(path).and_then(|raw| raw.into_event(path))).collect()
         })
     }
 
@@ -128,11 +111,7 @@ impl Store {
     }
 }
 
-pub(crate) fn last_seq(
-    conn: &Connection,
-    path: &std::path::Path,
-    session_id: &str,
-) -> Result<u64, StoreError> {
+pub(crate) fn last_seq(conn: &Connection, path: &std::path::Path, session_id: &str) -> Result<u64, StoreError> {
     let seq: i64 = conn
         .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?1")
         .and_then(|mut s| s.query_row([session_id], |r| r.get(0)))
@@ -157,21 +136,11 @@ pub(crate) fn append(
         }
         let prefix = text[..cut].to_string();
         let sha = sha256_hex(&text);
-        let payload = EventPayload::Cut {
-            prefix: prefix.clone(),
-            full_len: text.len() as u64,
-            full_sha256: sha.clone(),
-        };
+        let payload =
+            EventPayload::Cut { prefix: prefix.clone(), full_len: text.len() as u64, full_sha256: sha.clone() };
         (prefix, Some(text.len() as i64), Some(sha), payload)
     } else {
-        (
-            text,
-            None,
-            None,
-            EventPayload::Whole {
-                value: payload.clone(),
-            },
-        )
+        (text, None, None, EventPayload::Whole { value: payload.clone() })
     };
     tx.sql
         .prepare_cached(
@@ -228,11 +197,9 @@ pub(crate) fn event_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEvent> {
 impl RawEvent {
     pub(crate) fn into_event(self, path: &std::path::Path) -> Result<Event, StoreError> {
         let payload = match (self.full_len, self.full_sha256) {
-            (Some(full_len), Some(full_sha256)) => EventPayload::Cut {
-                prefix: self.payload,
-                full_len: full_len as u64,
-                full_sha256,
-            },
+            (Some(full_len), Some(full_sha256)) => {
+                EventPayload::Cut { prefix: self.payload, full_len: full_len as u64, full_sha256 }
+            }
             _ => EventPayload::Whole {
                 value: serde_json::from_str(&self.payload).map_err(|e| StoreError::Corrupt {
                     path: path.to_path_buf(),
@@ -260,12 +227,8 @@ pub(crate) fn last_seq_of_run(
     path: &std::path::Path,
     run_id: &str,
 ) -> Result<Option<u64>, StoreError> {
-    conn.query_row(
-        "SELECT MAX(seq) FROM events WHERE run_id = ?1",
-        [run_id],
-        |r| r.get::<_, Option<i64>>(0),
-    )
-    .optional()
-    .at(path)
-    .map(|v| v.flatten().map(|s| s as u64))
+    conn.query_row("SELECT MAX(seq) FROM events WHERE run_id = ?1", [run_id], |r| r.get::<_, Option<i64>>(0))
+        .optional()
+        .at(path)
+        .map(|v| v.flatten().map(|s| s as u64))
 }

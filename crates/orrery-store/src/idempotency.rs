@@ -61,8 +61,8 @@ impl Store {
                 });
             }
             let answer = write(tx)?;
-            let answer_json = serde_json::to_string(&answer)
-                .map_err(|e| StoreError::invalid(format!("answer is not JSON: {e}")))?;
+            let answer_json =
+                serde_json::to_string(&answer).map_err(|e| StoreError::invalid(format!("answer is not JSON: {e}")))?;
             tx.sql
                 .execute(
                     "INSERT INTO requests (request_id, operation, args_digest, answer_json, created_ms)

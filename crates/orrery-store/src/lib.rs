@@ -67,8 +67,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use attempts::{
-    Attempt, AttemptState, NewAttempt, Outcome, ProcessIdentity, RunId, Settlement, TaskNode,
-    TaskState,
+    Attempt, AttemptState, NewAttempt, Outcome, ProcessIdentity, RunId, Settlement, TaskNode, TaskState,
 };
 pub use blueprints::BlueprintVersion;
 pub use clock::{Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
@@ -131,9 +130,7 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
     }
 }
 
@@ -145,12 +142,7 @@ impl Store {
 
     pub fn open_with(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
         let conn = open_connection(path, &options)?;
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
-            clock: options.clock,
-            ids: options.ids,
-        };
+        let mut store = Store { conn, path: path.to_path_buf(), clock: options.clock, ids: options.ids };
         migrations::migrate_to(&mut store.conn, path, migrations::SCHEMA_VERSION)?;
         Ok(store)
     }
@@ -170,26 +162,17 @@ impl Store {
     pub fn check_integrity(&self) -> Result<(), StoreError> {
         let mut problems: Vec<String> = Vec::new();
         let mut stmt = self.conn.prepare("PRAGMA integrity_check").at(&self.path)?;
-        let rows = stmt
-            .query_map([], |row| row.get::<_, String>(0))
-            .at(&self.path)?;
+        let rows = stmt.query_map([], |row| row.get::<_, String>(0)).at(&self.path)?;
         for row in rows {
             let line = row.at(&self.path)?;
             if line != "ok" {
                 problems.push(line);
             }
         }
-        let mut stmt = self
-            .conn
-            .prepare("PRAGMA foreign_key_check")
-            .at(&self.path)?;
+        let mut stmt = self.conn.prepare("PRAGMA foreign_key_check").at(&self.path)?;
         let rows = stmt
             .query_map([], |row| {
-                Ok(format!(
-                    "{} row {:?} breaks a foreign key",
-                    row.get::<_, String>(0)?,
-                    row.get::<_, Option<i64>>(1)?
-                ))
+                Ok(format!("{} row {:?} breaks a foreign key", row.get::<_, String>(0)?, row.get::<_, Option<i64>>(1)?))
             })
             .at(&self.path)?;
         for row in rows {
@@ -199,39 +182,22 @@ impl Store {
             Ok(())
         } else {
             problems.truncate(10);
-            Err(StoreError::Corrupt {
-                path: self.path.clone(),
-                detail: problems.join("; "),
-            })
+            Err(StoreError::Corrupt { path: self.path.clone(), detail: problems.join("; ") })
         }
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits only when `f` succeeds.
-    pub(crate) fn write<R>(
-        &mut self,
-        f: impl FnOnce(&Tx<'_>) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
+    pub(crate) fn write<R>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<R, StoreError>) -> Result<R, StoreError> {
         let now_ms = self.clock.now_ms();
-        let sql = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .at(&self.path)?;
-        let tx = Tx {
-            sql,
-            path: &self.path,
-            now_ms,
-            ids: &*self.ids,
-        };
+        let sql = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).at(&self.path)?;
+        let tx = Tx { sql, path: &self.path, now_ms, ids: &*self.ids };
         let answer = f(&tx)?;
         tx.sql.commit().at(&self.path)?;
         Ok(answer)
     }
 
     /// Runs `f` on one read snapshot, so multi-statement reads are consistent.
-    pub(crate) fn read<R>(
-        &self,
-        f: impl FnOnce(&Connection, &Path) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&Connection, &Path) -> Result<R, StoreError>) -> Result<R, StoreError> {
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
         let answer = f(&tx, &self.path)?;
         tx.finish().at(&self.path)?;
@@ -252,10 +218,7 @@ fn open_connection(path: &Path, options: &StoreOptions) -> Result<Connection, St
         std::fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
     }
     if path.is_dir() {
-        return Err(StoreError::invalid(format!(
-            "{} is a directory, not a database file",
-            path.display()
-        )));
+        return Err(StoreError::invalid(format!("{} is a directory, not a database file", path.display())));
     }
     // WAL keeps -wal and -shm files beside the database, so its folder must be writable too.
     if !error::writable(path) {
@@ -264,9 +227,7 @@ fn open_connection(path: &Path, options: &StoreOptions) -> Result<Connection, St
             detail: "the database file or its folder is not writable by this process".into(),
         });
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).at(path)?;
     if conn.is_readonly(rusqlite::MAIN_DB).at(path)? {
         return Err(StoreError::ReadOnly {
@@ -275,9 +236,7 @@ fn open_connection(path: &Path, options: &StoreOptions) -> Result<Connection, St
         });
     }
     conn.busy_timeout(options.busy_timeout).at(path)?;
-    let mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-        .at(path)?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)).at(path)?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::ReadOnly {
             path: path.to_path_buf(),
@@ -288,8 +247,7 @@ fn open_connection(path: &Path, options: &StoreOptions) -> Result<Connection, St
         Synchronous::Full => "FULL",
         Synchronous::Normal => "NORMAL",
     };
-    conn.pragma_update(None, "synchronous", synchronous)
-        .at(path)?;
+    conn.pragma_update(None, "synchronous", synchronous).at(path)?;
     conn.pragma_update(None, "foreign_keys", "ON").at(path)?;
     if let Some(pages) = options.max_page_count {
         conn.pragma_update(None, "max_page_count", pages).at(path)?;

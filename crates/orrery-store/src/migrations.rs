@@ -13,18 +13,14 @@ use crate::StoreError;
 
 /// Every migration, in order; migration `k` (1-based) brings a database to version `k`.
 /// Append only: a released file never changes.
-pub const MIGRATIONS: &[(&str, &str)] = &[(
-    "0001_initial",
-    include_str!("../migrations/0001_initial.sql"),
-)];
+pub const MIGRATIONS: &[(&str, &str)] = &[("0001_initial", include_str!("../migrations/0001_initial.sql"))];
 
 /// The schema version this code writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 pub(crate) fn schema_version(conn: &Connection, path: &Path) -> Result<u32, StoreError> {
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(|e| StoreError::sqlite(path, e))?;
+    let version: i64 =
+        conn.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(|e| StoreError::sqlite(path, e))?;
     u32::try_from(version).map_err(|_| StoreError::Migration {
         path: path.to_path_buf(),
         message: format!("user_version {version} is not a schema version"),
@@ -32,11 +28,7 @@ pub(crate) fn schema_version(conn: &Connection, path: &Path) -> Result<u32, Stor
 }
 
 /// Applies the migrations after the database's version, up to `target`.
-pub(crate) fn migrate_to(
-    conn: &mut Connection,
-    path: &Path,
-    target: u32,
-) -> Result<(), StoreError> {
+pub(crate) fn migrate_to(conn: &mut Connection, path: &Path, target: u32) -> Result<(), StoreError> {
     let current = schema_version(conn, path)?;
     if current > SCHEMA_VERSION {
         return Err(StoreError::Migration {
@@ -55,24 +47,18 @@ pub(crate) fn migrate_to(
             | StoreError::ReadOnly { .. }
             | StoreError::DiskFull { .. }
             | StoreError::Busy { .. }) => err,
-            other => StoreError::Migration {
-                path: path.to_path_buf(),
-                message: format!("migration {name} failed: {other}"),
-            },
+            other => {
+                StoreError::Migration { path: path.to_path_buf(), message: format!("migration {name} failed: {other}") }
+            }
         };
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(failed)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(failed)?;
         // Another connection may have migrated while we waited for the write lock.
-        let now: i64 = tx
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(failed)?;
+        let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(failed)?;
         if now >= version as i64 {
             continue;
         }
         tx.execute_batch(sql).map_err(failed)?;
-        tx.pragma_update(None, "user_version", version)
-            .map_err(failed)?;
+        tx.pragma_update(None, "user_version", version).map_err(failed)?;
         tx.commit().map_err(failed)?;
     }
     Ok(())

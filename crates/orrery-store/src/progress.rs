@@ -111,15 +111,9 @@ pub struct ProgressView {
 
 impl Store {
     /// Applies one progress report to a running attempt; see the module rules.
-    pub fn report_progress(
-        &mut self,
-        run_id: &RunId,
-        report: &ProgressReport,
-    ) -> Result<ProgressUpdate, StoreError> {
+    pub fn report_progress(&mut self, run_id: &RunId, report: &ProgressReport) -> Result<ProgressUpdate, StoreError> {
         if report.step.is_empty() {
-            return Err(StoreError::invalid(format!(
-                "a progress step of run {run_id} needs a name"
-            )));
+            return Err(StoreError::invalid(format!("a progress step of run {run_id} needs a name")));
         }
         if report.percentage.is_some_and(|p| p > 100) {
             return Err(StoreError::invalid(format!(
@@ -162,10 +156,8 @@ impl Store {
             } else {
                 match (percentage, report.percentage) {
                     (Some(old), Some(new)) if new < old => {
-                        ignored = Some(format!(
-                            "percentage {new} of step {:?} is below its {old}; kept {old}",
-                            report.step
-                        ));
+                        ignored =
+                            Some(format!("percentage {new} of step {:?} is below its {old}; kept {old}", report.step));
                     }
                     (_, Some(new)) => percentage = Some(new),
                     (_, None) => {}
@@ -195,7 +187,9 @@ impl Store {
                 None
             };
             let result_event_seq = match (&current, state, &event) {
-                (_, StepState::Done, Some(e)) if current.as_ref().is_none_or(|s| s.state != StepState::Done) => Some(e.seq),
+                (_, StepState::Done, Some(e)) if current.as_ref().is_none_or(|s| s.state != StepState::Done) => {
+                    Some(e.seq)
+                }
                 (Some(s), _, _) => s.result_event_seq,
                 _ => None,
             };
@@ -263,16 +257,10 @@ impl Store {
         self.read(|conn, path| {
             let steps = steps_of(conn, path, run_id, Some(RESUME_VIEW_STEPS))?;
             let mut counts = StepCounts::default();
-            let mut stmt = conn
-                .prepare(
-                    "SELECT state, COUNT(*) FROM progress_steps WHERE run_id = ?1 GROUP BY state",
-                )
-                .at(path)?;
-            let rows = stmt
-                .query_map([run_id.as_str()], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?))
-                })
-                .at(path)?;
+            let mut stmt =
+                conn.prepare("SELECT state, COUNT(*) FROM progress_steps WHERE run_id = ?1 GROUP BY state").at(path)?;
+            let rows =
+                stmt.query_map([run_id.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?))).at(path)?;
             for row in rows {
                 let (state, n) = row.at(path)?;
                 match StepState::parse(&state) {
@@ -309,11 +297,7 @@ pub(crate) fn complete_all_steps(tx: &Tx<'_>, run_id: &RunId) -> Result<(), Stor
     Ok(())
 }
 
-fn complete_other_in_progress(
-    tx: &Tx<'_>,
-    run_id: &RunId,
-    starting: &str,
-) -> Result<Option<String>, StoreError> {
+fn complete_other_in_progress(tx: &Tx<'_>, run_id: &RunId, starting: &str) -> Result<Option<String>, StoreError> {
     tx.sql
         .query_row(
             "UPDATE progress_steps SET state = 'done', percentage = 100, updated_ms = ?3
@@ -328,11 +312,7 @@ fn complete_other_in_progress(
 
 fn step(tx: &Tx<'_>, run_id: &RunId, name: &str) -> Result<Option<Step>, StoreError> {
     tx.sql
-        .query_row(
-            &format!("{SELECT_STEP} WHERE run_id = ?1 AND name = ?2"),
-            [run_id.as_str(), name],
-            step_row,
-        )
+        .query_row(&format!("{SELECT_STEP} WHERE run_id = ?1 AND name = ?2"), [run_id.as_str(), name], step_row)
         .optional()
         .at(tx.path)?
         .map(|raw| raw.into_step(tx.path, run_id))
@@ -345,21 +325,13 @@ fn steps_of(
     run_id: &RunId,
     limit: Option<usize>,
 ) -> Result<Vec<Step>, StoreError> {
-    let mut stmt = conn
-        .prepare(&format!(
-            "{SELECT_STEP} WHERE run_id = ?1 ORDER BY position LIMIT ?2"
-        ))
-        .at(path)?;
+    let mut stmt = conn.prepare(&format!("{SELECT_STEP} WHERE run_id = ?1 ORDER BY position LIMIT ?2")).at(path)?;
     let limit = limit.map(|l| l as i64).unwrap_or(-1);
-    let rows = stmt
-        .query_map(params![run_id.as_str(), limit], step_row)
-        .at(path)?;
-    rows.map(|r| r.at(path).and_then(|raw| raw.into_step(path, run_id)))
-        .collect()
+    let rows = stmt.query_map(params![run_id.as_str(), limit], step_row).at(path)?;
+    rows.map(|r| r.at(path).and_then(|raw| raw.into_step(path, run_id))).collect()
 }
 
-const SELECT_STEP: &str =
-    "SELECT position, name, state, percentage, result_event_seq, updated_ms FROM progress_steps";
+const SELECT_STEP: &str = "SELECT position, name, state, percentage, result_event_seq, updated_ms FROM progress_steps";
 
 struct RawStep {
     position: u32,
@@ -383,8 +355,7 @@ fn step_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawStep> {
 
 impl RawStep {
     fn into_step(self, path: &std::path::Path, run_id: &RunId) -> Result<Step, StoreError> {
-        let state =
-            StepState::parse(&self.state).ok_or_else(|| corrupt_step(path, run_id, &self.state))?;
+        let state = StepState::parse(&self.state).ok_or_else(|| corrupt_step(path, run_id, &self.state))?;
         Ok(Step {
             position: self.position,
             name: self.name,
@@ -397,8 +368,5 @@ impl RawStep {
 }
 
 fn corrupt_step(path: &std::path::Path, run_id: &RunId, state: &str) -> StoreError {
-    StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: format!("a step of run {run_id} has state {state:?}"),
-    }
+    StoreError::Corrupt { path: path.to_path_buf(), detail: format!("a step of run {run_id} has state {state:?}") }
 }

@@ -57,11 +57,7 @@ pub struct SessionFilter {
 
 impl Store {
     /// Creates a pending session and its `session_created` event (seq 1).
-    pub fn create_session(
-        &mut self,
-        new: &NewSession,
-        request_id: Option<&str>,
-    ) -> Result<Session, StoreError> {
+    pub fn create_session(&mut self, new: &NewSession, request_id: Option<&str>) -> Result<Session, StoreError> {
         self.write_once(request_id, "create_session", new, |tx| {
             let blueprint_id: String = tx
                 .sql
@@ -113,11 +109,7 @@ impl Store {
 
     pub fn session(&self, id: &str) -> Result<Session, StoreError> {
         self.conn
-            .query_row(
-                &format!("{SELECT_SESSION} WHERE id = ?1"),
-                [id],
-                session_row,
-            )
+            .query_row(&format!("{SELECT_SESSION} WHERE id = ?1"), [id], session_row)
             .optional()
             .at(&self.path)?
             .ok_or_else(|| StoreError::not_found("session", id))?
@@ -134,20 +126,9 @@ impl Store {
             .at(&self.path)?;
         let limit = filter.limit.map(i64::from).unwrap_or(-1);
         let rows = stmt
-            .query_map(
-                params![
-                    filter.state.map(SessionState::as_str),
-                    filter.blueprint_id,
-                    limit
-                ],
-                session_row,
-            )
+            .query_map(params![filter.state.map(SessionState::as_str), filter.blueprint_id, limit], session_row)
             .at(&self.path)?;
-        rows.map(|r| {
-            r.at(&self.path)
-                .and_then(|raw| raw.into_session(&self.path))
-        })
-        .collect()
+        rows.map(|r| r.at(&self.path).and_then(|raw| raw.into_session(&self.path))).collect()
     }
 
     /// Moves a session to `state`, recording `error` as its last error when given, and appends
@@ -165,9 +146,7 @@ impl Store {
             let error_json = error.map(|e| serde_json::to_string(e).unwrap_or_default());
             let (started, finished) = match state {
                 SessionState::Running => (Some(tx.now_ms), None),
-                SessionState::Completed | SessionState::Failed | SessionState::Stopped => {
-                    (None, Some(tx.now_ms))
-                }
+                SessionState::Completed | SessionState::Failed | SessionState::Stopped => (None, Some(tx.now_ms)),
                 SessionState::Pending => (None, None),
             };
             tx.sql
@@ -180,22 +159,14 @@ impl Store {
                     params![id, state.as_str(), started, finished, error_json],
                 )
                 .at(tx.path)?;
-            append(
-                tx,
-                id,
-                kinds::SESSION_STATE_CHANGED,
-                None,
-                &json!({"state": state, "error": error}),
-            )
+            append(tx, id, kinds::SESSION_STATE_CHANGED, None, &json!({"state": state, "error": error}))
         })
     }
 }
 
 pub(crate) fn require_session(conn: &Connection, path: &Path, id: &str) -> Result<(), StoreError> {
-    let found = conn
-        .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")
-        .and_then(|mut s| s.exists([id]))
-        .at(path)?;
+    let found =
+        conn.prepare_cached("SELECT 1 FROM sessions WHERE id = ?1").and_then(|mut s| s.exists([id])).at(path)?;
     if found {
         Ok(())
     } else {

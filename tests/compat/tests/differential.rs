@@ -31,7 +31,9 @@ fn corpus_dir() -> PathBuf {
         .map(|a| a.join("shared/fixtures/antikythera"))
         .chain([PathBuf::from("/work/shared/fixtures/antikythera")])
         .find(|c| c.is_dir());
-    found.unwrap_or_else(|| panic!("the antikythera corpus is not found beside {}: set ORRERY_CORPUS", compat_dir().display()))
+    found.unwrap_or_else(|| {
+        panic!("the antikythera corpus is not found beside {}: set ORRERY_CORPUS", compat_dir().display())
+    })
 }
 
 fn reference_python() -> PathBuf {
@@ -39,9 +41,8 @@ fn reference_python() -> PathBuf {
         return PathBuf::from(p);
     }
     let script = compat_dir().join("setup_reference.sh");
-    let out = Command::new("bash").arg(&script).output().unwrap_or_else(|e| {
-        panic!("cannot run {}: {e}", script.display())
-    });
+    let out =
+        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
     if !out.status.success() {
         panic!(
             "REFERENCE UNAVAILABLE: {} failed ({}); the differential test needs the reference \
@@ -53,16 +54,19 @@ fn reference_python() -> PathBuf {
         );
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_else(|| {
-        panic!("{} printed no python path", script.display())
-    });
+    let last = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_else(|| panic!("{} printed no python path", script.display()));
     PathBuf::from(last.trim())
 }
 
 fn run_python(python: &Path, args: &[&std::ffi::OsStr]) -> String {
-    let out = Command::new(python).args(args).output().unwrap_or_else(|e| {
-        panic!("REFERENCE UNAVAILABLE: cannot run {}: {e}", python.display())
-    });
+    let out = Command::new(python)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("REFERENCE UNAVAILABLE: cannot run {}: {e}", python.display()));
     if !out.status.success() {
         panic!(
             "{} {:?} failed ({})\n--- stderr ---\n{}",
@@ -89,10 +93,8 @@ fn kind_of(file: &Path, corpus: &Path) -> String {
 
 fn short(s: &str, max: usize) -> String {
     // Control characters (newlines, NUL, ...) are shown escaped so each row stays one line.
-    let one_line: String = s
-        .chars()
-        .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
-        .collect();
+    let one_line: String =
+        s.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect();
     if one_line.chars().count() <= max {
         one_line
     } else {
@@ -208,7 +210,13 @@ fn orrery_agrees_with_the_reference_server() {
             } else {
                 format!("refuses: {}", rejecting.join(" | "))
             };
-            mismatches.push(Mismatch { file: display.clone(), kind: kind.clone(), what: "verdict".to_owned(), reference, orrery });
+            mismatches.push(Mismatch {
+                file: display.clone(),
+                kind: kind.clone(),
+                what: "verdict".to_owned(),
+                reference,
+                orrery,
+            });
         }
 
         // The names each examined condition reads.
@@ -218,9 +226,8 @@ fn orrery_agrees_with_the_reference_server() {
             }
             conditions += 1;
             let expression = c["expression"].as_str().unwrap_or_default();
-            let ref_names: Option<BTreeSet<String>> = c["names"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect());
+            let ref_names: Option<BTreeSet<String>> =
+                c["names"].as_array().map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect());
             let ours = free_names(expression);
             let agree = match (&ref_names, &ours) {
                 (Some(r), Ok(o)) => r == o,
@@ -263,7 +270,10 @@ fn orrery_agrees_with_the_reference_server() {
     if !mismatches.is_empty() {
         mismatches.sort_by(|a, b| (a.kind.as_str(), a.file.as_str()).cmp(&(b.kind.as_str(), b.file.as_str())));
         let mut table = String::new();
-        let _ = writeln!(table, "file [kind] what\n    REF: the reference (stage: error)\n    ORR: Orrery (server_rejects diagnostics)\n");
+        let _ = writeln!(
+            table,
+            "file [kind] what\n    REF: the reference (stage: error)\n    ORR: Orrery (server_rejects diagnostics)\n"
+        );
         for m in &mismatches {
             let _ = writeln!(table, "{} [{}] {}", m.file, m.kind, m.what);
             let _ = writeln!(table, "    REF: {}", m.reference);

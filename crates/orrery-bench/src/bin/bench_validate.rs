@@ -73,7 +73,8 @@ fn wanted(name: &str) -> bool {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let usage = "usage: bench_validate FILE [--runs N] [--library INNER.json]... [--json] [--phases] [--only MEASURE]...";
+    let usage =
+        "usage: bench_validate FILE [--runs N] [--library INNER.json]... [--json] [--phases] [--only MEASURE]...";
     let mut file: Option<PathBuf> = None;
     let mut runs = 9usize;
     let mut library_files: Vec<PathBuf> = Vec::new();
@@ -177,7 +178,10 @@ fn main() -> ExitCode {
         measures.push(time("phase_scopes", runs, || scope::scopes_in(bp, &graph)));
         measures.push(time("phase_produced_names", runs, || dataflow::produced_names(bp).len()));
         measures.push(time("phase_condition_free_names", runs, || {
-            dataflow::condition_sites(bp).iter().map(|s| condition::free_names(s.expression).map(|n| n.len()).unwrap_or(0)).sum::<usize>()
+            dataflow::condition_sites(bp)
+                .iter()
+                .map(|s| condition::free_names(s.expression).map(|n| n.len()).unwrap_or(0))
+                .sum::<usize>()
         }));
     }
 
@@ -186,10 +190,8 @@ fn main() -> ExitCode {
     if as_json {
         let mut timings = Map::new();
         for m in &measures {
-            timings.insert(
-                m.name.into(),
-                json!({"median_ms": m.median(), "min_ms": m.min(), "runs": m.samples_ms.len()}),
-            );
+            timings
+                .insert(m.name.into(), json!({"median_ms": m.median(), "min_ms": m.min(), "runs": m.samples_ms.len()}));
         }
         let out = json!({
             "file": file.display().to_string(),

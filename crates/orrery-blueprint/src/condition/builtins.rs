@@ -518,16 +518,8 @@ const STR_METHODS: &[&str] = &[
 const LIST_METHODS: &[&str] = &["copy", "count", "index"];
 const TUPLE_METHODS: &[&str] = &["count", "index"];
 const DICT_METHODS: &[&str] = &["copy", "get", "items", "keys", "values"];
-const SET_METHODS: &[&str] = &[
-    "copy",
-    "difference",
-    "intersection",
-    "isdisjoint",
-    "issubset",
-    "issuperset",
-    "symmetric_difference",
-    "union",
-];
+const SET_METHODS: &[&str] =
+    &["copy", "difference", "intersection", "isdisjoint", "issubset", "issuperset", "symmetric_difference", "union"];
 
 /// Non-dunder attributes CPython 3.11 has on each type, to tell "not provided" from "no such".
 const PYTHON_ATTRIBUTES: &[(&str, &str)] = &[
@@ -585,10 +577,7 @@ pub(crate) fn attribute(object: Value, name: &str) -> Result<Value, EvalError> {
     if unsafe_attribute {
         return Err(EvalError::new(
             EvalErrorKind::AttributeError,
-            format!(
-                "no safe attribute '{name}' for {}",
-                value::repr(&object).unwrap_or_default()
-            ),
+            format!("no safe attribute '{name}' for {}", value::repr(&object).unwrap_or_default()),
         ));
     }
     let supported: &[&str] = match object {
@@ -606,14 +595,9 @@ pub(crate) fn attribute(object: Value, name: &str) -> Result<Value, EvalError> {
         .iter()
         .any(|(type_, names)| *type_ == type_name && names.split(' ').any(|known| known == name));
     if exists_in_python {
-        return Err(EvalError::unsupported(format!(
-            "'{type_name}.{name}' is not supported in conditions"
-        )));
+        return Err(EvalError::unsupported(format!("'{type_name}.{name}' is not supported in conditions")));
     }
-    Err(EvalError::new(
-        EvalErrorKind::AttributeError,
-        format!("'{type_name}' object has no attribute '{name}'"),
-    ))
+    Err(EvalError::new(EvalErrorKind::AttributeError, format!("'{type_name}' object has no attribute '{name}'")))
 }
 
 type Kwargs<'k> = Vec<(&'k str, Value)>;
@@ -635,11 +619,7 @@ impl<'k> Arguments<'k> {
             } else {
                 format!("at most {max}")
             };
-            let plural = if min == max && min == 1 || (given > max && max == 1) {
-                "argument"
-            } else {
-                "arguments"
-            };
+            let plural = if min == max && min == 1 || (given > max && max == 1) { "argument" } else { "arguments" };
             return Err(EvalError::type_error(format!(
                 "{}() takes {expected} {plural} ({given} given)",
                 self.function
@@ -655,10 +635,9 @@ impl<'k> Arguments<'k> {
 
     fn no_more_keywords(&self) -> Result<(), EvalError> {
         match self.keywords.first() {
-            Some((name, _)) => Err(EvalError::type_error(format!(
-                "'{name}' is an invalid keyword argument for {}()",
-                self.function
-            ))),
+            Some((name, _)) => {
+                Err(EvalError::type_error(format!("'{name}' is an invalid keyword argument for {}()", self.function)))
+            }
             None => Ok(()),
         }
     }
@@ -676,41 +655,23 @@ pub(crate) fn call(
 ) -> Result<Value, EvalError> {
     match function {
         Value::Builtin(builtin) => {
-            let args = Arguments {
-                function: builtin.name(),
-                positional,
-                keywords,
-            };
+            let args = Arguments { function: builtin.name(), positional, keywords };
             call_builtin(interpreter, *builtin, args)
         }
         Value::Method(method) => {
             let (receiver, Method(name)) = &**method;
-            let args = Arguments {
-                function: name,
-                positional,
-                keywords,
-            };
+            let args = Arguments { function: name, positional, keywords };
             call_method(interpreter, receiver, name, args)
         }
-        other => Err(EvalError::type_error(format!(
-            "'{}' object is not callable",
-            other.type_name()
-        ))),
+        other => Err(EvalError::type_error(format!("'{}' object is not callable", other.type_name()))),
     }
 }
 
 fn type_error_arg(function: &str, value: &Value) -> EvalError {
-    EvalError::type_error(format!(
-        "{function}() argument must be a supported type, not '{}'",
-        value.type_name()
-    ))
+    EvalError::type_error(format!("{function}() argument must be a supported type, not '{}'", value.type_name()))
 }
 
-fn call_builtin(
-    interpreter: &mut Interpreter,
-    builtin: Builtin,
-    mut args: Arguments,
-) -> Result<Value, EvalError> {
+fn call_builtin(interpreter: &mut Interpreter, builtin: Builtin, mut args: Arguments) -> Result<Value, EvalError> {
     use Builtin as B;
     let name = builtin.name();
     match builtin {
@@ -724,10 +685,7 @@ fn call_builtin(
                 Value::Set(s) => s.len(),
                 Value::Range(r) => r.len() as usize,
                 other => {
-                    return Err(EvalError::type_error(format!(
-                        "object of type '{}' has no len()",
-                        other.type_name()
-                    )))
+                    return Err(EvalError::type_error(format!("object of type '{}' has no len()", other.type_name())))
                 }
             };
             Ok(Value::int(len as u64))
@@ -749,11 +707,7 @@ fn call_builtin(
             args.no_more_keywords()?;
             let items = numpy_elements(interpreter, &args.positional[0])?;
             let want = builtin == B::Any;
-            Ok(Value::Bool(if want {
-                items.iter().any(Value::truthy)
-            } else {
-                items.iter().all(Value::truthy)
-            }))
+            Ok(Value::Bool(if want { items.iter().any(Value::truthy) } else { items.iter().all(Value::truthy) }))
         }
         B::Bool => {
             args.count(0, 1)?;
@@ -831,10 +785,7 @@ fn call_builtin(
                 None => {}
                 Some(Value::Dict(dict)) => out = (*dict).clone(),
                 Some(iterable) => {
-                    for (index, pair) in ops::iterate(interpreter, &iterable)?
-                        .into_iter()
-                        .enumerate()
-                    {
+                    for (index, pair) in ops::iterate(interpreter, &iterable)?.into_iter().enumerate() {
                         let items = ops::iterate(interpreter, &pair).map_err(|_| {
                             EvalError::type_error(format!(
                                 "cannot convert dictionary update sequence element #{index} to a sequence"
@@ -862,14 +813,11 @@ fn call_builtin(
             let mut bounds = Vec::with_capacity(3);
             for value in &args.positional {
                 let bound = value.as_int().ok_or_else(|| {
-                    EvalError::type_error(format!(
-                        "'{}' object cannot be interpreted as an integer",
-                        value.type_name()
-                    ))
+                    EvalError::type_error(format!("'{}' object cannot be interpreted as an integer", value.type_name()))
                 })?;
-                bounds.push(bound.to_i64().ok_or_else(|| {
-                    EvalError::limit("range bounds beyond 64 bits are not supported")
-                })?);
+                bounds.push(
+                    bound.to_i64().ok_or_else(|| EvalError::limit("range bounds beyond 64 bits are not supported"))?,
+                );
             }
             let (start, stop, step) = match bounds[..] {
                 [stop] => (0, stop, 1),
@@ -883,15 +831,11 @@ fn call_builtin(
             Ok(Value::Range(Range { start, stop, step }))
         }
         B::Min | B::Max => {
-            let key = args
-                .keyword("key")
-                .filter(|key| !matches!(key, Value::None));
+            let key = args.keyword("key").filter(|key| !matches!(key, Value::None));
             let default = args.keyword("default");
             args.no_more_keywords()?;
             if args.positional.is_empty() {
-                return Err(EvalError::type_error(format!(
-                    "{name} expected at least 1 argument, got 0"
-                )));
+                return Err(EvalError::type_error(format!("{name} expected at least 1 argument, got 0")));
             }
             let items = if args.positional.len() == 1 {
                 ops::iterate(interpreter, &args.positional[0])?
@@ -904,19 +848,13 @@ fn call_builtin(
                 std::mem::take(&mut args.positional)
             };
             if items.is_empty() {
-                return default.ok_or_else(|| {
-                    EvalError::value_error(format!("{name}() arg is an empty sequence"))
-                });
+                return default.ok_or_else(|| EvalError::value_error(format!("{name}() arg is an empty sequence")));
             }
             let keys = sort_keys(interpreter, &items, key.as_ref())?;
             let mut best = 0;
             for index in 1..items.len() {
                 let ordering = ordered(&keys[index], &keys[best])?;
-                let better = if builtin == B::Min {
-                    ordering == Ordering::Less
-                } else {
-                    ordering == Ordering::Greater
-                };
+                let better = if builtin == B::Min { ordering == Ordering::Less } else { ordering == Ordering::Greater };
                 if better {
                     best = index;
                 }
@@ -933,38 +871,23 @@ fn call_builtin(
                 if matches!(item, Value::Str(_)) {
                     return Err(EvalError::type_error("cannot sum strings"));
                 }
-                total = ops::binary(
-                    interpreter,
-                    rustpython_parser::ast::Operator::Add,
-                    &total,
-                    &item,
-                )?;
+                total = ops::binary(interpreter, rustpython_parser::ast::Operator::Add, &total, &item)?;
             }
             Ok(total)
         }
         B::Sorted => {
             args.count(1, 1)?;
-            let key = args
-                .keyword("key")
-                .filter(|key| !matches!(key, Value::None));
-            let reverse = args
-                .keyword("reverse")
-                .is_some_and(|reverse| reverse.truthy());
+            let key = args.keyword("key").filter(|key| !matches!(key, Value::None));
+            let reverse = args.keyword("reverse").is_some_and(|reverse| reverse.truthy());
             args.no_more_keywords()?;
             let items = ops::iterate(interpreter, &args.positional[0])?;
             let keys = sort_keys(interpreter, &items, key.as_ref())?;
-            interpreter.charge(
-                (items.len() as u64)
-                    .saturating_mul(64 - (items.len() as u64).leading_zeros() as u64),
-            )?;
+            interpreter
+                .charge((items.len() as u64).saturating_mul(64 - (items.len() as u64).leading_zeros() as u64))?;
             let mut order: Vec<usize> = (0..items.len()).collect();
             let mut failure = None;
             order.sort_by(|&a, &b| {
-                let (first, second) = if reverse {
-                    (&keys[b], &keys[a])
-                } else {
-                    (&keys[a], &keys[b])
-                };
+                let (first, second) = if reverse { (&keys[b], &keys[a]) } else { (&keys[a], &keys[b]) };
                 match ordered(first, second) {
                     Ok(ordering) => ordering,
                     Err(error) => {
@@ -976,19 +899,11 @@ fn call_builtin(
             if let Some(error) = failure {
                 return Err(error);
             }
-            Ok(Value::list(
-                order
-                    .into_iter()
-                    .map(|index| items[index].clone())
-                    .collect(),
-            ))
+            Ok(Value::list(order.into_iter().map(|index| items[index].clone()).collect()))
         }
         B::Round => {
             args.count(1, 2)?;
-            let digits = args
-                .keyword("ndigits")
-                .or_else(|| args.get(1).cloned())
-                .filter(|d| !matches!(d, Value::None));
+            let digits = args.keyword("ndigits").or_else(|| args.get(1).cloned()).filter(|d| !matches!(d, Value::None));
             args.no_more_keywords()?;
             round(&args.positional[0], digits.as_ref())
         }
@@ -1023,9 +938,7 @@ fn call_builtin(
         B::Chr => {
             args.count(1, 1)?;
             args.no_more_keywords()?;
-            let code = args.positional[0]
-                .as_int()
-                .ok_or_else(|| type_error_arg(name, &args.positional[0]))?;
+            let code = args.positional[0].as_int().ok_or_else(|| type_error_arg(name, &args.positional[0]))?;
             let ch = code
                 .to_u32()
                 .and_then(char::from_u32)
@@ -1036,9 +949,7 @@ fn call_builtin(
             args.count(1, 1)?;
             args.no_more_keywords()?;
             match &args.positional[0] {
-                Value::Str(s) if s.chars().count() == 1 => {
-                    Ok(Value::int(s.chars().next().unwrap_or('\0') as u32))
-                }
+                Value::Str(s) if s.chars().count() == 1 => Ok(Value::int(s.chars().next().unwrap_or('\0') as u32)),
                 Value::Str(s) => Err(EvalError::type_error(format!(
                     "ord() expected a character, but string of length {} found",
                     s.chars().count()
@@ -1049,19 +960,14 @@ fn call_builtin(
         B::Hex | B::Bin | B::Oct => {
             args.count(1, 1)?;
             args.no_more_keywords()?;
-            let i = args.positional[0]
-                .as_int()
-                .ok_or_else(|| type_error_arg(name, &args.positional[0]))?;
+            let i = args.positional[0].as_int().ok_or_else(|| type_error_arg(name, &args.positional[0]))?;
             let (radix, prefix) = match builtin {
                 B::Hex => (16, "0x"),
                 B::Bin => (2, "0b"),
                 _ => (8, "0o"),
             };
             let sign = if i.is_negative() { "-" } else { "" };
-            Ok(Value::str(format!(
-                "{sign}{prefix}{}",
-                i.abs().to_str_radix(radix)
-            )))
+            Ok(Value::str(format!("{sign}{prefix}{}", i.abs().to_str_radix(radix))))
         }
         B::Divmod => {
             args.count(2, 2)?;
@@ -1076,17 +982,11 @@ fn call_builtin(
             // asteval's table holds `math.pow`, which always works in floats.
             args.count(2, 2)?;
             args.no_more_keywords()?;
-            let base = args.positional[0]
-                .as_number()
-                .ok_or_else(|| type_error_arg(name, &args.positional[0]))?
-                .to_f64()?;
-            let exponent = args.positional[1]
-                .as_number()
-                .ok_or_else(|| type_error_arg(name, &args.positional[1]))?
-                .to_f64()?;
-            if base == 0.0 && exponent < 0.0
-                || base < 0.0 && exponent.fract() != 0.0 && exponent.is_finite()
-            {
+            let base =
+                args.positional[0].as_number().ok_or_else(|| type_error_arg(name, &args.positional[0]))?.to_f64()?;
+            let exponent =
+                args.positional[1].as_number().ok_or_else(|| type_error_arg(name, &args.positional[1]))?.to_f64()?;
+            if base == 0.0 && exponent < 0.0 || base < 0.0 && exponent.fract() != 0.0 && exponent.is_finite() {
                 return Err(EvalError::value_error("math domain error"));
             }
             let result = base.powf(exponent);
@@ -1097,10 +997,7 @@ fn call_builtin(
         }
         B::Enumerate => {
             args.count(1, 2)?;
-            let start = args
-                .keyword("start")
-                .or_else(|| args.get(1).cloned())
-                .unwrap_or(Value::int(0));
+            let start = args.keyword("start").or_else(|| args.get(1).cloned()).unwrap_or(Value::int(0));
             args.no_more_keywords()?;
             let start = start.as_int().ok_or_else(|| type_error_arg(name, &start))?;
             let items = ops::iterate(interpreter, &args.positional[0])?;
@@ -1127,18 +1024,11 @@ fn call_builtin(
         }
         B::Zip => {
             args.no_more_keywords()?;
-            let columns: Vec<Vec<Value>> = args
-                .positional
-                .iter()
-                .map(|iterable| ops::iterate(interpreter, iterable))
-                .collect::<Result<_, _>>()?;
+            let columns: Vec<Vec<Value>> =
+                args.positional.iter().map(|iterable| ops::iterate(interpreter, iterable)).collect::<Result<_, _>>()?;
             let len = columns.iter().map(Vec::len).min().unwrap_or(0);
             Ok(Value::list(
-                (0..len)
-                    .map(|row| {
-                        Value::tuple(columns.iter().map(|column| column[row].clone()).collect())
-                    })
-                    .collect(),
+                (0..len).map(|row| Value::tuple(columns.iter().map(|column| column[row].clone()).collect())).collect(),
             ))
         }
     }
@@ -1173,45 +1063,28 @@ fn ordered(a: &Value, b: &Value) -> Result<Ordering, EvalError> {
     }
 }
 
-fn sort_keys(
-    interpreter: &mut Interpreter,
-    items: &[Value],
-    key: Option<&Value>,
-) -> Result<Vec<Value>, EvalError> {
+fn sort_keys(interpreter: &mut Interpreter, items: &[Value], key: Option<&Value>) -> Result<Vec<Value>, EvalError> {
     match key {
         None => Ok(items.to_vec()),
-        Some(function) => items
-            .iter()
-            .map(|item| call(interpreter, function, vec![item.clone()], Vec::new()))
-            .collect(),
+        Some(function) => {
+            items.iter().map(|item| call(interpreter, function, vec![item.clone()], Vec::new())).collect()
+        }
     }
 }
 
 fn float_to_int(f: f64) -> Result<BigInt, EvalError> {
     if f.is_nan() {
-        return Err(EvalError::value_error(
-            "cannot convert float NaN to integer",
-        ));
+        return Err(EvalError::value_error("cannot convert float NaN to integer"));
     }
-    BigInt::from_f64(f).ok_or_else(|| {
-        EvalError::new(
-            EvalErrorKind::Overflow,
-            "cannot convert float infinity to integer",
-        )
-    })
+    BigInt::from_f64(f)
+        .ok_or_else(|| EvalError::new(EvalErrorKind::Overflow, "cannot convert float infinity to integer"))
 }
 
 fn parse_int(text: &str, base: u32) -> Result<Value, EvalError> {
-    let invalid = || {
-        EvalError::value_error(format!(
-            "invalid literal for int() with base {base}: {}",
-            value::str_repr(text)
-        ))
-    };
+    let invalid =
+        || EvalError::value_error(format!("invalid literal for int() with base {base}: {}", value::str_repr(text)));
     if base != 0 && !(2..=36).contains(&base) {
-        return Err(EvalError::value_error(
-            "int() base must be >= 2 and <= 36, or 0",
-        ));
+        return Err(EvalError::value_error("int() base must be >= 2 and <= 36, or 0"));
     }
     let trimmed = text.trim();
     let (negative, digits) = match trimmed.strip_prefix('-') {
@@ -1226,15 +1099,8 @@ fn parse_int(text: &str, base: u32) -> Result<Value, EvalError> {
         (0, _) => (10, digits),
         (base, _) => (base, digits),
     };
-    let digits = digits
-        .strip_prefix('_')
-        .filter(|_| digits.len() != text.trim().len())
-        .unwrap_or(digits);
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-    {
+    let digits = digits.strip_prefix('_').filter(|_| digits.len() != text.trim().len()).unwrap_or(digits);
+    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
         return Err(invalid());
     }
     let clean: String = digits.chars().filter(|c| *c != '_').collect();
@@ -1253,12 +1119,7 @@ fn parse_int(text: &str, base: u32) -> Result<Value, EvalError> {
 }
 
 fn parse_float(text: &str) -> Result<f64, EvalError> {
-    let invalid = || {
-        EvalError::value_error(format!(
-            "could not convert string to float: {}",
-            value::str_repr(text)
-        ))
-    };
+    let invalid = || EvalError::value_error(format!("could not convert string to float: {}", value::str_repr(text)));
     let trimmed = text.trim();
     let unsigned = trimmed.trim_start_matches(['+', '-']);
     if trimmed.len() - unsigned.len() > 1 {
@@ -1266,26 +1127,12 @@ fn parse_float(text: &str) -> Result<f64, EvalError> {
     }
     let lower = unsigned.to_ascii_lowercase();
     if matches!(lower.as_str(), "inf" | "infinity" | "nan") {
-        let value = if lower == "nan" {
-            f64::NAN
-        } else {
-            f64::INFINITY
-        };
-        return Ok(if trimmed.starts_with('-') {
-            -value
-        } else {
-            value
-        });
+        let value = if lower == "nan" { f64::NAN } else { f64::INFINITY };
+        return Ok(if trimmed.starts_with('-') { -value } else { value });
     }
     let valid_chars = !unsigned.is_empty()
-        && unsigned
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_'));
-    if !valid_chars
-        || unsigned.contains("__")
-        || unsigned.starts_with('_')
-        || unsigned.ends_with('_')
-    {
+        && unsigned.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_'));
+    if !valid_chars || unsigned.contains("__") || unsigned.starts_with('_') || unsigned.ends_with('_') {
         return Err(invalid());
     }
     let clean: String = trimmed.chars().filter(|c| *c != '_').collect();
@@ -1294,19 +1141,13 @@ fn parse_float(text: &str) -> Result<f64, EvalError> {
 
 /// Python `round()`: half to even, an int without `ndigits`.
 fn round(value: &Value, digits: Option<&Value>) -> Result<Value, EvalError> {
-    let number = value.as_number().ok_or_else(|| {
-        EvalError::type_error(format!(
-            "type {} doesn't define __round__ method",
-            value.type_name()
-        ))
-    })?;
+    let number = value
+        .as_number()
+        .ok_or_else(|| EvalError::type_error(format!("type {} doesn't define __round__ method", value.type_name())))?;
     let digits = match digits {
         None => None,
         Some(d) => Some(d.as_int().ok_or_else(|| {
-            EvalError::type_error(format!(
-                "'{}' object cannot be interpreted as an integer",
-                d.type_name()
-            ))
+            EvalError::type_error(format!("'{}' object cannot be interpreted as an integer", d.type_name()))
         })?),
     };
     match (number, digits) {
@@ -1327,11 +1168,7 @@ fn round(value: &Value, digits: Option<&Value>) -> Result<Value, EvalError> {
                 Ordering::Less => false,
                 Ordering::Equal => num_integer::Integer::is_odd(&quotient),
             };
-            let quotient = if round_up {
-                quotient + BigInt::from(1)
-            } else {
-                quotient
-            };
+            let quotient = if round_up { quotient + BigInt::from(1) } else { quotient };
             Ok(Value::Int(quotient * unit))
         }
         (Number::Float(f), None) => {
@@ -1339,10 +1176,7 @@ fn round(value: &Value, digits: Option<&Value>) -> Result<Value, EvalError> {
                 return Err(if f.is_nan() {
                     EvalError::value_error("cannot convert float NaN to integer")
                 } else {
-                    EvalError::new(
-                        EvalErrorKind::Overflow,
-                        "cannot convert float infinity to integer",
-                    )
+                    EvalError::new(EvalErrorKind::Overflow, "cannot convert float infinity to integer")
                 });
             }
             float_to_int(f.round_ties_even()).map(Value::Int)
@@ -1351,9 +1185,7 @@ fn round(value: &Value, digits: Option<&Value>) -> Result<Value, EvalError> {
             if !f.is_finite() || f == 0.0 {
                 return Ok(Value::Float(f));
             }
-            let d = d
-                .to_i32()
-                .unwrap_or(if d.is_negative() { i32::MIN } else { i32::MAX });
+            let d = d.to_i32().unwrap_or(if d.is_negative() { i32::MIN } else { i32::MAX });
             if d > 330 {
                 return Ok(Value::Float(f));
             }
@@ -1392,12 +1224,7 @@ fn call_method(
                     args.count(1, 1)?;
                     interpreter.charge(items.len() as u64)?;
                     let needle = &args.positional[0];
-                    Ok(Value::int(
-                        items
-                            .iter()
-                            .filter(|item| item.is(needle) || py_eq(item, needle))
-                            .count() as u64,
-                    ))
+                    Ok(Value::int(items.iter().filter(|item| item.is(needle) || py_eq(item, needle)).count() as u64))
                 }
                 _ => {
                     args.count(1, 3)?;
@@ -1407,8 +1234,7 @@ fn call_method(
                         match args.get(index) {
                             None => Ok(default),
                             Some(value) => {
-                                let i =
-                                    value.as_int().ok_or_else(|| type_error_arg(name, value))?;
+                                let i = value.as_int().ok_or_else(|| type_error_arg(name, value))?;
                                 let i = i.to_i128().unwrap_or(0);
                                 let len = items.len() as i128;
                                 Ok((if i < 0 { (i + len).max(0) } else { i.min(len) }) as usize)
@@ -1416,18 +1242,13 @@ fn call_method(
                         }
                     };
                     let (start, end) = (bound(1, 0)?, bound(2, items.len())?);
-                    let found = (start..end.max(start))
-                        .find(|&i| items[i].is(needle) || py_eq(&items[i], needle));
+                    let found = (start..end.max(start)).find(|&i| items[i].is(needle) || py_eq(&items[i], needle));
                     match found {
                         Some(index) => Ok(Value::int(index as u64)),
                         None => Err(EvalError::value_error(format!(
                             "{} not in {}",
                             value::repr(needle)?,
-                            if matches!(receiver, Value::List(_)) {
-                                "list"
-                            } else {
-                                "tuple"
-                            }
+                            if matches!(receiver, Value::List(_)) { "list" } else { "tuple" }
                         ))),
                     }
                 }
@@ -1454,11 +1275,7 @@ fn call_method(
                 }
                 "items" => {
                     args.count(0, 0)?;
-                    Ok(Value::list(
-                        dict.values()
-                            .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
-                            .collect(),
-                    ))
+                    Ok(Value::list(dict.values().map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()])).collect()))
                 }
                 _ => {
                     args.count(0, 0)?;
@@ -1476,10 +1293,7 @@ fn call_method(
             }
             if matches!(name, "isdisjoint" | "issubset" | "issuperset") {
                 args.count(1, 1)?;
-                let other = Value::Set(Rc::new(build_set(ops::iterate(
-                    interpreter,
-                    &args.positional[0],
-                )?)?));
+                let other = Value::Set(Rc::new(build_set(ops::iterate(interpreter, &args.positional[0])?)?));
                 return match name {
                     "issubset" => ops::compare(interpreter, CmpOp::LtE, &result, &other),
                     "issuperset" => ops::compare(interpreter, CmpOp::GtE, &result, &other),
@@ -1504,27 +1318,18 @@ fn call_method(
             }
             Ok(result)
         }
-        other => Err(EvalError::type_error(format!(
-            "'{}' object has no method '{name}'",
-            other.type_name()
-        ))),
+        other => Err(EvalError::type_error(format!("'{}' object has no method '{name}'", other.type_name()))),
     }
 }
 
 fn str_arg<'v>(function: &str, value: &'v Value) -> Result<&'v str, EvalError> {
     match value {
         Value::Str(s) => Ok(s),
-        other => Err(EvalError::type_error(format!(
-            "{function}() argument must be str, not {}",
-            other.type_name()
-        ))),
+        other => Err(EvalError::type_error(format!("{function}() argument must be str, not {}", other.type_name()))),
     }
 }
 
-fn optional_str_arg<'v>(
-    function: &str,
-    value: Option<&'v Value>,
-) -> Result<Option<&'v str>, EvalError> {
+fn optional_str_arg<'v>(function: &str, value: Option<&'v Value>) -> Result<Option<&'v str>, EvalError> {
     match value {
         None | Some(Value::None) => Ok(None),
         Some(value) => str_arg(function, value).map(Some),
@@ -1532,24 +1337,16 @@ fn optional_str_arg<'v>(
 }
 
 /// Character positions `[start, end)` of `text[start:end]`, as str methods take them.
-fn char_window(
-    text: &str,
-    start: Option<&Value>,
-    end: Option<&Value>,
-) -> Result<(usize, usize), EvalError> {
+fn char_window(text: &str, start: Option<&Value>, end: Option<&Value>) -> Result<(usize, usize), EvalError> {
     let len = text.chars().count() as i128;
     let bound = |value: Option<&Value>, default: i128| -> Result<i128, EvalError> {
         match value {
             None | Some(Value::None) => Ok(default),
             Some(value) => {
                 let i = value.as_int().ok_or_else(|| {
-                    EvalError::type_error(
-                        "slice indices must be integers or None or have an __index__ method",
-                    )
+                    EvalError::type_error("slice indices must be integers or None or have an __index__ method")
                 })?;
-                let i = i
-                    .to_i128()
-                    .unwrap_or(if i.is_negative() { -len - 1 } else { len + 1 });
+                let i = i.to_i128().unwrap_or(if i.is_negative() { -len - 1 } else { len + 1 });
                 Ok(if i < 0 { (i + len).max(0) } else { i.min(len) })
             }
         }
@@ -1561,10 +1358,7 @@ fn char_slice(text: &str, start: usize, end: usize) -> &str {
     if start >= end {
         return "";
     }
-    let mut indices = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(text.len()));
+    let mut indices = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len()));
     let begin = indices.nth(start).unwrap_or(text.len());
     let finish = indices.nth(end - start - 1).unwrap_or(text.len());
     &text[begin..finish]
@@ -1588,9 +1382,8 @@ fn str_method(
     let boolean = |f: &dyn Fn(&str) -> bool| Ok(Value::Bool(f(s)));
     let nonempty_all = |pred: fn(char) -> bool| !s.is_empty() && s.chars().all(pred);
     match name {
-        "upper" | "lower" | "casefold" | "swapcase" | "capitalize" | "title" | "isalnum"
-        | "isalpha" | "isascii" | "isdecimal" | "isdigit" | "islower" | "isnumeric" | "isspace"
-        | "isupper" => args.count(0, 0)?,
+        "upper" | "lower" | "casefold" | "swapcase" | "capitalize" | "title" | "isalnum" | "isalpha" | "isascii"
+        | "isdecimal" | "isdigit" | "islower" | "isnumeric" | "isspace" | "isupper" => args.count(0, 0)?,
         _ => {}
     }
     match name {
@@ -1610,10 +1403,7 @@ fn str_method(
         "capitalize" => {
             let mut chars = s.chars();
             Ok(Value::str(match chars.next() {
-                Some(first) => first
-                    .to_uppercase()
-                    .chain(chars.as_str().to_lowercase().chars())
-                    .collect::<String>(),
+                Some(first) => first.to_uppercase().chain(chars.as_str().to_lowercase().chars()).collect::<String>(),
                 None => String::new(),
             }))
         }
@@ -1636,12 +1426,8 @@ fn str_method(
         "isdecimal" | "isdigit" => boolean(&|_| nonempty_all(|c| c.is_ascii_digit())),
         "isnumeric" => boolean(&|_| nonempty_all(char::is_numeric)),
         "isspace" => boolean(&|_| nonempty_all(char::is_whitespace)),
-        "islower" => {
-            boolean(&|s| s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase))
-        }
-        "isupper" => {
-            boolean(&|s| s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase))
-        }
+        "islower" => boolean(&|s| s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase)),
+        "isupper" => boolean(&|s| s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase)),
         "strip" | "lstrip" | "rstrip" => {
             args.count(0, 1)?;
             let chars = optional_str_arg(name, args.get(0))?;
@@ -1686,11 +1472,7 @@ fn str_method(
             let limit = keywords[1].take().or_else(|| args.get(1).cloned());
             let limit = match limit {
                 None => -1,
-                Some(v) => v
-                    .as_int()
-                    .ok_or_else(|| type_error_arg(name, &v))?
-                    .to_i64()
-                    .unwrap_or(-1),
+                Some(v) => v.as_int().ok_or_else(|| type_error_arg(name, &v))?.to_i64().unwrap_or(-1),
             };
             let parts: Vec<String> = match separator.as_deref() {
                 Some("") => return Err(EvalError::value_error("empty separator")),
@@ -1698,14 +1480,9 @@ fn str_method(
                     if limit < 0 {
                         s.split(sep).map(str::to_owned).collect()
                     } else if name == "split" {
-                        s.splitn(limit as usize + 1, sep)
-                            .map(str::to_owned)
-                            .collect()
+                        s.splitn(limit as usize + 1, sep).map(str::to_owned).collect()
                     } else {
-                        let mut parts: Vec<String> = s
-                            .rsplitn(limit as usize + 1, sep)
-                            .map(str::to_owned)
-                            .collect();
+                        let mut parts: Vec<String> = s.rsplitn(limit as usize + 1, sep).map(str::to_owned).collect();
                         parts.reverse();
                         parts
                     }
@@ -1717,17 +1494,12 @@ fn str_method(
         }
         "splitlines" => {
             args.count(0, 1)?;
-            let keepends = keywords[0]
-                .take()
-                .or_else(|| args.get(0).cloned())
-                .is_some_and(|v| v.truthy());
+            let keepends = keywords[0].take().or_else(|| args.get(0).cloned()).is_some_and(|v| v.truthy());
             let mut parts = Vec::new();
             let mut rest = s;
             while !rest.is_empty() {
-                let cut = rest.find([
-                    '\n', '\r', '\x0b', '\x0c', '\x1c', '\x1d', '\x1e', '\u{85}', '\u{2028}',
-                    '\u{2029}',
-                ]);
+                let cut =
+                    rest.find(['\n', '\r', '\x0b', '\x0c', '\x1c', '\x1d', '\x1e', '\u{85}', '\u{2028}', '\u{2029}']);
                 match cut {
                     None => {
                         parts.push(rest.to_owned());
@@ -1739,11 +1511,7 @@ fn str_method(
                         } else {
                             rest[index..].chars().next().map_or(1, char::len_utf8)
                         };
-                        let line = if keepends {
-                            &rest[..index + ending]
-                        } else {
-                            &rest[..index]
-                        };
+                        let line = if keepends { &rest[..index + ending] } else { &rest[..index] };
                         parts.push(line.to_owned());
                         rest = &rest[index + ending..];
                     }
@@ -1776,28 +1544,12 @@ fn str_method(
             let new = str_arg(name, &args.positional[1])?;
             let count = match args.get(2) {
                 None => -1,
-                Some(v) => v
-                    .as_int()
-                    .ok_or_else(|| type_error_arg(name, v))?
-                    .to_i64()
-                    .unwrap_or(-1),
+                Some(v) => v.as_int().ok_or_else(|| type_error_arg(name, v))?.to_i64().unwrap_or(-1),
             };
-            let occurrences = if old.is_empty() {
-                s.chars().count() + 1
-            } else {
-                s.matches(old).count()
-            };
-            let replaced = if count < 0 {
-                occurrences
-            } else {
-                occurrences.min(count as usize)
-            };
+            let occurrences = if old.is_empty() { s.chars().count() + 1 } else { s.matches(old).count() };
+            let replaced = if count < 0 { occurrences } else { occurrences.min(count as usize) };
             interpreter.check_str_bytes(s.len() + replaced.saturating_mul(new.len()))?;
-            Ok(Value::str(if count < 0 {
-                s.replace(old, new)
-            } else {
-                s.replacen(old, new, count as usize)
-            }))
+            Ok(Value::str(if count < 0 { s.replace(old, new) } else { s.replacen(old, new, count as usize) }))
         }
         "removeprefix" => {
             args.count(1, 1)?;
@@ -1811,9 +1563,7 @@ fn str_method(
         }
         "zfill" => {
             args.count(1, 1)?;
-            let width = args.positional[0]
-                .as_int()
-                .ok_or_else(|| type_error_arg(name, &args.positional[0]))?;
+            let width = args.positional[0].as_int().ok_or_else(|| type_error_arg(name, &args.positional[0]))?;
             let width = width.to_usize().unwrap_or(0);
             interpreter.check_str_bytes(width)?;
             let len = s.chars().count();
@@ -1824,10 +1574,7 @@ fn str_method(
                 Some(c @ ('+' | '-')) => (c.to_string(), &s[1..]),
                 _ => (String::new(), s),
             };
-            Ok(Value::str(format!(
-                "{sign}{}{digits}",
-                "0".repeat(width - len)
-            )))
+            Ok(Value::str(format!("{sign}{}{digits}", "0".repeat(width - len))))
         }
         "find" | "rfind" | "index" | "rindex" | "count" => {
             args.count(1, 3)?;
@@ -1838,11 +1585,7 @@ fn str_method(
                 if start > end {
                     return Ok(Value::int(0));
                 }
-                let count = if needle.is_empty() {
-                    window.chars().count() + 1
-                } else {
-                    window.matches(needle).count()
-                };
+                let count = if needle.is_empty() { window.chars().count() + 1 } else { window.matches(needle).count() };
                 return Ok(Value::int(count as u64));
             }
             let found = if start > end {
@@ -1858,9 +1601,7 @@ fn str_method(
                 None => Err(EvalError::value_error("substring not found")),
             }
         }
-        _ => Err(EvalError::unsupported(format!(
-            "'str.{name}' is not supported in conditions"
-        ))),
+        _ => Err(EvalError::unsupported(format!("'str.{name}' is not supported in conditions"))),
     }
 }
 
@@ -1887,9 +1628,8 @@ fn whitespace_split(s: &str, limit: i64, from_right: bool) -> Vec<String> {
                 parts.push(rest.to_owned());
                 break;
             }
-            let start = rest.rfind(char::is_whitespace).map_or(0, |i| {
-                i + rest[i..].chars().next().map_or(1, char::len_utf8)
-            });
+            let start =
+                rest.rfind(char::is_whitespace).map_or(0, |i| i + rest[i..].chars().next().map_or(1, char::len_utf8));
             parts.push(rest[start..].to_owned());
             rest = rest[..start].trim_end();
         }

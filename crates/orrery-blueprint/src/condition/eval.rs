@@ -23,24 +23,14 @@ pub(crate) struct Interpreter<'a> {
 
 impl<'a> Interpreter<'a> {
     pub fn new(namespace: &'a Namespace, limits: &'a Limits) -> Self {
-        Self {
-            namespace,
-            limits,
-            steps: 0,
-            depth: 0,
-            converted: HashMap::new(),
-            locals: Vec::new(),
-        }
+        Self { namespace, limits, steps: 0, depth: 0, converted: HashMap::new(), locals: Vec::new() }
     }
 
     /// Charges `count` steps against [`Limits::max_steps`].
     pub fn charge(&mut self, count: u64) -> Result<(), EvalError> {
         self.steps = self.steps.saturating_add(count);
         if self.steps > self.limits.max_steps {
-            return Err(EvalError::limit(format!(
-                "evaluation took more than {} steps",
-                self.limits.max_steps
-            )));
+            return Err(EvalError::limit(format!("evaluation took more than {} steps", self.limits.max_steps)));
         }
         Ok(())
     }
@@ -78,10 +68,7 @@ impl<'a> Interpreter<'a> {
     pub fn eval(&mut self, expr: &'a Expr) -> Result<Value, EvalError> {
         self.charge(1)?;
         if self.depth >= self.limits.max_depth {
-            return Err(EvalError::limit(format!(
-                "expression nesting exceeds the limit of {}",
-                self.limits.max_depth
-            )));
+            return Err(EvalError::limit(format!("expression nesting exceeds the limit of {}", self.limits.max_depth)));
         }
         self.depth += 1;
         let result = self.eval_node(expr);
@@ -100,24 +87,16 @@ impl<'a> Interpreter<'a> {
             Expr::BinOp(node) => self.eval_binop(node),
             Expr::Compare(node) => self.eval_compare(node),
             Expr::IfExp(node) => self.eval_ifexp(node),
-            Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) | Expr::Dict(_) => {
-                self.eval_display(expr)
-            }
+            Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) | Expr::Dict(_) => self.eval_display(expr),
             Expr::Subscript(node) => self.eval_subscript(node),
             Expr::Slice(_) => Err(EvalError::unsupported("extended slices are not supported")),
             Expr::Attribute(node) => self.eval_attribute(node),
             Expr::Call(node) => self.eval_call(node),
-            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) => {
-                self.eval_comprehension(expr)
-            }
+            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) => self.eval_comprehension(expr),
             Expr::JoinedStr(_) | Expr::FormattedValue(_) => self.eval_fstring(expr),
-            Expr::GeneratorExp(_) => Err(EvalError::unsupported(
-                "generator expressions are not supported",
-            )),
+            Expr::GeneratorExp(_) => Err(EvalError::unsupported("generator expressions are not supported")),
             Expr::Lambda(_) => Err(EvalError::unsupported("lambda is not supported")),
-            Expr::NamedExpr(_) => Err(EvalError::unsupported(
-                "assignment expressions (':=') are not supported",
-            )),
+            Expr::NamedExpr(_) => Err(EvalError::unsupported("assignment expressions (':=') are not supported")),
             Expr::Starred(_) => Err(EvalError::unsupported("unpacking ('*') is not supported")),
             Expr::Await(_) | Expr::Yield(_) | Expr::YieldFrom(_) => {
                 Err(EvalError::unsupported("await and yield are not supported"))
@@ -188,9 +167,7 @@ impl<'a> Interpreter<'a> {
                 let mut out = Dict::new();
                 for (key, value) in dict.keys.iter().zip(&dict.values) {
                     let Some(key) = key else {
-                        return Err(EvalError::unsupported(
-                            "dict unpacking ('**') is not supported",
-                        ));
+                        return Err(EvalError::unsupported("dict unpacking ('**') is not supported"));
                     };
                     let key = self.eval(key)?;
                     let value = self.eval(value)?;
@@ -225,26 +202,19 @@ impl<'a> Interpreter<'a> {
     fn eval_call(&mut self, call: &'a ast::ExprCall) -> Result<Value, EvalError> {
         let function = self.eval(&call.func)?;
         if !matches!(function, Value::Builtin(_) | Value::Method(_)) {
-            return Err(EvalError::type_error(format!(
-                "'{}' object is not callable",
-                function.type_name()
-            )));
+            return Err(EvalError::type_error(format!("'{}' object is not callable", function.type_name())));
         }
         let mut args = Vec::with_capacity(call.args.len());
         for arg in &call.args {
             if matches!(arg, Expr::Starred(_)) {
-                return Err(EvalError::unsupported(
-                    "argument unpacking ('*') is not supported",
-                ));
+                return Err(EvalError::unsupported("argument unpacking ('*') is not supported"));
             }
             args.push(self.eval(arg)?);
         }
         let mut kwargs = Vec::with_capacity(call.keywords.len());
         for keyword in &call.keywords {
             let Some(name) = &keyword.arg else {
-                return Err(EvalError::unsupported(
-                    "keyword unpacking ('**') is not supported",
-                ));
+                return Err(EvalError::unsupported("keyword unpacking ('**') is not supported"));
             };
             kwargs.push((name.as_str(), self.eval(&keyword.value)?));
         }
@@ -306,9 +276,7 @@ impl<'a> Interpreter<'a> {
             }
             Expr::FormattedValue(formatted) => {
                 if formatted.format_spec.is_some() {
-                    return Err(EvalError::unsupported(
-                        "format specifications in f-strings are not supported",
-                    ));
+                    return Err(EvalError::unsupported("format specifications in f-strings are not supported"));
                 }
                 let value = self.eval(&formatted.value)?;
                 let text = match formatted.conversion {
@@ -353,13 +321,11 @@ impl<'a> Interpreter<'a> {
         }
         match builtins::global(name) {
             Some(Ok(builtin)) => Ok(Value::Builtin(builtin)),
-            Some(Err(())) => Err(EvalError::unsupported(format!(
-                "'{name}' is available in asteval but not in Orrery conditions"
-            ))),
+            Some(Err(())) => {
+                Err(EvalError::unsupported(format!("'{name}' is available in asteval but not in Orrery conditions")))
+            }
             None => Err(EvalError::new(
-                EvalErrorKind::NameError {
-                    name: name.to_owned(),
-                },
+                EvalErrorKind::NameError { name: name.to_owned() },
                 format!("name '{name}' is not defined"),
             )),
         }
@@ -376,16 +342,12 @@ impl<'a> Interpreter<'a> {
             return body(self);
         };
         if generator.is_async {
-            return Err(EvalError::unsupported(
-                "async comprehensions are not supported",
-            ));
+            return Err(EvalError::unsupported("async comprehensions are not supported"));
         }
         let iterable = self.eval(&generator.iter)?;
         let items = ops::iterate(self, &iterable)?;
         if self.depth >= self.limits.max_depth {
-            return Err(EvalError::limit(
-                "comprehension nesting exceeds the depth limit",
-            ));
+            return Err(EvalError::limit("comprehension nesting exceeds the depth limit"));
         }
         self.depth += 1;
         let scope = self.locals.len();
@@ -421,9 +383,7 @@ impl<'a> Interpreter<'a> {
                 }
                 Ok(())
             }
-            _ => Err(EvalError::unsupported(
-                "only names and tuples of names can be comprehension targets",
-            )),
+            _ => Err(EvalError::unsupported("only names and tuples of names can be comprehension targets")),
         }
     }
 }
@@ -435,13 +395,9 @@ fn constant_value(constant: &Constant) -> Result<Value, EvalError> {
         Constant::Str(s) => Value::str(s.as_str()),
         Constant::Int(i) => Value::Int(i.clone()),
         Constant::Float(f) => Value::Float(*f),
-        Constant::Tuple(items) => {
-            Value::tuple(items.iter().map(constant_value).collect::<Result<_, _>>()?)
-        }
+        Constant::Tuple(items) => Value::tuple(items.iter().map(constant_value).collect::<Result<_, _>>()?),
         Constant::Bytes(_) => return Err(EvalError::unsupported("bytes are not supported")),
-        Constant::Complex { .. } => {
-            return Err(EvalError::unsupported("complex numbers are not supported"))
-        }
+        Constant::Complex { .. } => return Err(EvalError::unsupported("complex numbers are not supported")),
         Constant::Ellipsis => return Err(EvalError::unsupported("Ellipsis is not supported")),
     })
 }

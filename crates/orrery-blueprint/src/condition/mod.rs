@@ -25,10 +25,7 @@ use rustpython_parser::ast::Expr;
 /// Parses a condition. Refuses exactly what `ast.parse(source, mode="eval")` refuses.
 pub fn parse(source: &str) -> Result<Condition, ConditionSyntaxError> {
     let body = syntax::parse_expression(source)?;
-    Ok(Condition {
-        source: source.to_owned(),
-        body: Arc::new(body),
-    })
+    Ok(Condition { source: source.to_owned(), body: Arc::new(body) })
 }
 
 /// The names `source` reads from its namespace, as the reference's `_free_names` computes them.
@@ -60,11 +57,7 @@ impl Condition {
         self.evaluate_with_limits(namespace, &Limits::default())
     }
 
-    pub fn evaluate_with_limits(
-        &self,
-        namespace: &Namespace,
-        limits: &Limits,
-    ) -> Result<bool, EvalError> {
+    pub fn evaluate_with_limits(&self, namespace: &Namespace, limits: &Limits) -> Result<bool, EvalError> {
         let mut interpreter = eval::Interpreter::new(namespace, limits);
         let value = interpreter.eval(&self.body)?;
         Ok(value.truthy())
@@ -108,11 +101,7 @@ impl ConditionSyntaxError {
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |index| index + 1);
         let column = before[line_start..].chars().count() + 1;
-        Self {
-            message: message.to_owned(),
-            line,
-            column,
-        }
+        Self { message: message.to_owned(), line, column }
     }
 }
 
@@ -137,9 +126,7 @@ impl Namespace {
     }
 
     fn entry(&self, name: &str) -> Option<(&str, &serde_json::Value)> {
-        self.values
-            .get_key_value(name)
-            .map(|(key, value)| (key.as_str(), value))
+        self.values.get_key_value(name).map(|(key, value)| (key.as_str(), value))
     }
 
     pub fn len(&self) -> usize {
@@ -238,10 +225,7 @@ pub enum EvalErrorKind {
 
 impl EvalError {
     pub(crate) fn new(kind: EvalErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: message.into(),
-        }
+        Self { kind, message: message.into() }
     }
 
     pub(crate) fn type_error(message: impl Into<String>) -> Self {

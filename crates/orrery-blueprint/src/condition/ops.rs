@@ -56,12 +56,8 @@ fn overflow(message: &str) -> EvalError {
 }
 
 pub(crate) fn unary(op: UnaryOp, operand: &Value) -> Result<Value, EvalError> {
-    let bad = |symbol: &str| {
-        EvalError::type_error(format!(
-            "bad operand type for unary {symbol}: '{}'",
-            operand.type_name()
-        ))
-    };
+    let bad =
+        |symbol: &str| EvalError::type_error(format!("bad operand type for unary {symbol}: '{}'", operand.type_name()));
     match op {
         UnaryOp::Not => Ok(Value::Bool(!operand.truthy())),
         UnaryOp::USub => match operand.as_number() {
@@ -118,41 +114,24 @@ pub(crate) fn binary(
             interpreter.charge((a.len() + b.len()) as u64)?;
             Ok(Value::tuple(a.iter().chain(b.iter()).cloned().collect()))
         }
-        (Operator::Mult, Value::Str(_) | Value::List(_) | Value::Tuple(_), _)
-            if right.as_int().is_some() =>
-        {
+        (Operator::Mult, Value::Str(_) | Value::List(_) | Value::Tuple(_), _) if right.as_int().is_some() => {
             repeat(interpreter, left, &right.as_int().unwrap_or_default(), true)
         }
-        (Operator::Mult, _, Value::Str(_) | Value::List(_) | Value::Tuple(_))
-            if left.as_int().is_some() =>
-        {
-            repeat(
-                interpreter,
-                right,
-                &left.as_int().unwrap_or_default(),
-                false,
-            )
+        (Operator::Mult, _, Value::Str(_) | Value::List(_) | Value::Tuple(_)) if left.as_int().is_some() => {
+            repeat(interpreter, right, &left.as_int().unwrap_or_default(), false)
         }
-        (Operator::Mod, Value::Str(_), _) => Err(EvalError::unsupported(
-            "printf-style string formatting ('%') is not supported",
-        )),
-        (
-            Operator::Sub | Operator::BitAnd | Operator::BitOr | Operator::BitXor,
-            Value::Set(a),
-            Value::Set(b),
-        ) => {
+        (Operator::Mod, Value::Str(_), _) => {
+            Err(EvalError::unsupported("printf-style string formatting ('%') is not supported"))
+        }
+        (Operator::Sub | Operator::BitAnd | Operator::BitOr | Operator::BitXor, Value::Set(a), Value::Set(b)) => {
             interpreter.charge((a.len() + b.len()) as u64)?;
             let out: value::Set = match op {
-                Operator::Sub => a
-                    .iter()
-                    .filter(|(k, _)| !b.contains_key(*k))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-                Operator::BitAnd => a
-                    .iter()
-                    .filter(|(k, _)| b.contains_key(*k))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
+                Operator::Sub => {
+                    a.iter().filter(|(k, _)| !b.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+                }
+                Operator::BitAnd => {
+                    a.iter().filter(|(k, _)| b.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+                }
                 Operator::BitOr => {
                     let mut out = (**a).clone();
                     for (k, v) in b.iter() {
@@ -161,11 +140,8 @@ pub(crate) fn binary(
                     out
                 }
                 _ => {
-                    let mut out: value::Set = a
-                        .iter()
-                        .filter(|(k, _)| !b.contains_key(*k))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
+                    let mut out: value::Set =
+                        a.iter().filter(|(k, _)| !b.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
                     for (k, v) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
                         out.insert(k.clone(), v.clone());
                     }
@@ -187,14 +163,12 @@ pub(crate) fn binary(
             }
             Ok(Value::Dict(Rc::new(out)))
         }
-        (Operator::Add, Value::Str(_), _) => Err(EvalError::type_error(format!(
-            "can only concatenate str (not \"{}\") to str",
-            right.type_name()
-        ))),
-        (Operator::Add, Value::List(_), _) => Err(EvalError::type_error(format!(
-            "can only concatenate list (not \"{}\") to list",
-            right.type_name()
-        ))),
+        (Operator::Add, Value::Str(_), _) => {
+            Err(EvalError::type_error(format!("can only concatenate str (not \"{}\") to str", right.type_name())))
+        }
+        (Operator::Add, Value::List(_), _) => {
+            Err(EvalError::type_error(format!("can only concatenate list (not \"{}\") to list", right.type_name())))
+        }
         _ => Err(unsupported_operands(op, left, right)),
     }
 }
@@ -205,11 +179,7 @@ fn repeat(
     count: &BigInt,
     sequence_first: bool,
 ) -> Result<Value, EvalError> {
-    let count = if count.is_negative() {
-        0
-    } else {
-        count.to_u64().unwrap_or(u64::MAX)
-    };
+    let count = if count.is_negative() { 0 } else { count.to_u64().unwrap_or(u64::MAX) };
     match sequence {
         Value::Str(s) => {
             let chars = s.chars().count() as u128;
@@ -254,12 +224,8 @@ fn arithmetic(
         return int_arithmetic(interpreter, op, x, y, left, right);
     }
     if op == Operator::Pow {
-        if let Some(Ordering::Greater) =
-            value::compare_numbers(&b, &Number::Int(BigInt::from(ASTEVAL_MAX_EXPONENT)))
-        {
-            return Err(EvalError::limit(format!(
-                "Invalid exponent, max exponent is {ASTEVAL_MAX_EXPONENT}"
-            )));
+        if let Some(Ordering::Greater) = value::compare_numbers(&b, &Number::Int(BigInt::from(ASTEVAL_MAX_EXPONENT))) {
+            return Err(EvalError::limit(format!("Invalid exponent, max exponent is {ASTEVAL_MAX_EXPONENT}")));
         }
     }
     let x = a.to_f64()?;
@@ -321,9 +287,7 @@ fn float_pow(x: f64, y: f64) -> Result<f64, EvalError> {
         return Err(zero_division("0.0 cannot be raised to a negative power"));
     }
     if x < 0.0 && y.is_finite() && y.fract() != 0.0 {
-        return Err(EvalError::unsupported(
-            "a negative number to a fractional power is complex",
-        ));
+        return Err(EvalError::unsupported("a negative number to a fractional power is complex"));
     }
     let result = x.powf(y);
     if result.is_infinite() && x.is_finite() && y.is_finite() {
@@ -362,9 +326,7 @@ fn int_arithmetic(
         }
         Operator::Pow => {
             if y > &BigInt::from(ASTEVAL_MAX_EXPONENT) {
-                return Err(EvalError::limit(format!(
-                    "Invalid exponent, max exponent is {ASTEVAL_MAX_EXPONENT}"
-                )));
+                return Err(EvalError::limit(format!("Invalid exponent, max exponent is {ASTEVAL_MAX_EXPONENT}")));
             }
             if y.is_negative() {
                 return Ok(Value::Float(float_pow(int_to_f64(x)?, int_to_f64(y)?)?));
@@ -382,9 +344,7 @@ fn int_arithmetic(
                 return Err(EvalError::value_error("negative shift count"));
             }
             if y > &BigInt::from(ASTEVAL_MAX_SHIFT) {
-                return Err(EvalError::limit(format!(
-                    "Invalid left shift, max left shift is {ASTEVAL_MAX_SHIFT}"
-                )));
+                return Err(EvalError::limit(format!("Invalid left shift, max left shift is {ASTEVAL_MAX_SHIFT}")));
             }
             let shift = y.to_u64().unwrap_or(0);
             interpreter.check_int_bits(x.bits() + shift)?;
@@ -423,8 +383,7 @@ pub(crate) fn true_divide(x: &BigInt, y: &BigInt) -> Result<f64, EvalError> {
     if ys.is_zero() {
         // The quotient is at least 2^(bits(x) - 64 - 1): compute it as an integer.
         let quotient = x / y;
-        return int_to_f64(&quotient)
-            .map_err(|_| overflow("integer division result too large for a float"));
+        return int_to_f64(&quotient).map_err(|_| overflow("integer division result too large for a float"));
     }
     let result = xs.to_f64().unwrap_or(0.0) / ys.to_f64().unwrap_or(1.0);
     if result.is_infinite() {
@@ -484,11 +443,7 @@ pub(crate) fn compare(
 }
 
 /// Python `item in container`.
-pub(crate) fn contains(
-    interpreter: &mut Interpreter,
-    container: &Value,
-    item: &Value,
-) -> Result<bool, EvalError> {
+pub(crate) fn contains(interpreter: &mut Interpreter, container: &Value, item: &Value) -> Result<bool, EvalError> {
     match container {
         Value::Str(haystack) => match item {
             Value::Str(needle) => Ok(haystack.contains(&**needle)),
@@ -499,9 +454,7 @@ pub(crate) fn contains(
         },
         Value::List(items) | Value::Tuple(items) => {
             interpreter.charge(items.len() as u64)?;
-            Ok(items
-                .iter()
-                .any(|candidate| candidate.is(item) || py_eq(candidate, item)))
+            Ok(items.iter().any(|candidate| candidate.is(item) || py_eq(candidate, item)))
         }
         Value::Dict(dict) => Ok(dict.contains_key(&Key::of(item)?)),
         Value::Set(set) => Ok(set.contains_key(&Key::of(item)?)),
@@ -511,55 +464,34 @@ pub(crate) fn contains(
             }
             other => other.as_int().is_some_and(|i| range.contains(&i)),
         }),
-        other => Err(EvalError::type_error(format!(
-            "argument of type '{}' is not iterable",
-            other.type_name()
-        ))),
+        other => Err(EvalError::type_error(format!("argument of type '{}' is not iterable", other.type_name()))),
     }
 }
 
 fn normalize_index(index: &BigInt, len: usize) -> Option<usize> {
     let index = index.to_i128()?;
-    let index = if index < 0 {
-        index + len as i128
-    } else {
-        index
-    };
+    let index = if index < 0 { index + len as i128 } else { index };
     (0..len as i128).contains(&index).then_some(index as usize)
 }
 
 pub(crate) fn subscript(container: &Value, index: &Value) -> Result<Value, EvalError> {
     let integer_index = |kind: &str| {
         index.as_int().ok_or_else(|| {
-            EvalError::type_error(format!(
-                "{kind} indices must be integers or slices, not {}",
-                index.type_name()
-            ))
+            EvalError::type_error(format!("{kind} indices must be integers or slices, not {}", index.type_name()))
         })
     };
-    let out_of_range = |kind: &str| {
-        EvalError::new(
-            EvalErrorKind::IndexError,
-            format!("{kind} index out of range"),
-        )
-    };
+    let out_of_range = |kind: &str| EvalError::new(EvalErrorKind::IndexError, format!("{kind} index out of range"));
     match container {
         Value::List(items) | Value::Tuple(items) => {
             let kind = container.type_name();
-            let position = normalize_index(&integer_index(kind)?, items.len())
-                .ok_or_else(|| out_of_range(kind))?;
+            let position = normalize_index(&integer_index(kind)?, items.len()).ok_or_else(|| out_of_range(kind))?;
             Ok(items[position].clone())
         }
         Value::Str(text) => {
             let position = integer_index("string")?;
             let len = text.chars().count();
             let position = normalize_index(&position, len).ok_or_else(|| out_of_range("string"))?;
-            Ok(Value::str(
-                text.chars()
-                    .nth(position)
-                    .map(String::from)
-                    .unwrap_or_default(),
-            ))
+            Ok(Value::str(text.chars().nth(position).map(String::from).unwrap_or_default()))
         }
         Value::Dict(dict) => match dict.get(&Key::of(index)?) {
             Some((_, value)) => Ok(value.clone()),
@@ -568,15 +500,11 @@ pub(crate) fn subscript(container: &Value, index: &Value) -> Result<Value, EvalE
         Value::Range(range) => {
             let position = integer_index("range")?;
             let len = usize::try_from(range.len()).unwrap_or(usize::MAX);
-            let position = normalize_index(&position, len).ok_or_else(|| {
-                EvalError::new(EvalErrorKind::IndexError, "range object index out of range")
-            })?;
+            let position = normalize_index(&position, len)
+                .ok_or_else(|| EvalError::new(EvalErrorKind::IndexError, "range object index out of range"))?;
             Ok(Value::int(range.get(position as u64)))
         }
-        other => Err(EvalError::type_error(format!(
-            "'{}' object is not subscriptable",
-            other.type_name()
-        ))),
+        other => Err(EvalError::type_error(format!("'{}' object is not subscriptable", other.type_name()))),
     }
 }
 
@@ -584,25 +512,16 @@ fn slice_bound(bound: &Value) -> Result<Option<i128>, EvalError> {
     match bound {
         Value::None => Ok(None),
         other => match other.as_int() {
-            Some(i) => Ok(Some(i.to_i128().unwrap_or(if i.is_negative() {
-                i64::MIN as i128
-            } else {
-                i64::MAX as i128
-            }))),
-            None => Err(EvalError::type_error(
-                "slice indices must be integers or None or have an __index__ method",
-            )),
+            Some(i) => {
+                Ok(Some(i.to_i128().unwrap_or(if i.is_negative() { i64::MIN as i128 } else { i64::MAX as i128 })))
+            }
+            None => Err(EvalError::type_error("slice indices must be integers or None or have an __index__ method")),
         },
     }
 }
 
 /// The positions `sequence[lower:upper:step]` selects, as `PySlice_AdjustIndices` computes them.
-fn slice_positions(
-    len: usize,
-    lower: &Value,
-    upper: &Value,
-    step: &Value,
-) -> Result<Vec<usize>, EvalError> {
+fn slice_positions(len: usize, lower: &Value, upper: &Value, step: &Value) -> Result<Vec<usize>, EvalError> {
     let step = slice_bound(step)?.unwrap_or(1);
     if step == 0 {
         return Err(EvalError::value_error("slice step cannot be zero"));
@@ -634,15 +553,9 @@ fn slice_positions(
         }
     };
     let (start, stop) = if step > 0 {
-        (
-            clamp(slice_bound(lower)?, 0),
-            clamp(slice_bound(upper)?, len),
-        )
+        (clamp(slice_bound(lower)?, 0), clamp(slice_bound(upper)?, len))
     } else {
-        (
-            clamp(slice_bound(lower)?, len - 1),
-            clamp(slice_bound(upper)?, -1),
-        )
+        (clamp(slice_bound(lower)?, len - 1), clamp(slice_bound(upper)?, -1))
     };
     let mut positions = Vec::new();
     let mut position = start;
@@ -674,24 +587,16 @@ pub(crate) fn slice(
             let chars: Vec<char> = text.chars().collect();
             let positions = slice_positions(chars.len(), lower, upper, step)?;
             interpreter.charge(positions.len() as u64)?;
-            Ok(Value::str(
-                positions.into_iter().map(|p| chars[p]).collect::<String>(),
-            ))
+            Ok(Value::str(positions.into_iter().map(|p| chars[p]).collect::<String>()))
         }
         Value::Dict(_) => Err(EvalError::type_error("unhashable type: 'slice'")),
         Value::Range(_) => Err(EvalError::unsupported("slicing a range is not supported")),
-        other => Err(EvalError::type_error(format!(
-            "'{}' object is not subscriptable",
-            other.type_name()
-        ))),
+        other => Err(EvalError::type_error(format!("'{}' object is not subscriptable", other.type_name()))),
     }
 }
 
 /// The elements of an iterable, materialised (bounded by the collection limit).
-pub(crate) fn iterate(
-    interpreter: &mut Interpreter,
-    iterable: &Value,
-) -> Result<Vec<Value>, EvalError> {
+pub(crate) fn iterate(interpreter: &mut Interpreter, iterable: &Value) -> Result<Vec<Value>, EvalError> {
     let items = match iterable {
         Value::List(items) | Value::Tuple(items) => (**items).clone(),
         Value::Str(text) => {
@@ -706,12 +611,7 @@ pub(crate) fn iterate(
             interpreter.charge(len)?;
             (0..len).map(|i| Value::int(range.get(i))).collect()
         }
-        other => {
-            return Err(EvalError::type_error(format!(
-                "'{}' object is not iterable",
-                other.type_name()
-            )))
-        }
+        other => return Err(EvalError::type_error(format!("'{}' object is not iterable", other.type_name()))),
     };
     interpreter.charge(items.len() as u64)?;
     Ok(items)

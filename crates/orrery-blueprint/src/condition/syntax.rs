@@ -205,11 +205,7 @@ pub(crate) fn parse_expression(source: &str) -> Result<Expr, ConditionSyntaxErro
         if depth > LEAK_TREE_DEPTH {
             std::mem::forget(body);
         }
-        return Err(ConditionSyntaxError::at(
-            source,
-            0,
-            "expression too complex",
-        ));
+        return Err(ConditionSyntaxError::at(source, 0, "expression too complex"));
     }
     Ok(body)
 }
@@ -244,11 +240,7 @@ fn precheck(source: &str) -> Result<(), ConditionSyntaxError> {
             '(' | '[' | '{' => {
                 level += 1;
                 if level >= 200 {
-                    return Err(ConditionSyntaxError::at(
-                        source,
-                        offset,
-                        "too many nested parentheses",
-                    ));
+                    return Err(ConditionSyntaxError::at(source, offset, "too many nested parentheses"));
                 }
             }
             ')' | ']' | '}' => level = level.saturating_sub(1),
@@ -258,10 +250,7 @@ fn precheck(source: &str) -> Result<(), ConditionSyntaxError> {
     Ok(())
 }
 
-fn syntax_error_from_parser(
-    source: &str,
-    error: &rustpython_parser::ParseError,
-) -> ConditionSyntaxError {
+fn syntax_error_from_parser(source: &str, error: &rustpython_parser::ParseError) -> ConditionSyntaxError {
     let offset = usize::from(error.offset).min(source.len());
     let message = match &error.error {
         ParseErrorType::Lexical(lexical) => {
@@ -299,10 +288,7 @@ pub(crate) fn free_names(body: &Expr) -> BTreeSet<String> {
         }
         _ => {}
     });
-    read.difference(&bound)
-        .filter(|name| !is_python_builtin(name))
-        .map(|name| (*name).to_owned())
-        .collect()
+    read.difference(&bound).filter(|name| !is_python_builtin(name)).map(|name| (*name).to_owned()).collect()
 }
 
 fn lambda_args(args: &ast::Arguments) -> impl Iterator<Item = &ast::Identifier> {
@@ -364,12 +350,7 @@ fn push_children<'a>(node: &'a Expr, out: &mut Vec<&'a Expr>) {
         Expr::UnaryOp(e) => out.push(&e.operand),
         Expr::Lambda(e) => {
             let args = &e.args;
-            for with_default in args
-                .posonlyargs
-                .iter()
-                .chain(&args.args)
-                .chain(&args.kwonlyargs)
-            {
+            for with_default in args.posonlyargs.iter().chain(&args.args).chain(&args.kwonlyargs) {
                 if let Some(default) = &with_default.default {
                     out.push(default);
                 }

@@ -101,12 +101,7 @@ impl Key {
             Value::Tuple(items) => Key::Tuple(items.iter().map(Key::of).collect::<Result<_, _>>()?),
             Value::Range(r) => Key::Range(r.start, r.stop, r.step),
             Value::Builtin(b) => Key::Builtin(*b),
-            other => {
-                return Err(EvalError::type_error(format!(
-                    "unhashable type: '{}'",
-                    other.type_name()
-                )))
-            }
+            other => return Err(EvalError::type_error(format!("unhashable type: '{}'", other.type_name()))),
         })
     }
 }
@@ -196,18 +191,13 @@ impl Value {
                 }
             }
             serde_json::Value::String(s) => Value::str(s.as_str()),
-            serde_json::Value::Array(items) => {
-                Value::list(items.iter().map(Value::from_json).collect())
-            }
+            serde_json::Value::Array(items) => Value::list(items.iter().map(Value::from_json).collect()),
             serde_json::Value::Object(map) => {
                 let dict: Dict = map
                     .iter()
                     .map(|(k, v)| {
                         let key: Rc<str> = k.as_str().into();
-                        (
-                            Key::Str(key.clone()),
-                            (Value::Str(key), Value::from_json(v)),
-                        )
+                        (Key::Str(key.clone()), (Value::Str(key), Value::from_json(v)))
                     })
                     .collect();
                 Value::Dict(Rc::new(dict))
@@ -216,21 +206,16 @@ impl Value {
     }
 
     pub fn to_json(&self) -> Result<serde_json::Value, EvalError> {
-        let not_json =
-            || EvalError::type_error(format!("a '{}' value has no JSON form", self.type_name()));
+        let not_json = || EvalError::type_error(format!("a '{}' value has no JSON form", self.type_name()));
         Ok(match self {
             Value::None => serde_json::Value::Null,
             Value::Bool(b) => serde_json::Value::Bool(*b),
-            Value::Int(i) => serde_json::Value::Number(
-                serde_json::from_str(&i.to_string()).map_err(|_| not_json())?,
-            ),
-            Value::Float(f) => {
-                serde_json::Value::Number(serde_json::Number::from_f64(*f).ok_or_else(not_json)?)
-            }
+            Value::Int(i) => serde_json::Value::Number(serde_json::from_str(&i.to_string()).map_err(|_| not_json())?),
+            Value::Float(f) => serde_json::Value::Number(serde_json::Number::from_f64(*f).ok_or_else(not_json)?),
             Value::Str(s) => serde_json::Value::String(s.to_string()),
-            Value::List(items) | Value::Tuple(items) => serde_json::Value::Array(
-                items.iter().map(Value::to_json).collect::<Result<_, _>>()?,
-            ),
+            Value::List(items) | Value::Tuple(items) => {
+                serde_json::Value::Array(items.iter().map(Value::to_json).collect::<Result<_, _>>()?)
+            }
             Value::Dict(d) => {
                 let mut map = serde_json::Map::new();
                 for (key, value) in d.values() {
@@ -251,13 +236,9 @@ impl Value {
         match (self, other) {
             (Value::None, Value::None) => true,
             (Value::Bool(a), Value::Bool(b)) => a == b,
-            (Value::Int(a), Value::Int(b)) => {
-                a == b && a.to_i64().is_some_and(|small| (-5..=256).contains(&small))
-            }
+            (Value::Int(a), Value::Int(b)) => a == b && a.to_i64().is_some_and(|small| (-5..=256).contains(&small)),
             (Value::Str(a), Value::Str(b)) => Rc::ptr_eq(a, b) || (a.is_empty() && b.is_empty()),
-            (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => {
-                Rc::ptr_eq(a, b)
-            }
+            (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => Rc::ptr_eq(a, b),
             (Value::Dict(a), Value::Dict(b)) => Rc::ptr_eq(a, b),
             (Value::Set(a), Value::Set(b)) => Rc::ptr_eq(a, b),
             (Value::Builtin(a), Value::Builtin(b)) => a == b,
@@ -285,10 +266,7 @@ impl Number {
 pub(crate) fn int_to_f64(i: &BigInt) -> Result<f64, EvalError> {
     match i.to_f64() {
         Some(f) if f.is_finite() => Ok(f),
-        _ => Err(EvalError::new(
-            super::EvalErrorKind::Overflow,
-            "int too large to convert to float",
-        )),
+        _ => Err(EvalError::new(super::EvalErrorKind::Overflow, "int too large to convert to float")),
     }
 }
 
@@ -298,11 +276,7 @@ fn compare_int_float(i: &BigInt, f: f64) -> Option<Ordering> {
         return None;
     }
     if f.is_infinite() {
-        return Some(if f > 0.0 {
-            Ordering::Less
-        } else {
-            Ordering::Greater
-        });
+        return Some(if f > 0.0 { Ordering::Less } else { Ordering::Greater });
     }
     let floor = f.floor();
     let floor_int = BigInt::from_f64(floor)?;
@@ -334,13 +308,9 @@ pub(crate) fn py_eq(a: &Value, b: &Value) -> bool {
         }
         (Value::Dict(x), Value::Dict(y)) => {
             x.len() == y.len()
-                && x.iter().all(|(key, (_, value))| {
-                    y.get(key).is_some_and(|(_, other)| py_eq(value, other))
-                })
+                && x.iter().all(|(key, (_, value))| y.get(key).is_some_and(|(_, other)| py_eq(value, other)))
         }
-        (Value::Set(x), Value::Set(y)) => {
-            x.len() == y.len() && x.keys().all(|key| y.contains_key(key))
-        }
+        (Value::Set(x), Value::Set(y)) => x.len() == y.len() && x.keys().all(|key| y.contains_key(key)),
         (Value::Range(x), Value::Range(y)) => {
             let (lx, ly) = (x.len(), y.len());
             lx == ly && (lx == 0 || (x.start == y.start && (lx == 1 || x.step == y.step)))
@@ -378,11 +348,7 @@ pub(crate) fn float_repr(f: f64) -> String {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
+        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
     }
     // `{:e}` gives the shortest digits that round-trip, as Python's repr does.
     let scientific = format!("{f:e}");
@@ -398,25 +364,13 @@ pub(crate) fn float_repr(f: f64) -> String {
         } else if point as usize >= digits.len() {
             format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
         } else {
-            format!(
-                "{}.{}",
-                &digits[..point as usize],
-                &digits[point as usize..]
-            )
+            format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
         };
         format!("{sign}{body}")
     } else {
-        let fraction = if digits.len() > 1 {
-            format!(".{}", &digits[1..])
-        } else {
-            String::new()
-        };
+        let fraction = if digits.len() > 1 { format!(".{}", &digits[1..]) } else { String::new() };
         let exponent_sign = if exponent < 0 { '-' } else { '+' };
-        format!(
-            "{sign}{}{fraction}e{exponent_sign}{:02}",
-            &digits[..1],
-            exponent.abs()
-        )
+        format!("{sign}{}{fraction}e{exponent_sign}{:02}", &digits[..1], exponent.abs())
     }
 }
 
@@ -439,11 +393,7 @@ fn too_many_digits() -> EvalError {
 }
 
 pub(crate) fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for ch in s.chars() {
@@ -456,9 +406,7 @@ pub(crate) fn str_repr(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
             c if c.is_control() => {
                 let code = c as u32;
                 if code <= 0xff {
@@ -489,10 +437,8 @@ pub(crate) fn repr(value: &Value) -> Result<String, EvalError> {
         Value::Tuple(items) if items.len() == 1 => format!("({},)", repr(&items[0])?),
         Value::Tuple(items) => format!("({})", join_reprs(items.iter())?),
         Value::Dict(d) => {
-            let parts: Vec<String> = d
-                .values()
-                .map(|(k, v)| Ok(format!("{}: {}", repr(k)?, repr(v)?)))
-                .collect::<Result<_, EvalError>>()?;
+            let parts: Vec<String> =
+                d.values().map(|(k, v)| Ok(format!("{}: {}", repr(k)?, repr(v)?))).collect::<Result<_, EvalError>>()?;
             format!("{{{}}}", parts.join(", "))
         }
         Value::Set(s) if s.is_empty() => "set()".into(),
@@ -501,11 +447,7 @@ pub(crate) fn repr(value: &Value) -> Result<String, EvalError> {
         Value::Range(r) => format!("range({}, {}, {})", r.start, r.stop, r.step),
         Value::Builtin(b) if b.is_type() => format!("<class '{}'>", b.name()),
         Value::Builtin(b) => format!("<built-in function {}>", b.name()),
-        Value::Method(m) => format!(
-            "<built-in method {} of {} object>",
-            m.1.name(),
-            m.0.type_name()
-        ),
+        Value::Method(m) => format!("<built-in method {} of {} object>", m.1.name(), m.0.type_name()),
     })
 }
 

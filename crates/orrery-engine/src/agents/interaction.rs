@@ -161,7 +161,12 @@ fn interpolate(template: &str, data: &Map<String, Value>) -> String {
 }
 
 /// A display task: the [`NOTIFICATION`] payload and the task's outputs.
-pub fn display(node_key: &str, task: &Task, inputs: &Map<String, Value>, context: &Map<String, Value>) -> (Value, Map<String, Value>) {
+pub fn display(
+    node_key: &str,
+    task: &Task,
+    inputs: &Map<String, Value>,
+    context: &Map<String, Value>,
+) -> (Value, Map<String, Value>) {
     let mut payload = json!({ "node": node_key, "task": task.id, "type": task.task_type.as_str() });
     let mut outputs = Map::new();
     if task.task_type.as_str() == NOTIFY {
@@ -237,12 +242,19 @@ pub fn answer_outputs(task: &Task, answer: Value) -> Result<Map<String, Value>, 
             let Value::Object(given) = &answer else {
                 return Err(TaskError::new(
                     ErrorCode::ToolFailure,
-                    format!("task '{}' declares outputs {}: its answer must be a JSON object with each", task.id, many.join(", ")),
+                    format!(
+                        "task '{}' declares outputs {}: its answer must be a JSON object with each",
+                        task.id,
+                        many.join(", ")
+                    ),
                 ));
             };
             for name in many {
                 let Some(v) = given.get(name) else {
-                    return Err(TaskError::new(ErrorCode::ToolFailure, format!("task '{}': the answer has no '{name}'", task.id)));
+                    return Err(TaskError::new(
+                        ErrorCode::ToolFailure,
+                        format!("task '{}': the answer has no '{name}'", task.id),
+                    ));
                 };
                 outputs.insert(name.clone(), v.clone());
             }

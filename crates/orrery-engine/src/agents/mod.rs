@@ -31,11 +31,7 @@ pub struct TaskError {
 
 impl TaskError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        TaskError {
-            code,
-            message: message.into(),
-            details: None,
-        }
+        TaskError { code, message: message.into(), details: None }
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
@@ -80,30 +76,29 @@ pub enum AgentOutcome {
         exit_code: Option<i32>,
     },
     /// Stopped on request; always [`crate::process::CANCELLED_EXIT_CODE`] (130).
-    Cancelled { exit_code: i32 },
+    Cancelled {
+        exit_code: i32,
+    },
     /// Stopped because its time ran out; the error (`TOOL_FAILURE`) says after how long.
     /// `exit_code` is [`crate::process::TIMED_OUT_EXIT_CODE`] (124).
-    TimedOut { error: TaskError, exit_code: i32 },
+    TimedOut {
+        error: TaskError,
+        exit_code: i32,
+    },
 }
 
 impl AgentOutcome {
     pub fn exit_code(&self) -> Option<i32> {
         match self {
-            AgentOutcome::Succeeded { exit_code, .. } | AgentOutcome::Failed { exit_code, .. } => {
-                *exit_code
-            }
-            AgentOutcome::Cancelled { exit_code } | AgentOutcome::TimedOut { exit_code, .. } => {
-                Some(*exit_code)
-            }
+            AgentOutcome::Succeeded { exit_code, .. } | AgentOutcome::Failed { exit_code, .. } => *exit_code,
+            AgentOutcome::Cancelled { exit_code } | AgentOutcome::TimedOut { exit_code, .. } => Some(*exit_code),
         }
     }
 
     /// The error of a failed or timed-out attempt.
     pub fn error(&self) -> Option<&TaskError> {
         match self {
-            AgentOutcome::Failed { error, .. } | AgentOutcome::TimedOut { error, .. } => {
-                Some(error)
-            }
+            AgentOutcome::Failed { error, .. } | AgentOutcome::TimedOut { error, .. } => Some(error),
             AgentOutcome::Succeeded { .. } | AgentOutcome::Cancelled { .. } => None,
         }
     }

@@ -84,9 +84,7 @@ pub fn parse_line(text: &str) -> Result<ProgressLine, String> {
         _ => {
             return Err(format!(
                 "\"state\" must be \"in_progress\" or \"done\", found {}",
-                object
-                    .get("state")
-                    .map_or_else(|| "nothing".to_string(), Value::to_string)
+                object.get("state").map_or_else(|| "nothing".to_string(), Value::to_string)
             ))
         }
     };
@@ -94,18 +92,10 @@ pub fn parse_line(text: &str) -> Result<ProgressLine, String> {
         None | Some(Value::Null) => None,
         Some(value) => match value.as_f64() {
             Some(p) if (0.0..=100.0).contains(&p) => Some(p.floor() as u8),
-            _ => {
-                return Err(format!(
-                    "\"percentage\" must be a number from 0 to 100, found {value}"
-                ))
-            }
+            _ => return Err(format!("\"percentage\" must be a number from 0 to 100, found {value}")),
         },
     };
-    Ok(ProgressLine {
-        step,
-        state,
-        percentage,
-    })
+    Ok(ProgressLine { step, state, percentage })
 }
 
 /// Reads a progress file incrementally. It need not exist yet.
@@ -145,11 +135,7 @@ impl ProgressFollower {
         match self.read_appended(&mut appended) {
             Ok(shrunk) => {
                 if shrunk {
-                    self.warn(
-                        None,
-                        "shrank while being followed; reading it again from its start".into(),
-                        on_event,
-                    );
+                    self.warn(None, "shrank while being followed; reading it again from its start".into(), on_event);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return,
@@ -215,21 +201,13 @@ impl ProgressFollower {
         let line = self.lines;
         let bytes = std::mem::take(&mut self.partial);
         if std::mem::replace(&mut self.overlong, false) {
-            self.warn(
-                Some(line),
-                format!("line {line} is longer than {MAX_LINE} bytes; skipped"),
-                on_event,
-            );
+            self.warn(Some(line), format!("line {line} is longer than {MAX_LINE} bytes; skipped"), on_event);
             return;
         }
         let text = match std::str::from_utf8(&bytes) {
             Ok(text) => text.trim(),
             Err(_) => {
-                self.warn(
-                    Some(line),
-                    format!("line {line} is not UTF-8; skipped"),
-                    on_event,
-                );
+                self.warn(Some(line), format!("line {line} is not UTF-8; skipped"), on_event);
                 return;
             }
         };
@@ -238,11 +216,7 @@ impl ProgressFollower {
         }
         match parse_line(text) {
             Ok(report) => on_event(ProgressEvent::Report(report)),
-            Err(reason) => self.warn(
-                Some(line),
-                format!("line {line} skipped: {reason}"),
-                on_event,
-            ),
+            Err(reason) => self.warn(Some(line), format!("line {line} skipped: {reason}"), on_event),
         }
     }
 

@@ -45,8 +45,7 @@ use super::progress::{ProgressEvent, ProgressFollower};
 use super::registry::execution_mode_schema;
 use super::{AgentOutcome, TaskError};
 use crate::process::{
-    self, Canceller, Exit, ProcessError, ProcessSpec, Program, CANCELLED_EXIT_CODE, DEFAULT_GRACE,
-    TIMED_OUT_EXIT_CODE,
+    self, Canceller, Exit, ProcessError, ProcessSpec, Program, CANCELLED_EXIT_CODE, DEFAULT_GRACE, TIMED_OUT_EXIT_CODE,
 };
 
 /// The task type this agent runs.
@@ -156,10 +155,7 @@ pub fn bind_params(params: &Map<String, Value>) -> Result<ShellParams, TaskError
     let get = |name: &str| params.get(name).filter(|v| !v.is_null());
     let program = match (get("command"), get("argv")) {
         (Some(_), Some(_)) => {
-            return Err(TaskError::binding(
-                "command",
-                "shell.run takes either 'command' or 'argv', not both",
-            ))
+            return Err(TaskError::binding("command", "shell.run takes either 'command' or 'argv', not both"))
         }
         (None, None) => {
             return Err(TaskError::binding(
@@ -201,10 +197,7 @@ pub fn bind_params(params: &Map<String, Value>) -> Result<ShellParams, TaskError
         Program::Argv(argv) => ("argv", argv.iter().any(|a| a.contains('\0'))),
     };
     if has_nul {
-        return Err(TaskError::binding(
-            param,
-            format!("param '{param}' contains a NUL character"),
-        ));
+        return Err(TaskError::binding(param, format!("param '{param}' contains a NUL character")));
     }
 
     let cwd = match get("cwd") {
@@ -213,10 +206,7 @@ pub fn bind_params(params: &Map<String, Value>) -> Result<ShellParams, TaskError
         Some(other) => {
             return Err(TaskError::binding(
                 "cwd",
-                format!(
-                    "param 'cwd' must be a non-empty string, found {}",
-                    shown(other)
-                ),
+                format!("param 'cwd' must be a non-empty string, found {}", shown(other)),
             ))
         }
     };
@@ -229,10 +219,7 @@ pub fn bind_params(params: &Map<String, Value>) -> Result<ShellParams, TaskError
                 let Value::String(value) = value else {
                     return Err(env_error(
                         name,
-                        format!(
-                            "param 'env': the value of '{name}' must be a string, found {}",
-                            shown(value)
-                        ),
+                        format!("param 'env': the value of '{name}' must be a string, found {}", shown(value)),
                     ));
                 };
                 if name.is_empty() || name.contains(['=', '\0']) {
@@ -253,10 +240,7 @@ pub fn bind_params(params: &Map<String, Value>) -> Result<ShellParams, TaskError
         Some(other) => {
             return Err(TaskError::binding(
                 "env",
-                format!(
-                    "param 'env' must be an object of strings, found {}",
-                    shown(other)
-                ),
+                format!("param 'env' must be an object of strings, found {}", shown(other)),
             ))
         }
     }
@@ -268,34 +252,20 @@ pub fn bind_params(params: &Map<String, Value>) -> Result<ShellParams, TaskError
             _ => {
                 return Err(TaskError::binding(
                     "timeout_s",
-                    format!(
-                        "param 'timeout_s' must be a positive number of seconds, found {}",
-                        shown(value)
-                    ),
+                    format!("param 'timeout_s' must be a positive number of seconds, found {}", shown(value)),
                 ))
             }
         },
     };
 
-    Ok(ShellParams {
-        program,
-        cwd,
-        env,
-        timeout_s,
-    })
+    Ok(ShellParams { program, cwd, env, timeout_s })
 }
 
 /// `ORRERY_INPUT_<NAME>` for a name: upper-cased, anything but an ASCII letter or digit → `_`.
 pub fn input_variable_name(input: &str) -> String {
     let mut name = String::with_capacity(INPUT_VAR_PREFIX.len() + input.len());
     name.push_str(INPUT_VAR_PREFIX);
-    name.extend(input.chars().map(|c| {
-        if c.is_ascii_alphanumeric() {
-            c.to_ascii_uppercase()
-        } else {
-            '_'
-        }
-    }));
+    name.extend(input.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }));
     name
 }
 
@@ -308,10 +278,7 @@ pub fn input_variables(inputs: &Map<String, Value>) -> Result<Vec<(String, Strin
         if let Some(i) = vars.iter().position(|(n, _)| *n == name) {
             return Err(TaskError::new(
                 ErrorCode::ToolBindingError,
-                format!(
-                    "inputs '{}' and '{input}' would both be passed as {name}; rename one of them",
-                    owners[i]
-                ),
+                format!("inputs '{}' and '{input}' would both be passed as {name}; rename one of them", owners[i]),
             )
             .with_details(json!({ "inputs": [owners[i], input], "variable": name })));
         }
@@ -341,10 +308,7 @@ pub async fn run(
     on_started: impl FnOnce(Started),
     mut on_progress: impl FnMut(ProgressEvent),
 ) -> AgentOutcome {
-    let failed = |error: TaskError| AgentOutcome::Failed {
-        error,
-        exit_code: None,
-    };
+    let failed = |error: TaskError| AgentOutcome::Failed { error, exit_code: None };
     let params = match bind_params(&attempt.params) {
         Ok(params) => params,
         Err(error) => return failed(error),
@@ -362,16 +326,15 @@ pub async fn run(
     let agent_vars = [
         (INPUTS_VAR.to_string(), files.inputs.display().to_string()),
         (OUTPUTS_VAR.to_string(), files.outputs.display().to_string()),
-        (
-            PROGRESS_VAR.to_string(),
-            files.progress.display().to_string(),
-        ),
+        (PROGRESS_VAR.to_string(), files.progress.display().to_string()),
     ];
     for (name, value) in agent_vars.into_iter().chain(input_vars) {
         if params.env.iter().any(|(n, _)| *n == name) {
             return failed(env_error(
                 &name,
-                format!("param 'env' may not set {name}: shell.run sets it for the task's inputs, outputs and progress"),
+                format!(
+                    "param 'env' may not set {name}: shell.run sets it for the task's inputs, outputs and progress"
+                ),
             ));
         }
         env.push((name, value));
@@ -408,9 +371,7 @@ pub async fn run(
 
     let code = finished.exit.code();
     match finished.exit {
-        Exit::Cancelled => AgentOutcome::Cancelled {
-            exit_code: CANCELLED_EXIT_CODE,
-        },
+        Exit::Cancelled => AgentOutcome::Cancelled { exit_code: CANCELLED_EXIT_CODE },
         Exit::TimedOut => {
             let seconds = params.timeout_s.unwrap_or_default();
             AgentOutcome::TimedOut {
@@ -423,11 +384,7 @@ pub async fn run(
             }
         }
         Exit::Signalled { signal: 0 } => AgentOutcome::Failed {
-            error: tool_failure(
-                "the process ended but its exit status was lost".into(),
-                &attempt.log_path,
-                json!({}),
-            ),
+            error: tool_failure("the process ended but its exit status was lost".into(), &attempt.log_path, json!({})),
             exit_code: None,
         },
         Exit::Signalled { signal } => AgentOutcome::Failed {
@@ -449,15 +406,9 @@ pub async fn run(
         Exit::Exited { code } => match read_outputs(&files.outputs) {
             Ok(mut outputs) => {
                 outputs.insert("exit_code".into(), Value::from(code));
-                AgentOutcome::Succeeded {
-                    outputs,
-                    exit_code: Some(code),
-                }
+                AgentOutcome::Succeeded { outputs, exit_code: Some(code) }
             }
-            Err(error) => AgentOutcome::Failed {
-                error,
-                exit_code: Some(code),
-            },
+            Err(error) => AgentOutcome::Failed { error, exit_code: Some(code) },
         },
     }
 }
@@ -471,46 +422,24 @@ struct AttemptFiles {
 /// Creates the attempt directory, writes the inputs file and removes stale outputs and
 /// progress files. Paths are absolute: the process may run in another directory.
 fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
-    let launcher = |what: String, e: io::Error| {
-        TaskError::new(ErrorCode::LauncherFailure, format!("{what}: {e}"))
-    };
-    let dir = std::path::absolute(&attempt.attempt_dir).map_err(|e| {
-        launcher(
-            format!(
-                "cannot resolve the attempt directory {}",
-                attempt.attempt_dir.display()
-            ),
-            e,
-        )
-    })?;
-    fs::create_dir_all(&dir).map_err(|e| {
-        launcher(
-            format!("cannot create the attempt directory {}", dir.display()),
-            e,
-        )
-    })?;
+    let launcher = |what: String, e: io::Error| TaskError::new(ErrorCode::LauncherFailure, format!("{what}: {e}"));
+    let dir = std::path::absolute(&attempt.attempt_dir)
+        .map_err(|e| launcher(format!("cannot resolve the attempt directory {}", attempt.attempt_dir.display()), e))?;
+    fs::create_dir_all(&dir)
+        .map_err(|e| launcher(format!("cannot create the attempt directory {}", dir.display()), e))?;
     let files = AttemptFiles {
         inputs: dir.join(INPUTS_FILE),
         outputs: dir.join(OUTPUTS_FILE),
         progress: dir.join(PROGRESS_FILE),
     };
     let text = Value::Object(attempt.inputs.clone()).to_string();
-    fs::write(&files.inputs, text).map_err(|e| {
-        launcher(
-            format!("cannot write the inputs file {}", files.inputs.display()),
-            e,
-        )
-    })?;
+    fs::write(&files.inputs, text)
+        .map_err(|e| launcher(format!("cannot write the inputs file {}", files.inputs.display()), e))?;
     for stale in [&files.outputs, &files.progress] {
         match fs::remove_file(stale) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(launcher(
-                    format!("cannot remove the stale file {}", stale.display()),
-                    e,
-                ))
-            }
+            Err(e) => return Err(launcher(format!("cannot remove the stale file {}", stale.display()), e)),
         }
     }
     Ok(files)
@@ -518,9 +447,8 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
 
 /// The outputs the process wrote; none when it wrote no file.
 fn read_outputs(path: &Path) -> Result<Map<String, Value>, TaskError> {
-    let failure = |message: String, details: Value| {
-        TaskError::new(ErrorCode::ToolFailure, message).with_details(details)
-    };
+    let failure =
+        |message: String, details: Value| TaskError::new(ErrorCode::ToolFailure, message).with_details(details);
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Map::new()),
@@ -555,10 +483,7 @@ fn read_outputs(path: &Path) -> Result<Map<String, Value>, TaskError> {
 fn tool_failure(what: String, log_path: &Path, mut details: Value) -> TaskError {
     let tail = log_tail(log_path, LOG_TAIL_BYTES);
     if let Value::Object(d) = &mut details {
-        d.insert(
-            "log_path".into(),
-            Value::String(log_path.display().to_string()),
-        );
+        d.insert("log_path".into(), Value::String(log_path.display().to_string()));
     }
     let message = match tail.as_deref().map(str::trim_end) {
         Some("") | None => format!("{what}; it wrote no output"),
@@ -577,15 +502,7 @@ pub fn log_tail(path: &Path, limit: usize) -> Option<String> {
     let mut bytes = Vec::with_capacity(limit);
     file.take(limit as u64).read_to_end(&mut bytes).ok()?;
     // A cut inside a character leaves up to 3 continuation bytes (10xxxxxx) at the front.
-    let skip = if start > 0 {
-        bytes
-            .iter()
-            .take(3)
-            .take_while(|&&b| b & 0xC0 == 0x80)
-            .count()
-    } else {
-        0
-    };
+    let skip = if start > 0 { bytes.iter().take(3).take_while(|&&b| b & 0xC0 == 0x80).count() } else { 0 };
     Some(String::from_utf8_lossy(&bytes[skip..]).into_owned())
 }
 
@@ -600,16 +517,12 @@ fn launcher_failure(error: &ProcessError) -> TaskError {
         ProcessError::Spawn { .. } => "spawn_failed",
         ProcessError::Supervision { .. } => "supervision_failed",
     };
-    TaskError::new(
-        ErrorCode::LauncherFailure,
-        format!("the process could not be started: {error}"),
-    )
-    .with_details(json!({ "reason": reason }))
+    TaskError::new(ErrorCode::LauncherFailure, format!("the process could not be started: {error}"))
+        .with_details(json!({ "reason": reason }))
 }
 
 fn env_error(key: &str, message: String) -> TaskError {
-    TaskError::new(ErrorCode::ToolBindingError, message)
-        .with_details(json!({ "param": "env", "key": key }))
+    TaskError::new(ErrorCode::ToolBindingError, message).with_details(json!({ "param": "env", "key": key }))
 }
 
 /// A value as an error message shows it: short, with its kind.

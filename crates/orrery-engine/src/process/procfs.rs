@@ -26,12 +26,8 @@ impl Stat {
 
 pub(crate) fn read_stat(pid: i32) -> io::Result<Stat> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    parse_stat(&text).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("unexpected /proc/{pid}/stat: {text:?}"),
-        )
-    })
+    parse_stat(&text)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("unexpected /proc/{pid}/stat: {text:?}")))
 }
 
 /// `pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime
@@ -43,11 +39,7 @@ fn parse_stat(text: &str) -> Option<Stat> {
     let state = fields.first()?.chars().next()?;
     let pgrp = fields.get(2)?.parse().ok()?;
     let start_time = fields.get(19)?.parse().ok()?;
-    Some(Stat {
-        state,
-        pgrp,
-        start_time,
-    })
+    Some(Stat { state, pgrp, start_time })
 }
 
 /// The pids of the members of process group `pgid` that have not exited, the leader included.
@@ -59,11 +51,7 @@ pub(crate) fn live_group_members(pgid: i32) -> Vec<i32> {
     };
     let mut members = Vec::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<i32>().ok())
-        else {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else {
             continue;
         };
         // One cheap system call filters out every process of another group before any file
@@ -91,14 +79,7 @@ mod tests {
         let line = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 \
                     987654 1234 56 18446744073709551615\n";
         let stat = parse_stat(line).expect("a well-formed stat line parses");
-        assert_eq!(
-            stat,
-            Stat {
-                state: 'S',
-                pgrp: 4242,
-                start_time: 987654
-            }
-        );
+        assert_eq!(stat, Stat { state: 'S', pgrp: 4242, start_time: 987654 });
     }
 
     #[test]

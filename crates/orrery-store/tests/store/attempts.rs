@@ -1,6 +1,4 @@
-use orrery_store::{
-    AttemptState, ErrorRecord, Outcome, ProcessIdentity, RunId, Settlement, TaskState,
-};
+use orrery_store::{AttemptState, ErrorRecord, Outcome, ProcessIdentity, RunId, Settlement, TaskState};
 use serde_json::json;
 
 use crate::{count_rows, shell_attempt, Fixture, START_MS};
@@ -14,55 +12,26 @@ fn an_attempt_gets_a_fresh_run_id_and_makes_its_node_running() {
     assert_eq!(attempt.attempt, 1);
     assert_eq!(attempt.state, AttemptState::Running);
     assert_eq!(attempt.inputs, Some(json!({"who": "world"})));
-    assert_eq!(
-        fixture
-            .store
-            .task_node(&session.id, "hello.greet")
-            .unwrap()
-            .state,
-        TaskState::Running
-    );
-    let kinds: Vec<String> = fixture
-        .store
-        .events_after(&session.id, 0, 200)
-        .unwrap()
-        .into_iter()
-        .map(|e| e.kind)
-        .collect();
-    assert_eq!(
-        kinds,
-        [
-            "session_created",
-            "task_state_changed",
-            "task_state_changed",
-            "attempt_started"
-        ]
-    );
+    assert_eq!(fixture.store.task_node(&session.id, "hello.greet").unwrap().state, TaskState::Running);
+    let kinds: Vec<String> =
+        fixture.store.events_after(&session.id, 0, 200).unwrap().into_iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, ["session_created", "task_state_changed", "task_state_changed", "attempt_started"]);
 }
 
 #[test]
 fn a_node_with_a_running_attempt_refuses_a_second_one() {
     let mut fixture = Fixture::open();
     let (session, _) = fixture.running_attempt();
-    let err = fixture
-        .store
-        .begin_attempt(&session.id, "hello.greet", &shell_attempt())
-        .unwrap_err();
+    let err = fixture.store.begin_attempt(&session.id, "hello.greet", &shell_attempt()).unwrap_err();
     assert_eq!(err.code(), "invalid_argument");
-    assert!(
-        err.to_string().contains("run-1"),
-        "names the running attempt: {err}"
-    );
+    assert!(err.to_string().contains("run-1"), "names the running attempt: {err}");
 }
 
 #[test]
 fn an_attempt_at_an_unknown_node_is_not_found() {
     let mut fixture = Fixture::open();
     let session = fixture.session();
-    let err = fixture
-        .store
-        .begin_attempt(&session.id, "hello.nope", &shell_attempt())
-        .unwrap_err();
+    let err = fixture.store.begin_attempt(&session.id, "hello.nope", &shell_attempt()).unwrap_err();
     assert_eq!(err.code(), "not_found");
     assert!(err.to_string().contains("hello.nope"));
 }
@@ -77,40 +46,21 @@ fn settling_lands_outcome_data_and_node_state_together() {
         .settle_attempt(
             &run_id,
             Settlement {
-                outcome: Outcome::Succeeded {
-                    exit_code: Some(0),
-                    outputs: json!({"greeting": "hi"}),
-                },
+                outcome: Outcome::Succeeded { exit_code: Some(0), outputs: json!({"greeting": "hi"}) },
                 node_state: Some(TaskState::Succeeded),
                 data: vec![("hello".into(), "greeting".into(), json!("hi"))],
             },
         )
         .unwrap();
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
-    assert_eq!(
-        kinds,
-        ["attempt_settled", "data_updated", "task_state_changed"]
-    );
+    assert_eq!(kinds, ["attempt_settled", "data_updated", "task_state_changed"]);
     let attempt = fixture.store.attempt(&run_id).unwrap();
     assert_eq!(attempt.state, AttemptState::Succeeded);
     assert_eq!(attempt.finished_ms, Some(START_MS + 7));
     assert_eq!(attempt.exit_code, Some(0));
     assert_eq!(attempt.outputs, Some(json!({"greeting": "hi"})));
-    assert_eq!(
-        fixture
-            .store
-            .data_value(&session.id, "hello", "greeting")
-            .unwrap(),
-        Some(json!("hi"))
-    );
-    assert_eq!(
-        fixture
-            .store
-            .task_node(&session.id, "hello.greet")
-            .unwrap()
-            .state,
-        TaskState::Succeeded
-    );
+    assert_eq!(fixture.store.data_value(&session.id, "hello", "greeting").unwrap(), Some(json!("hi")));
+    assert_eq!(fixture.store.task_node(&session.id, "hello.greet").unwrap().state, TaskState::Succeeded);
 }
 
 #[test]
@@ -122,10 +72,7 @@ fn a_stale_run_id_is_refused_and_changes_nothing() {
         .settle_attempt(
             &run_id,
             Settlement {
-                outcome: Outcome::Succeeded {
-                    exit_code: Some(0),
-                    outputs: json!({}),
-                },
+                outcome: Outcome::Succeeded { exit_code: Some(0), outputs: json!({}) },
                 node_state: Some(TaskState::Succeeded),
                 data: vec![],
             },
@@ -135,105 +82,42 @@ fn a_stale_run_id_is_refused_and_changes_nothing() {
     let late = Settlement {
         outcome: Outcome::Failed {
             exit_code: Some(1),
-            error: ErrorRecord {
-                code: "TOOL_FAILURE".into(),
-                message: "late".into(),
-                details: None,
-            },
+            error: ErrorRecord { code: "TOOL_FAILURE".into(), message: "late".into(), details: None },
         },
         node_state: Some(TaskState::Failed),
         data: vec![("hello".into(), "greeting".into(), json!("overwritten"))],
     };
-    let err = fixture
-        .store
-        .settle_attempt(&run_id, late.clone())
-        .unwrap_err();
+    let err = fixture.store.settle_attempt(&run_id, late.clone()).unwrap_err();
     assert_eq!(err.code(), "stale_run");
     assert!(
         err.to_string().contains("run-1") && err.to_string().contains("succeeded"),
         "says which run and why: {err}"
     );
     let attempt = fixture.store.attempt(&run_id).unwrap();
-    assert_eq!(
-        attempt.state,
-        AttemptState::Succeeded,
-        "the first settlement stands"
-    );
+    assert_eq!(attempt.state, AttemptState::Succeeded, "the first settlement stands");
     assert_eq!(attempt.error, None);
-    assert_eq!(
-        fixture
-            .store
-            .task_node(&session.id, "hello.greet")
-            .unwrap()
-            .state,
-        TaskState::Succeeded
-    );
-    assert_eq!(
-        fixture
-            .store
-            .data_value(&session.id, "hello", "greeting")
-            .unwrap(),
-        None,
-        "no data was written"
-    );
-    assert_eq!(
-        fixture.store.last_event_seq(&session.id).unwrap(),
-        seq_before,
-        "no event was appended"
-    );
+    assert_eq!(fixture.store.task_node(&session.id, "hello.greet").unwrap().state, TaskState::Succeeded);
+    assert_eq!(fixture.store.data_value(&session.id, "hello", "greeting").unwrap(), None, "no data was written");
+    assert_eq!(fixture.store.last_event_seq(&session.id).unwrap(), seq_before, "no event was appended");
 
-    let unknown = fixture
-        .store
-        .settle_attempt(&RunId::from("run-404"), late)
-        .unwrap_err();
-    assert_eq!(
-        unknown.code(),
-        "stale_run",
-        "an unknown run id is refused the same way"
-    );
-    let process = fixture
-        .store
-        .set_attempt_process(
-            &run_id,
-            ProcessIdentity {
-                pid: 1,
-                start_time: 2,
-            },
-        )
-        .unwrap_err();
-    assert_eq!(
-        process.code(),
-        "stale_run",
-        "every write about a run is keyed on it"
-    );
+    let unknown = fixture.store.settle_attempt(&RunId::from("run-404"), late).unwrap_err();
+    assert_eq!(unknown.code(), "stale_run", "an unknown run id is refused the same way");
+    let process = fixture.store.set_attempt_process(&run_id, ProcessIdentity { pid: 1, start_time: 2 }).unwrap_err();
+    assert_eq!(process.code(), "stale_run", "every write about a run is keyed on it");
 }
 
 #[test]
 fn a_new_attempt_after_a_failure_is_numbered_and_listed_in_the_timeline() {
     let mut fixture = Fixture::open();
     let (session, first) = fixture.running_attempt();
-    fixture
-        .store
-        .settle_attempt(
-            &first,
-            Outcome::Cancelled {
-                exit_code: Some(130),
-            },
-        )
-        .unwrap();
+    fixture.store.settle_attempt(&first, Outcome::Cancelled { exit_code: Some(130) }).unwrap();
     fixture.clock.advance(1);
-    let (second, _) = fixture
-        .store
-        .begin_attempt(&session.id, "hello.greet", &shell_attempt())
-        .unwrap();
+    let (second, _) = fixture.store.begin_attempt(&session.id, "hello.greet", &shell_attempt()).unwrap();
     assert_eq!(second.attempt, 2);
     assert_ne!(second.run_id, first, "every attempt has its own run id");
     let timeline = fixture.store.attempts(&session.id).unwrap();
     assert_eq!(
-        timeline
-            .iter()
-            .map(|a| (a.attempt, a.state))
-            .collect::<Vec<_>>(),
+        timeline.iter().map(|a| (a.attempt, a.state)).collect::<Vec<_>>(),
         vec![(1, AttemptState::Cancelled), (2, AttemptState::Running)]
     );
     assert_eq!(timeline[0].exit_code, Some(130));
@@ -243,42 +127,20 @@ fn a_new_attempt_after_a_failure_is_numbered_and_listed_in_the_timeline() {
 fn running_attempts_with_their_processes_are_listed_for_recovery() {
     let mut fixture = Fixture::open();
     let (_, run_id) = fixture.running_attempt();
-    let identity = ProcessIdentity {
-        pid: 4242,
-        start_time: 987_654_321,
-    };
-    fixture
-        .store
-        .set_attempt_process(&run_id, identity)
-        .unwrap();
+    let identity = ProcessIdentity { pid: 4242, start_time: 987_654_321 };
+    fixture.store.set_attempt_process(&run_id, identity).unwrap();
     let other = fixture.session();
     fixture
         .store
-        .set_task_states(
-            &other.id,
-            &[
-                ("hello.a", TaskState::Pending),
-                ("hello.b", TaskState::Pending),
-            ],
-        )
+        .set_task_states(&other.id, &[("hello.a", TaskState::Pending), ("hello.b", TaskState::Pending)])
         .unwrap();
-    let (b, _) = fixture
-        .store
-        .begin_attempt(&other.id, "hello.b", &shell_attempt())
-        .unwrap();
-    fixture
-        .store
-        .settle_attempt(&b.run_id, Outcome::Skipped)
-        .unwrap();
+    let (b, _) = fixture.store.begin_attempt(&other.id, "hello.b", &shell_attempt()).unwrap();
+    fixture.store.settle_attempt(&b.run_id, Outcome::Skipped).unwrap();
     let fixture = fixture.reopen();
     let running = fixture.store.running_attempts().unwrap();
     assert_eq!(running.len(), 1, "only the unsettled attempt: {running:?}");
     assert_eq!(running[0].run_id, run_id);
-    assert_eq!(
-        running[0].process,
-        Some(identity),
-        "pid and start time survive a restart"
-    );
+    assert_eq!(running[0].process, Some(identity), "pid and start time survive a restart");
 }
 
 #[test]
@@ -287,20 +149,11 @@ fn task_states_are_upserted_and_unchanged_states_are_not_announced() {
     let s = fixture.session();
     let events = fixture
         .store
-        .set_task_states(
-            &s.id,
-            &[
-                ("hello.start", TaskState::Pending),
-                ("hello.end", TaskState::Pending),
-            ],
-        )
+        .set_task_states(&s.id, &[("hello.start", TaskState::Pending), ("hello.end", TaskState::Pending)])
         .unwrap();
     assert_eq!(events.len(), 2);
     assert_eq!(
-        fixture
-            .store
-            .set_task_state(&s.id, "hello.start", TaskState::Pending)
-            .unwrap(),
+        fixture.store.set_task_state(&s.id, "hello.start", TaskState::Pending).unwrap(),
         None,
         "no change, no event"
     );
@@ -309,22 +162,14 @@ fn task_states_are_upserted_and_unchanged_states_are_not_announced() {
         .set_task_state(&s.id, "hello.start", TaskState::SkipRequested)
         .unwrap()
         .expect("a change is announced");
-    let orrery_store::EventPayload::Whole { value } = event.payload else {
-        panic!("a small payload is whole")
-    };
+    let orrery_store::EventPayload::Whole { value } = event.payload else { panic!("a small payload is whole") };
     assert_eq!(value["state"], "SKIP_REQUESTED");
     assert_eq!(value["previous"], "PENDING");
     assert_eq!(value["task_id"], "start");
     let nodes = fixture.store.task_nodes(&s.id).unwrap();
     assert_eq!(
-        nodes
-            .iter()
-            .map(|n| (n.node.as_str(), n.state))
-            .collect::<Vec<_>>(),
-        vec![
-            ("hello.end", TaskState::Pending),
-            ("hello.start", TaskState::SkipRequested)
-        ]
+        nodes.iter().map(|n| (n.node.as_str(), n.state)).collect::<Vec<_>>(),
+        vec![("hello.end", TaskState::Pending), ("hello.start", TaskState::SkipRequested)]
     );
     assert_eq!(count_rows(&fixture.path(), "task_nodes"), 2);
 }

@@ -32,35 +32,19 @@ impl<'a> Unwritable<'a> {
         let mode = std::fs::metadata(path).unwrap().permissions().mode();
         let root = is_root();
         if root {
-            let status = Command::new("chattr")
-                .arg("+i")
-                .arg(path)
-                .status()
-                .expect("chattr runs (e2fsprogs)");
-            assert!(
-                status.success(),
-                "as root, the test needs `chattr +i` to make {} read-only",
-                path.display()
-            );
+            let status = Command::new("chattr").arg("+i").arg(path).status().expect("chattr runs (e2fsprogs)");
+            assert!(status.success(), "as root, the test needs `chattr +i` to make {} read-only", path.display());
         } else {
             let ro = if path.is_dir() { 0o555 } else { 0o444 };
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(ro)).unwrap();
         }
         let guard = Unwritable { path, root, mode };
         let probe = if path.is_dir() {
-            OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path.join("probe"))
-                .map(|_| ())
+            OpenOptions::new().write(true).create_new(true).open(path.join("probe")).map(|_| ())
         } else {
             OpenOptions::new().append(true).open(path).map(|_| ())
         };
-        assert!(
-            probe.is_err(),
-            "{} must really be unwritable for this test to mean anything",
-            path.display()
-        );
+        assert!(probe.is_err(), "{} must really be unwritable for this test to mean anything", path.display());
         guard
     }
 }
@@ -80,17 +64,10 @@ impl Drop for Unwritable<'_> {
 fn a_file_of_garbage_is_reported_as_corrupt() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("garbage.db");
-    std::fs::write(
-        &path,
-        b"this is not a SQLite database, just text. ".repeat(200),
-    )
-    .unwrap();
+    std::fs::write(&path, b"this is not a SQLite database, just text. ".repeat(200)).unwrap();
     let err = Store::open(&path).expect_err("garbage must not open");
     assert_eq!(err.code(), "corrupt", "{err}");
-    assert!(
-        err.to_string().contains("garbage.db"),
-        "names the file: {err}"
-    );
+    assert!(err.to_string().contains("garbage.db"), "names the file: {err}");
     assert_eq!(
         std::fs::read(&path).unwrap(),
         b"this is not a SQLite database, just text. ".repeat(200),
@@ -103,15 +80,8 @@ fn a_database_with_damaged_pages_is_reported_as_corrupt() {
     let mut fixture = Fixture::open();
     let session = fixture.session();
     for i in 0..300 {
-        let event = NewEvent {
-            kind: "note".into(),
-            run_id: None,
-            payload: json!({"i": i, "pad": "x".repeat(200)}),
-        };
-        fixture
-            .store
-            .append_event(&session.id, &event, None)
-            .unwrap();
+        let event = NewEvent { kind: "note".into(), run_id: None, payload: json!({"i": i, "pad": "x".repeat(200)}) };
+        fixture.store.append_event(&session.id, &event, None).unwrap();
     }
     let path = fixture.path();
     drop(fixture.store);
@@ -138,10 +108,7 @@ fn a_read_only_database_file_is_reported_as_read_only() {
     let _guard = Unwritable::new(&path);
     let err = Store::open(&path).expect_err("a read-only file cannot hold a task store");
     assert_eq!(err.code(), "read_only", "{err}");
-    assert!(
-        err.to_string().contains("orrery.db"),
-        "names the file: {err}"
-    );
+    assert!(err.to_string().contains("orrery.db"), "names the file: {err}");
 }
 
 #[test]
@@ -165,18 +132,10 @@ fn sqlite_opened_read_only_by_the_os_is_reported_as_read_only() {
     let fixture = Fixture::open();
     let path = fixture.path();
     drop(fixture.store);
-    let conn =
-        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .unwrap();
+    let conn = rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let raw = conn.execute("DELETE FROM sessions", []).unwrap_err();
-    let rusqlite::Error::SqliteFailure(code, _) = raw else {
-        panic!("a SQLite failure")
-    };
-    assert_eq!(
-        code.code,
-        rusqlite::ErrorCode::ReadOnly,
-        "the file refused the write as read-only"
-    );
+    let rusqlite::Error::SqliteFailure(code, _) = raw else { panic!("a SQLite failure") };
+    assert_eq!(code.code, rusqlite::ErrorCode::ReadOnly, "the file refused the write as read-only");
 }
 
 #[test]
@@ -184,30 +143,16 @@ fn a_full_disk_is_reported_and_leaves_the_store_consistent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("small.db");
     let clock = Arc::new(ManualClock::new(crate::START_MS));
-    let mut store = Store::open_with(
-        &path,
-        StoreOptions {
-            max_page_count: Some(80),
-            ..options(&clock)
-        },
-    )
-    .expect("the schema fits in 80 pages");
+    let mut store = Store::open_with(&path, StoreOptions { max_page_count: Some(80), ..options(&clock) })
+        .expect("the schema fits in 80 pages");
     let hash = store.put_blueprint_version("b", "{}").unwrap();
     let session = store
         .create_session(
-            &orrery_store::NewSession {
-                blueprint_hash: hash,
-                name: "full".into(),
-                params: json!({}),
-            },
+            &orrery_store::NewSession { blueprint_hash: hash, name: "full".into(), params: json!({}) },
             None,
         )
         .unwrap();
-    let big = NewEvent {
-        kind: "log".into(),
-        run_id: None,
-        payload: json!("z".repeat(16 * 1024)),
-    };
+    let big = NewEvent { kind: "log".into(), run_id: None, payload: json!("z".repeat(16 * 1024)) };
     let mut written = 0;
     let err = loop {
         match store.append_event(&session.id, &big, None) {
@@ -217,32 +162,17 @@ fn a_full_disk_is_reported_and_leaves_the_store_consistent() {
         assert!(written < 1000, "an 80-page database must fill up");
     };
     assert_eq!(err.code(), "disk_full", "{err}");
-    assert!(
-        err.to_string().contains("small.db"),
-        "names the file: {err}"
-    );
+    assert!(err.to_string().contains("small.db"), "names the file: {err}");
     assert!(written > 0, "some events fitted before the disk was full");
-    assert_eq!(
-        store.last_event_seq(&session.id).unwrap(),
-        1 + written,
-        "the failed write left nothing behind"
-    );
+    assert_eq!(store.last_event_seq(&session.id).unwrap(), 1 + written, "the failed write left nothing behind");
     drop(store);
 
     let mut store = Store::open(&path).expect("the store reopens without the limit");
-    store
-        .check_integrity()
-        .expect("integrity_check passes after the full disk");
-    assert_eq!(
-        store.last_event_seq(&session.id).unwrap(),
-        1 + written,
-        "earlier events are intact"
-    );
+    store.check_integrity().expect("integrity_check passes after the full disk");
+    assert_eq!(store.last_event_seq(&session.id).unwrap(), 1 + written, "earlier events are intact");
     let events = store.events_after(&session.id, 1, 200).unwrap();
     assert_eq!(events.len() as u64, written);
-    let next = store
-        .append_event(&session.id, &big, None)
-        .expect("with room again, writes work");
+    let next = store.append_event(&session.id, &big, None).expect("with room again, writes work");
     assert_eq!(next.seq, 2 + written, "seqs continue without a gap");
 }
 
@@ -252,33 +182,18 @@ fn a_writer_held_up_past_the_busy_timeout_gets_busy_and_writes_nothing() {
     let session = fixture.session();
     let path = fixture.path();
     let clock = fixture.clock.clone();
-    let mut impatient = Store::open_with(
-        &path,
-        StoreOptions {
-            busy_timeout: std::time::Duration::from_millis(50),
-            ..options(&clock)
-        },
-    )
-    .unwrap();
+    let mut impatient =
+        Store::open_with(&path, StoreOptions { busy_timeout: std::time::Duration::from_millis(50), ..options(&clock) })
+            .unwrap();
     let blocker = rusqlite::Connection::open(&path).unwrap();
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let note = NewEvent {
-        kind: "note".into(),
-        run_id: None,
-        payload: json!({}),
-    };
-    let err = impatient
-        .append_event(&session.id, &note, None)
-        .unwrap_err();
+    let note = NewEvent { kind: "note".into(), run_id: None, payload: json!({}) };
+    let err = impatient.append_event(&session.id, &note, None).unwrap_err();
     assert_eq!(err.code(), "busy", "{err}");
-    assert!(
-        err.to_string().contains("orrery.db"),
-        "names the file: {err}"
-    );
+    assert!(err.to_string().contains("orrery.db"), "names the file: {err}");
     blocker.execute_batch("ROLLBACK").unwrap();
-    let event = impatient
-        .append_event(&session.id, &note, None)
-        .expect("once the lock is free, the write goes through");
+    let event =
+        impatient.append_event(&session.id, &note, None).expect("once the lock is free, the write goes through");
     assert_eq!(event.seq, 2, "the refused write took no seq");
 }
 
@@ -298,10 +213,7 @@ fn a_relative_path_in_the_working_directory_opens() {
 fn the_default_path_is_in_the_users_data_directory() {
     let path = orrery_store::default_path().expect("this machine has a data directory");
     assert!(path.ends_with("orrery/orrery.db"), "{}", path.display());
-    assert_eq!(
-        path.parent().and_then(Path::parent),
-        dirs_data_dir().as_deref()
-    );
+    assert_eq!(path.parent().and_then(Path::parent), dirs_data_dir().as_deref());
 }
 
 fn dirs_data_dir() -> Option<std::path::PathBuf> {

@@ -5,11 +5,7 @@ use crate::{count_rows, Fixture};
 
 fn new_session(fixture: &mut Fixture, name: &str) -> NewSession {
     let hash = fixture.store.put_blueprint_version("hello", "{}").unwrap();
-    NewSession {
-        blueprint_hash: hash,
-        name: name.into(),
-        params: json!({"b": 2, "a": 1}),
-    }
+    NewSession { blueprint_hash: hash, name: name.into(), params: json!({"b": 2, "a": 1}) }
 }
 
 #[test]
@@ -20,16 +16,8 @@ fn the_same_request_id_and_arguments_return_the_stored_answer_without_writing() 
     fixture.clock.advance(100);
     let second = fixture.store.create_session(&new, Some("req-1")).unwrap();
     assert_eq!(second, first, "the stored answer, same id and same time");
-    assert_eq!(
-        count_rows(&fixture.path(), "sessions"),
-        1,
-        "no second session was written"
-    );
-    assert_eq!(
-        fixture.store.last_event_seq(&first.id).unwrap(),
-        1,
-        "no second creation event"
-    );
+    assert_eq!(count_rows(&fixture.path(), "sessions"), 1, "no second session was written");
+    assert_eq!(fixture.store.last_event_seq(&first.id).unwrap(), 1, "no second creation event");
 }
 
 #[test]
@@ -39,10 +27,7 @@ fn arguments_are_compared_canonically_whatever_their_key_order() {
     let first = fixture.store.create_session(&new, Some("req-1")).unwrap();
     new.params = serde_json::from_str(r#"{"a": 1, "b": 2}"#).unwrap();
     let second = fixture.store.create_session(&new, Some("req-1")).unwrap();
-    assert_eq!(
-        second.id, first.id,
-        "the same arguments in another key order are the same request"
-    );
+    assert_eq!(second.id, first.id, "the same arguments in another key order are the same request");
 }
 
 #[test]
@@ -50,19 +35,10 @@ fn the_same_request_id_with_other_arguments_is_refused_and_writes_nothing() {
     let mut fixture = Fixture::open();
     let new = new_session(&mut fixture, "once");
     fixture.store.create_session(&new, Some("req-1")).unwrap();
-    let other = NewSession {
-        name: "twice".into(),
-        ..new
-    };
-    let err = fixture
-        .store
-        .create_session(&other, Some("req-1"))
-        .unwrap_err();
+    let other = NewSession { name: "twice".into(), ..new };
+    let err = fixture.store.create_session(&other, Some("req-1")).unwrap_err();
     assert_eq!(err.code(), "request_id_reused");
-    assert!(
-        err.to_string().contains("req-1"),
-        "names the request id: {err}"
-    );
+    assert!(err.to_string().contains("req-1"), "names the request id: {err}");
     assert_eq!(count_rows(&fixture.path(), "sessions"), 1);
 }
 
@@ -71,60 +47,26 @@ fn a_request_id_used_by_another_operation_is_refused() {
     let mut fixture = Fixture::open();
     let new = new_session(&mut fixture, "once");
     let session = fixture.store.create_session(&new, Some("req-1")).unwrap();
-    let err = fixture
-        .store
-        .set_session_state(&session.id, SessionState::Running, None, Some("req-1"))
-        .unwrap_err();
+    let err = fixture.store.set_session_state(&session.id, SessionState::Running, None, Some("req-1")).unwrap_err();
     assert_eq!(err.code(), "request_id_reused");
-    assert_eq!(
-        fixture.store.session(&session.id).unwrap().state,
-        SessionState::Pending,
-        "nothing changed"
-    );
+    assert_eq!(fixture.store.session(&session.id).unwrap().state, SessionState::Pending, "nothing changed");
 }
 
 #[test]
 fn repeated_state_changes_and_events_with_a_request_id_are_written_once() {
     let mut fixture = Fixture::open();
     let session = fixture.session();
-    let a = fixture
-        .store
-        .set_session_state(&session.id, SessionState::Running, None, Some("start-1"))
-        .unwrap();
-    let b = fixture
-        .store
-        .set_session_state(&session.id, SessionState::Running, None, Some("start-1"))
-        .unwrap();
+    let a = fixture.store.set_session_state(&session.id, SessionState::Running, None, Some("start-1")).unwrap();
+    let b = fixture.store.set_session_state(&session.id, SessionState::Running, None, Some("start-1")).unwrap();
     assert_eq!(a, b, "the same event is answered");
-    let event = NewEvent {
-        kind: "note".into(),
-        run_id: None,
-        payload: json!({"text": "hi"}),
-    };
-    let c = fixture
-        .store
-        .append_event(&session.id, &event, Some("note-1"))
-        .unwrap();
-    let d = fixture
-        .store
-        .append_event(&session.id, &event, Some("note-1"))
-        .unwrap();
+    let event = NewEvent { kind: "note".into(), run_id: None, payload: json!({"text": "hi"}) };
+    let c = fixture.store.append_event(&session.id, &event, Some("note-1")).unwrap();
+    let d = fixture.store.append_event(&session.id, &event, Some("note-1")).unwrap();
     assert_eq!(c, d);
+    assert_eq!(fixture.store.last_event_seq(&session.id).unwrap(), 3, "created, running, note: nothing twice");
+    let other = NewEvent { payload: json!({"text": "bye"}), ..event };
     assert_eq!(
-        fixture.store.last_event_seq(&session.id).unwrap(),
-        3,
-        "created, running, note: nothing twice"
-    );
-    let other = NewEvent {
-        payload: json!({"text": "bye"}),
-        ..event
-    };
-    assert_eq!(
-        fixture
-            .store
-            .append_event(&session.id, &other, Some("note-1"))
-            .unwrap_err()
-            .code(),
+        fixture.store.append_event(&session.id, &other, Some("note-1")).unwrap_err().code(),
         "request_id_reused"
     );
 }
@@ -144,35 +86,18 @@ fn request_ids_longer_than_64_characters_or_empty_are_invalid() {
     let mut fixture = Fixture::open();
     let new = new_session(&mut fixture, "once");
     let ok = "é".repeat(64);
-    fixture
-        .store
-        .create_session(&new, Some(&ok))
-        .expect("64 characters are allowed, counted as characters");
+    fixture.store.create_session(&new, Some(&ok)).expect("64 characters are allowed, counted as characters");
     let long = "x".repeat(65);
     let err = fixture.store.create_session(&new, Some(&long)).unwrap_err();
     assert_eq!(err.code(), "invalid_argument");
-    assert_eq!(
-        fixture
-            .store
-            .create_session(&new, Some(""))
-            .unwrap_err()
-            .code(),
-        "invalid_argument"
-    );
+    assert_eq!(fixture.store.create_session(&new, Some("")).unwrap_err().code(), "invalid_argument");
     assert_eq!(count_rows(&fixture.path(), "sessions"), 1);
 }
 
 #[test]
 fn a_failed_write_does_not_consume_its_request_id() {
     let mut fixture = Fixture::open();
-    let err = fixture
-        .store
-        .set_session_state("missing", SessionState::Running, None, Some("req-9"))
-        .unwrap_err();
+    let err = fixture.store.set_session_state("missing", SessionState::Running, None, Some("req-9")).unwrap_err();
     assert_eq!(err.code(), "not_found");
-    assert_eq!(
-        count_rows(&fixture.path(), "requests"),
-        0,
-        "the request row rolled back with the write"
-    );
+    assert_eq!(count_rows(&fixture.path(), "requests"), 0, "the request row rolled back with the write");
 }

@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use orrery_store::{
-    ManualClock, NewAttempt, NewSession, RunId, SequentialIds, Session, Store, StoreOptions,
-    TaskState,
+    ManualClock, NewAttempt, NewSession, RunId, SequentialIds, Session, Store, StoreOptions, TaskState,
 };
 use serde_json::json;
 
@@ -30,8 +29,7 @@ impl Fixture {
     pub fn open() -> Fixture {
         let dir = tempfile::tempdir().expect("a temp dir can be created");
         let clock = Arc::new(ManualClock::new(START_MS));
-        let store = Store::open_with(&dir.path().join("orrery.db"), options(&clock))
-            .expect("a fresh store opens");
+        let store = Store::open_with(&dir.path().join("orrery.db"), options(&clock)).expect("a fresh store opens");
         Fixture { dir, clock, store }
     }
 
@@ -47,8 +45,7 @@ impl Fixture {
     pub fn reopen(self) -> Fixture {
         let Fixture { dir, clock, store } = self;
         drop(store);
-        let store = Store::open_with(&dir.path().join("orrery.db"), options(&clock))
-            .expect("the store reopens");
+        let store = Store::open_with(&dir.path().join("orrery.db"), options(&clock)).expect("the store reopens");
         Fixture { dir, clock, store }
     }
 
@@ -60,11 +57,7 @@ impl Fixture {
             .expect("a blueprint version is stored");
         self.store
             .create_session(
-                &NewSession {
-                    blueprint_hash: hash,
-                    name: "first run".into(),
-                    params: json!({"n": 1}),
-                },
+                &NewSession { blueprint_hash: hash, name: "first run".into(), params: json!({"n": 1}) },
                 None,
             )
             .expect("a session is created")
@@ -73,23 +66,15 @@ impl Fixture {
     /// A session with node `hello.greet` and one running attempt at it.
     pub fn running_attempt(&mut self) -> (Session, RunId) {
         let session = self.session();
-        self.store
-            .set_task_states(&session.id, &[("hello.greet", TaskState::Pending)])
-            .expect("a node is added");
-        let (attempt, _) = self
-            .store
-            .begin_attempt(&session.id, "hello.greet", &shell_attempt())
-            .expect("an attempt begins");
+        self.store.set_task_states(&session.id, &[("hello.greet", TaskState::Pending)]).expect("a node is added");
+        let (attempt, _) =
+            self.store.begin_attempt(&session.id, "hello.greet", &shell_attempt()).expect("an attempt begins");
         (session, attempt.run_id)
     }
 }
 
 pub fn options(clock: &Arc<ManualClock>) -> StoreOptions {
-    StoreOptions {
-        clock: clock.clone(),
-        ids: Arc::new(SequentialIds::default()),
-        ..StoreOptions::default()
-    }
+    StoreOptions { clock: clock.clone(), ids: Arc::new(SequentialIds::default()), ..StoreOptions::default() }
 }
 
 pub fn shell_attempt() -> NewAttempt {
@@ -104,6 +89,5 @@ pub fn shell_attempt() -> NewAttempt {
 /// Rows of a table, read with a separate plain connection so the store cannot hide anything.
 pub fn count_rows(db: &Path, table: &str) -> i64 {
     let conn = rusqlite::Connection::open(db).expect("the file opens with plain SQLite");
-    conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
-        .expect("the table can be counted")
+    conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).expect("the table can be counted")
 }

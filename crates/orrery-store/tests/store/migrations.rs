@@ -10,14 +10,8 @@ fn an_empty_file_is_migrated_to_the_newest_schema() {
     let path = dir.path().join("empty.db");
     std::fs::write(&path, b"").unwrap();
     let store = Store::open(&path).expect("an empty file is a database with no schema yet");
-    assert_eq!(
-        store.schema_version().unwrap(),
-        SCHEMA_VERSION,
-        "every migration ran"
-    );
-    store
-        .check_integrity()
-        .expect("the new schema passes integrity_check");
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION, "every migration ran");
+    store.check_integrity().expect("the new schema passes integrity_check");
 }
 
 #[test]
@@ -36,16 +30,8 @@ fn reopening_is_a_no_op_and_keeps_the_data() {
     let before = fixture.store.last_event_seq(&session.id).unwrap();
     let fixture = fixture.reopen();
     assert_eq!(fixture.store.schema_version().unwrap(), SCHEMA_VERSION);
-    assert_eq!(
-        fixture.store.session(&session.id).unwrap(),
-        session,
-        "the session survives reopening"
-    );
-    assert_eq!(
-        fixture.store.last_event_seq(&session.id).unwrap(),
-        before,
-        "reopening appended nothing"
-    );
+    assert_eq!(fixture.store.session(&session.id).unwrap(), session, "the session survives reopening");
+    assert_eq!(fixture.store.last_event_seq(&session.id).unwrap(), before, "reopening appended nothing");
 }
 
 #[test]
@@ -56,32 +42,16 @@ fn a_database_at_every_earlier_version_upgrades_to_the_newest() {
         let path = dir.path().join(format!("v{version}.db"));
         create_at_version(&path, version).expect("an old database can be built");
         let conn = rusqlite::Connection::open(&path).unwrap();
-        let at: u32 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
+        let at: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(at, version, "the fixture database is at version {version}");
         drop(conn);
 
-        let mut store = Store::open(&path)
-            .unwrap_or_else(|e| panic!("a version {version} database must upgrade: {e}"));
-        assert_eq!(
-            store.schema_version().unwrap(),
-            SCHEMA_VERSION,
-            "upgraded from {version}"
-        );
-        store
-            .check_integrity()
-            .expect("the upgraded database passes integrity_check");
+        let mut store = Store::open(&path).unwrap_or_else(|e| panic!("a version {version} database must upgrade: {e}"));
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION, "upgraded from {version}");
+        store.check_integrity().expect("the upgraded database passes integrity_check");
         let hash = store.put_blueprint_version("b", "{}").unwrap();
         store
-            .create_session(
-                &NewSession {
-                    blueprint_hash: hash,
-                    name: "n".into(),
-                    params: json!({}),
-                },
-                None,
-            )
+            .create_session(&NewSession { blueprint_hash: hash, name: "n".into(), params: json!({}) }, None)
             .expect("the upgraded schema takes writes");
     }
 }
@@ -91,17 +61,10 @@ fn a_database_newer_than_the_code_is_refused_with_a_migration_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("future.db");
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
-        .unwrap();
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
     drop(conn);
     let err = Store::open(&path).expect_err("a newer schema must not be guessed at");
     assert_eq!(err.code(), "migration");
-    assert!(
-        err.to_string().contains("future.db"),
-        "the message names the file: {err}"
-    );
-    assert!(
-        err.to_string().contains("newer"),
-        "the message says why: {err}"
-    );
+    assert!(err.to_string().contains("future.db"), "the message names the file: {err}");
+    assert!(err.to_string().contains("newer"), "the message says why: {err}");
 }

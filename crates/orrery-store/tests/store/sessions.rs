@@ -7,17 +7,11 @@ use crate::{Fixture, START_MS};
 fn a_new_session_is_pending_with_its_blueprint_and_params() {
     let mut fixture = Fixture::open();
     let session = fixture.session();
-    assert_eq!(
-        session.id, "session-1",
-        "ids come from the injected id source"
-    );
+    assert_eq!(session.id, "session-1", "ids come from the injected id source");
     assert_eq!(session.state, SessionState::Pending);
     assert_eq!(session.blueprint_id, "hello");
     assert_eq!(session.params, json!({"n": 1}));
-    assert_eq!(
-        session.created_ms, START_MS,
-        "times come from the injected clock"
-    );
+    assert_eq!(session.created_ms, START_MS, "times come from the injected clock");
     assert_eq!(fixture.store.session("session-1").unwrap(), session);
     let events = fixture.store.events_after(&session.id, 0, 10).unwrap();
     assert_eq!(events.len(), 1, "creation is announced once");
@@ -29,14 +23,7 @@ fn a_session_of_an_unknown_blueprint_version_is_not_found() {
     let mut fixture = Fixture::open();
     let err = fixture
         .store
-        .create_session(
-            &NewSession {
-                blueprint_hash: "abc".into(),
-                name: "x".into(),
-                params: json!({}),
-            },
-            None,
-        )
+        .create_session(&NewSession { blueprint_hash: "abc".into(), name: "x".into(), params: json!({}) }, None)
         .unwrap_err();
     assert_eq!(err.code(), "not_found");
     assert!(err.to_string().contains("abc"), "names the hash: {err}");
@@ -48,22 +35,9 @@ fn an_unknown_session_is_not_found_by_every_reader() {
     let err = fixture.store.session("nope").unwrap_err();
     assert_eq!(err.code(), "not_found");
     assert!(err.to_string().contains("nope"), "names the session: {err}");
-    assert_eq!(
-        fixture
-            .store
-            .events_after("nope", 0, 10)
-            .unwrap_err()
-            .code(),
-        "not_found"
-    );
-    assert_eq!(
-        fixture.store.attempts("nope").unwrap_err().code(),
-        "not_found"
-    );
-    assert_eq!(
-        fixture.store.task_nodes("nope").unwrap_err().code(),
-        "not_found"
-    );
+    assert_eq!(fixture.store.events_after("nope", 0, 10).unwrap_err().code(), "not_found");
+    assert_eq!(fixture.store.attempts("nope").unwrap_err().code(), "not_found");
+    assert_eq!(fixture.store.task_nodes("nope").unwrap_err().code(), "not_found");
 }
 
 #[test]
@@ -71,20 +45,14 @@ fn state_changes_record_times_and_the_last_error() {
     let mut fixture = Fixture::open();
     let session = fixture.session();
     fixture.clock.advance(10);
-    fixture
-        .store
-        .set_session_state(&session.id, SessionState::Running, None, None)
-        .unwrap();
+    fixture.store.set_session_state(&session.id, SessionState::Running, None, None).unwrap();
     fixture.clock.advance(10);
     let error = ErrorRecord {
         code: "TASK_FAILED".into(),
         message: "greet failed".into(),
         details: Some(json!({"node": "hello.greet"})),
     };
-    let event = fixture
-        .store
-        .set_session_state(&session.id, SessionState::Failed, Some(&error), None)
-        .unwrap();
+    let event = fixture.store.set_session_state(&session.id, SessionState::Failed, Some(&error), None).unwrap();
     assert_eq!(event.kind, "session_state_changed");
     let stored = fixture.store.session(&session.id).unwrap();
     assert_eq!(stored.state, SessionState::Failed);
@@ -93,25 +61,11 @@ fn state_changes_record_times_and_the_last_error() {
     assert_eq!(stored.last_error, Some(error.clone()));
 
     fixture.clock.advance(10);
-    fixture
-        .store
-        .set_session_state(&session.id, SessionState::Running, None, None)
-        .unwrap();
+    fixture.store.set_session_state(&session.id, SessionState::Running, None, None).unwrap();
     let again = fixture.store.session(&session.id).unwrap();
-    assert_eq!(
-        again.started_ms,
-        Some(START_MS + 10),
-        "started is the first start"
-    );
-    assert_eq!(
-        again.finished_ms, None,
-        "running again clears the finish time"
-    );
-    assert_eq!(
-        again.last_error,
-        Some(error),
-        "the last error is kept until a new one"
-    );
+    assert_eq!(again.started_ms, Some(START_MS + 10), "started is the first start");
+    assert_eq!(again.finished_ms, None, "running again clears the finish time");
+    assert_eq!(again.last_error, Some(error), "the last error is kept until a new one");
 }
 
 #[test]
@@ -120,180 +74,66 @@ fn sessions_are_listed_newest_first_and_filtered() {
     let a = fixture.session();
     fixture.clock.advance(1);
     let b = fixture.session();
-    fixture
-        .store
-        .set_session_state(&b.id, SessionState::Running, None, None)
-        .unwrap();
+    fixture.store.set_session_state(&b.id, SessionState::Running, None, None).unwrap();
     let all = fixture.store.sessions(&SessionFilter::default()).unwrap();
-    assert_eq!(
-        all.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
-        vec![b.id.as_str(), a.id.as_str()]
-    );
-    let running = fixture
-        .store
-        .sessions(&SessionFilter {
-            state: Some(SessionState::Running),
-            ..Default::default()
-        })
-        .unwrap();
+    assert_eq!(all.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), vec![b.id.as_str(), a.id.as_str()]);
+    let running =
+        fixture.store.sessions(&SessionFilter { state: Some(SessionState::Running), ..Default::default() }).unwrap();
     assert_eq!(running.len(), 1);
     assert_eq!(running[0].id, b.id);
-    let limited = fixture
-        .store
-        .sessions(&SessionFilter {
-            limit: Some(1),
-            ..Default::default()
-        })
-        .unwrap();
+    let limited = fixture.store.sessions(&SessionFilter { limit: Some(1), ..Default::default() }).unwrap();
     assert_eq!(limited.len(), 1);
-    let other = fixture
-        .store
-        .sessions(&SessionFilter {
-            blueprint_id: Some("other".into()),
-            ..Default::default()
-        })
-        .unwrap();
+    let other =
+        fixture.store.sessions(&SessionFilter { blueprint_id: Some("other".into()), ..Default::default() }).unwrap();
     assert!(other.is_empty());
 }
 
 #[test]
 fn blueprint_versions_are_content_addressed_and_listed_newest_first() {
     let mut fixture = Fixture::open();
-    let first = fixture
-        .store
-        .put_blueprint_version("b", r#"{"v":1}"#)
-        .unwrap();
+    let first = fixture.store.put_blueprint_version("b", r#"{"v":1}"#).unwrap();
     assert_eq!(first.len(), 64, "a sha256 hex digest");
     fixture.clock.advance(5);
-    let second = fixture
-        .store
-        .put_blueprint_version("b", r#"{"v":2}"#)
-        .unwrap();
-    let again = fixture
-        .store
-        .put_blueprint_version("b", r#"{"v":1}"#)
-        .unwrap();
+    let second = fixture.store.put_blueprint_version("b", r#"{"v":2}"#).unwrap();
+    let again = fixture.store.put_blueprint_version("b", r#"{"v":1}"#).unwrap();
     assert_eq!(again, first, "storing the same text is idempotent");
     let versions = fixture.store.blueprint_versions("b").unwrap();
-    assert_eq!(
-        versions.iter().map(|v| v.hash.clone()).collect::<Vec<_>>(),
-        vec![second, first.clone()]
-    );
-    assert_eq!(
-        fixture
-            .store
-            .blueprint_version(&first)
-            .unwrap()
-            .canonical_json,
-        r#"{"v":1}"#
-    );
-    assert_eq!(
-        fixture
-            .store
-            .blueprint_version("missing")
-            .unwrap_err()
-            .code(),
-        "not_found"
-    );
-    let err = fixture
-        .store
-        .put_blueprint_version("other", r#"{"v":1}"#)
-        .unwrap_err();
-    assert_eq!(
-        err.code(),
-        "invalid_argument",
-        "one hash names one blueprint"
-    );
+    assert_eq!(versions.iter().map(|v| v.hash.clone()).collect::<Vec<_>>(), vec![second, first.clone()]);
+    assert_eq!(fixture.store.blueprint_version(&first).unwrap().canonical_json, r#"{"v":1}"#);
+    assert_eq!(fixture.store.blueprint_version("missing").unwrap_err().code(), "not_found");
+    let err = fixture.store.put_blueprint_version("other", r#"{"v":1}"#).unwrap_err();
+    assert_eq!(err.code(), "invalid_argument", "one hash names one blueprint");
 }
 
 #[test]
 fn session_data_is_kept_per_instance_and_written_together() {
     let mut fixture = Fixture::open();
     let s = fixture.session();
-    let event = fixture
-        .store
-        .put_data(
-            &s.id,
-            "hello",
-            &[("a", json!(1)), ("b", json!({"x": [1, 2]}))],
-        )
-        .unwrap();
+    let event = fixture.store.put_data(&s.id, "hello", &[("a", json!(1)), ("b", json!({"x": [1, 2]}))]).unwrap();
     assert_eq!(event.kind, "data_updated");
-    fixture
-        .store
-        .put_data(&s.id, "hello_inner", &[("a", json!("inner"))])
-        .unwrap();
-    assert_eq!(
-        fixture.store.data_value(&s.id, "hello", "a").unwrap(),
-        Some(json!(1))
-    );
-    assert_eq!(
-        fixture.store.data_value(&s.id, "hello", "zzz").unwrap(),
-        None
-    );
+    fixture.store.put_data(&s.id, "hello_inner", &[("a", json!("inner"))]).unwrap();
+    assert_eq!(fixture.store.data_value(&s.id, "hello", "a").unwrap(), Some(json!(1)));
+    assert_eq!(fixture.store.data_value(&s.id, "hello", "zzz").unwrap(), None);
     let all = fixture.store.instance_data(&s.id, "hello").unwrap();
     assert_eq!(all.len(), 2, "the inner instance's data stays apart");
     assert_eq!(all["b"], json!({"x": [1, 2]}));
-    fixture
-        .store
-        .put_data(&s.id, "hello", &[("a", json!(null))])
-        .unwrap();
-    assert_eq!(
-        fixture.store.data_value(&s.id, "hello", "a").unwrap(),
-        Some(json!(null)),
-        "null is a value"
-    );
+    fixture.store.put_data(&s.id, "hello", &[("a", json!(null))]).unwrap();
+    assert_eq!(fixture.store.data_value(&s.id, "hello", "a").unwrap(), Some(json!(null)), "null is a value");
 }
 
 #[test]
 fn scope_counters_are_kept_per_instance() {
     let mut fixture = Fixture::open();
     let s = fixture.session();
+    assert_eq!(fixture.store.scope_iterations(&s.id, "outer", "loop").unwrap(), 0);
+    assert_eq!(fixture.store.increment_scope_iterations(&s.id, "outer", "loop").unwrap(), 1);
+    assert_eq!(fixture.store.increment_scope_iterations(&s.id, "outer", "loop").unwrap(), 2);
     assert_eq!(
-        fixture
-            .store
-            .scope_iterations(&s.id, "outer", "loop")
-            .unwrap(),
-        0
-    );
-    assert_eq!(
-        fixture
-            .store
-            .increment_scope_iterations(&s.id, "outer", "loop")
-            .unwrap(),
-        1
-    );
-    assert_eq!(
-        fixture
-            .store
-            .increment_scope_iterations(&s.id, "outer", "loop")
-            .unwrap(),
-        2
-    );
-    assert_eq!(
-        fixture
-            .store
-            .increment_scope_iterations(&s.id, "inner_a", "loop")
-            .unwrap(),
+        fixture.store.increment_scope_iterations(&s.id, "inner_a", "loop").unwrap(),
         1,
         "the same scope id in another instance does not collide"
     );
-    fixture
-        .store
-        .set_scope_iterations(&s.id, "outer", "loop", 0)
-        .unwrap();
-    assert_eq!(
-        fixture
-            .store
-            .scope_iterations(&s.id, "outer", "loop")
-            .unwrap(),
-        0
-    );
-    assert_eq!(
-        fixture
-            .store
-            .scope_iterations(&s.id, "inner_a", "loop")
-            .unwrap(),
-        1
-    );
+    fixture.store.set_scope_iterations(&s.id, "outer", "loop", 0).unwrap();
+    assert_eq!(fixture.store.scope_iterations(&s.id, "outer", "loop").unwrap(), 0);
+    assert_eq!(fixture.store.scope_iterations(&s.id, "inner_a", "loop").unwrap(), 1);
 }
