@@ -2,71 +2,21 @@
 //! skip a task, reset a task (with downstream, with outputs cleared), reset a scope; then
 //! [`resume_session`] goes on with the session.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use orrery_blueprint::{load, Blueprint, Library, SessionState, TaskState, ValidBlueprint};
+use orrery_blueprint::{Blueprint, SessionState, TaskState};
 use orrery_engine::interventions::{reset_scope, reset_task, skip_task, InterventionError};
-use orrery_engine::runner::{resume_session, run_session, RunOptions, RunReport, SessionControl};
-use orrery_store::{Event, Store};
+use orrery_engine::runner::{resume_session, run_session, RunReport, SessionControl};
 use serde_json::{json, Map, Value};
-use tokio::sync::broadcast;
 
-fn blueprint(tasks: Vec<Value>) -> Blueprint {
-    load(&json!({"id": "root", "name": "root", "version": "1.0", "tasks": tasks}).to_string()).expect("loads").blueprint
-}
-
-fn sh(id: &str, command: &str, after: &str) -> Value {
-    json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": command}], "depends_on": [{"id": after}]})
-}
-
-fn start() -> Value {
-    json!({"id": "start", "type": "system.start"})
-}
-
-fn end(after: &str) -> Value {
-    json!({"id": "end", "type": "system.end", "depends_on": [{"id": after}]})
-}
-
-struct Fixture {
-    dir: tempfile::TempDir,
-}
+mod common;
+use common::*;
 
 impl Fixture {
-    fn new() -> Fixture {
-        Fixture { dir: tempfile::tempdir().expect("a temp dir") }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn db(&self) -> PathBuf {
-        self.path("orrery.db")
-    }
-
-    fn options(&self, control: Option<&SessionControl>) -> (RunOptions, broadcast::Receiver<Event>) {
-        let (sender, receiver) = broadcast::channel(10_000);
-        (
-            RunOptions {
-                max_parallel: 2,
-                work_dir: self.path("work"),
-                events: Some(sender),
-                control: control.cloned(),
-            },
-            receiver,
-        )
-    }
-
-    fn valid(root: &Blueprint) -> ValidBlueprint {
-        let lib: Library = std::iter::once(root).collect();
-        ValidBlueprint::new(root.clone(), &lib).expect("valid")
-    }
-
     async fn run(&self, root: &Blueprint) -> RunReport {
         let (options, _) = self.options(None);
         let db = self.db();
-        let run = run_session(&db, Self::valid(root), vec![root.clone()], Map::new(), options);
+        let run = run_session(&db, valid(root, &[]).0, vec![root.clone()], Map::new(), options);
         tokio::time::timeout(Duration::from_secs(60), run).await.expect("in time").expect("runs")
     }
 
@@ -78,19 +28,9 @@ impl Fixture {
     ) -> (tokio::task::JoinHandle<Result<RunReport, orrery_engine::runner::RunError>>, SessionControl, String) {
         let control = SessionControl::new();
         let (options, mut receiver) = self.options(Some(&control));
-        let (db, valid, library) = (self.db(), Self::valid(root), vec![root.clone()]);
+        let (db, (valid, library)) = (self.db(), valid(root, &[]));
         let handle = tokio::spawn(async move { run_session(&db, valid, library, Map::new(), options).await });
-        let wait = async {
-            loop {
-                let event = receiver.recv().await.expect("still running");
-                let orrery_store::EventPayload::Whole { value } = &event.payload else { continue };
-                if event.kind == "attempt_started" && value["node"] == node {
-                    return event.session_id.clone();
-                }
-            }
-        };
-        let session_id =
-            tokio::time::timeout(Duration::from_secs(20), wait).await.expect("the attempt started in time");
+        let session_id = wait_for_attempt(&mut receiver, node).await.session_id;
         (handle, control, session_id)
     }
 
@@ -116,29 +56,24 @@ impl Fixture {
             .expect("resumes")
     }
 
-    fn store(&self) -> Store {
-        Store::open(&self.db()).expect("the store opens")
-    }
-
     fn state(&self, session_id: &str, node: &str) -> TaskState {
         self.store().task_node(session_id, node).expect("the node exists").state
     }
-}
-
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn skipping_the_task_a_stopped_session_was_waiting_on_lets_its_downstream_run() {
     let fx = Fixture::new();
     let ran = fx.path("ran.txt");
-    let root = blueprint(vec![
-        start(),
-        sh("wait", "sleep 30", "start"),
-        sh("after", &format!("echo after >> '{}'", ran.display()), "wait"),
-        end("after"),
-    ]);
+    let root = blueprint(
+        "root",
+        vec![
+            start(),
+            sh("wait", "sleep 30", "start"),
+            sh("after", &format!("echo after >> '{}'", ran.display()), "wait"),
+            end("after"),
+        ],
+    );
     let (handle, control, _) = fx.start_until(&root, "root.wait").await;
     let stopped = Fixture::stop(handle, &control).await;
     let id = stopped.session_id;
@@ -183,7 +118,7 @@ async fn resetting_a_task_with_downstream_on_a_failed_session_reruns_exactly_tho
     let t3 = sh("t3", &format!("echo three >> '{}'", ran.display()), "t2");
     let mut e = end("t3");
     e["depends_on"] = json!([{"id": "t3"}, {"id": "t0"}]);
-    let root = blueprint(vec![start(), t0, t1, t2, t3, e]);
+    let root = blueprint("root", vec![start(), t0, t1, t2, t3, e]);
 
     let failed = fx.run(&root).await;
     assert_eq!(failed.state, SessionState::Failed);
@@ -233,7 +168,7 @@ async fn resetting_a_single_task_without_downstream_resets_only_it() {
     let ran = fx.path("ran.txt");
     let t1 = sh("t1", &format!("echo one >> '{}'", ran.display()), "start");
     let t2 = sh("t2", "exit 4", "t1");
-    let root = blueprint(vec![start(), t1, t2, end("t2")]);
+    let root = blueprint("root", vec![start(), t1, t2, end("t2")]);
     let id = fx.run(&root).await.session_id;
     let done = reset_task(&fx.db(), &id, "t1", false, false).expect("accepted");
     assert_eq!(done.nodes.len(), 1);
@@ -251,14 +186,17 @@ async fn resetting_a_scope_clears_its_counter_and_runs_its_body_again() {
     loop_start["scope_start"] = json!({"retry_policy": {"retries": 1}});
     let mut loop_end = sh("loop_end", "true", "body");
     loop_end["scope_end"] = json!("loop_start");
-    let root = blueprint(vec![
-        start(),
-        loop_start,
-        sh("body", &format!("echo run >> '{}'", ran.display()), "loop_start"),
-        loop_end,
-        sh("gate", &format!("[ -f '{}' ]", go.display()), "loop_end"),
-        end("gate"),
-    ]);
+    let root = blueprint(
+        "root",
+        vec![
+            start(),
+            loop_start,
+            sh("body", &format!("echo run >> '{}'", ran.display()), "loop_start"),
+            loop_end,
+            sh("gate", &format!("[ -f '{}' ]", go.display()), "loop_end"),
+            end("gate"),
+        ],
+    );
     let id = fx.run(&root).await.session_id;
     assert_eq!(read(&ran).lines().count(), 2);
     assert_eq!(fx.store().scope_iterations(&id, "root", "root.loop_start").unwrap(), 1);
@@ -279,7 +217,7 @@ async fn resetting_a_scope_clears_its_counter_and_runs_its_body_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_session_is_refused_until_it_is_stopped() {
     let fx = Fixture::new();
-    let root = blueprint(vec![start(), sh("wait", "sleep 30", "start"), end("wait")]);
+    let root = blueprint("root", vec![start(), sh("wait", "sleep 30", "start"), end("wait")]);
     let (handle, control, id) = fx.start_until(&root, "root.wait").await;
     match skip_task(&fx.db(), &id, "wait") {
         Err(e @ InterventionError::NotAllowed { state: SessionState::Running, .. }) => {

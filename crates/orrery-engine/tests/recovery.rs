@@ -2,63 +2,17 @@
 //! (retry from failure), after a crash that left an attempt `running` whose process is gone or
 //! still alive, and for a composite whose inner blueprint is read back from the store.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use orrery_blueprint::{load, Blueprint, Library, SessionState, TaskState, ValidBlueprint};
-use orrery_engine::runner::{resume_session, run_session, RunError, RunOptions, RunReport, SessionControl};
-use orrery_store::{AttemptState, Event, NewAttempt, ProcessIdentity, ProgressReport, StepState, Store, StoreError};
-use serde_json::{json, Map, Value};
-use tokio::sync::broadcast;
+use orrery_blueprint::{Blueprint, SessionState, TaskState};
+use orrery_engine::runner::{resume_session, run_session, RunError, RunReport, SessionControl};
+use orrery_store::{AttemptState, NewAttempt, ProcessIdentity, ProgressReport, StepState, StoreError};
+use serde_json::{json, Map};
 
-fn bp(value: Value) -> Blueprint {
-    load(&value.to_string()).expect("the test blueprint loads").blueprint
-}
-
-fn sh(id: &str, command: &str, after: &str) -> Value {
-    json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": command}], "depends_on": [{"id": after}]})
-}
-
-fn blueprint(id: &str, tasks: Vec<Value>) -> Blueprint {
-    bp(json!({"id": id, "name": id, "version": "1.0", "tasks": tasks}))
-}
-
-fn start() -> Value {
-    json!({"id": "start", "type": "system.start"})
-}
-
-fn end(after: &str) -> Value {
-    json!({"id": "end", "type": "system.end", "depends_on": [{"id": after}]})
-}
-
-struct Fixture {
-    dir: tempfile::TempDir,
-}
+mod common;
+use common::*;
 
 impl Fixture {
-    fn new() -> Fixture {
-        Fixture { dir: tempfile::tempdir().expect("a temp dir") }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn db(&self) -> PathBuf {
-        self.path("orrery.db")
-    }
-
-    fn options(&self, control: Option<&SessionControl>) -> (RunOptions, broadcast::Receiver<Event>) {
-        let (sender, receiver) = broadcast::channel(10_000);
-        let options = RunOptions {
-            max_parallel: 2,
-            work_dir: self.path("work"),
-            events: Some(sender),
-            control: control.cloned(),
-        };
-        (options, receiver)
-    }
-
     /// Runs `root` (with `others` as its library) to its end without a stop.
     async fn run(&self, root: &Blueprint, others: &[&Blueprint]) -> RunReport {
         let (valid, library) = valid(root, others);
@@ -94,40 +48,10 @@ impl Fixture {
             .expect("the resumed session ended in time")
     }
 
-    fn store(&self) -> Store {
-        Store::open(&self.db()).expect("the store opens")
-    }
-
     fn attempt_states(&self, session_id: &str, node: &str) -> Vec<AttemptState> {
         let attempts = self.store().attempts(session_id).expect("attempts read");
         attempts.into_iter().filter(|a| a.node == node).map(|a| a.state).collect()
     }
-}
-
-fn valid(root: &Blueprint, others: &[&Blueprint]) -> (ValidBlueprint, Vec<Blueprint>) {
-    let library: Vec<Blueprint> = std::iter::once(root.clone()).chain(others.iter().map(|b| (*b).clone())).collect();
-    let valid = {
-        let lib: Library = library.iter().collect();
-        ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
-    };
-    (valid, library)
-}
-
-async fn wait_for_attempt(receiver: &mut broadcast::Receiver<Event>, node: &str) {
-    let wait = async {
-        loop {
-            let event = receiver.recv().await.expect("the session is still running");
-            let orrery_store::EventPayload::Whole { value } = &event.payload else { continue };
-            if event.kind == "attempt_started" && value["node"] == node {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("the attempt started in time");
-}
-
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
 }
 
 /// `t1` appends `one` to `ran`; `t2` succeeds (appending `two`) once `go` exists and otherwise

@@ -1,35 +1,17 @@
 //! The session runner end to end: real blueprints with `shell.run` tasks (real `/bin/sh`
 //! processes) on a real SQLite file in a temporary directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use orrery_blueprint::{load, Blueprint, Library, SessionState, TaskState, ValidBlueprint};
+use orrery_blueprint::{Blueprint, SessionState, TaskState};
 use orrery_engine::runner::{run_session, RunError, RunOptions, RunReport, SessionControl};
 use orrery_store::{Event, SessionFilter, Store};
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
-fn bp(value: Value) -> Blueprint {
-    load(&value.to_string()).expect("the test blueprint loads").blueprint
-}
-
-/// A shell task running `command` after `after` (FS).
-fn sh(id: &str, command: &str, after: &str) -> Value {
-    json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": command}], "depends_on": [{"id": after}]})
-}
-
-fn blueprint(id: &str, tasks: Vec<Value>) -> Blueprint {
-    bp(json!({"id": id, "name": id, "version": "1.0", "tasks": tasks}))
-}
-
-fn start() -> Value {
-    json!({"id": "start", "type": "system.start"})
-}
-
-fn end(after: &str) -> Value {
-    json!({"id": "end", "type": "system.end", "depends_on": [{"id": after}]})
-}
+mod common;
+use common::*;
 
 struct Ran {
     report: RunReport,
@@ -37,35 +19,14 @@ struct Ran {
     events: Vec<Event>,
 }
 
-struct Fixture {
-    dir: tempfile::TempDir,
-}
-
 impl Fixture {
-    fn new() -> Fixture {
-        Fixture { dir: tempfile::tempdir().expect("a temp dir") }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn db(&self) -> PathBuf {
-        self.path("orrery.db")
-    }
-
     async fn try_run(
         &self,
         root: &Blueprint,
         others: &[&Blueprint],
         max_parallel: usize,
     ) -> Result<(RunReport, Vec<Event>), RunError> {
-        let library: Vec<Blueprint> =
-            std::iter::once(root.clone()).chain(others.iter().map(|b| (*b).clone())).collect();
-        let valid = {
-            let lib: Library = library.iter().collect();
-            ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
-        };
+        let (valid, library) = valid(root, others);
         let (sender, mut receiver) = broadcast::channel(10_000);
         let options = RunOptions { max_parallel, work_dir: self.path("work"), events: Some(sender), control: None };
         // A hang guard only: nothing here should take more than a few seconds.
@@ -87,18 +48,8 @@ impl Fixture {
         root: &Blueprint,
         control: &SessionControl,
     ) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
-        let library = vec![root.clone()];
-        let valid = {
-            let lib: Library = library.iter().collect();
-            ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
-        };
-        let (sender, receiver) = broadcast::channel(10_000);
-        let options = RunOptions {
-            max_parallel: 2,
-            work_dir: self.path("work"),
-            events: Some(sender),
-            control: Some(control.clone()),
-        };
+        let (valid, library) = valid(root, &[]);
+        let (options, receiver) = self.options(Some(control));
         let db = self.db();
         let handle = tokio::spawn(async move { run_session(&db, valid, library, Map::new(), options).await });
         (handle, receiver)
@@ -444,20 +395,6 @@ async fn a_failure_cancels_the_tasks_still_running_and_settles_them_as_cancelled
         !Path::new(&format!("/proc/{pid}")).exists()
             || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z")
     );
-}
-
-/// Waits (at most 20 s) for the `attempt_started` event of `node`.
-async fn wait_for_attempt(receiver: &mut broadcast::Receiver<Event>, node: &str) -> Event {
-    let wait = async {
-        loop {
-            let event = receiver.recv().await.expect("the session is still running");
-            let orrery_store::EventPayload::Whole { value } = &event.payload else { continue };
-            if event.kind == "attempt_started" && value["node"] == node {
-                return event;
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("the attempt started in time")
 }
 
 /// Stops a session once `node` runs; returns its report, the store and the stop's duration.

@@ -1,0 +1,96 @@
+//! Fixtures the runner's integration tests share: small blueprints built from JSON, a temp
+//! folder holding the store and the work directory, and waiting for an attempt to start.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use orrery_blueprint::{load, Blueprint, Library, ValidBlueprint};
+use orrery_engine::runner::{RunOptions, SessionControl};
+use orrery_store::{Event, Store};
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+pub fn bp(value: Value) -> Blueprint {
+    load(&value.to_string()).expect("the test blueprint loads").blueprint
+}
+
+/// A shell task running `command` after `after` (FS).
+pub fn sh(id: &str, command: &str, after: &str) -> Value {
+    json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": command}], "depends_on": [{"id": after}]})
+}
+
+pub fn blueprint(id: &str, tasks: Vec<Value>) -> Blueprint {
+    bp(json!({"id": id, "name": id, "version": "1.0", "tasks": tasks}))
+}
+
+pub fn start() -> Value {
+    json!({"id": "start", "type": "system.start"})
+}
+
+pub fn end(after: &str) -> Value {
+    json!({"id": "end", "type": "system.end", "depends_on": [{"id": after}]})
+}
+
+pub fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// `root` validated against itself and `others`, and the library a run takes.
+pub fn valid(root: &Blueprint, others: &[&Blueprint]) -> (ValidBlueprint, Vec<Blueprint>) {
+    let library: Vec<Blueprint> = std::iter::once(root.clone()).chain(others.iter().map(|b| (*b).clone())).collect();
+    let valid = {
+        let lib: Library = library.iter().collect();
+        ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
+    };
+    (valid, library)
+}
+
+/// Waits (at most 20 s) for the `attempt_started` event of `node`.
+pub async fn wait_for_attempt(receiver: &mut broadcast::Receiver<Event>, node: &str) -> Event {
+    let wait = async {
+        loop {
+            let event = receiver.recv().await.expect("the session is still running");
+            let orrery_store::EventPayload::Whole { value } = &event.payload else { continue };
+            if event.kind == "attempt_started" && value["node"] == node {
+                return event;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("the attempt started in time")
+}
+
+/// A temp folder with the store (`orrery.db`) and the work directory (`work/`).
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        Fixture { dir: tempfile::tempdir().expect("a temp dir") }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.path("orrery.db")
+    }
+
+    pub fn store(&self) -> Store {
+        Store::open(&self.db()).expect("the store opens")
+    }
+
+    /// Options for a run with two slots, every event on the returned receiver.
+    pub fn options(&self, control: Option<&SessionControl>) -> (RunOptions, broadcast::Receiver<Event>) {
+        let (sender, receiver) = broadcast::channel(10_000);
+        let options = RunOptions {
+            max_parallel: 2,
+            work_dir: self.path("work"),
+            events: Some(sender),
+            control: control.cloned(),
+        };
+        (options, receiver)
+    }
+}
