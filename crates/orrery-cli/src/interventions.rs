@@ -5,20 +5,13 @@
 //! task or scope), 2 bad arguments or a store that cannot be used.
 
 use crate::ReportFormat;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use orrery_engine::interventions::{self, Intervention, InterventionError};
 use serde_json::json;
 use std::path::PathBuf;
 
-fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
-    match db {
-        Some(db) => Ok(db),
-        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH"),
-    }
-}
-
 pub fn skip(session: &str, task: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let db = db_path(db)?;
+    let db = crate::db_path(db)?;
     report(interventions::skip_task(&db, session, task), "skip", format)
 }
 
@@ -30,12 +23,12 @@ pub fn reset(
     db: Option<PathBuf>,
     format: ReportFormat,
 ) -> Result<u8> {
-    let db = db_path(db)?;
+    let db = crate::db_path(db)?;
     report(interventions::reset_task(&db, session, task, downstream, clear_outputs), "reset", format)
 }
 
 pub fn reset_scope(session: &str, scope_start: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let db = db_path(db)?;
+    let db = crate::db_path(db)?;
     report(interventions::reset_scope(&db, session, scope_start), "reset-scope", format)
 }
 

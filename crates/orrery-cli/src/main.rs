@@ -164,6 +164,15 @@ pub enum GraphFormatArg {
     Mermaid,
 }
 
+/// The task store a command uses: `--db`, else the user's data directory.
+fn db_path(db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    use anyhow::Context;
+    match db {
+        Some(db) => Ok(db),
+        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH"),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -40,7 +40,7 @@ pub fn run(
 ) -> Result<u8> {
     let params = parse_params(params)?;
     let answers = parse_pairs("--answer", answers)?;
-    let db = db_path(db)?;
+    let db = crate::db_path(db)?;
     let (root, library) = match load_with_folder(file)? {
         Ok(loaded) => loaded,
         Err(lines) => {
@@ -67,7 +67,7 @@ pub fn resume(
     format: ReportFormat,
 ) -> Result<u8> {
     let answers = parse_pairs("--answer", answers)?;
-    let db = db_path(db)?;
+    let db = crate::db_path(db)?;
     let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
     let session = session.to_string();
     drive(
@@ -81,13 +81,6 @@ pub fn resume(
 
 fn default_parallelism() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-fn db_path(db: Option<PathBuf>) -> Result<PathBuf> {
-    match db {
-        Some(db) => Ok(db),
-        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH"),
-    }
 }
 
 /// Runs `session` (a new run or a resume) with the event printer and Ctrl-C handling, and maps

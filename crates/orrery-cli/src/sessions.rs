@@ -6,10 +6,7 @@ use orrery_store::{SessionFilter, Store};
 use std::path::PathBuf;
 
 fn open(db: Option<PathBuf>) -> Result<Store> {
-    let path = match db {
-        Some(db) => db,
-        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH")?,
-    };
+    let path = crate::db_path(db)?;
     Store::open(&path).with_context(|| format!("cannot open the task store {}", path.display()))
 }
 
