@@ -248,6 +248,30 @@ impl Canceller {
     }
 }
 
+/// Stops the process group of a process this process did not start (a runner that crashed
+/// left it behind), known by its leader's pid and start time: SIGTERM,
+/// up to [`DEFAULT_GRACE`] for the leader to end, then SIGKILL to the group
+/// (members that ignore SIGTERM), then up to a few seconds more for the leader to be gone.
+pub async fn terminate_group(pid: u32, start_time: u64) {
+    let Ok(pgid) = i32::try_from(pid) else { return };
+    if pgid <= 1 {
+        return;
+    }
+    let gone = || !is_alive(pid, start_time);
+    // SAFETY: killpg only sends a signal; the group is the one the recorded leader created.
+    unsafe { libc::killpg(pgid, libc::SIGTERM) };
+    let deadline = tokio::time::Instant::now() + DEFAULT_GRACE;
+    while !gone() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // SAFETY: as above; a group already empty answers ESRCH, which changes nothing.
+    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !gone() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// True only if a process with this pid exists, has not exited (a zombie has), and started at
 /// `start_time`: a pid reused by another process after a crash is not taken for the old one.
 pub fn is_alive(pid: u32, start_time: u64) -> bool {

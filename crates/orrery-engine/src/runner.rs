@@ -354,7 +354,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
         let alive = attempt.process.filter(|p| is_alive(p.pid, p.start_time));
         let outcome = match alive {
             Some(process) => {
-                terminate_group(process).await;
+                crate::process::terminate_group(process.pid, process.start_time).await;
                 Outcome::Cancelled { exit_code: None }
             }
             None => Outcome::Unknown {
@@ -476,29 +476,6 @@ fn inner_links(store: &Store, session_id: &str) -> Result<Vec<String>, StoreErro
             let inner = value.get("inner").and_then(Value::as_object);
             return Ok(inner.into_iter().flatten().filter_map(|(_, h)| h.as_str().map(str::to_string)).collect());
         }
-    }
-}
-
-/// Stops the process group of a process another runner started (it is not our child): SIGTERM,
-/// up to [`crate::process::DEFAULT_GRACE`] for the leader to end, then SIGKILL to the group
-/// (members that ignore SIGTERM), then up to a few seconds more for the leader to be gone.
-async fn terminate_group(process: ProcessIdentity) {
-    let Ok(pgid) = i32::try_from(process.pid) else { return };
-    if pgid <= 1 {
-        return;
-    }
-    let gone = || !is_alive(process.pid, process.start_time);
-    // SAFETY: killpg only sends a signal; the group is the one the recorded leader created.
-    unsafe { libc::killpg(pgid, libc::SIGTERM) };
-    let deadline = tokio::time::Instant::now() + crate::process::DEFAULT_GRACE;
-    while !gone() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    // SAFETY: as above; a group already empty answers ESRCH, which changes nothing.
-    unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !gone() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
