@@ -1,0 +1,261 @@
+//! Dispatching a node: skip, fail to dispatch, or begin an attempt.
+
+use super::*;
+
+impl Runner {
+    /// Dispatches one startable node: skip, fail to dispatch, or begin an attempt.
+    pub(super) async fn start(&mut self, n: usize) -> Step {
+        let (instance, task) = self.plan.tasks[n].clone();
+        let instance_id = self.plan.instances[instance].id.clone();
+        let context = self.plan.instances[instance].context.clone();
+        let data = self.data_of(instance_id.clone()).await?;
+        let inputs = match data::resolve_inputs(&task, &data) {
+            Ok(inputs) => inputs,
+            Err(e) => return self.dispatch_failed(n, e.to_string()).await,
+        };
+        let mut skip = self.states[n] == NodeState::SkipRequested;
+        if !skip {
+            if let Some((source, _)) = task.effective_condition() {
+                let namespace = data::condition_namespace(&task, &inputs, &context, &data);
+                let result = condition::parse(source)
+                    .map_err(|e| e.to_string())
+                    .and_then(|c| c.evaluate(&namespace).map_err(|e| e.to_string()));
+                match result {
+                    Ok(holds) => skip = !holds,
+                    Err(e) => {
+                        let message = format!("task '{}': cannot evaluate condition '{source}': {e}", self.key(n));
+                        return self.dispatch_failed(n, message).await;
+                    }
+                }
+            }
+        }
+        if skip {
+            self.skip(n).await?;
+            return Ok(None);
+        }
+
+        let interaction = interaction::interaction(task.task_type.as_str());
+        let kind = match task.task_type.as_str() {
+            orrery_blueprint::TaskType::START | orrery_blueprint::TaskType::END => RunKind::Instant,
+            orrery_blueprint::TaskType::SLEEP => RunKind::Sleep,
+            orrery_blueprint::TaskType::COMPOSITE => RunKind::Composite,
+            _ if interaction == Some(Interaction::Display) => RunKind::Instant,
+            _ if interaction == Some(Interaction::Prompt) => RunKind::Prompt,
+            _ => RunKind::Shell,
+        };
+        let session = self.session_id.clone();
+        let key = self.key(n);
+        // The store numbers attempts too; the runner, sole owner of a new session, counts the
+        // same way without a read, so the log can be named before the attempt begins.
+        let node_dir = self.work_dir.join(&key);
+        self.attempt_counts[n] += 1;
+        let attempt_no = self.attempt_counts[n];
+        let attempt_dir = node_dir.join(format!("attempt-{attempt_no}"));
+        let log_path = node_dir.join(format!("attempt-{attempt_no}.log"));
+        let new = NewAttempt {
+            agent: task.task_type.as_str().to_string(),
+            log_path: (kind == RunKind::Shell).then(|| log_path.clone()),
+            inputs: Some(Value::Object(inputs.clone())),
+            process: None,
+        };
+        let (attempt, events) = {
+            let (session, key) = (session.clone(), key.clone());
+            self.db.call(move |s| s.begin_attempt(&session, &key, &new)).await?
+        };
+        self.db.announce(events);
+        self.states[n] = NodeState::Running;
+        let run_id = attempt.run_id.clone();
+        let mut run = Run { run_id: run_id.clone(), kind, ended: None, canceller: None, sleep: None };
+        match kind {
+            RunKind::Instant => {
+                let mut outputs = Map::new();
+                if interaction == Some(Interaction::Display) {
+                    let (payload, displayed) = interaction::display(&key, &task, &inputs, &context);
+                    outputs = displayed;
+                    self.publish(interaction::NOTIFICATION, &run_id, payload).await?;
+                }
+                run.ended = Some((None, outputs));
+                self.states[n] = NodeState::Finishing;
+            }
+            RunKind::Prompt => {
+                self.publish(interaction::PROMPT_WAITING, &run_id, interaction::prompt(&key, &task, &inputs)).await?;
+                let answers = self.answers.clone();
+                let given = answers.as_ref().and_then(|a| a.get(&key, &task.id));
+                match (given, answers) {
+                    (Some(answer), _) => match interaction::answer_outputs(&task, answer) {
+                        Ok(outputs) => {
+                            run.ended = Some((None, outputs));
+                            self.states[n] = NodeState::Finishing;
+                        }
+                        Err(error) => {
+                            self.runs[n] = Some(run);
+                            return self.fail_run(n, task_error_record(&error), None).await;
+                        }
+                    },
+                    (None, Some(answers)) if answers.when_unanswered() == WhenUnanswered::Wait => {
+                        let tx = self.tx.clone();
+                        let handle = tokio::spawn({
+                            let (run_id, key, task) = (run_id.clone(), key.clone(), task.clone());
+                            async move {
+                                let answer = answers.wait(&key, &task.id).await;
+                                let outcome = match interaction::answer_outputs(&task, answer) {
+                                    Ok(outputs) => AgentOutcome::Succeeded { outputs, exit_code: None },
+                                    Err(error) => AgentOutcome::Failed { error, exit_code: None },
+                                };
+                                let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                            }
+                        });
+                        // Dropped like a sleep when the session stops or fails.
+                        run.sleep = Some(handle.abort_handle());
+                    }
+                    (None, _) => {
+                        self.runs[n] = Some(run);
+                        let error = interaction::unanswered_error(&key);
+                        return self.fail_run(n, task_error_record(&error), None).await;
+                    }
+                }
+            }
+            RunKind::Composite => {
+                let inner = self.plan.instances.iter().position(|i| i.caller.is_some_and(|(_, c)| c == n));
+                if let Some(inner) = inner {
+                    let inner_id = self.plan.instances[inner].id.clone();
+                    let values = data::composite_inputs(&inputs);
+                    if !values.is_empty() {
+                        self.db
+                            .write(move |s| {
+                                let refs: Vec<(&str, Value)> =
+                                    values.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                                Ok(vec![s.put_data(&session, &inner_id, &refs)?])
+                            })
+                            .await?;
+                    }
+                }
+                self.states[n] = NodeState::Finishing;
+            }
+            RunKind::Sleep => {
+                let seconds = match task.param_value("duration") {
+                    None | Some(Value::Null) => Ok(1.0),
+                    Some(v) => v.as_f64().filter(|s| s.is_finite() && *s >= 0.0).ok_or_else(|| {
+                        TaskError::binding(
+                            "duration",
+                            format!("param 'duration' must be a number of seconds >= 0, got {v}"),
+                        )
+                    }),
+                };
+                let tx = self.tx.clone();
+                let handle = tokio::spawn({
+                    let run_id = run_id.clone();
+                    async move {
+                        let outcome = match seconds {
+                            Ok(s) => {
+                                tokio::time::sleep(Duration::from_secs_f64(s)).await;
+                                AgentOutcome::Succeeded { outputs: Map::new(), exit_code: None }
+                            }
+                            Err(error) => AgentOutcome::Failed { error, exit_code: None },
+                        };
+                        let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                    }
+                });
+                run.sleep = Some(handle.abort_handle());
+            }
+            RunKind::Shell => {
+                if let Err(e) = std::fs::create_dir_all(&node_dir) {
+                    return Err(RunError::WorkDir { path: node_dir, message: e.to_string() });
+                }
+                let params: Map<String, Value> = task
+                    .params
+                    .iter()
+                    .map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null)))
+                    .collect();
+                let attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path.clone());
+                let tx = self.tx.clone();
+                self.processes.insert(run_id.clone());
+                tokio::spawn({
+                    let run_id = run_id.clone();
+                    async move {
+                        let started_tx = tx.clone();
+                        let started_run = run_id.clone();
+                        let (progress_tx, progress_run) = (tx.clone(), run_id.clone());
+                        let outcome = shell::run(
+                            attempt,
+                            move |started| {
+                                let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
+                                let _ = started_tx.send(Report::Started {
+                                    node: n,
+                                    run_id: started_run,
+                                    process,
+                                    canceller: started.canceller,
+                                });
+                            },
+                            move |progress| match progress {
+                                ProgressEvent::Report(line) => {
+                                    let _ = progress_tx.send(Report::Progress {
+                                        node: n,
+                                        run_id: progress_run.clone(),
+                                        line,
+                                    });
+                                }
+                                ProgressEvent::Warning(warning) => log_warning(&log_path, &warning.message),
+                            },
+                        )
+                        .await;
+                        let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                    }
+                });
+            }
+        }
+        self.runs[n] = Some(run);
+        Ok(None)
+    }
+
+    /// Appends an event of `kind` for the attempt `run_id`, announced once committed.
+    pub(super) async fn publish(&self, kind: &str, run_id: &RunId, payload: Value) -> Result<(), RunError> {
+        let session = self.session_id.clone();
+        let event = NewEvent { kind: kind.to_string(), run_id: Some(run_id.clone()), payload };
+        self.db.write(move |s| Ok(vec![s.append_event(&session, &event, None)?])).await
+    }
+
+    /// A node that cannot dispatch: it fails, and so does the session.
+    pub(super) async fn dispatch_failed(&mut self, n: usize, message: String) -> Step {
+        self.set_states(vec![(n, NodeState::Failed)]).await?;
+        Ok(Some(error_record(ErrorCode::TaskDispatchFailed, message)))
+    }
+
+    /// Skips a node and its cascade; each writes its declared output defaults.
+    pub(super) async fn skip(&mut self, n: usize) -> Result<(), RunError> {
+        let cascade = scopes::skip_cascade(&self.plan, &self.scopes, n);
+        let mut states = self.states.clone();
+        states[n] = NodeState::Skipped;
+        let mut skipped = vec![n];
+        skipped.extend(scopes::apply_skip(&mut states, &cascade));
+        let mut writes: Vec<(String, String, Value)> = Vec::new();
+        for &s in &skipped {
+            let instance = self.instance_id(s);
+            for (k, v) in data::outputs_to_write(&self.plan.tasks[s].1, None) {
+                writes.push((instance.clone(), k, v));
+            }
+        }
+        self.set_states(skipped.iter().map(|&s| (s, NodeState::Skipped)).collect()).await?;
+        let session = self.session_id.clone();
+        let mut by_instance: Vec<(String, Vec<(String, Value)>)> = Vec::new();
+        for (instance, k, v) in writes {
+            match by_instance.iter_mut().find(|(i, _)| *i == instance) {
+                Some((_, list)) => list.push((k, v)),
+                None => by_instance.push((instance, vec![(k, v)])),
+            }
+        }
+        if by_instance.is_empty() {
+            return Ok(());
+        }
+        self.db
+            .write(move |s| {
+                let mut events = Vec::new();
+                for (instance, values) in &by_instance {
+                    let refs: Vec<(&str, Value)> = values.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                    events.push(s.put_data(&session, instance, &refs)?);
+                }
+                Ok(events)
+            })
+            .await
+    }
+}

@@ -1,0 +1,560 @@
+//! The session runner (first version): runs one validated blueprint to its end as one session
+//! in the task store, applying COMPAT.md section 4.
+//!
+//! [`run_session`] stores the blueprint version (canonical plain JSON), flattens the session
+//! ([`crate::plan::build`]), refuses task types with no agent, creates the session and every
+//! node PENDING, sets the session RUNNING and then loops: it asks the pure scheduler
+//! ([`crate::scheduler::decide`]) what may finish and start, applies that, and otherwise waits
+//! for an agent to report over an mpsc channel. It is the one owner of the session's side
+//! effects.
+//!
+//! # Decisions
+//!
+//! - **Store access.** [`orrery_store::Store`] is synchronous (rusqlite). The runner keeps it in
+//!   an `Arc<Mutex<Store>>` and runs every store call on tokio's blocking pool
+//!   (`spawn_blocking`), awaiting it from the owner task, so a slow commit (`synchronous=FULL`,
+//!   one fsync each) never stalls the runtime's workers nor the agents' tasks. Calls are issued
+//!   one at a time by the owner, so the mutex is never contended; it only makes the handle
+//!   shareable with the blocking pool. The store is opened with the default options
+//!   (`synchronous=FULL`): every announced transition survives a power cut.
+//! - **Written before announced.** Every transition is committed first; the [`Event`]s the store
+//!   returns are then sent on [`RunOptions::events`] (a broadcast channel; nobody listening is
+//!   fine). `create_session` returns no events, so its `session_created` event is read back
+//!   with `events_after`.
+//! - **Unknown task types** are refused before anything is written: no blueprint version and
+//!   no session row exist afterwards. The plan is built first (it is pure), so types of inner
+//!   blueprints are checked too.
+//! - **Finishing.** A run that ended well keeps its attempt `running` in the store and its node
+//!   RUNNING until the scheduler lets it finish (FF/SF); then one `settle_attempt` lands the
+//!   outcome, the node's SUCCEEDED state and its outputs in session data in one transaction. A
+//!   composite is `Finishing` as soon as it starts (its inputs copied into its inner instance);
+//!   its outputs are read from the inner instance when it may finish.
+//! - **Skips** (SKIP_REQUESTED or a false condition) start no attempt: the node and its cascade
+//!   ([`crate::scopes::skip_cascade`]) become SKIPPED and each skipped node writes its declared
+//!   output defaults (or null) to its instance's data.
+//! - **Failure.** The first FAILED task (or a dispatch or while-condition error) fails the
+//!   session with that error. Runs still in flight are cancelled (shell processes get SIGTERM,
+//!   grace, SIGKILL; sleeps are dropped) and settled `cancelled` with their node back to
+//!   PENDING, like a run that was interrupted: starting the session again would run them anew.
+//!   A `Finishing` run is settled the same way (its completion never landed). A cancelled
+//!   attempt records the exit code its agent reported: 130 for a process that was cancelled,
+//!   the real one for a process that had already ended; none for runs without a process.
+//! - **Stop.** [`SessionControl`] (cloneable, given in [`RunOptions::control`]) stops the
+//!   session from outside: [`SessionControl::stop`] makes the runner cancel and settle every
+//!   run in flight exactly as after a failure (attempts `cancelled`, exit code 130 for
+//!   processes, nodes back to PENDING), set the session `stopped` and return a [`RunReport`]
+//!   whose state is [`SessionState::Stopped`]. The stop is seen between transitions (each
+//!   transition being one store call, that is at once when the runner waits for agents and
+//!   after the current commit otherwise); nothing starts after it. Everything committed before
+//!   was announced. A stop given before the session runs stops it as soon as it is RUNNING,
+//!   before any task starts; a stop after it ended does nothing. A handle was chosen over an mpsc
+//!   of commands: any number of observers (a signal handler, a UI) can hold one, and a stop
+//!   is a level, not a message that can be lost or queued twice.
+//! - **Progress.** The progress lines of a `shell.run` process ([`shell::run`]'s
+//!   `on_progress`) go to the owner over the agents' channel and are stored with
+//!   [`Store::report_progress`] through the same store path as every transition; the
+//!   `progress` event it returns is announced after the commit. A report the store refuses as
+//!   stale (the attempt was settled meanwhile) or invalid is dropped: progress is advisory and
+//!   never fails a task. Settling an attempt as succeeded marks its steps done (the store's
+//!   rule). Malformed-line warnings have no event kind (every event is a committed row of the
+//!   store): they are appended to the attempt's log file as `orrery: {warning}` lines, where
+//!   the user reads the process's output.
+//! - **Interactive tasks** ([`crate::agents::interaction`]). A display (`notify`,
+//!   `user_output`) appends a `notification` event for its attempt and succeeds at once. A
+//!   prompt (`user_prompt.confirm`, `user_input`) appends a `prompt_waiting` event (committed,
+//!   then announced) and takes its answer from the [`SessionControl`]'s [`Answers`]: one given
+//!   already lands at once; otherwise it stays RUNNING, waiting like a sleep (dropped on a stop
+//!   or failure), unless the answers say [`WhenUnanswered::Fail`], or no control was given
+//!   (nobody could answer), when it fails with `TOOL_FAILURE`. The answers ride on
+//!   [`SessionControl`], the existing handle for acting on a running session, rather than on a
+//!   new [`RunOptions`] field. Prompts are not counted by `max_parallel`.
+//! - **Scope counters** are stored under (instance id, scope key `"{instance}.{start task}"`).
+//! - **max_parallel** bounds the `shell.run` processes running at once (at least 1);
+//!   `system.*` tasks run in-process and are not counted.
+//! - **Work dir.** Attempt `n` of node `K` of session `S` runs in `work_dir/S/K/attempt-n/`,
+//!   logging to `work_dir/S/K/attempt-n.log`.
+//!
+//! # Not in this version
+//!
+//! Pause and cancelling one task (skip, reset and reset a scope are [`crate::interventions`], on
+//! a session that is not running), and batching
+//! several transitions per transaction. Recovery gaps: nothing stops two runners from driving
+//! one session at once (resuming a session whose runner is still alive kills that runner's
+//! processes and races it; a session lease is not stored yet); a process spawned but not yet
+//! named on its attempt when the runner died cannot be found, so it is settled `unknown` and
+//! may outlive the crash; recovery happens on `resume`, not automatically when a store is
+//! opened. Known gaps: a scope that loops while one of
+//! its members still runs (possible only through an SS edge inside the scope) drops that run
+//! from its books and leaves its attempt `running` in the store; a node that fails to dispatch
+//! (inputs or condition) becomes FAILED without an attempt row. Dynamic composites go through
+//! the plan (session parameter `elements`) but are not yet covered by a runner test.
+
+mod db;
+mod dispatch;
+mod recovery;
+mod settle;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use orrery_blueprint::condition;
+use orrery_blueprint::save;
+use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
+use orrery_store::{
+    ErrorRecord, Event, NewAttempt, NewEvent, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store,
+    StoreError,
+};
+use serde_json::{json, Map, Value};
+use tokio::sync::{broadcast, mpsc, watch};
+
+use crate::agents::interaction::{self, Answers, Interaction, WhenUnanswered};
+use crate::agents::progress::{self as agent_progress, ProgressEvent, ProgressLine};
+use crate::agents::{self, shell, AgentOutcome, TaskError};
+use crate::data::{self, Data};
+use crate::plan::{self, PlanError, SessionPlan};
+use crate::process::{is_alive, Canceller};
+use crate::scheduler::{self, NodeState};
+use crate::scopes::{self, ScopeDecision, ScopeIndex};
+
+use db::Db;
+pub(crate) use recovery::load_stored_plan;
+pub use recovery::resume_session;
+
+/// How to run a session.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// How many `shell.run` processes may run at once (0 counts as 1).
+    pub max_parallel: usize,
+    /// Attempt directories and logs go under `work_dir/{session id}/`.
+    pub work_dir: PathBuf,
+    /// Every committed event, in commit order, after it is committed.
+    pub events: Option<broadcast::Sender<Event>>,
+    /// Stops the session from outside (see the module notes); `None`: it runs to its end.
+    pub control: Option<SessionControl>,
+}
+
+/// A handle to act on a running session from outside: stop it, answer its prompts. Clones share
+/// one stop and one set of [`Answers`].
+#[derive(Debug, Clone)]
+pub struct SessionControl {
+    stop: Arc<watch::Sender<bool>>,
+    answers: Answers,
+}
+
+impl Default for SessionControl {
+    fn default() -> Self {
+        SessionControl::new()
+    }
+}
+
+impl SessionControl {
+    pub fn new() -> Self {
+        let (stop, _) = watch::channel(false);
+        SessionControl { stop: Arc::new(stop), answers: Answers::new(WhenUnanswered::Wait) }
+    }
+
+    /// This control with `answers` as its answers (pre-seeded ones, and what to do when a
+    /// prompt has none). [`SessionControl::new`] waits for answers given with
+    /// [`SessionControl::answer`].
+    pub fn with_answers(mut self, answers: Answers) -> Self {
+        self.answers = answers;
+        self
+    }
+
+    /// The answers this control gives the session's prompts.
+    pub fn answers(&self) -> &Answers {
+        &self.answers
+    }
+
+    /// Answers the prompt of a task (its node key, or its task id); a prompt waiting for it
+    /// goes on. See [`crate::agents::interaction`].
+    pub fn answer(&self, task: &str, value: Value) {
+        self.answers.answer(task, value);
+    }
+
+    /// Asks the session to stop: its runs are cancelled and it ends `stopped`. Idempotent;
+    /// does nothing once the session ended.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Whether [`SessionControl::stop`] was called.
+    pub fn is_stop_requested(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    fn subscribe(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    pub session_id: String,
+    /// COMPLETED, FAILED or STOPPED.
+    pub state: SessionState,
+    /// Why it failed.
+    pub error: Option<ErrorRecord>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the blueprint uses task types with no agent: {}; known types: {}", .unknown.join(", "), .known.join(", "))]
+    UnknownTaskTypes { unknown: Vec<String>, known: Vec<String> },
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the runner's blocking task failed: {0}")]
+    Join(String),
+    #[error("cannot prepare the work directory {}: {message}", .path.display())]
+    WorkDir { path: PathBuf, message: String },
+    #[error("session {session_id} is {}: there is nothing to resume", .state.as_str())]
+    NotResumable { session_id: String, state: SessionState },
+    #[error("the stored blueprint version {hash} cannot be used: {message}")]
+    StoredBlueprint { hash: String, message: String },
+}
+
+/// The kind of the event, appended right after `session_created` (seq 2), that links a session
+/// to the stored versions of the inner blueprints its composites call: payload
+/// `{"inner": {"<blueprint id>": "<version hash>", ...}}`.
+pub const SESSION_BLUEPRINTS: &str = "session_blueprints";
+
+/// Refuses a plan with task types no agent runs.
+fn check_agents(plan: &SessionPlan) -> Result<(), RunError> {
+    let mut unknown: Vec<String> = plan
+        .tasks
+        .iter()
+        .map(|(_, t)| t.task_type.as_str().to_string())
+        .filter(|name| !agents::is_known(name))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort();
+    unknown.dedup();
+    let known = agents::known_type_names().into_iter().map(str::to_string).collect();
+    Err(RunError::UnknownTaskTypes { unknown, known })
+}
+
+/// Runs `root` (inner blueprints are found by id in `library`) as a new session in the store
+/// at `store_path`, to completion, failure or a stop ([`RunOptions::control`]).
+pub async fn run_session(
+    store_path: &Path,
+    root: ValidBlueprint,
+    library: Vec<Blueprint>,
+    params: Map<String, Value>,
+    options: RunOptions,
+) -> Result<RunReport, RunError> {
+    let plan = {
+        let lib: Library = library.iter().collect();
+        plan::build(&root, &lib, &params)?
+    };
+    check_agents(&plan)?;
+    let db = Db::open(store_path, &options).await?;
+
+    let blueprint = root.blueprint();
+    let (id, text) = (blueprint.id.clone(), save::to_string(blueprint, Encoding::Plain));
+    // The inner blueprints the plan uses, as they are now: stored so that resuming needs no file.
+    let mut inner: Vec<(String, String)> = Vec::new();
+    for instance in plan.instances.iter().filter(|i| i.caller.is_some()) {
+        if inner.iter().any(|(id, _)| *id == instance.blueprint_id) {
+            continue;
+        }
+        if let Some(b) = library.iter().find(|b| b.id == instance.blueprint_id) {
+            inner.push((b.id.clone(), save::to_string(b, Encoding::Plain)));
+        }
+    }
+    let name = blueprint.name.clone();
+    let params_value = Value::Object(params);
+    let session = db
+        .call(move |s| {
+            let hash = s.put_blueprint_version(&id, &text)?;
+            let mut links = Map::new();
+            for (id, text) in &inner {
+                links.insert(id.clone(), Value::String(s.put_blueprint_version(id, text)?));
+            }
+            let session = s.create_session(&NewSession { blueprint_hash: hash, name, params: params_value }, None)?;
+            let link =
+                NewEvent { kind: SESSION_BLUEPRINTS.to_string(), run_id: None, payload: json!({ "inner": links }) };
+            s.append_event(&session.id, &link, None)?;
+            let events = s.events_after(&session.id, 0, 200)?;
+            Ok((session, events))
+        })
+        .await?;
+    let session_id = session.0.id.clone();
+    db.announce(session.1);
+
+    let nodes = plan.graph.nodes.len();
+    let mut runner = Runner::new(session_id, plan, db, &options, vec![0; nodes], HashMap::new());
+    let all: Vec<(usize, NodeState)> = (0..nodes).map(|n| (n, NodeState::Pending)).collect();
+    runner.run(all).await
+}
+
+/// One attempt in flight, as the owner knows it.
+#[derive(Debug, Clone)]
+struct Run {
+    run_id: RunId,
+    kind: RunKind,
+    /// Set once a successful run ended: what lands when it may finish.
+    ended: Option<(Option<i32>, Map<String, Value>)>,
+    canceller: Option<Canceller>,
+    sleep: Option<tokio::task::AbortHandle>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunKind {
+    Instant,
+    Sleep,
+    Shell,
+    Composite,
+    /// An interactive prompt waiting for its answer.
+    Prompt,
+}
+
+/// What agents report to the owner.
+enum Report {
+    Started { node: usize, run_id: RunId, process: ProcessIdentity, canceller: Canceller },
+    Progress { node: usize, run_id: RunId, line: ProgressLine },
+    Ended { node: usize, run_id: RunId, outcome: AgentOutcome },
+}
+
+struct Runner {
+    session_id: String,
+    plan: SessionPlan,
+    scopes: ScopeIndex,
+    states: Vec<NodeState>,
+    runs: Vec<Option<Run>>,
+    db: Db,
+    tx: mpsc::UnboundedSender<Report>,
+    rx: mpsc::UnboundedReceiver<Report>,
+    max_parallel: usize,
+    work_dir: PathBuf,
+    /// The `shell.run` attempts whose process has not reported its end.
+    processes: HashSet<RunId>,
+    /// Attempts begun per node.
+    attempt_counts: Vec<u32>,
+    /// Scope counters by start node, mirrored from the store.
+    iterations: HashMap<usize, u32>,
+    /// Set when a [`SessionControl`] was given.
+    stop: Option<watch::Receiver<bool>>,
+    /// The control's answers; without a control a prompt fails at once (nobody can answer).
+    answers: Option<Answers>,
+}
+
+/// How [`Runner::drive`] ended.
+enum End {
+    Completed,
+    Failed(ErrorRecord),
+    Stopped,
+}
+
+/// Resolves once a stop is requested; never without a control (or once every handle is gone
+/// without a stop).
+async fn stop_requested(stop: &mut Option<watch::Receiver<bool>>) {
+    if let Some(rx) = stop {
+        if rx.wait_for(|s| *s).await.is_ok() {
+            return;
+        }
+    }
+    std::future::pending::<()>().await
+}
+
+fn store_step_state(state: agent_progress::StepState) -> orrery_store::StepState {
+    match state {
+        agent_progress::StepState::InProgress => orrery_store::StepState::InProgress,
+        agent_progress::StepState::Done => orrery_store::StepState::Done,
+    }
+}
+
+/// Appends a progress warning to the attempt's log (best effort: the log is the process's).
+fn log_warning(log_path: &Path, message: &str) {
+    use std::io::Write;
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(log_path) {
+        let _ = writeln!(file, "orrery: {message}");
+    }
+}
+
+/// Where the session stands after a step.
+type Step = Result<Option<ErrorRecord>, RunError>;
+
+fn error_record(code: ErrorCode, message: impl Into<String>) -> ErrorRecord {
+    ErrorRecord { code: code.as_str().to_string(), message: message.into(), details: None }
+}
+
+fn task_error_record(error: &TaskError) -> ErrorRecord {
+    ErrorRecord {
+        code: error.code.as_str().to_string(),
+        message: error.message.clone(),
+        details: error.details.clone(),
+    }
+}
+
+fn store_state(state: NodeState) -> TaskState {
+    match state {
+        NodeState::Pending => TaskState::Pending,
+        NodeState::SkipRequested => TaskState::SkipRequested,
+        NodeState::Ready => TaskState::Ready,
+        NodeState::Running | NodeState::Finishing => TaskState::Running,
+        NodeState::Succeeded => TaskState::Succeeded,
+        NodeState::Failed => TaskState::Failed,
+        NodeState::Skipped => TaskState::Skipped,
+    }
+}
+
+impl Runner {
+    fn new(
+        session_id: String,
+        plan: SessionPlan,
+        db: Db,
+        options: &RunOptions,
+        attempt_counts: Vec<u32>,
+        iterations: HashMap<usize, u32>,
+    ) -> Runner {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let nodes = plan.graph.nodes.len();
+        Runner {
+            work_dir: options.work_dir.join(&session_id),
+            session_id,
+            states: vec![NodeState::Pending; nodes],
+            runs: vec![None; nodes],
+            attempt_counts,
+            scopes: ScopeIndex::new(&plan),
+            plan,
+            db,
+            tx,
+            rx,
+            max_parallel: options.max_parallel.max(1),
+            processes: HashSet::new(),
+            iterations,
+            stop: options.control.as_ref().map(SessionControl::subscribe),
+            answers: options.control.as_ref().map(|c| c.answers.clone()),
+        }
+    }
+
+    fn key(&self, node: usize) -> String {
+        self.plan.graph.nodes[node].key.clone()
+    }
+
+    fn instance_id(&self, node: usize) -> String {
+        self.plan.instances[self.plan.tasks[node].0].id.clone()
+    }
+
+    async fn data_of(&self, instance: String) -> Result<Data, RunError> {
+        let session = self.session_id.clone();
+        let data = self.db.call(move |s| s.instance_data(&session, &instance)).await?;
+        Ok(data.into_iter().collect())
+    }
+
+    /// Writes node states (nodes given by index) and announces them.
+    async fn set_states(&mut self, changes: Vec<(usize, NodeState)>) -> Result<(), RunError> {
+        for &(n, state) in &changes {
+            self.states[n] = state;
+        }
+        let session = self.session_id.clone();
+        let changes: Vec<(String, TaskState)> = changes.iter().map(|&(n, st)| (self.key(n), store_state(st))).collect();
+        self.db
+            .write(move |s| {
+                let refs: Vec<(&str, TaskState)> = changes.iter().map(|(k, st)| (k.as_str(), *st)).collect();
+                s.set_task_states(&session, &refs)
+            })
+            .await
+    }
+
+    async fn set_session(&self, state: SessionState, error: Option<ErrorRecord>) -> Result<(), RunError> {
+        let session = self.session_id.clone();
+        self.db.write(move |s| Ok(vec![s.set_session_state(&session, state, error.as_ref(), None)?])).await
+    }
+
+    /// Writes the `initial` node states, sets the session RUNNING and drives it to its end.
+    async fn run(&mut self, initial: Vec<(usize, NodeState)>) -> Result<RunReport, RunError> {
+        if !initial.is_empty() {
+            self.set_states(initial).await?;
+        }
+        self.set_session(SessionState::Running, None).await?;
+        let (state, failure) = match self.drive().await? {
+            End::Completed => (SessionState::Completed, None),
+            End::Failed(error) => {
+                self.stop_in_flight().await?;
+                (SessionState::Failed, Some(error))
+            }
+            End::Stopped => {
+                self.stop_in_flight().await?;
+                (SessionState::Stopped, None)
+            }
+        };
+        self.set_session(state, failure.clone()).await?;
+        Ok(RunReport { session_id: self.session_id.clone(), state, error: failure })
+    }
+
+    fn stop_is_requested(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| *s.borrow())
+    }
+
+    /// Runs until every node is done, the session fails (its error) or a stop is requested.
+    async fn drive(&mut self) -> Result<End, RunError> {
+        loop {
+            if self.stop_is_requested() {
+                return Ok(End::Stopped);
+            }
+            let decisions = scheduler::decide(&self.plan.graph, &self.states);
+            let mut moved = false;
+            for n in decisions.finish {
+                moved = true;
+                if let Some(error) = self.finish(n).await? {
+                    return Ok(End::Failed(error));
+                }
+                if self.states[n] != NodeState::Succeeded {
+                    // A scope looped and reset nodes: decide again from the new states.
+                    break;
+                }
+            }
+            if moved {
+                continue;
+            }
+            for n in decisions.start {
+                let is_shell = self.plan.tasks[n].1.task_type.as_str() == shell::TYPE;
+                if is_shell && self.processes.len() >= self.max_parallel {
+                    continue;
+                }
+                // An earlier start of this round may have skipped it (a cascade).
+                if !matches!(self.states[n], NodeState::Pending | NodeState::SkipRequested) {
+                    continue;
+                }
+                if self.stop_is_requested() {
+                    return Ok(End::Stopped);
+                }
+                moved = true;
+                if let Some(error) = self.start(n).await? {
+                    return Ok(End::Failed(error));
+                }
+            }
+            if moved {
+                continue;
+            }
+            if scheduler::is_complete(&self.states) {
+                return Ok(End::Completed);
+            }
+            if self.runs.iter().all(Option::is_none) && self.processes.is_empty() {
+                // Cannot happen for a valid blueprint; never wait forever on nothing.
+                let stuck: Vec<String> =
+                    (0..self.states.len()).filter(|&n| !self.states[n].is_done()).map(|n| self.key(n)).collect();
+                return Ok(End::Failed(error_record(
+                    ErrorCode::TaskDispatchFailed,
+                    format!("the session cannot go on: {} can never start", stuck.join(", ")),
+                )));
+            }
+            let report = tokio::select! {
+                report = self.rx.recv() => report,
+                () = stop_requested(&mut self.stop) => return Ok(End::Stopped),
+            };
+            let Some(report) = report else { unreachable!("the runner holds a sender") };
+            if let Some(error) = self.on_report(report).await? {
+                return Ok(End::Failed(error));
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Resume and crash recovery.
+//!
+//! [`resume_session`] goes on with a stored session from the store alone, after a stop, a
+//! failure (retry from failure) or a crash of the process that ran it.
+//!
+//! - **What is stored for it.** The root blueprint version is the session's `blueprint_hash`;
+//!   the versions of the inner blueprints the plan uses are stored too (`blueprint_versions`)
+//!   and linked to the session by a [`SESSION_BLUEPRINTS`] event appended right after
+//!   `session_created` (no new table: the event log is the session's own append-only record,
+//!   and the link is written once). The plan is rebuilt from these versions and the stored
+//!   session params, so it is the plan the session started with. A session with no link event
+//!   resumes with its root only (enough unless it has composites).
+//! - **States accepted.** `running` (a crash), `stopped`, `failed` and `pending` (a crash
+//!   before it ran); `completed` is refused ([`RunError::NotResumable`]). An unknown session is
+//!   [`StoreError::NotFound`].
+//! - **Attempts left `running`.** Each is checked by its recorded process (pid plus start
+//!   time, [`is_alive`]). *Alive*: its process group gets SIGTERM, the grace period, then
+//!   SIGKILL, and the attempt is settled `cancelled` (no exit code: it is not our child). It is
+//!   killed rather than waited for: its runner is gone, so nothing reads its outputs file or its
+//!   progress any more, it may run forever (a `sleep 30`, a hung tool), and letting it go on
+//!   beside a new attempt of the same node would break "one running attempt per node". *Gone*
+//!   (or never named: no process recorded, or not a process at all): settled `unknown` with a
+//!   `TASK_FAILED` error saying its outcome cannot be known. Either way its steps left in
+//!   progress become `unknown` and its node goes back to PENDING, to run again as a new attempt.
+//! - **Node states** come from `task_nodes`: SUCCEEDED, SKIPPED and SKIP_REQUESTED stay; every
+//!   other state (PENDING, READY, RUNNING, FAILED: COMPAT.md section 4's retry from failure)
+//!   becomes PENDING. Only the nodes whose state changes are written. Attempt numbers go on
+//!   from the store's, scope counters are read back from the store, and session data is left
+//!   as stored. Then the session is set RUNNING and the usual loop runs.
+//!
+
+use super::*;
+
+/// Resumes a session of the store at `store_path` from what the store alone holds (see the
+/// module notes on recovery): settles the attempts a crash left `running`, puts every
+/// unfinished node back to PENDING and runs the session on to completion, failure or a stop.
+/// A `completed` session is refused ([`RunError::NotResumable`]).
+pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOptions) -> Result<RunReport, RunError> {
+    let db = Db::open(store_path, &options).await?;
+    let sid = session_id.to_string();
+    let (session, root_version, inner_versions) = db
+        .call(move |s| {
+            let session = s.session(&sid)?;
+            let root = s.blueprint_version(&session.blueprint_hash)?;
+            let mut inner = Vec::new();
+            for hash in inner_links(s, &sid)? {
+                inner.push(s.blueprint_version(&hash)?);
+            }
+            Ok((session, root, inner))
+        })
+        .await?;
+    if session.state == SessionState::Completed {
+        return Err(RunError::NotResumable { session_id: session.id, state: session.state });
+    }
+    let plan = plan_from_versions(&session, &root_version, &inner_versions)?;
+    check_agents(&plan)?;
+
+    // Settle what a crash (or a runner that is gone) left running.
+    let sid = session.id.clone();
+    let running: Vec<orrery_store::Attempt> =
+        db.call(move |s| Ok(s.running_attempts()?.into_iter().filter(|a| a.session_id == sid).collect())).await?;
+    for attempt in running {
+        let alive = attempt.process.filter(|p| is_alive(p.pid, p.start_time));
+        let outcome = match alive {
+            Some(process) => {
+                crate::process::terminate_group(process.pid, process.start_time).await;
+                Outcome::Cancelled { exit_code: None }
+            }
+            None => Outcome::Unknown {
+                error: error_record(
+                    ErrorCode::TaskFailed,
+                    format!(
+                        "attempt {} of task '{}' was interrupted and its process is gone: its outcome cannot be known",
+                        attempt.attempt, attempt.node
+                    ),
+                ),
+            },
+        };
+        let run_id = attempt.run_id.clone();
+        db.write(move |s| {
+            s.mark_unknown_in_progress(&run_id)?;
+            s.settle_attempt(&run_id, Settlement { outcome, node_state: Some(TaskState::Pending), data: Vec::new() })
+        })
+        .await?;
+    }
+
+    // Node states, attempt numbers and scope counters from the store.
+    let scopes = ScopeIndex::new(&plan);
+    let counters: Vec<(usize, String, String)> =
+        scopes.scopes().iter().map(|sc| (sc.start, plan.instances[sc.instance].id.clone(), sc.key.clone())).collect();
+    let sid = session.id.clone();
+    let (stored_nodes, attempts, counts) = db
+        .call(move |s| {
+            let nodes = s.task_nodes(&sid)?;
+            let attempts = s.attempts(&sid)?;
+            let mut counts = Vec::new();
+            for (start, instance, key) in &counters {
+                counts.push((*start, s.scope_iterations(&sid, instance, key)?));
+            }
+            Ok((nodes, attempts, counts))
+        })
+        .await?;
+    let stored: HashMap<&str, TaskState> = stored_nodes.iter().map(|n| (n.node.as_str(), n.state)).collect();
+    let mut attempt_counts = vec![0u32; plan.graph.nodes.len()];
+    for attempt in &attempts {
+        if let Some(n) = plan.node(&attempt.node) {
+            attempt_counts[n] = attempt_counts[n].max(attempt.attempt);
+        }
+    }
+    let iterations: HashMap<usize, u32> = counts.into_iter().filter(|(_, c)| *c > 0).collect();
+    let mut initial = Vec::new();
+    let mut states = Vec::with_capacity(plan.graph.nodes.len());
+    for node in &plan.graph.nodes {
+        let state = match stored.get(node.key.as_str()) {
+            Some(TaskState::Succeeded) => NodeState::Succeeded,
+            Some(TaskState::Skipped) => NodeState::Skipped,
+            Some(TaskState::SkipRequested) => NodeState::SkipRequested,
+            // PENDING, READY, RUNNING (interrupted) and FAILED (retry from failure).
+            _ => NodeState::Pending,
+        };
+        states.push(state);
+        if stored.get(node.key.as_str()).copied() != Some(store_state(state)) {
+            initial.push((states.len() - 1, state));
+        }
+    }
+    let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations);
+    runner.states = states;
+    runner.run(initial).await
+}
+
+/// Reads a stored session and rebuilds its plan from the store alone (see the module notes on
+/// resume): what [`resume_session`] and the interventions ([`crate::interventions`]) start from.
+pub(crate) fn load_stored_plan(
+    store: &Store,
+    session_id: &str,
+) -> Result<(orrery_store::Session, SessionPlan), RunError> {
+    let session = store.session(session_id)?;
+    let root = store.blueprint_version(&session.blueprint_hash)?;
+    let mut inner = Vec::new();
+    for hash in inner_links(store, session_id)? {
+        inner.push(store.blueprint_version(&hash)?);
+    }
+    let plan = plan_from_versions(&session, &root, &inner)?;
+    Ok((session, plan))
+}
+
+/// The session's plan from its stored root and inner blueprint versions and its stored params.
+fn plan_from_versions(
+    session: &orrery_store::Session,
+    root_version: &orrery_store::BlueprintVersion,
+    inner_versions: &[orrery_store::BlueprintVersion],
+) -> Result<SessionPlan, RunError> {
+    let mut blueprints = Vec::new();
+    for version in std::iter::once(root_version).chain(inner_versions) {
+        let loaded = orrery_blueprint::load(&version.canonical_json).map_err(|e| RunError::StoredBlueprint {
+            hash: version.hash.clone(),
+            message: e.diagnostics.first().map_or_else(|| "it does not load".to_string(), ToString::to_string),
+        })?;
+        blueprints.push(loaded.blueprint);
+    }
+    let lib: Library = blueprints.iter().collect();
+    let root = ValidBlueprint::new(blueprints[0].clone(), &lib).map_err(|d| RunError::StoredBlueprint {
+        hash: root_version.hash.clone(),
+        message: d.iter().find(|d| d.is_error()).map_or_else(|| "it is not valid".to_string(), ToString::to_string),
+    })?;
+    let params = session.params.as_object().cloned().unwrap_or_default();
+    Ok(plan::build(&root, &lib, &params)?)
+}
+
+/// The inner blueprint versions linked to a session by its [`SESSION_BLUEPRINTS`] event (none
+/// for a session created before the link existed or with no composite).
+fn inner_links(store: &Store, session_id: &str) -> Result<Vec<String>, StoreError> {
+    let mut after = 0;
+    loop {
+        let page = store.events_after(session_id, after, 200)?;
+        let Some(last) = page.last() else { return Ok(Vec::new()) };
+        after = last.seq;
+        if let Some(event) = page.iter().find(|e| e.kind == SESSION_BLUEPRINTS) {
+            let orrery_store::EventPayload::Whole { value } = &event.payload else {
+                return Err(StoreError::Corrupt {
+                    path: PathBuf::new(),
+                    detail: format!("the {SESSION_BLUEPRINTS} event of session {session_id:?} was cut"),
+                });
+            };
+            let inner = value.get("inner").and_then(Value::as_object);
+            return Ok(inner.into_iter().flatten().filter_map(|(_, h)| h.as_str().map(str::to_string)).collect());
+        }
+    }
+}

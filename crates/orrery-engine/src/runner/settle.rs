@@ -1,0 +1,249 @@
+//! What agents report, and settling attempts: finish, fail, loop a scope, stop.
+
+use super::*;
+
+impl Runner {
+    pub(super) async fn on_report(&mut self, report: Report) -> Step {
+        match report {
+            Report::Started { node, run_id, process, canceller } => {
+                let Some(run) = self.runs[node].as_mut().filter(|r| r.run_id == run_id) else {
+                    canceller.cancel();
+                    return Ok(None);
+                };
+                run.canceller = Some(canceller);
+                self.db.call(move |s| s.set_attempt_process(&run_id, process)).await?;
+                Ok(None)
+            }
+            Report::Progress { node, run_id, line } => {
+                self.record_progress(node, run_id, line).await?;
+                Ok(None)
+            }
+            Report::Ended { node, run_id, outcome } => {
+                self.processes.remove(&run_id);
+                let Some(run) = self.runs[node].as_mut().filter(|r| r.run_id == run_id && r.ended.is_none()) else {
+                    return Ok(None);
+                };
+                run.canceller = None;
+                run.sleep = None;
+                match outcome {
+                    AgentOutcome::Succeeded { outputs, exit_code } => {
+                        run.ended = Some((exit_code, outputs));
+                        self.states[node] = NodeState::Finishing;
+                        Ok(None)
+                    }
+                    AgentOutcome::Failed { error, exit_code } => {
+                        self.fail_run(node, task_error_record(&error), exit_code).await
+                    }
+                    AgentOutcome::TimedOut { error, exit_code } => {
+                        self.fail_run(node, task_error_record(&error), Some(exit_code)).await
+                    }
+                    AgentOutcome::Cancelled { exit_code } => {
+                        let error =
+                            error_record(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(node)));
+                        self.fail_run(node, error, Some(exit_code)).await
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stores one progress line of a run still in the books and announces its event.
+    pub(super) async fn record_progress(
+        &mut self,
+        node: usize,
+        run_id: RunId,
+        line: ProgressLine,
+    ) -> Result<(), RunError> {
+        if self.runs[node].as_ref().is_none_or(|r| r.run_id != run_id) {
+            return Ok(());
+        }
+        let report = orrery_store::ProgressReport {
+            step: line.step,
+            state: store_step_state(line.state),
+            percentage: line.percentage,
+        };
+        let update = self
+            .db
+            .call(move |s| match s.report_progress(&run_id, &report) {
+                Ok(update) => Ok(update.event),
+                // Advisory: a settled attempt or a refused report loses nothing else.
+                Err(StoreError::StaleRun { .. } | StoreError::InvalidArgument { .. }) => Ok(None),
+                Err(e) => Err(e),
+            })
+            .await?;
+        self.db.announce(update);
+        Ok(())
+    }
+
+    /// Settles a failed run: the node FAILED, the session fails with its error.
+    pub(super) async fn fail_run(&mut self, n: usize, error: ErrorRecord, exit_code: Option<i32>) -> Step {
+        let Some(run) = self.runs[n].take() else { return Ok(None) };
+        self.states[n] = NodeState::Failed;
+        let record = error.clone();
+        self.db
+            .write(move |s| {
+                s.settle_attempt(
+                    &run.run_id,
+                    Settlement {
+                        outcome: Outcome::Failed { exit_code, error: record },
+                        node_state: Some(TaskState::Failed),
+                        data: Vec::new(),
+                    },
+                )
+            })
+            .await?;
+        Ok(Some(error))
+    }
+
+    /// Lands a finished run: outcome, SUCCEEDED and outputs in one transaction; then the scope
+    /// it ends, if any, decides whether to loop.
+    pub(super) async fn finish(&mut self, n: usize) -> Step {
+        let Some(run) = self.runs[n].take() else { unreachable!("a finishing node has a run") };
+        let (instance, task) = self.plan.tasks[n].clone();
+        let instance_id = self.plan.instances[instance].id.clone();
+        let (exit_code, writes) = match run.kind {
+            RunKind::Composite => {
+                let outer = self.data_of(instance_id.clone()).await?;
+                let inner = match self.plan.instances.iter().find(|i| i.caller.is_some_and(|(_, c)| c == n)) {
+                    Some(i) => self.data_of(i.id.clone()).await?,
+                    None => Data::new(),
+                };
+                (None, data::composite_outputs(&task, &inner, &outer))
+            }
+            _ => {
+                let (exit_code, outputs) = run.ended.clone().unwrap_or_default();
+                (exit_code, data::outputs_to_write(&task, Some(&outputs)))
+            }
+        };
+        let outputs: Map<String, Value> = match run.kind {
+            RunKind::Composite => writes.iter().cloned().collect(),
+            _ => run.ended.clone().map(|(_, o)| o).unwrap_or_default(),
+        };
+        let data: Vec<(String, String, Value)> = writes.into_iter().map(|(k, v)| (instance_id.clone(), k, v)).collect();
+        let run_id = run.run_id.clone();
+        self.states[n] = NodeState::Succeeded;
+        self.db
+            .write(move |s| {
+                s.settle_attempt(
+                    &run_id,
+                    Settlement {
+                        outcome: Outcome::Succeeded { exit_code, outputs: Value::Object(outputs) },
+                        node_state: Some(TaskState::Succeeded),
+                        data,
+                    },
+                )
+            })
+            .await?;
+        match self.scopes.ended_by(n).cloned() {
+            Some(scope) => self.end_scope(&scope, instance_id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// The end of `scope` succeeded: loop, go on, or fail.
+    pub(super) async fn end_scope(&mut self, scope: &scopes::Scope, instance_id: String) -> Step {
+        let so_far = self.iterations.get(&scope.start).copied().unwrap_or(0);
+        let needs_data = matches!(scope.policy, scopes::Policy::While { .. });
+        let data = if needs_data { self.data_of(instance_id.clone()).await? } else { Data::new() };
+        let context = self.plan.instances[scope.instance].context.clone();
+        let decision = scopes::decide_scope_end(&self.scopes, scope.id, so_far, || {
+            let scopes::Policy::While { condition, .. } = &scope.policy else { return Ok(false) };
+            let parsed = condition::parse(condition).map_err(|e| e.to_string())?;
+            parsed.evaluate(&data::while_namespace(&context, &data)).map_err(|e| e.to_string())
+        });
+        match decision {
+            ScopeDecision::Continue => Ok(None),
+            ScopeDecision::Fail { message, .. } => Ok(Some(error_record(ErrorCode::ScopeConditionError, message))),
+            ScopeDecision::Loop { reset, reset_counters, .. } => {
+                let session = self.session_id.clone();
+                let key = scope.key.clone();
+                let nested: Vec<(String, String)> = reset_counters
+                    .iter()
+                    .filter_map(|id| self.scopes.get(*id))
+                    .map(|s| (self.plan.instances[s.instance].id.clone(), s.key.clone()))
+                    .collect();
+                let counter = self
+                    .db
+                    .call(move |s| {
+                        let n = s.increment_scope_iterations(&session, &instance_id, &key)?;
+                        for (instance, key) in &nested {
+                            s.set_scope_iterations(&session, instance, key, 0)?;
+                        }
+                        Ok(n)
+                    })
+                    .await?;
+                self.iterations.insert(scope.start, counter);
+                for id in &reset_counters {
+                    self.iterations.remove(&id.0);
+                }
+                for &r in &reset {
+                    self.runs[r] = None;
+                }
+                self.set_states(reset.iter().map(|&r| (r, NodeState::Pending)).collect()).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// After a failure: cancels what still runs and settles every open attempt as cancelled,
+    /// its node back to PENDING.
+    pub(super) async fn stop_in_flight(&mut self) -> Result<(), RunError> {
+        for run in self.runs.iter().flatten() {
+            if let Some(c) = &run.canceller {
+                c.cancel();
+            }
+            if let Some(h) = &run.sleep {
+                h.abort();
+            }
+        }
+        // The exit code each run's agent reported: a run that already ended keeps its own.
+        let mut exit_codes: HashMap<RunId, Option<i32>> = HashMap::new();
+        for run in self.runs.iter().flatten() {
+            if let Some((exit_code, _)) = &run.ended {
+                exit_codes.insert(run.run_id.clone(), *exit_code);
+            }
+        }
+        // Shell processes report their end; wait for them so no process outlives the session.
+        while !self.processes.is_empty() {
+            let Some(report) = self.rx.recv().await else { break };
+            match report {
+                Report::Started { node, run_id, process, canceller } => {
+                    canceller.cancel();
+                    // Still name the process on its attempt: it ran.
+                    if self.runs[node].as_ref().is_some_and(|r| r.run_id == run_id) {
+                        self.db.call(move |s| s.set_attempt_process(&run_id, process)).await?;
+                    }
+                }
+                Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,
+                Report::Ended { run_id, outcome, .. } => {
+                    self.processes.remove(&run_id);
+                    let exit_code = match outcome {
+                        AgentOutcome::Succeeded { exit_code, .. } | AgentOutcome::Failed { exit_code, .. } => exit_code,
+                        AgentOutcome::TimedOut { exit_code, .. } | AgentOutcome::Cancelled { exit_code } => {
+                            Some(exit_code)
+                        }
+                    };
+                    exit_codes.entry(run_id).or_insert(exit_code);
+                }
+            }
+        }
+        for n in 0..self.runs.len() {
+            let Some(run) = self.runs[n].take() else { continue };
+            self.states[n] = NodeState::Pending;
+            let exit_code = exit_codes.get(&run.run_id).copied().flatten();
+            self.db
+                .write(move |s| {
+                    s.settle_attempt(
+                        &run.run_id,
+                        Settlement {
+                            outcome: Outcome::Cancelled { exit_code },
+                            node_state: Some(TaskState::Pending),
+                            data: Vec::new(),
+                        },
+                    )
+                })
+                .await?;
+        }
+        Ok(())
+    }
+}
