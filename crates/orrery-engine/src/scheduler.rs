@@ -110,6 +110,10 @@ pub fn decide(plan: &Plan, states: &[NodeState]) -> Decisions {
 /// one from a task that is itself blocked (it will never run). Cycles never start either, but
 /// validation refuses them before a session exists.
 pub fn blocked(plan: &Plan, states: &[NodeState]) -> Vec<usize> {
+    let mut frontier: Vec<usize> = (0..states.len()).filter(|&i| states[i] == NodeState::Failed).collect();
+    if frontier.is_empty() {
+        return Vec::new();
+    }
     let mut successors: Vec<Vec<usize>> = vec![Vec::new(); plan.nodes.len()];
     for (i, node) in plan.nodes.iter().enumerate() {
         for &(p, kind) in &node.predecessors {
@@ -120,7 +124,6 @@ pub fn blocked(plan: &Plan, states: &[NodeState]) -> Vec<usize> {
     }
     let waiting = |i: usize| matches!(states[i], NodeState::Pending | NodeState::SkipRequested);
     let mut is_blocked = vec![false; plan.nodes.len()];
-    let mut frontier: Vec<usize> = (0..states.len()).filter(|&i| states[i] == NodeState::Failed).collect();
     while let Some(n) = frontier.pop() {
         for &s in &successors[n] {
             if waiting(s) && !is_blocked[s] {

@@ -531,3 +531,40 @@ async fn progress_lines_become_the_attempts_steps_in_order_all_done_after_succes
     let log = std::fs::read_to_string(work.log_path.expect("a shell attempt has a log")).expect("the log reads");
     assert!(log.lines().any(|l| l.starts_with("orrery: progress file")), "{log}");
 }
+
+/// Transitions are committed in batches (one commit per round of decisions); an event still
+/// reaches observers only once its batch is committed: read from another connection the moment
+/// it arrives, it is already there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_event_is_committed_before_an_observer_sees_it() {
+    let fx = Fixture::new();
+    let mut tasks = vec![start()];
+    for i in 0..6 {
+        tasks.push(sh(&format!("t{i}"), "true", "start"));
+    }
+    let after: Vec<Value> = (0..6).map(|i| json!({"id": format!("t{i}")})).collect();
+    tasks.push(json!({"id": "end", "type": "system.end", "depends_on": after}));
+    let root = blueprint("fan", tasks);
+    let control = SessionControl::new();
+    let (handle, mut receiver) = fx.spawn(&root, &control);
+    let observer = fx.store();
+    let mut checked = 0;
+    loop {
+        match receiver.recv().await {
+            Ok(event) => {
+                let stored = observer.events_after(&event.session_id, event.seq - 1, 1).expect("events read");
+                assert_eq!(stored.first(), Some(&event), "announced before it was committed");
+                checked += 1;
+                if event.kind == "session_state_changed"
+                    && matches!(&event.payload, orrery_store::EventPayload::Whole { value } if value["state"] == "completed")
+                {
+                    break;
+                }
+            }
+            Err(e) => panic!("the observer fell behind or the runner is gone: {e}"),
+        }
+    }
+    let report = handle.await.expect("the runner task ends").expect("the session runs");
+    assert_eq!(report.state, SessionState::Completed);
+    assert!(checked > 30, "only {checked} events");
+}

@@ -20,7 +20,9 @@
 //!   who accept that trade for speed. Measured on this machine kind (release build, 1,000
 //!   tasks, three transactions each: ready, begin, settle): FULL 2-11 ms per task on a shared
 //!   disk (one fsync per commit), NORMAL 0.6-0.8 ms. A caller that needs FULL and speed should
-//!   land several transitions per transaction rather than weaken the default.
+//!   land several transitions per transaction rather than weaken the default: a batch
+//!   ([`Store::begin_batch`] .. [`Store::commit_batch`]) does that, and may commit without an
+//!   fsync what need only survive a killed process.
 //! - **Stale runs.** Every attempt has a fresh `run_id`; every write about a run is a
 //!   conditional update `WHERE run_id = ? AND state = 'running'`, so a late or duplicated
 //!   settlement is refused with [`StoreError::StaleRun`] and changes nothing.
@@ -126,6 +128,9 @@ pub struct Store {
     path: PathBuf,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdSource>,
+    synchronous: Synchronous,
+    /// The level of the batch open between [`Store::begin_batch`] and [`Store::commit_batch`].
+    batch: Option<Synchronous>,
 }
 
 impl std::fmt::Debug for Store {
@@ -142,7 +147,14 @@ impl Store {
 
     pub fn open_with(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
         let conn = open_connection(path, &options)?;
-        let mut store = Store { conn, path: path.to_path_buf(), clock: options.clock, ids: options.ids };
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+            clock: options.clock,
+            ids: options.ids,
+            synchronous: options.synchronous,
+            batch: None,
+        };
         migrations::migrate_to(&mut store.conn, path, migrations::SCHEMA_VERSION)?;
         Ok(store)
     }
@@ -186,18 +198,96 @@ impl Store {
         }
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits only when `f` succeeds.
+    /// Opens a batch: the writes that follow, until [`Store::commit_batch`], land in one
+    /// `BEGIN IMMEDIATE` transaction, each in a savepoint of its own (a write that fails undoes
+    /// only itself). Nothing of the batch is visible to other connections, nor survives a crash,
+    /// before the commit: its callers announce its events only after [`Store::commit_batch`].
+    ///
+    /// `at_most` caps how long its commit waits for the disk: [`Synchronous::Normal`] commits
+    /// without an fsync even on a store opened with [`Synchronous::Full`], for writes that need
+    /// only survive a killed process (such as the process id of a task: a power cut kills that
+    /// process too). The next full commit fsyncs the WAL, and with it the relaxed commits before
+    /// it. SQLite fixes the level when the transaction begins, so asking for a stronger level
+    /// than the open batch has commits that batch first and opens a new one; otherwise an open
+    /// batch is kept.
+    pub fn begin_batch(&mut self, at_most: Synchronous) -> Result<(), StoreError> {
+        let level = if self.synchronous == Synchronous::Full { at_most } else { Synchronous::Normal };
+        match self.batch {
+            Some(open) if open == Synchronous::Full || level == Synchronous::Normal => return Ok(()),
+            Some(_) => self.commit_batch()?,
+            None => {}
+        }
+        if level != self.synchronous {
+            self.conn.pragma_update(None, "synchronous", "NORMAL").at(&self.path)?;
+        }
+        if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE").at(&self.path) {
+            self.restore_synchronous()?;
+            return Err(e);
+        }
+        self.batch = Some(level);
+        Ok(())
+    }
+
+    /// Whether a batch is open.
+    pub fn in_batch(&self) -> bool {
+        self.batch.is_some()
+    }
+
+    /// The level of the open batch, if one is open.
+    pub fn batch_level(&self) -> Option<Synchronous> {
+        self.batch
+    }
+
+    /// Commits the open batch (nothing to do without one). When the commit fails, the batch is
+    /// rolled back and closed.
+    pub fn commit_batch(&mut self) -> Result<(), StoreError> {
+        let Some(level) = self.batch.take() else { return Ok(()) };
+        let committed = self.conn.execute_batch("COMMIT").at(&self.path);
+        if committed.is_err() && !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        if level != self.synchronous {
+            self.restore_synchronous()?;
+        }
+        committed
+    }
+
+    fn restore_synchronous(&self) -> Result<(), StoreError> {
+        let level = match self.synchronous {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        };
+        self.conn.pragma_update(None, "synchronous", level).at(&self.path)
+    }
+
+    /// The connection's `synchronous` setting as SQLite reports it.
+    pub fn synchronous(&self) -> Result<Synchronous, StoreError> {
+        let level: i64 = self.conn.pragma_query_value(None, "synchronous", |row| row.get(0)).at(&self.path)?;
+        Ok(if level >= 2 { Synchronous::Full } else { Synchronous::Normal })
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, or in a savepoint of the open batch;
+    /// commits (releases) only when `f` succeeds.
     pub(crate) fn write<R>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<R, StoreError>) -> Result<R, StoreError> {
         let now_ms = self.clock.now_ms();
+        if self.batch.is_some() {
+            let savepoint = self.conn.savepoint().at(&self.path)?;
+            let answer = f(&Tx { sql: &savepoint, path: &self.path, now_ms, ids: &*self.ids })?;
+            savepoint.commit().at(&self.path)?;
+            return Ok(answer);
+        }
         let sql = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).at(&self.path)?;
-        let tx = Tx { sql, path: &self.path, now_ms, ids: &*self.ids };
-        let answer = f(&tx)?;
-        tx.sql.commit().at(&self.path)?;
+        let answer = f(&Tx { sql: &sql, path: &self.path, now_ms, ids: &*self.ids })?;
+        sql.commit().at(&self.path)?;
         Ok(answer)
     }
 
-    /// Runs `f` on one read snapshot, so multi-statement reads are consistent.
+    /// Runs `f` on one read snapshot, so multi-statement reads are consistent (inside an open
+    /// batch: on the batch's own transaction, which sees its writes).
     pub(crate) fn read<R>(&self, f: impl FnOnce(&Connection, &Path) -> Result<R, StoreError>) -> Result<R, StoreError> {
+        if self.batch.is_some() {
+            return f(&self.conn, &self.path);
+        }
         let tx = self.conn.unchecked_transaction().at(&self.path)?;
         let answer = f(&tx, &self.path)?;
         tx.finish().at(&self.path)?;
@@ -207,7 +297,7 @@ impl Store {
 
 /// One write transaction with the time and ids it may use.
 pub(crate) struct Tx<'a> {
-    pub(crate) sql: rusqlite::Transaction<'a>,
+    pub(crate) sql: &'a Connection,
     pub(crate) path: &'a Path,
     pub(crate) now_ms: i64,
     pub(crate) ids: &'a dyn IdSource,

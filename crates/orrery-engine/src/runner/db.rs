@@ -1,11 +1,18 @@
-//! The store as the runner reaches it.
+//! The store as the runner reaches it: group commit of transitions, announced once committed.
 
 use super::*;
 
 /// The store, reached from the blocking pool, and the observers of what it commits.
+///
+/// Writes land in a batch ([`Store::begin_batch`]) that stays open until [`Db::flush`]: the
+/// runner flushes before it waits for an agent, before it starts a process and when the
+/// session ends, so every transition of one round of decisions (a task settled, the next ones
+/// begun) costs one commit, one fsync. Events wait in `pending` until their batch committed:
+/// nothing is announced that a crash could undo.
 pub(super) struct Db {
     store: Arc<Mutex<Store>>,
     events: Option<broadcast::Sender<Event>>,
+    pending: Mutex<Vec<Event>>,
 }
 
 impl Db {
@@ -14,10 +21,10 @@ impl Db {
         let store = tokio::task::spawn_blocking(move || Store::open(&path))
             .await
             .map_err(|e| RunError::Join(e.to_string()))??;
-        Ok(Db { store: Arc::new(Mutex::new(store)), events: options.events.clone() })
+        Ok(Db { store: Arc::new(Mutex::new(store)), events: options.events.clone(), pending: Mutex::new(Vec::new()) })
     }
 
-    pub(super) async fn call<T: Send + 'static>(
+    async fn on_store<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, RunError> {
@@ -31,12 +38,51 @@ impl Db {
         Ok(result?)
     }
 
-    pub(super) fn announce(&self, events: impl IntoIterator<Item = Event>) {
-        if let Some(sender) = &self.events {
-            for event in events {
-                // No receiver is not an error: nobody is watching.
-                let _ = sender.send(event);
+    /// A store call in the open batch, whose commit will survive a power cut.
+    pub(super) async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, RunError> {
+        self.in_batch(Synchronous::Full, f).await
+    }
+
+    /// A store call for what need only survive a killed process, not a power cut: the process
+    /// of an attempt (a power cut kills it too) and progress (advisory). It joins an open batch,
+    /// or opens one that commits without an fsync.
+    pub(super) async fn call_relaxed<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, RunError> {
+        self.in_batch(Synchronous::Normal, f).await
+    }
+
+    /// Runs `f` in a batch of at least `level`. Beginning a batch may wait for another
+    /// connection's write lock (the busy timeout), and so goes to the blocking pool; inside a
+    /// batch of that level, a call touches no disk until the commit (SQLite keeps the pages of
+    /// an open transaction in memory, the file's own pages are in the OS cache), so it runs
+    /// right here: a thread hop per call cost more than the call itself.
+    async fn in_batch<T: Send + 'static>(
+        &self,
+        level: Synchronous,
+        f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, RunError> {
+        {
+            let mut store = self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if store.batch_level().is_some_and(|open| open == Synchronous::Full || open == level) {
+                return Ok(f(&mut store)?);
             }
+        }
+        self.on_store(move |s| {
+            s.begin_batch(level)?;
+            f(s)
+        })
+        .await
+    }
+
+    /// Events to announce once the open batch is committed.
+    pub(super) fn announce(&self, events: impl IntoIterator<Item = Event>) {
+        if self.events.is_some() {
+            self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).extend(events);
         }
     }
 
@@ -47,6 +93,19 @@ impl Db {
     ) -> Result<(), RunError> {
         let events = self.call(f).await?;
         self.announce(events);
+        Ok(())
+    }
+
+    /// Commits the open batch, then announces its events in commit order.
+    pub(super) async fn flush(&self) -> Result<(), RunError> {
+        self.on_store(Store::commit_batch).await?;
+        let events = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        if let Some(sender) = &self.events {
+            for event in events {
+                // No receiver is not an error: nobody is watching.
+                let _ = sender.send(event);
+            }
+        }
         Ok(())
     }
 }

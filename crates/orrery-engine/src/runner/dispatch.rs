@@ -168,44 +168,49 @@ impl Runner {
                     .map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null)))
                     .collect();
                 let attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path.clone());
-                let tx = self.tx.clone();
                 self.processes.insert(run_id.clone());
-                tokio::spawn({
-                    let run_id = run_id.clone();
-                    async move {
-                        let started_tx = tx.clone();
-                        let started_run = run_id.clone();
-                        let (progress_tx, progress_run) = (tx.clone(), run_id.clone());
-                        let outcome = shell::run(
-                            attempt,
-                            move |started| {
-                                let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
-                                let _ = started_tx.send(Report::Started {
-                                    node: n,
-                                    run_id: started_run,
-                                    process,
-                                    canceller: started.canceller,
-                                });
-                            },
-                            move |progress| match progress {
-                                ProgressEvent::Report(line) => {
-                                    let _ = progress_tx.send(Report::Progress {
-                                        node: n,
-                                        run_id: progress_run.clone(),
-                                        line,
-                                    });
-                                }
-                                ProgressEvent::Warning(warning) => log_warning(&log_path, &warning.message),
-                            },
-                        )
-                        .await;
-                        let _ = tx.send(Report::Ended { node: n, run_id, outcome });
-                    }
-                });
+                // Spawned by `launch` once the attempt is committed: a process is never
+                // started that the store could forget.
+                self.launches.push(Launch { node: n, run_id: run_id.clone(), attempt, log_path });
             }
         }
         self.runs[n] = Some(run);
         Ok(None)
+    }
+
+    /// Commits what was written, then spawns the processes of the attempts begun since the last
+    /// launch.
+    pub(super) async fn launch(&mut self) -> Result<(), RunError> {
+        self.db.flush().await?;
+        for Launch { node, run_id, attempt, log_path } in std::mem::take(&mut self.launches) {
+            let tx = self.tx.clone();
+            tokio::spawn(async move {
+                let started_tx = tx.clone();
+                let started_run = run_id.clone();
+                let (progress_tx, progress_run) = (tx.clone(), run_id.clone());
+                let outcome = shell::run(
+                    attempt,
+                    move |started| {
+                        let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
+                        let _ = started_tx.send(Report::Started {
+                            node,
+                            run_id: started_run,
+                            process,
+                            canceller: started.canceller,
+                        });
+                    },
+                    move |progress| match progress {
+                        ProgressEvent::Report(line) => {
+                            let _ = progress_tx.send(Report::Progress { node, run_id: progress_run.clone(), line });
+                        }
+                        ProgressEvent::Warning(warning) => log_warning(&log_path, &warning.message),
+                    },
+                )
+                .await;
+                let _ = tx.send(Report::Ended { node, run_id, outcome });
+            });
+        }
+        Ok(())
     }
 
     /// Appends an event of `kind` for the attempt `run_id`, announced once committed.

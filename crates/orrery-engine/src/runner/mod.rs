@@ -10,16 +10,21 @@
 //!
 //! # Decisions
 //!
-//! - **Store access.** [`orrery_store::Store`] is synchronous (rusqlite). The runner keeps it in
-//!   an `Arc<Mutex<Store>>` and runs every store call on tokio's blocking pool
-//!   (`spawn_blocking`), awaiting it from the owner task, so a slow commit (`synchronous=FULL`,
-//!   one fsync each) never stalls the runtime's workers nor the agents' tasks. Calls are issued
-//!   one at a time by the owner, so the mutex is never contended; it only makes the handle
-//!   shareable with the blocking pool. The store is opened with the default options
-//!   (`synchronous=FULL`): every announced transition survives a power cut.
+//! - **Store access and group commit.** [`orrery_store::Store`] is synchronous (rusqlite). The
+//!   runner keeps it in an `Arc<Mutex<Store>>` ([`db::Db`]). Writes land in a store batch (one
+//!   transaction) that the runner commits when a round of decisions is over: before it waits
+//!   for an agent, before it starts a process, and when the session ends. A task settled and
+//!   the next one begun thus cost one commit and one fsync (three before). Beginning a batch
+//!   (which may wait for another connection's lock) and committing it (the fsync) run on
+//!   tokio's blocking pool, so they never stall the runtime's workers nor the agents' tasks;
+//!   calls inside an open batch touch no disk and run on the owner task. The store is opened
+//!   with the default options (`synchronous=FULL`): every announced transition survives a power
+//!   cut. The process of an attempt and progress lines are written with
+//!   [`Synchronous::Normal`] when they are all a batch holds: they need survive only a killed
+//!   `orrery` (a power cut kills the process too; progress is advisory).
 //! - **Written before announced.** Every transition is committed first; the [`Event`]s the store
-//!   returns are then sent on [`RunOptions::events`] (a broadcast channel; nobody listening is
-//!   fine). `create_session` returns no events, so its `session_created` event is read back
+//!   returns are kept until their batch is committed, then sent on [`RunOptions::events`] (a
+//!   broadcast channel; nobody listening is fine). `create_session` returns no events, so its `session_created` event is read back
 //!   with `events_after`.
 //! - **Unknown task types** are refused before anything is written: no blueprint version and
 //!   no session row exist afterwards. The plan is built first (it is pure), so types of inner
@@ -77,8 +82,7 @@
 //! # Not in this version
 //!
 //! Pause and cancelling one task (skip, reset and reset a scope are [`crate::interventions`], on
-//! a session that is not running), and batching
-//! several transitions per transaction. Recovery gaps: nothing stops two runners from driving
+//! a session that is not running). Recovery gaps: nothing stops two runners from driving
 //! one session at once (resuming a session whose runner is still alive kills that runner's
 //! processes and races it; a session lease is not stored yet); a process spawned but not yet
 //! named on its attempt when the runner died cannot be found, so it is settled `unknown` and
@@ -104,7 +108,7 @@ use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
     ErrorRecord, Event, NewAttempt, NewEvent, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store,
-    StoreError,
+    StoreError, Synchronous,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -315,6 +319,14 @@ enum RunKind {
     Prompt,
 }
 
+/// A `shell.run` attempt begun, whose process starts at the next [`Runner::launch`].
+struct Launch {
+    node: usize,
+    run_id: RunId,
+    attempt: shell::ShellAttempt,
+    log_path: PathBuf,
+}
+
 /// What agents report to the owner.
 enum Report {
     Started { node: usize, run_id: RunId, process: ProcessIdentity, canceller: Canceller },
@@ -333,8 +345,10 @@ struct Runner {
     rx: mpsc::UnboundedReceiver<Report>,
     max_parallel: usize,
     work_dir: PathBuf,
-    /// The `shell.run` attempts whose process has not reported its end.
+    /// The `shell.run` attempts whose process has not reported its end (or not started yet).
     processes: HashSet<RunId>,
+    /// Attempts begun whose process is not spawned yet.
+    launches: Vec<Launch>,
     /// Attempts begun per node.
     attempt_counts: Vec<u32>,
     /// Scope counters by start node, mirrored from the store.
@@ -429,6 +443,7 @@ impl Runner {
             rx,
             max_parallel: options.max_parallel.max(1),
             processes: HashSet::new(),
+            launches: Vec::new(),
             iterations,
             stop: options.control.as_ref().map(SessionControl::subscribe),
             answers: options.control.as_ref().map(|c| c.answers.clone()),
@@ -487,6 +502,7 @@ impl Runner {
             }
         };
         self.set_session(state, failure.clone()).await?;
+        self.db.flush().await?;
         Ok(RunReport { session_id: self.session_id.clone(), state, error: failure })
     }
 
@@ -547,6 +563,8 @@ impl Runner {
                     format!("the session cannot go on: {} can never start", stuck.join(", ")),
                 )));
             }
+            // Commit this round (one fsync), announce it, start its processes, then wait.
+            self.launch().await?;
             let report = tokio::select! {
                 report = self.rx.recv() => report,
                 () = stop_requested(&mut self.stop) => return Ok(End::Stopped),
@@ -554,6 +572,12 @@ impl Runner {
             let Some(report) = report else { unreachable!("the runner holds a sender") };
             if let Some(error) = self.on_report(report).await? {
                 return Ok(End::Failed(error));
+            }
+            // Whatever else has arrived lands in the same round.
+            while let Ok(report) = self.rx.try_recv() {
+                if let Some(error) = self.on_report(report).await? {
+                    return Ok(End::Failed(error));
+                }
             }
         }
     }

@@ -63,6 +63,8 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
         let alive = attempt.process.filter(|p| is_alive(p.pid, p.start_time));
         let outcome = match alive {
             Some(process) => {
+                // Not holding the store's write lock through the grace period.
+                db.flush().await?;
                 crate::process::terminate_group(process.pid, process.start_time).await;
                 Outcome::Cancelled { exit_code: None }
             }

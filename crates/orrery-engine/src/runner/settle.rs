@@ -11,7 +11,7 @@ impl Runner {
                     return Ok(None);
                 };
                 run.canceller = Some(canceller);
-                self.db.call(move |s| s.set_attempt_process(&run_id, process)).await?;
+                self.db.call_relaxed(move |s| s.set_attempt_process(&run_id, process)).await?;
                 Ok(None)
             }
             Report::Progress { node, run_id, line } => {
@@ -64,7 +64,7 @@ impl Runner {
         };
         let update = self
             .db
-            .call(move |s| match s.report_progress(&run_id, &report) {
+            .call_relaxed(move |s| match s.report_progress(&run_id, &report) {
                 Ok(update) => Ok(update.event),
                 // Advisory: a settled attempt or a refused report loses nothing else.
                 Err(StoreError::StaleRun { .. } | StoreError::InvalidArgument { .. }) => Ok(None),
@@ -188,6 +188,10 @@ impl Runner {
     /// After a failure: cancels what still runs and settles every open attempt as cancelled,
     /// its node back to PENDING.
     pub(super) async fn stop_in_flight(&mut self) -> Result<(), RunError> {
+        // Attempts begun whose process never started: nothing to wait for.
+        for launch in std::mem::take(&mut self.launches) {
+            self.processes.remove(&launch.run_id);
+        }
         for run in self.runs.iter().flatten() {
             if let Some(c) = &run.canceller {
                 c.cancel();
@@ -205,13 +209,14 @@ impl Runner {
         }
         // Shell processes report their end; wait for them so no process outlives the session.
         while !self.processes.is_empty() {
+            self.db.flush().await?;
             let Some(report) = self.rx.recv().await else { break };
             match report {
                 Report::Started { node, run_id, process, canceller } => {
                     canceller.cancel();
                     // Still name the process on its attempt: it ran.
                     if self.runs[node].as_ref().is_some_and(|r| r.run_id == run_id) {
-                        self.db.call(move |s| s.set_attempt_process(&run_id, process)).await?;
+                        self.db.call_relaxed(move |s| s.set_attempt_process(&run_id, process)).await?;
                     }
                 }
                 Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,

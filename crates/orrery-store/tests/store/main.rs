@@ -1,6 +1,7 @@
 //! The store's integration tests: one binary, a real SQLite file in a temp dir for each test.
 
 mod attempts;
+mod batch;
 mod events;
 mod failures;
 mod idempotency;
