@@ -192,7 +192,7 @@ impl Store {
             return Err(StoreError::invalid(format!("node name {node:?} is empty")));
         }
         self.write(|tx| {
-            require_session(&tx.sql, tx.path, session_id)?;
+            require_session(tx.sql, tx.path, session_id)?;
             let mut events = Vec::new();
             for (node, state) in changes {
                 if let Some(event) = set_node_state(tx, session_id, node, *state)? {
@@ -254,7 +254,7 @@ impl Store {
             return Err(StoreError::invalid(format!("attempt at node {node:?} needs an agent")));
         }
         self.write(|tx| {
-            require_session(&tx.sql, tx.path, session_id)?;
+            require_session(tx.sql, tx.path, session_id)?;
             let exists = tx
                 .sql
                 .prepare_cached("SELECT 1 FROM task_nodes WHERE session_id = ?1 AND node = ?2")
@@ -346,7 +346,7 @@ impl Store {
                 )
                 .at(tx.path)?;
             if changed == 0 {
-                return Err(stale(&tx.sql, run_id));
+                return Err(stale(tx.sql, run_id));
             }
             Ok(())
         })
@@ -393,7 +393,7 @@ impl Store {
                 })
                 .at(tx.path)?;
             let Some((session_id, node)) = settled else {
-                return Err(stale(&tx.sql, run_id));
+                return Err(stale(tx.sql, run_id));
             };
             if outcome.state() == AttemptState::Succeeded {
                 crate::progress::complete_all_steps(tx, run_id)?;

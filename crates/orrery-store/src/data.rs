@@ -63,7 +63,7 @@ impl Store {
         let writes: Vec<(String, String, Value)> =
             values.iter().map(|(k, v)| (instance.to_string(), k.to_string(), v.clone())).collect();
         self.write(|tx| {
-            require_session(&tx.sql, tx.path, session_id)?;
+            require_session(tx.sql, tx.path, session_id)?;
             put_data_in(tx, session_id, &writes)
         })
     }
@@ -94,7 +94,7 @@ impl Store {
         iterations: u32,
     ) -> Result<(), StoreError> {
         self.write(|tx| {
-            require_session(&tx.sql, tx.path, session_id)?;
+            require_session(tx.sql, tx.path, session_id)?;
             tx.sql
                 .execute(
                     "INSERT INTO scope_iterations (session_id, instance, scope_task_id, iterations)
@@ -115,7 +115,7 @@ impl Store {
         scope_task_id: &str,
     ) -> Result<u32, StoreError> {
         self.write(|tx| {
-            require_session(&tx.sql, tx.path, session_id)?;
+            require_session(tx.sql, tx.path, session_id)?;
             tx.sql
                 .query_row(
                     "INSERT INTO scope_iterations (session_id, instance, scope_task_id, iterations)

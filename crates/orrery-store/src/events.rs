@@ -77,7 +77,7 @@ impl Store {
         }
         let args = (session_id, event);
         self.write_once(request_id, "append_event", &args, |tx| {
-            crate::sessions::require_session(&tx.sql, tx.path, session_id)?;
+            crate::sessions::require_session(tx.sql, tx.path, session_id)?;
             append(tx, session_id, &event.kind, event.run_id.as_ref(), &event.payload)
         })
     }
@@ -127,7 +127,7 @@ pub(crate) fn append(
     run_id: Option<&RunId>,
     payload: &Value,
 ) -> Result<Event, StoreError> {
-    let seq = last_seq(&tx.sql, tx.path, session_id)? + 1;
+    let seq = last_seq(tx.sql, tx.path, session_id)? + 1;
     let text = payload.to_string();
     let (stored, full_len, full_sha256, event_payload) = if text.len() > MAX_EVENT_PAYLOAD_BYTES {
         let mut cut = MAX_EVENT_PAYLOAD_BYTES;

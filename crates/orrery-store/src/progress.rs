@@ -132,7 +132,7 @@ impl Store {
                 )
                 .optional()
                 .at(tx.path)?;
-            let Some(session_id) = session_id else { return Err(stale(&tx.sql, run_id)) };
+            let Some(session_id) = session_id else { return Err(stale(tx.sql, run_id)) };
 
             let current = step(tx, run_id, &report.step)?;
             let mut ignored = None;

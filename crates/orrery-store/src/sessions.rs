@@ -142,7 +142,7 @@ impl Store {
     ) -> Result<Event, StoreError> {
         let args = json!({"session_id": id, "state": state, "error": error});
         self.write_once(request_id, "set_session_state", &args, |tx| {
-            require_session(&tx.sql, tx.path, id)?;
+            require_session(tx.sql, tx.path, id)?;
             let error_json = error.map(|e| serde_json::to_string(e).unwrap_or_default());
             let (started, finished) = match state {
                 SessionState::Running => (Some(tx.now_ms), None),
