@@ -253,6 +253,11 @@ pub struct LiveState {
     by_node: HashMap<String, usize>,
     by_run: HashMap<String, usize>,
     ended: Option<Ended>,
+    /// The tasks are all known: the session's state was announced, or the store was read.
+    begun: bool,
+    /// The session was announced running (so a task going back to PENDING is a loop, not the
+    /// retry of a resume).
+    running: bool,
     notices: Vec<Notice>,
     /// A scope loop whose resets are still arriving (consecutive events), and the last seq.
     open_loop: Option<(Notice, u64)>,
@@ -270,6 +275,8 @@ impl LiveState {
             by_node: HashMap::new(),
             by_run: HashMap::new(),
             ended: None,
+            begun: false,
+            running: false,
             notices: Vec::new(),
             open_loop: None,
             passes: HashMap::new(),
@@ -283,6 +290,7 @@ impl LiveState {
         if self.blueprint.is_empty() {
             self.blueprint = blueprint.to_string();
         }
+        self.begun = true;
         for (node, state) in nodes {
             if overwrite || !self.by_node.contains_key(&node) {
                 let i = self.task(&node);
@@ -358,7 +366,8 @@ impl LiveState {
         };
         let text = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         let run = event.run_id.as_ref().map(|r| r.as_str().to_string());
-        let is_reset = event.kind == kinds::TASK_STATE_CHANGED
+        let is_reset = self.running
+            && event.kind == kinds::TASK_STATE_CHANGED
             && text("state") == TaskState::Pending.as_str()
             && matches!(text("previous").as_str(), "SUCCEEDED" | "FAILED" | "SKIPPED");
         if !is_reset {
@@ -370,7 +379,9 @@ impl LiveState {
                 self.blueprint = if name.is_empty() { text("name") } else { name };
             }
             kinds::SESSION_STATE_CHANGED => {
+                self.begun = true;
                 let state = serde_json::from_value::<SessionState>(value["state"].clone()).ok();
+                self.running = state == Some(SessionState::Running);
                 self.ended = match state {
                     Some(state @ (SessionState::Completed | SessionState::Failed | SessionState::Stopped)) => {
                         Some(Ended { state, at_ms: event.time_ms })
@@ -676,7 +687,8 @@ pub async fn follow(
                 Some(note) => state.notices.push(Notice::Said(note)),
                 None => notes_open = false,
             },
-            _ = ticker.tick(), if !state.session_id.is_empty() => {
+            // Nothing is drawn before the tasks are known.
+            _ = ticker.tick(), if state.begun => {
                 let size = terminal_size();
                 let above: Vec<Line> = state.take_notices().iter().map(Notice::line).collect();
                 screen.draw(&above, &block(&state, now_ms(), size), size.width);
@@ -879,6 +891,15 @@ mod tests {
             texts(&block(&s.state, T0 + 100, WIDE), None)[1].contains("1 failed"),
             "the failure is counted in the block"
         );
+    }
+
+    #[test]
+    fn a_failed_task_put_back_to_pending_by_a_resume_is_no_loop() {
+        let mut s = Session::new();
+        s.task(0, "bp.boom", "PENDING", Some("FAILED"));
+        s.event(10, kinds::SESSION_STATE_CHANGED, None, json!({"state": "running", "error": null}));
+        s.start(20, "bp.boom", "r1", 2);
+        assert!(s.state.take_notices().is_empty(), "{:?}", s.state.notices);
     }
 
     #[test]
