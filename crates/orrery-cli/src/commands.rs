@@ -14,7 +14,7 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<Source>> {
 }
 
 /// Whether to colour output for a terminal (never when NO_COLOR is set).
-fn colour(terminal: bool) -> bool {
+pub(crate) fn colour(terminal: bool) -> bool {
     terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 

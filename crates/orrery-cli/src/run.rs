@@ -18,7 +18,8 @@
 //! session); otherwise it fails at once with `TOOL_FAILURE` naming `--answer TASK=VALUE`, so a
 //! run in a script or a test never hangs. Notifications are printed as they are published.
 //!
-//! Not yet: a live progress display.
+//! When standard output is a terminal and the format is text, the events are shown by the
+//! live display ([`live`]) instead of one line each; the plain lines stay for pipes and files.
 
 use crate::ReportFormat;
 use anyhow::{bail, Context, Result};
@@ -29,6 +30,10 @@ use orrery_store::{Event, EventPayload, StoreError};
 use serde_json::{Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+
+// Declared here rather than in main.rs: the live display is a part of `run`.
+#[path = "live.rs"]
+mod live;
 
 pub fn run(
     file: &Path,
@@ -107,9 +112,16 @@ where
         }
         let control = SessionControl::new().with_answers(given);
         let (events, mut receiver) = tokio::sync::broadcast::channel(4096);
+        // The live display prints the Ctrl-C acknowledgements itself, above its block.
+        let live = matches!(format, ReportFormat::Text) && std::io::stdout().is_terminal();
+        let (notes, notes_receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
         let printer = tokio::spawn({
             let control = control.clone();
+            let db = db.clone();
             async move {
+                if live {
+                    return live::follow(receiver, notes_receiver, control, interactive, db).await;
+                }
                 while let Ok(event) = receiver.recv().await {
                     print_event(&event, format);
                     if interactive && event.kind == PROMPT_WAITING {
@@ -122,11 +134,14 @@ where
             let control = control.clone();
             async move {
                 while tokio::signal::ctrl_c().await.is_ok() {
-                    if control.is_stop_requested() {
-                        eprintln!("already stopping: waiting for the running tasks to end");
+                    let note = if control.is_stop_requested() {
+                        "already stopping: waiting for the running tasks to end"
                     } else {
-                        eprintln!("stopping: cancelling the running tasks");
                         control.stop();
+                        "stopping: cancelling the running tasks"
+                    };
+                    if !live || notes.send(note.to_string()).is_err() {
+                        eprintln!("{note}");
                     }
                 }
             }

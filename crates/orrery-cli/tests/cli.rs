@@ -428,3 +428,103 @@ fn session_of(o: &Output) -> String {
     let line = err.lines().find(|l| l.starts_with("session ")).expect("a session line");
     line.split_whitespace().nth(1).unwrap().to_string()
 }
+
+/// What a terminal shows after `raw` was written to it: enough of a terminal for the live
+/// display (carriage return, line feed, cursor up, erase to the end of the screen or line;
+/// colours ignored), the screen as long as it needs to be.
+fn screen_after(raw: &str) -> Vec<String> {
+    let mut rows: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                if rows.len() <= row {
+                    rows.push(Vec::new());
+                }
+            }
+            '\x1b' if chars.peek() == Some(&'[') => {
+                chars.next();
+                let mut arg = String::new();
+                let command = loop {
+                    match chars.next() {
+                        Some(c) if c.is_ascii_digit() || c == ';' || c == '?' => arg.push(c),
+                        other => break other,
+                    }
+                };
+                let n: usize = arg.parse().unwrap_or(1);
+                match command {
+                    Some('A') => row = row.saturating_sub(n),
+                    Some('J') => {
+                        rows.truncate(row + 1);
+                        rows[row].truncate(col);
+                    }
+                    Some('K') => rows[row].truncate(col),
+                    _ => {}
+                }
+            }
+            c => {
+                let line = &mut rows[row];
+                while line.len() < col {
+                    line.push(' ');
+                }
+                if col < line.len() {
+                    line[col] = c;
+                } else {
+                    line.push(c);
+                }
+                col += 1;
+            }
+        }
+    }
+    rows.into_iter().map(|r| r.into_iter().collect::<String>().trim_end().to_string()).collect()
+}
+
+#[test]
+fn run_on_a_terminal_redraws_a_live_block_and_leaves_a_summary() {
+    let s = Scratch::new("live");
+    let db = s.0.join("store.db");
+    s.write("live.json", r#"{"id": "live", "name": "live", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "build", "type": "shell.run", "params": [{"name": "command", "value": "echo '{\"step\": \"compile\", \"state\": \"in_progress\", \"percentage\": 40}' >> \"$ORRERY_PROGRESS\"; sleep 1.5"}], "depends_on": [{"id": "start"}]},
+      {"id": "lint", "type": "shell.run", "params": [{"name": "command", "value": "sleep 1"}], "depends_on": [{"id": "start"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "build"}, {"id": "lint"}]}]}"#);
+    // `script` runs orrery on a pseudo-terminal of 100x12 and copies what it writes.
+    let command = format!(
+        "stty cols 100 rows 12; exec '{}' run --max-parallel 2 --db '{}' live.json",
+        env!("CARGO_BIN_EXE_orrery"),
+        db.display()
+    );
+    let o = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env("SHELL", "/bin/sh")
+        .env("NO_COLOR", "1")
+        .current_dir(&s.0)
+        .output()
+        .expect("script (util-linux) runs");
+    let raw = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{raw:?}\n{}", stderr(&o));
+    assert!(raw.contains("\r\x1b[J"), "the block is drawn after erasing below the cursor: {raw:?}");
+    assert!(raw.contains("\x1b[4A\x1b[J"), "the block (header, totals, two tasks) is redrawn in place: {raw:?}");
+    assert!(!raw.contains("\x1b[1m") && !raw.contains("\x1b[32m"), "NO_COLOR is respected: {raw:?}");
+    assert!(!raw.contains("SUCCEEDED  live.build"), "no plain event lines on a terminal: {raw:?}");
+    let frames: Vec<&str> = raw.split("\x1b[J").collect();
+    assert!(
+        frames.iter().any(|f| f.contains("  live.build") && f.contains("compile 40%")),
+        "a frame shows the running task with its progress step: {raw:?}"
+    );
+    assert!(frames.iter().any(|f| f.contains("2 running")), "a frame counts both running tasks: {raw:?}");
+
+    let screen: Vec<String> = screen_after(&raw).into_iter().filter(|l| !l.is_empty()).collect();
+    let n = screen.len();
+    assert!(n >= 2, "{screen:#?}");
+    assert!(
+        screen[n - 2].starts_with("session    completed after ") && screen[n - 2].ends_with(": 4 tasks, 4 succeeded"),
+        "the block is replaced by the summary: {screen:#?}"
+    );
+    assert!(screen[n - 1].starts_with("session ") && screen[n - 1].contains(" completed (store "), "{screen:#?}");
+    assert!(!screen.iter().any(|l| l.contains("running")), "no block is left on the screen: {screen:#?}");
+    assert!(raw.ends_with("\r\n"), "the cursor is left at the start of a clean line: {raw:?}");
+}
