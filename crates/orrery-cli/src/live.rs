@@ -20,7 +20,7 @@
 //! while the answer is typed. Messages that would otherwise be written over the block (the
 //! Ctrl-C acknowledgements) come in as notes and are printed as permanent lines.
 
-use super::ask;
+use crate::run::ask;
 use orrery_blueprint::{SessionState, TaskState};
 use orrery_engine::agents::interaction::{NOTIFICATION, PROMPT_WAITING};
 use orrery_engine::runner::SessionControl;

@@ -5,6 +5,7 @@
 
 mod commands;
 mod interventions;
+mod live;
 mod run;
 mod sessions;
 
@@ -181,6 +182,15 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    if !matches!(cli.command, Command::Run { .. } | Command::Resume { .. }) {
+        // Like any Unix filter, end quietly when the reader of the output goes away
+        // (`orrery sessions | head`). `run` and `resume` ignore it instead: they see their
+        // session to its end (see run.rs).
+        // SAFETY: restoring a signal's default disposition before any thread is started.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let outcome = match cli.command {
         Command::Validate { format, files } => commands::validate(format, &files),
         Command::Fmt { check, files } => commands::fmt(check, &files),

@@ -31,10 +31,6 @@ use serde_json::{Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-// Declared here rather than in main.rs: the live display is a part of `run`.
-#[path = "live.rs"]
-mod live;
-
 pub fn run(
     file: &Path,
     params: &[String],
@@ -120,7 +116,7 @@ where
             let db = db.clone();
             async move {
                 if live {
-                    return live::follow(receiver, notes_receiver, control, interactive, db).await;
+                    return crate::live::follow(receiver, notes_receiver, control, interactive, db).await;
                 }
                 while let Ok(event) = receiver.recv().await {
                     print_event(&event, format);
@@ -195,7 +191,7 @@ fn json_or_text(value: &str) -> Value {
 /// Asks a waiting prompt on the terminal (unless `--answer` answered it already) and gives the
 /// line typed as its answer. The line is read on its own thread, so that a Ctrl-C stop is not
 /// held up by a read nobody finishes; end of input stops the session.
-async fn ask(event: &Event, control: &SessionControl) {
+pub(crate) async fn ask(event: &Event, control: &SessionControl) {
     let EventPayload::Whole { value: prompt } = &event.payload else { return };
     let field = |k: &str| prompt.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let (node, task) = (field("node"), field("task"));
@@ -285,7 +281,7 @@ fn print_event(event: &Event, format: ReportFormat) {
     match format {
         ReportFormat::Json => {
             if let Ok(line) = serde_json::to_string(event) {
-                println!("{line}");
+                out(&line);
             }
         }
         ReportFormat::Text => {
@@ -311,7 +307,14 @@ fn print_event(event: &Event, format: ReportFormat) {
                 }
                 other => format!("{other:<10} {}", field("node")),
             };
-            println!("{:>5} {line}", event.seq);
+            out(&format!("{:>5} {line}", event.seq));
         }
     }
+}
+
+/// Prints a line of the run's report. A reader that went away (`orrery run ... | head`) does
+/// not stop the run: the store keeps everything, and the session's processes must be seen to
+/// their end.
+fn out(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }

@@ -528,3 +528,23 @@ fn run_on_a_terminal_redraws_a_live_block_and_leaves_a_summary() {
     assert!(!screen.iter().any(|l| l.contains("running")), "no block is left on the screen: {screen:#?}");
     assert!(raw.ends_with("\r\n"), "the cursor is left at the start of a clean line: {raw:?}");
 }
+
+#[test]
+fn a_run_whose_output_reader_goes_away_still_runs_to_its_end() {
+    let s = Scratch::new("closed-stdout");
+    let db = s.0.join("store.db");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["run", "--db", db.to_str().unwrap(), "assembly.json"])
+        .current_dir(&s.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("orrery runs");
+    // The reader goes away before the first line is written.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("orrery ends");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("completed"), "{}", stderr(&o));
+    let sessions = orrery(&["sessions", "--db", db.to_str().unwrap()], &s.0);
+    assert!(stdout(&sessions).contains("completed"), "{}", stdout(&sessions));
+}
