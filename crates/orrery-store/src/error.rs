@@ -19,6 +19,9 @@ pub enum StoreError {
     #[error("request id {request_id:?} was already used for {operation} with other arguments")]
     RequestIdReused { request_id: String, operation: String },
 
+    #[error("session {session_id} is driven by another runner (process {pid})")]
+    Leased { session_id: String, pid: u32 },
+
     #[error("invalid argument: {message}")]
     InvalidArgument { message: String },
 
@@ -59,6 +62,7 @@ impl StoreError {
             StoreError::NotFound { .. } => "not_found",
             StoreError::StaleRun { .. } => "stale_run",
             StoreError::RequestIdReused { .. } => "request_id_reused",
+            StoreError::Leased { .. } => "leased",
             StoreError::InvalidArgument { .. } => "invalid_argument",
             StoreError::Corrupt { .. } => "corrupt",
             StoreError::ReadOnly { .. } => "read_only",

@@ -54,6 +54,7 @@ mod attempts;
 mod blueprints;
 pub mod canonical;
 mod clock;
+mod control;
 mod data;
 mod error;
 mod events;
@@ -73,6 +74,7 @@ pub use attempts::{
 };
 pub use blueprints::BlueprintVersion;
 pub use clock::{Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
+pub use control::{Lease, OpenRequest, Request};
 pub use error::StoreError;
 pub use events::{kinds, Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts, StepState};

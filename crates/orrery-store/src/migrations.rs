@@ -13,7 +13,10 @@ use crate::StoreError;
 
 /// Every migration, in order; migration `k` (1-based) brings a database to version `k`.
 /// Append only: a released file never changes.
-pub const MIGRATIONS: &[(&str, &str)] = &[("0001_initial", include_str!("../migrations/0001_initial.sql"))];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_initial", include_str!("../migrations/0001_initial.sql")),
+    ("0002_runner_lease_and_requests", include_str!("../migrations/0002_runner_lease_and_requests.sql")),
+];
 
 /// The schema version this code writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

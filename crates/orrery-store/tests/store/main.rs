@@ -2,6 +2,7 @@
 
 mod attempts;
 mod batch;
+mod control;
 mod events;
 mod failures;
 mod idempotency;
