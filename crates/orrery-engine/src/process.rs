@@ -287,6 +287,12 @@ pub fn is_alive(pid: u32, start_time: u64) -> bool {
     }
 }
 
+/// This process, named as [`is_alive`] checks it: its pid and start time.
+pub fn current_process() -> io::Result<(u32, u64)> {
+    let pid = std::process::id();
+    Ok((pid, procfs::read_stat(pid as i32)?.start_time))
+}
+
 /// Starts `spec` as the leader of a new process group, under supervision. Must be called
 /// within a tokio runtime.
 pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {

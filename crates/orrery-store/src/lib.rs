@@ -254,6 +254,17 @@ impl Store {
         committed
     }
 
+    /// Rolls the open batch back (nothing to do without one): none of its writes land.
+    pub fn rollback_batch(&mut self) {
+        let Some(level) = self.batch.take() else { return };
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        if level != self.synchronous {
+            let _ = self.restore_synchronous();
+        }
+    }
+
     fn restore_synchronous(&self) -> Result<(), StoreError> {
         let level = match self.synchronous {
             Synchronous::Full => "FULL",

@@ -10,6 +10,8 @@ use super::*;
 /// begun) costs one commit, one fsync. Events wait in `pending` until their batch committed:
 /// nothing is announced that a crash could undo.
 pub(super) struct Db {
+    /// This runner's lease (see [`Db::take_lease`]).
+    pub(super) lease: Lease,
     store: Arc<Mutex<Store>>,
     events: Option<broadcast::Sender<Event>>,
     pending: Mutex<Vec<Event>>,
@@ -21,7 +23,38 @@ impl Db {
         let store = tokio::task::spawn_blocking(move || Store::open(&path))
             .await
             .map_err(|e| RunError::Join(e.to_string()))??;
-        Ok(Db { store: Arc::new(Mutex::new(store)), events: options.events.clone(), pending: Mutex::new(Vec::new()) })
+        let (pid, start_time) =
+            crate::process::current_process().map_err(|e| RunError::Join(format!("cannot name this process: {e}")))?;
+        static RUNNERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = RUNNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let lease = Lease { token: format!("{pid}-{start_time}-{n}"), process: ProcessIdentity { pid, start_time } };
+        Ok(Db {
+            lease,
+            store: Arc::new(Mutex::new(store)),
+            events: options.events.clone(),
+            pending: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Takes the session's lease for this runner: refused ([`StoreError::Leased`]) while
+    /// another runner whose process lives holds it. A runner in this same process counts as
+    /// alive: two runners never drive one session.
+    pub(super) async fn take_lease(&self, session_id: &str) -> Result<(), RunError> {
+        let (session, lease) = (session_id.to_string(), self.lease.clone());
+        self.call(move |s| {
+            s.acquire_lease(&session, &lease, |holder| is_alive(holder.pid, holder.start_time))?;
+            Ok(())
+        })
+        .await?;
+        // Taken before anything else is done to the session.
+        self.flush().await
+    }
+
+    /// Lets go of the session's lease (committed at once).
+    pub(super) async fn release_lease(&self, session_id: &str) -> Result<(), RunError> {
+        let (session, token) = (session_id.to_string(), self.lease.token.clone());
+        self.call(move |s| s.release_lease(&session, &token)).await?;
+        self.flush().await
     }
 
     async fn on_store<T: Send + 'static>(
@@ -79,6 +112,21 @@ impl Db {
         .await
     }
 
+    /// A read: in the open batch if there is one (it sees the batch's writes), else on the
+    /// blocking pool without taking the write lock.
+    pub(super) async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, RunError> {
+        {
+            let mut store = self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if store.in_batch() {
+                return Ok(f(&mut store)?);
+            }
+        }
+        self.on_store(f).await
+    }
+
     /// Events to announce once the open batch is committed.
     pub(super) fn announce(&self, events: impl IntoIterator<Item = Event>) {
         if self.events.is_some() {
@@ -94,6 +142,12 @@ impl Db {
         let events = self.call(f).await?;
         self.announce(events);
         Ok(())
+    }
+
+    /// Rolls the open batch back and forgets its events (after an error).
+    pub(super) async fn abandon(&self) {
+        let _ = self.on_store(|s| Ok(s.rollback_batch())).await;
+        self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
     }
 
     /// Commits the open batch, then announces its events in commit order.

@@ -65,7 +65,8 @@ impl Runner {
         self.db.announce(events);
         self.states[n] = NodeState::Running;
         let run_id = attempt.run_id.clone();
-        let mut run = Run { run_id: run_id.clone(), kind, ended: None, canceller: None, sleep: None };
+        let mut run =
+            Run { run_id: run_id.clone(), kind, ended: None, canceller: None, sleep: None, cancel_on_start: false };
         match kind {
             RunKind::Instant => {
                 let mut outputs = Map::new();

@@ -93,6 +93,7 @@
 //! (inputs or condition) becomes FAILED without an attempt row. Dynamic composites go through
 //! the plan (session parameter `elements`) but are not yet covered by a runner test.
 
+mod control;
 mod db;
 mod dispatch;
 mod recovery;
@@ -107,7 +108,7 @@ use orrery_blueprint::condition;
 use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
-    ErrorRecord, Event, NewAttempt, NewEvent, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store,
+    ErrorRecord, Event, Lease, NewAttempt, NewEvent, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store,
     StoreError, Synchronous,
 };
 use serde_json::{json, Map, Value};
@@ -122,6 +123,8 @@ use crate::process::{is_alive, Canceller};
 use crate::scheduler::{self, NodeState};
 use crate::scopes::{self, ScopeDecision, ScopeIndex};
 
+use control::Asked;
+pub use control::SessionControl;
 use db::Db;
 pub(crate) use recovery::load_stored_plan;
 pub use recovery::resume_session;
@@ -137,61 +140,6 @@ pub struct RunOptions {
     pub events: Option<broadcast::Sender<Event>>,
     /// Stops the session from outside (see the module notes); `None`: it runs to its end.
     pub control: Option<SessionControl>,
-}
-
-/// A handle to act on a running session from outside: stop it, answer its prompts. Clones share
-/// one stop and one set of [`Answers`].
-#[derive(Debug, Clone)]
-pub struct SessionControl {
-    stop: Arc<watch::Sender<bool>>,
-    answers: Answers,
-}
-
-impl Default for SessionControl {
-    fn default() -> Self {
-        SessionControl::new()
-    }
-}
-
-impl SessionControl {
-    pub fn new() -> Self {
-        let (stop, _) = watch::channel(false);
-        SessionControl { stop: Arc::new(stop), answers: Answers::new(WhenUnanswered::Wait) }
-    }
-
-    /// This control with `answers` as its answers (pre-seeded ones, and what to do when a
-    /// prompt has none). [`SessionControl::new`] waits for answers given with
-    /// [`SessionControl::answer`].
-    pub fn with_answers(mut self, answers: Answers) -> Self {
-        self.answers = answers;
-        self
-    }
-
-    /// The answers this control gives the session's prompts.
-    pub fn answers(&self) -> &Answers {
-        &self.answers
-    }
-
-    /// Answers the prompt of a task (its node key, or its task id); a prompt waiting for it
-    /// goes on. See [`crate::agents::interaction`].
-    pub fn answer(&self, task: &str, value: Value) {
-        self.answers.answer(task, value);
-    }
-
-    /// Asks the session to stop: its runs are cancelled and it ends `stopped`. Idempotent;
-    /// does nothing once the session ended.
-    pub fn stop(&self) {
-        self.stop.send_replace(true);
-    }
-
-    /// Whether [`SessionControl::stop`] was called.
-    pub fn is_stop_requested(&self) -> bool {
-        *self.stop.borrow()
-    }
-
-    fn subscribe(&self) -> watch::Receiver<bool> {
-        self.stop.subscribe()
-    }
 }
 
 /// How a session ended.
@@ -274,6 +222,7 @@ pub async fn run_session(
     }
     let name = blueprint.name.clone();
     let params_value = Value::Object(params);
+    let lease = db.lease.clone();
     let session = db
         .call(move |s| {
             let hash = s.put_blueprint_version(&id, &text)?;
@@ -282,6 +231,7 @@ pub async fn run_session(
                 links.insert(id.clone(), Value::String(s.put_blueprint_version(id, text)?));
             }
             let session = s.create_session(&NewSession { blueprint_hash: hash, name, params: params_value }, None)?;
+            s.acquire_lease(&session.id, &lease, |_| true)?;
             let link =
                 NewEvent { kind: SESSION_BLUEPRINTS.to_string(), run_id: None, payload: json!({ "inner": links }) };
             s.append_event(&session.id, &link, None)?;
@@ -307,6 +257,8 @@ struct Run {
     ended: Option<(Option<i32>, Map<String, Value>)>,
     canceller: Option<Canceller>,
     sleep: Option<tokio::task::AbortHandle>,
+    /// Cancelled before its process reported its start: cancel it as soon as it does.
+    cancel_on_start: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,8 +305,18 @@ struct Runner {
     attempt_counts: Vec<u32>,
     /// Scope counters by start node, mirrored from the store.
     iterations: HashMap<usize, u32>,
-    /// Set when a [`SessionControl`] was given.
-    stop: Option<watch::Receiver<bool>>,
+    /// The given [`SessionControl`] (or one of the runner's own, for requests from other
+    /// processes), and what it asked that the runner has seen.
+    control: SessionControl,
+    asked: watch::Receiver<Asked>,
+    /// Asked to pause: nothing new starts.
+    pausing: bool,
+    /// How many of the asked cancels were applied.
+    cancels_seen: usize,
+    /// A failure that happened outside a step (a cancelled sleep), seen by the loop.
+    failure: Option<ErrorRecord>,
+    /// Ticks when the requests of other processes are read.
+    poll: tokio::time::Interval,
     /// The control's answers; without a control a prompt fails at once (nobody can answer).
     answers: Option<Answers>,
 }
@@ -364,17 +326,6 @@ enum End {
     Completed,
     Failed(ErrorRecord),
     Stopped,
-}
-
-/// Resolves once a stop is requested; never without a control (or once every handle is gone
-/// without a stop).
-async fn stop_requested(stop: &mut Option<watch::Receiver<bool>>) {
-    if let Some(rx) = stop {
-        if rx.wait_for(|s| *s).await.is_ok() {
-            return;
-        }
-    }
-    std::future::pending::<()>().await
 }
 
 fn store_step_state(state: agent_progress::StepState) -> orrery_store::StepState {
@@ -430,6 +381,7 @@ impl Runner {
     ) -> Runner {
         let (tx, rx) = mpsc::unbounded_channel();
         let nodes = plan.graph.nodes.len();
+        let control = options.control.clone().unwrap_or_default();
         Runner {
             work_dir: options.work_dir.join(&session_id),
             session_id,
@@ -445,8 +397,18 @@ impl Runner {
             processes: HashSet::new(),
             launches: Vec::new(),
             iterations,
-            stop: options.control.as_ref().map(SessionControl::subscribe),
-            answers: options.control.as_ref().map(|c| c.answers.clone()),
+            control: control.clone(),
+            asked: control.subscribe(),
+            // Asked before the runner subscribed: a pause holds; a cancel concerned what ran then.
+            pausing: control.subscribe().borrow().pause,
+            cancels_seen: control.subscribe().borrow().cancel.len(),
+            failure: None,
+            poll: {
+                let mut poll = tokio::time::interval(control::REQUEST_POLL);
+                poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                poll
+            },
+            answers: options.control.as_ref().map(|c| c.answers().clone()),
         }
     }
 
@@ -485,7 +447,20 @@ impl Runner {
     }
 
     /// Writes the `initial` node states, sets the session RUNNING and drives it to its end.
+    /// Runs the session (see [`Runner::run_to_end`]), then lets go of its lease, whatever
+    /// happened: an error leaves nothing of its unfinished round in the store.
     async fn run(&mut self, initial: Vec<(usize, NodeState)>) -> Result<RunReport, RunError> {
+        let result = self.run_to_end(initial).await;
+        if result.is_err() {
+            self.db.abandon().await;
+        }
+        let released = self.db.release_lease(&self.session_id).await;
+        let report = result?;
+        released?;
+        Ok(report)
+    }
+
+    async fn run_to_end(&mut self, initial: Vec<(usize, NodeState)>) -> Result<RunReport, RunError> {
         if !initial.is_empty() {
             self.set_states(initial).await?;
         }
@@ -507,7 +482,7 @@ impl Runner {
     }
 
     fn stop_is_requested(&self) -> bool {
-        self.stop.as_ref().is_some_and(|s| *s.borrow())
+        self.asked.borrow().stop
     }
 
     /// Runs until every node is done, the session fails (its error) or a stop is requested.
@@ -515,6 +490,9 @@ impl Runner {
         loop {
             if self.stop_is_requested() {
                 return Ok(End::Stopped);
+            }
+            if let Some(error) = self.failure.take() {
+                return Ok(End::Failed(error));
             }
             let decisions = scheduler::decide(&self.plan.graph, &self.states);
             let mut moved = false;
@@ -532,6 +510,9 @@ impl Runner {
                 continue;
             }
             for n in decisions.start {
+                if self.pausing {
+                    break;
+                }
                 let is_shell = self.plan.tasks[n].1.task_type.as_str() == shell::TYPE;
                 if is_shell && self.processes.len() >= self.max_parallel {
                     continue;
@@ -554,6 +535,10 @@ impl Runner {
             if scheduler::is_complete(&self.states) {
                 return Ok(End::Completed);
             }
+            if self.pausing && !self.states.contains(&NodeState::Running) {
+                // Paused: what ran has finished, or waits for what will not start now.
+                return Ok(End::Stopped);
+            }
             if self.runs.iter().all(Option::is_none) && self.processes.is_empty() {
                 // Cannot happen for a valid blueprint; never wait forever on nothing.
                 let stuck: Vec<String> =
@@ -565,19 +550,25 @@ impl Runner {
             }
             // Commit this round (one fsync), announce it, start its processes, then wait.
             self.launch().await?;
-            let report = tokio::select! {
-                report = self.rx.recv() => report,
-                () = stop_requested(&mut self.stop) => return Ok(End::Stopped),
-            };
-            let Some(report) = report else { unreachable!("the runner holds a sender") };
-            if let Some(error) = self.on_report(report).await? {
-                return Ok(End::Failed(error));
-            }
-            // Whatever else has arrived lands in the same round.
-            while let Ok(report) = self.rx.try_recv() {
-                if let Some(error) = self.on_report(report).await? {
-                    return Ok(End::Failed(error));
+            tokio::select! {
+                report = self.rx.recv() => {
+                    let Some(report) = report else { unreachable!("the runner holds a sender") };
+                    if let Some(error) = self.on_report(report).await? {
+                        return Ok(End::Failed(error));
+                    }
+                    // Whatever else has arrived lands in the same round.
+                    while let Ok(report) = self.rx.try_recv() {
+                        if let Some(error) = self.on_report(report).await? {
+                            return Ok(End::Failed(error));
+                        }
+                    }
                 }
+                () = control::asked_changed(&mut self.asked) => {
+                    if self.apply_asked().await? {
+                        return Ok(End::Stopped);
+                    }
+                }
+                _ = self.poll.tick() => self.poll_requests().await?,
             }
         }
     }

@@ -39,7 +39,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     let db = Db::open(store_path, &options).await?;
     let sid = session_id.to_string();
     let (session, root_version, inner_versions) = db
-        .call(move |s| {
+        .read(move |s| {
             let session = s.session(&sid)?;
             let root = s.blueprint_version(&session.blueprint_hash)?;
             let mut inner = Vec::new();
@@ -55,6 +55,28 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     let plan = plan_from_versions(&session, &root_version, &inner_versions)?;
     check_agents(&plan)?;
 
+    // Refused while another runner drives the session; from here on, the session is ours.
+    db.take_lease(&session.id).await?;
+    match settle_interrupted(&db, &session, &plan).await {
+        Ok((states, initial, attempt_counts, iterations)) => {
+            let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations);
+            runner.states = states;
+            runner.run(initial).await
+        }
+        Err(e) => {
+            db.abandon().await;
+            db.release_lease(&session.id).await?;
+            Err(e)
+        }
+    }
+}
+
+/// Node states to go on from.
+type Resumed = (Vec<NodeState>, Vec<(usize, NodeState)>, Vec<u32>, HashMap<usize, u32>);
+
+/// Settles the attempts an interrupted runner left `running`, and reads back where the session
+/// stands: node states (and those to write), attempt numbers, scope counters.
+async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &SessionPlan) -> Result<Resumed, RunError> {
     // Settle what a crash (or a runner that is gone) left running.
     let sid = session.id.clone();
     let running: Vec<orrery_store::Attempt> =
@@ -87,7 +109,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     }
 
     // Node states, attempt numbers and scope counters from the store.
-    let scopes = ScopeIndex::new(&plan);
+    let scopes = ScopeIndex::new(plan);
     let counters: Vec<(usize, String, String)> =
         scopes.scopes().iter().map(|sc| (sc.start, plan.instances[sc.instance].id.clone(), sc.key.clone())).collect();
     let sid = session.id.clone();
@@ -125,9 +147,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
             initial.push((states.len() - 1, state));
         }
     }
-    let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations);
-    runner.states = states;
-    runner.run(initial).await
+    Ok((states, initial, attempt_counts, iterations))
 }
 
 /// Reads a stored session and rebuilds its plan from the store alone (see the module notes on

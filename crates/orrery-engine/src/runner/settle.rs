@@ -10,6 +10,9 @@ impl Runner {
                     canceller.cancel();
                     return Ok(None);
                 };
+                if run.cancel_on_start {
+                    canceller.cancel();
+                }
                 run.canceller = Some(canceller);
                 self.db.call_relaxed(move |s| s.set_attempt_process(&run_id, process)).await?;
                 Ok(None)
