@@ -88,6 +88,50 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
+    /// Run a stored session over as a new session: the same blueprint versions and params.
+    Restart {
+        session: String,
+        /// The answer to a prompt of task TASK, as for `orrery run`. Repeatable.
+        #[arg(long = "answer", value_name = "TASK=VALUE")]
+        answers: Vec<String>,
+        /// How many processes may run at once (default: the number of cores).
+        #[arg(long)]
+        max_parallel: Option<usize>,
+        /// The task store (default: the user's data directory).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Stop a running session (its runs are cancelled; it ends `stopped`), or, with TASK,
+    /// cancel that task's running attempt (the task fails, and so does the session).
+    Cancel {
+        session: String,
+        /// `{instance}.{task}`, or a task id.
+        task: Option<String>,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Pause a running session: nothing new starts, what runs finishes, then it is `stopped`.
+    Pause {
+        session: String,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Answer the prompt of a task of a running session; VALUE is JSON when it parses, else text.
+    Answer {
+        session: String,
+        task: String,
+        value: String,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// List the sessions in the task store, newest first.
     Sessions {
         #[arg(long)]
@@ -182,7 +226,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    if !matches!(cli.command, Command::Run { .. } | Command::Resume { .. }) {
+    if !matches!(cli.command, Command::Run { .. } | Command::Resume { .. } | Command::Restart { .. }) {
         // Like any Unix filter, end quietly when the reader of the output goes away
         // (`orrery sessions | head`). `run` and `resume` ignore it instead: they see their
         // session to its end (see run.rs).
@@ -203,6 +247,14 @@ fn main() -> ExitCode {
         }
         Command::Resume { session, answers, max_parallel, db, format } => {
             run::resume(&session, &answers, max_parallel, db, format)
+        }
+        Command::Restart { session, answers, max_parallel, db, format } => {
+            run::restart(&session, &answers, max_parallel, db, format)
+        }
+        Command::Cancel { session, task, db, format } => interventions::cancel(&session, task.as_deref(), db, format),
+        Command::Pause { session, db, format } => interventions::pause(&session, db, format),
+        Command::Answer { session, task, value, db, format } => {
+            interventions::answer(&session, &task, &value, db, format)
         }
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {

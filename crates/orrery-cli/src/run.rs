@@ -25,7 +25,9 @@ use crate::ReportFormat;
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::{check_sources, Blueprint, Library, Source, ValidBlueprint};
 use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
-use orrery_engine::runner::{resume_session, run_session, RunError, RunOptions, RunReport, SessionControl};
+use orrery_engine::runner::{
+    restart_session, resume_session, run_session, RunError, RunOptions, RunReport, SessionControl,
+};
 use orrery_store::{Event, EventPayload, StoreError};
 use serde_json::{Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
@@ -78,6 +80,24 @@ pub fn resume(
         answers,
         move |db, options| async move { resume_session(&db, &session, options).await },
     )
+}
+
+/// `orrery restart SESSION`: runs a stored session over as a new session, with the exact
+/// blueprint versions and params it ran with. Same output and exit codes as `orrery run`.
+pub fn restart(
+    session: &str,
+    answers: &[String],
+    max_parallel: Option<usize>,
+    db: Option<PathBuf>,
+    format: ReportFormat,
+) -> Result<u8> {
+    let answers = parse_pairs("--answer", answers)?;
+    let db = crate::db_path(db)?;
+    let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
+    let session = session.to_string();
+    drive(&db, max_parallel, format, answers, move |db, options| async move {
+        restart_session(&db, &session, options).await
+    })
 }
 
 fn default_parallelism() -> usize {

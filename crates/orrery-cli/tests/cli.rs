@@ -548,3 +548,72 @@ fn a_run_whose_output_reader_goes_away_still_runs_to_its_end() {
     let sessions = orrery(&["sessions", "--db", db.to_str().unwrap()], &s.0);
     assert!(stdout(&sessions).contains("completed"), "{}", stdout(&sessions));
 }
+
+#[test]
+fn cancel_reaches_a_run_in_another_process_and_restart_runs_the_same_blueprint_as_a_new_session() {
+    let s = Scratch::new("cancel");
+    let db = s.0.join("store.db");
+    let db = db.to_str().unwrap();
+    std::fs::write(
+        s.0.join("slow.json"),
+        r#"{"id": "slowbp", "name": "slow", "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "slow", "type": "shell.run", "depends_on": [{"id": "start"}],
+             "params": [{"name": "command", "value": "test -f flag || sleep 30"}]},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "slow"}]}]}"#,
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["run", "--db", db, "slow.json"])
+        .current_dir(&s.0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("orrery runs");
+    // Wait for the task to run, as seen from outside.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let session = loop {
+        assert!(std::time::Instant::now() < deadline, "the task never ran");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let listed: serde_json::Value =
+            serde_json::from_str(&stdout(&orrery(&["sessions", "--db", db, "--format", "json"], &s.0)))
+                .unwrap_or_default();
+        let Some(id) = listed[0]["id"].as_str() else { continue };
+        let status: serde_json::Value =
+            serde_json::from_str(&stdout(&orrery(&["status", "--db", db, "--format", "json", id], &s.0))).unwrap();
+        let running =
+            status["tasks"].as_array().unwrap().iter().any(|t| t["state"] == "RUNNING" && t["node"] == "slowbp.slow");
+        if running {
+            break id.to_string();
+        }
+    };
+
+    let refused = orrery(&["cancel", "--db", db, &session, "end"], &s.0);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("task end is not running"), "{}", stderr(&refused));
+    let cancel = orrery(&["cancel", "--db", db, "--format", "json", &session, "slow"], &s.0);
+    assert_eq!(cancel.status.code(), Some(0), "{}", stderr(&cancel));
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&cancel)).unwrap();
+    assert_eq!(answer["outcome"], "cancelling slowbp.slow");
+    let ran = run.wait_with_output().unwrap();
+    assert_eq!(ran.status.code(), Some(1), "the cancelled task failed the run");
+    assert!(String::from_utf8_lossy(&ran.stderr).contains("'slowbp.slow' was cancelled"));
+
+    // The session is over: nothing more to ask of it.
+    let late = orrery(&["pause", "--db", db, &session], &s.0);
+    assert_eq!(late.status.code(), Some(1));
+    assert!(stderr(&late).contains("is not running (it is failed)"), "{}", stderr(&late));
+
+    // Restart: a new session of the same blueprint version, which completes now.
+    std::fs::write(s.0.join("flag"), "").unwrap();
+    let restart = orrery(&["restart", "--db", db, &session], &s.0);
+    assert_eq!(restart.status.code(), Some(0), "{}", stderr(&restart));
+    let listed: serde_json::Value =
+        serde_json::from_str(&stdout(&orrery(&["sessions", "--db", db, "--format", "json"], &s.0))).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_ne!(listed[0]["id"], session.as_str());
+    assert_eq!(listed[0]["state"], "completed");
+    assert_eq!(listed[0]["blueprint_hash"], listed[1]["blueprint_hash"]);
+    assert_eq!(listed[1]["state"], "failed", "the old session is left as it was");
+}

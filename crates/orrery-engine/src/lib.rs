@@ -7,6 +7,7 @@ pub mod data;
 pub mod interventions;
 pub mod plan;
 pub mod process;
+pub mod requests;
 pub mod runner;
 pub mod scheduler;
 pub mod scopes;

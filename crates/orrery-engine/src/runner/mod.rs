@@ -124,10 +124,10 @@ use crate::scheduler::{self, NodeState};
 use crate::scopes::{self, ScopeDecision, ScopeIndex};
 
 use control::Asked;
-pub use control::SessionControl;
+pub use control::{SessionControl, REQUEST_POLL};
 use db::Db;
 pub(crate) use recovery::load_stored_plan;
-pub use recovery::resume_session;
+pub use recovery::{restart_session, resume_session};
 
 /// How to run a session.
 #[derive(Debug, Clone)]

@@ -37,18 +37,7 @@ use super::*;
 /// A `completed` session is refused ([`RunError::NotResumable`]).
 pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOptions) -> Result<RunReport, RunError> {
     let db = Db::open(store_path, &options).await?;
-    let sid = session_id.to_string();
-    let (session, root_version, inner_versions) = db
-        .read(move |s| {
-            let session = s.session(&sid)?;
-            let root = s.blueprint_version(&session.blueprint_hash)?;
-            let mut inner = Vec::new();
-            for hash in inner_links(s, &sid)? {
-                inner.push(s.blueprint_version(&hash)?);
-            }
-            Ok((session, root, inner))
-        })
-        .await?;
+    let (session, root_version, inner_versions) = stored_versions(&db, session_id).await?;
     if session.state == SessionState::Completed {
         return Err(RunError::NotResumable { session_id: session.id, state: session.state });
     }
@@ -69,6 +58,28 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
             Err(e)
         }
     }
+}
+
+/// A stored session with its root and inner blueprint versions.
+async fn stored_versions(
+    db: &Db,
+    session_id: &str,
+) -> Result<(orrery_store::Session, orrery_store::BlueprintVersion, Vec<orrery_store::BlueprintVersion>), RunError> {
+    let sid = session_id.to_string();
+    db.read(move |s| read_versions(s, &sid)).await
+}
+
+fn read_versions(
+    store: &Store,
+    session_id: &str,
+) -> Result<(orrery_store::Session, orrery_store::BlueprintVersion, Vec<orrery_store::BlueprintVersion>), StoreError> {
+    let session = store.session(session_id)?;
+    let root = store.blueprint_version(&session.blueprint_hash)?;
+    let mut inner = Vec::new();
+    for hash in inner_links(store, session_id)? {
+        inner.push(store.blueprint_version(&hash)?);
+    }
+    Ok((session, root, inner))
 }
 
 /// Node states to go on from.
@@ -156,12 +167,7 @@ pub(crate) fn load_stored_plan(
     store: &Store,
     session_id: &str,
 ) -> Result<(orrery_store::Session, SessionPlan), RunError> {
-    let session = store.session(session_id)?;
-    let root = store.blueprint_version(&session.blueprint_hash)?;
-    let mut inner = Vec::new();
-    for hash in inner_links(store, session_id)? {
-        inner.push(store.blueprint_version(&hash)?);
-    }
+    let (session, root, inner) = read_versions(store, session_id)?;
     let plan = plan_from_versions(&session, &root, &inner)?;
     Ok((session, plan))
 }
@@ -172,6 +178,17 @@ fn plan_from_versions(
     root_version: &orrery_store::BlueprintVersion,
     inner_versions: &[orrery_store::BlueprintVersion],
 ) -> Result<SessionPlan, RunError> {
+    let (root, blueprints) = blueprints_from_versions(root_version, inner_versions)?;
+    let lib: Library = blueprints.iter().collect();
+    let params = session.params.as_object().cloned().unwrap_or_default();
+    Ok(plan::build(&root, &lib, &params)?)
+}
+
+/// The stored root blueprint, validated, and every stored blueprint (root first).
+fn blueprints_from_versions(
+    root_version: &orrery_store::BlueprintVersion,
+    inner_versions: &[orrery_store::BlueprintVersion],
+) -> Result<(ValidBlueprint, Vec<Blueprint>), RunError> {
     let mut blueprints = Vec::new();
     for version in std::iter::once(root_version).chain(inner_versions) {
         let loaded = orrery_blueprint::load(&version.canonical_json).map_err(|e| RunError::StoredBlueprint {
@@ -185,8 +202,19 @@ fn plan_from_versions(
         hash: root_version.hash.clone(),
         message: d.iter().find(|d| d.is_error()).map_or_else(|| "it is not valid".to_string(), ToString::to_string),
     })?;
+    Ok((root, blueprints))
+}
+
+/// Starts a stored session over as a new session: the exact blueprint versions it ran (root
+/// and inner) and its params, from the store alone. The old session is left as it is; the new
+/// one runs to completion, failure or a stop like [`run_session`].
+pub async fn restart_session(store_path: &Path, session_id: &str, options: RunOptions) -> Result<RunReport, RunError> {
+    let db = Db::open(store_path, &options).await?;
+    let (session, root_version, inner_versions) = stored_versions(&db, session_id).await?;
+    drop(db);
+    let (root, library) = blueprints_from_versions(&root_version, &inner_versions)?;
     let params = session.params.as_object().cloned().unwrap_or_default();
-    Ok(plan::build(&root, &lib, &params)?)
+    run_session(store_path, root, library, params, options).await
 }
 
 /// The inner blueprint versions linked to a session by its [`SESSION_BLUEPRINTS`] event (none
