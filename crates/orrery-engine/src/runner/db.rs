@@ -146,7 +146,12 @@ impl Db {
 
     /// Rolls the open batch back and forgets its events (after an error).
     pub(super) async fn abandon(&self) {
-        let _ = self.on_store(|s| Ok(s.rollback_batch())).await;
+        let _ = self
+            .on_store(|s| {
+                s.rollback_batch();
+                Ok(())
+            })
+            .await;
         self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
     }
 
