@@ -481,7 +481,7 @@ pub fn duration(ms: i64, fine: bool) -> String {
 }
 
 fn bar(done: usize, total: usize, cells: usize) -> String {
-    let filled = if total == 0 { 0 } else { (done.min(total) * cells) / total };
+    let filled = (done.min(total) * cells).checked_div(total).unwrap_or(0);
     format!("[{}{}]", "#".repeat(filled), "-".repeat(cells - filled))
 }
 
