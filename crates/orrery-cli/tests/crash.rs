@@ -1,0 +1,127 @@
+//! A real `orrery run` killed with SIGKILL at several points of a run (between two tasks,
+//! where a scope loops, during a task), resumed each time: no task that finished runs again,
+//! and the session completes with the right data.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use orrery_store::{AttemptState, Store};
+use serde_json::{json, Value};
+
+/// Runs `orrery ARGS` in `dir` and SIGKILLs it once the `nth` line of its output containing
+/// `pattern` was printed; the lines it printed.
+fn run_until_killed(dir: &Path, args: &[&str], pattern: &str, nth: usize) -> Vec<String> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("orrery runs");
+    let mut seen = Vec::new();
+    let mut matches = 0;
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let hit = line.contains(pattern);
+        seen.push(line);
+        if hit {
+            matches += 1;
+            if matches == nth {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(matches, nth, "the run ended before line {nth} with {pattern:?}:\n{}", seen.join("\n"));
+    seen
+}
+
+fn orrery(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_orrery")).args(args).current_dir(dir).output().expect("orrery runs")
+}
+
+#[test]
+fn a_run_killed_between_tasks_at_a_scope_loop_and_during_a_task_resumes_to_the_right_end() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("crash-loop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("ran.txt");
+    let log = log.to_str().unwrap();
+    let blueprint = json!({"id": "loop", "name": "loop", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "init", "type": "shell.run", "depends_on": [{"id": "start"}],
+         "outputs": [{"name": "n", "value": 0}],
+         "params": [{"name": "command", "value": format!("echo init >> {log}; printf '{{\"n\": 4}}' > \"$ORRERY_OUTPUTS\"")}]},
+        {"id": "body", "type": "shell.run", "depends_on": [{"id": "init"}],
+         "scope_start": {"name": "count down", "while_policy": {"condition": "n > 0", "max_iterations": 10}},
+         "inputs": [{"name": "n"}],
+         "params": [{"name": "command", "value": format!("echo body $ORRERY_INPUT_N >> {log}; sleep 0.1")}]},
+        {"id": "dec", "type": "shell.run", "depends_on": [{"id": "body"}], "scope_end": "body",
+         "inputs": [{"name": "n"}], "outputs": [{"name": "n"}],
+         "params": [{"name": "command", "value": format!(
+             "echo dec $ORRERY_INPUT_N >> {log}; sleep 0.1; printf '{{\"n\": %d}}' $((ORRERY_INPUT_N - 1)) > \"$ORRERY_OUTPUTS\"")}]},
+        {"id": "after", "type": "shell.run", "depends_on": [{"id": "dec"}],
+         "params": [{"name": "command", "value": format!("echo after >> {log}")}]},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "after"}]}
+    ]});
+    std::fs::write(dir.join("loop.json"), serde_json::to_string_pretty(&blueprint).unwrap()).unwrap();
+    let db = dir.join("store.db");
+    let db = db.to_str().unwrap();
+
+    // 1. Between two tasks: init's success is committed, body is about to start.
+    run_until_killed(&dir, &["run", "--db", db, "--max-parallel", "2", "loop.json"], "SUCCEEDED  loop.init", 1);
+    let store = Store::open(Path::new(db)).unwrap();
+    let session = store.sessions(&Default::default()).unwrap().remove(0).id;
+    // 2. Where the scope loops: the second pass's end settled (the loop decision follows).
+    run_until_killed(&dir, &["resume", "--db", db, &session], "SUCCEEDED  loop.dec", 2);
+    // 3. During a task: body runs again in a later pass.
+    run_until_killed(&dir, &["resume", "--db", db, &session], "RUNNING    loop.body", 2);
+    // 4. To the end.
+    let o = orrery(&dir, &["resume", "--db", db, &session]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    let ran = std::fs::read_to_string(dir.join("ran.txt")).unwrap();
+    let count = |line: &str| ran.lines().filter(|l| *l == line).count();
+    assert_eq!(count("init"), 1, "init finished before the first kill and never ran again:\n{ran}");
+    assert_eq!(count("after"), 1, "{ran}");
+    assert_eq!(count("dec 0") + count("body 0"), 0, "the loop stopped at n == 0:\n{ran}");
+
+    let session_row = store.session(&session).unwrap();
+    assert_eq!(session_row.state, orrery_blueprint::SessionState::Completed);
+    assert_eq!(store.data_value(&session, "loop", "n").unwrap(), Some(json!(0)));
+    assert_eq!(store.scope_iterations(&session, "loop", "loop.body").unwrap(), 3, "4 passes: 3 loops");
+    let attempts = store.attempts(&session).unwrap();
+    for node in ["loop.body", "loop.dec"] {
+        for n in 1..=4 {
+            let of_pass: Vec<&orrery_store::Attempt> = attempts
+                .iter()
+                .filter(|a| a.node == node && a.inputs.as_ref().and_then(|i| i.get("n")) == Some(&json!(n)))
+                .collect();
+            let succeeded = of_pass.iter().filter(|a| a.state == AttemptState::Succeeded).count();
+            assert_eq!(succeeded, 1, "{node} with n = {n} succeeded exactly once: {of_pass:#?}");
+            // Every attempt but the succeeded one was interrupted; none came after it.
+            let last = of_pass.iter().map(|a| a.attempt).max().unwrap();
+            assert!(of_pass.iter().all(|a| a.state != AttemptState::Succeeded || a.attempt == last), "{of_pass:#?}");
+            let task = node.trim_start_matches("loop.");
+            let lines = count(&format!("{task} {n}"));
+            assert!(
+                lines >= 1 && lines <= of_pass.len(),
+                "{task} {n}: {lines} runs, {} attempts:\n{ran}",
+                of_pass.len()
+            );
+        }
+    }
+    let value: Value = serde_json::from_str(&String::from_utf8_lossy(
+        &orrery(&dir, &["status", "--db", db, "--format", "json", &session]).stdout,
+    ))
+    .unwrap();
+    assert_eq!(value["session"]["state"], "completed");
+}
