@@ -132,7 +132,8 @@ impl Store {
     }
 
     /// Moves a session to `state`, recording `error` as its last error when given, and appends
-    /// a `session_state_changed` event.
+    /// a `session_state_changed` event. Running again (a resume, a retry from failure) clears
+    /// the last error: it described a run that is over (the event log keeps it).
     pub fn set_session_state(
         &mut self,
         id: &str,
@@ -154,7 +155,7 @@ impl Store {
                     "UPDATE sessions SET state = ?2,
                          started_ms = COALESCE(started_ms, ?3),
                          finished_ms = ?4,
-                         last_error_json = COALESCE(?5, last_error_json)
+                         last_error_json = CASE WHEN ?2 = 'running' THEN ?5 ELSE COALESCE(?5, last_error_json) END
                      WHERE id = ?1",
                     params![id, state.as_str(), started, finished, error_json],
                 )

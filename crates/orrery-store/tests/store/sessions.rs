@@ -65,7 +65,11 @@ fn state_changes_record_times_and_the_last_error() {
     let again = fixture.store.session(&session.id).unwrap();
     assert_eq!(again.started_ms, Some(START_MS + 10), "started is the first start");
     assert_eq!(again.finished_ms, None, "running again clears the finish time");
-    assert_eq!(again.last_error, Some(error), "the last error is kept until a new one");
+    assert_eq!(again.last_error, None, "running again clears the error of the run that is over");
+    fixture.store.set_session_state(&session.id, SessionState::Failed, Some(&error), None).unwrap();
+    fixture.store.set_session_state(&session.id, SessionState::Stopped, None, None).unwrap();
+    let stopped = fixture.store.session(&session.id).unwrap();
+    assert_eq!(stopped.last_error, Some(error), "a later state without an error keeps the last one");
 }
 
 #[test]
