@@ -334,6 +334,12 @@ async fn a_condition_that_cannot_be_evaluated_fails_the_session_with_task_dispat
     assert_eq!(ran.report.state, SessionState::Failed);
     assert_eq!(ran.report.error.as_ref().map(|e| e.code.as_str()), Some("TASK_DISPATCH_FAILED"));
     assert!(!ran_file.exists());
+    // The failure is an attempt of its own, with the error, for the timeline.
+    let b = ran.attempt("root.b");
+    assert_eq!(b.state, orrery_store::AttemptState::Failed);
+    assert_eq!(b.error.as_ref().map(|e| e.code.as_str()), Some("TASK_DISPATCH_FAILED"));
+    assert!(b.error.as_ref().is_some_and(|e| e.message.contains("count > 0")), "{b:?}");
+    assert_eq!(ran.node_state("root.b"), TaskState::Failed);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

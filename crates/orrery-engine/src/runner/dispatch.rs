@@ -221,10 +221,35 @@ impl Runner {
         self.db.write(move |s| Ok(vec![s.append_event(&session, &event, None)?])).await
     }
 
-    /// A node that cannot dispatch: it fails, and so does the session.
+    /// A node that cannot dispatch (its inputs or condition): it fails, and so does the
+    /// session. The failure is an attempt of its own, begun and settled at once, so a timeline
+    /// shows it where it happened, with its error.
     pub(super) async fn dispatch_failed(&mut self, n: usize, message: String) -> Step {
-        self.set_states(vec![(n, NodeState::Failed)]).await?;
-        Ok(Some(error_record(ErrorCode::TaskDispatchFailed, message)))
+        let error = error_record(ErrorCode::TaskDispatchFailed, message);
+        self.attempt_counts[n] += 1;
+        self.states[n] = NodeState::Failed;
+        let (session, key, record) = (self.session_id.clone(), self.key(n), error.clone());
+        let new = NewAttempt {
+            agent: self.plan.tasks[n].1.task_type.as_str().to_string(),
+            log_path: None,
+            inputs: None,
+            process: None,
+        };
+        self.db
+            .write(move |s| {
+                let (attempt, mut events) = s.begin_attempt(&session, &key, &new)?;
+                events.extend(s.settle_attempt(
+                    &attempt.run_id,
+                    Settlement {
+                        outcome: Outcome::Failed { exit_code: None, error: record },
+                        node_state: Some(TaskState::Failed),
+                        data: Vec::new(),
+                    },
+                )?);
+                Ok(events)
+            })
+            .await?;
+        Ok(Some(error))
     }
 
     /// Skips a node and its cascade; each writes its declared output defaults.
