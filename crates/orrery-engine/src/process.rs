@@ -272,6 +272,44 @@ pub async fn terminate_group(pid: u32, start_time: u64) {
     }
 }
 
+/// Stops every process whose environment holds `name=value` (a task's [`crate::agents::shell::RUN_ID_VAR`]),
+/// however it was started and whatever group it is in: SIGTERM, up to [`DEFAULT_GRACE`], then
+/// SIGKILL to those left, and one more search for processes they forked meanwhile. How many
+/// were found.
+pub async fn terminate_tagged(name: &str, value: &str) -> usize {
+    let found = procfs::with_env(name, value);
+    if found.is_empty() {
+        return 0;
+    }
+    let signal_all = |processes: &[(i32, u64)], signal| {
+        for &(pid, start_time) in processes {
+            if is_alive(pid as u32, start_time) {
+                // SAFETY: kill only sends a signal, to a process identified by pid and start time.
+                unsafe { libc::kill(pid, signal) };
+            }
+        }
+    };
+    signal_all(&found, libc::SIGTERM);
+    let all_gone = |processes: &[(i32, u64)]| processes.iter().all(|&(p, s)| !is_alive(p as u32, s));
+    let deadline = tokio::time::Instant::now() + DEFAULT_GRACE;
+    while !all_gone(&found) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut left: Vec<(i32, u64)> = found.clone();
+    for _ in 0..2 {
+        signal_all(&left, libc::SIGKILL);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !all_gone(&left) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        left = procfs::with_env(name, value);
+        if left.is_empty() {
+            break;
+        }
+    }
+    found.len()
+}
+
 /// True only if a process with this pid exists, has not exited (a zombie has), and started at
 /// `start_time`: a pid reused by another process after a crash is not taken for the old one.
 pub fn is_alive(pid: u32, start_time: u64) -> bool {

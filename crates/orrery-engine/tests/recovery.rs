@@ -127,13 +127,14 @@ async fn an_unknown_session_is_a_not_found_error() {
 
 /// A crash as the store sees it: the session `running`, an attempt `running` with a step in
 /// progress, whose process (`process`) is gone or still alive.
-fn leave_running(fx: &Fixture, session_id: &str, node: &str, process: Option<ProcessIdentity>) {
+fn leave_running(fx: &Fixture, session_id: &str, node: &str, process: Option<ProcessIdentity>) -> orrery_store::RunId {
     let mut store = fx.store();
     let new = NewAttempt { agent: "shell.run".into(), log_path: None, inputs: None, process };
     let (attempt, _) = store.begin_attempt(session_id, node, &new).expect("the attempt begins");
     let report = ProgressReport { step: "half".into(), state: StepState::InProgress, percentage: Some(50) };
     store.report_progress(&attempt.run_id, &report).expect("progress is stored");
     store.set_session_state(session_id, SessionState::Running, None, None).expect("the session is running");
+    attempt.run_id
 }
 
 /// The start time `/proc/PID/stat` gives (field 22), as the engine records it.
@@ -237,4 +238,43 @@ async fn a_composite_session_resumes_with_its_inner_blueprint_read_from_the_stor
     assert_eq!(store.data_value(&report.session_id, "root", "answer").unwrap(), Some(json!(7)));
     assert_eq!(store.task_node(&report.session_id, "inner_comp.wait").unwrap().state, TaskState::Succeeded);
     assert_eq!(fx.attempt_states(&report.session_id, "inner_comp.start"), vec![AttemptState::Succeeded]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_before_its_process_was_recorded_the_process_is_found_by_its_run_id_and_killed() {
+    let fx = Fixture::new();
+    let root = two_tasks(&fx, "sleep 30");
+    let stopped = fx.run_and_stop_at(&root, &[], "root.t2").await;
+    // The runner died after spawning, before recording the process: the attempt names none.
+    let run_id = leave_running(&fx, &stopped.session_id, "root.t2", None);
+    use std::os::unix::process::CommandExt;
+    let pid_file = fx.path("child.pid");
+    let mut orphan = std::process::Command::new("/bin/sh")
+        .args(["-c", &format!("trap '' TERM; sleep 30 & echo $! > {}; wait", pid_file.display())])
+        .env("ORRERY_RUN_ID", run_id.as_str())
+        .process_group(0)
+        .spawn()
+        .expect("the orphan starts");
+    let reaper = std::thread::spawn(move || orphan.wait());
+    while read(&pid_file).trim().is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let child: u32 = read(&pid_file).trim().parse().unwrap();
+    let child_start = start_time(child);
+
+    std::fs::write(fx.path("go"), "").unwrap();
+    let report = fx.resume(&stopped.session_id).await.expect("the session resumes");
+
+    assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
+    reaper.join().unwrap().expect("the orphan was reaped");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|s| {
+        let fields: Vec<&str> = s[s.rfind(')').unwrap() + 2..].split_whitespace().collect();
+        fields[0] != "Z" && fields[19].parse::<u64>().unwrap() == child_start
+    }) {
+        assert!(std::time::Instant::now() < deadline, "the orphan's child survived");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let states = fx.attempt_states(&report.session_id, "root.t2");
+    assert_eq!(states, vec![AttemptState::Cancelled, AttemptState::Cancelled, AttemptState::Succeeded]);
 }

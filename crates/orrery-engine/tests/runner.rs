@@ -574,3 +574,40 @@ async fn every_event_is_committed_before_an_observer_sees_it() {
     assert_eq!(report.state, SessionState::Completed);
     assert!(checked > 30, "only {checked} events");
 }
+
+/// A scope whose end is reached while a member still runs (it started its successor through
+/// an SS edge): the loop cuts that run short and settles it `cancelled`; nothing is left
+/// `running` in the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scope_that_loops_while_a_member_still_runs_cancels_that_run_and_settles_it() {
+    let fx = Fixture::new();
+    let mut head = sh("head", "true", "start");
+    head["scope_start"] = json!({"retry_policy": {"retries": 1}});
+    let slow = sh("slow", "sleep 0.5", "head");
+    let mut tail = json!({"id": "tail", "type": "shell.run", "scope_end": "head",
+        "params": [{"name": "command", "value": "true"}], "depends_on": [{"id": "slow", "type": "SS"}]});
+    tail["scope_end"] = json!("head");
+    let root = blueprint("root", vec![start(), head, slow, tail, end("tail")]);
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    ran.assert_completed();
+    let attempts = ran.store.attempts(&ran.report.session_id).unwrap();
+    let slow: Vec<_> = attempts.iter().filter(|a| a.node == "root.slow").map(|a| a.state).collect();
+    use orrery_store::AttemptState::{Cancelled, Succeeded};
+    assert_eq!(slow, [Cancelled, Succeeded], "the first pass's run was cut short by the loop");
+    assert!(ran.store.running_attempts().unwrap().is_empty(), "no attempt is left running");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_task_sees_its_attempts_run_id() {
+    let fx = Fixture::new();
+    let file = fx.path("run_id");
+    let root = blueprint(
+        "root",
+        vec![start(), sh("t", &format!("printf %s \"$ORRERY_RUN_ID\" > '{}'", file.display()), "start"), end("t")],
+    );
+    let ran = fx.run(&root, &[], 2).await;
+    ran.assert_completed();
+    assert_eq!(read(&file), ran.attempt("root.t").run_id.as_str());
+}

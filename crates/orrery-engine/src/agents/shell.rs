@@ -21,7 +21,10 @@
 //! - `ORRERY_OUTPUTS`: a file it may write a JSON object to. Absent, the outputs are only
 //!   `exit_code`; present, its keys are the outputs, beside `exit_code` (the real exit code
 //!   wins over a key of that name); anything but a JSON object fails the task (`TOOL_FAILURE`);
-//! - `ORRERY_PROGRESS`: a file it may append progress lines to ([`super::progress`]).
+//! - `ORRERY_PROGRESS`: a file it may append progress lines to ([`super::progress`]);
+//! - `ORRERY_RUN_ID`: the attempt's run id, when the runner gives one (it does): a task may key
+//!   its own idempotent work on it, and recovery finds by it a process whose runner crashed
+//!   before recording it.
 //!
 //! `env` may not set any of these variables (a binding error): the agent's files would be lost.
 //! The three files live in the attempt directory as [`INPUTS_FILE`], [`OUTPUTS_FILE`] and
@@ -58,6 +61,9 @@ pub const PROGRESS_FILE: &str = "progress.jsonl";
 pub const INPUTS_VAR: &str = "ORRERY_INPUTS";
 pub const OUTPUTS_VAR: &str = "ORRERY_OUTPUTS";
 pub const PROGRESS_VAR: &str = "ORRERY_PROGRESS";
+/// The attempt's `run_id`: names the attempt to the task, and lets recovery find a process
+/// its crashed runner never recorded.
+pub const RUN_ID_VAR: &str = "ORRERY_RUN_ID";
 pub const INPUT_VAR_PREFIX: &str = "ORRERY_INPUT_";
 
 /// How much of the end of the log a failure quotes.
@@ -79,6 +85,8 @@ pub struct ShellAttempt {
     pub log_path: PathBuf,
     /// Between SIGTERM and SIGKILL on cancel and timeout.
     pub grace: Duration,
+    /// Given to the process as `ORRERY_RUN_ID` when set.
+    pub run_id: Option<String>,
 }
 
 impl ShellAttempt {
@@ -94,6 +102,7 @@ impl ShellAttempt {
             attempt_dir: attempt_dir.into(),
             log_path: log_path.into(),
             grace: DEFAULT_GRACE,
+            run_id: None,
         }
     }
 }
@@ -328,7 +337,8 @@ pub async fn run(
         (OUTPUTS_VAR.to_string(), files.outputs.display().to_string()),
         (PROGRESS_VAR.to_string(), files.progress.display().to_string()),
     ];
-    for (name, value) in agent_vars.into_iter().chain(input_vars) {
+    let run_id = attempt.run_id.as_ref().map(|id| (RUN_ID_VAR.to_string(), id.clone()));
+    for (name, value) in agent_vars.into_iter().chain(run_id).chain(input_vars) {
         if params.env.iter().any(|(n, _)| *n == name) {
             return failed(env_error(
                 &name,

@@ -42,6 +42,31 @@ fn parse_stat(text: &str) -> Option<Stat> {
     Some(Stat { state, pgrp, start_time })
 }
 
+/// The live processes (pid, start time) whose environment holds `name=value`. Processes of
+/// other users (whose environment cannot be read) are not seen.
+pub(crate) fn with_env(name: &str, value: &str) -> Vec<(i32, u64)> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let wanted = format!("{name}={value}");
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(environ) = fs::read(format!("/proc/{pid}/environ")) else { continue };
+        if !environ.split(|b| *b == 0).any(|var| var == wanted.as_bytes()) {
+            continue;
+        }
+        if let Ok(stat) = read_stat(pid) {
+            if !stat.has_exited() {
+                found.push((pid, stat.start_time));
+            }
+        }
+    }
+    found
+}
+
 /// The pids of the members of process group `pgid` that have not exited, the leader included.
 /// Zombies are left out on purpose: a grandchild orphaned to an init that does not reap (as in
 /// some containers) stays a zombie forever, and `kill(-pgid, 0)` would count it.

@@ -191,26 +191,8 @@ impl Runner {
     /// Withdraws the prompts waiting for an answer: attempts `cancelled`, tasks PENDING.
     async fn withdraw_prompts(&mut self) -> Result<(), RunError> {
         for n in 0..self.runs.len() {
-            let is_waiting_prompt =
-                self.runs[n].as_ref().is_some_and(|r| r.kind == RunKind::Prompt && r.ended.is_none());
-            if is_waiting_prompt {
-                let run = self.runs[n].take().expect("checked");
-                if let Some(handle) = &run.sleep {
-                    handle.abort();
-                }
-                self.states[n] = NodeState::Pending;
-                self.db
-                    .write(move |s| {
-                        s.settle_attempt(
-                            &run.run_id,
-                            Settlement {
-                                outcome: Outcome::Cancelled { exit_code: None },
-                                node_state: Some(TaskState::Pending),
-                                data: Vec::new(),
-                            },
-                        )
-                    })
-                    .await?;
+            if self.runs[n].as_ref().is_some_and(|r| r.kind == RunKind::Prompt && r.ended.is_none()) {
+                self.abandon_run(n).await?;
             }
         }
         Ok(())

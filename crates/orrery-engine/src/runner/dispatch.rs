@@ -168,7 +168,8 @@ impl Runner {
                     .iter()
                     .map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null)))
                     .collect();
-                let attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path.clone());
+                let mut attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path.clone());
+                attempt.run_id = Some(run_id.as_str().to_string());
                 self.processes.insert(run_id.clone());
                 // Spawned by `launch` once the attempt is committed: a process is never
                 // started that the store could forget.

@@ -94,14 +94,18 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
         db.call(move |s| Ok(s.running_attempts()?.into_iter().filter(|a| a.session_id == sid).collect())).await?;
     for attempt in running {
         let alive = attempt.process.filter(|p| is_alive(p.pid, p.start_time));
-        let outcome = match alive {
-            Some(process) => {
-                // Not holding the store's write lock through the grace period.
-                db.flush().await?;
-                crate::process::terminate_group(process.pid, process.start_time).await;
-                Outcome::Cancelled { exit_code: None }
-            }
-            None => Outcome::Unknown {
+        // Not holding the store's write lock through the grace periods below.
+        db.flush().await?;
+        if let Some(process) = alive {
+            crate::process::terminate_group(process.pid, process.start_time).await;
+        }
+        // Its process, if the runner died before recording it, or what is left of its group
+        // (a grandchild that changed its group), carries its run id.
+        let tagged = crate::process::terminate_tagged(shell::RUN_ID_VAR, attempt.run_id.as_str()).await;
+        let outcome = if alive.is_some() || tagged > 0 {
+            Outcome::Cancelled { exit_code: None }
+        } else {
+            Outcome::Unknown {
                 error: error_record(
                     ErrorCode::TaskFailed,
                     format!(
@@ -109,7 +113,7 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
                         attempt.attempt, attempt.node
                     ),
                 ),
-            },
+            }
         };
         let run_id = attempt.run_id.clone();
         db.write(move |s| {

@@ -180,12 +180,44 @@ impl Runner {
                     self.iterations.remove(&id.0);
                 }
                 for &r in &reset {
-                    self.runs[r] = None;
+                    // A member still in flight (possible through an SS edge) is cut short.
+                    self.abandon_run(r).await?;
                 }
                 self.set_states(reset.iter().map(|&r| (r, NodeState::Pending)).collect()).await?;
                 Ok(None)
             }
         }
+    }
+
+    /// Cancels the run of `n`, if any, without waiting for it, and settles its attempt
+    /// `cancelled` with the node back to PENDING: a scope that loops over it, a prompt withdrawn
+    /// by a pause. Its process, if one started, reports its end later and is no longer in the
+    /// books.
+    pub(super) async fn abandon_run(&mut self, n: usize) -> Result<(), RunError> {
+        let Some(run) = self.runs[n].take() else { return Ok(()) };
+        if let Some(c) = &run.canceller {
+            c.cancel();
+        }
+        if let Some(h) = &run.sleep {
+            h.abort();
+        }
+        if let Some(i) = self.launches.iter().position(|l| l.run_id == run.run_id) {
+            self.launches.remove(i);
+            self.processes.remove(&run.run_id);
+        }
+        self.states[n] = NodeState::Pending;
+        self.db
+            .write(move |s| {
+                s.settle_attempt(
+                    &run.run_id,
+                    Settlement {
+                        outcome: Outcome::Cancelled { exit_code: None },
+                        node_state: Some(TaskState::Pending),
+                        data: Vec::new(),
+                    },
+                )
+            })
+            .await
     }
 
     /// After a failure: cancels what still runs and settles every open attempt as cancelled,
