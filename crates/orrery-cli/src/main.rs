@@ -88,6 +88,17 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
+    /// Resume every session whose runner was interrupted (a crash, a power cut).
+    Recover {
+        /// How many processes may run at once (default: the number of cores).
+        #[arg(long)]
+        max_parallel: Option<usize>,
+        /// The task store (default: the user's data directory).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// Run a stored session over as a new session: the same blueprint versions and params.
     Restart {
         session: String,
@@ -226,7 +237,10 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    if !matches!(cli.command, Command::Run { .. } | Command::Resume { .. } | Command::Restart { .. }) {
+    if !matches!(
+        cli.command,
+        Command::Run { .. } | Command::Resume { .. } | Command::Restart { .. } | Command::Recover { .. }
+    ) {
         // Like any Unix filter, end quietly when the reader of the output goes away
         // (`orrery sessions | head`). `run` and `resume` ignore it instead: they see their
         // session to its end (see run.rs).
@@ -248,6 +262,7 @@ fn main() -> ExitCode {
         Command::Resume { session, answers, max_parallel, db, format } => {
             run::resume(&session, &answers, max_parallel, db, format)
         }
+        Command::Recover { max_parallel, db, format } => run::recover(max_parallel, db, format),
         Command::Restart { session, answers, max_parallel, db, format } => {
             run::restart(&session, &answers, max_parallel, db, format)
         }

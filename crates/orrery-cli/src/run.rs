@@ -100,6 +100,35 @@ pub fn restart(
     })
 }
 
+/// `orrery recover`: resumes, one after the other, every session of the store whose runner was
+/// interrupted (`running` or `pending` with no live runner: a crash, a power cut). Exit 0 when
+/// there was none or all completed, else the first other exit code of `orrery resume`.
+pub fn recover(max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let path = crate::db_path(db)?;
+    let interrupted = {
+        let store = orrery_store::Store::open(&path)?;
+        orrery_engine::runner::interrupted_sessions(&store)?
+    };
+    if interrupted.is_empty() {
+        eprintln!("orrery: no interrupted session in {}", path.display());
+        return Ok(0);
+    }
+    let mut code = 0;
+    for session in interrupted {
+        eprintln!(
+            "orrery: resuming session {} ({}), interrupted while {}",
+            session.id,
+            session.blueprint_id,
+            session.state.as_str()
+        );
+        let ended = resume(&session.id, &[], max_parallel, Some(path.clone()), format)?;
+        if code == 0 {
+            code = ended;
+        }
+    }
+    Ok(code)
+}
+
 fn default_parallelism() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }

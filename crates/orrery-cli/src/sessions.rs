@@ -24,15 +24,22 @@ pub fn sessions(db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
     match format {
         ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&sessions)?),
         ReportFormat::Text => {
-            println!("{:<38} {:<24} {:<10} {:>9}", "SESSION", "BLUEPRINT", "STATE", "DURATION");
+            println!("{:<38} {:<24} {:<11} {:>9}", "SESSION", "BLUEPRINT", "STATE", "DURATION");
+            let interrupted: Vec<String> =
+                orrery_engine::runner::interrupted_sessions(&store)?.into_iter().map(|s| s.id).collect();
             for s in &sessions {
+                // Running with no live runner: it crashed; `orrery recover` goes on with it.
+                let state = if interrupted.contains(&s.id) { "interrupted" } else { s.state.as_str() };
                 println!(
-                    "{:<38} {:<24} {:<10} {:>9}",
+                    "{:<38} {:<24} {:<11} {:>9}",
                     s.id,
                     s.blueprint_id,
-                    s.state.as_str(),
+                    state,
                     duration(s.started_ms, s.finished_ms)
                 );
+            }
+            if !interrupted.is_empty() {
+                eprintln!("orrery: {} interrupted session(s): orrery recover goes on with them", interrupted.len());
             }
         }
     }

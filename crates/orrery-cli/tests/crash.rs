@@ -125,3 +125,35 @@ fn a_run_killed_between_tasks_at_a_scope_loop_and_during_a_task_resumes_to_the_r
     .unwrap();
     assert_eq!(value["session"]["state"], "completed");
 }
+
+#[test]
+fn sessions_shows_a_crashed_run_as_interrupted_and_recover_finishes_it() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("crash-recover-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let blueprint = json!({"id": "two", "name": "two", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "a", "type": "shell.run", "depends_on": [{"id": "start"}],
+         "params": [{"name": "command", "value": "sleep 0.3"}]},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "a"}]}
+    ]});
+    std::fs::write(dir.join("two.json"), blueprint.to_string()).unwrap();
+    let db = dir.join("store.db");
+    let db = db.to_str().unwrap();
+    run_until_killed(&dir, &["run", "--db", db, "two.json"], "RUNNING    two.a", 1);
+
+    let listed = orrery(&dir, &["sessions", "--db", db]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(text.lines().nth(1).is_some_and(|l| l.contains(" interrupted ")), "{text}");
+    assert!(String::from_utf8_lossy(&listed.stderr).contains("orrery recover"));
+
+    let recovered = orrery(&dir, &["recover", "--db", db]);
+    assert_eq!(recovered.status.code(), Some(0), "{}", String::from_utf8_lossy(&recovered.stderr));
+    assert!(String::from_utf8_lossy(&recovered.stdout).contains("session    completed"));
+    let listed = orrery(&dir, &["sessions", "--db", db]);
+    assert!(String::from_utf8_lossy(&listed.stdout).lines().nth(1).is_some_and(|l| l.contains(" completed ")));
+
+    let again = orrery(&dir, &["recover", "--db", db]);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("no interrupted session"));
+}

@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 use orrery_blueprint::SessionState;
 use orrery_store::{Request, Store, StoreError};
 
-use crate::process::is_alive;
-
 #[derive(Debug, thiserror::Error)]
 pub enum RequestError {
     #[error("session {session_id} is not running (it is {}): nothing to ask of it", .state.as_str())]
@@ -45,8 +43,7 @@ pub fn ask(store_path: &Path, session_id: &str, request: &Request, wait: Duratio
     if session.state != SessionState::Running {
         return Err(RequestError::NotRunning { session_id: session.id, state: session.state });
     }
-    let live = store.lease(&session.id)?.is_some_and(|l| is_alive(l.process.pid, l.process.start_time));
-    if !live {
+    if !crate::runner::is_driven(&store, &session.id)? {
         return Err(RequestError::Interrupted { session_id: session.id });
     }
     let id = store.request(&session.id, request)?;

@@ -127,7 +127,7 @@ use control::Asked;
 pub use control::{SessionControl, REQUEST_POLL};
 use db::Db;
 pub(crate) use recovery::load_stored_plan;
-pub use recovery::{restart_session, resume_session};
+pub use recovery::{interrupted_sessions, is_driven, restart_session, resume_session};
 
 /// How to run a session.
 #[derive(Debug, Clone)]

@@ -82,6 +82,28 @@ fn read_versions(
     Ok((session, root, inner))
 }
 
+/// Whether a runner whose process lives drives `session_id`. A session `running` or `pending`
+/// without one was interrupted (its runner crashed): [`resume_session`] goes on with it.
+pub fn is_driven(store: &Store, session_id: &str) -> Result<bool, StoreError> {
+    Ok(store.lease(session_id)?.is_some_and(|l| is_alive(l.process.pid, l.process.start_time)))
+}
+
+/// The sessions of the store that were interrupted: `running` or `pending` with no live runner,
+/// oldest first. What a program that opens a store (the app, `orrery recover`) resumes.
+pub fn interrupted_sessions(store: &Store) -> Result<Vec<orrery_store::Session>, StoreError> {
+    let mut found = Vec::new();
+    for state in [SessionState::Running, SessionState::Pending] {
+        let filter = orrery_store::SessionFilter { state: Some(state), ..Default::default() };
+        for session in store.sessions(&filter)? {
+            if !is_driven(store, &session.id)? {
+                found.push(session);
+            }
+        }
+    }
+    found.sort_by_key(|s| s.created_ms);
+    Ok(found)
+}
+
 /// Node states to go on from.
 type Resumed = (Vec<NodeState>, Vec<(usize, NodeState)>, Vec<u32>, HashMap<usize, u32>);
 
