@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use orrery_blueprint::{load, Blueprint, Library, SessionState, TaskState, ValidBlueprint};
-use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
+use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_ANSWERED, PROMPT_WAITING};
 use orrery_engine::runner::{run_session, RunError, RunOptions, RunReport, SessionControl};
 use orrery_store::{Event, EventPayload, Store};
 use serde_json::{json, Map, Value};
@@ -119,6 +119,10 @@ async fn a_confirm_answered_while_it_waits_completes_and_its_answer_is_in_sessio
 
     assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
     assert_eq!(fx.data(&report, "decision"), Some(json!("No")));
+    let answered = std::iter::from_fn(|| receiver.try_recv().ok())
+        .find(|e| e.kind == PROMPT_ANSWERED)
+        .expect("the answer is announced");
+    assert_eq!(payload(&answered), json!({"node": "root.confirm", "outputs": {"result": "No"}}));
     assert_eq!(fx.node_state(&report, "root.confirm"), TaskState::Succeeded);
 }
 
@@ -127,10 +131,13 @@ async fn a_pre_seeded_answer_is_taken_at_once_and_one_outside_the_options_fails_
     let fx = Fixture::new();
     let answers = Answers::new(WhenUnanswered::Fail);
     answers.answer("root.confirm", json!("Yes"));
-    let (handle, _rx) = fx.spawn(&confirm_blueprint(), Some(SessionControl::new().with_answers(answers)));
+    let (handle, mut rx) = fx.spawn(&confirm_blueprint(), Some(SessionControl::new().with_answers(answers)));
     let report = handle.await.expect("the runner task").expect("the session runs");
     assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
     assert_eq!(fx.data(&report, "decision"), Some(json!("Yes")));
+    let kinds: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).map(|e| e.kind).collect();
+    let waiting = kinds.iter().position(|k| k == PROMPT_WAITING).expect("the prompt was published");
+    assert_eq!(kinds.get(waiting + 1).map(String::as_str), Some(PROMPT_ANSWERED), "{kinds:?}");
 
     let fx = Fixture::new();
     let answers = Answers::new(WhenUnanswered::Fail);

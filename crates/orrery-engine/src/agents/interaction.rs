@@ -43,6 +43,9 @@ pub const CONFIRM: &str = "user_prompt.confirm";
 /// Kind of the event a prompt publishes when it starts waiting: payload `{node, task, type,
 /// message, options?, outputs}`.
 pub const PROMPT_WAITING: &str = "prompt_waiting";
+/// Kind of the event a prompt publishes when its answer was taken: payload `{node, outputs}`
+/// (the outputs the answer became). A refused answer fails the task instead.
+pub const PROMPT_ANSWERED: &str = "prompt_answered";
 /// Kind of the event a display publishes: payload `{node, task, type, title?, message?, level?,
 /// values?}`.
 pub const NOTIFICATION: &str = "notification";

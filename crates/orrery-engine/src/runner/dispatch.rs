@@ -85,6 +85,8 @@ impl Runner {
                 match (given, answers) {
                     (Some(answer), _) => match interaction::answer_outputs(&task, answer) {
                         Ok(outputs) => {
+                            let payload = json!({"node": key, "outputs": outputs});
+                            self.publish(interaction::PROMPT_ANSWERED, &run_id, payload).await?;
                             run.ended = Some((None, outputs));
                             self.states[n] = NodeState::Finishing;
                         }

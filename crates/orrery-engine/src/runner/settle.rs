@@ -30,6 +30,11 @@ impl Runner {
                 run.sleep = None;
                 match outcome {
                     AgentOutcome::Succeeded { outputs, exit_code } => {
+                        if run.kind == RunKind::Prompt {
+                            let payload = json!({"node": self.key(node), "outputs": outputs});
+                            self.publish(interaction::PROMPT_ANSWERED, &run_id, payload).await?;
+                        }
+                        let Some(run) = self.runs[node].as_mut() else { unreachable!("checked above") };
                         run.ended = Some((exit_code, outputs));
                         self.states[node] = NodeState::Finishing;
                         Ok(None)
