@@ -39,7 +39,8 @@ What was found out about running the reference (antikythera-sdk 0.5.1) on this m
   ``antikythera/task/{start,claim,allocation,completed,ack}``); there is no in-process shortcut.
   So a real ``mosquitto`` and a real ``redis-server`` (Debian packages, scripts/setup.sh) are
   started here on free loopback ports, each in a temporary directory, without persistence, and
-  killed when the driver ends (also on error, timeout or SIGTERM). Every run gets its own pair,
+  killed when the driver ends (also on error, timeout or SIGTERM; on Linux a parent-death
+  signal stops them even if the driver is SIGKILLed). Every run gets its own pair,
   so runs can go in parallel without the reference's cross-talk (messages carry no session id).
 - The agents are the reference's own ``antikythera_agents.launcher.AgentLauncher`` in this
   process, with the plugins of the ``antikythera.agents`` entry point: ``system``
@@ -105,6 +106,16 @@ def _on_signal(signum, _frame):
     os._exit(128 + signum)
 
 
+def _die_with_parent() -> None:
+    """In the service's process: SIGTERM it when this driver dies, even by SIGKILL (Linux)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -132,7 +143,14 @@ def _start_service(name: str, make_cmd) -> int:
     for _ in range(5):
         port = _free_port()
         log = open(os.path.join(_workdir, f"{name}.log"), "wb")
-        proc = subprocess.Popen(make_cmd(exe, port), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=_workdir)
+        proc = subprocess.Popen(
+            make_cmd(exe, port),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=_workdir,
+            preexec_fn=_die_with_parent,
+        )
         _services.append(proc)
         if _wait_port(port, proc, name):
             return port
@@ -153,6 +171,10 @@ def _start_mosquitto() -> int:
         with open(conf, "w") as f:
             # No websockets listener: Debian 12's Mosquitto would bind it to every interface.
             f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+            if os.geteuid() == 0:
+                # Run as root it would switch to the user 'mosquitto', which clears the
+                # parent-death signal; staying root keeps it (the listener is loopback only).
+                f.write("user root\n")
         return [exe, "-c", conf]
 
     return _start_service("mosquitto", cmd)
