@@ -489,6 +489,22 @@ fn compare(reference: &Value, orrery: &Value) -> (Vec<String>, Vec<String>) {
     (out, gaps)
 }
 
+/// Removes scratch directories that earlier failed runs kept, once they are an hour old.
+fn sweep_old_scratch(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for e in entries.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 3600);
+        if old && e.file_name().to_string_lossy().starts_with("parity-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 #[test]
 fn corpus_runs_reach_the_reference_state_and_data() {
     let started = Instant::now();
@@ -496,7 +512,9 @@ fn corpus_runs_reach_the_reference_state_and_data() {
     let python = reference_python();
     let orrery = orrery_binary();
     let (cases, skipped) = cases(&corpus);
-    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("parity-{}", std::process::id()));
+    let tmp_root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    sweep_old_scratch(&tmp_root);
+    let scratch = tmp_root.join(format!("parity-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("create the scratch directory");
 
