@@ -6,8 +6,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Build: a C toolchain for bundled C code (SQLite, mimalloc); python3-venv for the reference oracle
-# used by the tests; e2fsprogs (chattr) for the store's read-only tests when run as root.
-PACKAGES=(build-essential pkg-config ca-certificates python3 python3-venv e2fsprogs)
+# used by the tests; e2fsprogs (chattr) for the store's read-only tests when run as root;
+# redis-server and mosquitto for the parity test, which runs the reference orchestrator for real
+# (tests/compat/parity/run_reference.py starts both on loopback and stops them; the Debian
+# services they come with are not used).
+PACKAGES=(build-essential pkg-config ca-certificates python3 python3-venv e2fsprogs redis-server mosquitto)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Creates (once) the Python venv holding the reference implementation of the blueprint format:
-# antikythera-sdk (gramaziokohler/antikythera) and the asteval version it evaluates conditions with.
+# antikythera-sdk (gramaziokohler/antikythera), the asteval version it evaluates conditions with,
+# and the Redis client its orchestrator stores sessions with (the parity test runs it for real:
+# tests/compat/parity/run_reference.py).
 #
 #   tests/compat/setup_reference.sh            # venv at <repo>/target/reference-venv
 #   ORRERY_REFERENCE_VENV=/some/dir tests/compat/setup_reference.sh
@@ -12,6 +14,7 @@ set -euo pipefail
 REQUIREMENTS=(
     "antikythera-sdk==0.5.1"
     "asteval==1.0.10"
+    "redis==7.0.1"
 )
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,7 +28,7 @@ log() { echo "setup_reference: $*" >&2; }
 
 is_ready() {
     [[ -x "$python" && -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$wanted" ]] \
-        && "$python" -c "import antikythera.io, asteval" >/dev/null 2>&1
+        && "$python" -c "import antikythera.io, asteval, redis" >/dev/null 2>&1
 }
 
 if is_ready; then
@@ -67,6 +70,6 @@ fi
 log "installing ${REQUIREMENTS[*]} into $venv"
 rm -f "$stamp"
 "$python" -m pip install --disable-pip-version-check --no-input -q "${REQUIREMENTS[@]}" >&2
-"$python" -c "import antikythera.io, asteval" >&2
+"$python" -c "import antikythera.io, asteval, redis" >&2
 printf '%s\n' "${REQUIREMENTS[@]}" >"$stamp"
 echo "$python"

@@ -1,0 +1,596 @@
+//! Run parity with the reference orchestrator (antikythera-sdk 0.5.1): the corpus blueprints
+//! whose every task type (inner blueprints included) is one of Orrery's built-in agent types run
+//! to the state the reference reaches, with the same session data.
+//!
+//! For each such file (and each answer set, for files with prompts) both sides run it for real:
+//! - the reference through `parity/run_reference.py` (the reference's own `Orchestrator` and
+//!   agents, over a real Mosquitto and a real Redis that the driver starts on loopback and
+//!   stops; see the comment at its top);
+//! - Orrery through the built `orrery` binary: `orrery run --db <scratch> --format json
+//!   [--answer T=V]... FILE`, then `orrery status --format json SESSION` for the session state,
+//!   the last error and every task state; session data and scope counters are read with
+//!   `orrery-store` (the status report does not show them).
+//!
+//! Compared: the session state; the last error's code (messages are free text); the state of
+//! every node (`"{instance}.{task}"`, the same on both sides); the session data of every
+//! blueprint instance; the scope counters. Instance ids need no mapping: both name a static
+//! inner instance `"{blueprint}_{composite task}"` (Orrery appends `~2` only where the
+//! reference's would collide, which no corpus file does; a different name shows up as a missing
+//! instance and fails). Normalised before comparing, and only this:
+//! - numbers between 1e9 and 1e10 are wall-clock times in epoch seconds (`system.start` and
+//!   `system.end` return `time.time()`); both sides' become `"<epoch seconds>"`, so a time in
+//!   another unit (milliseconds) would still differ;
+//! - numbers compare by value (`2` equals `2.0`: Python's JSON keeps the float, a Rust store
+//!   may not);
+//! - scope counters are keyed by bare scope-start task id (the reference's keying) and a zero
+//!   counter equals an absent one (the reference pops counters it resets; Orrery stores 0).
+//!
+//! A file the reference refuses (the upload's checks, or session creation) must be refused by
+//! `orrery run` too (exit 1, no session). Answers to prompts are given to both sides alike.
+//! The test fails on any difference, with a per-file diff; it also fails if the set of files
+//! compared is not exactly [`EXPECTED`] (a corpus or reference change must be looked at).
+//! Both sides of all files run in parallel (the sleeps are idle time): about 90 s in all.
+
+use orrery_store::Store;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Orrery's built-in agent types (crates/orrery-engine/src/agents).
+const ORRERY_TYPES: &[&str] = &[
+    "system.start",
+    "system.end",
+    "system.sleep",
+    "system.composite",
+    "shell.run",
+    "user_interaction.user_input",
+    "user_interaction.user_output",
+    "user_interaction.notify",
+    "user_prompt.confirm",
+];
+
+/// Answers to the prompts of a file: one run per answer set (label, pairs of node key or task
+/// id and the answer as JSON). Files without prompts run once with no answers.
+const ANSWERS: &[(&str, &str, &[(&str, &str)])] = &[
+    ("toy_problem_1.json", "", &[("A1", r#""hello""#)]),
+    ("toy_problem_4.json", "", &[("X1", r#""outer""#), ("TP4_PnP_X2.A1", r#""inner""#)]),
+    ("toy_problem_4_inner.json", "", &[("A1", r#""alone""#)]),
+    ("toy_problem_7.json", "", &[("A1-ask-user", r#""No""#)]),
+    ("toy_problem_8.json", "yes", &[("A1-ask-user", r#""Yes""#), ("A1-extra", r#""I am sure""#)]),
+    ("toy_problem_8.json", "no", &[("A1-ask-user", r#""No""#), ("A1-extra", r#""Actually no""#)]),
+    ("toy_problem_10_competitive.json", "", &[("race_confirmation", r#""Me!""#)]),
+    ("toy_problem_12_notification.json", "", &[("final_confirmation", r#""OK""#)]),
+    (
+        "toy_problem_13_test_skipping.json",
+        "",
+        &[
+            ("race_confirmation_1", r#""Me!""#),
+            ("race_confirmation_2", r#""Me!""#),
+            ("race_confirmation_3", r#""Me!""#),
+        ],
+    ),
+];
+
+/// The runs this test must compare (file, or `file[label]`), given the corpus and the rule.
+const EXPECTED: &[&str] = &[
+    "scope_retry.json",
+    "scope_skip.json",
+    "scope_while.json",
+    "toy_problem_0.json",
+    "toy_problem_1.json",
+    "toy_problem_10_competitive.json",
+    "toy_problem_12_notification.json",
+    "toy_problem_13_test_skipping.json",
+    "toy_problem_4.json",
+    "toy_problem_4_inner.json",
+    "toy_problem_6.json",
+    "toy_problem_6_inner.json",
+    "toy_problem_7.json",
+    "toy_problem_8.json[no]",
+    "toy_problem_8.json[yes]",
+];
+
+/// An Orrery bug this test found, reported, and left for the engine's owners to fix (it is NOT a
+/// documented weakness of the reference, so it is not expected behaviour): `system.start` and
+/// `system.end` return no outputs in Orrery (crates/orrery-engine/src/runner.rs, `RunKind::Instant`),
+/// while the reference's system agent returns `{"process_start_time": time.time()}` and
+/// `{"process_end_time": time.time()}` (antikythera_orchestrator/system_agents.py), which the
+/// orchestrator writes to session data like any returned output. Every corpus blueprint has a
+/// start and an end, so leaving the affected blueprints out would leave nothing to compare:
+/// instead exactly this difference is not asserted (the reference has epoch seconds under one of
+/// these keys, Orrery null or nothing), it is printed, and the test FAILS once it no longer
+/// occurs anywhere, so that the fix removes this entry. (key, task type that should return it)
+const OPEN_ORRERY_GAP: &[(&str, &str)] = &[("process_start_time", "system.start"), ("process_end_time", "system.end")];
+
+/// How long one side of one run may take.
+const RUN_TIMEOUT: Duration = Duration::from_secs(240);
+
+fn compat_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn workspace_root() -> PathBuf {
+    compat_dir().join("../..").canonicalize().expect("workspace root")
+}
+
+/// The corpus lives in the steering checkout's `shared/fixtures/antikythera`, beside (an
+/// ancestor of) this repository; ORRERY_CORPUS overrides. (As in differential.rs.)
+fn corpus_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ORRERY_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    compat_dir()
+        .ancestors()
+        .map(|a| a.join("shared/fixtures/antikythera"))
+        .chain([PathBuf::from("/work/shared/fixtures/antikythera")])
+        .find(|c| c.is_dir())
+        .unwrap_or_else(|| {
+            panic!("the antikythera corpus is not found beside {}: set ORRERY_CORPUS", compat_dir().display())
+        })
+}
+
+/// The reference venv's python: `$ORRERY_REFERENCE_PYTHON`, else what setup_reference.sh makes.
+fn reference_python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ORRERY_REFERENCE_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let script = compat_dir().join("setup_reference.sh");
+    let out =
+        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "REFERENCE UNAVAILABLE: {} failed ({}); the parity test needs the reference implementation in a venv\n{}",
+        script.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    PathBuf::from(
+        stdout.lines().rev().find(|l| !l.trim().is_empty()).expect("setup_reference.sh printed a path").trim(),
+    )
+}
+
+/// The `orrery` binary: `$ORRERY_BIN`, else built here with cargo (a no-op when it is fresh;
+/// this package cannot use `CARGO_BIN_EXE_orrery`, which only the orrery-cli package gets).
+fn orrery_binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("ORRERY_BIN") {
+        return PathBuf::from(p);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["build", "--locked", "-p", "orrery-cli", "--bin", "orrery", "--message-format=json-render-diagnostics"])
+        .current_dir(workspace_root())
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build orrery: {e}"));
+    assert!(out.status.success(), "cargo build -p orrery-cli --bin orrery failed ({})", out.status);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "orrery")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("cargo build reported no orrery executable")
+}
+
+/// A blueprint file's JSON without COMPAS envelopes (`{"dtype", "data"}` around blueprint, tasks).
+fn plain(v: &Value) -> &Value {
+    match v.get("dtype").and(v.get("data")) {
+        Some(data) => data,
+        None => v,
+    }
+}
+
+fn tasks(blueprint: &Value) -> Vec<&Value> {
+    plain(blueprint)["tasks"].as_array().map(|ts| ts.iter().map(plain).collect()).unwrap_or_default()
+}
+
+/// The inner blueprint id a composite names, if any (`dynamic.blueprint` is the stale spelling
+/// some corpus files use; it is followed here only to judge the task types).
+fn inner_id(task: &Value) -> Option<String> {
+    let params = task["params"].as_array()?;
+    let p = params.iter().map(plain).find(|p| p["name"] == "blueprint")?;
+    let v = &p["value"];
+    let id = v["static"]
+        .as_str()
+        .or_else(|| v["dynamic"]["blueprint_id"].as_str())
+        .or_else(|| v["dynamic"]["blueprint"].as_str())?;
+    Some(id.to_string())
+}
+
+/// Why a file is not run by this test (a type Orrery lacks, an inner blueprint not found), or
+/// `None` when every task type, inner blueprints included, is Orrery's.
+fn not_eligible(root: &Value, library: &BTreeMap<String, Value>) -> Option<String> {
+    let mut seen = BTreeSet::new();
+    let mut queue = vec![root.clone()];
+    while let Some(bp) = queue.pop() {
+        for t in tasks(&bp) {
+            let ty = t["type"].as_str().unwrap_or("");
+            if !ORRERY_TYPES.contains(&ty) {
+                return Some(format!("task type {ty} has no Orrery agent"));
+            }
+            if ty == "system.composite" {
+                let Some(id) = inner_id(t) else { return Some("a composite names no inner blueprint".into()) };
+                let Some(inner) = library.get(&id) else {
+                    return Some(format!("inner blueprint {id} not in the folder"));
+                };
+                if seen.insert(id) {
+                    queue.push(inner.clone());
+                }
+            }
+        }
+    }
+    None
+}
+
+struct Case {
+    name: String,
+    file: PathBuf,
+    answers: Vec<(String, String)>,
+}
+
+fn cases(corpus: &Path) -> (Vec<Case>, Vec<(String, String)>) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus)
+        .expect("read the corpus")
+        .map(|e| e.expect("corpus entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.to_string_lossy().ends_with(".schema.json"))
+        .collect();
+    files.sort();
+    let parsed: Vec<(PathBuf, Value)> = files
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("read {}: {e}", f.display()));
+            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", f.display()));
+            (f, v)
+        })
+        .collect();
+    let mut library = BTreeMap::new();
+    for (_, v) in &parsed {
+        if let Some(id) = plain(v)["id"].as_str() {
+            library.entry(id.to_string()).or_insert_with(|| v.clone());
+        }
+    }
+    let mut runs = Vec::new();
+    let mut skipped = Vec::new();
+    for (file, v) in &parsed {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(why) = not_eligible(v, &library) {
+            skipped.push((name, why));
+            continue;
+        }
+        let sets: Vec<_> = ANSWERS.iter().filter(|(f, _, _)| *f == name).collect();
+        if sets.is_empty() {
+            runs.push(Case { name: name.clone(), file: file.clone(), answers: Vec::new() });
+        }
+        for (_, label, pairs) in sets {
+            runs.push(Case {
+                name: if label.is_empty() { name.clone() } else { format!("{name}[{label}]") },
+                file: file.clone(),
+                answers: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            });
+        }
+    }
+    (runs, skipped)
+}
+
+/// Spawns with stdout and stderr into files (event streams can outgrow a pipe buffer).
+fn spawn(cmd: &mut Command, out: &Path) -> Child {
+    cmd.stdin(Stdio::null())
+        .stdout(File::create(out.with_extension("out")).expect("stdout file"))
+        .stderr(File::create(out.with_extension("err")).expect("stderr file"))
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"))
+}
+
+fn wait(mut child: Child, what: &str) -> Result<ExitStatus, String> {
+    let deadline = Instant::now() + RUN_TIMEOUT;
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{what} did not finish within {} s", RUN_TIMEOUT.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The reference's outcome, as run_reference.py prints it.
+fn run_reference(python: &Path, case: &Case, base: &Path) -> Result<Value, String> {
+    let mut cmd = Command::new(python);
+    cmd.arg(compat_dir().join("parity/run_reference.py")).arg("--timeout").arg("200");
+    for (k, v) in &case.answers {
+        cmd.arg("--answer").arg(format!("{k}={v}"));
+    }
+    cmd.arg(&case.file);
+    let status = wait(spawn(&mut cmd, base), "run_reference.py")?;
+    let out = read(&base.with_extension("out"));
+    if !status.success() {
+        return Err(format!("run_reference.py failed ({status}):\n{}", read(&base.with_extension("err"))));
+    }
+    serde_json::from_str(out.trim()).map_err(|e| format!("run_reference.py printed no JSON ({e}): {out}"))
+}
+
+/// Orrery's outcome in the reference's shape.
+fn run_orrery(orrery: &Path, case: &Case, base: &Path) -> Result<Value, String> {
+    let db = base.with_extension("db");
+    let mut cmd = Command::new(orrery);
+    cmd.arg("run").arg("--db").arg(&db).arg("--format").arg("json");
+    for (k, v) in &case.answers {
+        cmd.arg("--answer").arg(format!("{k}={v}"));
+    }
+    cmd.arg(&case.file);
+    let status = wait(spawn(&mut cmd, base), "orrery run")?;
+    let out = read(&base.with_extension("out"));
+    let err = read(&base.with_extension("err"));
+    let first: Option<Value> = out.lines().next().and_then(|l| serde_json::from_str(l).ok());
+    let Some(session) = first.as_ref().and_then(|e| e["session_id"].as_str()).map(str::to_string) else {
+        // No session: refused before running (exit 1 with diagnostics).
+        return match status.code() {
+            Some(1) => Ok(json!({"refused": err.trim()})),
+            _ => Err(format!("orrery run exited {status} without a session:\n{err}")),
+        };
+    };
+    if !matches!(status.code(), Some(0 | 1)) {
+        return Err(format!("orrery run exited {status}:\n{err}"));
+    }
+    let st = Command::new(orrery)
+        .args(["status", "--format", "json", "--db"])
+        .arg(&db)
+        .arg(&session)
+        .output()
+        .map_err(|e| format!("orrery status: {e}"))?;
+    if !st.status.success() {
+        return Err(format!("orrery status failed: {}", String::from_utf8_lossy(&st.stderr)));
+    }
+    let report: Value = serde_json::from_slice(&st.stdout).map_err(|e| format!("orrery status JSON: {e}"))?;
+    let mut tasks = Map::new();
+    let mut nodes = Vec::new();
+    for t in report["tasks"].as_array().ok_or("status has no tasks")? {
+        let node = t["node"].as_str().ok_or("task without node")?.to_string();
+        tasks.insert(node.clone(), t["state"].clone());
+        nodes.push(node);
+    }
+    let store = Store::open(&db).map_err(|e| format!("open {}: {e}", db.display()))?;
+    let mut data = Map::new();
+    let mut scopes = Map::new();
+    for node in &nodes {
+        let (instance, task) = node.rsplit_once('.').ok_or_else(|| format!("node {node} is not instance.task"))?;
+        if !data.contains_key(instance) {
+            let d = store.instance_data(&session, instance).map_err(|e| e.to_string())?;
+            data.insert(instance.to_string(), Value::Object(d.into_iter().collect()));
+        }
+        // Orrery keeps a scope's counter under its start node's key (crates/orrery-engine/src/scopes.rs).
+        let n = store.scope_iterations(&session, instance, node).map_err(|e| e.to_string())?;
+        if n > 0 {
+            scopes.insert(task.to_string(), json!(n));
+        }
+    }
+    let error = &report["session"]["last_error"];
+    Ok(json!({
+        "session_state": report["session"]["state"],
+        "last_task_error": if error.is_null() { Value::Null } else { json!({"code": error["code"], "message": error["message"]}) },
+        "tasks": tasks,
+        "data": data,
+        "scope_iterations": scopes,
+    }))
+}
+
+/// See the module comment: wall-clock epoch seconds become a marker, numbers compare by value.
+fn normalise(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if (1e9..1e10).contains(&f) => json!("<epoch seconds>"),
+            Some(f) => Value::from(f),
+            None => v.clone(),
+        },
+        Value::Array(a) => Value::Array(a.iter().map(normalise).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), normalise(v))).collect()),
+        _ => v.clone(),
+    }
+}
+
+fn show(v: Option<&Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(v) => v.to_string().replace(r#""<epoch seconds>""#, "<t>"),
+    }
+}
+
+/// The differing keys of two objects, with both normalised values.
+type KeyDiff = (String, Option<Value>, Option<Value>);
+
+fn key_diffs(reference: &Value, orrery: &Value) -> Vec<KeyDiff> {
+    let empty = Map::new();
+    let r = reference.as_object().unwrap_or(&empty);
+    let o = orrery.as_object().unwrap_or(&empty);
+    let keys: BTreeSet<&String> = r.keys().chain(o.keys()).collect();
+    keys.into_iter()
+        .map(|k| (k.clone(), r.get(k).map(normalise), o.get(k).map(normalise)))
+        .filter(|(_, rv, ov)| rv != ov)
+        .collect()
+}
+
+fn diff_maps(what: &str, reference: &Value, orrery: &Value, out: &mut Vec<String>) {
+    for (k, rv, ov) in key_diffs(reference, orrery) {
+        out.push(format!("{what} {k}: reference {} | orrery {}", show(rv.as_ref()), show(ov.as_ref())));
+    }
+}
+
+/// Whether a data difference is exactly the open Orrery gap [`OPEN_ORRERY_GAP`] describes.
+fn is_open_gap(key: &str, reference: &Option<Value>, orrery: &Option<Value>) -> bool {
+    OPEN_ORRERY_GAP.iter().any(|(k, _)| *k == key)
+        && reference.as_ref().is_some_and(|v| v == "<epoch seconds>")
+        && orrery.as_ref().is_none_or(Value::is_null)
+}
+
+/// Every difference between the two outcomes, one line each, and apart the occurrences of the
+/// open Orrery gap (not asserted).
+fn compare(reference: &Value, orrery: &Value) -> (Vec<String>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut gaps = Vec::new();
+    match (reference.get("refused"), orrery.get("refused")) {
+        (Some(_), Some(_)) => return (out, gaps),
+        (Some(r), None) => {
+            out.push(format!("the reference refuses it ({r}) but orrery runs it"));
+            return (out, gaps);
+        }
+        (None, Some(o)) => {
+            out.push(format!("orrery refuses it ({}) but the reference runs it", show(Some(o))));
+            return (out, gaps);
+        }
+        (None, None) => {}
+    }
+    if reference["timed_out"] == true {
+        out.push("the reference did not finish in time".into());
+    }
+    if reference["session_state"] != orrery["session_state"] {
+        out.push(format!(
+            "session state: reference {} | orrery {}",
+            reference["session_state"], orrery["session_state"]
+        ));
+    }
+    let (rc, oc) = (&reference["last_task_error"]["code"], &orrery["last_task_error"]["code"]);
+    if rc != oc {
+        out.push(format!(
+            "last error: reference {} | orrery {}",
+            reference["last_task_error"], orrery["last_task_error"]
+        ));
+    }
+    diff_maps("task", &reference["tasks"], &orrery["tasks"], &mut out);
+    let empty = Map::new();
+    let (rd, od) = (reference["data"].as_object().unwrap_or(&empty), orrery["data"].as_object().unwrap_or(&empty));
+    let instances: BTreeSet<&String> = rd.keys().chain(od.keys()).collect();
+    for i in instances {
+        match (rd.get(i), od.get(i)) {
+            (Some(r), Some(o)) => {
+                for (k, rv, ov) in key_diffs(r, o) {
+                    let line = format!("data {i}: {k}: reference {} | orrery {}", show(rv.as_ref()), show(ov.as_ref()));
+                    if is_open_gap(&k, &rv, &ov) {
+                        gaps.push(line);
+                    } else {
+                        out.push(line);
+                    }
+                }
+            }
+            (r, o) => out.push(format!("instance {i}: reference {} | orrery {}", show(r), show(o))),
+        }
+    }
+    diff_maps("scope counter", &reference["scope_iterations"], &orrery["scope_iterations"], &mut out);
+    (out, gaps)
+}
+
+/// Removes scratch directories that earlier failed runs kept, once they are an hour old.
+fn sweep_old_scratch(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for e in entries.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 3600);
+        if old && e.file_name().to_string_lossy().starts_with("parity-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+#[test]
+fn corpus_runs_reach_the_reference_state_and_data() {
+    let started = Instant::now();
+    let corpus = corpus_dir();
+    let python = reference_python();
+    let orrery = orrery_binary();
+    let (cases, skipped) = cases(&corpus);
+    let tmp_root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    sweep_old_scratch(&tmp_root);
+    let scratch = tmp_root.join(format!("parity-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).expect("create the scratch directory");
+
+    // Both sides of every case at once: the runs mostly sleep.
+    let results: Vec<(String, Result<Value, String>, Result<Value, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, case)| {
+                let (python, orrery, scratch) = (&python, &orrery, &scratch);
+                let r = s.spawn(move || run_reference(python, case, &scratch.join(format!("{i:02}-reference"))));
+                let o = s.spawn(move || run_orrery(orrery, case, &scratch.join(format!("{i:02}-orrery"))));
+                (case.name.clone(), r, o)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(n, r, o)| (n, r.join().expect("reference thread"), o.join().expect("orrery thread")))
+            .collect()
+    });
+
+    let mut report = String::new();
+    let mut failures = 0;
+    let mut gap_seen = 0;
+    let mut compared = Vec::new();
+    for (name, reference, orrery) in &results {
+        compared.push(name.clone());
+        let (diffs, gaps) = match (reference, orrery) {
+            (Ok(r), Ok(o)) => compare(r, o),
+            (r, o) => (
+                [r.as_ref().err().map(|e| format!("reference: {e}")), o.as_ref().err().map(|e| format!("orrery: {e}"))]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+                Vec::new(),
+            ),
+        };
+        gap_seen += gaps.len();
+        let verdict = match reference {
+            Ok(r) if r.get("refused").is_some() => "refused by both".to_string(),
+            Ok(r) => format!("{} ({} s on the reference)", r["session_state"].as_str().unwrap_or("?"), r["seconds"]),
+            Err(_) => "error".to_string(),
+        };
+        if diffs.is_empty() {
+            let _ = writeln!(report, "  same     {name}: {verdict}");
+        } else {
+            failures += 1;
+            let _ = writeln!(report, "  DIFFERS  {name}: {verdict}");
+            for d in diffs {
+                let _ = writeln!(report, "             {d}");
+            }
+        }
+        for g in gaps {
+            let _ = writeln!(report, "             open Orrery gap, not asserted: {g}");
+        }
+    }
+    for (name, why) in &skipped {
+        let _ = writeln!(report, "  not run  {name}: {why}");
+    }
+    compared.sort();
+    println!("parity with the reference orchestrator ({:.0} s):\n{report}", started.elapsed().as_secs_f64());
+    if failures == 0 {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    assert!(!compared.is_empty(), "no corpus blueprint was compared");
+    let expected: Vec<String> = EXPECTED.iter().map(|s| s.to_string()).collect();
+    assert_eq!(compared, expected, "the runs compared are not the expected ones\n{report}");
+    assert!(
+        gap_seen > 0,
+        "the open Orrery gap (system.start/system.end outputs) no longer occurs: remove OPEN_ORRERY_GAP \
+         from tests/compat/tests/parity.rs so that the comparison is complete again\n{report}"
+    );
+    assert_eq!(
+        failures,
+        0,
+        "{failures} run(s) differ from the reference (outputs kept in {}):\n{report}",
+        scratch.display()
+    );
+}
