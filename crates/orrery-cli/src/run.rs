@@ -54,6 +54,7 @@ pub fn run(
         }
     };
     let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
+    note_interrupted(&db);
     drive(&db, max_parallel, format, answers, move |db, options| async move {
         run_session(&db, root, library, params, options).await
     })
@@ -98,6 +99,21 @@ pub fn restart(
     drive(&db, max_parallel, format, answers, move |db, options| async move {
         restart_session(&db, &session, options).await
     })
+}
+
+/// Says so when the store holds sessions a crash interrupted (best effort: a store that cannot
+/// be read is reported by the run itself).
+fn note_interrupted(db: &Path) {
+    let Ok(store) = orrery_store::Store::open(db) else { return };
+    if let Ok(found) = orrery_engine::runner::interrupted_sessions(&store) {
+        if !found.is_empty() {
+            eprintln!(
+                "orrery: {} interrupted session(s) in {}: `orrery recover` goes on with them",
+                found.len(),
+                db.display()
+            );
+        }
+    }
 }
 
 /// `orrery recover`: resumes, one after the other, every session of the store whose runner was

@@ -147,11 +147,21 @@ fn sessions_shows_a_crashed_run_as_interrupted_and_recover_finishes_it() {
     assert!(text.lines().nth(1).is_some_and(|l| l.contains(" interrupted ")), "{text}");
     assert!(String::from_utf8_lossy(&listed.stderr).contains("orrery recover"));
 
+    // A new run in the same store points at it too.
+    let other = orrery(&dir, &["run", "--db", db, "two.json"]);
+    assert_eq!(other.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("1 interrupted session(s)"),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+
     let recovered = orrery(&dir, &["recover", "--db", db]);
     assert_eq!(recovered.status.code(), Some(0), "{}", String::from_utf8_lossy(&recovered.stderr));
     assert!(String::from_utf8_lossy(&recovered.stdout).contains("session    completed"));
     let listed = orrery(&dir, &["sessions", "--db", db]);
-    assert!(String::from_utf8_lossy(&listed.stdout).lines().nth(1).is_some_and(|l| l.contains(" completed ")));
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert_eq!(text.lines().filter(|l| l.contains(" completed ")).count(), 2, "{text}");
 
     let again = orrery(&dir, &["recover", "--db", db]);
     assert_eq!(again.status.code(), Some(0));

@@ -94,18 +94,6 @@ const EXPECTED: &[&str] = &[
     "toy_problem_8.json[yes]",
 ];
 
-/// An Orrery bug this test found, reported, and left for the engine's owners to fix (it is NOT a
-/// documented weakness of the reference, so it is not expected behaviour): `system.start` and
-/// `system.end` return no outputs in Orrery (crates/orrery-engine/src/runner.rs, `RunKind::Instant`),
-/// while the reference's system agent returns `{"process_start_time": time.time()}` and
-/// `{"process_end_time": time.time()}` (antikythera_orchestrator/system_agents.py), which the
-/// orchestrator writes to session data like any returned output. Every corpus blueprint has a
-/// start and an end, so leaving the affected blueprints out would leave nothing to compare:
-/// instead exactly this difference is not asserted (the reference has epoch seconds under one of
-/// these keys, Orrery null or nothing), it is printed, and the test FAILS once it no longer
-/// occurs anywhere, so that the fix removes this entry. (key, task type that should return it)
-const OPEN_ORRERY_GAP: &[(&str, &str)] = &[("process_start_time", "system.start"), ("process_end_time", "system.end")];
-
 /// How long one side of one run may take.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
 
@@ -426,27 +414,18 @@ fn diff_maps(what: &str, reference: &Value, orrery: &Value, out: &mut Vec<String
     }
 }
 
-/// Whether a data difference is exactly the open Orrery gap [`OPEN_ORRERY_GAP`] describes.
-fn is_open_gap(key: &str, reference: &Option<Value>, orrery: &Option<Value>) -> bool {
-    OPEN_ORRERY_GAP.iter().any(|(k, _)| *k == key)
-        && reference.as_ref().is_some_and(|v| v == "<epoch seconds>")
-        && orrery.as_ref().is_none_or(Value::is_null)
-}
-
-/// Every difference between the two outcomes, one line each, and apart the occurrences of the
-/// open Orrery gap (not asserted).
-fn compare(reference: &Value, orrery: &Value) -> (Vec<String>, Vec<String>) {
+/// Every difference between the two outcomes, one line each.
+fn compare(reference: &Value, orrery: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    let mut gaps = Vec::new();
     match (reference.get("refused"), orrery.get("refused")) {
-        (Some(_), Some(_)) => return (out, gaps),
+        (Some(_), Some(_)) => return out,
         (Some(r), None) => {
             out.push(format!("the reference refuses it ({r}) but orrery runs it"));
-            return (out, gaps);
+            return out;
         }
         (None, Some(o)) => {
             out.push(format!("orrery refuses it ({}) but the reference runs it", show(Some(o))));
-            return (out, gaps);
+            return out;
         }
         (None, None) => {}
     }
@@ -474,19 +453,14 @@ fn compare(reference: &Value, orrery: &Value) -> (Vec<String>, Vec<String>) {
         match (rd.get(i), od.get(i)) {
             (Some(r), Some(o)) => {
                 for (k, rv, ov) in key_diffs(r, o) {
-                    let line = format!("data {i}: {k}: reference {} | orrery {}", show(rv.as_ref()), show(ov.as_ref()));
-                    if is_open_gap(&k, &rv, &ov) {
-                        gaps.push(line);
-                    } else {
-                        out.push(line);
-                    }
+                    out.push(format!("data {i}: {k}: reference {} | orrery {}", show(rv.as_ref()), show(ov.as_ref())));
                 }
             }
             (r, o) => out.push(format!("instance {i}: reference {} | orrery {}", show(r), show(o))),
         }
     }
     diff_maps("scope counter", &reference["scope_iterations"], &orrery["scope_iterations"], &mut out);
-    (out, gaps)
+    out
 }
 
 /// Removes scratch directories that earlier failed runs kept, once they are an hour old.
@@ -538,21 +512,18 @@ fn corpus_runs_reach_the_reference_state_and_data() {
 
     let mut report = String::new();
     let mut failures = 0;
-    let mut gap_seen = 0;
     let mut compared = Vec::new();
     for (name, reference, orrery) in &results {
         compared.push(name.clone());
-        let (diffs, gaps) = match (reference, orrery) {
+        let diffs = match (reference, orrery) {
             (Ok(r), Ok(o)) => compare(r, o),
-            (r, o) => (
+            (r, o) => {
                 [r.as_ref().err().map(|e| format!("reference: {e}")), o.as_ref().err().map(|e| format!("orrery: {e}"))]
                     .into_iter()
                     .flatten()
-                    .collect(),
-                Vec::new(),
-            ),
+                    .collect()
+            }
         };
-        gap_seen += gaps.len();
         let verdict = match reference {
             Ok(r) if r.get("refused").is_some() => "refused by both".to_string(),
             Ok(r) => format!("{} ({} s on the reference)", r["session_state"].as_str().unwrap_or("?"), r["seconds"]),
@@ -567,9 +538,6 @@ fn corpus_runs_reach_the_reference_state_and_data() {
                 let _ = writeln!(report, "             {d}");
             }
         }
-        for g in gaps {
-            let _ = writeln!(report, "             open Orrery gap, not asserted: {g}");
-        }
     }
     for (name, why) in &skipped {
         let _ = writeln!(report, "  not run  {name}: {why}");
@@ -582,11 +550,6 @@ fn corpus_runs_reach_the_reference_state_and_data() {
     assert!(!compared.is_empty(), "no corpus blueprint was compared");
     let expected: Vec<String> = EXPECTED.iter().map(|s| s.to_string()).collect();
     assert_eq!(compared, expected, "the runs compared are not the expected ones\n{report}");
-    assert!(
-        gap_seen > 0,
-        "the open Orrery gap (system.start/system.end outputs) no longer occurs: remove OPEN_ORRERY_GAP \
-         from tests/compat/tests/parity.rs so that the comparison is complete again\n{report}"
-    );
     assert_eq!(
         failures,
         0,

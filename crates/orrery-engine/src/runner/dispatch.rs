@@ -70,6 +70,16 @@ impl Runner {
         match kind {
             RunKind::Instant => {
                 let mut outputs = Map::new();
+                // As the reference's system agents: the time it ran, in seconds since the epoch.
+                let clock = match task.task_type.as_str() {
+                    orrery_blueprint::TaskType::START => Some("process_start_time"),
+                    orrery_blueprint::TaskType::END => Some("process_end_time"),
+                    _ => None,
+                };
+                if let Some(key) = clock {
+                    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                    outputs.insert(key.to_string(), json!(now.as_secs_f64()));
+                }
                 if interaction == Some(Interaction::Display) {
                     let (payload, displayed) = interaction::display(&key, &task, &inputs, &context);
                     outputs = displayed;

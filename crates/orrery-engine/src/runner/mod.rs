@@ -11,7 +11,7 @@
 //! # Decisions
 //!
 //! - **Store access and group commit.** [`orrery_store::Store`] is synchronous (rusqlite). The
-//!   runner keeps it in an `Arc<Mutex<Store>>` ([`db::Db`]). Writes land in a store batch (one
+//!   runner keeps it in an `Arc<Mutex<Store>>` (`db::Db`). Writes land in a store batch (one
 //!   transaction) that the runner commits when a round of decisions is over: before it waits
 //!   for an agent, before it starts a process, and when the session ends. A task settled and
 //!   the next one begun thus cost one commit and one fsync (three before). Beginning a batch
@@ -79,24 +79,18 @@
 //! - **Work dir.** Attempt `n` of node `K` of session `S` runs in `work_dir/S/K/attempt-n/`,
 //!   logging to `work_dir/S/K/attempt-n.log`.
 //!
-//! # Not in this version
+//! # Control, lease and recovery
 //!
-//! Pause and cancelling one task (skip, reset and reset a scope are [`crate::interventions`], on
-//! a session that is not running). Recovery gaps: nothing stops two runners from driving
-//! one session at once (resuming a session whose runner is still alive kills that runner's
-//! processes and races it; a session lease is not stored yet); a process spawned but not yet
-//! named on its attempt when the runner died cannot be found, so it is settled `unknown` and
-//! may outlive the crash; recovery happens on `resume`, not automatically when a store is
-//! opened. Known gaps: a scope that loops while one of
-//! its members still runs (possible only through an SS edge inside the scope) drops that run
-//! from its books and leaves its attempt `running` in the store; a node that fails to dispatch
-//! (inputs or condition) becomes FAILED without an attempt row. Dynamic composites go through
-//! the plan (session parameter `elements`) but are not yet covered by a runner test.
+//! Stop, pause, cancelling one task and answers, from this process or another one: see
+//! [`control`]. Skip, reset and reset a scope act on a session that is not running
+//! ([`crate::interventions`]). Resume, restart, the runner's lease and crash recovery: see
+//! [`recovery`]. A runner holds its session's lease from the moment it takes the session until it
+//! ends, so two runners never drive one session.
 
-mod control;
+pub mod control;
 mod db;
 mod dispatch;
-mod recovery;
+pub mod recovery;
 mod settle;
 
 use std::collections::{HashMap, HashSet};

@@ -1,7 +1,16 @@
-//! Resume and crash recovery.
+//! Resume, restart and crash recovery.
 //!
 //! [`resume_session`] goes on with a stored session from the store alone, after a stop, a
-//! failure (retry from failure) or a crash of the process that ran it.
+//! failure (retry from failure) or a crash of the process that ran it. [`restart_session`] runs
+//! it over as a new session (same blueprint versions, same params). [`interrupted_sessions`]
+//! lists what a crash left behind (`running` or `pending` with no live runner): `orrery
+//! sessions` shows them `interrupted`, `orrery recover` resumes them; the app will do the same
+//! when it opens a store.
+//!
+//! - **Lease.** A runner takes its session's lease (its token, its process's pid and start
+//!   time) when it creates or resumes the session and lets go when it ends, whatever happened.
+//!   Resuming a session whose lease a live runner holds is refused ([`StoreError::Leased`]);
+//!   a lease whose process is gone is taken over.
 //!
 //! - **What is stored for it.** The root blueprint version is the session's `blueprint_hash`;
 //!   the versions of the inner blueprints the plan uses are stored too (`blueprint_versions`)
@@ -18,8 +27,10 @@
 //!   SIGKILL, and the attempt is settled `cancelled` (no exit code: it is not our child). It is
 //!   killed rather than waited for: its runner is gone, so nothing reads its outputs file or its
 //!   progress any more, it may run forever (a `sleep 30`, a hung tool), and letting it go on
-//!   beside a new attempt of the same node would break "one running attempt per node". *Gone*
-//!   (or never named: no process recorded, or not a process at all): settled `unknown` with a
+//!   beside a new attempt of the same node would break "one running attempt per node". Then
+//!   every process whose environment holds the attempt's `ORRERY_RUN_ID` is stopped the same
+//!   way: a process the runner spawned but died before recording, or a grandchild that left
+//!   the group. Any found: settled `cancelled`. *Gone* (none found): settled `unknown` with a
 //!   `TASK_FAILED` error saying its outcome cannot be known. Either way its steps left in
 //!   progress become `unknown` and its node goes back to PENDING, to run again as a new attempt.
 //! - **Node states** come from `task_nodes`: SUCCEEDED, SKIPPED and SKIP_REQUESTED stay; every
