@@ -12,7 +12,7 @@
 use crate::ReportFormat;
 use anyhow::Result;
 use orrery_engine::interventions::{self, Intervention, InterventionError};
-use orrery_engine::requests::{self, RequestError};
+use orrery_engine::requests;
 use orrery_store::Request;
 use serde_json::json;
 use std::path::PathBuf;
@@ -107,7 +107,7 @@ fn ask(session: &str, request: &Request, db: Option<PathBuf>, format: ReportForm
     let db = crate::db_path(db)?;
     let outcome = match requests::ask(&db, session, request, REQUEST_WAIT) {
         Ok(outcome) => outcome,
-        Err(e @ RequestError::Store(_)) => return Err(e.into()),
+        Err(e) if !e.is_refusal() => return Err(e.into()),
         Err(e) => {
             match format {
                 ReportFormat::Json => {

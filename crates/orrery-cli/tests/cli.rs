@@ -617,3 +617,35 @@ fn cancel_reaches_a_run_in_another_process_and_restart_runs_the_same_blueprint_a
     assert_eq!(listed[0]["blueprint_hash"], listed[1]["blueprint_hash"]);
     assert_eq!(listed[1]["state"], "failed", "the old session is left as it was");
 }
+
+#[test]
+fn a_store_that_is_not_a_database_is_a_clear_error_and_stays_untouched() {
+    let s = Scratch::new("garbage-store");
+    let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    std::fs::write(s.0.join("store.db"), &garbage).unwrap();
+    for args in [
+        vec!["run", "--db", "store.db", "assembly.json"],
+        vec!["sessions", "--db", "store.db"],
+        vec!["recover", "--db", "store.db"],
+        vec!["cancel", "--db", "store.db", "some-session"],
+    ] {
+        let o = orrery(&args, &s.0);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("store.db is not a usable Orrery database"), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(s.0.join("store.db")).unwrap(), garbage, "the file is left as it was");
+}
+
+#[test]
+fn asking_an_unknown_session_is_a_clear_refusal() {
+    let s = Scratch::new("unknown-session");
+    let db = s.0.join("store.db");
+    let db = db.to_str().unwrap();
+    for args in
+        [vec!["cancel", "--db", db, "nope"], vec!["pause", "--db", db, "nope"], vec!["restart", "--db", db, "nope"]]
+    {
+        let o = orrery(&args, &s.0);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("session \"nope\" not found"), "{args:?}: {}", stderr(&o));
+    }
+}

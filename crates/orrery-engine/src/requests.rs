@@ -25,13 +25,13 @@ pub enum RequestError {
 }
 
 impl RequestError {
-    /// Whether the request was refused for the session's state, as opposed to a store that
-    /// cannot be used.
+    /// Whether the request was refused (an unknown session, its state, no answer), as opposed
+    /// to a store that cannot be used.
     pub fn is_refusal(&self) -> bool {
-        matches!(
-            self,
-            RequestError::NotRunning { .. } | RequestError::Interrupted { .. } | RequestError::NoAnswer { .. }
-        )
+        match self {
+            RequestError::Store(e) => matches!(e, StoreError::NotFound { .. }),
+            _ => true,
+        }
     }
 }
 
