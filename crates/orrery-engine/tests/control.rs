@@ -168,3 +168,34 @@ async fn a_session_driven_by_a_live_runner_cannot_be_resumed_by_another() {
     // Once it let go, the session can be resumed.
     assert_eq!(fx.store().lease(&started.session_id).unwrap(), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_composite_is_not_cancelled_itself_but_its_inner_task_is() {
+    let fx = Fixture::new();
+    let inner = blueprint("inner", vec![start(), sh("slow", "sleep 30", "start"), end("slow")]);
+    let root = blueprint(
+        "outer",
+        vec![
+            start(),
+            serde_json::json!({"id": "c", "type": "system.composite", "depends_on": [{"id": "start"}],
+                "params": [{"name": "blueprint", "value": {"static": "inner"}}]}),
+            end("c"),
+        ],
+    );
+    let (valid, library) = valid(&root, &[&inner]);
+    let control = SessionControl::new();
+    let (options, mut receiver) = fx.options(Some(&control));
+    let db = fx.db();
+    let handle = tokio::spawn(async move { run_session(&db, valid, library, Map::new(), options).await });
+    let started = wait_for_attempt(&mut receiver, "inner_c.slow").await;
+    let mut other = fx.store();
+    let composite = other.request(&started.session_id, &Request::Cancel { task: "outer.c".into() }).unwrap();
+    let slow = other.request(&started.session_id, &Request::Cancel { task: "inner_c.slow".into() }).unwrap();
+    let report = ended(handle).await;
+    assert_eq!(report.state, SessionState::Failed);
+    assert_eq!(
+        other.request_outcome(composite).unwrap().as_deref(),
+        Some("refused: outer.c is a composite; cancel the inner task that runs")
+    );
+    assert_eq!(other.request_outcome(slow).unwrap().as_deref(), Some("cancelling inner_c.slow"));
+}

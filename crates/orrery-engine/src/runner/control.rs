@@ -155,7 +155,13 @@ impl Runner {
             Some(n) => vec![n],
             None => (0..self.plan.tasks.len()).filter(|&n| self.plan.tasks[n].1.id == task).collect(),
         };
-        let running: Vec<usize> = nodes.iter().copied().filter(|&n| self.states[n] == NodeState::Running).collect();
+        // A composite is `Finishing` from its start: it runs while its inner blueprint does.
+        let runs = |n: usize| match self.states[n] {
+            NodeState::Running => true,
+            NodeState::Finishing => self.runs[n].as_ref().is_some_and(|r| r.kind == RunKind::Composite),
+            _ => false,
+        };
+        let running: Vec<usize> = nodes.iter().copied().filter(|&n| runs(n)).collect();
         let [n] = running[..] else {
             return Ok(match (nodes.len(), running.len()) {
                 (0, _) => format!("refused: no task {task} in this session"),

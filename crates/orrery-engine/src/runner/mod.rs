@@ -376,6 +376,14 @@ impl Runner {
         let (tx, rx) = mpsc::unbounded_channel();
         let nodes = plan.graph.nodes.len();
         let control = options.control.clone().unwrap_or_default();
+        let asked = control.subscribe();
+        // Asked before the runner subscribed: a pause holds; a cancel concerned what ran then.
+        let (pausing, cancels_seen) = {
+            let before = asked.borrow();
+            (before.pause, before.cancel.len())
+        };
+        let mut poll = tokio::time::interval(control::REQUEST_POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         Runner {
             work_dir: options.work_dir.join(&session_id),
             session_id,
@@ -391,18 +399,13 @@ impl Runner {
             processes: HashSet::new(),
             launches: Vec::new(),
             iterations,
-            control: control.clone(),
-            asked: control.subscribe(),
-            // Asked before the runner subscribed: a pause holds; a cancel concerned what ran then.
-            pausing: control.subscribe().borrow().pause,
-            cancels_seen: control.subscribe().borrow().cancel.len(),
-            failure: None,
-            poll: {
-                let mut poll = tokio::time::interval(control::REQUEST_POLL);
-                poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                poll
-            },
             answers: options.control.as_ref().map(|c| c.answers().clone()),
+            control,
+            asked,
+            pausing,
+            cancels_seen,
+            failure: None,
+            poll,
         }
     }
 
