@@ -15,7 +15,14 @@ pub(super) struct Db {
     store: Arc<Mutex<Store>>,
     events: Option<broadcast::Sender<Event>>,
     pending: Mutex<Vec<Event>>,
+    /// Writes that wait for the next batch ([`Db::call_or_defer`]).
+    deferred: Arc<Mutex<Vec<Deferred>>>,
 }
+
+/// How long writes may wait for a batch before the runner commits them on their own.
+pub(super) const DEFERRED_WRITES_WAIT: Duration = Duration::from_millis(50);
+
+type Deferred = Box<dyn FnOnce(&mut Store) -> Result<(), StoreError> + Send>;
 
 impl Db {
     pub(super) async fn open(store_path: &Path, options: &RunOptions) -> Result<Db, RunError> {
@@ -33,6 +40,7 @@ impl Db {
             store: Arc::new(Mutex::new(store)),
             events: options.events.clone(),
             pending: Mutex::new(Vec::new()),
+            deferred: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
@@ -105,11 +113,45 @@ impl Db {
                 return Ok(f(&mut store)?);
             }
         }
+        let deferred = Arc::clone(&self.deferred);
         self.on_store(move |s| {
             s.begin_batch(level)?;
+            let waiting = std::mem::take(&mut *deferred.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+            for write in waiting {
+                write(s)?;
+            }
             f(s)
         })
         .await
+    }
+
+    /// A write that need not be committed before the next transition is: it joins the open
+    /// batch, or waits for the next one, so it costs no commit of its own while tasks are short;
+    /// the runner commits what waits once it has been idle for [`DEFERRED_WRITES_WAIT`]. For the
+    /// process of an attempt: recovery finds a process its runner did not record by the
+    /// attempt's `ORRERY_RUN_ID`, so the record only spares that search (and shows the pid
+    /// early). Writes wait in order, before the next batch's own.
+    pub(super) fn call_or_defer(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<(), StoreError> + Send + 'static,
+    ) -> Result<(), RunError> {
+        let mut store = self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if store.in_batch() {
+            return Ok(f(&mut store)?);
+        }
+        self.deferred.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(Box::new(f));
+        Ok(())
+    }
+
+    /// Whether writes wait for the next batch.
+    pub(super) fn has_deferred(&self) -> bool {
+        !self.deferred.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_empty()
+    }
+
+    /// Commits the writes that wait, in a batch of their own (no fsync).
+    pub(super) async fn write_deferred(&self) -> Result<(), RunError> {
+        self.call_relaxed(|_| Ok(())).await?;
+        self.flush().await
     }
 
     /// A read: in the open batch if there is one (it sees the batch's writes), else on the

@@ -566,6 +566,9 @@ impl Runner {
                     }
                 }
                 _ = self.poll.tick() => self.poll_requests().await?,
+                () = tokio::time::sleep(db::DEFERRED_WRITES_WAIT), if self.db.has_deferred() => {
+                    self.db.write_deferred().await?;
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ impl Runner {
                     canceller.cancel();
                 }
                 run.canceller = Some(canceller);
-                self.db.call_relaxed(move |s| s.set_attempt_process(&run_id, process)).await?;
+                self.db.call_or_defer(move |s| s.set_attempt_process(&run_id, process))?;
                 Ok(None)
             }
             Report::Progress { node, run_id, line } => {
@@ -256,7 +256,7 @@ impl Runner {
                     canceller.cancel();
                     // Still name the process on its attempt: it ran.
                     if self.runs[node].as_ref().is_some_and(|r| r.run_id == run_id) {
-                        self.db.call_relaxed(move |s| s.set_attempt_process(&run_id, process)).await?;
+                        self.db.call_or_defer(move |s| s.set_attempt_process(&run_id, process))?;
                     }
                 }
                 Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,
