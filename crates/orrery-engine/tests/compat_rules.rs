@@ -20,19 +20,19 @@
 //! | An unknown name in a condition fails the session with TASK_DISPATCH_FAILED | null value: `runner.rs::a_condition_that_cannot_be_evaluated_fails_the_session_with_task_dispatch_failed`; unknown name: this file `a_condition_naming_a_value_not_yet_in_session_data_fails_the_session_with_task_dispatch_failed` |
 //! | Inputs read `data[get_from or name]`, literal `value` when null and no `get_from` | `get_from`: `runner.rs::a_linear_blueprint_*`; the rest: this file `inputs_read_get_from_or_name_and_fall_back_to_their_literal_only_without_get_from` |
 //! | Outputs go to `data[set_to or name]`: returned, else default, else null; undeclared returned keys too; a failed task writes nothing | this file `outputs_land_under_set_to_or_name_returned_then_default_then_null_and_a_failed_task_writes_nothing` |
-//! | Scopes loop only when their end task succeeds | this file `a_failed_scope_end_does_not_loop` |
+//! | Scopes loop only when their end task succeeds | this file `a_failed_scope_end_does_not_loop`, `a_skipped_scope_end_does_not_loop_and_downstream_runs` |
 //! | retry: body runs `1 + retries` times; counter = extra runs | `runner.rs::a_retry_scope_with_two_retries_runs_its_body_three_times` |
 //! | while: stop at `max_iterations - 1` iterations with a true condition | `runner.rs::a_while_scope_with_three_max_iterations_*` (3); max 1: this file `a_while_scope_with_max_iterations_one_runs_its_body_once` |
 //! | while: loop while the condition on session data holds; a loop resets scope tasks to PENDING, keeps session data | this file `a_while_scope_loops_on_session_data_which_a_loop_keeps_while_its_tasks_go_back_to_pending` |
 //! | while: the condition sees session data plus context only (not params) | this file `a_while_condition_does_not_see_the_scope_tasks_params` and `a_while_condition_inside_a_dynamic_instance_sees_its_element_context` |
 //! | while: evaluation error fails with SCOPE_CONDITION_ERROR | `runner.rs::a_while_condition_that_cannot_be_evaluated_fails_the_session` |
-//! | A loop resets nested scopes' counters; `scope_iterations[start id]` | pure: `scopes.rs::when_an_outer_scope_loops_*`; counter: `runner.rs` retry/while tests |
-//! | Static composite: instance `"{blueprint}_{task}"`, inputs in by name, outputs out to `set_to or name` | `runner.rs::a_static_composite_runs_its_inner_blueprint_*` |
-//! | Dynamic composite: FS chain `T_0..T_{n-1}`, context `{element_id, ...}`, outputs `{element_id: value}` | plan: `plan.rs::a_dynamic_composite_expands_*`; run: this file `a_dynamic_composite_runs_one_inner_instance_per_element_in_a_chain_and_accumulates_outputs` |
+//! | A loop resets nested scopes' counters; `scope_iterations[start id]` | pure: `scopes.rs::when_an_outer_scope_loops_*`; run: this file `when_an_outer_scope_loops_the_nested_scope_counter_is_reset_*`; counter: `runner.rs` retry/while tests |
+//! | Static composite: instance `"{blueprint}_{task}"`, inputs in by name, outputs out to `set_to or name` | `runner.rs::a_static_composite_runs_its_inner_blueprint_*`; input with `get_from` and a literal input: this file `a_static_composite_copies_its_inputs_in_by_input_name_and_its_outputs_out_under_set_to` |
+//! | Dynamic composite: FS chain `T_0..T_{n-1}`, context `{element_id, ...}`, outputs `{element_id: value}` | plan: `plan.rs::a_dynamic_composite_expands_*`; run: this file `a_dynamic_composite_runs_one_inner_instance_per_element_in_a_chain_and_accumulates_outputs`, `a_failed_dynamic_session_resumes_from_the_failed_element_*` |
 //! | A FAILED task fails the session and records `last_task_error` | `runner.rs::a_failing_task_fails_the_session_with_tool_failure_*`; with a run in flight: this file `a_failed_session_records_its_error_and_resuming_it_reruns_only_what_did_not_succeed` |
 //! | Starting a failed session again resets FAILED/RUNNING/READY to PENDING and resumes | `recovery.rs::a_failed_session_is_retried_from_its_failure`; with a cancelled run: this file (as above) |
 //! | Intervention: reset a task (with downstream, clearing outputs) | `interventions.rs::resetting_a_task_with_downstream_*`, `resetting_a_single_task_*`; keeping outputs: this file `resetting_a_task_with_downstream_without_clearing_keeps_its_session_data` |
-//! | Intervention: skip a task (PENDING -> SKIP_REQUESTED -> SKIPPED) | `interventions.rs::skipping_the_task_a_stopped_session_was_waiting_on_*` |
+//! | Intervention: skip a task (PENDING -> SKIP_REQUESTED -> SKIPPED) | `interventions.rs::skipping_the_task_a_stopped_session_was_waiting_on_*`; defaults written for downstream: this file `a_skip_requested_task_is_skipped_when_it_would_dispatch_*` |
 //! | Intervention: reset a scope | `interventions.rs::resetting_a_scope_clears_its_counter_and_runs_its_body_again` |
 //! | Interventions only while not running | `interventions.rs::a_running_session_is_refused_until_it_is_stopped` |
 //! | Agents over MQTT, EXCLUSIVE/COMPETITIVE, NO_AGENT_CLAIMED | not applicable: Orrery's agents run in-process (unknown types are refused before a session exists: `runner.rs::an_unknown_task_type_*`) |
@@ -756,4 +756,142 @@ async fn two_sessions_of_one_blueprint_run_at_once_without_crossing_data() {
     assert_ne!(one.id(), two.id());
     assert_eq!(one.data("root", "v"), Some(json!("first")));
     assert_eq!(two.data("root", "v"), Some(json!("second")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_an_outer_scope_loops_the_nested_scope_counter_is_reset_so_the_nested_body_repeats_in_full() {
+    let fx = Fixture::new();
+    let ran_file = fx.path("ran");
+    let mut o_start = sh("o_start", "true", "start");
+    o_start["scope_start"] = json!({"retry_policy": {"retries": 1}});
+    let mut i_start = sh("i_start", "true", "o_start");
+    i_start["scope_start"] = json!({"retry_policy": {"retries": 1}});
+    let mut i_end = sh("i_end", "true", "body");
+    i_end["scope_end"] = json!("i_start");
+    let mut o_end = sh("o_end", "true", "i_end");
+    o_end["scope_end"] = json!("o_start");
+    let root = blueprint(
+        "root",
+        vec![start(), o_start, i_start, sh("body", &append(&ran_file, "body"), "i_start"), i_end, o_end, end("o_end")],
+    );
+
+    let ran = fx.run(&root, &[]).await;
+
+    ran.assert_completed();
+    assert_eq!(count(&ran_file, "body"), 4, "two outer runs of two inner runs each");
+    assert_eq!(ran.store.scope_iterations(ran.id(), "root", "root.o_start").unwrap(), 1);
+    assert_eq!(ran.store.scope_iterations(ran.id(), "root", "root.i_start").unwrap(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_static_composite_copies_its_inputs_in_by_input_name_and_its_outputs_out_under_set_to() {
+    let fx = Fixture::new();
+    let mut label = sh(
+        "label",
+        r#"printf '{"label": "%s%s"}' "$ORRERY_INPUT_N" "$ORRERY_INPUT_UNIT" > "$ORRERY_OUTPUTS""#,
+        "start",
+    );
+    label["inputs"] = json!([{"name": "n"}, {"name": "unit"}]);
+    label["outputs"] = json!([{"name": "label"}]);
+    let inner = blueprint("inner", vec![start(), label, end("label")]);
+    let mut produce = sh("produce", &emit(json!({"raw": 4})), "start");
+    produce["outputs"] = json!([{"name": "raw"}]);
+    let composite = json!({"id": "comp", "type": "system.composite",
+        "params": [{"name": "blueprint", "value": {"static": "inner"}}],
+        "inputs": [{"name": "n", "get_from": "raw"}, {"name": "unit", "value": "cm"}],
+        "outputs": [{"name": "label", "set_to": "answer"}],
+        "depends_on": [{"id": "produce"}]});
+    let root = blueprint("root", vec![start(), produce, composite, end("comp")]);
+
+    let ran = fx.run(&root, &[&inner]).await;
+
+    ran.assert_completed();
+    assert_eq!(ran.data("inner_comp", "n"), Some(json!(4)), "entered under the input's name, not its get_from");
+    assert_eq!(ran.data("inner_comp", "unit"), Some(json!("cm")), "a literal input enters too");
+    assert_eq!(ran.data("inner_comp", "raw"), None);
+    assert_eq!(ran.data("inner_comp", "label"), Some(json!("4cm")));
+    assert_eq!(ran.data("root", "answer"), Some(json!("4cm")));
+    assert_eq!(ran.data("root", "label"), None, "out under set_to only");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_dynamic_session_resumes_from_the_failed_element_and_keeps_the_accumulated_outputs() {
+    let fx = Fixture::new();
+    let ran_file = fx.path("ran");
+    let go = fx.path("go");
+    let command = format!(
+        "echo $ORRERY_INPUT_N >> '{}'; [ \"$ORRERY_INPUT_N\" != 2 ] || [ -f '{}' ] || exit 1; printf '{{\"sq\": %s}}' $((ORRERY_INPUT_N * ORRERY_INPUT_N)) > \"$ORRERY_OUTPUTS\"",
+        ran_file.display(),
+        go.display()
+    );
+    let mut work = sh("work", &command, "start");
+    work["inputs"] = json!([{"name": "n"}]);
+    work["outputs"] = json!([{"name": "sq"}]);
+    let step = blueprint("step", vec![start(), work, end("work")]);
+    let mut parts = sh("parts", &emit(json!({"n": {"e1": 1, "e2": 2, "e3": 3}})), "start");
+    parts["outputs"] = json!([{"name": "n"}]);
+    let each = json!({"id": "each", "type": "system.composite",
+        "params": [{"name": "blueprint", "value": {"dynamic": {"blueprint_id": "step", "sequencer": "basic_sequencer"}}}],
+        "inputs": [{"name": "n"}], "outputs": [{"name": "sq"}], "depends_on": [{"id": "parts"}]});
+    let root = blueprint("root", vec![start(), parts, each, end("each")]);
+
+    let failed = fx.run_with(&root, &[&step], json!({"elements": {"each": ["e1", "e2", "e3"]}})).await;
+
+    failed.assert_failed_with("TOOL_FAILURE");
+    assert_eq!(failed.state("step_each_1_e2.work"), TaskState::Failed);
+    assert_eq!(failed.data("root", "sq"), Some(json!({"e1": 1})));
+    std::fs::write(&go, "").unwrap();
+    let resumed = fx.resume(failed.id()).await;
+
+    resumed.assert_completed();
+    assert_eq!(read(&ran_file), "1\n2\n2\n3\n", "the first element never ran again");
+    assert_eq!(resumed.data("root", "sq"), Some(json!({"e1": 1, "e2": 4, "e3": 9})));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skip_requested_task_is_skipped_when_it_would_dispatch_and_writes_its_defaults_for_downstream() {
+    let fx = Fixture::new();
+    let ran_file = fx.path("ran");
+    let go = fx.path("go");
+    let gate = sh("gate", &format!("[ -f '{}' ]", go.display()), "start");
+    let mut t2 = sh("t2", &format!("{}; {}", append(&ran_file, "t2"), emit(json!({"o": "ran"}))), "gate");
+    t2["outputs"] = json!([{"name": "o", "value": "default"}]);
+    let mut t3 = sh("t3", "printf '%s\\n' \"$ORRERY_INPUT_O\" >> \"$OUT\"", "t2");
+    t3["params"].as_array_mut().unwrap().push(json!({"name": "env", "value": {"OUT": ran_file.display().to_string()}}));
+    t3["inputs"] = json!([{"name": "o"}]);
+    let root = blueprint("root", vec![start(), gate, t2, t3, end("t3")]);
+    let failed = fx.run(&root, &[]).await;
+    failed.assert_failed_with("TOOL_FAILURE");
+    assert_eq!(failed.state("root.t2"), TaskState::Pending);
+
+    let done = orrery_engine::interventions::skip_task(&fx.db(), failed.id(), "t2").expect("the skip is accepted");
+
+    assert_eq!((done.nodes[0].from, done.nodes[0].to), (TaskState::Pending, TaskState::SkipRequested));
+    std::fs::write(&go, "").unwrap();
+    let resumed = fx.resume(failed.id()).await;
+    resumed.assert_completed();
+    assert_eq!(resumed.state("root.t2"), TaskState::Skipped);
+    assert_eq!(resumed.data("root", "o"), Some(json!("default")));
+    assert_eq!(read(&ran_file), "default\n", "t2 never ran; t3 read its default");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skipped_scope_end_does_not_loop_and_downstream_runs() {
+    let fx = Fixture::new();
+    let ran_file = fx.path("ran");
+    let mut tasks = vec![start()];
+    let mut scope =
+        scope_tasks(json!({"retry_policy": {"retries": 2}}), sh("body", &append(&ran_file, "body"), "loop_start"));
+    scope[2]["condition"] = json!("False");
+    tasks.extend(scope);
+    tasks.push(sh("after", &append(&ran_file, "after"), "loop_end"));
+    tasks.push(end("after"));
+    let root = blueprint("root", tasks);
+
+    let ran = fx.run(&root, &[]).await;
+
+    ran.assert_completed();
+    assert_eq!(ran.state("root.loop_end"), TaskState::Skipped);
+    assert_eq!(read(&ran_file), "body\nafter\n", "a scope loops only when its end task succeeds");
+    assert_eq!(ran.store.scope_iterations(ran.id(), "root", "root.loop_start").unwrap(), 0);
 }
