@@ -18,6 +18,7 @@
 //! | Condition language (asteval subset, `bool()` of the result) | `orrery-blueprint` condition tests (not a runner rule) |
 //! | Condition namespace: params, inputs, element, context, session data, later wins | pure: `data.rs` unit test; run: this file `a_condition_sees_params_then_inputs_then_element_then_context_then_session_data` |
 //! | An unknown name in a condition fails the session with TASK_DISPATCH_FAILED | null value: `runner.rs::a_condition_that_cannot_be_evaluated_fails_the_session_with_task_dispatch_failed`; unknown name: this file `a_condition_naming_a_value_not_yet_in_session_data_fails_the_session_with_task_dispatch_failed` |
+//! | Session data is per session and per blueprint instance (a condition sees its own instance's data) | this file `a_condition_in_an_inner_instance_sees_that_instances_session_data_not_the_callers`, `two_sessions_of_one_blueprint_run_at_once_without_crossing_data` |
 //! | Inputs read `data[get_from or name]`, literal `value` when null and no `get_from` | `get_from`: `runner.rs::a_linear_blueprint_*`; the rest: this file `inputs_read_get_from_or_name_and_fall_back_to_their_literal_only_without_get_from` |
 //! | Outputs go to `data[set_to or name]`: returned, else default, else null; undeclared returned keys too; a failed task writes nothing | this file `outputs_land_under_set_to_or_name_returned_then_default_then_null_and_a_failed_task_writes_nothing` |
 //! | Scopes loop only when their end task succeeds | this file `a_failed_scope_end_does_not_loop`, `a_skipped_scope_end_does_not_loop_and_downstream_runs` |
@@ -312,14 +313,17 @@ async fn a_skipped_task_satisfies_fs_ss_and_ff_and_writes_its_defaults_or_null()
 async fn a_skipped_composite_and_a_skipped_scope_start_skip_what_they_hold_and_downstream_runs() {
     let fx = Fixture::new();
     let ran_file = fx.path("ran");
-    let inner = blueprint("inner", vec![start(), sh("work", &append(&ran_file, "inner"), "start"), end("work")]);
+    let mut work = sh("work", &append(&ran_file, "inner"), "start");
+    work["outputs"] = json!([{"name": "made", "value": "inner-default"}]);
+    let inner = blueprint("inner", vec![start(), work, end("work")]);
     let composite = json!({"id": "c", "type": "system.composite", "condition": "False",
         "params": [{"name": "blueprint", "value": {"static": "inner"}}],
         "outputs": [{"name": "r", "value": "none", "set_to": "result"}],
         "depends_on": [{"id": "start"}]});
     let mut tasks = vec![start(), composite];
-    let mut scope =
-        scope_tasks(json!({"retry_policy": {"retries": 2}}), sh("body", &append(&ran_file, "body"), "loop_start"));
+    let mut body = sh("body", &append(&ran_file, "body"), "loop_start");
+    body["outputs"] = json!([{"name": "b", "value": "body-default"}, {"name": "b_null"}]);
+    let mut scope = scope_tasks(json!({"retry_policy": {"retries": 2}}), body);
     scope[0]["condition"] = json!("False");
     scope[0]["depends_on"] = json!([{"id": "c"}]);
     tasks.extend(scope);
@@ -338,6 +342,13 @@ async fn a_skipped_composite_and_a_skipped_scope_start_skip_what_they_hold_and_d
     assert_eq!(ran.state("root.after"), TaskState::Succeeded);
     assert_eq!(read(&ran_file), "after\n", "only the task after the skipped ones ran");
     assert_eq!(ran.data("root", "result"), Some(json!("none")), "the skipped composite wrote its default");
+    assert_eq!(
+        ran.data("inner_c", "made"),
+        Some(json!("inner-default")),
+        "a task skipped by the cascade writes its default"
+    );
+    assert_eq!(ran.data("root", "b"), Some(json!("body-default")));
+    assert_eq!(ran.data("root", "b_null"), Some(Value::Null));
     assert_eq!(
         ran.store.scope_iterations(ran.id(), "root", "root.loop_start").unwrap(),
         0,
@@ -894,4 +905,27 @@ async fn a_skipped_scope_end_does_not_loop_and_downstream_runs() {
     assert_eq!(ran.state("root.loop_end"), TaskState::Skipped);
     assert_eq!(read(&ran_file), "body\nafter\n", "a scope loops only when its end task succeeds");
     assert_eq!(ran.store.scope_iterations(ran.id(), "root", "root.loop_start").unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_condition_in_an_inner_instance_sees_that_instances_session_data_not_the_callers() {
+    let fx = Fixture::new();
+    // The inner blueprint declares `x` (it validates) only on a task after the condition.
+    let mut probe = sh("probe", "true", "start");
+    probe["condition"] = json!("x == 1");
+    let mut later = sh("later", "true", "probe");
+    later["outputs"] = json!([{"name": "x"}]);
+    let inner = blueprint("inner", vec![start(), probe, later, end("later")]);
+    let mut produce = sh("produce", &emit(json!({"x": 1})), "start");
+    produce["outputs"] = json!([{"name": "x"}]);
+    let composite = json!({"id": "comp", "type": "system.composite",
+        "params": [{"name": "blueprint", "value": {"static": "inner"}}], "depends_on": [{"id": "produce"}]});
+    let root = blueprint("root", vec![start(), produce, composite, end("comp")]);
+
+    let ran = fx.run(&root, &[&inner]).await;
+
+    let message = ran.assert_failed_with("TASK_DISPATCH_FAILED");
+    assert!(message.contains("inner_comp.probe"), "{message}");
+    assert_eq!(ran.data("root", "x"), Some(json!(1)));
+    assert_eq!(ran.data("inner_comp", "x"), None);
 }
