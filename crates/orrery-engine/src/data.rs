@@ -122,25 +122,37 @@ pub fn composite_inputs(inputs: &Map<String, Value>) -> Vec<(String, Value)> {
 /// from the inner key `name`; for an expanded dynamic composite, merged into the
 /// `{element_id: value}` map already in `outer`.
 pub fn composite_outputs(task: &Task, inner: &Data, outer: &Data) -> Vec<(String, Value)> {
-    let element_id = element_of(task).and_then(|e| e.get("element_id")).and_then(Value::as_str);
     task.outputs
         .iter()
         .map(|o| {
             let value = inner.get(&o.io.name).cloned().unwrap_or(Value::Null);
-            let key = o.target_key().to_string();
-            match element_id {
-                None => (key, value),
-                Some(element_id) => {
-                    let mut accumulated = match outer.get(&key) {
-                        Some(Value::Object(m)) => m.clone(),
-                        _ => Map::new(),
-                    };
-                    accumulated.insert(element_id.to_string(), value);
-                    (key, Value::Object(accumulated))
-                }
-            }
+            per_element(task, o.target_key().to_string(), value, outer)
         })
         .collect()
+}
+
+/// What a skipped task writes: each declared output's default, or null. An expanded dynamic
+/// composite merges it into the `{element_id: value}` map already in `outer`, as its run would
+/// have: a skipped element keeps what the elements before it gathered.
+pub fn skipped_outputs(task: &Task, outer: &Data) -> Vec<(String, Value)> {
+    task.outputs
+        .iter()
+        .map(|o| per_element(task, o.target_key().to_string(), o.io.value.clone().unwrap_or(Value::Null), outer))
+        .collect()
+}
+
+/// `(key, value)`, or for an expanded dynamic composite `(key, outer[key] with
+/// {element_id: value} merged in)`.
+fn per_element(task: &Task, key: String, value: Value, outer: &Data) -> (String, Value) {
+    let Some(element_id) = element_of(task).and_then(|e| e.get("element_id")).and_then(Value::as_str) else {
+        return (key, value);
+    };
+    let mut accumulated = match outer.get(&key) {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    accumulated.insert(element_id.to_string(), value);
+    (key, Value::Object(accumulated))
 }
 
 #[cfg(test)]

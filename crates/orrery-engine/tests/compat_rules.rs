@@ -416,7 +416,11 @@ async fn a_condition_naming_a_value_not_yet_in_session_data_fails_the_session_wi
     let message = ran.assert_failed_with("TASK_DISPATCH_FAILED");
     assert!(message.contains("flag"), "{message}");
     assert_eq!(ran.state("root.b"), TaskState::Failed);
-    assert!(ran.attempts("root.b").is_empty(), "b never ran");
+    // The dispatch failure is an attempt of its own; b's command never ran.
+    let b = ran.attempts("root.b");
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].state, AttemptState::Failed);
+    assert_eq!(b[0].error.as_ref().map(|e| e.code.as_str()), Some("TASK_DISPATCH_FAILED"));
     assert!(!ran_file.exists());
     assert_eq!(ran.attempt("root.late").state, AttemptState::Cancelled);
 }
@@ -928,4 +932,39 @@ async fn a_condition_in_an_inner_instance_sees_that_instances_session_data_not_t
     assert!(message.contains("inner_comp.probe"), "{message}");
     assert_eq!(ran.data("root", "x"), Some(json!(1)));
     assert_eq!(ran.data("inner_comp", "x"), None);
+}
+
+/// "Dynamic composites ... outputs accumulate as `{element_id: value}`" and "a skipped task
+/// still writes its declared output defaults (or null)": an expanded element skipped by its
+/// condition must not wipe the entries the elements before it accumulated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skipped_dynamic_element_keeps_the_outputs_accumulated_by_the_elements_before_it() {
+    let fx = Fixture::new();
+    let mut work =
+        sh("work", r#"printf '{"sq": %s}' $((ORRERY_INPUT_N * ORRERY_INPUT_N)) > "$ORRERY_OUTPUTS""#, "start");
+    work["inputs"] = json!([{"name": "n"}]);
+    work["outputs"] = json!([{"name": "sq"}]);
+    let step = blueprint("step", vec![start(), work, end("work")]);
+    let mut parts = sh("parts", r#"printf '%s' '{"n": {"e1": 1, "e2": 2, "e3": 3}}' > "$ORRERY_OUTPUTS""#, "start");
+    parts["outputs"] = json!([{"name": "n"}]);
+    let each = json!({"id": "each", "type": "system.composite", "condition": "not off",
+        "params": [{"name": "blueprint", "value": {"dynamic": {"blueprint_id": "step", "sequencer": "basic_sequencer"}}},
+                   {"name": "off", "value": false}],
+        "inputs": [{"name": "n"}], "outputs": [{"name": "sq", "value": -1}], "depends_on": [{"id": "parts"}]});
+    let root = blueprint("root", vec![start(), parts, each, end("each")]);
+    let (valid, library) = valid(&root, &[&step]);
+    let (options, _) = fx.options(None);
+    let params = json!({"elements": {"each": ["e1", {"element_id": "e2", "off": true}, "e3"]}});
+    let params: Map<String, Value> = params.as_object().cloned().unwrap();
+
+    let report = tokio::time::timeout(Duration::from_secs(60), run_session(&fx.db(), valid, library, params, options))
+        .await
+        .expect("in time")
+        .expect("runs");
+
+    assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
+    let sq = fx.store().data_value(&report.session_id, "root", "sq").unwrap().expect("sq was written");
+    assert_eq!(sq.get("e1"), Some(&json!(1)), "e1's entry survived the skipped e2: {sq}");
+    assert_eq!(sq.get("e3"), Some(&json!(9)), "{sq}");
+    assert_eq!(sq.get("e2"), Some(&json!(-1)), "the skipped element's entry is its declared default: {sq}");
 }

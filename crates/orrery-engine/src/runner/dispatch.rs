@@ -272,22 +272,29 @@ impl Runner {
         states[n] = NodeState::Skipped;
         let mut skipped = vec![n];
         skipped.extend(scopes::apply_skip(&mut states, &cascade));
-        let mut writes: Vec<(String, String, Value)> = Vec::new();
+        // Each instance's data as the writes so far leave it: skipped dynamic elements merge
+        // into what is there.
+        let mut by_instance: Vec<(String, Data, Vec<(String, Value)>)> = Vec::new();
         for &s in &skipped {
             let instance = self.instance_id(s);
-            for (k, v) in data::outputs_to_write(&self.plan.tasks[s].1, None) {
-                writes.push((instance.clone(), k, v));
+            let i = match by_instance.iter().position(|(id, _, _)| *id == instance) {
+                Some(i) => i,
+                None => {
+                    let data = self.data_of(instance.clone()).await?;
+                    by_instance.push((instance, data, Vec::new()));
+                    by_instance.len() - 1
+                }
+            };
+            let (_, data, writes) = &mut by_instance[i];
+            for (k, v) in data::skipped_outputs(&self.plan.tasks[s].1, data) {
+                data.insert(k.clone(), v.clone());
+                writes.push((k, v));
             }
         }
         self.set_states(skipped.iter().map(|&s| (s, NodeState::Skipped)).collect()).await?;
         let session = self.session_id.clone();
-        let mut by_instance: Vec<(String, Vec<(String, Value)>)> = Vec::new();
-        for (instance, k, v) in writes {
-            match by_instance.iter_mut().find(|(i, _)| *i == instance) {
-                Some((_, list)) => list.push((k, v)),
-                None => by_instance.push((instance, vec![(k, v)])),
-            }
-        }
+        let by_instance: Vec<(String, Vec<(String, Value)>)> =
+            by_instance.into_iter().filter(|(_, _, w)| !w.is_empty()).map(|(i, _, w)| (i, w)).collect();
         if by_instance.is_empty() {
             return Ok(());
         }

@@ -36,7 +36,12 @@
 //!   its outputs are read from the inner instance when it may finish.
 //! - **Skips** (SKIP_REQUESTED or a false condition) start no attempt: the node and its cascade
 //!   ([`crate::scopes::skip_cascade`]) become SKIPPED and each skipped node writes its declared
-//!   output defaults (or null) to its instance's data.
+//!   output defaults (or null) to its instance's data; a skipped dynamic element merges its
+//!   entry into the `{element_id: value}` map the elements before it gathered. Two deliberate
+//!   differences from the reference, which only sets the state of a cascade's tasks and writes
+//!   a skipped composite's outputs as read from its (empty) inner instance: here every skipped
+//!   node writes its declared defaults, so downstream inputs and conditions always find their
+//!   keys.
 //! - **Failure.** The first FAILED task (or a dispatch or while-condition error) fails the
 //!   session with that error. Runs still in flight are cancelled (shell processes get SIGTERM,
 //!   grace, SIGKILL; sleeps are dropped) and settled `cancelled` with their node back to
