@@ -278,3 +278,29 @@ async fn after_a_crash_before_its_process_was_recorded_the_process_is_found_by_i
     let states = fx.attempt_states(&report.session_id, "root.t2");
     assert_eq!(states, vec![AttemptState::Cancelled, AttemptState::Cancelled, AttemptState::Succeeded]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_the_crashed_runner_started_before_committing_its_attempt_is_stopped_on_resume() {
+    let fx = Fixture::new();
+    let root = two_tasks(&fx, "sleep 30");
+    let stopped = fx.run_and_stop_at(&root, &[], "root.t2").await;
+    // The store knows no attempt of it: only the session's id names it.
+    let mut store = fx.store();
+    store.set_session_state(&stopped.session_id, SessionState::Running, None, None).unwrap();
+    use std::os::unix::process::CommandExt;
+    let mut orphan = std::process::Command::new("/bin/sh")
+        .args(["-c", "trap '' TERM; sleep 30"])
+        .env("ORRERY_SESSION_ID", &stopped.session_id)
+        .process_group(0)
+        .spawn()
+        .expect("the orphan starts");
+    let reaper = std::thread::spawn(move || orphan.wait());
+
+    std::fs::write(fx.path("go"), "").unwrap();
+    let report = fx.resume(&stopped.session_id).await.expect("the session resumes");
+
+    assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
+    let status = reaper.join().unwrap().expect("the orphan was reaped");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(9), "killed after ignoring SIGTERM: {status:?}");
+}

@@ -22,9 +22,9 @@
 //!   `exit_code`; present, its keys are the outputs, beside `exit_code` (the real exit code
 //!   wins over a key of that name); anything but a JSON object fails the task (`TOOL_FAILURE`);
 //! - `ORRERY_PROGRESS`: a file it may append progress lines to ([`super::progress`]);
-//! - `ORRERY_RUN_ID`: the attempt's run id, when the runner gives one (it does): a task may key
-//!   its own idempotent work on it, and recovery finds by it a process whose runner crashed
-//!   before recording it.
+//! - `ORRERY_RUN_ID` and `ORRERY_SESSION_ID`: the attempt's run id and its session's id, when
+//!   the runner gives them (it does): a task may key its own idempotent work on them, and
+//!   recovery finds by them the processes a crashed runner left behind, recorded or not.
 //!
 //! `env` may not set any of these variables (a binding error): the agent's files would be lost.
 //! The three files live in the attempt directory as [`INPUTS_FILE`], [`OUTPUTS_FILE`] and
@@ -61,6 +61,8 @@ pub const PROGRESS_FILE: &str = "progress.jsonl";
 pub const INPUTS_VAR: &str = "ORRERY_INPUTS";
 pub const OUTPUTS_VAR: &str = "ORRERY_OUTPUTS";
 pub const PROGRESS_VAR: &str = "ORRERY_PROGRESS";
+/// The session's id: recovery stops every process left behind by its session's crashed runner.
+pub const SESSION_ID_VAR: &str = "ORRERY_SESSION_ID";
 /// The attempt's `run_id`: names the attempt to the task, and lets recovery find a process
 /// its crashed runner never recorded.
 pub const RUN_ID_VAR: &str = "ORRERY_RUN_ID";
@@ -87,6 +89,8 @@ pub struct ShellAttempt {
     pub grace: Duration,
     /// Given to the process as `ORRERY_RUN_ID` when set.
     pub run_id: Option<String>,
+    /// Given to the process as `ORRERY_SESSION_ID` when set.
+    pub session_id: Option<String>,
 }
 
 impl ShellAttempt {
@@ -103,6 +107,7 @@ impl ShellAttempt {
             log_path: log_path.into(),
             grace: DEFAULT_GRACE,
             run_id: None,
+            session_id: None,
         }
     }
 }
@@ -338,7 +343,8 @@ pub async fn run(
         (PROGRESS_VAR.to_string(), files.progress.display().to_string()),
     ];
     let run_id = attempt.run_id.as_ref().map(|id| (RUN_ID_VAR.to_string(), id.clone()));
-    for (name, value) in agent_vars.into_iter().chain(run_id).chain(input_vars) {
+    let session_id = attempt.session_id.as_ref().map(|id| (SESSION_ID_VAR.to_string(), id.clone()));
+    for (name, value) in agent_vars.into_iter().chain(run_id).chain(session_id).chain(input_vars) {
         if params.env.iter().any(|(n, _)| *n == name) {
             return failed(env_error(
                 &name,

@@ -182,9 +182,9 @@ impl Runner {
                     .collect();
                 let mut attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path.clone());
                 attempt.run_id = Some(run_id.as_str().to_string());
+                attempt.session_id = Some(self.session_id.clone());
                 self.processes.insert(run_id.clone());
-                // Spawned by `launch` once the attempt is committed: a process is never
-                // started that the store could forget.
+                // Spawned by `launch`, once this round of decisions is over.
                 self.launches.push(Launch { node: n, run_id: run_id.clone(), attempt, log_path });
             }
         }
@@ -192,10 +192,11 @@ impl Runner {
         Ok(None)
     }
 
-    /// Commits what was written, then spawns the processes of the attempts begun since the last
-    /// launch.
+    /// Spawns the processes of the attempts begun since the last launch, then commits what was
+    /// written (their attempts with it) while they start. A crash between the two leaves
+    /// processes the store does not know; they carry the session's id, by which recovery stops
+    /// them (see [`super::recovery`]). So a process never waits for an fsync to start.
     pub(super) async fn launch(&mut self) -> Result<(), RunError> {
-        self.db.flush().await?;
         for Launch { node, run_id, attempt, log_path } in std::mem::take(&mut self.launches) {
             let tx = self.tx.clone();
             tokio::spawn(async move {
@@ -224,7 +225,7 @@ impl Runner {
                 let _ = tx.send(Report::Ended { node, run_id, outcome });
             });
         }
-        Ok(())
+        self.db.flush().await
     }
 
     /// Appends an event of `kind` for the attempt `run_id`, announced once committed.

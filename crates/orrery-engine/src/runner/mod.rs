@@ -12,8 +12,9 @@
 //!
 //! - **Store access and group commit.** [`orrery_store::Store`] is synchronous (rusqlite). The
 //!   runner keeps it in an `Arc<Mutex<Store>>` (`db::Db`). Writes land in a store batch (one
-//!   transaction) that the runner commits when a round of decisions is over: before it waits
-//!   for an agent, before it starts a process, and when the session ends. A task settled and
+//!   transaction) that the runner commits when a round of decisions is over: once it has
+//!   started the round's processes (they start while the commit is under way), before it waits
+//!   for an agent, and when the session ends. A task settled and
 //!   the next one begun thus cost one commit and one fsync (three before). Beginning a batch
 //!   (which may wait for another connection's lock) and committing it (the fsync) run on
 //!   tokio's blocking pool, so they never stall the runtime's workers nor the agents' tasks;

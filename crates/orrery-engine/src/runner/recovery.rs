@@ -31,7 +31,10 @@
 //!   every process whose environment holds the attempt's `ORRERY_RUN_ID` is stopped the same
 //!   way: a process the runner spawned but died before recording, or a grandchild that left
 //!   the group. Any found: settled `cancelled`. *Gone* (none found): settled `unknown` with a
-//!   `TASK_FAILED` error saying its outcome cannot be known. Either way its steps left in
+//!   `TASK_FAILED` error saying its outcome cannot be known. Last, every process that carries
+//!   the session's `ORRERY_SESSION_ID` is stopped: the runner starts a process before the
+//!   commit of its attempt lands (so that no process waits for an fsync), and a crash in
+//!   between leaves a process no attempt names. Either way its steps left in
 //!   progress become `unknown` and its node goes back to PENDING, to run again as a new attempt.
 //! - **Node states** come from `task_nodes`: SUCCEEDED, SKIPPED and SKIP_REQUESTED stay; every
 //!   other state (PENDING, READY, RUNNING, FAILED: COMPAT.md section 4's retry from failure)
@@ -125,17 +128,24 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
     let sid = session.id.clone();
     let running: Vec<orrery_store::Attempt> =
         db.call(move |s| Ok(s.running_attempts()?.into_iter().filter(|a| a.session_id == sid).collect())).await?;
-    for attempt in running {
+    // Not holding the store's write lock through the grace periods below.
+    db.flush().await?;
+    // Which attempts still had a process: the one recorded, or any carrying its run id (the
+    // runner died before recording it, or a grandchild left the group).
+    let mut had_process = Vec::with_capacity(running.len());
+    for attempt in &running {
         let alive = attempt.process.filter(|p| is_alive(p.pid, p.start_time));
-        // Not holding the store's write lock through the grace periods below.
-        db.flush().await?;
         if let Some(process) = alive {
             crate::process::terminate_group(process.pid, process.start_time).await;
         }
-        // Its process, if the runner died before recording it, or what is left of its group
-        // (a grandchild that changed its group), carries its run id.
         let tagged = crate::process::terminate_tagged(shell::RUN_ID_VAR, attempt.run_id.as_str()).await;
-        let outcome = if alive.is_some() || tagged > 0 {
+        had_process.push(alive.is_some() || tagged > 0);
+    }
+    // Then whatever else the session's runner left: a process it spawned for an attempt whose
+    // start it had not committed yet.
+    crate::process::terminate_tagged(shell::SESSION_ID_VAR, &session.id).await;
+    for (attempt, had_process) in running.into_iter().zip(had_process) {
+        let outcome = if had_process {
             Outcome::Cancelled { exit_code: None }
         } else {
             Outcome::Unknown {
