@@ -611,3 +611,17 @@ async fn a_shell_task_sees_its_attempts_run_id() {
     ran.assert_completed();
     assert_eq!(read(&file), ran.attempt("root.t").run_id.as_str());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_work_dir_that_cannot_be_created_fails_the_task_naming_the_folder() {
+    let fx = Fixture::new();
+    // A file where the work dir's folder should be: no folder can be made under it.
+    std::fs::write(fx.path("work"), "not a folder").unwrap();
+    let root = blueprint("root", vec![start(), sh("t", "true", "start"), end("t")]);
+    let ran = fx.run(&root, &[], 2).await;
+    assert_eq!(ran.report.state, SessionState::Failed);
+    let error = ran.report.error.expect("the task's error");
+    assert_eq!(error.code, "LAUNCHER_FAILURE");
+    assert!(error.message.contains("cannot create the attempt's folder"), "{}", error.message);
+    assert!(error.message.contains("root.t"), "{}", error.message);
+}

@@ -27,9 +27,11 @@
 //!   recovery finds by them the processes a crashed runner left behind, recorded or not.
 //!
 //! `env` may not set any of these variables (a binding error): the agent's files would be lost.
-//! The three files live in the attempt directory as [`INPUTS_FILE`], [`OUTPUTS_FILE`] and
-//! [`PROGRESS_FILE`]; stale outputs and progress files from an earlier use of the directory are
-//! removed first.
+//! The three files share the attempt's stem: `{stem}.inputs.json`, `{stem}.outputs.json` and
+//! `{stem}.progress.jsonl` ([`INPUTS_FILE`], [`OUTPUTS_FILE`], [`PROGRESS_FILE`]); stale outputs
+//! and progress files from an earlier use of the stem are removed first. No directory per
+//! attempt: on a busy file system every inode created costs (ext4's allocator dominated the
+//! runner's CPU when each attempt had a folder of its own).
 //!
 //! Ends: exit 0 succeeds; a non-zero exit, or death by a signal Orrery did not send, is a
 //! `TOOL_FAILURE` whose message ends with the last [`LOG_TAIL_BYTES`] of the log; a process
@@ -58,6 +60,14 @@ pub const INPUTS_FILE: &str = "inputs.json";
 pub const OUTPUTS_FILE: &str = "outputs.json";
 pub const PROGRESS_FILE: &str = "progress.jsonl";
 
+/// `{stem}.{suffix}`.
+pub fn attempt_file(stem: &Path, suffix: &str) -> PathBuf {
+    let mut name = stem.as_os_str().to_owned();
+    name.push(".");
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 pub const INPUTS_VAR: &str = "ORRERY_INPUTS";
 pub const OUTPUTS_VAR: &str = "ORRERY_OUTPUTS";
 pub const PROGRESS_VAR: &str = "ORRERY_PROGRESS";
@@ -81,8 +91,9 @@ pub struct ShellAttempt {
     pub params: Map<String, Value>,
     /// The task's resolved inputs by name.
     pub inputs: Map<String, Value>,
-    /// Holds the inputs, outputs and progress files; created if missing.
-    pub attempt_dir: PathBuf,
+    /// The stem of the inputs, outputs and progress files (see the module notes); its folder
+    /// is created if missing.
+    pub stem: PathBuf,
     /// The attempt's log (stdout and stderr interleaved); created if missing, appended to.
     pub log_path: PathBuf,
     /// Between SIGTERM and SIGKILL on cancel and timeout.
@@ -97,13 +108,13 @@ impl ShellAttempt {
     pub fn new(
         params: Map<String, Value>,
         inputs: Map<String, Value>,
-        attempt_dir: impl Into<PathBuf>,
+        stem: impl Into<PathBuf>,
         log_path: impl Into<PathBuf>,
     ) -> Self {
         ShellAttempt {
             params,
             inputs,
-            attempt_dir: attempt_dir.into(),
+            stem: stem.into(),
             log_path: log_path.into(),
             grace: DEFAULT_GRACE,
             run_id: None,
@@ -439,14 +450,16 @@ struct AttemptFiles {
 /// progress files. Paths are absolute: the process may run in another directory.
 fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
     let launcher = |what: String, e: io::Error| TaskError::new(ErrorCode::LauncherFailure, format!("{what}: {e}"));
-    let dir = std::path::absolute(&attempt.attempt_dir)
-        .map_err(|e| launcher(format!("cannot resolve the attempt directory {}", attempt.attempt_dir.display()), e))?;
-    fs::create_dir_all(&dir)
-        .map_err(|e| launcher(format!("cannot create the attempt directory {}", dir.display()), e))?;
+    let stem = std::path::absolute(&attempt.stem)
+        .map_err(|e| launcher(format!("cannot resolve the attempt's files {}", attempt.stem.display()), e))?;
+    if let Some(dir) = stem.parent() {
+        fs::create_dir_all(dir)
+            .map_err(|e| launcher(format!("cannot create the attempt's folder {}", dir.display()), e))?;
+    }
     let files = AttemptFiles {
-        inputs: dir.join(INPUTS_FILE),
-        outputs: dir.join(OUTPUTS_FILE),
-        progress: dir.join(PROGRESS_FILE),
+        inputs: attempt_file(&stem, INPUTS_FILE),
+        outputs: attempt_file(&stem, OUTPUTS_FILE),
+        progress: attempt_file(&stem, PROGRESS_FILE),
     };
     let text = Value::Object(attempt.inputs.clone()).to_string();
     fs::write(&files.inputs, text)

@@ -50,7 +50,7 @@ impl Runner {
         let node_dir = self.work_dir.join(&key);
         self.attempt_counts[n] += 1;
         let attempt_no = self.attempt_counts[n];
-        let attempt_dir = node_dir.join(format!("attempt-{attempt_no}"));
+        let stem = node_dir.join(format!("attempt-{attempt_no}"));
         let log_path = node_dir.join(format!("attempt-{attempt_no}.log"));
         let new = NewAttempt {
             agent: task.task_type.as_str().to_string(),
@@ -172,15 +172,12 @@ impl Runner {
                 run.sleep = Some(handle.abort_handle());
             }
             RunKind::Shell => {
-                if let Err(e) = std::fs::create_dir_all(&node_dir) {
-                    return Err(RunError::WorkDir { path: node_dir, message: e.to_string() });
-                }
                 let params: Map<String, Value> = task
                     .params
                     .iter()
                     .map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null)))
                     .collect();
-                let mut attempt = shell::ShellAttempt::new(params, inputs, attempt_dir, log_path.clone());
+                let mut attempt = shell::ShellAttempt::new(params, inputs, stem, log_path.clone());
                 attempt.run_id = Some(run_id.as_str().to_string());
                 attempt.session_id = Some(self.session_id.clone());
                 self.processes.insert(run_id.clone());

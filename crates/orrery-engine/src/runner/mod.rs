@@ -82,8 +82,9 @@
 //! - **Scope counters** are stored under (instance id, scope key `"{instance}.{start task}"`).
 //! - **max_parallel** bounds the `shell.run` processes running at once (at least 1);
 //!   `system.*` tasks run in-process and are not counted.
-//! - **Work dir.** Attempt `n` of node `K` of session `S` runs in `work_dir/S/K/attempt-n/`,
-//!   logging to `work_dir/S/K/attempt-n.log`.
+//! - **Work dir.** The files of attempt `n` of node `K` of session `S` are
+//!   `work_dir/S/K/attempt-n.log` (its output) and `attempt-n.inputs.json`,
+//!   `attempt-n.outputs.json`, `attempt-n.progress.jsonl` beside it (see [`shell`]).
 //!
 //! # Control, lease and recovery
 //!
@@ -162,8 +163,6 @@ pub enum RunError {
     Store(#[from] StoreError),
     #[error("the runner's blocking task failed: {0}")]
     Join(String),
-    #[error("cannot prepare the work directory {}: {message}", .path.display())]
-    WorkDir { path: PathBuf, message: String },
     #[error("session {session_id} is {}: there is nothing to resume", .state.as_str())]
     NotResumable { session_id: String, state: SessionState },
     #[error("the stored blueprint version {hash} cannot be used: {message}")]
