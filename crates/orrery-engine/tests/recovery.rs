@@ -288,13 +288,18 @@ async fn a_process_the_crashed_runner_started_before_committing_its_attempt_is_s
     let mut store = fx.store();
     store.set_session_state(&stopped.session_id, SessionState::Running, None, None).unwrap();
     use std::os::unix::process::CommandExt;
+    let ready = fx.path("ready");
     let mut orphan = std::process::Command::new("/bin/sh")
-        .args(["-c", "trap '' TERM; sleep 30"])
+        .args(["-c", &format!("trap '' TERM; echo > {}; sleep 30", ready.display())])
         .env("ORRERY_SESSION_ID", &stopped.session_id)
         .process_group(0)
         .spawn()
         .expect("the orphan starts");
     let reaper = std::thread::spawn(move || orphan.wait());
+    // It ignores SIGTERM from here on.
+    while !ready.exists() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     std::fs::write(fx.path("go"), "").unwrap();
     let report = fx.resume(&stopped.session_id).await.expect("the session resumes");
