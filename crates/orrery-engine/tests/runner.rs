@@ -252,7 +252,7 @@ async fn a_retry_scope_with_two_retries_runs_its_body_three_times() {
     assert_eq!(body.iter().map(|a| a.attempt).collect::<Vec<_>>(), [1, 2, 3]);
     for a in &body {
         let log = a.log_path.clone().expect("a shell attempt has a log");
-        assert!(log.ends_with(format!("root.body/attempt-{}.log", a.attempt)), "{}", log.display());
+        assert!(log.ends_with(format!("root.body.attempt-{}.log", a.attempt)), "{}", log.display());
         assert!(log.exists(), "{}", log.display());
     }
 }
@@ -623,5 +623,7 @@ async fn a_work_dir_that_cannot_be_created_fails_the_task_naming_the_folder() {
     let error = ran.report.error.expect("the task's error");
     assert_eq!(error.code, "LAUNCHER_FAILURE");
     assert!(error.message.contains("cannot create the attempt's folder"), "{}", error.message);
-    assert!(error.message.contains("root.t"), "{}", error.message);
+    let folder = fx.path("work").join(&ran.report.session_id);
+    assert!(error.message.contains(&folder.display().to_string()), "{}", error.message);
+    assert_eq!(ran.node_state("root.t"), TaskState::Failed);
 }

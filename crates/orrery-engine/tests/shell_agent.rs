@@ -386,3 +386,17 @@ fn a_task_error_crosses_boundaries_as_code_message_and_details() {
     );
     assert_eq!(error.to_string(), "TOOL_BINDING_ERROR: param 'argv' must be a list");
 }
+
+#[tokio::test]
+async fn attempts_with_no_inputs_share_one_empty_inputs_file() {
+    let fx = Fixture::new();
+    let command = json!({"command": r#"printf '%s %s\n' "$ORRERY_INPUTS" "$(cat "$ORRERY_INPUTS")""#});
+    for n in 1..=2 {
+        let mut attempt = fx.attempt(command.clone(), json!({}));
+        attempt.stem = fx.path(&format!("t.attempt-{n}"));
+        assert!(matches!(run(attempt).await.0, AgentOutcome::Succeeded { .. }));
+    }
+    let shared = fx.path(shell::NO_INPUTS_FILE);
+    assert_eq!(fx.log(), format!("{0} {{}}\n{0} {{}}\n", shared.display()));
+    assert!(!shell::attempt_file(&fx.path("t.attempt-1"), shell::INPUTS_FILE).exists(), "no file of its own");
+}

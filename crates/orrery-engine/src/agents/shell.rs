@@ -29,9 +29,10 @@
 //! `env` may not set any of these variables (a binding error): the agent's files would be lost.
 //! The three files share the attempt's stem: `{stem}.inputs.json`, `{stem}.outputs.json` and
 //! `{stem}.progress.jsonl` ([`INPUTS_FILE`], [`OUTPUTS_FILE`], [`PROGRESS_FILE`]); stale outputs
-//! and progress files from an earlier use of the stem are removed first. No directory per
-//! attempt: on a busy file system every inode created costs (ext4's allocator dominated the
-//! runner's CPU when each attempt had a folder of its own).
+//! and progress files from an earlier use of the stem are removed first. An attempt with no
+//! inputs reads the folder's shared [`NO_INPUTS_FILE`] (`{}`) instead. Few files, no folder per
+//! attempt: on a busy file system every inode created costs (ext4's inode allocator dominated
+//! the runner's CPU when each attempt had a folder and an inputs file of its own).
 //!
 //! Ends: exit 0 succeeds; a non-zero exit, or death by a signal Orrery did not send, is a
 //! `TOOL_FAILURE` whose message ends with the last [`LOG_TAIL_BYTES`] of the log; a process
@@ -59,6 +60,8 @@ pub const TYPE: &str = "shell.run";
 pub const INPUTS_FILE: &str = "inputs.json";
 pub const OUTPUTS_FILE: &str = "outputs.json";
 pub const PROGRESS_FILE: &str = "progress.jsonl";
+/// The inputs file of every attempt with no inputs, in the stem's folder: `{}`.
+pub const NO_INPUTS_FILE: &str = "no-inputs.json";
 
 /// `{stem}.{suffix}`.
 pub fn attempt_file(stem: &Path, suffix: &str) -> PathBuf {
@@ -456,14 +459,23 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
         fs::create_dir_all(dir)
             .map_err(|e| launcher(format!("cannot create the attempt's folder {}", dir.display()), e))?;
     }
-    let files = AttemptFiles {
+    let mut files = AttemptFiles {
         inputs: attempt_file(&stem, INPUTS_FILE),
         outputs: attempt_file(&stem, OUTPUTS_FILE),
         progress: attempt_file(&stem, PROGRESS_FILE),
     };
-    let text = Value::Object(attempt.inputs.clone()).to_string();
-    fs::write(&files.inputs, text)
-        .map_err(|e| launcher(format!("cannot write the inputs file {}", files.inputs.display()), e))?;
+    if attempt.inputs.is_empty() {
+        // One shared `{}` per folder rather than a file per attempt.
+        files.inputs = stem.with_file_name(NO_INPUTS_FILE);
+        if !files.inputs.exists() {
+            fs::write(&files.inputs, "{}")
+                .map_err(|e| launcher(format!("cannot write the inputs file {}", files.inputs.display()), e))?;
+        }
+    } else {
+        let text = Value::Object(attempt.inputs.clone()).to_string();
+        fs::write(&files.inputs, text)
+            .map_err(|e| launcher(format!("cannot write the inputs file {}", files.inputs.display()), e))?;
+    }
     for stale in [&files.outputs, &files.progress] {
         match fs::remove_file(stale) {
             Ok(()) => {}

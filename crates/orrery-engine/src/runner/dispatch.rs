@@ -47,11 +47,10 @@ impl Runner {
         let key = self.key(n);
         // The store numbers attempts too; the runner, sole owner of a new session, counts the
         // same way without a read, so the log can be named before the attempt begins.
-        let node_dir = self.work_dir.join(&key);
         self.attempt_counts[n] += 1;
         let attempt_no = self.attempt_counts[n];
-        let stem = node_dir.join(format!("attempt-{attempt_no}"));
-        let log_path = node_dir.join(format!("attempt-{attempt_no}.log"));
+        let stem = self.work_dir.join(format!("{key}.attempt-{attempt_no}"));
+        let log_path = shell::attempt_file(&stem, "log");
         let new = NewAttempt {
             agent: task.task_type.as_str().to_string(),
             log_path: (kind == RunKind::Shell).then(|| log_path.clone()),

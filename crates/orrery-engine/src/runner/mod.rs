@@ -82,9 +82,10 @@
 //! - **Scope counters** are stored under (instance id, scope key `"{instance}.{start task}"`).
 //! - **max_parallel** bounds the `shell.run` processes running at once (at least 1);
 //!   `system.*` tasks run in-process and are not counted.
-//! - **Work dir.** The files of attempt `n` of node `K` of session `S` are
-//!   `work_dir/S/K/attempt-n.log` (its output) and `attempt-n.inputs.json`,
-//!   `attempt-n.outputs.json`, `attempt-n.progress.jsonl` beside it (see [`shell`]).
+//! - **Work dir.** The files of attempt `n` of node `K` of session `S` lie flat in the
+//!   session's folder: `work_dir/S/K.attempt-n.log` (its output), and beside it
+//!   `K.attempt-n.inputs.json`, `.outputs.json`, `.progress.jsonl` (see [`shell`]). Flat, so
+//!   that an attempt creates one or two files and no folder (see [`shell`] on inodes).
 //!
 //! # Control, lease and recovery
 //!
