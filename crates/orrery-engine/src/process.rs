@@ -20,10 +20,12 @@
 //!
 //! How: the standard library's `process_group(0)` and `libc::killpg`, with no process-wrapping
 //! crate. The one thing a wrapper would not give is the order needed to signal a group safely:
-//! the leader's exit is observed with `waitid(WNOWAIT)`, which leaves it a zombie, so its pid
+//! the leader's exit is observed without reaping it, which leaves it a zombie, so its pid
 //! (the group id) cannot be reused by an unrelated process while the rest of the group is being
-//! signalled; only then is it reaped. That wait runs on a small dedicated thread per process.
-//! Linux only for now: start times and group members are read from `/proc`.
+//! signalled; only then is it reaped. The exit is seen through a pidfd on tokio's reactor (the
+//! runtime needs its IO driver: `enable_all`), or, on kernels before 5.3, by `waitid(WNOWAIT)`
+//! on a small thread per process. Linux only for now: start times and group members are read
+//! from `/proc`.
 
 mod procfs;
 
@@ -431,6 +433,15 @@ fn spawn_error(spec: &ProcessSpec, program: String, source: io::Error) -> Proces
 /// Resolves when the process `pid` (our child) has exited, without reaping it: the zombie
 /// keeps its pid, and with it the process group id, reserved until [`reap`].
 fn watch_leader_exit(pid: u32) -> io::Result<oneshot::Receiver<()>> {
+    // A pidfd turns readable when the process exits, without reaping it: no thread needed.
+    // Kernels before 5.3 have none; then a thread waits.
+    match watch_with_pidfd(pid) {
+        Ok(rx) => Ok(rx),
+        Err(_) => watch_with_thread(pid),
+    }
+}
+
+fn watch_with_thread(pid: u32) -> io::Result<oneshot::Receiver<()>> {
     let (tx, rx) = oneshot::channel();
     std::thread::Builder::new().name(format!("orrery-wait-{pid}")).stack_size(64 * 1024).spawn(move || {
         loop {
@@ -445,6 +456,28 @@ fn watch_leader_exit(pid: u32) -> io::Result<oneshot::Receiver<()>> {
         }
         let _ = tx.send(());
     })?;
+    Ok(rx)
+}
+
+fn watch_with_pidfd(pid: u32) -> io::Result<oneshot::Receiver<()>> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just created and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    // SAFETY: the AsyncFd owns the OwnedFd, so the descriptor stays open and the same until
+    // the AsyncFd is dropped.
+    let exited = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        .map_err(|e| e.into_parts().1)?;
+    let (tx, rx) = oneshot::channel();
+    tokio::spawn(async move {
+        // Readable means exited; an error means the same for our purpose (nothing to wait on).
+        let _ = exited.readable().await;
+        let _ = tx.send(());
+    });
     Ok(rx)
 }
 
@@ -560,5 +593,25 @@ fn reap(pid: i32) -> Exit {
         Exit::Exited { code: libc::WEXITSTATUS(status) }
     } else {
         Exit::Signalled { signal: libc::WTERMSIG(status) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both ways of seeing a leader's exit leave it a zombie until [`reap`].
+    #[tokio::test]
+    async fn the_pidfd_and_the_thread_both_see_an_exit_without_reaping_it() {
+        for watch in [watch_with_pidfd, watch_with_thread] {
+            let child = Command::new("/bin/sh").args(["-c", "exit 3"]).spawn().unwrap();
+            let pid = child.id();
+            drop(child);
+            let exited = watch(pid).expect("the exit can be watched");
+            tokio::time::timeout(Duration::from_secs(10), exited).await.expect("seen in time").unwrap();
+            let stat = procfs::read_stat(pid as i32).expect("still in the process table");
+            assert!(stat.has_exited(), "a zombie, not reaped yet");
+            assert!(matches!(reap(pid as i32), Exit::Exited { code: 3 }));
+        }
     }
 }
