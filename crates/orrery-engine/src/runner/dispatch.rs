@@ -271,7 +271,9 @@ impl Runner {
         skipped.extend(scopes::apply_skip(&mut states, &cascade));
         // Each instance's data as the writes so far leave it: skipped dynamic elements merge
         // into what is there.
-        let mut by_instance: Vec<(String, Data, Vec<(String, Value)>)> = Vec::new();
+        // (instance, its data with the writes so far, the writes)
+        type Writes = (String, Data, Vec<(String, Value)>);
+        let mut by_instance: Vec<Writes> = Vec::new();
         for &s in &skipped {
             let instance = self.instance_id(s);
             let i = match by_instance.iter().position(|(id, _, _)| *id == instance) {
