@@ -620,7 +620,7 @@ async fn a_work_dir_that_cannot_be_created_fails_the_task_naming_the_folder() {
     let root = blueprint("root", vec![start(), sh("t", "true", "start"), end("t")]);
     let ran = fx.run(&root, &[], 2).await;
     assert_eq!(ran.report.state, SessionState::Failed);
-    let error = ran.report.error.expect("the task's error");
+    let error = ran.report.error.clone().expect("the task's error");
     assert_eq!(error.code, "LAUNCHER_FAILURE");
     assert!(error.message.contains("cannot create the attempt's folder"), "{}", error.message);
     let folder = fx.path("work").join(&ran.report.session_id);
