@@ -55,7 +55,8 @@ const ORRERY_TYPES: &[&str] = &[
 
 /// Answers to the prompts of a file: one run per answer set (label, pairs of node key or task
 /// id and the answer as JSON). Files without prompts run once with no answers.
-const ANSWERS: &[(&str, &str, &[(&str, &str)])] = &[
+type AnswerSet = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+const ANSWERS: &[AnswerSet] = &[
     ("toy_problem_1.json", "", &[("A1", r#""hello""#)]),
     ("toy_problem_4.json", "", &[("X1", r#""outer""#), ("TP4_PnP_X2.A1", r#""inner""#)]),
     ("toy_problem_4_inner.json", "", &[("A1", r#""alone""#)]),
