@@ -494,7 +494,9 @@ fn corpus_runs_reach_the_reference_state_and_data() {
     std::fs::create_dir_all(&scratch).expect("create the scratch directory");
 
     // Both sides of every case at once: the runs mostly sleep.
-    let results: Vec<(String, Result<Value, String>, Result<Value, String>)> = std::thread::scope(|s| {
+    // (run name, the reference's outcome, Orrery's)
+    type Outcomes = (String, Result<Value, String>, Result<Value, String>);
+    let results: Vec<Outcomes> = std::thread::scope(|s| {
         let handles: Vec<_> = cases
             .iter()
             .enumerate()
