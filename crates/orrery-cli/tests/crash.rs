@@ -167,3 +167,74 @@ fn sessions_shows_a_crashed_run_as_interrupted_and_recover_finishes_it() {
     assert_eq!(again.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&again.stderr).contains("no interrupted session"));
 }
+
+/// A disk that fills up mid-run (here: a file size limit on the `orrery` process, SIGXFSZ
+/// ignored so writes fail with EFBIG as on a full disk): a clear error naming the store, a store
+/// that stays consistent, and a resume with room again that finishes without running any
+/// finished task again.
+#[test]
+fn a_run_that_fills_the_disk_stops_with_a_clear_error_and_resumes_once_there_is_room() {
+    use std::os::unix::process::CommandExt;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("crash-full-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("ran.txt");
+    let mut tasks = vec![json!({"id": "start", "type": "system.start"})];
+    let mut previous = "start".to_string();
+    for i in 0..60 {
+        let id = format!("t{i:02}");
+        tasks.push(json!({"id": id, "type": "shell.run", "depends_on": [{"id": previous}],
+            "params": [{"name": "command", "value": format!("echo {id} >> {}", log.display())}]}));
+        previous = id;
+    }
+    tasks.push(json!({"id": "end", "type": "system.end", "depends_on": [{"id": previous}]}));
+    let blueprint = json!({"id": "full", "name": "full", "version": "1.0", "tasks": tasks});
+    std::fs::write(dir.join("full.json"), blueprint.to_string()).unwrap();
+    let db = dir.join("store.db");
+    let db = db.to_str().unwrap();
+
+    let mut command = Command::new(env!("CARGO_BIN_EXE_orrery"));
+    command.args(["run", "--db", db, "full.json"]).current_dir(&dir);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit { rlim_cur: 160 * 1024, rlim_max: 160 * 1024 };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = command.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "the full disk is an error of the store: {err}");
+    assert!(err.contains("no space left to write") && err.contains("store.db"), "names the store: {err}");
+    assert!(err.contains("file size limit"), "says why: {err}");
+
+    let store = Store::open(Path::new(db)).unwrap();
+    store.check_integrity().expect("the store is consistent after the full disk");
+    let session = store.sessions(&Default::default()).unwrap().remove(0).id;
+    let finished: Vec<String> = store
+        .attempts(&session)
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.state == AttemptState::Succeeded && a.node != "full.start")
+        .map(|a| a.node.trim_start_matches("full.").to_string())
+        .collect();
+    assert!(finished.len() < 60, "the disk filled before the end ({} tasks finished)", finished.len());
+
+    let o = orrery(&dir, &["resume", "--db", db, &session]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let ran = std::fs::read_to_string(&log).unwrap();
+    for i in 0..60 {
+        let task = format!("t{i:02}");
+        let n = ran.lines().filter(|l| *l == task).count();
+        assert!(n >= 1, "{task} ran:\n{ran}");
+        // What had finished never runs again; what was in flight when the disk filled may.
+        if finished.contains(&task) {
+            assert_eq!(n, 1, "{task} had finished, yet ran {n} times:\n{ran}");
+        }
+    }
+    store.check_integrity().unwrap();
+}

@@ -98,6 +98,13 @@ impl StoreError {
             ffi::SQLITE_IOERR if ffi_err.extended_code == ffi::SQLITE_IOERR_WRITE && no_space(&path) => {
                 StoreError::DiskFull { path, detail }
             }
+            ffi::SQLITE_IOERR if ffi_err.extended_code == ffi::SQLITE_IOERR_WRITE => match file_size_limit(&path) {
+                Some(limit) => StoreError::DiskFull {
+                    path,
+                    detail: format!("the file size limit of this process ({limit} bytes, `ulimit -f`) is reached"),
+                },
+                None => StoreError::Sqlite { path, source: err },
+            },
             _ => StoreError::Sqlite { path, source: err },
         }
     }
@@ -148,6 +155,22 @@ fn no_space(path: &Path) -> bool {
         let mut st: libc::statvfs = std::mem::zeroed();
         libc::statvfs(c.as_ptr(), &mut st) == 0 && st.f_bavail == 0
     }
+}
+
+/// The file size limit (RLIMIT_FSIZE) of this process when the database or its WAL has reached
+/// it (within a page or two): a failed write is then EFBIG, which SQLite reports as
+/// SQLITE_IOERR_WRITE.
+fn file_size_limit(path: &Path) -> Option<u64> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: a valid pointer to an rlimit owned by this frame.
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } != 0 || limit.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    let limit = limit.rlim_cur;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let largest = [path, Path::new(&wal)].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).max()?;
+    (largest + 2 * 65536 >= limit).then_some(limit)
 }
 
 /// `rusqlite::Result` mapped onto the store's error, naming the database file.

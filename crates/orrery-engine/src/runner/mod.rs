@@ -456,6 +456,7 @@ impl Runner {
         let result = self.run_to_end(initial).await;
         if result.is_err() {
             self.db.abandon().await;
+            self.abandon_in_flight().await;
         }
         let released = self.db.release_lease(&self.session_id).await;
         let report = result?;

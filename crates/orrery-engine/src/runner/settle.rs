@@ -225,6 +225,33 @@ impl Runner {
             .await
     }
 
+    /// After an error of the store (nothing more can be written): stops what runs and waits for
+    /// its processes to end, so that none outlives the runner. Their attempts stay `running` in
+    /// the store; a resume settles them.
+    pub(super) async fn abandon_in_flight(&mut self) {
+        for launch in std::mem::take(&mut self.launches) {
+            self.processes.remove(&launch.run_id);
+        }
+        for run in self.runs.iter().flatten() {
+            if let Some(c) = &run.canceller {
+                c.cancel();
+            }
+            if let Some(h) = &run.sleep {
+                h.abort();
+            }
+        }
+        while !self.processes.is_empty() {
+            match self.rx.recv().await {
+                Some(Report::Started { canceller, .. }) => canceller.cancel(),
+                Some(Report::Ended { run_id, .. }) => {
+                    self.processes.remove(&run_id);
+                }
+                Some(Report::Progress { .. }) => {}
+                None => break,
+            }
+        }
+    }
+
     /// After a failure: cancels what still runs and settles every open attempt as cancelled,
     /// its node back to PENDING.
     pub(super) async fn stop_in_flight(&mut self) -> Result<(), RunError> {
