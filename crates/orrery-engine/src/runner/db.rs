@@ -5,9 +5,9 @@ use super::*;
 /// The store, reached from the blocking pool, and the observers of what it commits.
 ///
 /// Writes land in a batch ([`Store::begin_batch`]) that stays open until [`Db::flush`]: the
-/// runner flushes before it waits for an agent, before it starts a process and when the
-/// session ends, so every transition of one round of decisions (a task settled, the next ones
-/// begun) costs one commit, one fsync. Events wait in `pending` until their batch committed:
+/// runner flushes once a round's processes are started, before it waits for an agent and when
+/// the session ends, so every transition of one round of decisions (a task settled, the next
+/// ones begun) costs one commit, one fsync. Events wait in `pending` until their batch committed:
 /// nothing is announced that a crash could undo.
 pub(super) struct Db {
     /// This runner's lease (see [`Db::take_lease`]).
@@ -30,8 +30,7 @@ impl Db {
         let store = tokio::task::spawn_blocking(move || Store::open(&path))
             .await
             .map_err(|e| RunError::Join(e.to_string()))??;
-        let (pid, start_time) =
-            crate::process::current_process().map_err(|e| RunError::Join(format!("cannot name this process: {e}")))?;
+        let (pid, start_time) = crate::process::current_process().map_err(|e| RunError::Identity(e.to_string()))?;
         static RUNNERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = RUNNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let lease = Lease { token: format!("{pid}-{start_time}-{n}"), process: ProcessIdentity { pid, start_time } };

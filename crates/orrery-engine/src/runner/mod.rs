@@ -164,6 +164,8 @@ pub enum RunError {
     Store(#[from] StoreError),
     #[error("the runner's blocking task failed: {0}")]
     Join(String),
+    #[error("cannot read this process's pid and start time from /proc (the runner's lease names them): {0}")]
+    Identity(String),
     #[error("session {session_id} is {}: there is nothing to resume", .state.as_str())]
     NotResumable { session_id: String, state: SessionState },
     #[error("the stored blueprint version {hash} cannot be used: {message}")]

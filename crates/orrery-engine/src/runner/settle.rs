@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// Names the process of an attempt; advisory, so an attempt settled meanwhile is no error.
+fn record_process(store: &mut Store, run_id: &RunId, process: ProcessIdentity) -> Result<(), StoreError> {
+    match store.set_attempt_process(run_id, process) {
+        Err(StoreError::StaleRun { .. }) => Ok(()),
+        other => other,
+    }
+}
+
 impl Runner {
     pub(super) async fn on_report(&mut self, report: Report) -> Step {
         match report {
@@ -14,7 +22,7 @@ impl Runner {
                     canceller.cancel();
                 }
                 run.canceller = Some(canceller);
-                self.db.call_or_defer(move |s| s.set_attempt_process(&run_id, process))?;
+                self.db.call_or_defer(move |s| record_process(s, &run_id, process))?;
                 Ok(None)
             }
             Report::Progress { node, run_id, line } => {
@@ -283,7 +291,7 @@ impl Runner {
                     canceller.cancel();
                     // Still name the process on its attempt: it ran.
                     if self.runs[node].as_ref().is_some_and(|r| r.run_id == run_id) {
-                        self.db.call_or_defer(move |s| s.set_attempt_process(&run_id, process))?;
+                        self.db.call_or_defer(move |s| record_process(s, &run_id, process))?;
                     }
                 }
                 Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,
