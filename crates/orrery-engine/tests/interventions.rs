@@ -114,7 +114,9 @@ async fn resetting_a_task_with_downstream_on_a_failed_session_reruns_exactly_tho
         sh("t1", &format!("echo one >> '{}'; printf '{{\"x\": 5}}' > \"$ORRERY_OUTPUTS\"", ran.display()), "start");
     t1["outputs"] = json!([{"name": "x", "set_to": "t1x"}]);
     let t0 = sh("t0", &format!("echo zero >> '{}'", ran.display()), "start");
-    let t2 = sh("t2", &format!("echo two >> '{}'; [ -f '{}' ]", ran.display(), go.display()), "t1");
+    let mut t2 = sh("t2", &format!("echo two >> '{}'; [ -f '{}' ]", ran.display(), go.display()), "t1");
+    // After t0 too, so that t0 has surely finished when t2 fails the session.
+    t2["depends_on"] = json!([{"id": "t1"}, {"id": "t0"}]);
     let t3 = sh("t3", &format!("echo three >> '{}'", ran.display()), "t2");
     let mut e = end("t3");
     e["depends_on"] = json!([{"id": "t3"}, {"id": "t0"}]);

@@ -29,12 +29,14 @@ impl KnownType {
 static KNOWN_TYPES: &[KnownType] = &[
     KnownType {
         name: TaskType::START,
-        description: "Opens a blueprint; exactly one per blueprint. Does nothing.",
+        description: "Opens a blueprint; exactly one per blueprint. Outputs `process_start_time`: \
+                      when it ran, in seconds since the epoch (as the reference's system agent).",
         params_schema: no_params,
     },
     KnownType {
         name: TaskType::END,
-        description: "Closes a blueprint; exactly one per blueprint. Does nothing.",
+        description: "Closes a blueprint; exactly one per blueprint. Outputs `process_end_time`: \
+                      when it ran, in seconds since the epoch (as the reference's system agent).",
         params_schema: no_params,
     },
     KnownType {
