@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// The verdict on one file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FileReport {
     pub file: String,
     /// Orrery finds no error.
@@ -95,6 +95,47 @@ pub fn check_files(paths: &[PathBuf]) -> Vec<FileReport> {
     // Keep the order the files were given in.
     reports.sort_by_key(|r| paths.iter().position(|p| p.display().to_string() == r.file));
     reports
+}
+
+/// A blueprint file ready to run: the validated root and every blueprint of the run's library
+/// (the root first).
+pub type Runnable = (validate::ValidBlueprint, Vec<crate::Blueprint>);
+
+/// Reads `file` and the other blueprints of its folder (composites find their inner blueprints
+/// there by id; files of the folder that do not load are not candidates) and checks `file`:
+/// its report when it is not valid. An unreadable file or folder is the `io::Error`.
+pub fn load_runnable(file: &Path) -> std::io::Result<Result<Runnable, FileReport>> {
+    let main = Source::read(file)?;
+    let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut sources = vec![main];
+    for entry in std::fs::read_dir(folder)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") && !same_file(&path, file) {
+            if let Ok(source) = Source::read(&path) {
+                if source.loaded.is_ok() {
+                    sources.push(source);
+                }
+            }
+        }
+    }
+    let report = check_sources(&sources).swap_remove(0);
+    if !report.valid {
+        return Ok(Err(report));
+    }
+    let blueprints: Vec<crate::Blueprint> =
+        sources.into_iter().filter_map(|s| s.loaded.ok()).map(|l| l.blueprint).collect();
+    let library: Library = blueprints.iter().collect();
+    match validate::ValidBlueprint::new(blueprints[0].clone(), &library) {
+        Ok(root) => Ok(Ok((root, blueprints))),
+        Err(diagnostics) => Ok(Err(self::report(file, diagnostics))),
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 fn report(path: &Path, diagnostics: Vec<Diagnostic>) -> FileReport {

@@ -23,7 +23,7 @@
 
 use crate::ReportFormat;
 use anyhow::{bail, Context, Result};
-use orrery_blueprint::{check_sources, Blueprint, Library, Source, ValidBlueprint};
+use orrery_blueprint::{load_runnable, Runnable};
 use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
 use orrery_engine::runner::{
     restart_session, resume_session, run_session, RunError, RunOptions, RunReport, SessionControl,
@@ -298,48 +298,18 @@ pub(crate) async fn ask(event: &Event, control: &SessionControl) {
     }
 }
 
-/// The blueprint to run and every blueprint it may call (itself first).
-type Runnable = (ValidBlueprint, Vec<Blueprint>);
-
 /// The blueprint, validated against the blueprints of its folder; the diagnostics as lines when
 /// it has errors.
 fn load_with_folder(file: &Path) -> Result<Result<Runnable, Vec<String>>> {
-    let main = Source::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut sources = vec![main];
-    for entry in std::fs::read_dir(folder).with_context(|| format!("cannot list {}", folder.display()))? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "json") && !same_file(&path, file) {
-            // Files of the folder that are not blueprints are simply not candidates.
-            if let Ok(source) = Source::read(&path) {
-                if source.loaded.is_ok() {
-                    sources.push(source);
-                }
-            }
-        }
-    }
-    let report = &check_sources(&sources)[0];
-    if !report.valid {
-        let lines = report
+    let loaded = load_runnable(file).with_context(|| format!("cannot read {} or its folder", file.display()))?;
+    Ok(loaded.map_err(|report| {
+        report
             .diagnostics
             .iter()
             .filter(|d| d.is_error())
             .map(|d| format!("{}:{}:{}: {}", report.file, d.task_id.as_deref().unwrap_or(""), d.path, d))
-            .collect();
-        return Ok(Err(lines));
-    }
-    let blueprints: Vec<Blueprint> = sources.into_iter().filter_map(|s| s.loaded.ok()).map(|l| l.blueprint).collect();
-    let library: Library = blueprints.iter().collect();
-    let root = ValidBlueprint::new(blueprints[0].clone(), &library)
-        .map_err(|_| anyhow::anyhow!("the blueprint changed while it was checked"))?;
-    Ok(Ok((root, blueprints)))
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
+            .collect()
+    }))
 }
 
 fn print_event(event: &Event, format: ReportFormat) {

@@ -19,7 +19,7 @@ use crate::{Store, StoreError, Tx};
 pub use orrery_blueprint::TaskState;
 
 /// The state of one attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AttemptState {
     Running,
@@ -57,7 +57,7 @@ impl AttemptState {
 }
 
 /// The id of one attempt; fresh for every attempt.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct RunId(String);
 
@@ -86,14 +86,14 @@ impl std::fmt::Display for RunId {
 }
 
 /// Which process runs an attempt: the pid alone is reused by the OS, the pair is not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessIdentity {
     pub pid: u32,
     /// The process start time as the OS reports it (on Linux, field 22 of /proc/PID/stat).
     pub start_time: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskNode {
     pub session_id: String,
     pub node: String,
@@ -102,7 +102,7 @@ pub struct TaskNode {
 }
 
 /// What is known when an attempt begins.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewAttempt {
     pub agent: String,
     pub log_path: Option<PathBuf>,
@@ -111,7 +111,7 @@ pub struct NewAttempt {
 }
 
 /// How an attempt ended; each outcome carries what belongs to it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum Outcome {
     Succeeded {
@@ -161,7 +161,7 @@ impl From<Outcome> for Settlement {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Attempt {
     pub run_id: RunId,
     pub session_id: String,

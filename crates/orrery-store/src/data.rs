@@ -30,6 +30,18 @@ impl Store {
         })
     }
 
+    /// The blueprint instances that hold data in a session, in order.
+    pub fn data_instances(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
+        self.read(|conn, path| {
+            require_session(conn, path, session_id)?;
+            let mut stmt = conn
+                .prepare("SELECT DISTINCT instance FROM session_data WHERE session_id = ?1 ORDER BY instance")
+                .at(path)?;
+            let rows = stmt.query_map([session_id], |r| r.get::<_, String>(0)).at(path)?;
+            rows.map(|r| r.at(path)).collect()
+        })
+    }
+
     /// All data of one blueprint instance, by key.
     pub fn instance_data(&self, session_id: &str, instance: &str) -> Result<BTreeMap<String, Value>, StoreError> {
         self.read(|conn, path| {

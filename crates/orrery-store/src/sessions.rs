@@ -15,7 +15,7 @@ use crate::{Store, StoreError};
 pub use orrery_blueprint::SessionState;
 
 /// `{code, message, details}`, the error shape at every boundary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorRecord {
     pub code: String,
     pub message: String,
@@ -23,7 +23,7 @@ pub struct ErrorRecord {
     pub details: Option<Value>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewSession {
     /// A stored blueprint version ([`Store::put_blueprint_version`]).
     pub blueprint_hash: String,
@@ -31,7 +31,7 @@ pub struct NewSession {
     pub params: Value,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Session {
     pub id: String,
     pub blueprint_hash: String,

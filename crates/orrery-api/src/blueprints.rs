@@ -1,0 +1,62 @@
+//! Checking and formatting blueprints.
+
+use super::*;
+
+use orrery_blueprint::{check_files, check_sources, load, save, FileReport, Severity, Source};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateArguments {
+    /// Blueprint files, checked together (composites find their inner blueprints among them).
+    #[serde(default)]
+    pub files: Vec<PathBuf>,
+    /// Or one blueprint as text (antikythera JSON or a COMPAS envelope).
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FormatArguments {
+    /// A blueprint as text; it keeps its encoding (plain or COMPAS).
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Formatted {
+    /// The canonical text: byte-identical for equal blueprints.
+    pub text: String,
+    /// Whether it differs from the text given.
+    pub changed: bool,
+}
+
+pub(crate) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "validate_blueprint",
+        "Checks blueprints: every diagnostic with its stable code, task, JSON path, line and column, \
+         Orrery's verdict (`valid`) and the reference server's (`server_accepts`).",
+        |api: Api, args: ValidateArguments| async move {
+            api.blocking(move |_| match (args.files.is_empty(), args.text) {
+                (false, None) => Ok(check_files(&args.files)),
+                (true, Some(text)) => {
+                    let loaded = load(&text).map_err(|e| e.diagnostics);
+                    Ok(check_sources(&[Source { path: PathBuf::from("blueprint.json"), text, loaded }]))
+                }
+                _ => Err(Failure::new("invalid_argument", "give either `files` or `text`")),
+            })
+            .await
+            .map(|reports: Vec<FileReport>| reports)
+        },
+    ));
+    jobs.push(job(
+        "format_blueprint",
+        "The canonical text of a blueprint (the key order and layout `orrery fmt` writes).",
+        |_api, args: FormatArguments| async move {
+            let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
+            if let Some(note) = loaded.notes.iter().find(|d| d.severity == Severity::Error) {
+                return Err(Failure::new("invalid_blueprint", format!("it cannot be rewritten: {}", note.message)));
+            }
+            let text = save::to_string(&loaded.blueprint, loaded.encoding);
+            Ok(Formatted { changed: text != args.text, text })
+        },
+    ));
+}

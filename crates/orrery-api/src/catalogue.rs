@@ -1,0 +1,59 @@
+//! The task types Orrery's agents run: what the editor's palette and forms are built from.
+
+use super::*;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArguments {}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskDefinitionSummary {
+    /// `"{agent_type}.{tool}"`, as written in a blueprint.
+    pub name: String,
+    pub description: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskDefinitionArguments {
+    /// A task type, e.g. `shell.run`.
+    pub name: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskDefinition {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema of the task's params, as an object of param name to value.
+    pub params_schema: Value,
+}
+
+pub(crate) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "list_installed_task_definitions",
+        "The task types this Orrery can run, with a one-line description each.",
+        |_api, _: NoArguments| async move {
+            Ok::<_, Failure>(
+                orrery_engine::agents::known_types()
+                    .iter()
+                    .map(|t| TaskDefinitionSummary { name: t.name.to_string(), description: t.description.to_string() })
+                    .collect::<Vec<_>>(),
+            )
+        },
+    ));
+    jobs.push(job(
+        "get_task_definition",
+        "One task type: its description and the JSON Schema of its params.",
+        |_api, args: TaskDefinitionArguments| async move {
+            let Some(t) = orrery_engine::agents::known_type(&args.name) else {
+                let known = orrery_engine::agents::known_type_names().join(", ");
+                return Err(Failure::new("not_found", format!("no task type {:?}; known: {known}", args.name)));
+            };
+            Ok(TaskDefinition {
+                name: t.name.to_string(),
+                description: t.description.to_string(),
+                params_schema: t.params_schema(),
+            })
+        },
+    ));
+}

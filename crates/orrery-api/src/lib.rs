@@ -1,0 +1,251 @@
+//! The one facade every face of Orrery calls (ARCHITECTURE.md): the desktop app, the CLI, the
+//! HTTP transport, scripts and AI agents all drive Orrery through named jobs with typed
+//! arguments and typed answers, answered in one envelope (COMPAT.md section 6):
+//! `{"answer", "success", "metadata"}`.
+//!
+//! - **The catalogue** ([`Api::jobs`]) names every job with its description and the JSON
+//!   Schemas (schemars) of its arguments and of its answer, so forms and clients can be built
+//!   from it.
+//! - **Refused before it runs** ([`CallError`]): an unknown job, or arguments that break the
+//!   job's schema (a missing or unknown field, a wrong type), never reach the job: HTTP answers
+//!   them 404 and 422.
+//! - **Business failures** (an unknown session, a task that is not running, an invalid
+//!   blueprint) are answers: `success: false`, `answer` the readable message, `metadata.error`
+//!   its stable code.
+//! - **Sessions run here.** A session started (or resumed, restarted) through the facade runs
+//!   in the facade's process, in the background; the facade keeps its control (stop, pause,
+//!   cancel, answers) and forwards its committed events to [`Api::subscribe`]. A session run by
+//!   another process is reached through the store (requests its runner polls, see
+//!   `orrery_engine::requests`). Prompts of sessions run here wait for `answer_prompt`.
+//!
+//! Not yet: the job protocol's own thirteen jobs (`submit`, `wait_task`, `read_task_log`,
+//! `stream_task`, `get_task_graph`, ...), logs, lineage and the HTTP transport (issue 4).
+
+mod blueprints;
+mod catalogue;
+mod sessions;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use orrery_engine::runner::{RunReport, SessionControl};
+use orrery_store::Event;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, watch};
+
+/// Every answer: `answer` is the job's typed answer on success, the readable message on a
+/// business failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Envelope {
+    pub answer: Value,
+    pub success: bool,
+    /// `job` (its name), `duration_ms`, and on failure `error` (a stable code).
+    pub metadata: Value,
+}
+
+/// A call refused before the job ran.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CallError {
+    #[error("there is no job named {name:?} (list them with `orrery jobs`)")]
+    UnknownJob { name: String },
+    #[error("job {job}: the arguments do not fit its schema: {message}")]
+    InvalidArguments { job: String, message: String },
+}
+
+/// A job of the catalogue.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct JobInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The JSON Schema of `arguments`.
+    pub arguments: Value,
+    /// The JSON Schema of `answer` on success.
+    pub answer: Value,
+}
+
+/// A business failure: the job ran and could not do what was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// Stable: `not_found`, `refused`, `invalid_blueprint`, `store`, ...
+    pub code: String,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Failure {
+        Failure { code: code.into(), message: message.into() }
+    }
+}
+
+impl From<orrery_store::StoreError> for Failure {
+    fn from(e: orrery_store::StoreError) -> Failure {
+        Failure::new(e.code(), e.to_string())
+    }
+}
+
+type JobFuture = Pin<Box<dyn Future<Output = Result<Value, Failure>> + Send>>;
+type Handler = Box<dyn Fn(Api, Value) -> Result<JobFuture, String> + Send + Sync>;
+
+struct Job {
+    info: JobInfo,
+    handler: Handler,
+}
+
+/// A job with typed arguments `A` and answer `R`; arguments that do not deserialize into `A`
+/// are refused before `f` runs.
+fn job<A, R, F, Fut>(name: &'static str, description: &'static str, f: F) -> Job
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    R: Serialize + JsonSchema + 'static,
+    F: Fn(Api, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, Failure>> + Send + 'static,
+{
+    let handler: Handler = Box::new(move |api, arguments| {
+        let arguments: A = serde_json::from_value(arguments).map_err(|e| e.to_string())?;
+        let answer = f(api, arguments);
+        Ok(Box::pin(async move {
+            let answer = answer.await?;
+            serde_json::to_value(answer)
+                .map_err(|e| Failure::new("internal", format!("the answer does not serialize: {e}")))
+        }))
+    });
+    let schema = |s: schemars::Schema| s.to_value();
+    Job {
+        info: JobInfo {
+            name,
+            description,
+            arguments: schema(schemars::schema_for!(A)),
+            answer: schema(schemars::schema_for!(R)),
+        },
+        handler,
+    }
+}
+
+/// A session running in this process.
+struct Running {
+    control: SessionControl,
+    /// `Some` once it ended: how.
+    ended: watch::Receiver<Option<Result<RunReport, String>>>,
+}
+
+struct Inner {
+    db: PathBuf,
+    work_dir: PathBuf,
+    max_parallel: usize,
+    jobs: Vec<Job>,
+    running: Mutex<HashMap<String, Running>>,
+    events: broadcast::Sender<Event>,
+}
+
+/// The facade over one task store. Cheap to clone; clones share everything. Must be used
+/// inside a tokio runtime with its IO and time drivers (`enable_all`).
+#[derive(Clone)]
+pub struct Api {
+    inner: Arc<Inner>,
+}
+
+/// How to open the facade.
+#[derive(Debug, Clone)]
+pub struct ApiOptions {
+    /// The task store.
+    pub db: PathBuf,
+    /// Where attempt logs go (`work_dir/{session}/...`); default: `runs/` beside the store.
+    pub work_dir: Option<PathBuf>,
+    /// How many processes a session started here may run at once (default: the cores).
+    pub max_parallel: Option<usize>,
+}
+
+impl Api {
+    pub fn new(options: ApiOptions) -> Api {
+        let work_dir = options.work_dir.unwrap_or_else(|| options.db.parent().unwrap_or(Path::new(".")).join("runs"));
+        let max_parallel =
+            options.max_parallel.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+        let mut jobs = Vec::new();
+        catalogue::register(&mut jobs);
+        blueprints::register(&mut jobs);
+        sessions::register(&mut jobs);
+        let (events, _) = broadcast::channel(16_384);
+        Api {
+            inner: Arc::new(Inner {
+                db: options.db,
+                work_dir,
+                max_parallel,
+                jobs,
+                running: Mutex::new(HashMap::new()),
+                events,
+            }),
+        }
+    }
+
+    /// The task store this facade serves.
+    pub fn db(&self) -> &Path {
+        &self.inner.db
+    }
+
+    /// The catalogue, in a stable order.
+    pub fn jobs(&self) -> Vec<JobInfo> {
+        self.inner.jobs.iter().map(|j| j.info.clone()).collect()
+    }
+
+    /// Calls job `name` with `arguments` (`null` counts as `{}`).
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<Envelope, CallError> {
+        let job = self.inner.jobs.iter().find(|j| j.info.name == name);
+        let Some(job) = job else { return Err(CallError::UnknownJob { name: name.to_string() }) };
+        let arguments = if arguments.is_null() { json!({}) } else { arguments };
+        let started = Instant::now();
+        let future = (job.handler)(self.clone(), arguments)
+            .map_err(|message| CallError::InvalidArguments { job: name.to_string(), message })?;
+        let answered = future.await;
+        let duration_ms = started.elapsed().as_millis() as u64;
+        Ok(match answered {
+            Ok(answer) => {
+                Envelope { answer, success: true, metadata: json!({"job": name, "duration_ms": duration_ms}) }
+            }
+            Err(failure) => Envelope {
+                answer: Value::String(failure.message),
+                success: false,
+                metadata: json!({"job": name, "duration_ms": duration_ms, "error": failure.code}),
+            },
+        })
+    }
+
+    /// Every committed event of the sessions running in this process, in commit order per
+    /// session.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    /// Waits until every session running in this process has ended.
+    pub async fn wait_all(&self) {
+        loop {
+            let waiting: Vec<watch::Receiver<Option<Result<RunReport, String>>>> = {
+                let running = self.inner.running.lock().unwrap_or_else(|p| p.into_inner());
+                running.values().map(|r| r.ended.clone()).collect()
+            };
+            if waiting.is_empty() {
+                return;
+            }
+            for mut ended in waiting {
+                let _ = ended.wait_for(Option::is_some).await;
+            }
+        }
+    }
+
+    /// Runs blocking store work off the runtime's workers.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Path) -> Result<T, Failure> + Send + 'static,
+    ) -> Result<T, Failure> {
+        let db = self.inner.db.clone();
+        tokio::task::spawn_blocking(move || f(&db))
+            .await
+            .map_err(|e| Failure::new("internal", format!("a blocking task failed: {e}")))?
+    }
+}

@@ -1,0 +1,473 @@
+//! Sessions and their tasks: start, watch, control, intervene, read their data.
+
+use super::*;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use orrery_blueprint::SessionState;
+use orrery_engine::agents::interaction::{Answers, WhenUnanswered};
+use orrery_engine::interventions::{self, Intervention, InterventionError};
+use orrery_engine::requests::{self, RequestError};
+use orrery_engine::runner::{self, RunError, RunOptions};
+use orrery_store::{Attempt, Request, Session, SessionFilter, Store, TaskNode};
+use serde_json::Map;
+
+/// How long a request to a session run by another process waits for its runner's answer.
+const REQUEST_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartArguments {
+    /// The blueprint file; inner blueprints are found by id among the files of its folder.
+    pub file: PathBuf,
+    /// Session parameters (dynamic composites read their elements from `elements`).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// Answers given to prompts before they ask, by task id or node key.
+    #[serde(default)]
+    pub answers: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionArguments {
+    pub session_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArguments {
+    pub session_id: String,
+    /// At most this long (default 60 s); the answer says whether it ended.
+    pub timeout_s: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArguments {
+    pub state: Option<SessionState>,
+    pub blueprint_id: Option<String>,
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskArguments {
+    pub session_id: String,
+    /// `{instance}.{task}`, or a task id of the root blueprint.
+    pub task: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetArguments {
+    pub session_id: String,
+    pub task: String,
+    /// Also reset every task downstream of it.
+    #[serde(default)]
+    pub downstream: bool,
+    /// Set the session data its outputs wrote (and its downstream's) to null.
+    #[serde(default)]
+    pub clear_outputs: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetScopeArguments {
+    pub session_id: String,
+    /// The scope's start task.
+    pub scope_start: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerArguments {
+    pub session_id: String,
+    pub task: String,
+    pub value: Value,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DataArguments {
+    pub session_id: String,
+    /// One blueprint instance (`{blueprint id}` for the root); all when absent.
+    pub instance: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Started {
+    pub session_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionView {
+    pub session: Session,
+    /// Every task node with its state.
+    pub tasks: Vec<TaskNode>,
+    /// Every attempt, in start order: what a timeline draws.
+    pub attempts: Vec<Attempt>,
+    /// Whether a live runner drives it (`running` without one: interrupted by a crash).
+    pub driven: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Waited {
+    pub session: Session,
+    /// Whether it reached completed, failed or stopped in time.
+    pub ended: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Done {
+    /// What the session's runner made of the request.
+    pub outcome: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NodeChangeView {
+    pub node: String,
+    pub from: orrery_blueprint::TaskState,
+    pub to: orrery_blueprint::TaskState,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct InterventionView {
+    pub session_id: String,
+    pub session_before: SessionState,
+    pub session_after: SessionState,
+    pub tasks: Vec<NodeChangeView>,
+    /// `[instance, key]` pairs set to null.
+    pub cleared_data: Vec<(String, String)>,
+    /// `[instance, scope key]` counters set to 0.
+    pub cleared_counters: Vec<(String, String)>,
+}
+
+impl From<Intervention> for InterventionView {
+    fn from(done: Intervention) -> Self {
+        InterventionView {
+            session_id: done.session_id,
+            session_before: done.session_before,
+            session_after: done.session_after,
+            tasks: done.nodes.into_iter().map(|c| NodeChangeView { node: c.node, from: c.from, to: c.to }).collect(),
+            cleared_data: done.cleared_data,
+            cleared_counters: done.cleared_counters,
+        }
+    }
+}
+
+fn run_failure(e: RunError) -> Failure {
+    match e {
+        RunError::Store(e) => e.into(),
+        RunError::NotResumable { .. } => Failure::new("refused", e.to_string()),
+        RunError::UnknownTaskTypes { .. } | RunError::Plan(_) => Failure::new("invalid_blueprint", e.to_string()),
+        other => Failure::new("engine", other.to_string()),
+    }
+}
+
+fn intervention_failure(e: InterventionError) -> Failure {
+    if e.is_refusal() {
+        let code = match &e {
+            InterventionError::Store(s) => s.code(),
+            _ => "refused",
+        };
+        Failure::new(code, e.to_string())
+    } else {
+        Failure::new("store", e.to_string())
+    }
+}
+
+fn request_failure(e: RequestError) -> Failure {
+    match e {
+        RequestError::Store(s) => s.into(),
+        other => Failure::new("refused", other.to_string()),
+    }
+}
+
+impl Api {
+    /// Starts a session in the background with `run` (a new run, a resume, a restart) and
+    /// answers its id once it exists; an error before it exists is the failure.
+    async fn launch<F, Fut>(&self, answers: Map<String, Value>, run: F) -> Result<Started, Failure>
+    where
+        F: FnOnce(PathBuf, RunOptions) -> Fut,
+        Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
+    {
+        let given = Answers::new(WhenUnanswered::Wait);
+        for (task, value) in answers {
+            given.answer(&task, value);
+        }
+        let control = SessionControl::new().with_answers(given);
+        let (events, mut receiver) = broadcast::channel(16_384);
+        let options = RunOptions {
+            max_parallel: self.inner.max_parallel,
+            work_dir: self.inner.work_dir.clone(),
+            events: Some(events),
+            control: Some(control.clone()),
+        };
+        let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
+        // The first committed event names the session.
+        let first = tokio::select! {
+            first = receiver.recv() => first.map_err(|e| Failure::new("engine", format!("the session's events: {e}")))?,
+            ended = &mut handle => {
+                let ended = ended.map_err(|e| Failure::new("engine", format!("the runner failed: {e}")))?;
+                return Err(match ended {
+                    Err(e) => run_failure(e),
+                    Ok(report) => Failure::new("engine", format!("session {} ended before it was seen", report.session_id)),
+                });
+            }
+        };
+        let session_id = first.session_id.clone();
+        let _ = self.inner.events.send(first);
+        let (ended_tx, ended) = watch::channel(None);
+        self.inner
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session_id.clone(), Running { control, ended });
+        let forward = self.inner.events.clone();
+        tokio::spawn(async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(event) => {
+                        let _ = forward.send(event);
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+        let api = self.clone();
+        let id = session_id.clone();
+        tokio::spawn(async move {
+            let ended = match handle.await {
+                Ok(Ok(report)) => Ok(report),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(format!("the runner failed: {e}")),
+            };
+            api.inner.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            let _ = ended_tx.send(Some(ended));
+        });
+        Ok(Started { session_id })
+    }
+
+    /// The control of a session running in this process.
+    fn control(&self, session_id: &str) -> Option<SessionControl> {
+        self.inner.running.lock().unwrap_or_else(|p| p.into_inner()).get(session_id).map(|r| r.control.clone())
+    }
+
+    /// Asks a session run by another process, through the store.
+    async fn ask(&self, session_id: String, request: Request) -> Result<Done, Failure> {
+        self.blocking(move |db| {
+            requests::ask(db, &session_id, &request, REQUEST_WAIT)
+                .map(|outcome| Done { outcome })
+                .map_err(request_failure)
+        })
+        .await
+        .and_then(|done| {
+            if done.outcome.starts_with("refused") {
+                Err(Failure::new("refused", done.outcome))
+            } else {
+                Ok(done)
+            }
+        })
+    }
+}
+
+fn open(db: &Path) -> Result<Store, Failure> {
+    Ok(Store::open(db)?)
+}
+
+pub(crate) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "start_session",
+        "Runs a blueprint file as a new session, in the background; answers its id at once.",
+        |api: Api, args: StartArguments| async move {
+            let file = args.file.clone();
+            let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&file))
+                .await
+                .map_err(|e| Failure::new("internal", e.to_string()))?
+                .map_err(|e| Failure::new("not_found", format!("cannot read {}: {e}", args.file.display())))?;
+            let (root, library) = runnable.map_err(|report| {
+                let errors: Vec<String> =
+                    report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
+                Failure::new("invalid_blueprint", format!("{} is not valid: {}", report.file, errors.join("; ")))
+            })?;
+            let params = args.params;
+            api.launch(args.answers, move |db, options| async move {
+                runner::run_session(&db, root, library, params, options).await
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "resume_session",
+        "Goes on with a stopped, failed or interrupted session from where it ended, in the background.",
+        |api: Api, args: SessionArguments| async move {
+            let id = args.session_id;
+            api.launch(Map::new(), move |db, options| async move { runner::resume_session(&db, &id, options).await })
+                .await
+        },
+    ));
+    jobs.push(job(
+        "restart_session",
+        "Runs a stored session over as a new session: the same blueprint versions and params.",
+        |api: Api, args: SessionArguments| async move {
+            let id = args.session_id;
+            api.launch(Map::new(), move |db, options| async move { runner::restart_session(&db, &id, options).await })
+                .await
+        },
+    ));
+    jobs.push(job(
+        "list_sessions",
+        "The sessions of the store, newest first.",
+        |api: Api, args: ListArguments| async move {
+            api.blocking(move |db| {
+                let filter = SessionFilter { state: args.state, blueprint_id: args.blueprint_id, limit: args.limit };
+                Ok(open(db)?.sessions(&filter)?)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "get_session",
+        "A session with every task's state and every attempt (a timeline's data).",
+        |api: Api, args: SessionArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let session = store.session(&args.session_id)?;
+                Ok(SessionView {
+                    tasks: store.task_nodes(&session.id)?,
+                    attempts: store.attempts(&session.id)?,
+                    driven: runner::is_driven(&store, &session.id)?,
+                    session,
+                })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "wait_session",
+        "Waits until a session has ended (completed, failed or stopped), at most `timeout_s`.",
+        |api: Api, args: WaitArguments| async move {
+            let timeout = Duration::from_secs_f64(args.timeout_s.unwrap_or(60.0).clamp(0.0, 3600.0));
+            let until = tokio::time::Instant::now() + timeout;
+            let ended =
+                |s: &Session| matches!(s.state, SessionState::Completed | SessionState::Failed | SessionState::Stopped);
+            loop {
+                let id = args.session_id.clone();
+                let session = api.blocking(move |db| Ok(open(db)?.session(&id)?)).await?;
+                let running_here = api.control(&session.id).is_some();
+                if (ended(&session) && !running_here) || tokio::time::Instant::now() >= until {
+                    return Ok(Waited { ended: ended(&session), session });
+                }
+                tokio::time::sleep(Duration::from_millis(50).min(until - tokio::time::Instant::now())).await;
+            }
+        },
+    ));
+    jobs.push(job(
+        "stop_session",
+        "Stops a running session: its runs are cancelled, it ends `stopped`.",
+        |api: Api, args: SessionArguments| async move {
+            match api.control(&args.session_id) {
+                Some(control) => {
+                    control.stop();
+                    Ok(Done { outcome: "stopping".into() })
+                }
+                None => api.ask(args.session_id, Request::Stop).await,
+            }
+        },
+    ));
+    jobs.push(job(
+        "pause_session",
+        "Pauses a running session: nothing new starts, what runs finishes, then it is `stopped`.",
+        |api: Api, args: SessionArguments| async move {
+            match api.control(&args.session_id) {
+                Some(control) => {
+                    control.pause();
+                    Ok(Done { outcome: "pausing".into() })
+                }
+                None => api.ask(args.session_id, Request::Pause).await,
+            }
+        },
+    ));
+    jobs.push(job(
+        "cancel_task",
+        "Cancels the running attempt of a task: its process group gets SIGTERM, a grace period, \
+         then SIGKILL; the task fails, and with it the session (resume runs it again).",
+        |api: Api, args: TaskArguments| async move {
+            // Through the store even for a session run here: the runner says what it did.
+            api.ask(args.session_id, Request::Cancel { task: args.task }).await
+        },
+    ));
+    jobs.push(job(
+        "answer_prompt",
+        "Answers the prompt of a task (`user_prompt.confirm`, `user_interaction.user_input`).",
+        |api: Api, args: AnswerArguments| async move {
+            match api.control(&args.session_id) {
+                Some(control) => {
+                    control.answer(&args.task, args.value);
+                    Ok(Done { outcome: format!("answer given to {}", args.task) })
+                }
+                None => api.ask(args.session_id, Request::Answer { task: args.task, value: args.value }).await,
+            }
+        },
+    ));
+    jobs.push(job(
+        "skip_task",
+        "On a session that is not running: the task is skipped when it would start.",
+        |api: Api, args: TaskArguments| async move {
+            api.blocking(move |db| {
+                interventions::skip_task(db, &args.session_id, &args.task)
+                    .map(InterventionView::from)
+                    .map_err(intervention_failure)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "reset_task",
+        "On a session that is not running: the task (and with `downstream`, everything after it) \
+         goes back to PENDING; `clear_outputs` sets the data they wrote to null.",
+        |api: Api, args: ResetArguments| async move {
+            api.blocking(move |db| {
+                interventions::reset_task(db, &args.session_id, &args.task, args.downstream, args.clear_outputs)
+                    .map(InterventionView::from)
+                    .map_err(intervention_failure)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "reset_scope",
+        "On a session that is not running: a scope's members go back to PENDING, its counters to 0.",
+        |api: Api, args: ResetScopeArguments| async move {
+            api.blocking(move |db| {
+                interventions::reset_scope(db, &args.session_id, &args.scope_start)
+                    .map(InterventionView::from)
+                    .map_err(intervention_failure)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "read_session_data",
+        "A session's data, by blueprint instance and key.",
+        |api: Api, args: DataArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let mut all: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+                let instances = match args.instance {
+                    Some(instance) => vec![instance],
+                    None => store.data_instances(&args.session_id)?,
+                };
+                for instance in instances {
+                    let data = store.instance_data(&args.session_id, &instance)?;
+                    all.insert(instance, data);
+                }
+                Ok(all)
+            })
+            .await
+        },
+    ));
+}

@@ -1,0 +1,255 @@
+//! The facade end to end: jobs called by name with JSON arguments, real blueprints with real
+//! `/bin/sh` tasks on a real SQLite store in a temp dir.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use orrery_api::{Api, ApiOptions, CallError, Envelope};
+use serde_json::{json, Value};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    api: Api,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let api = Api::new(ApiOptions { db: dir.path().join("orrery.db"), work_dir: None, max_parallel: Some(2) });
+        Fixture { dir, api }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes a blueprint file of `tasks` (start and end added around them, in a chain after
+    /// `start`, the end after the last).
+    fn blueprint(&self, id: &str, tasks: Vec<Value>) -> PathBuf {
+        let mut all = vec![json!({"id": "start", "type": "system.start"})];
+        let last = tasks.last().and_then(|t| t["id"].as_str()).unwrap_or("start").to_string();
+        all.extend(tasks);
+        all.push(json!({"id": "end", "type": "system.end", "depends_on": [{"id": last}]}));
+        let path = self.path(&format!("{id}.json"));
+        let text = json!({"id": id, "name": id, "version": "1.0", "tasks": all}).to_string();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    async fn ok(&self, job: &str, arguments: Value) -> Value {
+        let envelope = self.call(job, arguments).await;
+        assert!(envelope.success, "{job} failed: {envelope:?}");
+        envelope.answer
+    }
+
+    async fn call(&self, job: &str, arguments: Value) -> Envelope {
+        tokio::time::timeout(Duration::from_secs(60), self.api.call(job, arguments))
+            .await
+            .expect("the job answered in time")
+            .unwrap_or_else(|e| panic!("{job} was refused: {e}"))
+    }
+}
+
+/// Waits for the event `kind` about `node`.
+async fn wait_for(events: &mut tokio::sync::broadcast::Receiver<orrery_store::Event>, kind: &str, node: &str) {
+    loop {
+        let event = events.recv().await.expect("events");
+        let orrery_store::EventPayload::Whole { value } = &event.payload else { continue };
+        if event.kind == kind && value["node"] == node {
+            return;
+        }
+    }
+}
+
+fn sh(id: &str, command: &str, after: &str) -> Value {
+    json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": command}], "depends_on": [{"id": after}]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalogue_names_every_job_with_the_schemas_of_its_arguments_and_answer() {
+    let fx = Fixture::new();
+    let jobs = fx.api.jobs();
+    let names: Vec<&str> = jobs.iter().map(|j| j.name).collect();
+    for expected in [
+        "list_installed_task_definitions",
+        "get_task_definition",
+        "validate_blueprint",
+        "start_session",
+        "get_session",
+        "cancel_task",
+        "answer_prompt",
+        "read_session_data",
+    ] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    let start = jobs.iter().find(|j| j.name == "start_session").unwrap();
+    assert_eq!(start.arguments["required"], json!(["file"]), "{}", start.arguments);
+    assert!(start.arguments["properties"]["params"].is_object());
+    assert_eq!(start.answer["properties"]["session_id"]["type"], "string");
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "job names are unique");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_job_and_arguments_that_break_the_schema_are_refused_before_running() {
+    let fx = Fixture::new();
+    assert_eq!(fx.api.call("nope", json!({})).await, Err(CallError::UnknownJob { name: "nope".into() }));
+    for (arguments, says) in [
+        (json!({}), "missing field `session_id`"),
+        (json!({"session_id": 5}), "invalid type"),
+        (json!({"session_id": "x", "extra": 1}), "unknown field `extra`"),
+    ] {
+        match fx.api.call("get_session", arguments).await {
+            Err(CallError::InvalidArguments { job, message }) => {
+                assert_eq!(job, "get_session");
+                assert!(message.contains(says), "{message}");
+            }
+            other => panic!("expected a refusal saying {says:?}, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_business_failure_is_an_answer_with_a_readable_message_and_a_stable_code() {
+    let fx = Fixture::new();
+    let envelope = fx.call("get_session", json!({"session_id": "no-such"})).await;
+    assert!(!envelope.success);
+    assert_eq!(envelope.metadata["error"], "not_found");
+    assert_eq!(envelope.metadata["job"], "get_session");
+    assert!(envelope.answer.as_str().unwrap().contains("no-such"), "{}", envelope.answer);
+
+    let envelope = fx.call("get_task_definition", json!({"name": "nope.tool"})).await;
+    assert!(!envelope.success);
+    assert!(envelope.answer.as_str().unwrap().contains("shell.run"), "names the known types: {}", envelope.answer);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_definitions_come_with_the_schema_of_their_params() {
+    let fx = Fixture::new();
+    let all = fx.ok("list_installed_task_definitions", Value::Null).await;
+    assert!(all.as_array().unwrap().iter().any(|t| t["name"] == "shell.run"));
+    let shell = fx.ok("get_task_definition", json!({"name": "shell.run"})).await;
+    assert!(shell["params_schema"]["properties"]["command"].is_object(), "{shell}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blueprints_are_validated_and_formatted_from_text_or_files() {
+    let fx = Fixture::new();
+    let orphan = json!({"id": "b", "name": "b", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"}, {"id": "lost", "type": "system.sleep"},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "start"}]}]});
+    let reports = fx.ok("validate_blueprint", json!({"text": orphan.to_string()})).await;
+    assert_eq!(reports[0]["valid"], false);
+    assert_eq!(reports[0]["diagnostics"][0]["code"], "orphan-task");
+    assert_eq!(reports[0]["diagnostics"][0]["task_id"], "lost");
+
+    let good = fx.blueprint("good", vec![sh("a", "true", "start")]);
+    let reports = fx.ok("validate_blueprint", json!({"files": [good]})).await;
+    assert_eq!(reports[0]["valid"], true, "{reports}");
+
+    let neither = fx.call("validate_blueprint", json!({})).await;
+    assert!(!neither.success);
+    assert_eq!(neither.metadata["error"], "invalid_argument");
+
+    let text = std::fs::read_to_string(&good).unwrap();
+    let formatted = fx.ok("format_blueprint", json!({"text": text})).await;
+    assert_eq!(formatted["changed"], true, "a compact file is not canonical");
+    let again = fx.ok("format_blueprint", json!({"text": formatted["text"]})).await;
+    assert_eq!(again["changed"], false, "canonical text is a fixed point");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_started_through_the_facade_runs_in_the_background_and_is_read_back() {
+    let fx = Fixture::new();
+    let mut a = sh("a", r#"printf '{"n": 41}' > "$ORRERY_OUTPUTS""#, "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let mut b = sh("b", r#"printf '{"m": %s}' $((ORRERY_INPUT_N + 1)) > "$ORRERY_OUTPUTS""#, "a");
+    b["inputs"] = json!([{"name": "n"}]);
+    b["outputs"] = json!([{"name": "m"}]);
+    let file = fx.blueprint("flow", vec![a, b]);
+    let mut events = fx.api.subscribe();
+
+    let started = fx.ok("start_session", json!({"file": file})).await;
+    let id = started["session_id"].as_str().unwrap().to_string();
+    let waited = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(waited["ended"], true);
+    assert_eq!(waited["session"]["state"], "completed");
+
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    assert_eq!(view["driven"], false, "its runner let go");
+    let states: Vec<&str> = view["tasks"].as_array().unwrap().iter().map(|t| t["state"].as_str().unwrap()).collect();
+    assert!(states.iter().all(|s| *s == "SUCCEEDED"), "{states:?}");
+    assert_eq!(view["attempts"].as_array().unwrap().len(), 4);
+    let data = fx.ok("read_session_data", json!({"session_id": id})).await;
+    assert_eq!(data["flow"]["m"], 42, "{data}");
+    let listed = fx.ok("list_sessions", json!({"state": "completed"})).await;
+    assert_eq!(listed[0]["id"], id.as_str());
+
+    let mut kinds = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        assert_eq!(event.session_id, id);
+        kinds.push(event.kind);
+    }
+    assert_eq!(kinds.first().map(String::as_str), Some("session_created"));
+    assert!(kinds.iter().any(|k| k == "attempt_settled"), "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_blueprint_or_a_missing_file_does_not_start() {
+    let fx = Fixture::new();
+    let missing = fx.call("start_session", json!({"file": fx.path("none.json")})).await;
+    assert!(!missing.success);
+    assert_eq!(missing.metadata["error"], "not_found");
+    let bad = fx.path("bad.json");
+    std::fs::write(&bad, json!({"id": "bad", "name": "bad", "version": "1.0", "tasks": []}).to_string()).unwrap();
+    let invalid = fx.call("start_session", json!({"file": bad})).await;
+    assert!(!invalid.success);
+    assert_eq!(invalid.metadata["error"], "invalid_blueprint");
+    let listed = fx.ok("list_sessions", json!({})).await;
+    assert_eq!(listed, json!([]), "no session was created");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_waits_for_answer_prompt_and_a_running_task_can_be_cancelled() {
+    let fx = Fixture::new();
+    let ask = json!({"id": "ask", "type": "user_prompt.confirm", "depends_on": [{"id": "start"}],
+        "params": [{"name": "message", "value": "Go on?"}, {"name": "options", "value": ["Yes", "No"]}],
+        "outputs": [{"name": "result", "set_to": "decision"}]});
+    let slow = sh("slow", "sleep 30", "ask");
+    let file = fx.blueprint("asking", vec![ask, slow]);
+    let mut events = fx.api.subscribe();
+    let id = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+
+    tokio::time::timeout(Duration::from_secs(20), wait_for(&mut events, "prompt_waiting", "asking.ask"))
+        .await
+        .expect("the prompt");
+    let answered = fx.ok("answer_prompt", json!({"session_id": id, "task": "ask", "value": "Yes"})).await;
+    assert_eq!(answered["outcome"], "answer given to ask");
+    tokio::time::timeout(Duration::from_secs(20), wait_for(&mut events, "attempt_started", "asking.slow"))
+        .await
+        .expect("slow runs");
+
+    let refused = fx.call("cancel_task", json!({"session_id": id, "task": "ask"})).await;
+    assert!(!refused.success);
+    assert!(refused.answer.as_str().unwrap().contains("not running"), "{refused:?}");
+    let cancelled = fx.ok("cancel_task", json!({"session_id": id, "task": "slow"})).await;
+    assert_eq!(cancelled["outcome"], "cancelling asking.slow");
+    let waited = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(waited["session"]["state"], "failed");
+    let data = fx.ok("read_session_data", json!({"session_id": id, "instance": "asking"})).await;
+    assert_eq!(data["asking"]["decision"], "Yes");
+
+    // The failed task is reset, the session resumed through the facade, and stopped.
+    let reset = fx.ok("reset_task", json!({"session_id": id, "task": "slow"})).await;
+    assert_eq!(reset["tasks"][0]["to"], "PENDING");
+    fx.ok("resume_session", json!({"session_id": id})).await;
+    tokio::time::timeout(Duration::from_secs(20), wait_for(&mut events, "attempt_started", "asking.slow"))
+        .await
+        .expect("again");
+    assert_eq!(fx.ok("stop_session", json!({"session_id": id})).await["outcome"], "stopping");
+    let waited = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(waited["session"]["state"], "stopped");
+    fx.api.wait_all().await;
+}
