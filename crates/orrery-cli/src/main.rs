@@ -5,6 +5,7 @@
 
 mod commands;
 mod interventions;
+mod jobs;
 mod live;
 mod run;
 mod sessions;
@@ -194,6 +195,19 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
+    /// List the jobs of Orrery's facade (what the app, the HTTP API and scripts call).
+    Jobs {
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Call one job of the facade with JSON arguments; prints its envelope.
+    Job {
+        name: String,
+        /// The arguments, a JSON object (none: `{}`).
+        arguments: Option<String>,
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
     /// Draw the DAG, scopes as clusters.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
@@ -239,7 +253,11 @@ fn main() -> ExitCode {
     };
     if !matches!(
         cli.command,
-        Command::Run { .. } | Command::Resume { .. } | Command::Restart { .. } | Command::Recover { .. }
+        Command::Run { .. }
+            | Command::Resume { .. }
+            | Command::Restart { .. }
+            | Command::Recover { .. }
+            | Command::Job { .. }
     ) {
         // Like any Unix filter, end quietly when the reader of the output goes away
         // (`orrery sessions | head`). `run` and `resume` ignore it instead: they see their
@@ -271,6 +289,8 @@ fn main() -> ExitCode {
         Command::Answer { session, task, value, db, format } => {
             interventions::answer(&session, &task, &value, db, format)
         }
+        Command::Jobs { format } => jobs::jobs(format),
+        Command::Job { name, arguments, db } => jobs::job(&name, arguments.as_deref(), db),
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {
             interventions::reset(&session, &task, downstream, clear_outputs, db, format)

@@ -649,3 +649,37 @@ fn asking_an_unknown_session_is_a_clear_refusal() {
         assert!(stderr(&o).contains("session \"nope\" not found"), "{args:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn jobs_lists_the_facade_and_job_calls_one_with_its_exit_code() {
+    let s = Scratch::new("jobs");
+    let db = s.0.join("store.db");
+    let db = db.to_str().unwrap();
+    let listed = json_of(&orrery(&["jobs", "--format", "json"], &s.0));
+    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"start_session") && names.contains(&"cancel_task"), "{names:?}");
+
+    // A session started by `orrery job` runs in it: the envelope comes first, the exit after.
+    let file = s.0.join("assembly.json");
+    let args = serde_json::json!({"file": file}).to_string();
+    let started = orrery(&["job", "start_session", &args, "--db", db], &s.0);
+    assert_eq!(started.status.code(), Some(0), "{}", stderr(&started));
+    let envelope = json_of(&started);
+    assert_eq!(envelope["success"], true);
+    let id = envelope["answer"]["session_id"].as_str().unwrap().to_string();
+    let got = orrery(&["job", "get_session", &serde_json::json!({"session_id": id}).to_string(), "--db", db], &s.0);
+    assert_eq!(json_of(&got)["answer"]["session"]["state"], "completed");
+
+    let failure = orrery(&["job", "get_session", r#"{"session_id": "nope"}"#, "--db", db], &s.0);
+    assert_eq!(failure.status.code(), Some(1));
+    assert_eq!(json_of(&failure)["metadata"]["error"], "not_found");
+    for (args, says) in [
+        (vec!["job", "nope"], "no job named \"nope\""),
+        (vec!["job", "get_session", "{}"], "missing field `session_id`"),
+        (vec!["job", "get_session", "{not json"], "not JSON"),
+    ] {
+        let o = orrery(&[&args[..], &["--db", db]].concat(), &s.0);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}

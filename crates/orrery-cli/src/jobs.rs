@@ -1,0 +1,58 @@
+//! `orrery jobs` lists the facade's catalogue ([`orrery_api`]); `orrery job NAME [JSON]` calls
+//! one job in this process and prints its envelope `{"answer", "success", "metadata"}`.
+//!
+//! Exit 0 when the job succeeded, 1 when it answered a business failure (`success: false`), 2
+//! when it was refused before running (an unknown job, arguments that break its schema) or
+//! the arguments are not JSON. A job that starts a session (`start_session`, `resume_session`,
+//! `restart_session`) runs it in this process: the envelope is printed at once, then `orrery
+//! job` waits for the session to end before it exits.
+
+use crate::ReportFormat;
+use anyhow::{Context, Result};
+use orrery_api::{Api, ApiOptions};
+use std::path::PathBuf;
+
+pub fn jobs(format: ReportFormat) -> Result<u8> {
+    // The catalogue does not touch the store.
+    let api = Api::new(ApiOptions { db: PathBuf::from("orrery.db"), work_dir: None, max_parallel: None });
+    let jobs = api.jobs();
+    match format {
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&jobs)?),
+        ReportFormat::Text => {
+            let width = jobs.iter().map(|j| j.name.len()).max().unwrap_or(0);
+            for j in &jobs {
+                let first = j.description.split(". ").next().unwrap_or(j.description).trim_end_matches('.');
+                println!("{:<width$}  {first}", j.name);
+            }
+        }
+    }
+    Ok(0)
+}
+
+pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>) -> Result<u8> {
+    let arguments: serde_json::Value = match arguments {
+        None => serde_json::Value::Null,
+        Some(text) => match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(e) => {
+                eprintln!("orrery: the arguments of job {name} are not JSON: {e}");
+                return Ok(2);
+            }
+        },
+    };
+    let db = crate::db_path(db)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let api = Api::new(ApiOptions { db, work_dir: None, max_parallel: None });
+        let envelope = match api.call(name, arguments).await {
+            Ok(envelope) => envelope,
+            Err(e) => {
+                eprintln!("orrery: {e}");
+                return Ok(2);
+            }
+        };
+        println!("{}", serde_json::to_string_pretty(&envelope)?);
+        api.wait_all().await;
+        Ok(if envelope.success { 0 } else { 1 })
+    })
+}
