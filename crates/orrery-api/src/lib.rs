@@ -217,7 +217,8 @@ impl Api {
     }
 
     /// Every committed event of the sessions running in this process, in commit order per
-    /// session.
+    /// session. Each carries its `global_seq`: after a gap (a lagging receiver, a reconnect),
+    /// the job `read_events` answers what was missed.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.inner.events.subscribe()
     }

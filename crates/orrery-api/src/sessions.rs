@@ -96,6 +96,52 @@ pub struct DataArguments {
     pub instance: Option<String>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventsArguments {
+    /// The last `global_seq` the client saw (0: from the start).
+    #[serde(default)]
+    pub after: u64,
+    /// At most this many (1..=200, default 200).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Events {
+    /// In commit order; each names its session, its `seq` there and its `global_seq`.
+    pub events: Vec<EventView>,
+    /// The newest `global_seq` of the store when read: more may follow.
+    pub last_global_seq: u64,
+}
+
+/// An event as the store keeps it (see `orrery_store::Event`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventView {
+    pub session_id: String,
+    pub seq: u64,
+    pub global_seq: u64,
+    pub time_ms: i64,
+    pub kind: String,
+    pub run_id: Option<String>,
+    /// `{"form": "whole", "value": ...}`, or `{"form": "cut", "prefix", "full_len",
+    /// "full_sha256"}` for a payload longer than 64 KiB.
+    pub payload: Value,
+}
+
+impl From<orrery_store::Event> for EventView {
+    fn from(e: orrery_store::Event) -> Self {
+        EventView {
+            payload: serde_json::to_value(&e.payload).unwrap_or(Value::Null),
+            session_id: e.session_id,
+            seq: e.seq,
+            global_seq: e.global_seq,
+            time_ms: e.time_ms,
+            kind: e.kind,
+            run_id: e.run_id.map(|r| r.as_str().to_string()),
+        }
+    }
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Started {
     pub session_id: String,
@@ -446,6 +492,22 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 interventions::reset_scope(db, &args.session_id, &args.scope_start)
                     .map(InterventionView::from)
                     .map_err(intervention_failure)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "read_events",
+        "Every session's committed events after `after` (a `global_seq`), in commit order: how a \
+         client that reconnects catches up before it follows the live stream again.",
+        |api: Api, args: EventsArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let events = store.events_since(args.after, args.limit.unwrap_or(200))?;
+                Ok(Events {
+                    events: events.into_iter().map(EventView::from).collect(),
+                    last_global_seq: store.last_global_seq()?,
+                })
             })
             .await
         },

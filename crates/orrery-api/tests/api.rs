@@ -187,13 +187,19 @@ async fn a_session_started_through_the_facade_runs_in_the_background_and_is_read
     let listed = fx.ok("list_sessions", json!({"state": "completed"})).await;
     assert_eq!(listed[0]["id"], id.as_str());
 
-    let mut kinds = Vec::new();
+    let mut live = Vec::new();
     while let Ok(event) = events.try_recv() {
         assert_eq!(event.session_id, id);
-        kinds.push(event.kind);
+        live.push(event);
     }
-    assert_eq!(kinds.first().map(String::as_str), Some("session_created"));
-    assert!(kinds.iter().any(|k| k == "attempt_settled"), "{kinds:?}");
+    assert_eq!(live.first().map(|e| e.kind.as_str()), Some("session_created"));
+    assert!(live.iter().any(|e| e.kind == "attempt_settled"));
+    // What a client that saw the first three events missed, read back from the store: the rest.
+    let missed = fx.ok("read_events", json!({"after": live[2].global_seq})).await;
+    let globals: Vec<u64> =
+        missed["events"].as_array().unwrap().iter().map(|e| e["global_seq"].as_u64().unwrap()).collect();
+    assert_eq!(globals, live[3..].iter().map(|e| e.global_seq).collect::<Vec<_>>());
+    assert_eq!(missed["last_global_seq"], live.last().unwrap().global_seq);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

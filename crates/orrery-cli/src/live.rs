@@ -727,6 +727,7 @@ mod tests {
             let event = Event {
                 session_id: "s-1".into(),
                 seq: self.seq,
+                global_seq: self.seq,
                 time_ms: T0 + at,
                 kind: kind.into(),
                 run_id: run.map(Into::into),
@@ -938,6 +939,7 @@ mod tests {
         let resumed = Event {
             session_id: "s-1".into(),
             seq: 40,
+            global_seq: 40,
             time_ms: T0,
             kind: kinds::SESSION_STATE_CHANGED.into(),
             run_id: None,
@@ -948,6 +950,7 @@ mod tests {
         assert!(!state.needs_seed(&resumed), "seeded once");
         let running = Event {
             seq: 41,
+            global_seq: 41,
             kind: kinds::TASK_STATE_CHANGED.into(),
             payload: EventPayload::Whole { value: json!({"node": "bp.b", "state": "RUNNING", "previous": "PENDING"}) },
             ..resumed

@@ -2,7 +2,10 @@
 //!
 //! `seq` is gapless per session: it is computed as `MAX(seq) + 1` inside the write lock (every
 //! write is `BEGIN IMMEDIATE`) and the primary key `(session_id, seq)` refuses a duplicate.
-//! Events are never updated or deleted (except with their session).
+//! Events are never updated or deleted (except with their session). `global_seq` orders every
+//! session's events together, the same way (`MAX + 1` under the write lock, unique): the order
+//! in which they were committed, which a client following the whole store resumes from
+//! ([`Store::events_since`]).
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -35,6 +38,8 @@ pub mod kinds {
 pub struct Event {
     pub session_id: String,
     pub seq: u64,
+    /// Its place among every session's events of the store: 1, 2, 3... in commit order.
+    pub global_seq: u64,
     pub time_ms: i64,
     pub kind: String,
     pub run_id: Option<RunId>,
@@ -91,7 +96,7 @@ impl Store {
             crate::sessions::require_session(conn, path, session_id)?;
             let mut stmt = conn
                 .prepare_cached(
-                    "SELECT session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256
+                    "SELECT session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256, global_seq
                      FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
                 )
                 .at(path)?;
@@ -100,6 +105,29 @@ impl Store {
                 .at(path)?;
             rows.map(|r| r.at(path).and_then(|raw| raw.into_event(path))).collect()
         })
+    }
+
+    /// Up to `limit` (1..=200) events of every session with `global_seq > after`, in commit
+    /// order: what a client that saw everything up to `after` missed.
+    pub fn events_since(&self, after: u64, limit: u32) -> Result<Vec<Event>, StoreError> {
+        if !(1..=MAX_PAGE_LIMIT).contains(&limit) {
+            return Err(StoreError::invalid(format!("limit {limit} is outside 1..={MAX_PAGE_LIMIT}")));
+        }
+        self.read(|conn, path| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256, global_seq
+                     FROM events WHERE global_seq > ?1 ORDER BY global_seq LIMIT ?2",
+                )
+                .at(path)?;
+            let rows = stmt.query_map(params![after.min(i64::MAX as u64) as i64, limit], event_row).at(path)?;
+            rows.map(|r| r.at(path).and_then(|raw| raw.into_event(path))).collect()
+        })
+    }
+
+    /// The highest `global_seq` of the store (0 when it has no event).
+    pub fn last_global_seq(&self) -> Result<u64, StoreError> {
+        self.read(|conn, path| last_global_seq(conn, path))
     }
 
     /// The highest event seq of a session (0 when it has none).
@@ -119,6 +147,14 @@ pub(crate) fn last_seq(conn: &Connection, path: &std::path::Path, session_id: &s
     Ok(seq as u64)
 }
 
+fn last_global_seq(conn: &Connection, path: &std::path::Path) -> Result<u64, StoreError> {
+    let seq: i64 = conn
+        .prepare_cached("SELECT COALESCE(MAX(global_seq), 0) FROM events")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .at(path)?;
+    Ok(seq as u64)
+}
+
 /// Appends an event inside the caller's transaction; every announced write goes through here.
 pub(crate) fn append(
     tx: &Tx<'_>,
@@ -128,6 +164,7 @@ pub(crate) fn append(
     payload: &Value,
 ) -> Result<Event, StoreError> {
     let seq = last_seq(tx.sql, tx.path, session_id)? + 1;
+    let global_seq = last_global_seq(tx.sql, tx.path)? + 1;
     let text = payload.to_string();
     let (stored, full_len, full_sha256, event_payload) = if text.len() > MAX_EVENT_PAYLOAD_BYTES {
         let mut cut = MAX_EVENT_PAYLOAD_BYTES;
@@ -144,8 +181,8 @@ pub(crate) fn append(
     };
     tx.sql
         .prepare_cached(
-            "INSERT INTO events (session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO events (session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256, global_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -156,13 +193,15 @@ pub(crate) fn append(
                 run_id.map(RunId::as_str),
                 stored,
                 full_len,
-                full_sha256
+                full_sha256,
+                global_seq as i64
             ])
         })
         .at(tx.path)?;
     Ok(Event {
         session_id: session_id.to_string(),
         seq,
+        global_seq,
         time_ms: tx.now_ms,
         kind: kind.to_string(),
         run_id: run_id.cloned(),
@@ -179,6 +218,7 @@ pub(crate) struct RawEvent {
     payload: String,
     full_len: Option<i64>,
     full_sha256: Option<String>,
+    global_seq: i64,
 }
 
 pub(crate) fn event_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEvent> {
@@ -191,6 +231,7 @@ pub(crate) fn event_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEvent> {
         payload: row.get(5)?,
         full_len: row.get(6)?,
         full_sha256: row.get(7)?,
+        global_seq: row.get(8)?,
     })
 }
 
@@ -213,6 +254,7 @@ impl RawEvent {
         Ok(Event {
             session_id: self.session_id,
             seq: self.seq as u64,
+            global_seq: self.global_seq as u64,
             time_ms: self.time_ms,
             kind: self.kind,
             run_id: self.run_id.map(RunId::from),

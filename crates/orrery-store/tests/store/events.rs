@@ -114,3 +114,26 @@ fn an_event_for_an_unknown_session_is_not_found() {
     assert_eq!(err.code(), "not_found");
     assert!(err.to_string().contains("ghost"));
 }
+
+#[test]
+fn every_sessions_events_share_one_gapless_global_order_to_resume_from() {
+    let mut fixture = Fixture::open();
+    let a = fixture.session();
+    let b = fixture.session();
+    fixture.store.append_event(&a.id, &note(1), None).unwrap();
+    fixture.store.append_event(&b.id, &note(2), None).unwrap();
+    let last = fixture.store.append_event(&a.id, &note(3), None).unwrap();
+
+    let all = fixture.second_handle().events_since(0, 200).unwrap();
+    let globals: Vec<u64> = all.iter().map(|e| e.global_seq).collect();
+    assert_eq!(globals, (1..=all.len() as u64).collect::<Vec<_>>(), "gapless, in commit order");
+    assert_eq!(all.last(), Some(&last), "what a write returns is what is read back");
+    assert_eq!(fixture.store.last_global_seq().unwrap(), last.global_seq);
+    // A client that saw up to the second-to-last event misses exactly the last one.
+    assert_eq!(fixture.store.events_since(last.global_seq - 1, 200).unwrap(), vec![last.clone()]);
+    assert!(fixture.store.events_since(last.global_seq, 200).unwrap().is_empty());
+    assert!(fixture.store.events_since(0, 0).is_err(), "limits stay within 1..=200");
+    // Per-session reads carry the same numbers.
+    let of_a = fixture.store.events_after(&a.id, 0, 200).unwrap();
+    assert!(of_a.iter().all(|e| all.contains(e)));
+}

@@ -68,3 +68,30 @@ fn a_database_newer_than_the_code_is_refused_with_a_migration_error() {
     assert!(err.to_string().contains("future.db"), "the message names the file: {err}");
     assert!(err.to_string().contains("newer"), "the message says why: {err}");
 }
+
+#[test]
+fn events_written_before_version_3_get_their_global_order_by_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.db");
+    create_at_version(&path, 2).expect("a version 2 database");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "INSERT INTO blueprint_versions (hash, blueprint_id, canonical_json, created_ms) VALUES ('h', 'b', '{}', 1);
+         INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms)
+             VALUES ('s1', 'h', 'b', 'one', 'pending', '{}', 1), ('s2', 'h', 'b', 'two', 'pending', '{}', 2);
+         INSERT INTO events (session_id, seq, time_ms, kind, run_id, payload) VALUES
+             ('s1', 1, 10, 'session_created', NULL, '{}'),
+             ('s2', 1, 5, 'session_created', NULL, '{}'),
+             ('s1', 2, 20, 'note', NULL, '{}');",
+    )
+    .expect("rows of version 2");
+    drop(conn);
+
+    let mut store = Store::open(&path).expect("version 2 upgrades");
+    let order: Vec<(String, u64, u64)> =
+        store.events_since(0, 200).unwrap().into_iter().map(|e| (e.session_id, e.seq, e.global_seq)).collect();
+    assert_eq!(order, [("s2".to_string(), 1, 1), ("s1".to_string(), 1, 2), ("s1".to_string(), 2, 3)]);
+    let next =
+        store.append_event("s2", &orrery_store::NewEvent { kind: "n".into(), run_id: None, payload: json!(1) }, None);
+    assert_eq!(next.unwrap().global_seq, 4, "new events go on after the numbered ones");
+}
