@@ -127,7 +127,7 @@ impl Store {
 
     /// The highest `global_seq` of the store (0 when it has no event).
     pub fn last_global_seq(&self) -> Result<u64, StoreError> {
-        self.read(|conn, path| last_global_seq(conn, path))
+        self.read(last_global_seq)
     }
 
     /// The highest event seq of a session (0 when it has none).
