@@ -143,6 +143,14 @@ impl From<orrery_store::Event> for EventView {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+pub struct Lineage {
+    /// Every input of every attempt: the data key it read and the attempt that had written it.
+    pub inputs: Vec<orrery_store::InputLineage>,
+    /// The blueprint instances, the root first, each inner one under its composite.
+    pub instances: Vec<runner::InstanceInfo>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Started {
     pub session_id: String,
 }
@@ -492,6 +500,20 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 interventions::reset_scope(db, &args.session_id, &args.scope_start)
                     .map(InterventionView::from)
                     .map_err(intervention_failure)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "get_lineage",
+        "Within a session: which attempt's output fed which attempt's input (the data key and the \
+         value's sha256), and its blueprint instances under their composites.",
+        |api: Api, args: SessionArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let inputs = store.lineage(&args.session_id)?;
+                let instances = runner::session_instances(&store, &args.session_id).map_err(run_failure)?;
+                Ok(Lineage { inputs, instances })
             })
             .await
         },

@@ -259,3 +259,45 @@ async fn a_prompt_waits_for_answer_prompt_and_a_running_task_can_be_cancelled() 
     assert_eq!(waited["session"]["state"], "stopped");
     fx.api.wait_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lineage_follows_outputs_into_inputs_across_a_composite() {
+    let fx = Fixture::new();
+    let mut work = sh("work", r#"printf '{"m": %s}' $((ORRERY_INPUT_N * 2)) > "$ORRERY_OUTPUTS""#, "start");
+    work["inputs"] = json!([{"name": "n"}]);
+    work["outputs"] = json!([{"name": "m"}]);
+    fx.blueprint("inner", vec![work]);
+    let mut a = sh("a", r#"printf '{"n": 21}' > "$ORRERY_OUTPUTS""#, "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let c = json!({"id": "c", "type": "system.composite", "depends_on": [{"id": "a"}],
+        "params": [{"name": "blueprint", "value": {"static": "inner"}}],
+        "inputs": [{"name": "n"}], "outputs": [{"name": "m"}]});
+    let mut b = sh("b", "true", "c");
+    b["inputs"] = json!([{"name": "m"}]);
+    let file = fx.blueprint("outer", vec![a, c, b]);
+
+    let id = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+    let waited = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(waited["session"]["state"], "completed", "{waited}");
+
+    let lineage = fx.ok("get_lineage", json!({"session_id": id})).await;
+    let edge = |node: &str, input: &str| -> Value {
+        lineage["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["node"] == node && l["input"] == input)
+            .cloned()
+            .unwrap_or_else(|| panic!("no lineage for {node}.{input}: {lineage}"))
+    };
+    assert_eq!(edge("outer.c", "n")["source"]["node"], "outer.a");
+    assert_eq!(edge("inner_c.work", "n")["source"]["node"], "outer.c", "the composite handed its input in");
+    assert_eq!(edge("inner_c.work", "n")["instance"], "inner_c");
+    assert_eq!(edge("outer.b", "m")["source"]["node"], "outer.c", "the composite handed its output out");
+    assert_eq!(edge("outer.b", "m")["value_sha256"], orrery_store::canonical::sha256_hex("42"));
+    let instances = lineage["instances"].as_array().unwrap();
+    assert_eq!(instances[0]["id"], "outer");
+    assert_eq!(instances[0]["composite"], Value::Null);
+    assert_eq!(instances[1]["id"], "inner_c");
+    assert_eq!(instances[1]["composite"], "outer.c");
+}

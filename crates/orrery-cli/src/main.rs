@@ -6,6 +6,7 @@
 mod commands;
 mod interventions;
 mod jobs;
+mod lineage;
 mod live;
 mod run;
 mod sessions;
@@ -195,6 +196,14 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
+    /// Which attempt's output fed which input, and the blueprint instances of a session.
+    Lineage {
+        session: String,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// List the jobs of Orrery's facade (what the app, the HTTP API and scripts call).
     Jobs {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
@@ -290,6 +299,7 @@ fn main() -> ExitCode {
             interventions::answer(&session, &task, &value, db, format)
         }
         Command::Jobs { format } => jobs::jobs(format),
+        Command::Lineage { session, db, format } => lineage::lineage(&session, db, format),
         Command::Job { name, arguments, db } => jobs::job(&name, arguments.as_deref(), db),
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {

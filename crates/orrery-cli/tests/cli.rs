@@ -683,3 +683,29 @@ fn jobs_lists_the_facade_and_job_calls_one_with_its_exit_code() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn lineage_traces_each_input_to_the_attempt_that_wrote_it() {
+    let s = Scratch::new("lineage");
+    let db = s.0.join("store.db");
+    let db = db.to_str().unwrap();
+    assert_eq!(orrery(&["run", "--db", db, "assembly.json"], &s.0).status.code(), Some(0));
+    let id =
+        json_of(&orrery(&["sessions", "--db", db, "--format", "json"], &s.0))[0]["id"].as_str().unwrap().to_string();
+    let lineage = json_of(&orrery(&["lineage", "--db", db, "--format", "json", &id], &s.0));
+    let instances: Vec<&str> =
+        lineage["instances"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(instances, ["assembly", "place_element_place"]);
+    let pick = lineage["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["node"] == "assembly.pick" && l["attempt"] == 2)
+        .unwrap();
+    assert_eq!(pick["source"]["node"], "assembly.place", "the second pass reads what the first placement left");
+    let text = stdout(&orrery(&["lineage", "--db", db, &id], &s.0));
+    assert!(text.contains("assembly.pick#1") && text.contains("<- assembly.plan#1"), "{text}");
+    let unknown = orrery(&["lineage", "--db", db, "nope"], &s.0);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("\"nope\" not found"), "{}", stderr(&unknown));
+}

@@ -108,6 +108,41 @@ pub struct NewAttempt {
     pub log_path: Option<PathBuf>,
     pub inputs: Option<Value>,
     pub process: Option<ProcessIdentity>,
+    /// Where the inputs were read from, for lineage ([`Store::lineage`]).
+    #[serde(default)]
+    pub input_sources: Vec<InputSource>,
+}
+
+/// The session data key an input was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InputSource {
+    /// The input's name (its value is `inputs[input]`).
+    pub input: String,
+    /// The blueprint instance whose data it read.
+    pub instance: String,
+    pub key: String,
+}
+
+/// One input of one attempt and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InputLineage {
+    pub run_id: RunId,
+    pub node: String,
+    pub attempt: u32,
+    pub input: String,
+    pub instance: String,
+    pub key: String,
+    /// The attempt that wrote the value it read; none when no attempt did (a default, a skip).
+    pub source: Option<LineageSource>,
+    /// sha256 of the value's JSON text.
+    pub value_sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LineageSource {
+    pub run_id: RunId,
+    pub node: String,
+    pub attempt: u32,
 }
 
 /// How an attempt ended; each outcome carries what belongs to it.
@@ -321,6 +356,7 @@ impl Store {
                     ])
                 })
                 .at(tx.path)?;
+            record_input_sources(tx, session_id, &run, &new.input_sources)?;
             let mut events = Vec::new();
             events.extend(set_node_state(tx, session_id, node, TaskState::Running)?);
             events.push(append(
@@ -331,6 +367,46 @@ impl Store {
                 &json!({"node": node, "attempt": attempt, "agent": run.agent}),
             )?);
             Ok((run, events))
+        })
+    }
+
+    /// Every input of every attempt of a session and the attempt that wrote what it read, in
+    /// attempt start order: which output fed which input.
+    pub fn lineage(&self, session_id: &str) -> Result<Vec<InputLineage>, StoreError> {
+        self.read(|conn, path| {
+            require_session(conn, path, session_id)?;
+            let mut stmt = conn
+                .prepare(
+                    "SELECT r.run_id, r.node, r.attempt, i.input, i.instance, i.key, i.value_sha256,
+                            s.run_id, s.node, s.attempt
+                     FROM attempt_inputs i
+                     JOIN task_runs r ON r.run_id = i.run_id
+                     LEFT JOIN task_runs s ON s.run_id = i.source_run_id
+                     WHERE r.session_id = ?1
+                     ORDER BY r.started_ms, r.rowid, i.input",
+                )
+                .at(path)?;
+            let rows = stmt
+                .query_map([session_id], |row| {
+                    let source = match row.get::<_, Option<String>>(7)? {
+                        Some(run_id) => {
+                            Some(LineageSource { run_id: RunId(run_id), node: row.get(8)?, attempt: row.get(9)? })
+                        }
+                        None => None,
+                    };
+                    Ok(InputLineage {
+                        run_id: RunId(row.get(0)?),
+                        node: row.get(1)?,
+                        attempt: row.get(2)?,
+                        input: row.get(3)?,
+                        instance: row.get(4)?,
+                        key: row.get(5)?,
+                        value_sha256: row.get(6)?,
+                        source,
+                    })
+                })
+                .at(path)?;
+            rows.map(|r| r.at(path)).collect()
         })
     }
 
@@ -406,7 +482,7 @@ impl Store {
                 &json!({"node": node, "outcome": outcome}),
             )?];
             if !settlement.data.is_empty() {
-                events.push(crate::data::put_data_in(tx, &session_id, &settlement.data)?);
+                events.push(crate::data::put_data_in(tx, &session_id, &settlement.data, Some(run_id))?);
             }
             if let Some(state) = settlement.node_state {
                 events.extend(set_node_state(tx, &session_id, &node, state)?);
@@ -444,6 +520,44 @@ impl Store {
         let rows = stmt.query_map([], attempt_row).at(&self.path)?;
         rows.map(|r| r.at(&self.path).and_then(|raw| raw.into_attempt(&self.path))).collect()
     }
+}
+
+/// The lineage rows of a beginning attempt: each input's key, the attempt that wrote it (as the
+/// data says now) and the sha256 of the value the input got.
+fn record_input_sources(
+    tx: &Tx<'_>,
+    session_id: &str,
+    run: &Attempt,
+    sources: &[InputSource],
+) -> Result<(), StoreError> {
+    for source in sources {
+        let value = run.inputs.as_ref().and_then(|i| i.get(&source.input)).cloned().unwrap_or(Value::Null);
+        let writer: Option<String> = tx
+            .sql
+            .prepare_cached("SELECT run_id FROM session_data WHERE session_id = ?1 AND instance = ?2 AND key = ?3")
+            .and_then(|mut s| {
+                s.query_row([session_id, &source.instance, &source.key], |r| r.get::<_, Option<String>>(0)).optional()
+            })
+            .at(tx.path)?
+            .flatten();
+        tx.sql
+            .prepare_cached(
+                "INSERT INTO attempt_inputs (run_id, input, instance, key, source_run_id, value_sha256)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    run.run_id.as_str(),
+                    source.input,
+                    source.instance,
+                    source.key,
+                    writer,
+                    crate::canonical::sha256_hex(&value.to_string())
+                ])
+            })
+            .at(tx.path)?;
+    }
+    Ok(())
 }
 
 /// Upserts one node's state inside a transaction; an event only when the state changed.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Value};
 
+use crate::attempts::RunId;
 use crate::error::SqliteResultExt;
 use crate::events::{append, kinds, Event};
 use crate::sessions::require_session;
@@ -72,11 +73,23 @@ impl Store {
         instance: &str,
         values: &[(&str, Value)],
     ) -> Result<Event, StoreError> {
+        self.put_data_from(session_id, instance, values, None)
+    }
+
+    /// [`Store::put_data`] on behalf of attempt `writer` (a composite copying its inputs into
+    /// its inner instance): lineage names it as the values' source.
+    pub fn put_data_from(
+        &mut self,
+        session_id: &str,
+        instance: &str,
+        values: &[(&str, Value)],
+        writer: Option<&RunId>,
+    ) -> Result<Event, StoreError> {
         let writes: Vec<(String, String, Value)> =
             values.iter().map(|(k, v)| (instance.to_string(), k.to_string(), v.clone())).collect();
         self.write(|tx| {
             require_session(tx.sql, tx.path, session_id)?;
-            put_data_in(tx, session_id, &writes)
+            put_data_in(tx, session_id, &writes, writer)
         })
     }
 
@@ -148,19 +161,21 @@ pub(crate) fn put_data_in(
     tx: &Tx<'_>,
     session_id: &str,
     writes: &[(String, String, Value)],
+    writer: Option<&RunId>,
 ) -> Result<Event, StoreError> {
     let mut stmt = tx
         .sql
         .prepare_cached(
-            "INSERT INTO session_data (session_id, instance, key, value_json, updated_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5)
+            "INSERT INTO session_data (session_id, instance, key, value_json, updated_ms, run_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (session_id, instance, key)
-                 DO UPDATE SET value_json = ?4, updated_ms = ?5",
+                 DO UPDATE SET value_json = ?4, updated_ms = ?5, run_id = ?6",
         )
         .at(tx.path)?;
     let mut keys: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let writer = writer.map(RunId::as_str);
     for (instance, key, value) in writes {
-        stmt.execute(params![session_id, instance, key, value.to_string(), tx.now_ms]).at(tx.path)?;
+        stmt.execute(params![session_id, instance, key, value.to_string(), tx.now_ms, writer]).at(tx.path)?;
         keys.entry(instance).or_default().push(key);
     }
     drop(stmt);

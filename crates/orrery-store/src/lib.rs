@@ -70,7 +70,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use attempts::{
-    Attempt, AttemptState, NewAttempt, Outcome, ProcessIdentity, RunId, Settlement, TaskNode, TaskState,
+    Attempt, AttemptState, InputLineage, InputSource, LineageSource, NewAttempt, Outcome, ProcessIdentity, RunId,
+    Settlement, TaskNode, TaskState,
 };
 pub use blueprints::BlueprintVersion;
 pub use clock::{Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};

@@ -17,6 +17,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_initial", include_str!("../migrations/0001_initial.sql")),
     ("0002_runner_lease_and_requests", include_str!("../migrations/0002_runner_lease_and_requests.sql")),
     ("0003_global_event_order", include_str!("../migrations/0003_global_event_order.sql")),
+    ("0004_lineage", include_str!("../migrations/0004_lineage.sql")),
 ];
 
 /// The schema version this code writes.

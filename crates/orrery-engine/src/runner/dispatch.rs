@@ -51,11 +51,21 @@ impl Runner {
         let attempt_no = self.attempt_counts[n];
         let stem = self.work_dir.join(format!("{key}.attempt-{attempt_no}"));
         let log_path = shell::attempt_file(&stem, "log");
+        let input_sources = task
+            .inputs
+            .iter()
+            .map(|i| InputSource {
+                input: i.io.name.clone(),
+                instance: instance_id.clone(),
+                key: i.source_key().to_string(),
+            })
+            .collect();
         let new = NewAttempt {
             agent: task.task_type.as_str().to_string(),
             log_path: (kind == RunKind::Shell).then(|| log_path.clone()),
             inputs: Some(Value::Object(inputs.clone())),
             process: None,
+            input_sources,
         };
         let (attempt, events) = {
             let (session, key) = (session.clone(), key.clone());
@@ -133,11 +143,12 @@ impl Runner {
                     let inner_id = self.plan.instances[inner].id.clone();
                     let values = data::composite_inputs(&inputs);
                     if !values.is_empty() {
+                        let composite_run = run_id.clone();
                         self.db
                             .write(move |s| {
                                 let refs: Vec<(&str, Value)> =
                                     values.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-                                Ok(vec![s.put_data(&session, &inner_id, &refs)?])
+                                Ok(vec![s.put_data_from(&session, &inner_id, &refs, Some(&composite_run))?])
                             })
                             .await?;
                     }
@@ -244,6 +255,7 @@ impl Runner {
             log_path: None,
             inputs: None,
             process: None,
+            input_sources: Vec::new(),
         };
         self.db
             .write(move |s| {

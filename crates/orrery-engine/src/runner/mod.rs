@@ -110,8 +110,8 @@ use orrery_blueprint::condition;
 use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
-    ErrorRecord, Event, Lease, NewAttempt, NewEvent, NewSession, Outcome, ProcessIdentity, RunId, Settlement, Store,
-    StoreError, Synchronous,
+    ErrorRecord, Event, InputSource, Lease, NewAttempt, NewEvent, NewSession, Outcome, ProcessIdentity, RunId,
+    Settlement, Store, StoreError, Synchronous,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -129,7 +129,7 @@ use control::Asked;
 pub use control::{SessionControl, REQUEST_POLL};
 use db::Db;
 pub(crate) use recovery::load_stored_plan;
-pub use recovery::{interrupted_sessions, is_driven, restart_session, resume_session};
+pub use recovery::{interrupted_sessions, is_driven, restart_session, resume_session, session_instances, InstanceInfo};
 
 /// How to run a session.
 #[derive(Debug, Clone)]

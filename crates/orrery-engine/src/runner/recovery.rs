@@ -208,6 +208,35 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
     Ok((states, initial, attempt_counts, iterations))
 }
 
+/// A blueprint instance of a session, as its plan has it: the root, and one per composite
+/// (per element for a dynamic one).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct InstanceInfo {
+    /// `"{blueprint}"` for the root, `"{inner blueprint}_{composite task}"` for an inner one.
+    pub id: String,
+    pub blueprint_id: String,
+    /// The composite node that runs it; none for the root.
+    pub composite: Option<String>,
+    /// What a dynamic element gives its namespace (`element_id`, ...); empty otherwise.
+    pub context: Map<String, Value>,
+}
+
+/// The blueprint instances of a stored session, the root first, each inner one under its
+/// composite.
+pub fn session_instances(store: &Store, session_id: &str) -> Result<Vec<InstanceInfo>, RunError> {
+    let (_, plan) = load_stored_plan(store, session_id)?;
+    Ok(plan
+        .instances
+        .iter()
+        .map(|i| InstanceInfo {
+            id: i.id.clone(),
+            blueprint_id: i.blueprint_id.clone(),
+            composite: i.caller.map(|(_, node)| plan.graph.nodes[node].key.clone()),
+            context: i.context.clone(),
+        })
+        .collect())
+}
+
 /// Reads a stored session and rebuilds its plan from the store alone (see the module notes on
 /// resume): what [`resume_session`] and the interventions ([`crate::interventions`]) start from.
 pub(crate) fn load_stored_plan(

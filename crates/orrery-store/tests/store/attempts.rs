@@ -173,3 +173,44 @@ fn task_states_are_upserted_and_unchanged_states_are_not_announced() {
     );
     assert_eq!(count_rows(&fixture.path(), "task_nodes"), 2);
 }
+
+#[test]
+fn lineage_names_the_attempt_whose_output_each_input_read() {
+    use orrery_store::{InputSource, NewAttempt, Settlement};
+    let mut fixture = Fixture::open();
+    let (session, producer) = fixture.running_attempt();
+    fixture
+        .store
+        .settle_attempt(
+            &producer,
+            Settlement {
+                outcome: Outcome::Succeeded { exit_code: Some(0), outputs: json!({"n": 41}) },
+                node_state: Some(TaskState::Succeeded),
+                data: vec![("hello".into(), "n".into(), json!(41))],
+            },
+        )
+        .unwrap();
+    fixture.store.set_task_states(&session.id, &[("hello.use", TaskState::Pending)]).unwrap();
+    let new = NewAttempt {
+        agent: "shell.run".into(),
+        inputs: Some(json!({"n": 41, "plain": "literal"})),
+        input_sources: vec![
+            InputSource { input: "n".into(), instance: "hello".into(), key: "n".into() },
+            InputSource { input: "plain".into(), instance: "hello".into(), key: "plain".into() },
+        ],
+        ..NewAttempt::default()
+    };
+    let (consumer, _) = fixture.store.begin_attempt(&session.id, "hello.use", &new).unwrap();
+
+    let lineage = fixture.second_handle().lineage(&session.id).unwrap();
+    assert_eq!(lineage.len(), 2);
+    let n = lineage.iter().find(|l| l.input == "n").unwrap();
+    assert_eq!(n.run_id, consumer.run_id);
+    assert_eq!((n.instance.as_str(), n.key.as_str()), ("hello", "n"));
+    let source = n.source.as_ref().expect("a producer");
+    assert_eq!((source.run_id.clone(), source.node.as_str(), source.attempt), (producer, "hello.greet", 1));
+    assert_eq!(n.value_sha256, orrery_store::canonical::sha256_hex("41"));
+    let plain = lineage.iter().find(|l| l.input == "plain").unwrap();
+    assert_eq!(plain.source, None, "a literal no attempt wrote");
+    assert!(matches!(fixture.store.lineage("nope"), Err(orrery_store::StoreError::NotFound { .. })));
+}

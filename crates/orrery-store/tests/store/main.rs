@@ -85,6 +85,7 @@ pub fn shell_attempt() -> NewAttempt {
         log_path: Some(PathBuf::from("/tmp/logs/run.log")),
         inputs: Some(json!({"who": "world"})),
         process: None,
+        input_sources: Vec::new(),
     }
 }
 
