@@ -18,8 +18,14 @@
 //!   another process is reached through the store (requests its runner polls, see
 //!   `orrery_engine::requests`). Prompts of sessions run here wait for `answer_prompt`.
 //!
-//! Not yet: the job protocol's own thirteen jobs (`submit`, `wait_task`, `read_task_log`,
-//! `stream_task`, `get_task_graph`, ...), logs, lineage and the HTTP transport (issue 4).
+//! - **Events** carry a `global_seq` (one order over the whole store): `read_events` answers
+//!   what a client missed, [`Api::subscribe`] follows what happens next.
+//! - **Lineage** (`get_lineage`): within a session, which attempt's output fed which input (the
+//!   data key, the value's sha256), and the blueprint instances under their composites.
+//!
+//! Not yet (issue 4): the job protocol's own thirteen jobs (`submit`, `wait_task`,
+//! `read_task_log`, `stream_task`, `get_task_graph`, ...), logs, lineage across sessions
+//! (`source_tasks`), the HTTP transport.
 
 mod blueprints;
 mod catalogue;
