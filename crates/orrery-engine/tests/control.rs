@@ -70,7 +70,8 @@ async fn cancelling_a_running_task_kills_its_whole_group_fails_it_and_a_resume_r
     let store = fx.store();
     let slow = attempts(&store, &report.session_id, "cancel.slow");
     assert_eq!(slow.len(), 1);
-    assert_eq!(slow[0].state, AttemptState::Failed);
+    assert_eq!(slow[0].state, AttemptState::Cancelled);
+    assert_eq!(slow[0].exit_code, Some(130), "a cancelled process exits 130");
     assert_eq!(store.task_node(&report.session_id, "cancel.slow").unwrap().state, TaskState::Failed);
 
     // Retry from failure runs it again as a new attempt.
@@ -101,7 +102,7 @@ async fn another_process_cancels_a_task_through_a_request_in_the_store() {
     assert_eq!(other.request_outcome(refused).unwrap().as_deref(), Some("refused: task end is not running"));
     assert_eq!(other.request_outcome(cancel).unwrap().as_deref(), Some("cancelling remote.slow"));
     let slow = attempts(&other, &report.session_id, "remote.slow");
-    assert_eq!(slow[0].state, AttemptState::Failed);
+    assert_eq!(slow[0].state, AttemptState::Cancelled);
     assert!(other.open_requests(&report.session_id).unwrap().is_empty());
 }
 

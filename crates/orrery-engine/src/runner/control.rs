@@ -9,8 +9,8 @@
 //!   settled `cancelled` like on a stop and run again on resume.
 //! - **Cancel a task** ends the running attempt of one task: a process gets SIGTERM, the grace
 //!   period, then SIGKILL (its whole group); a sleep or a prompt is dropped. The attempt is
-//!   settled `cancelled`, the task FAILED with `TASK_FAILED` "task '…' was cancelled", and so
-//!   the session fails, as on any task failure: `resume` runs the task again (retry from
+//!   settled `cancelled` (exit code 130 for a process, COMPAT.md section 6), the task FAILED,
+//!   the session fails with `TASK_FAILED` "task '…' was cancelled", as on any task failure: `resume` runs the task again (retry from
 //!   failure), or `skip` it first. A task that is not running is refused (the request says so);
 //!   a composite is refused too (cancel the inner task that runs).
 //! - **Requests from other processes** ([`orrery_store::Request`]) are read every
@@ -186,7 +186,7 @@ impl Runner {
                 }
                 let error = error_record(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(n)));
                 let key = self.key(n);
-                if let Some(error) = self.fail_run(n, error, None).await? {
+                if let Some(error) = self.cancelled_run(n, error, None).await? {
                     self.failure.get_or_insert(error);
                 }
                 Ok(format!("cancelled {key}"))

@@ -54,9 +54,11 @@ impl Runner {
                         self.fail_run(node, task_error_record(&error), Some(exit_code)).await
                     }
                     AgentOutcome::Cancelled { exit_code } => {
+                        // Only a cancel of this one task gets here (a stop settles its runs
+                        // itself, see `stop_in_flight`).
                         let error =
                             error_record(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(node)));
-                        self.fail_run(node, error, Some(exit_code)).await
+                        self.cancelled_run(node, error, Some(exit_code)).await
                     }
                 }
             }
@@ -93,18 +95,24 @@ impl Runner {
 
     /// Settles a failed run: the node FAILED, the session fails with its error.
     pub(super) async fn fail_run(&mut self, n: usize, error: ErrorRecord, exit_code: Option<i32>) -> Step {
+        let outcome = Outcome::Failed { exit_code, error: error.clone() };
+        self.end_run_failing(n, error, outcome).await
+    }
+
+    /// Settles a run cancelled on request (`cancel_task`): the attempt `cancelled` (exit code
+    /// 130 for a process), the node FAILED, and the session fails with `error`.
+    pub(super) async fn cancelled_run(&mut self, n: usize, error: ErrorRecord, exit_code: Option<i32>) -> Step {
+        self.end_run_failing(n, error, Outcome::Cancelled { exit_code }).await
+    }
+
+    async fn end_run_failing(&mut self, n: usize, error: ErrorRecord, outcome: Outcome) -> Step {
         let Some(run) = self.runs[n].take() else { return Ok(None) };
         self.states[n] = NodeState::Failed;
-        let record = error.clone();
         self.db
             .write(move |s| {
                 s.settle_attempt(
                     &run.run_id,
-                    Settlement {
-                        outcome: Outcome::Failed { exit_code, error: record },
-                        node_state: Some(TaskState::Failed),
-                        data: Vec::new(),
-                    },
+                    Settlement { outcome, node_state: Some(TaskState::Failed), data: Vec::new() },
                 )
             })
             .await?;
