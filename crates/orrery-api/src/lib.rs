@@ -18,11 +18,15 @@
 //!   another process is reached through the store (requests its runner polls, see
 //!   `orrery_engine::requests`). Prompts of sessions run here wait for `answer_prompt`.
 //!
+//! - **Transports**: the CLI calls it in process (`orrery job`), [`http`] serves it over HTTP
+//!   on 127.0.0.1 with a bearer token (`orrery serve`).
+//!
 //! Not yet: the job protocol's own thirteen jobs (`submit`, `wait_task`, `read_task_log`,
-//! `stream_task`, `get_task_graph`, ...), logs, lineage and the HTTP transport (issue 4).
+//! `stream_task`, `get_task_graph`, ...), logs and lineage (issue 4).
 
 mod blueprints;
 mod catalogue;
+pub mod http;
 mod sessions;
 
 use std::collections::HashMap;
@@ -220,6 +224,12 @@ impl Api {
     /// session.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.inner.events.subscribe()
+    }
+
+    /// The ids of the sessions running in this process (started, resumed or restarted through
+    /// this facade and not yet ended), in no particular order.
+    pub fn running_sessions(&self) -> Vec<String> {
+        self.inner.running.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()
     }
 
     /// Waits until every session running in this process has ended.

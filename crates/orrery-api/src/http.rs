@@ -1,0 +1,410 @@
+//! The HTTP transport: one [`Api`] served over HTTP/1.1 on 127.0.0.1, for scripts, agents and
+//! tools that do not link Rust. Same jobs, same envelope as every other face (COMPAT.md
+//! section 6).
+//!
+//! Routes (every one needs `Authorization: Bearer <token>`):
+//!
+//! - `GET /jobs`: the catalogue, a JSON array of [`JobInfo`].
+//! - `POST /jobs/{name}` with the body `{"arguments": {...}}` (`arguments` absent or `null`,
+//!   or an empty body, counts as `{}`): `200` with the envelope `{"answer", "success",
+//!   "metadata"}`, also when the job answered a business failure (`success: false`).
+//! - `GET /events`: Server-Sent Events of [`Api::subscribe`], the committed events of the
+//!   sessions running in this process: `event: <kind>\ndata: <the event as one-line JSON>\n\n`.
+//!   The stream opens with the comment `: subscribed`: once a client has read it, it sees every
+//!   event of a session started afterwards. A comment (`: keep-alive`) is sent every 15 s of
+//!   quiet. A client too slow to keep up (more than
+//!   16,384 events behind) gets `event: lagged` with `data: {"missed": N}` and should read
+//!   the sessions again from the store (`get_session`). A client that goes away disturbs
+//!   nothing. Resuming from a sequence number is not offered yet.
+//!
+//! Refusals answer a JSON body `{"error": <code>, "message": <text>}` (plus `job` when one is
+//! named):
+//!
+//! | status | `error` | when |
+//! | --- | --- | --- |
+//! | 401 | `unauthorized` | no `Authorization: Bearer` header, or the wrong token (with `WWW-Authenticate: Bearer`) |
+//! | 404 | `unknown_job` | `POST /jobs/{name}` of a job the catalogue does not have |
+//! | 404 | `not_found` | any other path |
+//! | 405 | `method_not_allowed` | a known path with another method |
+//! | 413 | `body_too_large` | a body over [`BODY_LIMIT`] (8 MiB) |
+//! | 422 | `invalid_request` | a body that is not JSON, or not `{"arguments": {...}}` |
+//! | 422 | `invalid_arguments` | arguments that break the job's schema ([`CallError::InvalidArguments`]) |
+//!
+//! Only 127.0.0.1: the API starts processes as the user who runs it, so it is never offered to
+//! the network; reach it from another machine through an SSH tunnel. The token is compared in
+//! constant time (its length is not secret).
+
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::{Stream, StreamExt};
+use orrery_store::Event;
+use serde_json::{json, Map, Value};
+use subtle::ConstantTimeEq;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::{Api, CallError, JobInfo};
+
+/// The largest request body accepted; a larger one is refused with 413.
+pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+/// How long [`Server::shutdown`] waits for requests still being answered (a `wait_session` of
+/// a session run elsewhere, say) once the sessions run here have ended; then it drops them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The shortest token accepted from the user.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Must be 127.0.0.1 (the default); anything else is refused with
+    /// [`ServeError::NotLoopback`].
+    pub host: IpAddr,
+    /// 0: any free port ([`Server::addr`] tells which).
+    pub port: u16,
+    /// The bearer token clients must send: at least [`MIN_TOKEN_LEN`] visible ASCII
+    /// characters. `None`: 32 random bytes from the operating system, hex-encoded.
+    pub token: Option<String>,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig { host: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 0, token: None }
+    }
+}
+
+/// Why the server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "the HTTP API listens on 127.0.0.1 only, not {0}: it runs processes as you; reach it from \
+         another machine through an SSH tunnel"
+    )]
+    NotLoopback(IpAddr),
+    #[error(
+        "the token must be at least {MIN_TOKEN_LEN} characters, each visible ASCII (no spaces); leave it \
+         out to have one generated"
+    )]
+    BadToken,
+    #[error("cannot generate a token: {0}")]
+    Random(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+}
+
+/// A running HTTP server over one [`Api`]. Dropping it without [`Server::shutdown`] stops
+/// serving at once (requests in flight are dropped, sessions are left running).
+pub struct Server {
+    addr: SocketAddr,
+    token: String,
+    api: Api,
+    stop_accepting: Option<oneshot::Sender<()>>,
+    end_streams: watch::Sender<bool>,
+    task: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Server {
+    /// Binds, then serves in the background of the current tokio runtime.
+    pub async fn start(api: Api, config: ServeConfig) -> Result<Server, ServeError> {
+        if config.host != IpAddr::V4(Ipv4Addr::LOCALHOST) {
+            return Err(ServeError::NotLoopback(config.host));
+        }
+        let token = match config.token {
+            Some(token) => {
+                check_token(&token)?;
+                token
+            }
+            None => generate_token()?,
+        };
+        let wanted = SocketAddr::new(config.host, config.port);
+        let listener = TcpListener::bind(wanted).await.map_err(|source| ServeError::Bind { addr: wanted, source })?;
+        let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: wanted, source })?;
+        let (stop_accepting, stopped) = oneshot::channel::<()>();
+        let (end_streams, streams_end) = watch::channel(false);
+        let app = router(api.clone(), token.clone(), streams_end);
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(Server { addr, token, api, stop_accepting: Some(stop_accepting), end_streams, task: Some(task) })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:{port}`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bearer token clients must send.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Stops cleanly, in this order: no new connection is accepted; every session running in
+    /// this process is stopped (its runs get SIGTERM, a grace period, then SIGKILL; it ends
+    /// `stopped`, and `orrery resume` goes on with it later) and awaited, so event streams
+    /// still carry its last events; the event streams end; requests still in flight get
+    /// [`SHUTDOWN_GRACE`] to finish, then are dropped. Answers the ids of the sessions it
+    /// stopped.
+    pub async fn shutdown(mut self) -> Vec<String> {
+        if let Some(stop) = self.stop_accepting.take() {
+            let _ = stop.send(());
+        }
+        let mut stopped = stop_sessions(&self.api).await;
+        let _ = self.end_streams.send(true);
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await.is_err() {
+                task.abort();
+            }
+        }
+        // A request in flight may have started a session meanwhile.
+        stopped.extend(stop_sessions(&self.api).await);
+        stopped
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+async fn stop_sessions(api: &Api) -> Vec<String> {
+    let running = api.running_sessions();
+    for id in &running {
+        let _ = api.call("stop_session", json!({ "session_id": id })).await;
+    }
+    api.wait_all().await;
+    running
+}
+
+fn check_token(token: &str) -> Result<(), ServeError> {
+    if token.len() >= MIN_TOKEN_LEN && token.bytes().all(|b| b.is_ascii_graphic()) {
+        Ok(())
+    } else {
+        Err(ServeError::BadToken)
+    }
+}
+
+/// 32 random bytes from the operating system, as 64 hex digits.
+fn generate_token() -> Result<String, ServeError> {
+    let mut bytes = [0u8; 32];
+    getrandom::getrandom(&mut bytes).map_err(|e| ServeError::Random(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[derive(Clone)]
+struct Shared {
+    api: Api,
+    token: std::sync::Arc<str>,
+    streams_end: watch::Receiver<bool>,
+}
+
+/// The routes over `api`, guarded by `token`; event streams end when `streams_end` turns true
+/// or its sender is dropped.
+fn router(api: Api, token: String, streams_end: watch::Receiver<bool>) -> Router {
+    let shared = Shared { api, token: token.into(), streams_end };
+    Router::new()
+        .route("/jobs", get(catalogue))
+        .route("/jobs/{name}", post(call))
+        .route("/events", get(events))
+        .fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(shared.clone(), authenticate))
+        .with_state(shared)
+}
+
+/// A refusal: `{"error": code, "message": message}` and the fields of `extra`.
+fn refusal(status: StatusCode, code: &str, message: impl Into<String>, extra: Value) -> Response {
+    let mut body = Map::new();
+    body.insert("error".into(), Value::from(code));
+    body.insert("message".into(), Value::from(message.into()));
+    if let Value::Object(extra) = extra {
+        body.extend(extra);
+    }
+    (status, Json(Value::Object(body))).into_response()
+}
+
+async fn authenticate(State(shared): State<Shared>, request: Request, next: Next) -> Response {
+    let header = request.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    let given = header.and_then(|v| {
+        let (scheme, token) = std::str::from_utf8(v).ok()?.split_once(' ')?;
+        scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+    });
+    match given {
+        Some(token) if bool::from(token.as_bytes().ct_eq(shared.token.as_bytes())) => next.run(request).await,
+        _ => {
+            let message = match (header, given) {
+                (None, _) => "this API needs `Authorization: Bearer <token>` (orrery serve printed the token)",
+                (Some(_), None) => "the Authorization header must be `Bearer <token>`",
+                (Some(_), Some(_)) => "wrong token",
+            };
+            let mut response = refusal(StatusCode::UNAUTHORIZED, "unauthorized", message, Value::Null);
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+        }
+    }
+}
+
+async fn catalogue(State(shared): State<Shared>) -> Json<Vec<JobInfo>> {
+    Json(shared.api.jobs())
+}
+
+async fn call(
+    State(shared): State<Shared>,
+    UrlPath(name): UrlPath<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let known = || shared.api.jobs().iter().any(|j| j.name == name);
+    let arguments = match body {
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body is over {BODY_LIMIT} bytes"),
+                json!({ "job": name }),
+            )
+        }
+        Err(rejection) => {
+            return refusal(rejection.status(), "invalid_request", rejection.body_text(), json!({ "job": name }))
+        }
+        Ok(bytes) => match arguments_of(&bytes) {
+            Ok(arguments) => arguments,
+            Err(_) if !known() => return unknown_job(&name),
+            Err(message) => {
+                return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message, json!({ "job": name }))
+            }
+        },
+    };
+    match shared.api.call(&name, arguments).await {
+        Ok(envelope) => Json(envelope).into_response(),
+        Err(CallError::UnknownJob { name }) => unknown_job(&name),
+        Err(e) => {
+            let job = match &e {
+                CallError::InvalidArguments { job, .. } => job.clone(),
+                CallError::UnknownJob { name } => name.clone(),
+            };
+            refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments", e.to_string(), json!({ "job": job }))
+        }
+    }
+}
+
+fn unknown_job(name: &str) -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "unknown_job",
+        format!("there is no job named {name:?} (GET /jobs lists them)"),
+        json!({ "job": name }),
+    )
+}
+
+/// The arguments of a `POST /jobs/{name}` body: `{"arguments": {...}}`; an empty body, an
+/// absent or `null` `arguments` are `null` (which [`Api::call`] takes as `{}`).
+fn arguments_of(body: &[u8]) -> Result<Value, String> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    let value: Value = serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+    let Value::Object(mut fields) = value else {
+        return Err(format!("the body must be a JSON object {{\"arguments\": {{...}}}}, not {}", kind_of(&value)));
+    };
+    if let Some(other) = fields.keys().find(|k| *k != "arguments") {
+        return Err(format!("the body has an unknown field {other:?}: it takes only \"arguments\""));
+    }
+    match fields.remove("arguments") {
+        None | Some(Value::Null) => Ok(Value::Null),
+        Some(arguments @ Value::Object(_)) => Ok(arguments),
+        Some(other) => Err(format!("\"arguments\" must be a JSON object, not {}", kind_of(&other))),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+async fn events(State(shared): State<Shared>) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let stream = event_stream(shared.api.subscribe(), shared.streams_end.clone());
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive"))
+}
+
+/// The SSE events of `receiver` until it closes or `end` turns true (or its sender goes).
+fn event_stream(
+    receiver: broadcast::Receiver<Event>,
+    end: watch::Receiver<bool>,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    // A first comment sends the response head at once (hyper holds it back until the body has
+    // something), telling the client that the subscription exists.
+    let hello = futures_util::stream::once(async { Ok(SseEvent::default().comment("subscribed")) });
+    hello.chain(futures_util::stream::unfold((receiver, end), |(mut receiver, mut end)| async move {
+        if *end.borrow() {
+            return None;
+        }
+        let next = tokio::select! {
+            biased;
+            received = receiver.recv() => match received {
+                Ok(event) => sse_of(&event),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    SseEvent::default().event("lagged").data(json!({ "missed": missed }).to_string())
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            },
+            _ = end.wait_for(|ended| *ended) => return None,
+        };
+        Some((Ok(next), (receiver, end)))
+    }))
+}
+
+fn sse_of(event: &Event) -> SseEvent {
+    // serde_json escapes every control character: the text is one line.
+    let data = serde_json::to_string(event).unwrap_or_else(|e| json!({ "unserializable": e.to_string() }).to_string());
+    SseEvent::default().event(&event.kind).data(data)
+}
+
+async fn no_route(method: Method, uri: Uri) -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route {method} {}: the routes are GET /jobs, POST /jobs/{{name}}, GET /events", uri.path()),
+        Value::Null,
+    )
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> Response {
+    refusal(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{} does not take {method}: the routes are GET /jobs, POST /jobs/{{name}}, GET /events", uri.path()),
+        Value::Null,
+    )
+}
