@@ -408,3 +408,235 @@ async fn wrong_method(method: Method, uri: Uri) -> Response {
         Value::Null,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ApiOptions;
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use orrery_store::EventPayload;
+    use tower::ServiceExt;
+
+    const TOKEN: &str = "a-test-token-of-some-length";
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        app: Router,
+        _end: watch::Sender<bool>,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
+        let (end, streams_end) = watch::channel(false);
+        Fixture { app: router(api, TOKEN.into(), streams_end), _dir: dir, _end: end }
+    }
+
+    async fn send(app: &Router, method: &str, path: &str, auth: Option<&str>, body: Vec<u8>) -> (StatusCode, Response) {
+        let mut request = axum::http::Request::builder().method(method).uri(path);
+        if let Some(auth) = auth {
+            request = request.header(header::AUTHORIZATION, auth);
+        }
+        let response = app.clone().oneshot(request.body(Body::from(body)).unwrap()).await.unwrap();
+        (response.status(), response)
+    }
+
+    async fn json_of(response: Response) -> Value {
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)))
+    }
+
+    /// A POST with the right token; answers the status and the JSON body.
+    async fn post(app: &Router, path: &str, body: &str) -> (StatusCode, Value) {
+        let (status, response) = send(app, "POST", path, Some(&format!("Bearer {TOKEN}")), body.into()).await;
+        (status, json_of(response).await)
+    }
+
+    #[tokio::test]
+    async fn every_route_needs_the_token_and_says_so_with_401() {
+        let f = fixture();
+        let cases = [
+            ("GET", "/jobs", None, "needs `Authorization: Bearer"),
+            ("GET", "/events", Some("Basic dXNlcjpwYXNz"), "must be `Bearer <token>`"),
+            ("POST", "/jobs/list_installed_task_definitions", Some("Bearer wrong-token-of-some-length"), "wrong token"),
+            ("GET", "/nowhere", Some(&format!("Bearer {TOKEN}x")[..]), "wrong token"),
+            ("GET", "/jobs", Some(&format!("Bearer{TOKEN}")[..]), "must be `Bearer <token>`"),
+        ];
+        for (method, path, auth, message) in cases {
+            let (status, response) = send(&f.app, method, path, auth, Vec::new()).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path} {auth:?}");
+            assert_eq!(response.headers()[header::WWW_AUTHENTICATE], "Bearer");
+            let body = json_of(response).await;
+            assert_eq!(body["error"], "unauthorized");
+            assert!(body["message"].as_str().unwrap().contains(message), "{body}");
+        }
+        // The scheme is case-insensitive, as HTTP says.
+        let (status, _) = send(&f.app, "GET", "/jobs", Some(&format!("bearer {TOKEN}")), Vec::new()).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn the_catalogue_and_a_call_answer_200_also_for_a_business_failure() {
+        let f = fixture();
+        let (status, response) = send(&f.app, "GET", "/jobs", Some(&format!("Bearer {TOKEN}")), Vec::new()).await;
+        assert_eq!(status, StatusCode::OK);
+        let jobs = json_of(response).await;
+        assert!(jobs.as_array().unwrap().iter().any(|j| j["name"] == "start_session"), "{jobs}");
+
+        for body in ["", "  \n", "{}", r#"{"arguments": null}"#, r#"{"arguments": {}}"#] {
+            let (status, envelope) = post(&f.app, "/jobs/list_installed_task_definitions", body).await;
+            assert_eq!(status, StatusCode::OK, "{body:?}: {envelope}");
+            assert_eq!(envelope["success"], true);
+            assert!(envelope["answer"].as_array().unwrap().iter().any(|t| t["name"] == "shell.run"));
+        }
+        let (status, envelope) = post(&f.app, "/jobs/get_session", r#"{"arguments": {"session_id": "nope"}}"#).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(envelope["success"], false);
+        assert_eq!(envelope["metadata"]["error"], "not_found");
+    }
+
+    #[tokio::test]
+    async fn a_body_that_is_not_the_request_shape_is_422_invalid_request() {
+        let f = fixture();
+        let cases = [
+            ("not json", "is not JSON"),
+            ("[1, 2]", "not an array"),
+            (r#""text""#, "not a string"),
+            (r#"{"argumets": {}}"#, "unknown field \"argumets\""),
+            (r#"{"arguments": 5}"#, "\"arguments\" must be a JSON object, not a number"),
+            (r#"{"arguments": [1]}"#, "not an array"),
+        ];
+        for (body, message) in cases {
+            let (status, answer) = post(&f.app, "/jobs/get_session", body).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+            assert_eq!(answer["error"], "invalid_request");
+            assert_eq!(answer["job"], "get_session");
+            assert!(answer["message"].as_str().unwrap().contains(message), "{body}: {answer}");
+        }
+    }
+
+    #[tokio::test]
+    async fn arguments_that_break_the_schema_are_422_invalid_arguments_naming_the_job() {
+        let f = fixture();
+        let cases = [
+            (r#"{"arguments": {}}"#, "missing field `session_id`"),
+            (r#"{"arguments": {"session_id": 7}}"#, "invalid type"),
+            (r#"{"arguments": {"session_id": "s", "extra": 1}}"#, "unknown field `extra`"),
+        ];
+        for (body, message) in cases {
+            let (status, answer) = post(&f.app, "/jobs/get_session", body).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+            assert_eq!(answer["error"], "invalid_arguments");
+            assert_eq!(answer["job"], "get_session");
+            let text = answer["message"].as_str().unwrap();
+            assert!(text.contains("job get_session") && text.contains(message), "{body}: {answer}");
+        }
+    }
+
+    #[tokio::test]
+    async fn unknown_jobs_routes_and_methods_are_404_and_405_with_json() {
+        let f = fixture();
+        for body in [r#"{"arguments": {}}"#, "not json"] {
+            let (status, answer) = post(&f.app, "/jobs/no_such_job", body).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+            assert_eq!(answer["error"], "unknown_job");
+            assert_eq!(answer["job"], "no_such_job");
+        }
+        let auth = format!("Bearer {TOKEN}");
+        let (status, response) = send(&f.app, "GET", "/nowhere", Some(&auth), Vec::new()).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(json_of(response).await["error"], "not_found");
+        let (status, response) = send(&f.app, "DELETE", "/jobs", Some(&auth), Vec::new()).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(json_of(response).await["error"], "method_not_allowed");
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_413() {
+        let f = fixture();
+        let mut body = br#"{"arguments": {"session_id": ""#.to_vec();
+        body.resize(BODY_LIMIT + 1, b'x');
+        let (status, response) =
+            send(&f.app, "POST", "/jobs/get_session", Some(&format!("Bearer {TOKEN}")), body).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(json_of(response).await["error"], "body_too_large");
+    }
+
+    #[tokio::test]
+    async fn only_127_0_0_1_is_served_and_a_weak_token_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
+        for host in ["0.0.0.0", "::1", "192.168.1.10", "127.0.0.2"] {
+            let config = ServeConfig { host: host.parse().unwrap(), ..ServeConfig::default() };
+            let refused = Server::start(api.clone(), config).await.err().expect(host);
+            assert!(matches!(refused, ServeError::NotLoopback(_)), "{host}: {refused}");
+            assert!(refused.to_string().contains("127.0.0.1 only"));
+        }
+        for token in ["short", "a token with spaces in it", "tökentökentökentöken", ""] {
+            let config = ServeConfig { token: Some(token.into()), ..ServeConfig::default() };
+            let refused = Server::start(api.clone(), config).await.err().expect(token);
+            assert!(matches!(refused, ServeError::BadToken), "{token}: {refused}");
+        }
+        let taken = Server::start(api.clone(), ServeConfig::default()).await.unwrap();
+        let config = ServeConfig { port: taken.addr().port(), ..ServeConfig::default() };
+        let refused = Server::start(api.clone(), config).await.err().expect("a port in use");
+        assert!(matches!(refused, ServeError::Bind { .. }), "{refused}");
+        let other = Server::start(api.clone(), ServeConfig::default()).await.unwrap();
+        for server in [&taken, &other] {
+            assert_eq!(server.token().len(), 64);
+            assert!(server.token().bytes().all(|b| b.is_ascii_hexdigit()));
+            assert!(server.url().starts_with("http://127.0.0.1:"));
+        }
+        assert_ne!(taken.token(), other.token(), "a fresh token each start");
+        assert!(taken.shutdown().await.is_empty());
+        assert!(other.shutdown().await.is_empty());
+    }
+
+    fn event(seq: u64, kind: &str) -> Event {
+        Event {
+            session_id: "s".into(),
+            seq,
+            time_ms: 0,
+            kind: kind.into(),
+            run_id: None,
+            payload: EventPayload::Whole { value: json!({"text": "two\nlines"}) },
+        }
+    }
+
+    async fn text_of(stream: impl Stream<Item = Result<SseEvent, Infallible>> + Send + 'static) -> String {
+        let body = Sse::new(stream).into_response().into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8(body.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn events_are_one_line_json_and_a_lagging_client_is_told_how_many_it_missed() {
+        let (sender, receiver) = broadcast::channel(1);
+        let (_end, streams_end) = watch::channel(false);
+        for seq in 1..=3 {
+            sender.send(event(seq, "task_state_changed")).unwrap();
+        }
+        drop(sender);
+        let text = text_of(event_stream(receiver, streams_end)).await;
+        let data = serde_json::to_string(&event(3, "task_state_changed")).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                ": subscribed\n\nevent: lagged\ndata: {{\"missed\":2}}\n\nevent: task_state_changed\ndata: {data}\n\n"
+            )
+        );
+        assert!(!data.contains('\n'));
+    }
+
+    #[tokio::test]
+    async fn event_streams_end_when_the_server_says_so() {
+        let (sender, receiver) = broadcast::channel(8);
+        let (end, streams_end) = watch::channel(false);
+        sender.send(event(1, "session_created")).unwrap();
+        let reading = tokio::spawn(text_of(event_stream(receiver, streams_end)));
+        end.send(true).unwrap();
+        let text = reading.await.unwrap();
+        assert!(text.starts_with(": subscribed\n\n"), "{text}");
+        drop(sender);
+    }
+}
