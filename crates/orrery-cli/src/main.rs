@@ -280,7 +280,7 @@ fn main() -> ExitCode {
     ) {
         // Like any Unix filter, end quietly when the reader of the output goes away
         // (`orrery sessions | head`). `run` and `resume` ignore it instead: they see their
-        // session to its end (see run.rs).
+        // session to its end (see run.rs); so does `serve`, which stops only on SIGINT/SIGTERM.
         // SAFETY: restoring a signal's default disposition before any thread is started.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);

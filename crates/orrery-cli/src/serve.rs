@@ -13,6 +13,7 @@ use orrery_api::http::{ServeConfig, Server};
 use orrery_api::{Api, ApiOptions};
 use std::io::Write;
 use std::path::PathBuf;
+use tokio::signal::unix::{signal, SignalKind};
 
 pub fn serve(port: u16, token: Option<String>, max_parallel: Option<usize>, db: Option<PathBuf>) -> Result<u8> {
     let db = crate::db_path(db)?;
@@ -29,10 +30,17 @@ pub fn serve(port: u16, token: Option<String>, max_parallel: Option<usize>, db: 
                 return Ok(2);
             }
         };
+        // Watch the signals before telling anyone where to connect: a Ctrl-C right after the
+        // line must stop cleanly too.
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+        let mut terminate = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
         println!("orrery serve: {} token {}", server.url(), server.token());
         std::io::stdout().flush()?;
         eprintln!("orrery serve: store {}; Ctrl-C stops", db.display());
-        stopped().await?;
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
         eprintln!("orrery serve: stopping");
         let sessions = server.shutdown().await;
         for id in &sessions {
@@ -40,15 +48,4 @@ pub fn serve(port: u16, token: Option<String>, max_parallel: Option<usize>, db: 
         }
         Ok(0)
     })
-}
-
-/// Until SIGINT or SIGTERM.
-async fn stopped() -> Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut terminate = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
-    tokio::select! {
-        interrupted = tokio::signal::ctrl_c() => interrupted.context("cannot watch SIGINT")?,
-        _ = terminate.recv() => {}
-    }
-    Ok(())
 }
