@@ -29,6 +29,7 @@
 //! | 413 | `body_too_large` | a body over [`BODY_LIMIT`] (8 MiB) |
 //! | 422 | `invalid_request` | a body that is not JSON, or not `{"arguments": {...}}` |
 //! | 422 | `invalid_arguments` | arguments that break the job's schema ([`CallError::InvalidArguments`]) |
+//! | 503 | `shutting_down` | a request still in flight when [`Server::shutdown`]'s grace is over |
 //!
 //! Only 127.0.0.1: the API starts processes as the user who runs it, so it is never offered to
 //! the network; reach it from another machine through an SSH tunnel. The token is compared in
@@ -40,7 +41,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
@@ -61,8 +62,9 @@ use crate::{Api, CallError, JobInfo};
 /// The largest request body accepted; a larger one is refused with 413.
 pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
 
-/// How long [`Server::shutdown`] waits for requests still being answered (a `wait_session` of
-/// a session run elsewhere, say) once the sessions run here have ended; then it drops them.
+/// How long [`Server::shutdown`] waits, by default, for requests still being answered (a
+/// `wait_session` of a session run elsewhere, say) once the sessions run here have ended; then
+/// they are cut off with 503.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// The shortest token accepted from the user.
@@ -79,12 +81,24 @@ pub struct ServeConfig {
     /// The bearer token clients must send: at least [`MIN_TOKEN_LEN`] visible ASCII
     /// characters. `None`: 32 random bytes from the operating system, hex-encoded.
     pub token: Option<String>,
+    /// How long [`Server::shutdown`] lets requests in flight finish ([`SHUTDOWN_GRACE`]).
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ServeConfig {
     fn default() -> Self {
-        ServeConfig { host: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 0, token: None }
+        ServeConfig { host: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 0, token: None, shutdown_grace: SHUTDOWN_GRACE }
     }
+}
+
+/// Where a server is in its life; each phase includes the ones before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    Serving,
+    /// The event streams end.
+    StreamsEnded,
+    /// Requests still in flight are answered 503 at once.
+    CutOff,
 }
 
 /// Why the server did not start.
@@ -107,13 +121,15 @@ pub enum ServeError {
 }
 
 /// A running HTTP server over one [`Api`]. Dropping it without [`Server::shutdown`] stops
-/// serving at once (requests in flight are dropped, sessions are left running).
+/// accepting, ends the event streams and cuts off requests in flight (503); the sessions it
+/// started are left running in the runtime.
 pub struct Server {
     addr: SocketAddr,
     token: String,
     api: Api,
     stop_accepting: Option<oneshot::Sender<()>>,
-    end_streams: watch::Sender<bool>,
+    phase: watch::Sender<Phase>,
+    grace: Duration,
     task: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -134,8 +150,8 @@ impl Server {
         let listener = TcpListener::bind(wanted).await.map_err(|source| ServeError::Bind { addr: wanted, source })?;
         let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: wanted, source })?;
         let (stop_accepting, stopped) = oneshot::channel::<()>();
-        let (end_streams, streams_end) = watch::channel(false);
-        let app = router(api.clone(), token.clone(), streams_end);
+        let (phase, phases) = watch::channel(Phase::Serving);
+        let app = router(api.clone(), token.clone(), phases);
         let task = tokio::spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(async move {
@@ -143,7 +159,15 @@ impl Server {
                 })
                 .await
         });
-        Ok(Server { addr, token, api, stop_accepting: Some(stop_accepting), end_streams, task: Some(task) })
+        Ok(Server {
+            addr,
+            token,
+            api,
+            stop_accepting: Some(stop_accepting),
+            phase,
+            grace: config.shutdown_grace,
+            task: Some(task),
+        })
     }
 
     /// Where it listens.
@@ -165,17 +189,22 @@ impl Server {
     /// this process is stopped (its runs get SIGTERM, a grace period, then SIGKILL; it ends
     /// `stopped`, and `orrery resume` goes on with it later) and awaited, so event streams
     /// still carry its last events; the event streams end; requests still in flight get
-    /// [`SHUTDOWN_GRACE`] to finish, then are dropped. Answers the ids of the sessions it
-    /// stopped.
+    /// [`ServeConfig::shutdown_grace`] to finish, then are answered 503 `shutting_down`.
+    /// Answers the ids of the sessions it stopped.
     pub async fn shutdown(mut self) -> Vec<String> {
         if let Some(stop) = self.stop_accepting.take() {
             let _ = stop.send(());
         }
         let mut stopped = stop_sessions(&self.api).await;
-        let _ = self.end_streams.send(true);
+        let _ = self.phase.send(Phase::StreamsEnded);
         if let Some(mut task) = self.task.take() {
-            if tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await.is_err() {
-                task.abort();
+            if tokio::time::timeout(self.grace, &mut task).await.is_err() {
+                let _ = self.phase.send(Phase::CutOff);
+                // Every request answers at once now; a connection that never sends a whole
+                // request is left to the runtime.
+                if tokio::time::timeout(self.grace, &mut task).await.is_err() {
+                    task.abort();
+                }
             }
         }
         // A request in flight may have started a session meanwhile.
@@ -186,6 +215,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        let _ = self.phase.send(Phase::CutOff);
         if let Some(task) = self.task.take() {
             task.abort();
         }
@@ -220,13 +250,14 @@ fn generate_token() -> Result<String, ServeError> {
 struct Shared {
     api: Api,
     token: std::sync::Arc<str>,
-    streams_end: watch::Receiver<bool>,
+    phase: watch::Receiver<Phase>,
 }
 
-/// The routes over `api`, guarded by `token`; event streams end when `streams_end` turns true
-/// or its sender is dropped.
-fn router(api: Api, token: String, streams_end: watch::Receiver<bool>) -> Router {
-    let shared = Shared { api, token: token.into(), streams_end };
+/// The routes over `api`, guarded by `token`; event streams end once `phase` reaches
+/// [`Phase::StreamsEnded`] (or its sender is dropped), requests in flight are cut off at
+/// [`Phase::CutOff`].
+fn router(api: Api, token: String, phase: watch::Receiver<Phase>) -> Router {
+    let shared = Shared { api, token: token.into(), phase };
     Router::new()
         .route("/jobs", get(catalogue))
         .route("/jobs/{name}", post(call))
@@ -235,7 +266,22 @@ fn router(api: Api, token: String, streams_end: watch::Receiver<bool>) -> Router
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn_with_state(shared.clone(), authenticate))
+        .layer(middleware::from_fn_with_state(shared.clone(), cut_off))
         .with_state(shared)
+}
+
+/// Answers 503 when the server cuts off the requests still in flight at its shutdown.
+async fn cut_off(State(shared): State<Shared>, request: Request, next: Next) -> Response {
+    let mut phase = shared.phase.clone();
+    tokio::select! {
+        response = next.run(request) => response,
+        _ = phase.wait_for(|p| *p == Phase::CutOff) => refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down",
+            Value::Null,
+        ),
+    }
 }
 
 /// A refusal: `{"error": code, "message": message}` and the fields of `extra`.
@@ -276,9 +322,13 @@ async fn catalogue(State(shared): State<Shared>) -> Json<Vec<JobInfo>> {
 
 async fn call(
     State(shared): State<Shared>,
-    UrlPath(name): UrlPath<String>,
+    name: Result<UrlPath<String>, PathRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let Ok(UrlPath(name)) = name else {
+        let message = "there is no job of that name (it is not UTF-8; GET /jobs lists them)";
+        return refusal(StatusCode::NOT_FOUND, "unknown_job", message, Value::Null);
+    };
     let known = || shared.api.jobs().iter().any(|j| j.name == name);
     let arguments = match body {
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
@@ -354,20 +404,21 @@ fn kind_of(value: &Value) -> &'static str {
 }
 
 async fn events(State(shared): State<Shared>) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
-    let stream = event_stream(shared.api.subscribe(), shared.streams_end.clone());
+    let stream = event_stream(shared.api.subscribe(), shared.phase.clone());
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive"))
 }
 
-/// The SSE events of `receiver` until it closes or `end` turns true (or its sender goes).
+/// The SSE events of `receiver` until it closes or `end` reaches [`Phase::StreamsEnded`] (or
+/// its sender goes).
 fn event_stream(
     receiver: broadcast::Receiver<Event>,
-    end: watch::Receiver<bool>,
+    end: watch::Receiver<Phase>,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     // A first comment sends the response head at once (hyper holds it back until the body has
     // something), telling the client that the subscription exists.
     let hello = futures_util::stream::once(async { Ok(SseEvent::default().comment("subscribed")) });
     hello.chain(futures_util::stream::unfold((receiver, end), |(mut receiver, mut end)| async move {
-        if *end.borrow() {
+        if *end.borrow() >= Phase::StreamsEnded {
             return None;
         }
         let next = tokio::select! {
@@ -379,7 +430,7 @@ fn event_stream(
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
             },
-            _ = end.wait_for(|ended| *ended) => return None,
+            _ = end.wait_for(|p| *p >= Phase::StreamsEnded) => return None,
         };
         Some((Ok(next), (receiver, end)))
     }))
@@ -423,13 +474,13 @@ mod tests {
     struct Fixture {
         _dir: tempfile::TempDir,
         app: Router,
-        _end: watch::Sender<bool>,
+        _end: watch::Sender<Phase>,
     }
 
     fn fixture() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
-        let (end, streams_end) = watch::channel(false);
+        let (end, streams_end) = watch::channel(Phase::Serving);
         Fixture { app: router(api, TOKEN.into(), streams_end), _dir: dir, _end: end }
     }
 
@@ -543,6 +594,9 @@ mod tests {
             assert_eq!(answer["error"], "unknown_job");
             assert_eq!(answer["job"], "no_such_job");
         }
+        let (status, answer) = post(&f.app, "/jobs/%FF%FE", "{}").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(answer["error"], "unknown_job");
         let auth = format!("Bearer {TOKEN}");
         let (status, response) = send(&f.app, "GET", "/nowhere", Some(&auth), Vec::new()).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
@@ -612,7 +666,7 @@ mod tests {
     #[tokio::test]
     async fn events_are_one_line_json_and_a_lagging_client_is_told_how_many_it_missed() {
         let (sender, receiver) = broadcast::channel(1);
-        let (_end, streams_end) = watch::channel(false);
+        let (_end, streams_end) = watch::channel(Phase::Serving);
         for seq in 1..=3 {
             sender.send(event(seq, "task_state_changed")).unwrap();
         }
@@ -631,12 +685,45 @@ mod tests {
     #[tokio::test]
     async fn event_streams_end_when_the_server_says_so() {
         let (sender, receiver) = broadcast::channel(8);
-        let (end, streams_end) = watch::channel(false);
+        let (end, streams_end) = watch::channel(Phase::Serving);
         sender.send(event(1, "session_created")).unwrap();
         let reading = tokio::spawn(text_of(event_stream(receiver, streams_end)));
-        end.send(true).unwrap();
+        end.send(Phase::StreamsEnded).unwrap();
         let text = reading.await.unwrap();
         assert!(text.starts_with(": subscribed\n\n"), "{text}");
         drop(sender);
+    }
+
+    #[tokio::test]
+    async fn shutdown_cuts_off_a_request_still_in_flight_after_the_grace_with_503() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let dir = tempfile::tempdir().unwrap();
+        let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
+        let config = ServeConfig { shutdown_grace: Duration::from_millis(50), ..ServeConfig::default() };
+        let server = Server::start(api, config).await.unwrap();
+        let mut stream = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+        let head = format!(
+            "POST /jobs/get_session HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Length: 100\r\nExpect: 100-continue\r\n\r\n",
+            server.token()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        // `100 Continue` comes when the job's handler starts reading the body: it is in flight.
+        let mut seen = Vec::new();
+        while !String::from_utf8_lossy(&seen).contains("\r\n\r\n") {
+            let mut buffer = [0u8; 256];
+            let n = stream.read(&mut buffer).await.unwrap();
+            assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buffer[..n]);
+        }
+        assert!(String::from_utf8_lossy(&seen).starts_with("HTTP/1.1 100 Continue"));
+        stream.write_all(b"{\"argu").await.unwrap();
+        let stopped = server.shutdown().await;
+        assert!(stopped.is_empty());
+        let mut rest = Vec::new();
+        stream.read_to_end(&mut rest).await.unwrap();
+        let rest = String::from_utf8_lossy(&rest);
+        assert!(rest.starts_with("HTTP/1.1 503"), "{rest}");
+        assert!(rest.contains("\"error\":\"shutting_down\""), "{rest}");
     }
 }
