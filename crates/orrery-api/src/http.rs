@@ -409,7 +409,7 @@ async fn events(State(shared): State<Shared>) -> Sse<impl Stream<Item = Result<S
 }
 
 /// The SSE events of `receiver` until it closes or `end` reaches [`Phase::StreamsEnded`] (or
-/// its sender goes).
+/// its sender goes); then the events it already holds, and the end.
 fn event_stream(
     receiver: broadcast::Receiver<Event>,
     end: watch::Receiver<Phase>,
@@ -418,22 +418,34 @@ fn event_stream(
     // something), telling the client that the subscription exists.
     let hello = futures_util::stream::once(async { Ok(SseEvent::default().comment("subscribed")) });
     hello.chain(futures_util::stream::unfold((receiver, end), |(mut receiver, mut end)| async move {
-        if *end.borrow() >= Phase::StreamsEnded {
-            return None;
-        }
-        let next = tokio::select! {
-            biased;
-            received = receiver.recv() => match received {
-                Ok(event) => sse_of(&event),
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    SseEvent::default().event("lagged").data(json!({ "missed": missed }).to_string())
-                }
-                Err(broadcast::error::RecvError::Closed) => return None,
-            },
-            _ = end.wait_for(|p| *p >= Phase::StreamsEnded) => return None,
+        let next = if *end.borrow() >= Phase::StreamsEnded {
+            held(&mut receiver)?
+        } else {
+            tokio::select! {
+                biased;
+                received = receiver.recv() => match received {
+                    Ok(event) => sse_of(&event),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => lagged(missed),
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                _ = end.wait_for(|p| *p >= Phase::StreamsEnded) => held(&mut receiver)?,
+            }
         };
         Some((Ok(next), (receiver, end)))
     }))
+}
+
+/// The next event `receiver` already holds, without waiting.
+fn held(receiver: &mut broadcast::Receiver<Event>) -> Option<SseEvent> {
+    match receiver.try_recv() {
+        Ok(event) => Some(sse_of(&event)),
+        Err(broadcast::error::TryRecvError::Lagged(missed)) => Some(lagged(missed)),
+        Err(_) => None,
+    }
+}
+
+fn lagged(missed: u64) -> SseEvent {
+    SseEvent::default().event("lagged").data(json!({ "missed": missed }).to_string())
 }
 
 fn sse_of(event: &Event) -> SseEvent {
@@ -686,11 +698,21 @@ mod tests {
     async fn event_streams_end_when_the_server_says_so() {
         let (sender, receiver) = broadcast::channel(8);
         let (end, streams_end) = watch::channel(Phase::Serving);
-        sender.send(event(1, "session_created")).unwrap();
         let reading = tokio::spawn(text_of(event_stream(receiver, streams_end)));
+        sender.send(event(1, "session_created")).unwrap();
+        sender.send(event(2, "session_state_changed")).unwrap();
         end.send(Phase::StreamsEnded).unwrap();
+        // The events sent before the end are delivered, however the reader was scheduled.
         let text = reading.await.unwrap();
-        assert!(text.starts_with(": subscribed\n\n"), "{text}");
+        let data = |seq, kind| serde_json::to_string(&event(seq, kind)).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                ": subscribed\n\nevent: session_created\ndata: {}\n\nevent: session_state_changed\ndata: {}\n\n",
+                data(1, "session_created"),
+                data(2, "session_state_changed")
+            )
+        );
         drop(sender);
     }
 

@@ -232,7 +232,8 @@ impl Api {
         self.inner.running.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()
     }
 
-    /// Waits until every session running in this process has ended.
+    /// Waits until every session running in this process has ended, and every event of it has
+    /// been passed to [`Api::subscribe`]'s receivers.
     pub async fn wait_all(&self) {
         loop {
             let waiting: Vec<watch::Receiver<Option<Result<RunReport, String>>>> = {
