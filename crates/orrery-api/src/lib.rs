@@ -22,13 +22,16 @@
 //!   what a client missed, [`Api::subscribe`] follows what happens next.
 //! - **Lineage** (`get_lineage`): within a session, which attempt's output fed which input (the
 //!   data key, the value's sha256), and the blueprint instances under their composites.
+//! - **Transports**: the CLI calls it in process (`orrery job`), [`http`] serves it over HTTP
+//!   on 127.0.0.1 with a bearer token (`orrery serve`).
 //!
 //! Not yet (issue 4): the job protocol's own thirteen jobs (`submit`, `wait_task`,
 //! `read_task_log`, `stream_task`, `get_task_graph`, ...), logs, lineage across sessions
-//! (`source_tasks`), the HTTP transport.
+//! (`source_tasks`), resuming the SSE stream from a `global_seq`.
 
 mod blueprints;
 mod catalogue;
+pub mod http;
 mod sessions;
 
 use std::collections::HashMap;
@@ -229,7 +232,14 @@ impl Api {
         self.inner.events.subscribe()
     }
 
-    /// Waits until every session running in this process has ended.
+    /// The ids of the sessions running in this process (started, resumed or restarted through
+    /// this facade and not yet ended), in no particular order.
+    pub fn running_sessions(&self) -> Vec<String> {
+        self.inner.running.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()
+    }
+
+    /// Waits until every session running in this process has ended, and every event of it has
+    /// been passed to [`Api::subscribe`]'s receivers.
     pub async fn wait_all(&self) {
         loop {
             let waiting: Vec<watch::Receiver<Option<Result<RunReport, String>>>> = {

@@ -280,7 +280,8 @@ impl Api {
             .unwrap_or_else(|p| p.into_inner())
             .insert(session_id.clone(), Running { control, ended });
         let forward = self.inner.events.clone();
-        tokio::spawn(async move {
+        // Ends once the runner is gone (it holds the only senders).
+        let forwarder = tokio::spawn(async move {
             loop {
                 match receiver.recv().await {
                     Ok(event) => {
@@ -299,6 +300,9 @@ impl Api {
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(e) => Err(format!("the runner failed: {e}")),
             };
+            // Every event of the session reaches `subscribe` before it counts as ended: a
+            // `wait_all` caller (a server shutting down) may rely on having seen them all.
+            let _ = forwarder.await;
             api.inner.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
             let _ = ended_tx.send(Some(ended));
         });

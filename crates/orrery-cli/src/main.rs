@@ -9,6 +9,7 @@ mod jobs;
 mod lineage;
 mod live;
 mod run;
+mod serve;
 mod sessions;
 
 // Loading a large blueprint makes millions of small allocations; mimalloc serves them about
@@ -217,6 +218,23 @@ enum Command {
         #[arg(long)]
         db: Option<PathBuf>,
     },
+    /// Serve the facade's jobs over HTTP on 127.0.0.1 until Ctrl-C (which stops the sessions it
+    /// runs); prints the URL and the bearer token.
+    Serve {
+        /// The port (0: any free one; the printed URL tells which).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// The bearer token clients must send (at least 16 visible ASCII characters); generated
+        /// when absent.
+        #[arg(long, env = "ORRERY_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// How many processes a session it runs may run at once (default: the number of cores).
+        #[arg(long)]
+        max_parallel: Option<usize>,
+        /// The task store (default: the user's data directory).
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
     /// Draw the DAG, scopes as clusters.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
@@ -267,10 +285,11 @@ fn main() -> ExitCode {
             | Command::Restart { .. }
             | Command::Recover { .. }
             | Command::Job { .. }
+            | Command::Serve { .. }
     ) {
         // Like any Unix filter, end quietly when the reader of the output goes away
         // (`orrery sessions | head`). `run` and `resume` ignore it instead: they see their
-        // session to its end (see run.rs).
+        // session to its end (see run.rs); so does `serve`, which stops only on SIGINT/SIGTERM.
         // SAFETY: restoring a signal's default disposition before any thread is started.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -301,6 +320,7 @@ fn main() -> ExitCode {
         Command::Jobs { format } => jobs::jobs(format),
         Command::Lineage { session, db, format } => lineage::lineage(&session, db, format),
         Command::Job { name, arguments, db } => jobs::job(&name, arguments.as_deref(), db),
+        Command::Serve { port, token, max_parallel, db } => serve::serve(port, token, max_parallel, db),
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {
             interventions::reset(&session, &task, downstream, clear_outputs, db, format)

@@ -1,0 +1,752 @@
+//! The HTTP transport: one [`Api`] served over HTTP/1.1 on 127.0.0.1, for scripts, agents and
+//! tools that do not link Rust. Same jobs, same envelope as every other face (COMPAT.md
+//! section 6).
+//!
+//! Routes (every one needs `Authorization: Bearer <token>`):
+//!
+//! - `GET /jobs`: the catalogue, a JSON array of [`JobInfo`].
+//! - `POST /jobs/{name}` with the body `{"arguments": {...}}` (`arguments` absent or `null`,
+//!   or an empty body, counts as `{}`): `200` with the envelope `{"answer", "success",
+//!   "metadata"}`, also when the job answered a business failure (`success: false`).
+//! - `GET /events`: Server-Sent Events of [`Api::subscribe`], the committed events of the
+//!   sessions running in this process: `event: <kind>\ndata: <the event as one-line JSON>\n\n`.
+//!   The stream opens with the comment `: subscribed`: once a client has read it, it sees every
+//!   event of a session started afterwards. A comment (`: keep-alive`) is sent every 15 s of
+//!   quiet. A client too slow to keep up (more than
+//!   16,384 events behind) gets `event: lagged` with `data: {"missed": N}` and should read
+//!   the sessions again from the store (`get_session`). A client that goes away disturbs
+//!   nothing. Resuming from a sequence number is not offered yet.
+//!
+//! Refusals answer a JSON body `{"error": <code>, "message": <text>}` (plus `job` when one is
+//! named):
+//!
+//! | status | `error` | when |
+//! | --- | --- | --- |
+//! | 401 | `unauthorized` | no `Authorization: Bearer` header, or the wrong token (with `WWW-Authenticate: Bearer`) |
+//! | 404 | `unknown_job` | `POST /jobs/{name}` of a job the catalogue does not have |
+//! | 404 | `not_found` | any other path |
+//! | 405 | `method_not_allowed` | a known path with another method |
+//! | 413 | `body_too_large` | a body over [`BODY_LIMIT`] (8 MiB) |
+//! | 422 | `invalid_request` | a body that is not JSON, or not `{"arguments": {...}}` |
+//! | 422 | `invalid_arguments` | arguments that break the job's schema ([`CallError::InvalidArguments`]) |
+//! | 503 | `shutting_down` | a request still in flight when [`Server::shutdown`]'s grace is over |
+//!
+//! Only 127.0.0.1: the API starts processes as the user who runs it, so it is never offered to
+//! the network; reach it from another machine through an SSH tunnel. The token is compared in
+//! constant time (its length is not secret).
+
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::{Stream, StreamExt};
+use orrery_store::Event;
+use serde_json::{json, Map, Value};
+use subtle::ConstantTimeEq;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::{Api, CallError, JobInfo};
+
+/// The largest request body accepted; a larger one is refused with 413.
+pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+/// How long [`Server::shutdown`] waits, by default, for requests still being answered (a
+/// `wait_session` of a session run elsewhere, say) once the sessions run here have ended; then
+/// they are cut off with 503.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The shortest token accepted from the user.
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Must be 127.0.0.1 (the default); anything else is refused with
+    /// [`ServeError::NotLoopback`].
+    pub host: IpAddr,
+    /// 0: any free port ([`Server::addr`] tells which).
+    pub port: u16,
+    /// The bearer token clients must send: at least [`MIN_TOKEN_LEN`] visible ASCII
+    /// characters. `None`: 32 random bytes from the operating system, hex-encoded.
+    pub token: Option<String>,
+    /// How long [`Server::shutdown`] lets requests in flight finish ([`SHUTDOWN_GRACE`]).
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig { host: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 0, token: None, shutdown_grace: SHUTDOWN_GRACE }
+    }
+}
+
+/// Where a server is in its life; each phase includes the ones before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    Serving,
+    /// The event streams end.
+    StreamsEnded,
+    /// Requests still in flight are answered 503 at once.
+    CutOff,
+}
+
+/// Why the server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "the HTTP API listens on 127.0.0.1 only, not {0}: it runs processes as you; reach it from \
+         another machine through an SSH tunnel"
+    )]
+    NotLoopback(IpAddr),
+    #[error(
+        "the token must be at least {MIN_TOKEN_LEN} characters, each visible ASCII (no spaces); leave it \
+         out to have one generated"
+    )]
+    BadToken,
+    #[error("cannot generate a token: {0}")]
+    Random(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+}
+
+/// A running HTTP server over one [`Api`]. Dropping it without [`Server::shutdown`] stops
+/// accepting, ends the event streams and cuts off requests in flight (503); the sessions it
+/// started are left running in the runtime.
+pub struct Server {
+    addr: SocketAddr,
+    token: String,
+    api: Api,
+    stop_accepting: Option<oneshot::Sender<()>>,
+    phase: watch::Sender<Phase>,
+    grace: Duration,
+    task: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Server {
+    /// Binds, then serves in the background of the current tokio runtime.
+    pub async fn start(api: Api, config: ServeConfig) -> Result<Server, ServeError> {
+        if config.host != IpAddr::V4(Ipv4Addr::LOCALHOST) {
+            return Err(ServeError::NotLoopback(config.host));
+        }
+        let token = match config.token {
+            Some(token) => {
+                check_token(&token)?;
+                token
+            }
+            None => generate_token()?,
+        };
+        let wanted = SocketAddr::new(config.host, config.port);
+        let listener = TcpListener::bind(wanted).await.map_err(|source| ServeError::Bind { addr: wanted, source })?;
+        let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: wanted, source })?;
+        let (stop_accepting, stopped) = oneshot::channel::<()>();
+        let (phase, phases) = watch::channel(Phase::Serving);
+        let app = router(api.clone(), token.clone(), phases);
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(Server {
+            addr,
+            token,
+            api,
+            stop_accepting: Some(stop_accepting),
+            phase,
+            grace: config.shutdown_grace,
+            task: Some(task),
+        })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:{port}`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bearer token clients must send.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Stops cleanly, in this order: no new connection is accepted; every session running in
+    /// this process is stopped (its runs get SIGTERM, a grace period, then SIGKILL; it ends
+    /// `stopped`, and `orrery resume` goes on with it later) and awaited, so event streams
+    /// still carry its last events; the event streams end; requests still in flight get
+    /// [`ServeConfig::shutdown_grace`] to finish, then are answered 503 `shutting_down`.
+    /// Answers the ids of the sessions it stopped.
+    pub async fn shutdown(mut self) -> Vec<String> {
+        if let Some(stop) = self.stop_accepting.take() {
+            let _ = stop.send(());
+        }
+        let mut stopped = stop_sessions(&self.api).await;
+        let _ = self.phase.send(Phase::StreamsEnded);
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(self.grace, &mut task).await.is_err() {
+                let _ = self.phase.send(Phase::CutOff);
+                // Every request answers at once now; a connection that never sends a whole
+                // request is left to the runtime.
+                if tokio::time::timeout(self.grace, &mut task).await.is_err() {
+                    task.abort();
+                }
+            }
+        }
+        // A request in flight may have started a session meanwhile.
+        stopped.extend(stop_sessions(&self.api).await);
+        stopped
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.phase.send(Phase::CutOff);
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+async fn stop_sessions(api: &Api) -> Vec<String> {
+    let running = api.running_sessions();
+    for id in &running {
+        let _ = api.call("stop_session", json!({ "session_id": id })).await;
+    }
+    api.wait_all().await;
+    running
+}
+
+fn check_token(token: &str) -> Result<(), ServeError> {
+    if token.len() >= MIN_TOKEN_LEN && token.bytes().all(|b| b.is_ascii_graphic()) {
+        Ok(())
+    } else {
+        Err(ServeError::BadToken)
+    }
+}
+
+/// 32 random bytes from the operating system, as 64 hex digits.
+fn generate_token() -> Result<String, ServeError> {
+    let mut bytes = [0u8; 32];
+    getrandom::getrandom(&mut bytes).map_err(|e| ServeError::Random(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[derive(Clone)]
+struct Shared {
+    api: Api,
+    token: std::sync::Arc<str>,
+    phase: watch::Receiver<Phase>,
+}
+
+/// The routes over `api`, guarded by `token`; event streams end once `phase` reaches
+/// [`Phase::StreamsEnded`] (or its sender is dropped), requests in flight are cut off at
+/// [`Phase::CutOff`].
+fn router(api: Api, token: String, phase: watch::Receiver<Phase>) -> Router {
+    let shared = Shared { api, token: token.into(), phase };
+    Router::new()
+        .route("/jobs", get(catalogue))
+        .route("/jobs/{name}", post(call))
+        .route("/events", get(events))
+        .fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(shared.clone(), authenticate))
+        .layer(middleware::from_fn_with_state(shared.clone(), cut_off))
+        .with_state(shared)
+}
+
+/// Answers 503 when the server cuts off the requests still in flight at its shutdown.
+async fn cut_off(State(shared): State<Shared>, request: Request, next: Next) -> Response {
+    let mut phase = shared.phase.clone();
+    tokio::select! {
+        response = next.run(request) => response,
+        _ = phase.wait_for(|p| *p == Phase::CutOff) => refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down",
+            Value::Null,
+        ),
+    }
+}
+
+/// A refusal: `{"error": code, "message": message}` and the fields of `extra`.
+fn refusal(status: StatusCode, code: &str, message: impl Into<String>, extra: Value) -> Response {
+    let mut body = Map::new();
+    body.insert("error".into(), Value::from(code));
+    body.insert("message".into(), Value::from(message.into()));
+    if let Value::Object(extra) = extra {
+        body.extend(extra);
+    }
+    (status, Json(Value::Object(body))).into_response()
+}
+
+async fn authenticate(State(shared): State<Shared>, request: Request, next: Next) -> Response {
+    let header = request.headers().get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    let given = header.and_then(|v| {
+        let (scheme, token) = std::str::from_utf8(v).ok()?.split_once(' ')?;
+        scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+    });
+    match given {
+        Some(token) if bool::from(token.as_bytes().ct_eq(shared.token.as_bytes())) => next.run(request).await,
+        _ => {
+            let message = match (header, given) {
+                (None, _) => "this API needs `Authorization: Bearer <token>` (orrery serve printed the token)",
+                (Some(_), None) => "the Authorization header must be `Bearer <token>`",
+                (Some(_), Some(_)) => "wrong token",
+            };
+            let mut response = refusal(StatusCode::UNAUTHORIZED, "unauthorized", message, Value::Null);
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+        }
+    }
+}
+
+async fn catalogue(State(shared): State<Shared>) -> Json<Vec<JobInfo>> {
+    Json(shared.api.jobs())
+}
+
+async fn call(
+    State(shared): State<Shared>,
+    name: Result<UrlPath<String>, PathRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let Ok(UrlPath(name)) = name else {
+        let message = "there is no job of that name (it is not UTF-8; GET /jobs lists them)";
+        return refusal(StatusCode::NOT_FOUND, "unknown_job", message, Value::Null);
+    };
+    let known = || shared.api.jobs().iter().any(|j| j.name == name);
+    let arguments = match body {
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body is over {BODY_LIMIT} bytes"),
+                json!({ "job": name }),
+            )
+        }
+        Err(rejection) => {
+            return refusal(rejection.status(), "invalid_request", rejection.body_text(), json!({ "job": name }))
+        }
+        Ok(bytes) => match arguments_of(&bytes) {
+            Ok(arguments) => arguments,
+            Err(_) if !known() => return unknown_job(&name),
+            Err(message) => {
+                return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message, json!({ "job": name }))
+            }
+        },
+    };
+    match shared.api.call(&name, arguments).await {
+        Ok(envelope) => Json(envelope).into_response(),
+        Err(CallError::UnknownJob { name }) => unknown_job(&name),
+        Err(e) => {
+            let job = match &e {
+                CallError::InvalidArguments { job, .. } => job.clone(),
+                CallError::UnknownJob { name } => name.clone(),
+            };
+            refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments", e.to_string(), json!({ "job": job }))
+        }
+    }
+}
+
+fn unknown_job(name: &str) -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "unknown_job",
+        format!("there is no job named {name:?} (GET /jobs lists them)"),
+        json!({ "job": name }),
+    )
+}
+
+/// The arguments of a `POST /jobs/{name}` body: `{"arguments": {...}}`; an empty body, an
+/// absent or `null` `arguments` are `null` (which [`Api::call`] takes as `{}`).
+fn arguments_of(body: &[u8]) -> Result<Value, String> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    let value: Value = serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+    let Value::Object(mut fields) = value else {
+        return Err(format!("the body must be a JSON object {{\"arguments\": {{...}}}}, not {}", kind_of(&value)));
+    };
+    if let Some(other) = fields.keys().find(|k| *k != "arguments") {
+        return Err(format!("the body has an unknown field {other:?}: it takes only \"arguments\""));
+    }
+    match fields.remove("arguments") {
+        None | Some(Value::Null) => Ok(Value::Null),
+        Some(arguments @ Value::Object(_)) => Ok(arguments),
+        Some(other) => Err(format!("\"arguments\" must be a JSON object, not {}", kind_of(&other))),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+async fn events(State(shared): State<Shared>) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let stream = event_stream(shared.api.subscribe(), shared.phase.clone());
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive"))
+}
+
+/// The SSE events of `receiver` until it closes or `end` reaches [`Phase::StreamsEnded`] (or
+/// its sender goes); then the events it already holds, and the end.
+fn event_stream(
+    receiver: broadcast::Receiver<Event>,
+    end: watch::Receiver<Phase>,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    // A first comment sends the response head at once (hyper holds it back until the body has
+    // something), telling the client that the subscription exists.
+    let hello = futures_util::stream::once(async { Ok(SseEvent::default().comment("subscribed")) });
+    hello.chain(futures_util::stream::unfold((receiver, end), |(mut receiver, mut end)| async move {
+        let next = if *end.borrow() >= Phase::StreamsEnded {
+            held(&mut receiver)?
+        } else {
+            tokio::select! {
+                biased;
+                received = receiver.recv() => match received {
+                    Ok(event) => sse_of(&event),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => lagged(missed),
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                _ = end.wait_for(|p| *p >= Phase::StreamsEnded) => held(&mut receiver)?,
+            }
+        };
+        Some((Ok(next), (receiver, end)))
+    }))
+}
+
+/// The next event `receiver` already holds, without waiting.
+fn held(receiver: &mut broadcast::Receiver<Event>) -> Option<SseEvent> {
+    match receiver.try_recv() {
+        Ok(event) => Some(sse_of(&event)),
+        Err(broadcast::error::TryRecvError::Lagged(missed)) => Some(lagged(missed)),
+        Err(_) => None,
+    }
+}
+
+fn lagged(missed: u64) -> SseEvent {
+    SseEvent::default().event("lagged").data(json!({ "missed": missed }).to_string())
+}
+
+fn sse_of(event: &Event) -> SseEvent {
+    // serde_json escapes every control character: the text is one line.
+    let data = serde_json::to_string(event).unwrap_or_else(|e| json!({ "unserializable": e.to_string() }).to_string());
+    SseEvent::default().event(&event.kind).data(data)
+}
+
+async fn no_route(method: Method, uri: Uri) -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route {method} {}: the routes are GET /jobs, POST /jobs/{{name}}, GET /events", uri.path()),
+        Value::Null,
+    )
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> Response {
+    refusal(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{} does not take {method}: the routes are GET /jobs, POST /jobs/{{name}}, GET /events", uri.path()),
+        Value::Null,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ApiOptions;
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use orrery_store::EventPayload;
+    use tower::ServiceExt;
+
+    const TOKEN: &str = "a-test-token-of-some-length";
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        app: Router,
+        _end: watch::Sender<Phase>,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
+        let (end, streams_end) = watch::channel(Phase::Serving);
+        Fixture { app: router(api, TOKEN.into(), streams_end), _dir: dir, _end: end }
+    }
+
+    async fn send(app: &Router, method: &str, path: &str, auth: Option<&str>, body: Vec<u8>) -> (StatusCode, Response) {
+        let mut request = axum::http::Request::builder().method(method).uri(path);
+        if let Some(auth) = auth {
+            request = request.header(header::AUTHORIZATION, auth);
+        }
+        let response = app.clone().oneshot(request.body(Body::from(body)).unwrap()).await.unwrap();
+        (response.status(), response)
+    }
+
+    async fn json_of(response: Response) -> Value {
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)))
+    }
+
+    /// A POST with the right token; answers the status and the JSON body.
+    async fn post(app: &Router, path: &str, body: &str) -> (StatusCode, Value) {
+        let (status, response) = send(app, "POST", path, Some(&format!("Bearer {TOKEN}")), body.into()).await;
+        (status, json_of(response).await)
+    }
+
+    #[tokio::test]
+    async fn every_route_needs_the_token_and_says_so_with_401() {
+        let f = fixture();
+        let cases = [
+            ("GET", "/jobs", None, "needs `Authorization: Bearer"),
+            ("GET", "/events", Some("Basic dXNlcjpwYXNz"), "must be `Bearer <token>`"),
+            ("POST", "/jobs/list_installed_task_definitions", Some("Bearer wrong-token-of-some-length"), "wrong token"),
+            ("GET", "/nowhere", Some(&format!("Bearer {TOKEN}x")[..]), "wrong token"),
+            ("GET", "/jobs", Some(&format!("Bearer{TOKEN}")[..]), "must be `Bearer <token>`"),
+        ];
+        for (method, path, auth, message) in cases {
+            let (status, response) = send(&f.app, method, path, auth, Vec::new()).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path} {auth:?}");
+            assert_eq!(response.headers()[header::WWW_AUTHENTICATE], "Bearer");
+            let body = json_of(response).await;
+            assert_eq!(body["error"], "unauthorized");
+            assert!(body["message"].as_str().unwrap().contains(message), "{body}");
+        }
+        // The scheme is case-insensitive, as HTTP says.
+        let (status, _) = send(&f.app, "GET", "/jobs", Some(&format!("bearer {TOKEN}")), Vec::new()).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn the_catalogue_and_a_call_answer_200_also_for_a_business_failure() {
+        let f = fixture();
+        let (status, response) = send(&f.app, "GET", "/jobs", Some(&format!("Bearer {TOKEN}")), Vec::new()).await;
+        assert_eq!(status, StatusCode::OK);
+        let jobs = json_of(response).await;
+        assert!(jobs.as_array().unwrap().iter().any(|j| j["name"] == "start_session"), "{jobs}");
+
+        for body in ["", "  \n", "{}", r#"{"arguments": null}"#, r#"{"arguments": {}}"#] {
+            let (status, envelope) = post(&f.app, "/jobs/list_installed_task_definitions", body).await;
+            assert_eq!(status, StatusCode::OK, "{body:?}: {envelope}");
+            assert_eq!(envelope["success"], true);
+            assert!(envelope["answer"].as_array().unwrap().iter().any(|t| t["name"] == "shell.run"));
+        }
+        let (status, envelope) = post(&f.app, "/jobs/get_session", r#"{"arguments": {"session_id": "nope"}}"#).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(envelope["success"], false);
+        assert_eq!(envelope["metadata"]["error"], "not_found");
+    }
+
+    #[tokio::test]
+    async fn a_body_that_is_not_the_request_shape_is_422_invalid_request() {
+        let f = fixture();
+        let cases = [
+            ("not json", "is not JSON"),
+            ("[1, 2]", "not an array"),
+            (r#""text""#, "not a string"),
+            (r#"{"argumets": {}}"#, "unknown field \"argumets\""),
+            (r#"{"arguments": 5}"#, "\"arguments\" must be a JSON object, not a number"),
+            (r#"{"arguments": [1]}"#, "not an array"),
+        ];
+        for (body, message) in cases {
+            let (status, answer) = post(&f.app, "/jobs/get_session", body).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+            assert_eq!(answer["error"], "invalid_request");
+            assert_eq!(answer["job"], "get_session");
+            assert!(answer["message"].as_str().unwrap().contains(message), "{body}: {answer}");
+        }
+    }
+
+    #[tokio::test]
+    async fn arguments_that_break_the_schema_are_422_invalid_arguments_naming_the_job() {
+        let f = fixture();
+        let cases = [
+            (r#"{"arguments": {}}"#, "missing field `session_id`"),
+            (r#"{"arguments": {"session_id": 7}}"#, "invalid type"),
+            (r#"{"arguments": {"session_id": "s", "extra": 1}}"#, "unknown field `extra`"),
+        ];
+        for (body, message) in cases {
+            let (status, answer) = post(&f.app, "/jobs/get_session", body).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+            assert_eq!(answer["error"], "invalid_arguments");
+            assert_eq!(answer["job"], "get_session");
+            let text = answer["message"].as_str().unwrap();
+            assert!(text.contains("job get_session") && text.contains(message), "{body}: {answer}");
+        }
+    }
+
+    #[tokio::test]
+    async fn unknown_jobs_routes_and_methods_are_404_and_405_with_json() {
+        let f = fixture();
+        for body in [r#"{"arguments": {}}"#, "not json"] {
+            let (status, answer) = post(&f.app, "/jobs/no_such_job", body).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+            assert_eq!(answer["error"], "unknown_job");
+            assert_eq!(answer["job"], "no_such_job");
+        }
+        let (status, answer) = post(&f.app, "/jobs/%FF%FE", "{}").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(answer["error"], "unknown_job");
+        let auth = format!("Bearer {TOKEN}");
+        let (status, response) = send(&f.app, "GET", "/nowhere", Some(&auth), Vec::new()).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(json_of(response).await["error"], "not_found");
+        let (status, response) = send(&f.app, "DELETE", "/jobs", Some(&auth), Vec::new()).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(json_of(response).await["error"], "method_not_allowed");
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_413() {
+        let f = fixture();
+        let mut body = br#"{"arguments": {"session_id": ""#.to_vec();
+        body.resize(BODY_LIMIT + 1, b'x');
+        let (status, response) =
+            send(&f.app, "POST", "/jobs/get_session", Some(&format!("Bearer {TOKEN}")), body).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(json_of(response).await["error"], "body_too_large");
+    }
+
+    #[tokio::test]
+    async fn only_127_0_0_1_is_served_and_a_weak_token_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
+        for host in ["0.0.0.0", "::1", "192.168.1.10", "127.0.0.2"] {
+            let config = ServeConfig { host: host.parse().unwrap(), ..ServeConfig::default() };
+            let refused = Server::start(api.clone(), config).await.err().expect(host);
+            assert!(matches!(refused, ServeError::NotLoopback(_)), "{host}: {refused}");
+            assert!(refused.to_string().contains("127.0.0.1 only"));
+        }
+        for token in ["short", "a token with spaces in it", "tökentökentökentöken", ""] {
+            let config = ServeConfig { token: Some(token.into()), ..ServeConfig::default() };
+            let refused = Server::start(api.clone(), config).await.err().expect(token);
+            assert!(matches!(refused, ServeError::BadToken), "{token}: {refused}");
+        }
+        let taken = Server::start(api.clone(), ServeConfig::default()).await.unwrap();
+        let config = ServeConfig { port: taken.addr().port(), ..ServeConfig::default() };
+        let refused = Server::start(api.clone(), config).await.err().expect("a port in use");
+        assert!(matches!(refused, ServeError::Bind { .. }), "{refused}");
+        let other = Server::start(api.clone(), ServeConfig::default()).await.unwrap();
+        for server in [&taken, &other] {
+            assert_eq!(server.token().len(), 64);
+            assert!(server.token().bytes().all(|b| b.is_ascii_hexdigit()));
+            assert!(server.url().starts_with("http://127.0.0.1:"));
+        }
+        assert_ne!(taken.token(), other.token(), "a fresh token each start");
+        assert!(taken.shutdown().await.is_empty());
+        assert!(other.shutdown().await.is_empty());
+    }
+
+    fn event(seq: u64, kind: &str) -> Event {
+        Event {
+            session_id: "s".into(),
+            seq,
+            global_seq: seq,
+            time_ms: 0,
+            kind: kind.into(),
+            run_id: None,
+            payload: EventPayload::Whole { value: json!({"text": "two\nlines"}) },
+        }
+    }
+
+    async fn text_of(stream: impl Stream<Item = Result<SseEvent, Infallible>> + Send + 'static) -> String {
+        let body = Sse::new(stream).into_response().into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8(body.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn events_are_one_line_json_and_a_lagging_client_is_told_how_many_it_missed() {
+        let (sender, receiver) = broadcast::channel(1);
+        let (_end, streams_end) = watch::channel(Phase::Serving);
+        for seq in 1..=3 {
+            sender.send(event(seq, "task_state_changed")).unwrap();
+        }
+        drop(sender);
+        let text = text_of(event_stream(receiver, streams_end)).await;
+        let data = serde_json::to_string(&event(3, "task_state_changed")).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                ": subscribed\n\nevent: lagged\ndata: {{\"missed\":2}}\n\nevent: task_state_changed\ndata: {data}\n\n"
+            )
+        );
+        assert!(!data.contains('\n'));
+    }
+
+    #[tokio::test]
+    async fn event_streams_end_when_the_server_says_so() {
+        let (sender, receiver) = broadcast::channel(8);
+        let (end, streams_end) = watch::channel(Phase::Serving);
+        let reading = tokio::spawn(text_of(event_stream(receiver, streams_end)));
+        sender.send(event(1, "session_created")).unwrap();
+        sender.send(event(2, "session_state_changed")).unwrap();
+        end.send(Phase::StreamsEnded).unwrap();
+        // The events sent before the end are delivered, however the reader was scheduled.
+        let text = reading.await.unwrap();
+        let data = |seq, kind| serde_json::to_string(&event(seq, kind)).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                ": subscribed\n\nevent: session_created\ndata: {}\n\nevent: session_state_changed\ndata: {}\n\n",
+                data(1, "session_created"),
+                data(2, "session_state_changed")
+            )
+        );
+        drop(sender);
+    }
+
+    #[tokio::test]
+    async fn shutdown_cuts_off_a_request_still_in_flight_after_the_grace_with_503() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let dir = tempfile::tempdir().unwrap();
+        let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
+        let config = ServeConfig { shutdown_grace: Duration::from_millis(50), ..ServeConfig::default() };
+        let server = Server::start(api, config).await.unwrap();
+        let mut stream = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+        let head = format!(
+            "POST /jobs/get_session HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Length: 100\r\nExpect: 100-continue\r\n\r\n",
+            server.token()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        // `100 Continue` comes when the job's handler starts reading the body: it is in flight.
+        let mut seen = Vec::new();
+        while !String::from_utf8_lossy(&seen).contains("\r\n\r\n") {
+            let mut buffer = [0u8; 256];
+            let n = stream.read(&mut buffer).await.unwrap();
+            assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buffer[..n]);
+        }
+        assert!(String::from_utf8_lossy(&seen).starts_with("HTTP/1.1 100 Continue"));
+        stream.write_all(b"{\"argu").await.unwrap();
+        let stopped = server.shutdown().await;
+        assert!(stopped.is_empty());
+        let mut rest = Vec::new();
+        stream.read_to_end(&mut rest).await.unwrap();
+        let rest = String::from_utf8_lossy(&rest);
+        assert!(rest.starts_with("HTTP/1.1 503"), "{rest}");
+        assert!(rest.contains("\"error\":\"shutting_down\""), "{rest}");
+    }
+}

@@ -1,0 +1,434 @@
+//! `orrery serve` as a black box: the real binary on a free port of 127.0.0.1, a real store,
+//! spoken to over plain HTTP/1.1 written by hand on a `TcpStream`.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A guard against a hung server: no assertion depends on it.
+const HANG: Duration = Duration::from_secs(120);
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("serve-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running `orrery serve`; killed if a test fails before it stops it.
+struct Serving {
+    child: Option<Child>,
+    /// `127.0.0.1:PORT`
+    addr: String,
+    token: String,
+}
+
+impl Serving {
+    fn start(db: &Path, dir: &Path, token: Option<&str>) -> Serving {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_orrery"));
+        command
+            .args(["serve", "--port", "0", "--db", db.to_str().unwrap()])
+            .current_dir(dir)
+            .env_remove("ORRERY_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(token) = token {
+            command.env("ORRERY_TOKEN", token);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        // orrery serve: http://127.0.0.1:PORT token TOKEN
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!((words.len(), words[0], words[3]), (5, "orrery", "token"), "{line}");
+        let addr = words[2].strip_prefix("http://").unwrap_or_else(|| panic!("{line}")).to_string();
+        assert!(addr.starts_with("127.0.0.1:"), "{line}");
+        Serving { child: Some(child), addr, token: words[4].to_string() }
+    }
+
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+
+    /// A request with the right token.
+    fn call(&self, method: &str, path: &str, body: Option<&str>) -> Reply {
+        request(&self.addr, method, path, Some(&self.bearer()), body)
+    }
+
+    fn job(&self, name: &str, arguments: Value) -> Reply {
+        self.call("POST", &format!("/jobs/{name}"), Some(&json!({ "arguments": arguments }).to_string()))
+    }
+
+    /// SIGINT, as Ctrl-C; answers the exit code and what it wrote on stderr.
+    fn interrupt(self) -> (Option<i32>, String) {
+        self.signal("-INT")
+    }
+
+    fn signal(mut self, signal: &str) -> (Option<i32>, String) {
+        let mut child = self.child.take().unwrap();
+        let sent = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        let mut stderr = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        (status.code(), stderr)
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+struct Reply {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {}\n{}", self.head, String::from_utf8_lossy(&self.body)))
+    }
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name).then(|| value.trim().to_string())
+        })
+    }
+}
+
+fn connect(addr: &str) -> TcpStream {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(HANG)).unwrap();
+    stream
+}
+
+fn request(addr: &str, method: &str, path: &str, auth: Option<&str>, body: Option<&str>) -> Reply {
+    let mut stream = connect(addr);
+    let mut text = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some(auth) = auth {
+        text.push_str(&format!("Authorization: {auth}\r\n"));
+    }
+    let body = body.unwrap_or("");
+    text.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let head = read_head(&mut reader);
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{head}"));
+    let mut reply = Reply { status, head, body: Vec::new() };
+    if reply.header("transfer-encoding").is_some_and(|t| t.eq_ignore_ascii_case("chunked")) {
+        while let Some(chunk) = read_chunk(&mut reader) {
+            reply.body.extend(chunk);
+        }
+    } else {
+        reader.read_to_end(&mut reply.body).unwrap();
+    }
+    reply
+}
+
+/// The status line and headers, up to the blank line.
+fn read_head(reader: &mut impl BufRead) -> String {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the connection closed in the head: {head}");
+        if line == "\r\n" {
+            return head;
+        }
+        head.push_str(&line);
+    }
+}
+
+/// One chunk of a chunked body; `None` after the last.
+fn read_chunk(reader: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut size = String::new();
+    if reader.read_line(&mut size).unwrap() == 0 {
+        return None;
+    }
+    let size = usize::from_str_radix(size.trim(), 16).unwrap_or_else(|e| panic!("{e}: chunk size {size:?}"));
+    let mut chunk = vec![0; size + 2];
+    reader.read_exact(&mut chunk).unwrap();
+    assert_eq!(&chunk[size..], b"\r\n");
+    chunk.truncate(size);
+    (size > 0).then_some(chunk)
+}
+
+/// `GET /events`, read line by line.
+struct Events {
+    reader: BufReader<TcpStream>,
+    pending: String,
+}
+
+impl Events {
+    /// Opens the stream and reads up to its `: subscribed` comment: from then on it sees every
+    /// event.
+    fn open(serving: &Serving) -> Events {
+        let mut stream = connect(&serving.addr);
+        let text =
+            format!("GET /events HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\n\r\n", serving.addr, serving.bearer());
+        stream.write_all(text.as_bytes()).unwrap();
+        let mut reader = BufReader::new(stream);
+        let head = read_head(&mut reader);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert!(head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{head}");
+        let mut events = Events { reader, pending: String::new() };
+        assert_eq!(events.line().as_deref(), Some(": subscribed"));
+        assert_eq!(events.line().as_deref(), Some(""));
+        events
+    }
+
+    /// The next line of the stream; `None` once it ended.
+    fn line(&mut self) -> Option<String> {
+        while !self.pending.contains('\n') {
+            let chunk = read_chunk(&mut self.reader)?;
+            self.pending.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+        let end = self.pending.find('\n').unwrap();
+        let line = self.pending[..end].to_string();
+        self.pending.drain(..=end);
+        Some(line)
+    }
+
+    /// The next event, `(kind, data)`, skipping comments; each must be exactly `event: KIND`
+    /// then one `data: JSON` line, then a blank line. `None` once the stream ended.
+    fn next(&mut self) -> Option<(String, Value)> {
+        loop {
+            let first = self.line()?;
+            if first.starts_with(':') {
+                assert_eq!(self.line().as_deref(), Some(""), "a comment stands alone");
+                continue;
+            }
+            let kind = first.strip_prefix("event: ").unwrap_or_else(|| panic!("not an event line: {first:?}"));
+            let data = self.line().expect("a data line");
+            let data = data.strip_prefix("data: ").unwrap_or_else(|| panic!("not a data line: {data:?}"));
+            let data: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {data}"));
+            assert_eq!(self.line().as_deref(), Some(""), "one data line per event");
+            assert_eq!(data["kind"], kind);
+            return Some((kind.to_string(), data));
+        }
+    }
+
+    /// Events up to and including the session's change to `state`.
+    fn until_session(&mut self, session: &str, state: &str) -> Vec<(String, Value)> {
+        let mut seen = Vec::new();
+        while let Some((kind, data)) = self.next() {
+            let done = kind == "session_state_changed"
+                && data["session_id"] == session
+                && data["payload"]["value"]["state"] == state;
+            seen.push((kind, data));
+            if done {
+                return seen;
+            }
+        }
+        panic!("the stream ended before session {session} was {state}: {seen:?}");
+    }
+}
+
+const QUICK: &str = r#"{"id":"x","name":"x","version":"1.0","tasks":[
+  {"id":"start","type":"system.start"},
+  {"id":"a","type":"shell.run","params":[{"name":"command","value":"sleep 0.2"}],"depends_on":[{"id":"start"}]},
+  {"id":"end","type":"system.end","depends_on":[{"id":"a"}]}]}"#;
+
+#[test]
+fn serve_answers_jobs_over_http_behind_a_token_and_streams_session_events() {
+    let s = Scratch::new("jobs");
+    let blueprint = s.write("quick.json", QUICK);
+    let serving = Serving::start(&s.0.join("store.db"), &s.0, None);
+    assert_eq!(serving.token.len(), 64, "a generated token: 32 random bytes in hex");
+
+    // No token, a wrong one: 401, with a JSON body and the challenge.
+    for auth in [None, Some("Bearer not-the-token-at-all"), Some(&format!("Basic {}", serving.token)[..])] {
+        let reply = request(&serving.addr, "GET", "/jobs", auth, None);
+        assert_eq!(reply.status, 401, "{auth:?}");
+        assert_eq!(reply.header("www-authenticate").as_deref(), Some("Bearer"));
+        assert_eq!(reply.json()["error"], "unauthorized");
+    }
+    let reply = request(&serving.addr, "POST", "/jobs/list_installed_task_definitions", None, Some("{}"));
+    assert_eq!(reply.status, 401, "calls need it too");
+
+    // The catalogue, and a call.
+    let reply = serving.call("GET", "/jobs", None);
+    assert_eq!(reply.status, 200);
+    let jobs = reply.json();
+    let names: Vec<&str> = jobs.as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"list_installed_task_definitions") && names.contains(&"start_session"), "{names:?}");
+    let reply = serving.job("list_installed_task_definitions", json!({}));
+    assert_eq!(reply.status, 200);
+    let envelope = reply.json();
+    assert_eq!(envelope["success"], true, "{envelope}");
+    assert!(envelope["answer"].as_array().unwrap().iter().any(|t| t["name"] == "shell.run"), "{envelope}");
+    assert_eq!(envelope["metadata"]["job"], "list_installed_task_definitions");
+
+    // Refused before running: an unknown job, arguments that break the schema, a broken body.
+    let reply = serving.job("no_such_job", json!({}));
+    assert_eq!((reply.status, reply.json()["error"].as_str()), (404, Some("unknown_job")));
+    for (arguments, message) in [
+        (json!({}), "missing field `session_id`"),
+        (json!({"session_id": 42}), "invalid type"),
+        (json!({"session_id": "s", "colour": "red"}), "unknown field `colour`"),
+    ] {
+        let reply = serving.job("get_session", arguments.clone());
+        assert_eq!(reply.status, 422, "{arguments}");
+        let answer = reply.json();
+        assert_eq!(
+            (answer["error"].as_str(), answer["job"].as_str()),
+            (Some("invalid_arguments"), Some("get_session"))
+        );
+        assert!(answer["message"].as_str().unwrap().contains(message), "{answer}");
+    }
+    let reply = serving.call("POST", "/jobs/get_session", Some("{\"arguments\": "));
+    assert_eq!(reply.status, 422);
+    let answer = reply.json();
+    assert_eq!(answer["error"], "invalid_request");
+    assert!(answer["message"].as_str().unwrap().contains("not JSON"), "{answer}");
+
+    // A business failure is an answer.
+    let reply = serving.job("get_session", json!({"session_id": "no-such-session"}));
+    assert_eq!(reply.status, 200);
+    let envelope = reply.json();
+    assert_eq!(
+        (envelope["success"].as_bool(), envelope["metadata"]["error"].as_str()),
+        (Some(false), Some("not_found"))
+    );
+
+    // A real session, watched over SSE from before it starts.
+    let mut events = Events::open(&serving);
+    let reply = serving.job("start_session", json!({"file": blueprint}));
+    assert_eq!(reply.status, 200);
+    let started = reply.json();
+    assert_eq!(started["success"], true, "{started}");
+    let session = started["answer"]["session_id"].as_str().unwrap().to_string();
+    let reply = serving.job("wait_session", json!({"session_id": session, "timeout_s": HANG.as_secs()}));
+    let waited = reply.json();
+    assert_eq!((waited["success"].as_bool(), waited["answer"]["ended"].as_bool()), (Some(true), Some(true)));
+    assert_eq!(waited["answer"]["session"]["state"], "completed", "{waited}");
+
+    let seen = events.until_session(&session, "completed");
+    let kinds: Vec<&str> = seen.iter().map(|(kind, _)| kind.as_str()).collect();
+    assert_eq!(kinds[0], "session_created", "{kinds:?}");
+    let settled: Vec<&Value> = seen.iter().filter(|(k, _)| k == "attempt_settled").map(|(_, d)| d).collect();
+    assert_eq!(settled.len(), 3, "start, a, end: {kinds:?}");
+    let a = settled.iter().find(|d| d["payload"]["value"]["node"] == "x.a").expect("a settled");
+    assert_eq!(a["payload"]["value"]["outcome"]["state"], "succeeded");
+    let seqs: Vec<u64> = seen.iter().map(|(_, d)| d["seq"].as_u64().unwrap()).collect();
+    assert!(seen.iter().all(|(_, d)| d["session_id"] == session.as_str()));
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "every event, in commit order");
+
+    let (code, stderr) = serving.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("orrery serve: stopping"), "{stderr}");
+    assert!(events.next().is_none(), "the event stream ends with the server");
+}
+
+#[test]
+fn ctrl_c_stops_the_sessions_it_runs_and_exits_zero() {
+    let s = Scratch::new("stop");
+    let db = s.0.join("store.db");
+    let blueprint = s.write(
+        "slow.json",
+        r#"{"id": "slow", "name": "slow", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "wait", "type": "shell.run", "params": [{"name": "command", "value": "sleep 30"}], "depends_on": [{"id": "start"}]},
+      {"id": "after", "type": "shell.run", "params": [{"name": "command", "value": "touch after-ran"}], "depends_on": [{"id": "wait"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "after"}]}]}"#,
+    );
+    let token = "a-token-the-user-chose-1234";
+    let serving = Serving::start(&db, &s.0, Some(token));
+    assert_eq!(serving.token, token, "ORRERY_TOKEN is the token");
+    let mut events = Events::open(&serving);
+    let started = serving.job("start_session", json!({"file": blueprint})).json();
+    let session = started["answer"]["session_id"].as_str().unwrap().to_string();
+    // Ctrl-C once `wait` runs.
+    while let Some((kind, data)) = events.next() {
+        if kind == "attempt_started" && data["payload"]["value"]["node"] == "slow.wait" {
+            break;
+        }
+    }
+    let (code, stderr) = serving.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains(&format!("orrery serve: stopped session {session}")), "{stderr}");
+    // The stream carried the session to its end, then ended.
+    let seen = events.until_session(&session, "stopped");
+    assert!(
+        seen.iter().any(|(k, d)| k == "attempt_settled" && d["payload"]["value"]["node"] == "slow.wait"),
+        "{seen:?}"
+    );
+    assert!(events.next().is_none());
+
+    let status = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["status", &session, "--db", db.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["session"]["state"], "stopped", "{status}");
+    assert!(!s.0.join("after-ran").exists(), "nothing runs after the stop");
+}
+
+#[test]
+fn serve_refuses_a_weak_token_a_port_in_use_and_a_store_that_is_not_a_database() {
+    let s = Scratch::new("refuse");
+    let run = |args: &[&str], token: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_orrery"));
+        command.arg("serve").args(args).current_dir(&s.0).env_remove("ORRERY_TOKEN");
+        if let Some(token) = token {
+            command.env("ORRERY_TOKEN", token);
+        }
+        command.output().unwrap()
+    };
+    let db = s.0.join("store.db");
+    let db = db.to_str().unwrap();
+    for (args, token) in [(vec!["--db", db, "--token", "short"], None), (vec!["--db", db], Some("short"))] {
+        let o = run(&args, token);
+        assert_eq!(o.status.code(), Some(2), "{args:?} {token:?}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains("the token must be at least 16 characters"), "{stderr}");
+        assert!(o.stdout.is_empty());
+    }
+    let serving = Serving::start(&s.0.join("taken.db"), &s.0, None);
+    let port = serving.addr.rsplit(':').next().unwrap();
+    let o = run(&["--db", db, "--port", port], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot listen on 127.0.0.1:"), "{o:?}");
+    assert_eq!(serving.interrupt().0, Some(0));
+    let garbage = s.write("garbage.db", "this is not a database, and it stays as it is");
+    let o = run(&["--db", garbage.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot open the task store"), "{o:?}");
+    assert_eq!(std::fs::read_to_string(&garbage).unwrap(), "this is not a database, and it stays as it is");
+}
+
+#[test]
+fn sigterm_or_ctrl_c_right_after_the_line_stop_it_cleanly() {
+    let s = Scratch::new("signals");
+    let db = s.0.join("store.db");
+    for signal in ["-TERM", "-INT"] {
+        let serving = Serving::start(&db, &s.0, None);
+        let (code, stderr) = serving.signal(signal);
+        assert_eq!(code, Some(0), "{signal}: {stderr}");
+        assert!(stderr.contains("orrery serve: stopping"), "{stderr}");
+    }
+}
