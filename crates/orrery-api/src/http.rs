@@ -15,7 +15,10 @@
 //!   quiet. A client too slow to keep up (more than
 //!   16,384 events behind) gets `event: lagged` with `data: {"missed": N}` and should read
 //!   the sessions again from the store (`get_session`). A client that goes away disturbs
-//!   nothing. Resuming from a sequence number is not offered yet.
+//!   nothing. Every event's SSE `id` is its `global_seq`; `GET /events?after=N` (or the
+//!   `Last-Event-ID` header an EventSource sends when it reconnects) first replays, from the
+//!   store, every session's events after `N` (at most 100,000; then `event: lagged`), then
+//!   goes on live without repeating any.
 //!
 //! Refusals answer a JSON body `{"error": <code>, "message": <text>}` (plus `job` when one is
 //! named):
@@ -403,45 +406,122 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-async fn events(State(shared): State<Shared>) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
-    let stream = event_stream(shared.api.subscribe(), shared.phase.clone());
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive"))
+/// The most events a reconnecting client is replayed; one further behind is told it lagged.
+const REPLAY_LIMIT: usize = 100_000;
+
+async fn events(State(shared): State<Shared>, uri: Uri, headers: axum::http::HeaderMap) -> Response {
+    let after = match resume_point(&uri, &headers) {
+        Ok(after) => after,
+        Err(message) => return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message, Value::Null),
+    };
+    // Subscribed before the store is read: an event committed in between comes twice, and the
+    // live side skips what the replay gave.
+    let receiver = shared.api.subscribe();
+    let (replay, lagged_by) = match after {
+        None => (Vec::new(), 0),
+        Some(after) => match replay_since(&shared.api, after).await {
+            Ok(replayed) => replayed,
+            Err(message) => return refusal(StatusCode::INTERNAL_SERVER_ERROR, "store", message, Value::Null),
+        },
+    };
+    let through = replay.last().map_or(after.unwrap_or(0), |e| e.global_seq);
+    let stream = event_stream(receiver, shared.phase.clone(), replay, lagged_by, through);
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive")).into_response()
 }
 
-/// The SSE events of `receiver` until it closes or `end` reaches [`Phase::StreamsEnded`] (or
-/// its sender goes); then the events it already holds, and the end.
+/// Where a client resumes: `?after=N`, or the `Last-Event-ID` an EventSource sends when it
+/// reconnects (every event's `id` is its `global_seq`); none: live events only.
+fn resume_point(uri: &Uri, headers: &axum::http::HeaderMap) -> Result<Option<u64>, String> {
+    let query = uri.query().unwrap_or("");
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "after" => {
+                return value
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| format!("`after` must be a global_seq (0 or more), got {value:?}"))
+            }
+            other => return Err(format!("unknown query parameter {other:?}; the only one is `after`")),
+        }
+    }
+    match headers.get("last-event-id") {
+        None => Ok(None),
+        Some(id) => id
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .map(Some)
+            .ok_or_else(|| "`Last-Event-ID` must be a global_seq".to_string()),
+    }
+}
+
+/// The store's events after `after`, at most [`REPLAY_LIMIT`], and how many more there were.
+async fn replay_since(api: &Api, after: u64) -> Result<(Vec<Event>, u64), String> {
+    let db = api.db().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let store = orrery_store::Store::open(&db).map_err(|e| e.to_string())?;
+        let mut events = Vec::new();
+        let mut cursor = after;
+        loop {
+            let page = store.events_since(cursor, orrery_store::MAX_PAGE_LIMIT).map_err(|e| e.to_string())?;
+            let Some(last) = page.last() else { break };
+            cursor = last.global_seq;
+            events.extend(page);
+            if events.len() >= REPLAY_LIMIT {
+                let newest = store.last_global_seq().map_err(|e| e.to_string())?;
+                return Ok((events, newest - cursor));
+            }
+        }
+        Ok((events, 0))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// The SSE events: `replay` first (with `event: lagged` when `lagged_by` more could not be
+/// replayed), then those of `receiver` after `through`, until it closes or `end` reaches
+/// [`Phase::StreamsEnded`] (or its sender goes); then the events it already holds, and the end.
 fn event_stream(
     receiver: broadcast::Receiver<Event>,
     end: watch::Receiver<Phase>,
+    replay: Vec<Event>,
+    lagged_by: u64,
+    through: u64,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     // A first comment sends the response head at once (hyper holds it back until the body has
     // something), telling the client that the subscription exists.
     let hello = futures_util::stream::once(async { Ok(SseEvent::default().comment("subscribed")) });
-    hello.chain(futures_util::stream::unfold((receiver, end), |(mut receiver, mut end)| async move {
-        let next = if *end.borrow() >= Phase::StreamsEnded {
-            held(&mut receiver)?
-        } else {
-            tokio::select! {
-                biased;
-                received = receiver.recv() => match received {
-                    Ok(event) => sse_of(&event),
-                    Err(broadcast::error::RecvError::Lagged(missed)) => lagged(missed),
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                },
-                _ = end.wait_for(|p| *p >= Phase::StreamsEnded) => held(&mut receiver)?,
+    let replayed = futures_util::stream::iter(
+        replay.into_iter().map(|e| Ok(sse_of(&e))).chain((lagged_by > 0).then(|| Ok(lagged(lagged_by)))),
+    );
+    let live = futures_util::stream::unfold((receiver, end), move |(mut receiver, mut end)| async move {
+        loop {
+            let next = if *end.borrow() >= Phase::StreamsEnded {
+                match receiver.try_recv() {
+                    Ok(event) => Ok(event),
+                    Err(broadcast::error::TryRecvError::Lagged(missed)) => Err(missed),
+                    Err(_) => return None,
+                }
+            } else {
+                tokio::select! {
+                    biased;
+                    received = receiver.recv() => match received {
+                        Ok(event) => Ok(event),
+                        Err(broadcast::error::RecvError::Lagged(missed)) => Err(missed),
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    },
+                    _ = end.wait_for(|p| *p >= Phase::StreamsEnded) => continue,
+                }
+            };
+            match next {
+                Ok(event) if event.global_seq <= through => continue,
+                Ok(event) => return Some((Ok(sse_of(&event)), (receiver, end))),
+                Err(missed) => return Some((Ok(lagged(missed)), (receiver, end))),
             }
-        };
-        Some((Ok(next), (receiver, end)))
-    }))
-}
-
-/// The next event `receiver` already holds, without waiting.
-fn held(receiver: &mut broadcast::Receiver<Event>) -> Option<SseEvent> {
-    match receiver.try_recv() {
-        Ok(event) => Some(sse_of(&event)),
-        Err(broadcast::error::TryRecvError::Lagged(missed)) => Some(lagged(missed)),
-        Err(_) => None,
-    }
+        }
+    });
+    hello.chain(replayed).chain(live)
 }
 
 fn lagged(missed: u64) -> SseEvent {
@@ -451,7 +531,7 @@ fn lagged(missed: u64) -> SseEvent {
 fn sse_of(event: &Event) -> SseEvent {
     // serde_json escapes every control character: the text is one line.
     let data = serde_json::to_string(event).unwrap_or_else(|e| json!({ "unserializable": e.to_string() }).to_string());
-    SseEvent::default().event(&event.kind).data(data)
+    SseEvent::default().event(&event.kind).id(event.global_seq.to_string()).data(data)
 }
 
 async fn no_route(method: Method, uri: Uri) -> Response {
@@ -684,22 +764,66 @@ mod tests {
             sender.send(event(seq, "task_state_changed")).unwrap();
         }
         drop(sender);
-        let text = text_of(event_stream(receiver, streams_end)).await;
+        let text = text_of(event_stream(receiver, streams_end, Vec::new(), 0, 0)).await;
         let data = serde_json::to_string(&event(3, "task_state_changed")).unwrap();
         assert_eq!(
             text,
             format!(
-                ": subscribed\n\nevent: lagged\ndata: {{\"missed\":2}}\n\nevent: task_state_changed\ndata: {data}\n\n"
+                ": subscribed\n\nevent: lagged\ndata: {{\"missed\":2}}\n\nevent: task_state_changed\nid: 3\ndata: {data}\n\n"
             )
         );
         assert!(!data.contains('\n'));
     }
 
     #[tokio::test]
+    async fn a_resumed_stream_replays_then_goes_on_live_without_repeating_an_event() {
+        let (sender, receiver) = broadcast::channel(8);
+        let (end, streams_end) = watch::channel(Phase::Serving);
+        // Replayed 4 and 5 from the store; live sends 5 again (committed while the store was
+        // read), then 6.
+        let replay = vec![event(4, "a"), event(5, "b")];
+        let reading = tokio::spawn(text_of(event_stream(receiver, streams_end, replay, 0, 5)));
+        sender.send(event(5, "b")).unwrap();
+        sender.send(event(6, "c")).unwrap();
+        end.send(Phase::StreamsEnded).unwrap();
+        let text = reading.await.unwrap();
+        let ids: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
+        assert_eq!(ids, ["4", "5", "6"], "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_replay_cut_at_its_limit_says_how_many_more_there_were() {
+        let (sender, receiver) = broadcast::channel(8);
+        let (_end, streams_end) = watch::channel(Phase::Serving);
+        drop(sender);
+        let text = text_of(event_stream(receiver, streams_end, vec![event(1, "a")], 7, 1)).await;
+        assert!(text.ends_with("event: lagged\ndata: {\"missed\":7}\n\n"), "{text}");
+    }
+
+    #[test]
+    fn the_resume_point_comes_from_after_or_last_event_id_and_anything_else_is_refused() {
+        let headers = |id: Option<&str>| {
+            let mut h = axum::http::HeaderMap::new();
+            if let Some(id) = id {
+                h.insert("last-event-id", HeaderValue::from_str(id).unwrap());
+            }
+            h
+        };
+        let uri = |s: &str| s.parse::<Uri>().unwrap();
+        assert_eq!(resume_point(&uri("/events"), &headers(None)), Ok(None));
+        assert_eq!(resume_point(&uri("/events?after=12"), &headers(None)), Ok(Some(12)));
+        assert_eq!(resume_point(&uri("/events"), &headers(Some("40"))), Ok(Some(40)));
+        assert_eq!(resume_point(&uri("/events?after=3"), &headers(Some("40"))), Ok(Some(3)), "the query wins");
+        assert!(resume_point(&uri("/events?after=x"), &headers(None)).unwrap_err().contains("`after`"));
+        assert!(resume_point(&uri("/events?since=1"), &headers(None)).unwrap_err().contains("since"));
+        assert!(resume_point(&uri("/events"), &headers(Some("abc"))).is_err());
+    }
+
+    #[tokio::test]
     async fn event_streams_end_when_the_server_says_so() {
         let (sender, receiver) = broadcast::channel(8);
         let (end, streams_end) = watch::channel(Phase::Serving);
-        let reading = tokio::spawn(text_of(event_stream(receiver, streams_end)));
+        let reading = tokio::spawn(text_of(event_stream(receiver, streams_end, Vec::new(), 0, 0)));
         sender.send(event(1, "session_created")).unwrap();
         sender.send(event(2, "session_state_changed")).unwrap();
         end.send(Phase::StreamsEnded).unwrap();
@@ -709,7 +833,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                ": subscribed\n\nevent: session_created\ndata: {}\n\nevent: session_state_changed\ndata: {}\n\n",
+                ": subscribed\n\nevent: session_created\nid: 1\ndata: {}\n\nevent: session_state_changed\nid: 2\ndata: {}\n\n",
                 data(1, "session_created"),
                 data(2, "session_state_changed")
             )

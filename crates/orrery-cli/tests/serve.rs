@@ -187,9 +187,13 @@ impl Events {
     /// Opens the stream and reads up to its `: subscribed` comment: from then on it sees every
     /// event.
     fn open(serving: &Serving) -> Events {
+        Events::open_at(serving, "/events")
+    }
+
+    fn open_at(serving: &Serving, path: &str) -> Events {
         let mut stream = connect(&serving.addr);
         let text =
-            format!("GET /events HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\n\r\n", serving.addr, serving.bearer());
+            format!("GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\n\r\n", serving.addr, serving.bearer());
         stream.write_all(text.as_bytes()).unwrap();
         let mut reader = BufReader::new(stream);
         let head = read_head(&mut reader);
@@ -213,8 +217,9 @@ impl Events {
         Some(line)
     }
 
-    /// The next event, `(kind, data)`, skipping comments; each must be exactly `event: KIND`
-    /// then one `data: JSON` line, then a blank line. `None` once the stream ended.
+    /// The next event, `(kind, data)`, skipping comments; each must be exactly `event: KIND`,
+    /// `id: GLOBAL_SEQ`, one `data: JSON` line, then a blank line. `None` once the stream
+    /// ended.
     fn next(&mut self) -> Option<(String, Value)> {
         loop {
             let first = self.line()?;
@@ -223,11 +228,17 @@ impl Events {
                 continue;
             }
             let kind = first.strip_prefix("event: ").unwrap_or_else(|| panic!("not an event line: {first:?}"));
+            let id = self.line().expect("an id line");
+            let id: u64 = id
+                .strip_prefix("id: ")
+                .and_then(|i| i.parse().ok())
+                .unwrap_or_else(|| panic!("not an id line: {id:?}"));
             let data = self.line().expect("a data line");
             let data = data.strip_prefix("data: ").unwrap_or_else(|| panic!("not a data line: {data:?}"));
             let data: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {data}"));
             assert_eq!(self.line().as_deref(), Some(""), "one data line per event");
             assert_eq!(data["kind"], kind);
+            assert_eq!(data["global_seq"], id, "the id is the event's global_seq");
             return Some((kind.to_string(), data));
         }
     }
@@ -337,6 +348,16 @@ fn serve_answers_jobs_over_http_behind_a_token_and_streams_session_events() {
     let seqs: Vec<u64> = seen.iter().map(|(_, d)| d["seq"].as_u64().unwrap()).collect();
     assert!(seen.iter().all(|(_, d)| d["session_id"] == session.as_str()));
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "every event, in commit order");
+
+    // A client that reconnects after the third event is replayed the rest from the store.
+    let third = seen[2].1["global_seq"].as_u64().unwrap();
+    let mut resumed = Events::open_at(&serving, &format!("/events?after={third}"));
+    let replayed = resumed.until_session(&session, "completed");
+    let globals: Vec<u64> = replayed.iter().map(|(_, d)| d["global_seq"].as_u64().unwrap()).collect();
+    let expected: Vec<u64> = seen[3..].iter().map(|(_, d)| d["global_seq"].as_u64().unwrap()).collect();
+    assert_eq!(globals, expected);
+    let reply = serving.call("GET", "/events?after=soon", None);
+    assert_eq!(reply.status, 422, "a resume point that is not a number is refused");
 
     let (code, stderr) = serving.interrupt();
     assert_eq!(code, Some(0), "{stderr}");
