@@ -432,18 +432,19 @@ async fn events(State(shared): State<Shared>, uri: Uri, headers: axum::http::Hea
 /// Where a client resumes: `?after=N`, or the `Last-Event-ID` an EventSource sends when it
 /// reconnects (every event's `id` is its `global_seq`); none: live events only.
 fn resume_point(uri: &Uri, headers: &axum::http::HeaderMap) -> Result<Option<u64>, String> {
-    let query = uri.query().unwrap_or("");
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        match key {
-            "after" => {
-                return value
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| format!("`after` must be a global_seq (0 or more), got {value:?}"))
+    let mut after = None;
+    for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=').unwrap_or((pair, "")) {
+            ("after", value) => {
+                let value =
+                    value.parse().map_err(|_| format!("`after` must be a global_seq (0 or more), got {value:?}"))?;
+                after = Some(value);
             }
-            other => return Err(format!("unknown query parameter {other:?}; the only one is `after`")),
+            (other, _) => return Err(format!("unknown query parameter {other:?}; the only one is `after`")),
         }
+    }
+    if after.is_some() {
+        return Ok(after);
     }
     match headers.get("last-event-id") {
         None => Ok(None),
