@@ -231,6 +231,9 @@ enum Command {
         /// How many processes a session it runs may run at once (default: the number of cores).
         #[arg(long)]
         max_parallel: Option<usize>,
+        /// Leave the sessions a crash interrupted alone (by default they are resumed at start).
+        #[arg(long)]
+        no_recover: bool,
         /// The task store (default: the user's data directory).
         #[arg(long)]
         db: Option<PathBuf>,
@@ -320,7 +323,9 @@ fn main() -> ExitCode {
         Command::Jobs { format } => jobs::jobs(format),
         Command::Lineage { session, db, format } => lineage::lineage(&session, db, format),
         Command::Job { name, arguments, db } => jobs::job(&name, arguments.as_deref(), db),
-        Command::Serve { port, token, max_parallel, db } => serve::serve(port, token, max_parallel, db),
+        Command::Serve { port, token, max_parallel, no_recover, db } => {
+            serve::serve(port, token, max_parallel, !no_recover, db)
+        }
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {
             interventions::reset(&session, &task, downstream, clear_outputs, db, format)

@@ -7,6 +7,10 @@
 //! on with them later), ends the event streams and exits 0: it never leaves processes behind
 //! with no runner to settle them. Exit 2 when it cannot start (a store that does not open, a
 //! port in use, a token too short).
+//!
+//! At start it resumes the sessions of the store a crash interrupted (`running` or `pending`
+//! with no live runner), as the engine does when it opens a store, saying so on stderr;
+//! `--no-recover` leaves them for `orrery recover` or `resume_session`.
 
 use anyhow::{Context, Result};
 use orrery_api::http::{ServeConfig, Server};
@@ -15,15 +19,24 @@ use std::io::Write;
 use std::path::PathBuf;
 use tokio::signal::unix::{signal, SignalKind};
 
-pub fn serve(port: u16, token: Option<String>, max_parallel: Option<usize>, db: Option<PathBuf>) -> Result<u8> {
+pub fn serve(
+    port: u16,
+    token: Option<String>,
+    max_parallel: Option<usize>,
+    recover: bool,
+    db: Option<PathBuf>,
+) -> Result<u8> {
     let db = crate::db_path(db)?;
     // Open the store once now: a wrong path is an error at start, not at the first request.
-    orrery_store::Store::open(&db).with_context(|| format!("cannot open the task store {}", db.display()))?;
+    let store =
+        orrery_store::Store::open(&db).with_context(|| format!("cannot open the task store {}", db.display()))?;
+    let interrupted = if recover { orrery_engine::runner::interrupted_sessions(&store)? } else { Vec::new() };
+    drop(store);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let api = Api::new(ApiOptions { db: db.clone(), work_dir: None, max_parallel });
         let config = ServeConfig { port, token, ..ServeConfig::default() };
-        let server = match Server::start(api, config).await {
+        let server = match Server::start(api.clone(), config).await {
             Ok(server) => server,
             Err(e) => {
                 eprintln!("orrery serve: {e}");
@@ -37,6 +50,21 @@ pub fn serve(port: u16, token: Option<String>, max_parallel: Option<usize>, db: 
         println!("orrery serve: {} token {}", server.url(), server.token());
         std::io::stdout().flush()?;
         eprintln!("orrery serve: store {}; Ctrl-C stops", db.display());
+        // Interrupted sessions go on here, while the server already answers.
+        tokio::spawn(async move {
+            for session in interrupted {
+                let answer = api.call("resume_session", serde_json::json!({"session_id": session.id})).await;
+                match answer {
+                    Ok(envelope) if envelope.success => {
+                        eprintln!("orrery serve: resumed interrupted session {}", session.id)
+                    }
+                    Ok(envelope) => {
+                        eprintln!("orrery serve: cannot resume session {}: {}", session.id, envelope.answer)
+                    }
+                    Err(e) => eprintln!("orrery serve: cannot resume session {}: {e}", session.id),
+                }
+            }
+        });
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}

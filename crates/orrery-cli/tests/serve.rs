@@ -453,3 +453,46 @@ fn sigterm_or_ctrl_c_right_after_the_line_stop_it_cleanly() {
         assert!(stderr.contains("orrery serve: stopping"), "{stderr}");
     }
 }
+
+#[test]
+fn serve_resumes_the_sessions_a_crash_interrupted() {
+    let s = Scratch::new("serve-recover");
+    let db = s.0.join("store.db");
+    let go = s.0.join("go");
+    let blueprint = s.0.join("wait.json");
+    std::fs::write(
+        &blueprint,
+        json!({"id": "w", "name": "w", "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "a", "type": "shell.run", "depends_on": [{"id": "start"}],
+             "params": [{"name": "command", "value": format!("test -f {} || sleep 30", go.display())}]},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "a"}]}]})
+        .to_string(),
+    )
+    .unwrap();
+    // A run killed (SIGKILL) while its task runs leaves the session interrupted.
+    let mut run = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["run", "--db", db.to_str().unwrap(), blueprint.to_str().unwrap()])
+        .current_dir(&s.0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for line in BufReader::new(run.stdout.take().unwrap()).lines() {
+        if line.unwrap().contains("RUNNING    w.a") {
+            break;
+        }
+    }
+    run.kill().unwrap();
+    run.wait().unwrap();
+    std::fs::write(&go, "").unwrap();
+
+    let serving = Serving::start(&db, &s.0, None);
+    let listed = serving.job("list_sessions", json!({})).json();
+    let session = listed["answer"][0]["id"].as_str().unwrap().to_string();
+    let waited = serving.job("wait_session", json!({"session_id": session, "timeout_s": HANG.as_secs()})).json();
+    assert_eq!(waited["answer"]["session"]["state"], "completed", "{waited}");
+    let (code, stderr) = serving.interrupt();
+    assert_eq!(code, Some(0));
+    assert!(stderr.contains(&format!("resumed interrupted session {session}")), "{stderr}");
+}
