@@ -8,7 +8,7 @@ use crate::canonical::sha256_hex;
 use crate::error::SqliteResultExt;
 use crate::{Store, StoreError};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BlueprintVersion {
     /// sha256 hex of `canonical_json`.
     pub hash: String,
@@ -64,6 +64,16 @@ impl Store {
             .optional()
             .at(&self.path)?
             .ok_or_else(|| StoreError::not_found("blueprint version", hash))
+    }
+
+    /// The ids of every stored blueprint, in order.
+    pub fn blueprint_ids(&self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT blueprint_id FROM blueprint_versions ORDER BY blueprint_id")
+            .at(&self.path)?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).at(&self.path)?;
+        rows.map(|r| r.at(&self.path)).collect()
     }
 
     /// Every stored version of one blueprint, newest first.

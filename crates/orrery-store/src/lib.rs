@@ -62,6 +62,7 @@ mod idempotency;
 pub mod migrations;
 mod progress;
 mod sessions;
+mod submitted;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -80,6 +81,7 @@ pub use error::StoreError;
 pub use events::{kinds, Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts, StepState};
 pub use sessions::{ErrorRecord, NewSession, Session, SessionFilter, SessionState};
+pub use submitted::SubmittedTask;
 
 use error::SqliteResultExt;
 

@@ -18,6 +18,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0002_runner_lease_and_requests", include_str!("../migrations/0002_runner_lease_and_requests.sql")),
     ("0003_global_event_order", include_str!("../migrations/0003_global_event_order.sql")),
     ("0004_lineage", include_str!("../migrations/0004_lineage.sql")),
+    ("0005_submitted_tasks", include_str!("../migrations/0005_submitted_tasks.sql")),
 ];
 
 /// The schema version this code writes.

@@ -141,3 +141,21 @@ fn scope_counters_are_kept_per_instance() {
     assert_eq!(fixture.store.scope_iterations(&s.id, "outer", "loop").unwrap(), 0);
     assert_eq!(fixture.store.scope_iterations(&s.id, "inner_a", "loop").unwrap(), 1);
 }
+
+#[test]
+fn a_submitted_task_points_at_its_current_run_and_can_be_forgotten() {
+    let mut fixture = Fixture::open();
+    let first = fixture.session();
+    let second = fixture.session();
+    assert_eq!(fixture.store.submitted_task("blueprint#hello#a").unwrap(), None);
+    fixture.store.put_submitted_task("blueprint#hello#a", &first.id, &["shell#run#up".to_string()]).unwrap();
+    fixture.store.put_submitted_task("blueprint#hello#b", &first.id, &[]).unwrap();
+    let again = fixture.store.put_submitted_task("blueprint#hello#a", &second.id, &[]).unwrap();
+    assert_eq!(fixture.second_handle().submitted_task("blueprint#hello#a").unwrap(), Some(again));
+    let ids: Vec<String> = fixture.store.submitted_tasks().unwrap().into_iter().map(|t| t.task_id).collect();
+    assert_eq!(ids, ["blueprint#hello#a", "blueprint#hello#b"]);
+    assert!(fixture.store.delete_submitted_task("blueprint#hello#b").unwrap());
+    assert!(!fixture.store.delete_submitted_task("blueprint#hello#b").unwrap(), "gone already");
+    assert!(fixture.store.put_submitted_task("x#y#z", "no-session", &[]).is_err(), "a run is a stored session");
+    assert_eq!(fixture.store.blueprint_ids().unwrap(), ["hello"]);
+}

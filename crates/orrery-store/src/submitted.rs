@@ -1,0 +1,100 @@
+//! The job protocol's named tasks: each task id points at its current run, a session.
+
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::error::SqliteResultExt;
+use crate::sessions::require_session;
+use crate::{Store, StoreError};
+
+/// A submitted task and its current run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SubmittedTask {
+    pub task_id: String,
+    /// Its current run.
+    pub session_id: String,
+    /// The tasks it declared as its upstream (lineage across sessions).
+    pub source_tasks: Vec<String>,
+    pub submitted_ms: i64,
+}
+
+impl Store {
+    /// Points `task_id` at `session_id` (a new task, or a new run of a finished one).
+    pub fn put_submitted_task(
+        &mut self,
+        task_id: &str,
+        session_id: &str,
+        source_tasks: &[String],
+    ) -> Result<SubmittedTask, StoreError> {
+        self.write(|tx| {
+            require_session(tx.sql, tx.path, session_id)?;
+            let sources = serde_json::to_string(source_tasks).unwrap_or_else(|_| "[]".into());
+            tx.sql
+                .execute(
+                    "INSERT INTO submitted_tasks (task_id, session_id, source_tasks_json, submitted_ms)
+                     VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (task_id) DO UPDATE SET session_id = ?2, source_tasks_json = ?3, submitted_ms = ?4",
+                    params![task_id, session_id, sources, tx.now_ms],
+                )
+                .at(tx.path)?;
+            Ok(SubmittedTask {
+                task_id: task_id.to_string(),
+                session_id: session_id.to_string(),
+                source_tasks: source_tasks.to_vec(),
+                submitted_ms: tx.now_ms,
+            })
+        })
+    }
+
+    /// A submitted task, if there is one by that id.
+    pub fn submitted_task(&self, task_id: &str) -> Result<Option<SubmittedTask>, StoreError> {
+        self.read(|conn, path| {
+            conn.query_row(
+                "SELECT task_id, session_id, source_tasks_json, submitted_ms FROM submitted_tasks WHERE task_id = ?1",
+                [task_id],
+                submitted_row,
+            )
+            .optional()
+            .at(path)?
+            .map(|raw| raw.into_task(path))
+            .transpose()
+        })
+    }
+
+    /// Every submitted task, by id.
+    pub fn submitted_tasks(&self) -> Result<Vec<SubmittedTask>, StoreError> {
+        self.read(|conn, path| {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT task_id, session_id, source_tasks_json, submitted_ms FROM submitted_tasks ORDER BY task_id",
+                )
+                .at(path)?;
+            let rows = stmt.query_map([], submitted_row).at(path)?;
+            rows.map(|r| r.at(path).and_then(|raw| raw.into_task(path))).collect()
+        })
+    }
+
+    /// Forgets a submitted task (its sessions stay); whether it was there.
+    pub fn delete_submitted_task(&mut self, task_id: &str) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let n = tx.sql.execute("DELETE FROM submitted_tasks WHERE task_id = ?1", [task_id]).at(tx.path)?;
+            Ok(n > 0)
+        })
+    }
+}
+
+struct RawTask(String, String, String, i64);
+
+fn submitted_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawTask> {
+    Ok(RawTask(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+}
+
+impl RawTask {
+    fn into_task(self, path: &std::path::Path) -> Result<SubmittedTask, StoreError> {
+        let source_tasks = serde_json::from_str(&self.2).map_err(|e| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("the source tasks of {:?} do not read: {e}", self.0),
+        })?;
+        Ok(SubmittedTask { task_id: self.0, session_id: self.1, source_tasks, submitted_ms: self.3 })
+    }
+}
