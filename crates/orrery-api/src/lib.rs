@@ -25,13 +25,16 @@
 //! - **Transports**: the CLI calls it in process (`orrery job`), [`http`] serves it over HTTP
 //!   on 127.0.0.1 with a bearer token (`orrery serve`).
 //!
-//! Not yet (issue 4): the job protocol's own thirteen jobs (`submit`, `wait_task`,
-//! `read_task_log`, `stream_task`, `get_task_graph`, ...), logs, lineage across sessions
-//! (`source_tasks`), resuming the SSE stream from a `global_seq`.
+//! - **The job protocol**'s named tasks (`submit`, `status`, `wait_task`, `cancel`,
+//!   `delete_tasks`, ...) map onto sessions: see the `protocol` module.
+//!
+//! Not yet (issue 4): `read_task_log`, `stream_task` and `get_task_graph` (lineage across
+//! sessions through `source_tasks`).
 
 mod blueprints;
 mod catalogue;
 pub mod http;
+mod protocol;
 mod sessions;
 
 use std::collections::HashMap;
@@ -180,6 +183,7 @@ impl Api {
         catalogue::register(&mut jobs);
         blueprints::register(&mut jobs);
         sessions::register(&mut jobs);
+        protocol::register(&mut jobs);
         let (events, _) = broadcast::channel(16_384);
         Api {
             inner: Arc::new(Inner {

@@ -242,7 +242,7 @@ fn request_failure(e: RequestError) -> Failure {
 impl Api {
     /// Starts a session in the background with `run` (a new run, a resume, a restart) and
     /// answers its id once it exists; an error before it exists is the failure.
-    async fn launch<F, Fut>(&self, answers: Map<String, Value>, run: F) -> Result<Started, Failure>
+    pub(crate) async fn launch<F, Fut>(&self, answers: Map<String, Value>, run: F) -> Result<Started, Failure>
     where
         F: FnOnce(PathBuf, RunOptions) -> Fut,
         Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
@@ -310,7 +310,7 @@ impl Api {
     }
 
     /// The control of a session running in this process.
-    fn control(&self, session_id: &str) -> Option<SessionControl> {
+    pub(crate) fn control(&self, session_id: &str) -> Option<SessionControl> {
         self.inner.running.lock().unwrap_or_else(|p| p.into_inner()).get(session_id).map(|r| r.control.clone())
     }
 
@@ -332,7 +332,7 @@ impl Api {
     }
 }
 
-fn open(db: &Path) -> Result<Store, Failure> {
+pub(crate) fn open(db: &Path) -> Result<Store, Failure> {
     Ok(Store::open(db)?)
 }
 

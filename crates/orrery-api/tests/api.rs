@@ -301,3 +301,69 @@ async fn lineage_follows_outputs_into_inputs_across_a_composite() {
     assert_eq!(instances[1]["id"], "inner_c");
     assert_eq!(instances[1]["composite"], "outer.c");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_tasks_of_the_job_protocol_run_as_sessions_with_a_fresh_run_each_time() {
+    let fx = Fixture::new();
+    let mut a = sh("a", r#"printf '{"n": 7}' > "$ORRERY_OUTPUTS""#, "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let text = std::fs::read_to_string(fx.blueprint("nightly", vec![a])).unwrap();
+    let saved = fx.ok("save_blueprint", json!({"text": text})).await;
+    assert_eq!((saved["blueprint_id"].as_str(), saved["valid"].as_bool()), (Some("nightly"), Some(true)));
+    let stored = fx.ok("list_blueprints", json!({})).await;
+    assert_eq!(stored[0]["versions"][0]["hash"], saved["hash"]);
+
+    let submit = json!({"type": "blueprint", "registered_name": "nightly", "task_name": "run-1"});
+    let first = fx.ok("submit", submit.clone()).await;
+    assert_eq!(first["task_id"], "blueprint#nightly#run-1");
+    let run = first["run_id"].as_str().unwrap().to_string();
+    let done = fx.ok("wait_task", json!({"task_id": "blueprint#nightly#run-1", "run_id": run, "timeout_s": 30})).await;
+    assert_eq!(done["state"], "succeeded", "{done}");
+    let context = fx.ok("get_task_context", json!({"task_id": "blueprint#nightly#run-1"})).await;
+    assert_eq!(context["data"]["nightly"]["n"], 7);
+
+    // Resubmitting a finished task starts a new run; the old run id is stale from then on.
+    let second = fx.ok("submit", submit).await;
+    assert_ne!(second["run_id"], run.as_str());
+    let stale = fx.call("wait_task", json!({"task_id": "blueprint#nightly#run-1", "run_id": run})).await;
+    assert_eq!((stale.success, stale.metadata["error"].as_str()), (false, Some("stale_run")));
+    let second_run = second["run_id"].as_str().unwrap().to_string();
+    fx.ok("wait_task", json!({"task_id": "blueprint#nightly#run-1", "run_id": second_run, "timeout_s": 30})).await;
+    let cancelled = fx.ok("cancel", json!({"task_id": "blueprint#nightly#run-1", "run_id": second_run})).await;
+    assert_eq!(cancelled, false, "cancelling a finished run is a successful no-op");
+    assert_eq!(fx.ok("list_task_ids", json!({})).await, json!(["blueprint#nightly#run-1"]));
+    assert_eq!(
+        fx.ok("delete_tasks", json!({"task_ids": ["blueprint#nightly#run-1", "none#x#y"]})).await,
+        json!(["blueprint#nightly#run-1"])
+    );
+    assert_eq!(fx.ok("list_task_statuses", json!({})).await, json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_task_of_a_registered_type_is_submitted_refused_while_active_and_cancelled() {
+    let fx = Fixture::new();
+    let submit =
+        json!({"type": "shell", "registered_name": "run", "task_name": "slow", "arguments": {"command": "sleep 30"}});
+    let first = fx.ok("submit", submit.clone()).await;
+    let (task, run) = ("shell#run#slow", first["run_id"].as_str().unwrap().to_string());
+    let again = fx.call("submit", submit).await;
+    assert_eq!((again.success, again.metadata["error"].as_str()), (false, Some("refused")));
+    assert_eq!(fx.ok("delete_tasks", json!({"task_ids": [task]})).await, json!([]), "an active task is skipped");
+
+    assert_eq!(fx.ok("cancel", json!({"task_id": task, "run_id": run})).await, true);
+    let done = fx.ok("wait_task", json!({"task_id": task, "run_id": run, "timeout_s": 30})).await;
+    assert_eq!(done["state"], "cancelled", "{done}");
+    let statuses = fx.ok("list_task_statuses", json!({})).await;
+    assert_eq!(statuses[0]["state"], "cancelled");
+
+    for (arguments, code) in [
+        (json!({"type": "shell", "registered_name": "run", "task_name": "bad name!"}), "invalid_argument"),
+        (json!({"type": "nope", "registered_name": "tool", "task_name": "x"}), "not_found"),
+        (json!({"type": "blueprint", "registered_name": "missing", "task_name": "x"}), "not_found"),
+    ] {
+        let refused = fx.call("submit", arguments).await;
+        assert_eq!((refused.success, refused.metadata["error"].as_str()), (false, Some(code)), "{refused:?}");
+    }
+    let unknown = fx.call("status", json!({"task_id": "shell#run#none"})).await;
+    assert_eq!(unknown.metadata["error"], "not_found");
+}
