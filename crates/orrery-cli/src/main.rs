@@ -6,6 +6,7 @@
 mod commands;
 mod interventions;
 mod live;
+mod logs;
 mod run;
 mod sessions;
 
@@ -158,6 +159,28 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
+    /// Print the log of a task's attempt: whole, one byte window, or followed while it runs.
+    Logs {
+        session: String,
+        /// `{instance}.{task}`, or a task id of the root blueprint.
+        task: String,
+        /// Which attempt (1, 2, ...); the latest when absent.
+        #[arg(long)]
+        attempt: Option<u32>,
+        /// Print what is there, then what is appended until the attempt ends (or Ctrl-C).
+        #[arg(long)]
+        follow: bool,
+        /// Read one window from this byte offset (-1: the tail).
+        #[arg(long, allow_hyphen_values = true)]
+        offset: Option<i64>,
+        /// The window's size in bytes (clamped to 1024..262144; default 65536).
+        #[arg(long)]
+        limit: Option<u64>,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// Skip a task of a session that is not running (it turns SKIPPED when it would start).
     Skip {
         session: String,
@@ -270,6 +293,9 @@ fn main() -> ExitCode {
         Command::Pause { session, db, format } => interventions::pause(&session, db, format),
         Command::Answer { session, task, value, db, format } => {
             interventions::answer(&session, &task, &value, db, format)
+        }
+        Command::Logs { session, task, attempt, follow, offset, limit, db, format } => {
+            logs::logs(logs::LogsArgs { session, task, attempt, follow, offset, limit, db, format })
         }
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {
