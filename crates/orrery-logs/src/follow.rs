@@ -30,11 +30,15 @@
 //! - A log that does not exist yet is waited for; a path that is a directory ends the follower
 //!   with [`LogError::NotAFile`], a read error with [`LogError::Io`].
 //!
+//! Reads are plain blocking reads of at most one chunk on the follower's tokio task: a log is a
+//! local file, mostly in the page cache, and a `spawn_blocking` hop per chunk costs more than
+//! the read.
+//!
 //! Memory is bounded by the chunk size (one read buffer, at most [`CHANNEL_CHUNKS`] chunks in
 //! flight) whatever the size of the file. The follower stops when it is dropped, and ends after
 //! draining the file once its writer is done ([`Follower::writer_done`], [`follow_until`]).
 
-use crate::utf8::{char_at, complete_prefix_len, decode};
+use crate::utf8::{complete_prefix_len, decode, unit_at};
 use crate::LogError;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -348,7 +352,7 @@ impl Tail {
     }
 }
 
-/// `pos`, or the end of the character it falls inside.
+/// `pos`, or the end of the unit (character or invalid run) it falls inside.
 fn align_forward(file: &File, pos: u64) -> std::io::Result<u64> {
     let lo = pos.saturating_sub(3);
     let mut around = [0u8; 7];
@@ -356,7 +360,7 @@ fn align_forward(file: &File, pos: u64) -> std::io::Result<u64> {
     let around = &around[..n];
     for q in lo..pos {
         let i = (q - lo) as usize;
-        if let Some(len) = around.get(i..).and_then(char_at) {
+        if let Some(len) = around.get(i..).and_then(unit_at) {
             if q + len as u64 > pos {
                 return Ok(q + len as u64);
             }

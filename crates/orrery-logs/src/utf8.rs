@@ -3,8 +3,11 @@
 //! A log is whatever a process wrote, so it may hold bytes that are not UTF-8. The rules:
 //!
 //! - A **character** is a complete, valid UTF-8 sequence (1 to 4 bytes; no overlong forms, no
-//!   surrogates). Every other byte stands alone: a cut may fall on either side of it.
-//! - A window or chunk never starts inside a character and never ends inside one.
+//!   surrogates). An **invalid run** is what one U+FFFD stands for: the longest start of a
+//!   sequence that a later byte breaks (`e2 82` in `e2 82 28`), or one byte that begins nothing.
+//!   Both are **units** ([`unit_at`]).
+//! - A window or chunk never starts inside a unit and never ends inside one, so the contents of
+//!   consecutive windows put together are exactly the decoding of the whole file.
 //! - An **incomplete character** is 1 to 3 bytes at the very end of what is there that begin a
 //!   valid sequence (its writer may not have written the rest yet). A reader holds it back until
 //!   it is complete, unless nothing else is left to give (see `read_window` and `follow`).
@@ -23,6 +26,17 @@ pub fn char_at(bytes: &[u8]) -> Option<usize> {
     };
     let head = bytes.get(..n)?;
     std::str::from_utf8(head).ok().map(|_| n)
+}
+
+/// The length of the unit (a character or an invalid run) that `bytes` begins with, when it is
+/// complete: `None` for an incomplete character (more bytes may complete it) or no bytes.
+pub fn unit_at(bytes: &[u8]) -> Option<usize> {
+    let head = &bytes[..bytes.len().min(4)];
+    match std::str::from_utf8(head) {
+        Ok(text) => text.chars().next().map(char::len_utf8),
+        Err(e) if e.valid_up_to() > 0 => char_at(head),
+        Err(e) => e.error_len(),
+    }
 }
 
 /// Whether `bytes` is the beginning of a valid character that is not complete yet.
@@ -58,6 +72,15 @@ mod tests {
         assert_eq!(char_at(&[0xc0, 0x80]), None, "an overlong form is not a character");
         assert_eq!(char_at(&[0xed, 0xa0, 0x80]), None, "a surrogate is not a character");
         assert_eq!(char_at(&[0x80]), None, "a continuation byte alone is not a character");
+    }
+
+    #[test]
+    fn a_unit_is_a_character_or_what_one_replacement_character_stands_for() {
+        assert_eq!(unit_at("é!".as_bytes()), Some(2));
+        assert_eq!(unit_at(&[0xe2, 0x82, 0x28]), Some(2), "one U+FFFD for e2 82, then '('");
+        assert_eq!(unit_at(&[0x80, 0x80]), Some(1), "a stray continuation byte alone");
+        assert_eq!(unit_at(&[0xe2, 0x82]), None, "incomplete: the next byte decides");
+        assert_eq!(unit_at(&[]), None);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Byte windows of a log file (COMPAT.md section 6), read with memory bounded by the limit.
 
-use crate::utf8::{char_at, decode, is_incomplete_char};
+use crate::utf8::{decode, is_incomplete_char, unit_at};
 use crate::LogError;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek, SeekFrom};
@@ -46,8 +46,9 @@ pub fn clamp_limit(limit: Option<u64>) -> u64 {
 ///   the front. `offset` 0 or more reads from there; any other negative offset is
 ///   [`LogError::InvalidOffset`].
 /// - `limit` is clamped (see [`clamp_limit`]); the window holds at most `limit` bytes.
-/// - An offset inside a character moves forward to the end of that character: a window never
-///   starts inside one. The window ends before a character that the limit would cut, and before
+/// - An offset inside a character (or an invalid run, see [`crate::utf8`]) moves forward to its
+///   end: a window never starts inside one. The window ends before a unit that the limit would
+///   cut, so consecutive windows decode exactly as the whole file does; and it ends before
 ///   an incomplete character at the end of the file (a writer may be writing it), unless that
 ///   incomplete character is all there is to read from the offset: then it is given (as U+FFFD)
 ///   so that a reader of a finished file always gets to its end.
@@ -62,15 +63,19 @@ pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Windo
         return Err(LogError::InvalidOffset { path: path.to_path_buf(), offset });
     }
     let limit = clamp_limit(limit);
+    // Looked at before it is opened: opening a FIFO would block.
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Err(LogError::NotAFile { path: path.to_path_buf() }),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(empty(offset)),
+        Err(e) => return Err(LogError::io(path, e)),
+    }
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(empty(offset)),
         Err(e) => return Err(LogError::io(path, e)),
     };
     let meta = file.metadata().map_err(|e| LogError::io(path, e))?;
-    if !meta.is_file() {
-        return Err(LogError::NotAFile { path: path.to_path_buf() });
-    }
     let size = meta.len();
     let (wanted, reset) = match u64::try_from(offset) {
         Ok(o) if o <= size => (o, false),
@@ -92,7 +97,7 @@ pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Windo
 
     let mut start = wanted;
     for q in wanted.saturating_sub(3).max(lo)..wanted {
-        if let Some(n) = char_at(&buf[at(q)..]) {
+        if let Some(n) = unit_at(&buf[at(q)..(at(q) + 4).min(buf.len())]) {
             if q + n as u64 > wanted {
                 start = q + n as u64;
             }
@@ -101,7 +106,7 @@ pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Windo
     let mut end = (start + limit).min(hi);
     for q in end.saturating_sub(3).max(start + 1)..end {
         let rest = &buf[at(q)..(at(q) + 4).min(buf.len())];
-        let cut = char_at(rest).is_some_and(|n| q + n as u64 > end) || is_incomplete_char(rest);
+        let cut = unit_at(rest).is_some_and(|n| q + n as u64 > end) || is_incomplete_char(rest);
         if cut {
             end = q;
             break;

@@ -126,7 +126,17 @@ fn a_path_that_cannot_be_opened_is_an_io_error_naming_it() {
 
 // ---- the property: a window is what a plain computation on the bytes says ----
 
-/// Whether `bytes[i..]` begins with one complete valid character, and its length.
+/// The unit (a complete character, or what one U+FFFD stands for) that begins at `i`, walking
+/// the file from its start; `None` for an incomplete character at the end of the file.
+fn model_unit(bytes: &[u8], i: usize) -> Option<usize> {
+    if let Some(n) = (1..=4)
+        .find(|&n| i + n <= bytes.len() && std::str::from_utf8(&bytes[i..i + n]).is_ok_and(|s| s.chars().count() == 1))
+    {
+        return Some(n);
+    }
+    std::str::from_utf8(&bytes[i..(i + 4).min(bytes.len())]).unwrap_err().error_len()
+}
+
 fn model_char(bytes: &[u8], i: usize) -> Option<usize> {
     (1..=4)
         .find(|&n| i + n <= bytes.len() && std::str::from_utf8(&bytes[i..i + n]).is_ok_and(|s| s.chars().count() == 1))
@@ -153,7 +163,7 @@ fn model(bytes: &[u8], offset: i64, limit: Option<u64>) -> Window {
     let mut inside = vec![false; size + 1];
     let mut i = 0;
     while i < size {
-        match model_char(bytes, i) {
+        match model_unit(bytes, i) {
             Some(n) => {
                 for flag in &mut inside[i + 1..i + n] {
                     *flag = true;
@@ -234,4 +244,25 @@ proptest! {
         }
         prop_assert_eq!(text, String::from_utf8_lossy(&bytes).into_owned());
     }
+}
+
+#[test]
+fn a_fifo_is_not_a_log_and_reading_it_does_not_wait_for_a_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let e = read_window(&fifo, -1, None).unwrap_err();
+    assert!(matches!(e, LogError::NotAFile { .. }), "{e:?}");
+}
+
+#[test]
+fn a_window_never_cuts_an_invalid_run_so_windows_decode_as_the_whole_file() {
+    // `e2 82 (` decodes as one U+FFFD then '(': a cut between e2 and 82 would give two.
+    let mut bytes = vec![b'a'; 1023];
+    bytes.extend_from_slice(&[0xe2, 0x82, b'(']);
+    let (_d, path) = file_with(&bytes);
+    let first = read_window(&path, 0, Some(1024)).unwrap();
+    assert_eq!(first.next_offset, 1023);
+    let second = read_window(&path, 1023, Some(1024)).unwrap();
+    assert_eq!(second.content, "\u{fffd}(");
 }
