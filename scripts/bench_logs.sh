@@ -13,6 +13,7 @@
 # Environment:
 #   BENCH_APPENDS  appends for the latency (default 10000)
 #   BENCH_GIB      size of the throughput file in GiB (default 1)
+#   BENCH_ROUNDS   alternating throughput rounds, the median reported (default 3)
 #
 # Writes the raw results to target/bench/logs/logs.json and the table to target/bench/logs.md
 # (also printed). Needs about BENCH_GIB of free disk while it runs; the big file is removed.
@@ -24,7 +25,7 @@ command -v tail >/dev/null || { echo "bench_logs: coreutils tail is missing" >&2
 echo "bench_logs: building (release)" >&2
 (cd "$ROOT" && cargo build --release -q --locked -p orrery-bench --bin bench_logs)
 mkdir -p "$OUT"
-"$ROOT/target/release/bench_logs" "$OUT" --appends "${BENCH_APPENDS:-10000}" --gib "${BENCH_GIB:-1}" >"$OUT/logs.json"
+"$ROOT/target/release/bench_logs" "$OUT" --appends "${BENCH_APPENDS:-10000}" --gib "${BENCH_GIB:-1}" --rounds "${BENCH_ROUNDS:-3}" >"$OUT/logs.json"
 cp "$OUT/logs.md" "$ROOT/target/bench/logs.md"
 cat "$ROOT/target/bench/logs.md"
 echo "bench_logs: table written to target/bench/logs.md" >&2

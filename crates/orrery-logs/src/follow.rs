@@ -38,11 +38,12 @@
 //! flight) whatever the size of the file. The follower stops when it is dropped, and ends after
 //! draining the file once its writer is done ([`Follower::writer_done`], [`follow_until`]).
 
-use crate::utf8::{complete_prefix_len, decode, unit_at};
+use crate::utf8::{complete_prefix_len, decode_owned, unit_at};
 use crate::LogError;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::future::Future;
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -64,7 +65,8 @@ pub enum WatchMode {
 
 #[derive(Debug, Clone)]
 pub struct FollowOptions {
-    /// The most bytes read (and given in one chunk) at a time.
+    /// The most bytes read (and given in one chunk) at a time; by default the largest window
+    /// ([`crate::MAX_LIMIT`]): fewer, larger reads keep up with a fast writer.
     pub chunk_size: usize,
     /// How often the file is looked at whatever the events say.
     pub rescan: Duration,
@@ -77,7 +79,7 @@ pub struct FollowOptions {
 impl Default for FollowOptions {
     fn default() -> Self {
         FollowOptions {
-            chunk_size: 64 * 1024,
+            chunk_size: crate::MAX_LIMIT as usize,
             rescan: Duration::from_millis(500),
             poll: Duration::from_millis(100),
             force_poll: false,
@@ -162,7 +164,7 @@ pub fn follow_until(
         file: None,
         pos: start_offset,
         seen_a_file: false,
-        buf: vec![0; options.chunk_size.max(4)],
+        chunk_size: options.chunk_size.max(4),
         tx,
     };
     let done: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
@@ -233,7 +235,7 @@ struct Tail {
     /// The next byte to read; always on a character boundary of the file read.
     pos: u64,
     seen_a_file: bool,
-    buf: Vec<u8>,
+    chunk_size: usize,
     tx: mpsc::Sender<Result<LogEvent, LogError>>,
 }
 
@@ -316,15 +318,21 @@ impl Tail {
     async fn drain(&mut self, last: bool) -> Result<(), Stop> {
         loop {
             let Some((file, _)) = &self.file else { return Ok(()) };
-            let n = match file.read_at(&mut self.buf, self.pos) {
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return self.fail(LogError::io(&self.path, e)).await,
-            };
+            // A fresh buffer each time, read into without zeroing it first, becomes the chunk's
+            // String without a copy when it is valid UTF-8 (nearly always).
+            let mut bytes = Vec::with_capacity(self.chunk_size);
+            let mut reader = file;
+            let read = reader
+                .seek(SeekFrom::Start(self.pos))
+                .and_then(|_| reader.take(self.chunk_size as u64).read_to_end(&mut bytes));
+            if let Err(e) = read {
+                return self.fail(LogError::io(&self.path, e)).await;
+            }
+            let n = bytes.len();
             if n == 0 {
                 return Ok(());
             }
-            let mut k = complete_prefix_len(&self.buf[..n]);
+            let mut k = complete_prefix_len(&bytes);
             if k < n && last {
                 // Is the incomplete character at the end of the file? Then it never completed.
                 let at_end = file.metadata().map(|m| self.pos + n as u64 >= m.len()).unwrap_or(true);
@@ -335,8 +343,9 @@ impl Tail {
             if k == 0 {
                 return Ok(());
             }
+            bytes.truncate(k);
             let chunk =
-                LogChunk { content: decode(&self.buf[..k]), start_offset: self.pos, next_offset: self.pos + k as u64 };
+                LogChunk { content: decode_owned(bytes), start_offset: self.pos, next_offset: self.pos + k as u64 };
             self.pos += k as u64;
             self.send(LogEvent::Chunk(chunk)).await?;
         }
