@@ -199,3 +199,41 @@ fn logs_refuses_an_unknown_session_task_or_attempt_and_a_task_without_a_log() {
         assert_eq!(stdout(&o), "", "{args:?} prints nothing on standard output");
     }
 }
+
+#[test]
+fn follow_ends_on_ctrl_c_with_130_while_the_task_still_runs() {
+    let s = Scratch::new("follow-int");
+    s.blueprint(5, true);
+    let (run, session) = s.start_run();
+    let mut follow = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["logs", "--db", &s.db(), "--follow", &session, "talk"])
+        .current_dir(&s.0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(follow.stdout.take().unwrap()).lines();
+    for _ in 0..3 {
+        lines.next().expect("a line while the task runs").unwrap();
+    }
+    let sent = Command::new("kill").args(["-INT", &follow.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let ended = follow.wait_with_output().unwrap();
+    assert_eq!(ended.status.code(), Some(130), "{}", stderr(&ended));
+    std::fs::write(s.0.join("go"), "").unwrap();
+    assert_eq!(run.wait_with_output().unwrap().status.code(), Some(0), "the run itself was not touched");
+}
+
+#[test]
+fn logs_of_a_run_with_a_relative_store_path_read_from_any_folder() {
+    let s = Scratch::new("relative");
+    s.blueprint(2, false);
+    let o = orrery(&["run", "--db", "store.db", "p.json"], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let sessions: Value =
+        serde_json::from_str(&stdout(&orrery(&["sessions", "--db", &s.db(), "--format", "json"], &s.0))).unwrap();
+    let session = sessions[0]["id"].as_str().unwrap();
+    let elsewhere = orrery(&["logs", "--db", &s.db(), session, "talk"], Path::new("/"));
+    assert_eq!(elsewhere.status.code(), Some(0), "{}", stderr(&elsewhere));
+    assert_eq!(stdout(&elsewhere), expected(2), "the stored log path does not depend on the folder of the run");
+}
