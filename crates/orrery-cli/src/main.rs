@@ -8,6 +8,7 @@ mod interventions;
 mod jobs;
 mod lineage;
 mod live;
+mod logs;
 mod run;
 mod serve;
 mod sessions;
@@ -156,6 +157,28 @@ enum Command {
     /// Show a session: its state, each task's state and attempts.
     Status {
         session: String,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Print the log of a task's attempt: whole, one byte window, or followed while it runs.
+    Logs {
+        session: String,
+        /// `{instance}.{task}`, or a task id of the root blueprint.
+        task: String,
+        /// Which attempt (1, 2, ...); the latest when absent.
+        #[arg(long)]
+        attempt: Option<u32>,
+        /// Print what is there, then what is appended until the attempt ends (or Ctrl-C).
+        #[arg(long)]
+        follow: bool,
+        /// Read one window from this byte offset (-1: the tail).
+        #[arg(long, allow_hyphen_values = true)]
+        offset: Option<i64>,
+        /// The window's size in bytes (clamped to 1024..262144; default 65536).
+        #[arg(long)]
+        limit: Option<u64>,
         #[arg(long)]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
@@ -325,6 +348,9 @@ fn main() -> ExitCode {
         Command::Job { name, arguments, db } => jobs::job(&name, arguments.as_deref(), db),
         Command::Serve { port, token, max_parallel, no_recover, db } => {
             serve::serve(port, token, max_parallel, !no_recover, db)
+        }
+        Command::Logs { session, task, attempt, follow, offset, limit, db, format } => {
+            logs::logs(logs::LogsArgs { session, task, attempt, follow, offset, limit, db, format })
         }
         Command::Skip { session, task, db, format } => interventions::skip(&session, &task, db, format),
         Command::Reset { session, task, downstream, clear_outputs, db, format } => {

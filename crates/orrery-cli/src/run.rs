@@ -162,7 +162,10 @@ where
     F: FnOnce(PathBuf, RunOptions) -> Fut,
     Fut: std::future::Future<Output = Result<RunReport, RunError>>,
 {
-    let work_dir = db.parent().unwrap_or(Path::new(".")).join("runs");
+    // Absolute, so that the log paths stored with the attempts name the same files from any
+    // folder (`orrery logs` run elsewhere).
+    let work_dir = std::path::absolute(db.parent().unwrap_or(Path::new(".")).join("runs"))
+        .context("cannot name the folder of the attempt logs")?;
     let db = db.to_path_buf();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {

@@ -5,7 +5,8 @@ use anyhow::{Context, Result};
 use orrery_store::{SessionFilter, Store};
 use std::path::PathBuf;
 
-fn open(db: Option<PathBuf>) -> Result<Store> {
+/// The task store a read-only command uses, opened.
+pub(crate) fn open(db: Option<PathBuf>) -> Result<Store> {
     let path = crate::db_path(db)?;
     Store::open(&path).with_context(|| format!("cannot open the task store {}", path.display()))
 }
