@@ -142,6 +142,30 @@ impl From<orrery_store::Event> for EventView {
     }
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogArguments {
+    pub session_id: String,
+    /// `{instance}.{task}`, or a task id of the root blueprint.
+    pub task: String,
+    /// Which attempt (1, 2, ...); the latest when absent.
+    pub attempt: Option<u32>,
+    /// A byte offset; -1 (the default) reads the tail.
+    pub offset: Option<i64>,
+    /// Bytes at most, clamped to 1,024..262,144 (default 65,536).
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AttemptLog {
+    pub run_id: String,
+    pub node: String,
+    pub attempt: u32,
+    /// Whether the attempt still runs (more may come after `next_offset`).
+    pub running: bool,
+    pub window: orrery_logs::Window,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Lineage {
     /// Every input of every attempt: the data key it read and the attempt that had written it.
@@ -518,6 +542,38 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 let inputs = store.lineage(&args.session_id)?;
                 let instances = runner::session_instances(&store, &args.session_id).map_err(run_failure)?;
                 Ok(Lineage { inputs, instances })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "read_attempt_log",
+        "A byte window of an attempt's log (stdout and stderr interleaved), aligned to UTF-8: \
+         offset -1 reads the tail; continue from `next_offset`.",
+        |api: Api, args: LogArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let attempt = store
+                    .find_attempt(&args.session_id, &args.task, args.attempt)?
+                    .map_err(|why| Failure::new("not_found", why))?;
+                let Some(path) = attempt.log_path.clone() else {
+                    return Err(Failure::new(
+                        "not_found",
+                        format!(
+                            "attempt {} of {} has no log: only shell.run tasks write one",
+                            attempt.attempt, attempt.node
+                        ),
+                    ));
+                };
+                let window = orrery_logs::read_window(&path, args.offset.unwrap_or(-1), args.limit)
+                    .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+                Ok(AttemptLog {
+                    run_id: attempt.run_id.as_str().to_string(),
+                    running: attempt.state == orrery_store::AttemptState::Running,
+                    node: attempt.node,
+                    attempt: attempt.attempt,
+                    window,
+                })
             })
             .await
         },

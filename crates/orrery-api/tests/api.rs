@@ -184,6 +184,18 @@ async fn a_session_started_through_the_facade_runs_in_the_background_and_is_read
     assert_eq!(view["attempts"].as_array().unwrap().len(), 4);
     let data = fx.ok("read_session_data", json!({"session_id": id})).await;
     assert_eq!(data["flow"]["m"], 42, "{data}");
+    // The log of an attempt, by byte windows.
+    let log = fx.ok("read_attempt_log", json!({"session_id": id, "task": "a", "offset": 0})).await;
+    assert_eq!(
+        (log["node"].as_str(), log["attempt"].as_u64(), log["running"].as_bool()),
+        (Some("flow.a"), Some(1), Some(false))
+    );
+    assert_eq!(log["window"]["start_offset"], 0);
+    assert_eq!(log["window"]["next_offset"], log["window"]["file_size"]);
+    let none = fx.call("read_attempt_log", json!({"session_id": id, "task": "start"})).await;
+    assert!(!none.success && none.answer.as_str().unwrap().contains("only shell.run tasks"), "{none:?}");
+    let unknown = fx.call("read_attempt_log", json!({"session_id": id, "task": "zzz"})).await;
+    assert_eq!(unknown.metadata["error"], "not_found");
     let listed = fx.ok("list_sessions", json!({"state": "completed"})).await;
     assert_eq!(listed[0]["id"], id.as_str());
 

@@ -42,7 +42,7 @@ pub struct LogsArgs {
 
 pub fn logs(args: LogsArgs) -> Result<u8> {
     let store = crate::sessions::open(args.db.clone())?;
-    let attempt = match find_attempt(&store, &args.session, &args.task, args.attempt)? {
+    let attempt = match store.find_attempt(&args.session, &args.task, args.attempt)? {
         Ok(attempt) => attempt,
         Err(refusal) => {
             eprintln!("orrery: {refusal}");
@@ -97,45 +97,6 @@ pub fn logs(args: LogsArgs) -> Result<u8> {
 
 fn window(path: &Path, offset: i64, limit: Option<u64>) -> Result<orrery_logs::Window> {
     Ok(read_window(path, offset, limit)?)
-}
-
-/// The attempt asked for, or why there is none (a refusal, exit 1).
-fn find_attempt(
-    store: &Store,
-    session_id: &str,
-    task: &str,
-    number: Option<u32>,
-) -> Result<std::result::Result<Attempt, String>> {
-    let session = match store.session(session_id) {
-        Ok(s) => s,
-        Err(e) if e.code() == "not_found" => {
-            return Ok(Err(format!("no session '{session_id}' in {}", store.path().display())))
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let nodes = store.task_nodes(session_id)?;
-    let attempts = store.attempts(session_id)?;
-    let known = |key: &str| nodes.iter().any(|n| n.node == key) || attempts.iter().any(|a| a.node == key);
-    let root_key = format!("{}.{task}", session.blueprint_id);
-    let node = if known(task) {
-        task.to_string()
-    } else if known(&root_key) {
-        root_key
-    } else {
-        return Ok(Err(format!(
-            "session {session_id} has no task '{task}' (name it \"{{instance}}.{{task}}\" or by a task id of the root blueprint)"
-        )));
-    };
-    let mut mine: Vec<Attempt> = attempts.into_iter().filter(|a| a.node == node).collect();
-    mine.sort_by_key(|a| a.attempt);
-    let found = match number {
-        None => mine.pop().ok_or_else(|| format!("task {node} of session {session_id} has not run yet")),
-        Some(n) => mine
-            .into_iter()
-            .find(|a| a.attempt == n)
-            .ok_or_else(|| format!("task {node} of session {session_id} has no attempt {n}")),
-    };
-    Ok(found)
 }
 
 fn follow(store: Store, attempt: &Attempt, path: &Path, start: u64, format: ReportFormat) -> Result<u8> {

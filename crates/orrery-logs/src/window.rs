@@ -15,7 +15,7 @@ pub const DEFAULT_LIMIT: u64 = 65_536;
 
 /// One window of a log. Continue from `next_offset`, never from the length of `content` (bytes
 /// that are not UTF-8 are shown as U+FFFD, see [`crate::utf8`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Window {
     pub content: String,
     /// The byte offset of the first byte of `content`.

@@ -410,6 +410,46 @@ impl Store {
         })
     }
 
+    /// The attempt `number` (default: the latest) of `task` in a session, `task` being a node
+    /// key or a task id of the root blueprint; `Ok(Err(why))` when there is none (an unknown
+    /// session or task, a task that has not run, no such attempt), in words for a person.
+    pub fn find_attempt(
+        &self,
+        session_id: &str,
+        task: &str,
+        number: Option<u32>,
+    ) -> Result<Result<Attempt, String>, StoreError> {
+        let session = match self.session(session_id) {
+            Ok(s) => s,
+            Err(StoreError::NotFound { .. }) => {
+                return Ok(Err(format!("no session '{session_id}' in {}", self.path().display())))
+            }
+            Err(e) => return Err(e),
+        };
+        let nodes = self.task_nodes(session_id)?;
+        let attempts = self.attempts(session_id)?;
+        let known = |key: &str| nodes.iter().any(|n| n.node == key) || attempts.iter().any(|a| a.node == key);
+        let root_key = format!("{}.{task}", session.blueprint_id);
+        let node = if known(task) {
+            task.to_string()
+        } else if known(&root_key) {
+            root_key
+        } else {
+            return Ok(Err(format!(
+                "session {session_id} has no task '{task}' (name it \"{{instance}}.{{task}}\" or by a task id of the root blueprint)"
+            )));
+        };
+        let mut mine: Vec<Attempt> = attempts.into_iter().filter(|a| a.node == node).collect();
+        mine.sort_by_key(|a| a.attempt);
+        Ok(match number {
+            None => mine.pop().ok_or_else(|| format!("task {node} of session {session_id} has not run yet")),
+            Some(n) => mine
+                .into_iter()
+                .find(|a| a.attempt == n)
+                .ok_or_else(|| format!("task {node} of session {session_id} has no attempt {n}")),
+        })
+    }
+
     /// Records the process of a running attempt once it has been spawned.
     pub fn set_attempt_process(&mut self, run_id: &RunId, process: ProcessIdentity) -> Result<(), StoreError> {
         self.write(|tx| {
