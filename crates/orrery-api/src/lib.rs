@@ -28,8 +28,11 @@
 //! - **The job protocol**'s named tasks (`submit`, `status`, `wait_task`, `cancel`,
 //!   `delete_tasks`, ...) map onto sessions: see the `protocol` module.
 //!
-//! Not yet (issue 4): `read_task_log`, `stream_task` and `get_task_graph` (lineage across
-//! sessions through `source_tasks`).
+//! - **Logs**: `read_attempt_log` reads an attempt's log by byte windows (`orrery_logs`).
+//!
+//! Not yet (issue 4): the protocol's `read_task_log`, `stream_task` (SSE of one task: progress,
+//! log, result) and `get_task_graph` (lineage across sessions through `source_tasks`); log
+//! growth on the event stream.
 
 mod blueprints;
 mod catalogue;
