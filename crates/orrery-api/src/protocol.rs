@@ -15,8 +15,12 @@
 //! - `cancel` of a finished run answers `false` (a successful no-op); `delete_tasks` forgets
 //!   finished tasks (their sessions stay) and skips active ones.
 //!
-//! Not yet: `read_task_log`, `stream_task`, `get_task_graph` (lineage across sessions through
-//! `source_tasks`).
+//! - `read_task_log` reads the log of the run's task (a single task's own; for a blueprint, the
+//!   task named by `task`) by byte windows; `get_task_graph` is the whole connected component of
+//!   tasks linked by `source_tasks`, a referenced task with no record `missing`, one whose run
+//!   has not ended `provisional`.
+//!
+//! Not yet: `stream_task`.
 
 use super::*;
 
@@ -73,6 +77,43 @@ pub struct DeleteArguments {
 pub struct SaveArguments {
     /// A blueprint as text (antikythera JSON or a COMPAS envelope).
     pub text: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskLogArguments {
+    pub task_id: String,
+    pub run_id: String,
+    /// For a blueprint task: which of its tasks (`{instance}.{task}` or a root task id).
+    pub task: Option<String>,
+    /// Which attempt; the latest when absent.
+    pub attempt: Option<u32>,
+    /// A byte offset; -1 (the default) reads the tail.
+    pub offset: Option<i64>,
+    /// Clamped to 1,024..262,144 (default 65,536).
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GraphNode {
+    pub task_id: String,
+    /// `ok`, `provisional` (its run has not ended) or `missing` (referenced, never submitted).
+    pub status: String,
+    pub state: Option<String>,
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GraphEdge {
+    /// The parent (a source task).
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskGraph {
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -205,6 +246,18 @@ fn runnable(store: &Store, args: &SubmitArguments) -> Result<(ValidBlueprint, Ve
     let lib: Library = std::iter::once(&blueprint).collect();
     let root = ValidBlueprint::new(blueprint.clone(), &lib).map_err(invalid)?;
     Ok((root, vec![blueprint]))
+}
+
+/// The task and its session for `run_id`, refusing a stale run.
+fn current_run(store: &Store, task_id: &str, run_id: &str) -> Result<(SubmittedTask, Session), Failure> {
+    let (task, session) = task_and_session(store, task_id)?;
+    if session.id != run_id {
+        return Err(Failure::new(
+            "stale_run",
+            format!("run {run_id} is not the current run of {task_id} (it is {})", session.id),
+        ));
+    }
+    Ok((task, session))
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {
@@ -345,13 +398,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 let status = api
                     .blocking(move |db| {
                         let store = open(db)?;
-                        let (task, session) = task_and_session(&store, &task_id)?;
-                        if session.id != run_id {
-                            return Err(Failure::new(
-                                "stale_run",
-                                format!("run {run_id} is not the current run of {task_id} (it is {})", session.id),
-                            ));
-                        }
+                        let (task, session) = current_run(&store, &task_id, &run_id)?;
                         Ok(status_of(task, &session))
                     })
                     .await?;
@@ -373,14 +420,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             let session = api
                 .blocking(move |db| {
                     let store = open(db)?;
-                    let (_, session) = task_and_session(&store, &task_id)?;
-                    if session.id != run_id {
-                        return Err(Failure::new(
-                            "stale_run",
-                            format!("run {run_id} is not the current run of {task_id} (it is {})", session.id),
-                        ));
-                    }
-                    Ok(session)
+                    Ok(current_run(&store, &task_id, &run_id)?.1)
                 })
                 .await?;
             if !is_active(session.state) {
@@ -414,6 +454,98 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     }
                 }
                 Ok(deleted)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "read_task_log",
+        "A byte window of the log of a task's run (a single task's own; for a blueprint, of its task `task`).",
+        |api: Api, args: TaskLogArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let (_, session) = current_run(&store, &args.task_id, &args.run_id)?;
+                let task = match (args.task, args.task_id.starts_with("blueprint#")) {
+                    (Some(task), _) => task,
+                    (None, false) => "task".to_string(),
+                    (None, true) => {
+                        let message = format!("{} is a blueprint: name one of its tasks with `task`", args.task_id);
+                        return Err(Failure::new("invalid_argument", message));
+                    }
+                };
+                let attempt = store
+                    .find_attempt(&session.id, &task, args.attempt)?
+                    .map_err(|why| Failure::new("not_found", why))?;
+                let path = attempt.log_path.clone().ok_or_else(|| {
+                    let message = format!(
+                        "attempt {} of {} has no log: only shell.run tasks write one",
+                        attempt.attempt, attempt.node
+                    );
+                    Failure::new("not_found", message)
+                })?;
+                orrery_logs::read_window(&path, args.offset.unwrap_or(-1), args.limit)
+                    .map_err(|e| Failure::new(e.code(), e.to_string()))
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "get_task_graph",
+        "The tasks linked to one through `source_tasks`, up and down: the whole connected component, \
+         edges from parent to child.",
+        |api: Api, args: TaskIdArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let all = store.submitted_tasks()?;
+                if !all.iter().any(|t| t.task_id == args.task_id) {
+                    return Err(Failure::new("not_found", format!("no task {:?}", args.task_id)));
+                }
+                let mut edges: Vec<(String, String)> = Vec::new();
+                for task in &all {
+                    for source in &task.source_tasks {
+                        edges.push((source.clone(), task.task_id.clone()));
+                    }
+                }
+                // The connected component, following edges both ways.
+                let mut seen: Vec<String> = vec![args.task_id.clone()];
+                let mut frontier = vec![args.task_id.clone()];
+                while let Some(id) = frontier.pop() {
+                    for (from, to) in &edges {
+                        let other = if *from == id {
+                            to
+                        } else if *to == id {
+                            from
+                        } else {
+                            continue;
+                        };
+                        if !seen.contains(other) {
+                            seen.push(other.clone());
+                            frontier.push(other.clone());
+                        }
+                    }
+                }
+                seen.sort();
+                let mut nodes = Vec::new();
+                for id in &seen {
+                    nodes.push(match all.iter().find(|t| t.task_id == *id) {
+                        None => GraphNode { task_id: id.clone(), status: "missing".into(), state: None, run_id: None },
+                        Some(task) => {
+                            let session = store.session(&task.session_id)?;
+                            GraphNode {
+                                task_id: id.clone(),
+                                status: if is_active(session.state) { "provisional" } else { "ok" }.into(),
+                                state: Some(protocol_state(session.state).into()),
+                                run_id: Some(session.id),
+                            }
+                        }
+                    });
+                }
+                let edges = edges
+                    .into_iter()
+                    .filter(|(from, to)| seen.contains(from) && seen.contains(to))
+                    .map(|(from, to)| GraphEdge { from, to })
+                    .collect();
+                Ok(TaskGraph { nodes, edges })
             })
             .await
         },

@@ -361,6 +361,8 @@ async fn a_single_task_of_a_registered_type_is_submitted_refused_while_active_an
     let again = fx.call("submit", submit).await;
     assert_eq!((again.success, again.metadata["error"].as_str()), (false, Some("refused")));
     assert_eq!(fx.ok("delete_tasks", json!({"task_ids": [task]})).await, json!([]), "an active task is skipped");
+    let graph = fx.ok("get_task_graph", json!({"task_id": task})).await;
+    assert_eq!(graph["nodes"][0]["status"], "provisional", "its run has not ended: {graph}");
 
     assert_eq!(fx.ok("cancel", json!({"task_id": task, "run_id": run})).await, true);
     let done = fx.ok("wait_task", json!({"task_id": task, "run_id": run, "timeout_s": 30})).await;
@@ -377,5 +379,40 @@ async fn a_single_task_of_a_registered_type_is_submitted_refused_while_active_an
         assert_eq!((refused.success, refused.metadata["error"].as_str()), (false, Some(code)), "{refused:?}");
     }
     let unknown = fx.call("status", json!({"task_id": "shell#run#none"})).await;
+    assert_eq!(unknown.metadata["error"], "not_found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_log_is_read_by_windows_and_its_graph_follows_source_tasks_both_ways() {
+    let fx = Fixture::new();
+    let upstream = fx
+        .ok("submit", json!({"type": "shell", "registered_name": "run", "task_name": "up", "arguments": {"command": "echo héllo"}}))
+        .await;
+    let run = upstream["run_id"].as_str().unwrap().to_string();
+    fx.ok("wait_task", json!({"task_id": "shell#run#up", "run_id": run, "timeout_s": 30})).await;
+    let window = fx.ok("read_task_log", json!({"task_id": "shell#run#up", "run_id": run, "offset": 0})).await;
+    assert_eq!(window["content"], "héllo\n");
+    assert_eq!(window["next_offset"], 7, "byte offsets: é is two bytes");
+    let stale = fx.call("read_task_log", json!({"task_id": "shell#run#up", "run_id": "old"})).await;
+    assert_eq!(stale.metadata["error"], "stale_run");
+
+    let down = json!({"type": "shell", "registered_name": "run", "task_name": "down", "arguments": {"command": "true"},
+        "source_tasks": ["shell#run#up", "shell#run#gone"]});
+    let down_run = fx.ok("submit", down).await["run_id"].as_str().unwrap().to_string();
+    fx.ok("wait_task", json!({"task_id": "shell#run#down", "run_id": down_run, "timeout_s": 30})).await;
+    // Asked from the upstream task, the graph reaches its child and the child's other parent.
+    let graph = fx.ok("get_task_graph", json!({"task_id": "shell#run#up"})).await;
+    let nodes: Vec<(&str, &str)> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["task_id"].as_str().unwrap(), n["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(nodes, [("shell#run#down", "ok"), ("shell#run#gone", "missing"), ("shell#run#up", "ok")]);
+    assert_eq!(
+        graph["edges"],
+        json!([{"from": "shell#run#up", "to": "shell#run#down"}, {"from": "shell#run#gone", "to": "shell#run#down"}])
+    );
+    let unknown = fx.call("get_task_graph", json!({"task_id": "shell#run#none"})).await;
     assert_eq!(unknown.metadata["error"], "not_found");
 }
