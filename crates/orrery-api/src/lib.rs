@@ -30,9 +30,8 @@
 //!
 //! - **Logs**: `read_attempt_log` reads an attempt's log by byte windows (`orrery_logs`).
 //!
-//! Not yet (issue 4): the protocol's `read_task_log`, `stream_task` (SSE of one task: progress,
-//! log, result) and `get_task_graph` (lineage across sessions through `source_tasks`); log
-//! growth on the event stream.
+//! Not yet (issue 4): the protocol's `stream_task` (SSE of one task: progress, log, result);
+//! log growth on the event stream.
 
 mod blueprints;
 mod catalogue;
