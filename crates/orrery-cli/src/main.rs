@@ -18,7 +18,7 @@ mod sessions;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -61,36 +61,15 @@ enum Command {
         /// A session parameter, `KEY=VALUE`; VALUE is read as JSON when it parses, else as text.
         #[arg(long = "param", value_name = "KEY=VALUE")]
         params: Vec<String>,
-        /// The answer to a prompt (`user_prompt.confirm`, `user_interaction.user_input`) of task
-        /// TASK (its id, or its node key); VALUE is read as JSON when it parses, else as text.
-        /// Repeatable. A prompt with no answer is asked on the terminal, or fails when stdin is
-        /// not one.
-        #[arg(long = "answer", value_name = "TASK=VALUE")]
-        answers: Vec<String>,
-        /// How many processes may run at once (default: the number of cores).
-        #[arg(long)]
-        max_parallel: Option<usize>,
-        /// The task store (default: the user's data directory).
-        #[arg(long)]
-        db: Option<PathBuf>,
-        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-        format: ReportFormat,
+        #[command(flatten)]
+        driving: Driving,
         file: PathBuf,
     },
     /// Run a stopped, crashed or failed session on from where it ended, from the store alone.
     Resume {
         session: String,
-        /// The answer to a prompt of task TASK, as for `orrery run`. Repeatable.
-        #[arg(long = "answer", value_name = "TASK=VALUE")]
-        answers: Vec<String>,
-        /// How many processes may run at once (default: the number of cores).
-        #[arg(long)]
-        max_parallel: Option<usize>,
-        /// The task store (default: the user's data directory).
-        #[arg(long)]
-        db: Option<PathBuf>,
-        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-        format: ReportFormat,
+        #[command(flatten)]
+        driving: Driving,
     },
     /// Resume every session whose runner was interrupted (a crash, a power cut).
     Recover {
@@ -106,17 +85,8 @@ enum Command {
     /// Run a stored session over as a new session: the same blueprint versions and params.
     Restart {
         session: String,
-        /// The answer to a prompt of task TASK, as for `orrery run`. Repeatable.
-        #[arg(long = "answer", value_name = "TASK=VALUE")]
-        answers: Vec<String>,
-        /// How many processes may run at once (default: the number of cores).
-        #[arg(long)]
-        max_parallel: Option<usize>,
-        /// The task store (default: the user's data directory).
-        #[arg(long)]
-        db: Option<PathBuf>,
-        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-        format: ReportFormat,
+        #[command(flatten)]
+        driving: Driving,
     },
     /// Stop a running session (its runs are cancelled; it ends `stopped`), or, with TASK,
     /// cancel that task's running attempt (the task fails, and so does the session).
@@ -269,6 +239,25 @@ enum Command {
     },
 }
 
+/// How `run`, `resume` and `restart` drive a session.
+#[derive(Args)]
+pub struct Driving {
+    /// The answer to a prompt (`user_prompt.confirm`, `user_interaction.user_input`) of task
+    /// TASK (its id, or its node key); VALUE is read as JSON when it parses, else as text.
+    /// Repeatable. A prompt with no answer is asked on the terminal, or fails when stdin is
+    /// not one.
+    #[arg(long = "answer", value_name = "TASK=VALUE")]
+    pub answers: Vec<String>,
+    /// How many processes may run at once (default: the number of cores).
+    #[arg(long)]
+    pub max_parallel: Option<usize>,
+    /// The task store (default: the user's data directory).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ReportFormat {
     Text,
@@ -328,16 +317,10 @@ fn main() -> ExitCode {
         Command::Graph { format, file } => commands::graph(format, &file),
         Command::Sessions { db, format } => sessions::sessions(db, format),
         Command::Status { session, db, format } => sessions::status(&session, db, format),
-        Command::Run { params, answers, max_parallel, db, format, file } => {
-            run::run(&file, &params, &answers, max_parallel, db, format)
-        }
-        Command::Resume { session, answers, max_parallel, db, format } => {
-            run::resume(&session, &answers, max_parallel, db, format)
-        }
+        Command::Run { params, driving, file } => run::run(&file, &params, driving),
+        Command::Resume { session, driving } => run::go_on(&session, run::Stored::Resume, driving),
         Command::Recover { max_parallel, db, format } => run::recover(max_parallel, db, format),
-        Command::Restart { session, answers, max_parallel, db, format } => {
-            run::restart(&session, &answers, max_parallel, db, format)
-        }
+        Command::Restart { session, driving } => run::go_on(&session, run::Stored::Restart, driving),
         Command::Cancel { session, task, db, format } => interventions::cancel(&session, task.as_deref(), db, format),
         Command::Pause { session, db, format } => interventions::pause(&session, db, format),
         Command::Answer { session, task, value, db, format } => {

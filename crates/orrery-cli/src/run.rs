@@ -21,7 +21,7 @@
 //! When standard output is a terminal and the format is text, the events are shown by the
 //! live display ([`live`]) instead of one line each; the plain lines stay for pipes and files.
 
-use crate::ReportFormat;
+use crate::{Driving, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::{load_runnable, Runnable};
 use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
@@ -33,17 +33,10 @@ use serde_json::{Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-pub fn run(
-    file: &Path,
-    params: &[String],
-    answers: &[String],
-    max_parallel: Option<usize>,
-    db: Option<PathBuf>,
-    format: ReportFormat,
-) -> Result<u8> {
+pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
     let params = parse_params(params)?;
-    let answers = parse_pairs("--answer", answers)?;
-    let db = crate::db_path(db)?;
+    let answers = parse_pairs("--answer", &driving.answers)?;
+    let db = crate::db_path(driving.db)?;
     let (root, library) = match load_with_folder(file)? {
         Ok(loaded) => loaded,
         Err(lines) => {
@@ -53,51 +46,35 @@ pub fn run(
             return Ok(1);
         }
     };
-    let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
+    let max_parallel = driving.max_parallel.unwrap_or_else(default_parallelism);
     note_interrupted(&db);
-    drive(&db, max_parallel, format, answers, move |db, options| async move {
+    drive(&db, max_parallel, driving.format, answers, move |db, options| async move {
         run_session(&db, root, library, params, options).await
     })
 }
 
-/// `orrery resume SESSION`: runs a session of the store on from where it stopped, crashed or
-/// failed, from the store alone (no blueprint file). Same output and exit codes as `orrery
-/// run`; an unknown session or a completed one is exit 1.
-pub fn resume(
-    session: &str,
-    answers: &[String],
-    max_parallel: Option<usize>,
-    db: Option<PathBuf>,
-    format: ReportFormat,
-) -> Result<u8> {
-    let answers = parse_pairs("--answer", answers)?;
-    let db = crate::db_path(db)?;
-    let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
-    let session = session.to_string();
-    drive(
-        &db,
-        max_parallel,
-        format,
-        answers,
-        move |db, options| async move { resume_session(&db, &session, options).await },
-    )
+/// A stored session to go on with.
+#[derive(Clone, Copy)]
+pub enum Stored {
+    /// `orrery resume SESSION`: runs it on from where it stopped, crashed or failed, from the
+    /// store alone (no blueprint file); an unknown session or a completed one is exit 1.
+    Resume,
+    /// `orrery restart SESSION`: runs it over as a new session, with the exact blueprint
+    /// versions and params it ran with.
+    Restart,
 }
 
-/// `orrery restart SESSION`: runs a stored session over as a new session, with the exact
-/// blueprint versions and params it ran with. Same output and exit codes as `orrery run`.
-pub fn restart(
-    session: &str,
-    answers: &[String],
-    max_parallel: Option<usize>,
-    db: Option<PathBuf>,
-    format: ReportFormat,
-) -> Result<u8> {
-    let answers = parse_pairs("--answer", answers)?;
-    let db = crate::db_path(db)?;
-    let max_parallel = max_parallel.unwrap_or_else(default_parallelism);
+/// `orrery resume` and `orrery restart`: same output and exit codes as `orrery run`.
+pub fn go_on(session: &str, how: Stored, driving: Driving) -> Result<u8> {
+    let answers = parse_pairs("--answer", &driving.answers)?;
+    let db = crate::db_path(driving.db)?;
+    let max_parallel = driving.max_parallel.unwrap_or_else(default_parallelism);
     let session = session.to_string();
-    drive(&db, max_parallel, format, answers, move |db, options| async move {
-        restart_session(&db, &session, options).await
+    drive(&db, max_parallel, driving.format, answers, move |db, options| async move {
+        match how {
+            Stored::Resume => resume_session(&db, &session, options).await,
+            Stored::Restart => restart_session(&db, &session, options).await,
+        }
     })
 }
 
@@ -137,7 +114,8 @@ pub fn recover(max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportF
             session.blueprint_id,
             session.state.as_str()
         );
-        let ended = resume(&session.id, &[], max_parallel, Some(path.clone()), format)?;
+        let driving = Driving { answers: Vec::new(), max_parallel, db: Some(path.clone()), format };
+        let ended = go_on(&session.id, Stored::Resume, driving)?;
         if code == 0 {
             code = ended;
         }
