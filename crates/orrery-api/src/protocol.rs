@@ -30,7 +30,7 @@ use orrery_store::{Session, Store, SubmittedTask};
 use serde_json::Map;
 use std::time::Duration;
 
-use crate::sessions::open;
+use crate::sessions::{attempt_window, open};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -473,18 +473,8 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                         return Err(Failure::new("invalid_argument", message));
                     }
                 };
-                let attempt = store
-                    .find_attempt(&session.id, &task, args.attempt)?
-                    .map_err(|why| Failure::new("not_found", why))?;
-                let path = attempt.log_path.clone().ok_or_else(|| {
-                    let message = format!(
-                        "attempt {} of {} has no log: only shell.run tasks write one",
-                        attempt.attempt, attempt.node
-                    );
-                    Failure::new("not_found", message)
-                })?;
-                orrery_logs::read_window(&path, args.offset.unwrap_or(-1), args.limit)
-                    .map_err(|e| Failure::new(e.code(), e.to_string()))
+                let (_, window) = attempt_window(&store, &session.id, &task, args.attempt, args.offset, args.limit)?;
+                Ok(window)
             })
             .await
         },

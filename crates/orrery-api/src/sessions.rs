@@ -356,6 +356,27 @@ impl Api {
     }
 }
 
+/// A byte window of the log of attempt `attempt` (default: the latest) of `task` in a session.
+pub(crate) fn attempt_window(
+    store: &Store,
+    session_id: &str,
+    task: &str,
+    attempt: Option<u32>,
+    offset: Option<i64>,
+    limit: Option<u64>,
+) -> Result<(Attempt, orrery_logs::Window), Failure> {
+    let attempt = store.find_attempt(session_id, task, attempt)?.map_err(|why| Failure::new("not_found", why))?;
+    let Some(path) = attempt.log_path.clone() else {
+        return Err(Failure::new(
+            "not_found",
+            format!("attempt {} of {} has no log: only shell.run tasks write one", attempt.attempt, attempt.node),
+        ));
+    };
+    let window = orrery_logs::read_window(&path, offset.unwrap_or(-1), limit)
+        .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+    Ok((attempt, window))
+}
+
 pub(crate) fn open(db: &Path) -> Result<Store, Failure> {
     Ok(Store::open(db)?)
 }
@@ -553,20 +574,8 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |api: Api, args: LogArguments| async move {
             api.blocking(move |db| {
                 let store = open(db)?;
-                let attempt = store
-                    .find_attempt(&args.session_id, &args.task, args.attempt)?
-                    .map_err(|why| Failure::new("not_found", why))?;
-                let Some(path) = attempt.log_path.clone() else {
-                    return Err(Failure::new(
-                        "not_found",
-                        format!(
-                            "attempt {} of {} has no log: only shell.run tasks write one",
-                            attempt.attempt, attempt.node
-                        ),
-                    ));
-                };
-                let window = orrery_logs::read_window(&path, args.offset.unwrap_or(-1), args.limit)
-                    .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+                let (attempt, window) =
+                    attempt_window(&store, &args.session_id, &args.task, args.attempt, args.offset, args.limit)?;
                 Ok(AttemptLog {
                     run_id: attempt.run_id.as_str().to_string(),
                     running: attempt.state == orrery_store::AttemptState::Running,
