@@ -28,7 +28,6 @@ use orrery_blueprint::{load, Blueprint, Library, SessionState, ValidBlueprint};
 use orrery_engine::runner;
 use orrery_store::{Session, Store, SubmittedTask};
 use serde_json::Map;
-use std::time::Duration;
 
 use crate::sessions::{attempt_window, open};
 
@@ -391,24 +390,10 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "wait_task",
         "Waits until the run `run_id` of a task has ended, at most `timeout_s`; a stale run is refused.",
         |api: Api, args: RunArguments| async move {
-            let timeout = Duration::from_secs_f64(args.timeout_s.unwrap_or(60.0).clamp(0.0, 3600.0));
-            let until = tokio::time::Instant::now() + timeout;
-            loop {
-                let (task_id, run_id) = (args.task_id.clone(), args.run_id.clone());
-                let status = api
-                    .blocking(move |db| {
-                        let store = open(db)?;
-                        let (task, session) = current_run(&store, &task_id, &run_id)?;
-                        Ok(status_of(task, &session))
-                    })
-                    .await?;
-                let ended =
-                    !matches!(status.state.as_str(), "queued" | "running") && api.control(&status.run_id).is_none();
-                if ended || tokio::time::Instant::now() >= until {
-                    return Ok(status);
-                }
-                tokio::time::sleep(Duration::from_millis(50).min(until - tokio::time::Instant::now())).await;
-            }
+            let (task_id, run_id) = (args.task_id, args.run_id);
+            let (task, session, _) =
+                api.poll_until_ended(args.timeout_s, move |db| current_run(&open(db)?, &task_id, &run_id)).await?;
+            Ok(status_of(task, &session))
         },
     ));
     jobs.push(job(

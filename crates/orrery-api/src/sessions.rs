@@ -333,6 +333,27 @@ impl Api {
         Ok(Started { session_id })
     }
 
+    /// Reads `(what, session)` with `read` every 50 ms until the session has ended (completed,
+    /// failed or stopped, and a runner of this process has let go of it) or `timeout_s` (default
+    /// 60 s, at most an hour) has passed; the last read and whether it ended.
+    pub(crate) async fn poll_until_ended<T: Send + 'static>(
+        &self,
+        timeout_s: Option<f64>,
+        read: impl Fn(&Path) -> Result<(T, Session), Failure> + Clone + Send + 'static,
+    ) -> Result<(T, Session, bool), Failure> {
+        let timeout = Duration::from_secs_f64(timeout_s.unwrap_or(60.0).clamp(0.0, 3600.0));
+        let until = tokio::time::Instant::now() + timeout;
+        loop {
+            let (what, session) = self.blocking(read.clone()).await?;
+            let ended = matches!(session.state, SessionState::Completed | SessionState::Failed | SessionState::Stopped)
+                && self.control(&session.id).is_none();
+            if ended || tokio::time::Instant::now() >= until {
+                return Ok((what, session, ended));
+            }
+            tokio::time::sleep(Duration::from_millis(50).min(until - tokio::time::Instant::now())).await;
+        }
+    }
+
     /// The control of a session running in this process.
     pub(crate) fn control(&self, session_id: &str) -> Option<SessionControl> {
         self.inner.running.lock().unwrap_or_else(|p| p.into_inner()).get(session_id).map(|r| r.control.clone())
@@ -453,19 +474,10 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "wait_session",
         "Waits until a session has ended (completed, failed or stopped), at most `timeout_s`.",
         |api: Api, args: WaitArguments| async move {
-            let timeout = Duration::from_secs_f64(args.timeout_s.unwrap_or(60.0).clamp(0.0, 3600.0));
-            let until = tokio::time::Instant::now() + timeout;
-            let ended =
-                |s: &Session| matches!(s.state, SessionState::Completed | SessionState::Failed | SessionState::Stopped);
-            loop {
-                let id = args.session_id.clone();
-                let session = api.blocking(move |db| Ok(open(db)?.session(&id)?)).await?;
-                let running_here = api.control(&session.id).is_some();
-                if (ended(&session) && !running_here) || tokio::time::Instant::now() >= until {
-                    return Ok(Waited { ended: ended(&session), session });
-                }
-                tokio::time::sleep(Duration::from_millis(50).min(until - tokio::time::Instant::now())).await;
-            }
+            let id = args.session_id;
+            let ((), session, ended) =
+                api.poll_until_ended(args.timeout_s, move |db| Ok(((), open(db)?.session(&id)?))).await?;
+            Ok(Waited { ended, session })
         },
     ));
     jobs.push(job(
