@@ -16,51 +16,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn compat_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The corpus lives in the steering checkout's `shared/fixtures/antikythera`, beside (an
-/// ancestor of) this repository; ORRERY_CORPUS overrides.
-fn corpus_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ORRERY_CORPUS") {
-        return PathBuf::from(dir);
-    }
-    let found = compat_dir()
-        .ancestors()
-        .map(|a| a.join("shared/fixtures/antikythera"))
-        .chain([PathBuf::from("/work/shared/fixtures/antikythera")])
-        .find(|c| c.is_dir());
-    found.unwrap_or_else(|| {
-        panic!("the antikythera corpus is not found beside {}: set ORRERY_CORPUS", compat_dir().display())
-    })
-}
-
-fn reference_python() -> PathBuf {
-    if let Some(p) = std::env::var_os("ORRERY_REFERENCE_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let script = compat_dir().join("setup_reference.sh");
-    let out =
-        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    if !out.status.success() {
-        panic!(
-            "REFERENCE UNAVAILABLE: {} failed ({}); the differential test needs the reference \
-             implementation (antikythera-sdk) in a Python venv. Fix the setup or point \
-             ORRERY_REFERENCE_PYTHON at a python that has it.\n--- stderr ---\n{}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_else(|| panic!("{} printed no python path", script.display()));
-    PathBuf::from(last.trim())
-}
+mod common;
+use common::*;
 
 fn run_python(python: &Path, args: &[&std::ffi::OsStr]) -> String {
     let out = Command::new(python)
@@ -113,28 +70,12 @@ struct Mismatch {
     orrery: String,
 }
 
-/// Removes scratch directories that earlier (failed) runs kept, once they are an hour old.
-fn sweep_old_scratch(root: &Path) {
-    let Ok(entries) = std::fs::read_dir(root) else { return };
-    for e in entries.flatten() {
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age.as_secs() > 3600);
-        if old && e.file_name().to_string_lossy().starts_with("differential-") {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
 #[test]
 fn orrery_agrees_with_the_reference_server() {
     let python = reference_python();
     let corpus = corpus_dir();
     let tmp_root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    sweep_old_scratch(&tmp_root);
+    sweep_old_scratch(&tmp_root, "differential-");
     let scratch = tmp_root.join(format!("differential-{}", std::process::id()));
     let mutants = scratch.join("mutants");
     let _ = std::fs::remove_dir_all(&scratch);

@@ -40,6 +40,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::*;
+
 /// Orrery's built-in agent types (crates/orrery-engine/src/agents).
 const ORRERY_TYPES: &[&str] = &[
     "system.start",
@@ -98,49 +101,8 @@ const EXPECTED: &[&str] = &[
 /// How long one side of one run may take.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
 
-fn compat_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn workspace_root() -> PathBuf {
     compat_dir().join("../..").canonicalize().expect("workspace root")
-}
-
-/// The corpus lives in the steering checkout's `shared/fixtures/antikythera`, beside (an
-/// ancestor of) this repository; ORRERY_CORPUS overrides. (As in differential.rs.)
-fn corpus_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ORRERY_CORPUS") {
-        return PathBuf::from(dir);
-    }
-    compat_dir()
-        .ancestors()
-        .map(|a| a.join("shared/fixtures/antikythera"))
-        .chain([PathBuf::from("/work/shared/fixtures/antikythera")])
-        .find(|c| c.is_dir())
-        .unwrap_or_else(|| {
-            panic!("the antikythera corpus is not found beside {}: set ORRERY_CORPUS", compat_dir().display())
-        })
-}
-
-/// The reference venv's python: `$ORRERY_REFERENCE_PYTHON`, else what setup_reference.sh makes.
-fn reference_python() -> PathBuf {
-    if let Some(p) = std::env::var_os("ORRERY_REFERENCE_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let script = compat_dir().join("setup_reference.sh");
-    let out =
-        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "REFERENCE UNAVAILABLE: {} failed ({}); the parity test needs the reference implementation in a venv\n{}",
-        script.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    PathBuf::from(
-        stdout.lines().rev().find(|l| !l.trim().is_empty()).expect("setup_reference.sh printed a path").trim(),
-    )
 }
 
 /// The `orrery` binary: `$ORRERY_BIN`, else built here with cargo (a no-op when it is fresh;
@@ -464,22 +426,6 @@ fn compare(reference: &Value, orrery: &Value) -> Vec<String> {
     out
 }
 
-/// Removes scratch directories that earlier failed runs kept, once they are an hour old.
-fn sweep_old_scratch(root: &Path) {
-    let Ok(entries) = std::fs::read_dir(root) else { return };
-    for e in entries.flatten() {
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age.as_secs() > 3600);
-        if old && e.file_name().to_string_lossy().starts_with("parity-") {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
 #[test]
 fn corpus_runs_reach_the_reference_state_and_data() {
     let started = Instant::now();
@@ -488,7 +434,7 @@ fn corpus_runs_reach_the_reference_state_and_data() {
     let orrery = orrery_binary();
     let (cases, skipped) = cases(&corpus);
     let tmp_root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    sweep_old_scratch(&tmp_root);
+    sweep_old_scratch(&tmp_root, "parity-");
     let scratch = tmp_root.join(format!("parity-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("create the scratch directory");

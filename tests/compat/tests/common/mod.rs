@@ -1,0 +1,69 @@
+//! What the compatibility tests share: where the corpus and the reference implementation are,
+//! and tidying the scratch folders earlier failed runs kept.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn compat_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The corpus lives in the steering checkout's `shared/fixtures/antikythera`, beside (an
+/// ancestor of) this repository; ORRERY_CORPUS overrides.
+pub fn corpus_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ORRERY_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    let found = compat_dir()
+        .ancestors()
+        .map(|a| a.join("shared/fixtures/antikythera"))
+        .chain([PathBuf::from("/work/shared/fixtures/antikythera")])
+        .find(|c| c.is_dir());
+    found.unwrap_or_else(|| {
+        panic!("the antikythera corpus is not found beside {}: set ORRERY_CORPUS", compat_dir().display())
+    })
+}
+
+/// The reference venv's python: `$ORRERY_REFERENCE_PYTHON`, else what setup_reference.sh makes.
+pub fn reference_python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ORRERY_REFERENCE_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let script = compat_dir().join("setup_reference.sh");
+    let out =
+        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    if !out.status.success() {
+        panic!(
+            "REFERENCE UNAVAILABLE: {} failed ({}); the compatibility tests need the reference \
+             implementation (antikythera-sdk) in a Python venv. Fix the setup or point \
+             ORRERY_REFERENCE_PYTHON at a python that has it.\n--- stderr ---\n{}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_else(|| panic!("{} printed no python path", script.display()));
+    PathBuf::from(last.trim())
+}
+
+/// Removes the scratch folders named `{prefix}*` that earlier (failed) runs kept under `root`,
+/// once they are an hour old.
+pub fn sweep_old_scratch(root: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for e in entries.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 3600);
+        if old && e.file_name().to_string_lossy().starts_with(prefix) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
