@@ -8,6 +8,10 @@
 //! - `POST /jobs/{name}` with the body `{"arguments": {...}}` (`arguments` absent or `null`,
 //!   or an empty body, counts as `{}`): `200` with the envelope `{"answer", "success",
 //!   "metadata"}`, also when the job answered a business failure (`success: false`).
+//! - `POST /jobs/stream_task` (the one job whose catalogue entry says `streams`): Server-Sent
+//!   Events of the task's run, `event: progress|log|artifact|result` with `data: <one-line
+//!   JSON>`, closed after `result`; a refusal (an unknown task, a stale run) is the usual
+//!   envelope. A client that goes away does not cancel the task.
 //! - `GET /events`: Server-Sent Events of [`Api::subscribe`], the committed events of the
 //!   sessions running in this process: `event: <kind>\ndata: <the event as one-line JSON>\n\n`.
 //!   The stream opens with the comment `: subscribed`: once a client has read it, it sees every
@@ -57,10 +61,10 @@ use orrery_store::Event;
 use serde_json::{json, Map, Value};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::{Api, CallError, JobInfo};
+use crate::{Api, CallError, JobInfo, StreamItem, Streamed};
 
 /// The largest request body accepted; a larger one is refused with 413.
 pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
@@ -353,6 +357,15 @@ async fn call(
             }
         },
     };
+    if shared.api.jobs().iter().any(|j| j.name == name && j.streams) {
+        return match shared.api.stream_task(arguments).await {
+            Ok(Streamed::Items(items)) => item_stream(items, shared.phase.clone()),
+            Ok(Streamed::Refused(envelope)) => Json(envelope).into_response(),
+            Err(e) => {
+                refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments", e.to_string(), json!({ "job": name }))
+            }
+        };
+    }
     match shared.api.call(&name, arguments).await {
         Ok(envelope) => Json(envelope).into_response(),
         Err(CallError::UnknownJob { name }) => unknown_job(&name),
@@ -364,6 +377,21 @@ async fn call(
             refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments", e.to_string(), json!({ "job": job }))
         }
     }
+}
+
+/// The SSE response of a streaming job: `event: <kind>\ndata: <one-line JSON>` per item, until
+/// the last item or until `end` reaches [`Phase::StreamsEnded`].
+fn item_stream(items: mpsc::Receiver<StreamItem>, mut end: watch::Receiver<Phase>) -> Response {
+    let items = futures_util::stream::unfold(items, |mut items| async move {
+        let item = items.recv().await?;
+        let event = SseEvent::default().event(item.kind()).data(item.data().to_string());
+        Some((Ok::<_, Infallible>(event), items))
+    });
+    let ended = async move {
+        let _ = end.wait_for(|p| *p >= Phase::StreamsEnded).await;
+    };
+    let stream = items.take_until(ended);
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive")).into_response()
 }
 
 fn unknown_job(name: &str) -> Response {

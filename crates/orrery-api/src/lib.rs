@@ -30,14 +30,15 @@
 //!
 //! - **Logs**: `read_attempt_log` reads an attempt's log by byte windows (`orrery_logs`).
 //!
-//! Not yet (issue 4): the protocol's `stream_task` (SSE of one task: progress, log, result);
-//! log growth on the event stream.
+//! - **Streams**: `stream_task` ([`Api::stream_task`]) follows one task's run: progress, log
+//!   bytes, artifacts, result.
 
 mod blueprints;
 mod catalogue;
 pub mod http;
 mod protocol;
 mod sessions;
+mod stream;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -52,6 +53,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+pub use stream::{Artifact, LogItem, StreamItem};
 use tokio::sync::{broadcast, watch};
 
 /// Every answer: `answer` is the job's typed answer on success, the readable message on a
@@ -80,8 +82,11 @@ pub struct JobInfo {
     pub description: &'static str,
     /// The JSON Schema of `arguments`.
     pub arguments: Value,
-    /// The JSON Schema of `answer` on success.
+    /// The JSON Schema of `answer` on success; of each item for a job that streams.
     pub answer: Value,
+    /// It answers a stream of items, not one answer: over HTTP a Server-Sent Events response,
+    /// in process [`Api::stream_task`].
+    pub streams: bool,
 }
 
 /// A business failure: the job ran and could not do what was asked.
@@ -96,6 +101,26 @@ impl Failure {
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Failure {
         Failure { code: code.into(), message: message.into() }
     }
+}
+
+impl Failure {
+    fn into_envelope(self, job: &str, started: Instant) -> Envelope {
+        let duration_ms = started.elapsed().as_millis() as u64;
+        Envelope {
+            answer: Value::String(self.message),
+            success: false,
+            metadata: json!({"job": job, "duration_ms": duration_ms, "error": self.code}),
+        }
+    }
+}
+
+/// What [`Api::stream_task`] answers.
+#[derive(Debug)]
+pub enum Streamed {
+    /// The items, ending after `result` (or when the store fails under the stream).
+    Items(tokio::sync::mpsc::Receiver<StreamItem>),
+    /// A business failure, before anything streamed.
+    Refused(Envelope),
 }
 
 impl From<orrery_store::StoreError> for Failure {
@@ -137,6 +162,7 @@ where
             description,
             arguments: schema(schemars::schema_for!(A)),
             answer: schema(schemars::schema_for!(R)),
+            streams: false,
         },
         handler,
     }
@@ -186,6 +212,7 @@ impl Api {
         blueprints::register(&mut jobs);
         sessions::register(&mut jobs);
         protocol::register(&mut jobs);
+        stream::register(&mut jobs);
         let (events, _) = broadcast::channel(16_384);
         Api {
             inner: Arc::new(Inner {
@@ -218,16 +245,26 @@ impl Api {
         let future = (job.handler)(self.clone(), arguments)
             .map_err(|message| CallError::InvalidArguments { job: name.to_string(), message })?;
         let answered = future.await;
-        let duration_ms = started.elapsed().as_millis() as u64;
         Ok(match answered {
             Ok(answer) => {
+                let duration_ms = started.elapsed().as_millis() as u64;
                 Envelope { answer, success: true, metadata: json!({"job": name, "duration_ms": duration_ms}) }
             }
-            Err(failure) => Envelope {
-                answer: Value::String(failure.message),
-                success: false,
-                metadata: json!({"job": name, "duration_ms": duration_ms, "error": failure.code}),
-            },
+            Err(failure) => failure.into_envelope(name, started),
+        })
+    }
+
+    /// Calls the streaming job `stream_task` (see [`JobInfo::streams`]): its items, or its
+    /// refusal as an envelope (an unknown task, a stale run).
+    pub async fn stream_task(&self, arguments: Value) -> Result<Streamed, CallError> {
+        let invalid = |message: String| CallError::InvalidArguments { job: "stream_task".into(), message };
+        let arguments = if arguments.is_null() { json!({}) } else { arguments };
+        let args: stream::StreamTaskArguments =
+            serde_json::from_value(arguments).map_err(|e| invalid(e.to_string()))?;
+        let started = Instant::now();
+        Ok(match stream::stream_task(self, args).await {
+            Ok(items) => Streamed::Items(items),
+            Err(failure) => Streamed::Refused(failure.into_envelope("stream_task", started)),
         })
     }
 

@@ -19,8 +19,7 @@
 //!   task named by `task`) by byte windows; `get_task_graph` is the whole connected component of
 //!   tasks linked by `source_tasks`, a referenced task with no record `missing`, one whose run
 //!   has not ended `provisional`.
-//!
-//! Not yet: `stream_task`.
+//! - `stream_task` (the `stream` module) streams a run: its events, logs, artifacts, result.
 
 use super::*;
 
@@ -121,7 +120,7 @@ pub struct Submitted {
     pub run_id: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TaskStatus {
     pub task_id: String,
     pub run_id: String,
@@ -178,7 +177,7 @@ fn is_active(state: SessionState) -> bool {
     matches!(state, SessionState::Pending | SessionState::Running)
 }
 
-fn status_of(task: SubmittedTask, session: &Session) -> TaskStatus {
+pub(crate) fn status_of(task: SubmittedTask, session: &Session) -> TaskStatus {
     TaskStatus {
         task_id: task.task_id,
         run_id: session.id.clone(),
@@ -248,7 +247,7 @@ fn runnable(store: &Store, args: &SubmitArguments) -> Result<(ValidBlueprint, Ve
 }
 
 /// The task and its session for `run_id`, refusing a stale run.
-fn current_run(store: &Store, task_id: &str, run_id: &str) -> Result<(SubmittedTask, Session), Failure> {
+pub(crate) fn current_run(store: &Store, task_id: &str, run_id: &str) -> Result<(SubmittedTask, Session), Failure> {
     let (task, session) = task_and_session(store, task_id)?;
     if session.id != run_id {
         return Err(Failure::new(

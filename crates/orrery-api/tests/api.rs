@@ -416,3 +416,118 @@ async fn a_tasks_log_is_read_by_windows_and_its_graph_follows_source_tasks_both_
     let unknown = fx.call("get_task_graph", json!({"task_id": "shell#run#none"})).await;
     assert_eq!(unknown.metadata["error"], "not_found");
 }
+
+/// Every item of a stream, until it ends.
+async fn drain(items: &mut tokio::sync::mpsc::Receiver<orrery_api::StreamItem>) -> Vec<orrery_api::StreamItem> {
+    let mut all = Vec::new();
+    while let Some(item) = tokio::time::timeout(Duration::from_secs(60), items.recv()).await.expect("an item in time") {
+        all.push(item);
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_task_gives_its_progress_log_bytes_and_artifacts_then_its_result_and_ends() {
+    use orrery_api::{StreamItem, Streamed};
+    let fx = Fixture::new();
+    let mut a = sh(
+        "a",
+        r#"for i in 1 2 3; do echo "line $i é"; sleep 0.2; done; printf '{"n": 7}' > "$ORRERY_OUTPUTS""#,
+        "start",
+    );
+    a["outputs"] = json!([{"name": "n"}]);
+    let text = std::fs::read_to_string(fx.blueprint("streamed", vec![a])).unwrap();
+    fx.ok("save_blueprint", json!({"text": text})).await;
+    let submitted =
+        fx.ok("submit", json!({"type": "blueprint", "registered_name": "streamed", "task_name": "s"})).await;
+    let run = submitted["run_id"].as_str().unwrap().to_string();
+
+    let Ok(Streamed::Items(mut items)) =
+        fx.api.stream_task(json!({"task_id": "blueprint#streamed#s", "run_id": run})).await
+    else {
+        panic!("the stream opens")
+    };
+    let all = drain(&mut items).await;
+    let kinds: Vec<&str> = all.iter().map(StreamItem::kind).collect();
+    assert_eq!(kinds.last(), Some(&"result"), "the result comes last: {kinds:?}");
+    let StreamItem::Result(result) = all.last().unwrap() else { unreachable!() };
+    assert_eq!(result.state, "succeeded");
+    let progress: Vec<String> = all
+        .iter()
+        .filter_map(|i| match i {
+            StreamItem::Progress(event) => Some(event["kind"].as_str().unwrap_or("?").to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress.first().map(String::as_str), Some("session_created"), "from the start of the run");
+    assert!(progress.iter().any(|k| k == "attempt_settled"), "{progress:?}");
+    // The log arrives whole and in order, byte offsets chained.
+    let mut log = String::new();
+    let mut next = 0;
+    for item in &all {
+        if let StreamItem::Log(chunk) = item {
+            assert_eq!((chunk.node.as_str(), chunk.start_offset), ("streamed.a", next), "chunks follow each other");
+            next = chunk.next_offset;
+            log.push_str(&chunk.content);
+        }
+    }
+    assert_eq!(log, "line 1 é\nline 2 é\nline 3 é\n");
+    let artifacts: Vec<(&str, &str, &Value)> = all
+        .iter()
+        .filter_map(|i| match i {
+            StreamItem::Artifact(a) => Some((a.instance.as_str(), a.key.as_str(), &a.value)),
+            _ => None,
+        })
+        .collect();
+    assert!(artifacts.contains(&("streamed", "n", &json!(7))), "{artifacts:?}");
+
+    // Opened again after the end, the stream replays the whole run.
+    let Ok(Streamed::Items(mut again)) =
+        fx.api.stream_task(json!({"task_id": "blueprint#streamed#s", "run_id": run})).await
+    else {
+        panic!("the stream opens again")
+    };
+    let replayed = drain(&mut again).await;
+    let without_logs = |items: &[StreamItem]| -> Vec<String> {
+        items.iter().filter(|i| i.kind() != "log").map(|i| serde_json::to_string(i).unwrap()).collect()
+    };
+    assert_eq!(without_logs(&replayed), without_logs(&all), "the same items (logs may come in other chunks)");
+    let replayed_log: String = replayed
+        .iter()
+        .filter_map(|i| match i {
+            StreamItem::Log(chunk) => Some(chunk.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replayed_log, log);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_refuses_a_stale_run_and_a_client_that_goes_away_does_not_cancel_the_task() {
+    use orrery_api::Streamed;
+    let fx = Fixture::new();
+    let submit = json!({"type": "shell", "registered_name": "run", "task_name": "t",
+        "arguments": {"command": "echo begun; sleep 1; echo done"}});
+    let run = fx.ok("submit", submit).await["run_id"].as_str().unwrap().to_string();
+    match fx.api.stream_task(json!({"task_id": "shell#run#t", "run_id": "old"})).await {
+        Ok(Streamed::Refused(envelope)) => assert_eq!(envelope.metadata["error"], "stale_run"),
+        other => panic!("a stale run is refused, got {other:?}"),
+    }
+    assert!(
+        matches!(fx.api.stream_task(json!({"task_id": "shell#run#t"})).await, Err(CallError::InvalidArguments { .. })),
+        "run_id is required"
+    );
+    let called = fx.call("stream_task", json!({"task_id": "shell#run#t", "run_id": run})).await;
+    assert_eq!(called.metadata["error"], "streams", "call() points at the streaming entry: {called:?}");
+
+    let Ok(Streamed::Items(mut items)) = fx.api.stream_task(json!({"task_id": "shell#run#t", "run_id": run})).await
+    else {
+        panic!("the stream opens")
+    };
+    items.recv().await.expect("a first item");
+    drop(items);
+    let done = fx.ok("wait_task", json!({"task_id": "shell#run#t", "run_id": run, "timeout_s": 30})).await;
+    assert_eq!(done["state"], "succeeded", "the task ran to its end: {done}");
+    let window = fx.ok("read_task_log", json!({"task_id": "shell#run#t", "run_id": run, "offset": 0})).await;
+    assert_eq!(window["content"], "begun\ndone\n");
+}

@@ -5,11 +5,12 @@
 //! when it was refused before running (an unknown job, arguments that break its schema) or
 //! the arguments are not JSON. A job that starts a session (`start_session`, `resume_session`,
 //! `restart_session`) runs it in this process: the envelope is printed at once, then `orrery
-//! job` waits for the session to end before it exits.
+//! job` waits for the session to end before it exits. The streaming job `stream_task` prints
+//! one JSON line per item (`{"kind", "data"}`) as it comes, and exits 0 after `result`.
 
 use crate::ReportFormat;
 use anyhow::{Context, Result};
-use orrery_api::{Api, ApiOptions};
+use orrery_api::{Api, ApiOptions, StreamItem, Streamed};
 use std::path::PathBuf;
 
 pub fn jobs(format: ReportFormat) -> Result<u8> {
@@ -44,6 +45,9 @@ pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>) -> Result<u
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let api = Api::new(ApiOptions { db, work_dir: None, max_parallel: None });
+        if api.jobs().iter().any(|j| j.name == name && j.streams) {
+            return stream(&api, arguments).await;
+        }
         let envelope = match api.call(name, arguments).await {
             Ok(envelope) => envelope,
             Err(e) => {
@@ -55,4 +59,27 @@ pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>) -> Result<u
         api.wait_all().await;
         Ok(if envelope.success { 0 } else { 1 })
     })
+}
+
+async fn stream(api: &Api, arguments: serde_json::Value) -> Result<u8> {
+    use std::io::Write;
+    let mut items = match api.stream_task(arguments).await {
+        Ok(Streamed::Items(items)) => items,
+        Ok(Streamed::Refused(envelope)) => {
+            println!("{}", serde_json::to_string_pretty(&envelope)?);
+            return Ok(1);
+        }
+        Err(e) => {
+            eprintln!("orrery: {e}");
+            return Ok(2);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let mut ended = false;
+    while let Some(item) = items.recv().await {
+        ended = matches!(item, StreamItem::Result(_));
+        writeln!(out, "{}", serde_json::to_string(&item)?)?;
+        out.flush()?;
+    }
+    Ok(if ended { 0 } else { 1 })
 }
