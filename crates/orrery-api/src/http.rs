@@ -22,7 +22,8 @@
 //!   nothing. Every event's SSE `id` is its `global_seq`; `GET /events?after=N` (or the
 //!   `Last-Event-ID` header an EventSource sends when it reconnects) first replays, from the
 //!   store, every session's events after `N` (at most 100,000; then `event: lagged`), then
-//!   goes on live without repeating any.
+//!   goes on live without repeating any. Transient `log_grew` events (a running attempt's
+//!   log grew: `{node, attempt, file_size}`) come without an `id` and are never replayed.
 //!
 //! Refusals answer a JSON body `{"error": <code>, "message": <text>}` (plus `job` when one is
 //! named):
@@ -544,7 +545,8 @@ fn event_stream(
                 }
             };
             match next {
-                Ok(event) if event.global_seq <= through => continue,
+                // Stored events the replay gave; transient ones (seq 0) are never replayed.
+                Ok(event) if event.seq > 0 && event.global_seq <= through => continue,
                 Ok(event) => return Some((Ok(sse_of(&event)), (receiver, end))),
                 Err(missed) => return Some((Ok(lagged(missed)), (receiver, end))),
             }
@@ -560,7 +562,11 @@ fn lagged(missed: u64) -> SseEvent {
 fn sse_of(event: &Event) -> SseEvent {
     // serde_json escapes every control character: the text is one line.
     let data = serde_json::to_string(event).unwrap_or_else(|e| json!({ "unserializable": e.to_string() }).to_string());
-    SseEvent::default().event(&event.kind).id(event.global_seq.to_string()).data(data)
+    let sse = SseEvent::default().event(&event.kind);
+    // A transient event (log growth) has no id: a reconnecting client resumes after the last
+    // stored event it saw.
+    let sse = if event.seq == 0 { sse } else { sse.id(event.global_seq.to_string()) };
+    sse.data(data)
 }
 
 async fn no_route(method: Method, uri: Uri) -> Response {
@@ -813,11 +819,15 @@ mod tests {
         let replay = vec![event(4, "a"), event(5, "b")];
         let reading = tokio::spawn(text_of(event_stream(receiver, streams_end, replay, 0, 5)));
         sender.send(event(5, "b")).unwrap();
+        // A transient event carries the last stored global_seq (5) and is not a repeat.
+        sender.send(Event { seq: 0, ..event(5, crate::LOG_GREW) }).unwrap();
         sender.send(event(6, "c")).unwrap();
         end.send(Phase::StreamsEnded).unwrap();
         let text = reading.await.unwrap();
         let ids: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
         assert_eq!(ids, ["4", "5", "6"], "{text}");
+        let kinds: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
+        assert_eq!(kinds, ["a", "b", crate::LOG_GREW, "c"], "the transient event comes, without an id: {text}");
     }
 
     #[tokio::test]

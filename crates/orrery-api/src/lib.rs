@@ -36,6 +36,7 @@
 mod blueprints;
 mod catalogue;
 pub mod http;
+mod log_growth;
 mod protocol;
 mod sessions;
 mod stream;
@@ -47,6 +48,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+pub use log_growth::LOG_GREW;
 use orrery_engine::runner::{RunReport, SessionControl};
 use orrery_store::Event;
 use schemars::JsonSchema;
@@ -270,7 +272,9 @@ impl Api {
 
     /// Every committed event of the sessions running in this process, in commit order per
     /// session. Each carries its `global_seq`: after a gap (a lagging receiver, a reconnect),
-    /// the job `read_events` answers what was missed.
+    /// the job `read_events` answers what was missed. Beside them, transient [`LOG_GREW`]
+    /// events (`seq` 0, not stored) say that a running attempt's log grew (see
+    /// `log_growth`).
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.inner.events.subscribe()
     }

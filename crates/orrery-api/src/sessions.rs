@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use orrery_blueprint::SessionState;
+
+use crate::log_growth::{LogGrowth, LOOK_EVERY};
 use orrery_engine::agents::interaction::{Answers, WhenUnanswered};
 use orrery_engine::interventions::{self, Intervention, InterventionError};
 use orrery_engine::requests::{self, RequestError};
@@ -296,6 +298,8 @@ impl Api {
             }
         };
         let session_id = first.session_id.clone();
+        let mut growth = LogGrowth::default();
+        growth.saw(&first);
         let _ = self.inner.events.send(first);
         let (ended_tx, ended) = watch::channel(None);
         self.inner
@@ -306,13 +310,26 @@ impl Api {
         let forward = self.inner.events.clone();
         // Ends once the runner is gone (it holds the only senders).
         let forwarder = tokio::spawn(async move {
+            let mut look = tokio::time::interval(LOOK_EVERY);
+            look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                match receiver.recv().await {
-                    Ok(event) => {
-                        let _ = forward.send(event);
+                tokio::select! {
+                    received = receiver.recv() => match received {
+                        Ok(event) => {
+                            let last_look = growth.saw(&event);
+                            let _ = forward.send(event);
+                            if let Some(grew) = last_look {
+                                let _ = forward.send(grew);
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(broadcast::error::RecvError::Closed) => break,
+                    },
+                    _ = look.tick(), if growth.watching() => {
+                        for grew in growth.look() {
+                            let _ = forward.send(grew);
+                        }
                     }
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => break,
                 }
             }
         });

@@ -202,7 +202,10 @@ async fn a_session_started_through_the_facade_runs_in_the_background_and_is_read
     let mut live = Vec::new();
     while let Ok(event) = events.try_recv() {
         assert_eq!(event.session_id, id);
-        live.push(event);
+        // Transient log growth is not stored; the rest is read back below.
+        if event.kind != orrery_api::LOG_GREW {
+            live.push(event);
+        }
     }
     assert_eq!(live.first().map(|e| e.kind.as_str()), Some("session_created"));
     assert!(live.iter().any(|e| e.kind == "attempt_settled"));
@@ -530,4 +533,37 @@ async fn a_stream_refuses_a_stale_run_and_a_client_that_goes_away_does_not_cance
     assert_eq!(done["state"], "succeeded", "the task ran to its end: {done}");
     let window = fx.ok("read_task_log", json!({"task_id": "shell#run#t", "run_id": run, "offset": 0})).await;
     assert_eq!(window["content"], "begun\ndone\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_attempts_log_growth_is_announced_on_the_event_stream_without_being_stored() {
+    let fx = Fixture::new();
+    let a = sh("a", "for i in 1 2 3 4; do echo line $i; sleep 0.4; done", "start");
+    let file = fx.blueprint("chatty", vec![a]);
+    let mut events = fx.api.subscribe();
+    let id = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+    fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    fx.api.wait_all().await;
+
+    let mut sizes = Vec::new();
+    let mut last_stored = 0;
+    while let Ok(event) = events.try_recv() {
+        if event.kind != orrery_api::LOG_GREW {
+            last_stored = event.global_seq;
+            continue;
+        }
+        let orrery_store::EventPayload::Whole { value } = &event.payload else { panic!("a whole payload") };
+        assert_eq!((value["node"].as_str(), event.seq), (Some("chatty.a"), 0), "transient: {event:?}");
+        assert_eq!(event.global_seq, last_stored, "it carries the last stored event's global_seq");
+        sizes.push(value["file_size"].as_u64().unwrap());
+    }
+    assert!(sizes.len() >= 2, "the log was seen growing while the task ran: {sizes:?}");
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "sizes only grow: {sizes:?}");
+    let window = fx.ok("read_attempt_log", json!({"session_id": id, "task": "a"})).await;
+    assert_eq!(sizes.last().copied(), window["window"]["file_size"].as_u64(), "the last one is the final size");
+    let stored = fx.ok("read_events", json!({"after": 0})).await;
+    assert!(
+        stored["events"].as_array().unwrap().iter().all(|e| e["kind"] != orrery_api::LOG_GREW),
+        "log growth is not stored"
+    );
 }

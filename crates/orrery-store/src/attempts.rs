@@ -364,7 +364,7 @@ impl Store {
                 session_id,
                 kinds::ATTEMPT_STARTED,
                 Some(&run.run_id),
-                &json!({"node": node, "attempt": attempt, "agent": run.agent}),
+                &json!({"node": node, "attempt": attempt, "agent": run.agent, "log_path": run.log_path}),
             )?);
             Ok((run, events))
         })

@@ -1,0 +1,96 @@
+//! Log growth on the event stream: while an attempt of a session running in this process runs,
+//! the size of its log is looked at every [`LOOK_EVERY`], and a change is announced to
+//! [`Api::subscribe`] as a `log_grew` event (`{node, attempt, file_size}`), at most one per
+//! attempt per look, and a last one when the attempt settles.
+//!
+//! These events are **transient**: not stored, `seq` 0, and `global_seq` the last stored
+//! event's of the session seen so far, so that a client resuming from an event id misses none
+//! of the stored ones. A client that missed growth reads the log's window, whose `file_size`
+//! is the truth; the events only say when to look.
+
+use super::*;
+
+use std::time::Duration;
+
+use orrery_store::{kinds, EventPayload, RunId};
+
+/// How often running attempts' logs are looked at.
+pub const LOOK_EVERY: Duration = Duration::from_millis(250);
+
+/// The kind of the transient log growth events.
+pub const LOG_GREW: &str = "log_grew";
+
+/// The logs of one session's running attempts.
+#[derive(Default)]
+pub(crate) struct LogGrowth {
+    logs: HashMap<RunId, Watched>,
+    /// The last stored event seen: the session and its `global_seq`.
+    last: Option<(String, u64)>,
+}
+
+struct Watched {
+    node: String,
+    attempt: u64,
+    path: PathBuf,
+    size: u64,
+}
+
+impl LogGrowth {
+    /// Takes note of a stored event: an attempt with a log starts being watched; a settled one
+    /// gets a last look (returned) and is forgotten.
+    pub(crate) fn saw(&mut self, event: &Event) -> Option<Event> {
+        self.last = Some((event.session_id.clone(), event.global_seq));
+        let (EventPayload::Whole { value }, Some(run_id)) = (&event.payload, &event.run_id) else { return None };
+        match event.kind.as_str() {
+            kinds::ATTEMPT_STARTED => {
+                let (Some(node), Some(path)) = (value["node"].as_str(), value["log_path"].as_str()) else {
+                    return None;
+                };
+                let attempt = value["attempt"].as_u64().unwrap_or(0);
+                let watched = Watched { node: node.to_string(), attempt, path: PathBuf::from(path), size: 0 };
+                self.logs.insert(run_id.clone(), watched);
+                None
+            }
+            kinds::ATTEMPT_SETTLED => {
+                let mut watched = self.logs.remove(run_id)?;
+                self.grown(run_id, &mut watched)
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn watching(&self) -> bool {
+        !self.logs.is_empty()
+    }
+
+    /// Looks at every watched log: a `log_grew` event for each that changed size.
+    pub(crate) fn look(&mut self) -> Vec<Event> {
+        let mut logs = std::mem::take(&mut self.logs);
+        let grown = logs.iter_mut().filter_map(|(run_id, watched)| self.grown(run_id, watched)).collect();
+        self.logs = logs;
+        grown
+    }
+
+    fn grown(&self, run_id: &RunId, watched: &mut Watched) -> Option<Event> {
+        // A log not written yet has size 0; one replaced by a shorter file changes size too.
+        let size = std::fs::metadata(&watched.path).map_or(0, |m| m.len());
+        if size == watched.size {
+            return None;
+        }
+        watched.size = size;
+        let (session_id, global_seq) = self.last.clone()?;
+        Some(Event {
+            session_id,
+            seq: 0,
+            global_seq,
+            time_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64),
+            kind: LOG_GREW.to_string(),
+            run_id: Some(run_id.clone()),
+            payload: EventPayload::Whole {
+                value: json!({"node": watched.node, "attempt": watched.attempt, "file_size": size}),
+            },
+        })
+    }
+}
