@@ -183,6 +183,8 @@ struct Inner {
     max_parallel: usize,
     jobs: Vec<Job>,
     running: Mutex<HashMap<String, Running>>,
+    /// The protocol tasks being submitted here (see `protocol::Submitting`).
+    submitting: Mutex<std::collections::HashSet<String>>,
     events: broadcast::Sender<Event>,
 }
 
@@ -223,6 +225,7 @@ impl Api {
                 max_parallel,
                 jobs,
                 running: Mutex::new(HashMap::new()),
+                submitting: Mutex::new(Default::default()),
                 events,
             }),
         }

@@ -258,6 +258,30 @@ pub(crate) fn current_run(store: &Store, task_id: &str, run_id: &str) -> Result<
     Ok((task, session))
 }
 
+/// A protocol task being submitted in this process: a second submission of the same task id
+/// is refused until the first has its run (across processes, `put_submitted_task` is a
+/// compare-and-swap).
+struct Submitting {
+    api: Api,
+    task_id: String,
+}
+
+impl Submitting {
+    fn claim(api: &Api, task_id: &str) -> Result<Submitting, Failure> {
+        let mut submitting = api.inner.submitting.lock().unwrap_or_else(|p| p.into_inner());
+        if !submitting.insert(task_id.to_string()) {
+            return Err(Failure::new("refused", format!("task {task_id} is being submitted by another request")));
+        }
+        Ok(Submitting { api: api.clone(), task_id: task_id.to_string() })
+    }
+}
+
+impl Drop for Submitting {
+    fn drop(&mut self) {
+        self.api.inner.submitting.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.task_id);
+    }
+}
+
 pub(crate) fn register(jobs: &mut Vec<Job>) {
     jobs.push(job(
         "save_blueprint",
@@ -315,14 +339,14 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 ));
             }
             let task_id = format!("{}#{}#{}", args.kind, args.registered_name, args.task_name);
-            let (root, library, params, sources) = {
+            let _submitting = Submitting::claim(&api, &task_id)?;
+            let (root, library, params, sources, replaces) = {
                 let task_id = task_id.clone();
                 api.blocking(move |db| {
                     let store = open(db)?;
-                    if let Some((_, session)) =
-                        store.submitted_task(&task_id)?.map(|t| task_and_session(&store, &t.task_id)).transpose()?
-                    {
-                        if is_active(session.state) {
+                    let current = store.submitted_task(&task_id)?.map(|t| task_and_session(&store, &t.task_id));
+                    let replaces = match current.transpose()? {
+                        Some((_, session)) if is_active(session.state) => {
                             return Err(Failure::new(
                                 "refused",
                                 format!(
@@ -332,10 +356,11 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                                 ),
                             ));
                         }
-                    }
+                        current => current.map(|(task, _)| task.session_id),
+                    };
                     let (root, library) = runnable(&store, &args)?;
                     let params = if args.kind == "blueprint" { args.arguments } else { Map::new() };
-                    Ok((root, library, params, args.source_tasks))
+                    Ok((root, library, params, args.source_tasks, replaces))
                 })
                 .await?
             };
@@ -346,7 +371,18 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 .await?;
             let run_id = started.session_id.clone();
             let (id, run) = (task_id.clone(), run_id.clone());
-            api.blocking(move |db| Ok(open(db)?.put_submitted_task(&id, &run, &sources)?)).await?;
+            let put = api
+                .blocking(move |db| Ok(open(db)?.put_submitted_task(&id, &run, &sources, replaces.as_deref())?))
+                .await?;
+            if put.is_none() {
+                // Another process submitted it since it was looked at: its run wins, this one
+                // must not go on.
+                let _ = api.call("stop_session", json!({"session_id": run_id})).await;
+                return Err(Failure::new(
+                    "refused",
+                    format!("task {task_id} was submitted by another client meanwhile; its run is the current one"),
+                ));
+            }
             Ok(Submitted { task_id, run_id })
         },
     ));

@@ -1,6 +1,7 @@
 //! The facade end to end: jobs called by name with JSON arguments, real blueprints with real
 //! `/bin/sh` tasks on a real SQLite store in a temp dir.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -566,4 +567,54 @@ async fn a_running_attempts_log_growth_is_announced_on_the_event_stream_without_
         stored["events"].as_array().unwrap().iter().all(|e| e["kind"] != orrery_api::LOG_GREW),
         "log growth is not stored"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_submissions_racing_for_one_task_name_exactly_one_wins_within_and_across_processes() {
+    let fx = Fixture::new();
+    // A second facade on the same store shares nothing in memory with the first: another process.
+    let other = Api::new(ApiOptions { db: fx.path("orrery.db"), work_dir: None, max_parallel: Some(2) });
+    // Each name submitted three times by each facade at once.
+    let names: Vec<String> = (0..8).map(|i| format!("race-{i}")).collect();
+    let mut racing = Vec::new();
+    for name in &names {
+        for i in 0..6 {
+            let api = if i % 2 == 0 { fx.api.clone() } else { other.clone() };
+            let submit = json!({"type": "shell", "registered_name": "run", "task_name": name,
+                "arguments": {"command": "sleep 30"}});
+            racing.push((name.clone(), tokio::spawn(async move { api.call("submit", submit).await.unwrap() })));
+        }
+    }
+    let mut won: HashMap<String, Vec<String>> = HashMap::new();
+    for (name, answer) in racing {
+        let envelope = answer.await.unwrap();
+        if envelope.success {
+            won.entry(name).or_default().push(envelope.answer["run_id"].as_str().unwrap().to_string());
+        } else {
+            assert_eq!(envelope.metadata["error"], "refused", "a loser is refused: {envelope:?}");
+        }
+    }
+    for name in &names {
+        let runs = &won[name];
+        assert_eq!(runs.len(), 1, "one submission of {name} wins: {runs:?}");
+        let status = fx.ok("status", json!({"task_id": format!("shell#run#{name}")})).await;
+        assert_eq!(status["run_id"], runs[0].as_str(), "the winner's run is the task's current run");
+    }
+    // A run a loser had started is stopped: only the winners' still run.
+    let winners: Vec<&String> = won.values().flatten().collect();
+    for api in [&fx.api, &other] {
+        for session in api.running_sessions() {
+            if !winners.contains(&&session) {
+                let ended = api.call("wait_session", json!({"session_id": session, "timeout_s": 30})).await.unwrap();
+                assert_eq!(ended.answer["session"]["state"], "stopped", "{ended:?}");
+            }
+        }
+    }
+    let running = fx.ok("list_sessions", json!({"state": "running"})).await;
+    assert_eq!(running.as_array().unwrap().len(), names.len(), "{running}");
+    for (name, runs) in &won {
+        fx.ok("cancel", json!({"task_id": format!("shell#run#{name}"), "run_id": runs[0]})).await;
+    }
+    fx.api.wait_all().await;
+    other.wait_all().await;
 }

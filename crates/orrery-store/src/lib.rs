@@ -151,17 +151,30 @@ impl Store {
     }
 
     pub fn open_with(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
-        let conn = open_connection(path, &options)?;
-        let mut store = Store {
+        // Connections that open a new file at once race to switch it to WAL and to migrate it;
+        // SQLite answers the losers `SQLITE_BUSY` at once, without its busy handler, so they
+        // try again, for as long as a write would wait.
+        let started = std::time::Instant::now();
+        let conn = loop {
+            let opened = open_connection(path, &options).and_then(|mut conn| {
+                migrations::migrate_to(&mut conn, path, migrations::SCHEMA_VERSION)?;
+                Ok(conn)
+            });
+            match opened {
+                Err(StoreError::Busy { .. }) if started.elapsed() < options.busy_timeout => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                opened => break opened?,
+            }
+        };
+        Ok(Store {
             conn,
             path: path.to_path_buf(),
             clock: options.clock,
             ids: options.ids,
             synchronous: options.synchronous,
             batch: None,
-        };
-        migrations::migrate_to(&mut store.conn, path, migrations::SCHEMA_VERSION)?;
-        Ok(store)
+        })
     }
 
     /// The file this store writes.

@@ -19,30 +19,38 @@ pub struct SubmittedTask {
 }
 
 impl Store {
-    /// Points `task_id` at `session_id` (a new task, or a new run of a finished one).
+    /// Points `task_id` at `session_id` if it still points at `replaces` (`None`: there is no
+    /// such task yet): a compare-and-swap, so that of two submitters that both saw the same
+    /// current run, one wins. `None` when `task_id` points elsewhere by now.
     pub fn put_submitted_task(
         &mut self,
         task_id: &str,
         session_id: &str,
         source_tasks: &[String],
-    ) -> Result<SubmittedTask, StoreError> {
+        replaces: Option<&str>,
+    ) -> Result<Option<SubmittedTask>, StoreError> {
         self.write(|tx| {
             require_session(tx.sql, tx.path, session_id)?;
             let sources = serde_json::to_string(source_tasks).unwrap_or_else(|_| "[]".into());
-            tx.sql
-                .execute(
+            let changed = match replaces {
+                None => tx.sql.execute(
                     "INSERT INTO submitted_tasks (task_id, session_id, source_tasks_json, submitted_ms)
-                     VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (task_id) DO UPDATE SET session_id = ?2, source_tasks_json = ?3, submitted_ms = ?4",
+                     VALUES (?1, ?2, ?3, ?4) ON CONFLICT (task_id) DO NOTHING",
                     params![task_id, session_id, sources, tx.now_ms],
-                )
-                .at(tx.path)?;
-            Ok(SubmittedTask {
+                ),
+                Some(replaces) => tx.sql.execute(
+                    "UPDATE submitted_tasks SET session_id = ?2, source_tasks_json = ?3, submitted_ms = ?4
+                     WHERE task_id = ?1 AND session_id = ?5",
+                    params![task_id, session_id, sources, tx.now_ms, replaces],
+                ),
+            }
+            .at(tx.path)?;
+            Ok((changed == 1).then(|| SubmittedTask {
                 task_id: task_id.to_string(),
                 session_id: session_id.to_string(),
                 source_tasks: source_tasks.to_vec(),
                 submitted_ms: tx.now_ms,
-            })
+            }))
         })
     }
 

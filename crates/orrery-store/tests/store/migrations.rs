@@ -24,6 +24,28 @@ fn a_missing_file_and_its_folders_are_created() {
 }
 
 #[test]
+fn many_connections_opening_a_new_file_at_once_all_get_the_store() {
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let opening: Vec<_> = (0..8)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&path).map(|s| s.schema_version().unwrap())
+                })
+            })
+            .collect();
+        for opened in opening {
+            let version = opened.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e} ({})", e.code()));
+            assert_eq!(version, SCHEMA_VERSION);
+        }
+    }
+}
+
+#[test]
 fn reopening_is_a_no_op_and_keeps_the_data() {
     let mut fixture = Fixture::open();
     let session = fixture.session();

@@ -148,14 +148,21 @@ fn a_submitted_task_points_at_its_current_run_and_can_be_forgotten() {
     let first = fixture.session();
     let second = fixture.session();
     assert_eq!(fixture.store.submitted_task("blueprint#hello#a").unwrap(), None);
-    fixture.store.put_submitted_task("blueprint#hello#a", &first.id, &["shell#run#up".to_string()]).unwrap();
-    fixture.store.put_submitted_task("blueprint#hello#b", &first.id, &[]).unwrap();
-    let again = fixture.store.put_submitted_task("blueprint#hello#a", &second.id, &[]).unwrap();
-    assert_eq!(fixture.second_handle().submitted_task("blueprint#hello#a").unwrap(), Some(again));
+    let put = |store: &mut orrery_store::Store, task: &str, run: &str, replaces: Option<&str>| {
+        store.put_submitted_task(task, run, &["shell#run#up".to_string()], replaces).unwrap()
+    };
+    assert!(put(&mut fixture.store, "blueprint#hello#a", &first.id, None).is_some());
+    assert!(put(&mut fixture.store, "blueprint#hello#b", &first.id, None).is_some());
+    assert_eq!(put(&mut fixture.store, "blueprint#hello#a", &second.id, None), None, "it exists: not replaced");
+    let again = put(&mut fixture.store, "blueprint#hello#a", &second.id, Some(&first.id));
+    assert_eq!(fixture.second_handle().submitted_task("blueprint#hello#a").unwrap(), again);
+    assert_eq!(again.map(|t| t.session_id), Some(second.id.clone()));
+    // A submitter that saw the first run as current comes too late: the task moved on.
+    assert_eq!(put(&mut fixture.store, "blueprint#hello#a", &first.id, Some(&first.id)), None);
     let ids: Vec<String> = fixture.store.submitted_tasks().unwrap().into_iter().map(|t| t.task_id).collect();
     assert_eq!(ids, ["blueprint#hello#a", "blueprint#hello#b"]);
     assert!(fixture.store.delete_submitted_task("blueprint#hello#b").unwrap());
     assert!(!fixture.store.delete_submitted_task("blueprint#hello#b").unwrap(), "gone already");
-    assert!(fixture.store.put_submitted_task("x#y#z", "no-session", &[]).is_err(), "a run is a stored session");
+    assert!(fixture.store.put_submitted_task("x#y#z", "no-session", &[], None).is_err(), "a run is a stored session");
     assert_eq!(fixture.store.blueprint_ids().unwrap(), ["hello"]);
 }
