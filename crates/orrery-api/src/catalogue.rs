@@ -26,6 +26,10 @@ pub struct TaskDefinition {
     pub description: String,
     /// The JSON Schema of the task's params, as an object of param name to value.
     pub params_schema: Value,
+    /// The JSON Schema of the inputs it reads, as an object of input name to value.
+    pub inputs_schema: Value,
+    /// The JSON Schema of the outputs it writes, as an object of output name to value.
+    pub outputs_schema: Value,
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {
@@ -43,7 +47,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
     ));
     jobs.push(job(
         "get_task_definition",
-        "One task type: its description and the JSON Schema of its params.",
+        "One task type: its description and the JSON Schemas of its params, inputs and outputs.",
         |_api, args: TaskDefinitionArguments| async move {
             let Some(t) = orrery_engine::agents::known_type(&args.name) else {
                 let known = orrery_engine::agents::known_type_names().join(", ");
@@ -53,6 +57,8 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 name: t.name.to_string(),
                 description: t.description.to_string(),
                 params_schema: t.params_schema(),
+                inputs_schema: t.inputs_schema(),
+                outputs_schema: t.outputs_schema(),
             })
         },
     ));

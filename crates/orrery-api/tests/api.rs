@@ -127,12 +127,48 @@ async fn a_business_failure_is_an_answer_with_a_readable_message_and_a_stable_co
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn task_definitions_come_with_the_schema_of_their_params() {
+async fn task_definitions_come_with_schemas_that_what_their_agents_really_read_and_write_fits() {
     let fx = Fixture::new();
     let all = fx.ok("list_installed_task_definitions", Value::Null).await;
-    assert!(all.as_array().unwrap().iter().any(|t| t["name"] == "shell.run"));
-    let shell = fx.ok("get_task_definition", json!({"name": "shell.run"})).await;
-    assert!(shell["params_schema"]["properties"]["command"].is_object(), "{shell}");
+    let mut schemas = HashMap::new();
+    for summary in all.as_array().unwrap() {
+        let name = summary["name"].as_str().unwrap();
+        let definition = fx.ok("get_task_definition", json!({"name": name})).await;
+        for which in ["params_schema", "inputs_schema", "outputs_schema"] {
+            let schema = &definition[which];
+            assert_eq!(schema["type"], "object", "{name} {which}: {schema}");
+            let validator = jsonschema::validator_for(schema).unwrap_or_else(|e| panic!("{name} {which}: {e}"));
+            schemas.insert((name.to_string(), which), validator);
+        }
+    }
+    assert!(schemas.contains_key(&("shell.run".to_string(), "params_schema")));
+
+    let mut shell = sh("work", r#"printf '{"count": 3}' > "$ORRERY_OUTPUTS""#, "start");
+    shell["inputs"] = json!([{"name": "when", "get_from": "process_start_time"}]);
+    shell["outputs"] = json!([{"name": "count"}]);
+    let notify = json!({"id": "tell", "type": "user_interaction.notify", "depends_on": [{"id": "work"}],
+        "params": [{"name": "level", "value": "success"}], "inputs": [{"name": "message", "get_from": "count"}]});
+    let show = json!({"id": "show", "type": "user_interaction.user_output", "depends_on": [{"id": "tell"}],
+        "inputs": [{"name": "count"}]});
+    let file = fx.blueprint("fits", vec![shell, notify, show]);
+    let id = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+    let ended = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(ended["session"]["state"], "completed", "{ended}");
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    let attempts = view["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 5);
+    for attempt in attempts {
+        let agent = attempt["agent"].as_str().unwrap().to_string();
+        for (which, value) in [("inputs_schema", &attempt["inputs"]), ("outputs_schema", &attempt["outputs"])] {
+            let value = if value.is_null() { json!({}) } else { value.clone() };
+            let errors: Vec<String> =
+                schemas[&(agent.clone(), which)].iter_errors(&value).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{agent} {which} does not fit {value}: {errors:?}");
+        }
+    }
+    let shell_outputs = &attempts.iter().find(|a| a["agent"] == "shell.run").unwrap()["outputs"];
+    let tight = &schemas[&("shell.run".to_string(), "outputs_schema")];
+    assert!(!tight.is_valid(&json!({"count": 3})), "exit_code is required: {shell_outputs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,6 @@
-//! The built-in task types: each with a one-line description and the JSON Schema of its params
-//! (as the object of param name to value that agents receive). The runner checks every task
+//! The built-in task types: each with a one-line description and the JSON Schemas of its params
+//! (as the object of param name to value that agents receive), of its inputs (input name to
+//! value) and of its outputs (output name to value). The runner checks every task
 //! of a blueprint against [`is_known`] before a run starts and names [`known_type_names`] when
 //! one is missing; the UI and `get_task_definition` show the descriptions and schemas.
 //!
@@ -17,12 +18,26 @@ pub struct KnownType {
     pub name: &'static str,
     pub description: &'static str,
     params_schema: fn() -> Value,
+    inputs_schema: fn() -> Value,
+    outputs_schema: fn() -> Value,
 }
 
 impl KnownType {
     /// The JSON Schema (draft 2020-12) of the task's params, as an object keyed by param name.
     pub fn params_schema(&self) -> Value {
         (self.params_schema)()
+    }
+
+    /// The JSON Schema of the inputs it reads, as an object keyed by input name. Open
+    /// (`additionalProperties` not closed) where the tool takes any input.
+    pub fn inputs_schema(&self) -> Value {
+        (self.inputs_schema)()
+    }
+
+    /// The JSON Schema of the outputs it writes, as an object keyed by output name. Open where
+    /// the outputs are the task's own (declared in the blueprint, written by the command).
+    pub fn outputs_schema(&self) -> Value {
+        (self.outputs_schema)()
     }
 }
 
@@ -32,23 +47,31 @@ static KNOWN_TYPES: &[KnownType] = &[
         description: "Opens a blueprint; exactly one per blueprint. Outputs `process_start_time`: \
                       when it ran, in seconds since the epoch (as the reference's system agent).",
         params_schema: no_params,
+        inputs_schema: nothing,
+        outputs_schema: start_outputs,
     },
     KnownType {
         name: TaskType::END,
         description: "Closes a blueprint; exactly one per blueprint. Outputs `process_end_time`: \
                       when it ran, in seconds since the epoch (as the reference's system agent).",
         params_schema: no_params,
+        inputs_schema: nothing,
+        outputs_schema: end_outputs,
     },
     KnownType {
         name: TaskType::SLEEP,
         description: "Waits `duration` seconds (default 1), then succeeds.",
         params_schema: sleep_params,
+        inputs_schema: nothing,
+        outputs_schema: nothing,
     },
     KnownType {
         name: TaskType::COMPOSITE,
         description: "Runs an inner blueprint, found by id: once (static) or once per element \
                       of a list given at session start (dynamic).",
         params_schema: composite_params,
+        inputs_schema: inner_inputs,
+        outputs_schema: inner_outputs,
     },
     KnownType {
         name: crate::agents::shell::TYPE,
@@ -58,29 +81,39 @@ static KNOWN_TYPES: &[KnownType] = &[
                       becomes the outputs, beside exit_code; JSON lines appended to \
                       $ORRERY_PROGRESS report progress steps. A non-zero exit fails the task.",
         params_schema: crate::agents::shell::params_schema,
+        inputs_schema: shell_inputs,
+        outputs_schema: shell_outputs,
     },
     KnownType {
         name: crate::agents::interaction::NOTIFY,
         description: "Shows a notification (`title`, `message`, `level`, each an input or a param) \
                       and succeeds at once with output `status` = \"displayed\".",
         params_schema: crate::agents::interaction::notify_params,
+        inputs_schema: notify_inputs,
+        outputs_schema: notify_outputs,
     },
     KnownType {
         name: crate::agents::interaction::USER_OUTPUT,
         description: "Shows every input's value and succeeds at once, with no outputs.",
         params_schema: no_params,
+        inputs_schema: any_inputs,
+        outputs_schema: nothing,
     },
     KnownType {
         name: crate::agents::interaction::USER_INPUT,
         description: "Asks the user one value per declared output and waits for the answer \
                       (one output: the value; several: a JSON object of them).",
         params_schema: no_params,
+        inputs_schema: nothing,
+        outputs_schema: answered_outputs,
     },
     KnownType {
         name: crate::agents::interaction::CONFIRM,
         description: "Asks `message`, waits for an answer (one of `options` when given); the \
                       answer becomes the declared outputs (`result`).",
         params_schema: crate::agents::interaction::confirm_params,
+        inputs_schema: nothing,
+        outputs_schema: confirm_outputs,
     },
 ];
 
@@ -167,4 +200,73 @@ fn composite_params() -> Value {
         },
         "required": ["blueprint"]
     })
+}
+
+/// An object of named values.
+fn object(properties: Value, open: bool) -> Value {
+    json!({ "type": "object", "properties": properties, "additionalProperties": open })
+}
+
+fn nothing() -> Value {
+    object(json!({}), false)
+}
+
+fn any_inputs() -> Value {
+    json!({ "type": "object", "description": "Any inputs; each value is shown." })
+}
+
+fn start_outputs() -> Value {
+    object(json!({ "process_start_time": { "type": "number", "description": "Seconds since the epoch." } }), false)
+}
+
+fn end_outputs() -> Value {
+    object(json!({ "process_end_time": { "type": "number", "description": "Seconds since the epoch." } }), false)
+}
+
+fn inner_inputs() -> Value {
+    json!({ "type": "object", "description": "Given to the inner blueprint as its session params." })
+}
+
+fn inner_outputs() -> Value {
+    json!({ "type": "object", "description": "Read from the inner blueprint's session data." })
+}
+
+fn shell_inputs() -> Value {
+    json!({
+        "type": "object",
+        "description": "Any inputs: the JSON file $ORRERY_INPUTS holds them all, and each is the variable \
+                        ORRERY_INPUT_<NAME> (a string as is, any other value as JSON)."
+    })
+}
+
+fn shell_outputs() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "exit_code": { "type": "integer", "description": "The process's exit status." } },
+        "required": ["exit_code"],
+        "description": "exit_code, and the members of the JSON object the command writes to $ORRERY_OUTPUTS."
+    })
+}
+
+fn notify_inputs() -> Value {
+    object(
+        json!({
+            "title": { "description": "Shown as text (a value other than a string as JSON)." },
+            "message": { "description": "Shown as text (a value other than a string as JSON)." },
+            "level": { "enum": ["info", "success", "warning", "error"] }
+        }),
+        true,
+    )
+}
+
+fn notify_outputs() -> Value {
+    object(json!({ "status": { "const": "displayed" } }), false)
+}
+
+fn answered_outputs() -> Value {
+    json!({ "type": "object", "description": "One value per declared output, as the user answered." })
+}
+
+fn confirm_outputs() -> Value {
+    object(json!({ "result": { "description": "The answer: one of `options` when they are given." } }), true)
 }
