@@ -29,6 +29,32 @@ pub struct Formatted {
     pub changed: bool,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportArguments {
+    /// A blueprint as text (antikythera JSON or a COMPAS envelope).
+    pub text: String,
+    /// What to write: `antikythera` (plain JSON, the default) or `compas` (the envelope).
+    #[serde(default)]
+    pub to: ExportEncoding,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportEncoding {
+    #[default]
+    Antikythera,
+    Compas,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Exported {
+    /// The canonical text, for an antikythera server.
+    pub text: String,
+    /// Its warnings (an export is refused on any error).
+    pub diagnostics: Vec<orrery_blueprint::Diagnostic>,
+}
+
 pub(crate) fn register(jobs: &mut Vec<Job>) {
     jobs.push(job(
         "validate_blueprint",
@@ -57,6 +83,41 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             }
             let text = save::to_string(&loaded.blueprint, loaded.encoding);
             Ok(Formatted { changed: text != args.text, text })
+        },
+    ));
+    jobs.push(job(
+        "export_blueprint",
+        "The text to hand an antikythera server (plain JSON or the COMPAS envelope), refused with its \
+         errors when the server would refuse it or Orrery finds errors in it.",
+        |api: Api, args: ExportArguments| async move {
+            api.blocking(move |_| {
+                let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
+                let report = check_sources(&[Source {
+                    path: PathBuf::from("blueprint.json"),
+                    text: args.text,
+                    loaded: Ok(loaded.clone()),
+                }])
+                .swap_remove(0);
+                if !report.valid || !report.server_accepts {
+                    let why = if report.server_accepts {
+                        "Orrery finds errors in it"
+                    } else {
+                        "an antikythera server would refuse it"
+                    };
+                    let errors: Vec<String> =
+                        report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
+                    return Err(Failure::new(
+                        "invalid_blueprint",
+                        format!("not exported: {why}: {}", errors.join("; ")),
+                    ));
+                }
+                let encoding = match args.to {
+                    ExportEncoding::Antikythera => orrery_blueprint::Encoding::Plain,
+                    ExportEncoding::Compas => orrery_blueprint::Encoding::Compas,
+                };
+                Ok(Exported { text: save::to_string(&loaded.blueprint, encoding), diagnostics: report.diagnostics })
+            })
+            .await
         },
     ));
 }

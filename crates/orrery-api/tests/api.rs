@@ -195,6 +195,18 @@ async fn blueprints_are_validated_and_formatted_from_text_or_files() {
     assert_eq!(formatted["changed"], true, "a compact file is not canonical");
     let again = fx.ok("format_blueprint", json!({"text": formatted["text"]})).await;
     assert_eq!(again["changed"], false, "canonical text is a fixed point");
+
+    // Export: the canonical text for a server, plain or in the COMPAS envelope; refused with
+    // the errors when the server would refuse it.
+    let plain = fx.ok("export_blueprint", json!({"text": text})).await;
+    assert_eq!(plain["text"], formatted["text"], "plain export is the canonical text");
+    let compas = fx.ok("export_blueprint", json!({"text": text, "to": "compas"})).await;
+    let envelope: Value = serde_json::from_str(compas["text"].as_str().unwrap()).unwrap();
+    assert_eq!(envelope["dtype"], "antikythera.models/Blueprint", "{envelope}");
+    let refused = fx.call("export_blueprint", json!({"text": orphan.to_string()})).await;
+    assert_eq!((refused.success, refused.metadata["error"].as_str()), (false, Some("invalid_blueprint")));
+    let why = refused.answer.as_str().unwrap();
+    assert!(why.contains("server would refuse it") && why.contains("lost"), "{why}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
