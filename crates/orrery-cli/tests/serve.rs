@@ -191,18 +191,32 @@ impl Events {
     }
 
     fn open_at(serving: &Serving, path: &str) -> Events {
+        let events = Events::request(serving, "GET", path, None);
+        events.expect_subscribed()
+    }
+
+    /// Sends the request and reads the response head: an event stream.
+    fn request(serving: &Serving, method: &str, path: &str, body: Option<&str>) -> Events {
         let mut stream = connect(&serving.addr);
-        let text =
-            format!("GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\n\r\n", serving.addr, serving.bearer());
+        let body = body.unwrap_or("");
+        let text = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Length: {}\r\n\r\n{body}",
+            serving.addr,
+            serving.bearer(),
+            body.len()
+        );
         stream.write_all(text.as_bytes()).unwrap();
         let mut reader = BufReader::new(stream);
         let head = read_head(&mut reader);
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
         assert!(head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{head}");
-        let mut events = Events { reader, pending: String::new() };
-        assert_eq!(events.line().as_deref(), Some(": subscribed"));
-        assert_eq!(events.line().as_deref(), Some(""));
-        events
+        Events { reader, pending: String::new() }
+    }
+
+    fn expect_subscribed(mut self) -> Events {
+        assert_eq!(self.line().as_deref(), Some(": subscribed"));
+        assert_eq!(self.line().as_deref(), Some(""));
+        self
     }
 
     /// The next line of the stream; `None` once it ended.
@@ -217,10 +231,9 @@ impl Events {
         Some(line)
     }
 
-    /// The next event, `(kind, data)`, skipping comments; each must be exactly `event: KIND`,
-    /// `id: GLOBAL_SEQ`, one `data: JSON` line, then a blank line. `None` once the stream
-    /// ended.
-    fn next(&mut self) -> Option<(String, Value)> {
+    /// The next SSE event, `(kind, id, data)`, skipping comments; each must be `event: KIND`,
+    /// perhaps `id: N`, one `data: JSON` line, then a blank line. `None` once the stream ended.
+    fn next_sse(&mut self) -> Option<(String, Option<u64>, Value)> {
         loop {
             let first = self.line()?;
             if first.starts_with(':') {
@@ -228,34 +241,52 @@ impl Events {
                 continue;
             }
             let kind = first.strip_prefix("event: ").unwrap_or_else(|| panic!("not an event line: {first:?}"));
-            let id = self.line().expect("an id line");
-            let id: u64 = id
-                .strip_prefix("id: ")
-                .and_then(|i| i.parse().ok())
-                .unwrap_or_else(|| panic!("not an id line: {id:?}"));
-            let data = self.line().expect("a data line");
-            let data = data.strip_prefix("data: ").unwrap_or_else(|| panic!("not a data line: {data:?}"));
+            let mut line = self.line().expect("an id or data line");
+            let mut id = None;
+            if let Some(given) = line.strip_prefix("id: ") {
+                id = Some(given.parse().unwrap_or_else(|_| panic!("not an id line: {line:?}")));
+                line = self.line().expect("a data line");
+            }
+            let data = line.strip_prefix("data: ").unwrap_or_else(|| panic!("not a data line: {line:?}"));
             let data: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {data}"));
             assert_eq!(self.line().as_deref(), Some(""), "one data line per event");
-            assert_eq!(data["kind"], kind);
-            assert_eq!(data["global_seq"], id, "the id is the event's global_seq");
-            return Some((kind.to_string(), data));
+            return Some((kind.to_string(), id, data));
         }
+    }
+
+    /// The next event of `/events`, `(kind, data)`: a stored event has its `global_seq` as its
+    /// id; a transient `log_grew` has none. `None` once the stream ended.
+    fn next(&mut self) -> Option<(String, Value)> {
+        let (kind, id, data) = self.next_sse()?;
+        assert_eq!(data["kind"], kind);
+        if kind == "log_grew" {
+            assert_eq!((id, data["seq"].as_u64()), (None, Some(0)), "a transient event has no id");
+        } else {
+            assert_eq!(Some(data["global_seq"].as_u64().unwrap()), id, "the id is the event's global_seq");
+        }
+        Some((kind, data))
+    }
+
+    /// Events of `/events` until the first for which `done` holds (included).
+    fn until(&mut self, done: impl Fn(&str, &Value) -> bool) -> Vec<(String, Value)> {
+        let mut seen = Vec::new();
+        while let Some((kind, data)) = self.next() {
+            let last = done(&kind, &data);
+            seen.push((kind, data));
+            if last {
+                return seen;
+            }
+        }
+        panic!("the stream ended before the event waited for: {seen:?}");
     }
 
     /// Events up to and including the session's change to `state`.
     fn until_session(&mut self, session: &str, state: &str) -> Vec<(String, Value)> {
-        let mut seen = Vec::new();
-        while let Some((kind, data)) = self.next() {
-            let done = kind == "session_state_changed"
+        self.until(|kind, data| {
+            kind == "session_state_changed"
                 && data["session_id"] == session
-                && data["payload"]["value"]["state"] == state;
-            seen.push((kind, data));
-            if done {
-                return seen;
-            }
-        }
-        panic!("the stream ended before session {session} was {state}: {seen:?}");
+                && data["payload"]["value"]["state"] == state
+        })
     }
 }
 
@@ -495,4 +526,200 @@ fn serve_resumes_the_sessions_a_crash_interrupted() {
     let (code, stderr) = serving.interrupt();
     assert_eq!(code, Some(0));
     assert!(stderr.contains(&format!("resumed interrupted session {session}")), "{stderr}");
+}
+
+/// Calls jobs over HTTP and remembers which were called.
+struct Client<'a> {
+    serving: &'a Serving,
+    called: std::cell::RefCell<std::collections::BTreeSet<String>>,
+}
+
+impl Client<'_> {
+    fn envelope(&self, name: &str, arguments: Value) -> Value {
+        self.called.borrow_mut().insert(name.to_string());
+        let reply = self.serving.job(name, arguments.clone());
+        assert_eq!(reply.status, 200, "{name} {arguments}: {}", String::from_utf8_lossy(&reply.body));
+        reply.json()
+    }
+
+    /// The answer of a job that must succeed.
+    fn ok(&self, name: &str, arguments: Value) -> Value {
+        let envelope = self.envelope(name, arguments.clone());
+        assert_eq!(envelope["success"], true, "{name} {arguments}: {envelope}");
+        envelope["answer"].clone()
+    }
+
+    /// The error code of a job that must answer a business failure.
+    fn fails(&self, name: &str, arguments: Value) -> String {
+        let envelope = self.envelope(name, arguments.clone());
+        assert_eq!(envelope["success"], false, "{name} {arguments}: {envelope}");
+        assert!(envelope["answer"].as_str().is_some_and(|a| !a.is_empty()), "a readable answer: {envelope}");
+        envelope["metadata"]["error"].as_str().unwrap().to_string()
+    }
+
+    /// `stream_task` over SSE: opened, with its first item read.
+    fn stream(&self, task_id: &str, run_id: &str) -> Events {
+        self.called.borrow_mut().insert("stream_task".into());
+        let body = json!({"arguments": {"task_id": task_id, "run_id": run_id}}).to_string();
+        Events::request(self.serving, "POST", "/jobs/stream_task", Some(&body))
+    }
+}
+
+const FLOW: &str = r#"{"id":"flow","name":"flow","version":"1.0","tasks":[
+  {"id":"start","type":"system.start"},
+  {"id":"a","type":"shell.run","params":[{"name":"command","value":"echo one; sleep 0.3; echo two; printf '{\"n\": 5}' > \"$ORRERY_OUTPUTS\""}],
+   "outputs":[{"name":"n"}],"depends_on":[{"id":"start"}]},
+  {"id":"b","type":"shell.run","params":[{"name":"command","value":"test \"$ORRERY_INPUT_N\" = 5"}],
+   "inputs":[{"name":"n"}],"depends_on":[{"id":"a"}]},
+  {"id":"end","type":"system.end","depends_on":[{"id":"b"}]}]}"#;
+
+const ASKING: &str = r#"{"id":"asking","name":"asking","version":"1.0","tasks":[
+  {"id":"start","type":"system.start"},
+  {"id":"ask","type":"user_prompt.confirm","params":[{"name":"message","value":"Go on?"}],
+   "outputs":[{"name":"result","set_to":"decision"}],"depends_on":[{"id":"start"}]},
+  {"id":"slow","type":"shell.run","params":[{"name":"command","value":"sleep 30"}],"depends_on":[{"id":"ask"}],
+   "scope_start":{"retry_policy":{"retries":0}},"scope_end":"slow"},
+  {"id":"end","type":"system.end","depends_on":[{"id":"slow"}]}]}"#;
+
+#[test]
+fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
+    let s = Scratch::new("protocol");
+    let flow_file = s.write("flow.json", FLOW);
+    let asking_file = s.write("asking.json", ASKING);
+    let serving = Serving::start(&s.0.join("store.db"), &s.0, None);
+    let client = Client { serving: &serving, called: Default::default() };
+    let catalogue: std::collections::BTreeSet<String> = serving
+        .call("GET", "/jobs", None)
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap().to_string())
+        .collect();
+
+    // The catalogue of task types, with the schemas forms are built from.
+    let types = client.ok("list_installed_task_definitions", json!({}));
+    assert!(types.as_array().unwrap().iter().any(|t| t["name"] == "shell.run"));
+    let shell = client.ok("get_task_definition", json!({"name": "shell.run"}));
+    assert_eq!(shell["outputs_schema"]["properties"]["exit_code"]["type"], "integer", "{shell}");
+    assert_eq!(client.fails("get_task_definition", json!({"name": "no.such"})), "not_found");
+
+    // Blueprints: checked, formatted, exported, stored.
+    assert_eq!(client.ok("validate_blueprint", json!({"text": FLOW}))[0]["valid"], true);
+    assert_eq!(client.ok("format_blueprint", json!({"text": FLOW}))["changed"], true);
+    assert!(client.ok("export_blueprint", json!({"text": FLOW, "to": "compas"}))["text"]
+        .as_str()
+        .unwrap()
+        .contains("dtype"));
+    assert_eq!(client.ok("save_blueprint", json!({"text": FLOW}))["blueprint_id"], "flow");
+    assert_eq!(client.ok("list_blueprints", json!({}))[0]["blueprint_id"], "flow");
+
+    // A named task: submitted, streamed from its start to its result, then read back.
+    let task = "blueprint#flow#nightly";
+    let submitted =
+        client.ok("submit", json!({"type": "blueprint", "registered_name": "flow", "task_name": "nightly"}));
+    let run = submitted["run_id"].as_str().unwrap().to_string();
+    let mut stream = client.stream(task, &run);
+    let mut items = Vec::new();
+    while let Some((kind, id, data)) = stream.next_sse() {
+        assert_eq!(id, None, "stream items have no id");
+        items.push((kind, data));
+    }
+    let kinds: Vec<&str> = items.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"progress"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"result"), "the stream closes after the result: {kinds:?}");
+    assert_eq!(items.last().unwrap().1["state"], "succeeded");
+    let log: String = items
+        .iter()
+        .filter(|(k, d)| k == "log" && d["node"] == "flow.a")
+        .map(|(_, d)| d["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(log, "one\ntwo\n");
+    assert!(items.iter().any(|(k, d)| k == "artifact" && d["key"] == "n" && d["value"] == 5), "{kinds:?}");
+
+    let done = client.ok("wait_task", json!({"task_id": task, "run_id": run, "timeout_s": 30}));
+    assert_eq!(done["state"], "succeeded");
+    assert_eq!(client.ok("status", json!({"task_id": task}))["run_id"], run.as_str());
+    assert_eq!(client.ok("list_task_ids", json!({})), json!([task]));
+    assert_eq!(client.ok("list_task_statuses", json!({}))[0]["state"], "succeeded");
+    let window = client.ok("read_task_log", json!({"task_id": task, "run_id": run, "task": "a", "offset": 0}));
+    assert_eq!(window["content"], "one\ntwo\n");
+    assert_eq!(client.ok("get_task_context", json!({"task_id": task}))["data"]["flow"]["n"], 5);
+    assert_eq!(client.ok("get_task_graph", json!({"task_id": task}))["nodes"][0]["status"], "ok");
+    assert_eq!(client.ok("cancel", json!({"task_id": task, "run_id": run})), false, "a finished run: a no-op");
+    assert_eq!(client.fails("wait_task", json!({"task_id": task, "run_id": "an-old-run"})), "stale_run");
+    assert_eq!(client.fails("cancel", json!({"task_id": task, "run_id": "an-old-run"})), "stale_run");
+
+    // An active task: a second submission is refused, delete skips it, a client that leaves
+    // its stream does not cancel it, cancel does.
+    let slow = "shell#run#slow";
+    let arguments =
+        json!({"type": "shell", "registered_name": "run", "task_name": "slow", "arguments": {"command": "sleep 30"}});
+    let slow_run = client.ok("submit", arguments.clone())["run_id"].as_str().unwrap().to_string();
+    assert_eq!(client.fails("submit", arguments), "refused");
+    assert_eq!(client.ok("delete_tasks", json!({"task_ids": [slow]})), json!([]), "an active task is skipped");
+    let mut left = client.stream(slow, &slow_run);
+    assert_eq!(left.next_sse().map(|(k, _, _)| k).as_deref(), Some("progress"));
+    drop(left);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(client.ok("status", json!({"task_id": slow}))["state"], "running", "leaving a stream cancels nothing");
+    assert_eq!(client.ok("cancel", json!({"task_id": slow, "run_id": slow_run})), true);
+    let cancelled = client.ok("wait_task", json!({"task_id": slow, "run_id": slow_run, "timeout_s": 30}));
+    assert_eq!(cancelled["state"], "cancelled");
+    assert_eq!(client.ok("delete_tasks", json!({"task_ids": [task, slow]})), json!([task, slow]));
+
+    // Sessions, read back every way a client reads them.
+    let session = client.ok("start_session", json!({"file": flow_file}))["session_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        client.ok("wait_session", json!({"session_id": session, "timeout_s": 30}))["session"]["state"],
+        "completed"
+    );
+    assert!(client.ok("list_sessions", json!({"blueprint_id": "flow"})).as_array().unwrap().len() >= 2);
+    assert_eq!(client.ok("get_session", json!({"session_id": session}))["attempts"].as_array().unwrap().len(), 4);
+    assert_eq!(client.ok("read_session_data", json!({"session_id": session}))["flow"]["n"], 5);
+    assert!(!client.ok("read_events", json!({"after": 0}))["events"].as_array().unwrap().is_empty());
+    let lineage = client.ok("get_lineage", json!({"session_id": session}));
+    assert!(lineage.to_string().contains("\"n\""), "b's input n came from a: {lineage}");
+    assert_eq!(
+        client.ok("read_attempt_log", json!({"session_id": session, "task": "a"}))["window"]["content"],
+        "one\ntwo\n"
+    );
+
+    // Control: a prompt answered, a task cancelled, reset, skipped, the session resumed,
+    // restarted, paused and stopped.
+    let mut events = Events::open(&serving);
+    let asking = client.ok("start_session", json!({"file": asking_file}))["session_id"].as_str().unwrap().to_string();
+    events.until(|kind, data| kind == "prompt_waiting" && data["session_id"] == asking.as_str());
+    assert_eq!(
+        client.ok("answer_prompt", json!({"session_id": asking, "task": "ask", "value": "yes"}))["outcome"],
+        "answer given to ask"
+    );
+    events.until(|kind, data| kind == "attempt_started" && data["payload"]["value"]["node"] == "asking.slow");
+    assert_eq!(client.fails("skip_task", json!({"session_id": asking, "task": "end"})), "refused", "not while it runs");
+    client.ok("cancel_task", json!({"session_id": asking, "task": "slow"}));
+    assert_eq!(client.ok("wait_session", json!({"session_id": asking, "timeout_s": 30}))["session"]["state"], "failed");
+    client.ok("reset_scope", json!({"session_id": asking, "scope_start": "slow"}));
+    client.ok("reset_task", json!({"session_id": asking, "task": "slow", "downstream": true}));
+    client.ok("skip_task", json!({"session_id": asking, "task": "slow"}));
+    client.ok("resume_session", json!({"session_id": asking}));
+    assert_eq!(
+        client.ok("wait_session", json!({"session_id": asking, "timeout_s": 30}))["session"]["state"],
+        "completed"
+    );
+
+    let again = client.ok("restart_session", json!({"session_id": asking}))["session_id"].as_str().unwrap().to_string();
+    assert_ne!(again, asking);
+    events.until(|kind, data| kind == "prompt_waiting" && data["session_id"] == again.as_str());
+    client.ok("pause_session", json!({"session_id": again}));
+    assert_eq!(client.ok("wait_session", json!({"session_id": again, "timeout_s": 30}))["session"]["state"], "stopped");
+    client.ok("resume_session", json!({"session_id": again}));
+    events.until(|kind, data| kind == "prompt_waiting" && data["session_id"] == again.as_str());
+    client.ok("stop_session", json!({"session_id": again}));
+    assert_eq!(client.ok("wait_session", json!({"session_id": again, "timeout_s": 30}))["session"]["state"], "stopped");
+
+    let called = client.called.borrow().clone();
+    let missed: Vec<&String> = catalogue.difference(&called).collect();
+    assert!(missed.is_empty(), "every job of the catalogue was called over HTTP; not: {missed:?}");
+    let (code, stderr) = serving.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
 }
