@@ -55,6 +55,14 @@ pub struct Exported {
     pub diagnostics: Vec<orrery_blueprint::Diagnostic>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskNamesArguments {
+    /// A blueprint as text (antikythera JSON or a COMPAS envelope).
+    pub text: String,
+    pub task_id: String,
+}
+
 pub(crate) fn register(jobs: &mut Vec<Job>) {
     jobs.push(job(
         "validate_blueprint",
@@ -118,6 +126,17 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 Ok(Exported { text: save::to_string(&loaded.blueprint, encoding), diagnostics: report.diagnostics })
             })
             .await
+        },
+    ));
+    jobs.push(job(
+        "task_names",
+        "For an editor: the names one task's condition and inputs may read (what the blueprint's \
+         outputs write, with their producers and whether one runs before the task; its own params \
+         and inputs).",
+        |_api, args: TaskNamesArguments| async move {
+            let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
+            orrery_blueprint::dataflow::task_names(&loaded.blueprint, &args.task_id)
+                .ok_or_else(|| Failure::new("not_found", format!("the blueprint has no task {:?}", args.task_id)))
         },
     ));
 }

@@ -207,6 +207,18 @@ async fn blueprints_are_validated_and_formatted_from_text_or_files() {
     assert_eq!((refused.success, refused.metadata["error"].as_str()), (false, Some("invalid_blueprint")));
     let why = refused.answer.as_str().unwrap();
     assert!(why.contains("server would refuse it") && why.contains("lost"), "{why}");
+
+    // What the editor offers a task: names produced upstream, and its own.
+    let mut a = sh("a", "true", "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let mut b = sh("b", "true", "a");
+    b["inputs"] = json!([{"name": "m", "get_from": "n"}]);
+    let wired = std::fs::read_to_string(fx.blueprint("wired", vec![a, b])).unwrap();
+    let names = fx.ok("task_names", json!({"text": wired, "task_id": "b"})).await;
+    assert_eq!(names["produced"], json!([{"key": "n", "producers": ["a"], "upstream": true}]));
+    assert_eq!(names["own"], json!(["command", "m"]));
+    let none = fx.call("task_names", json!({"text": wired, "task_id": "zz"})).await;
+    assert_eq!(none.metadata["error"], "not_found");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

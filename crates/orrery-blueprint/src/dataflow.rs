@@ -209,3 +209,61 @@ fn has_upstream(graph: &TaskGraph<'_>, node: usize, producers: &[usize], search:
     }
     found
 }
+
+/// What an editor can offer for one task: the names its condition and inputs may read.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct TaskNames {
+    pub task_id: String,
+    /// Every name the blueprint's outputs write (`set_to` or the output's name), by name.
+    pub produced: Vec<ProducedName>,
+    /// The task's own param and input names: its condition may read them too (its scope's
+    /// while condition may not).
+    pub own: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct ProducedName {
+    pub key: String,
+    /// The tasks whose outputs write it, in blueprint order.
+    pub producers: Vec<String>,
+    /// One of them runs before the task (it depends on it, directly or not): an input may
+    /// `get_from` it without a warning.
+    pub upstream: bool,
+}
+
+/// The names around task `task_id`; `None` when the blueprint has no such task.
+pub fn task_names(bp: &Blueprint, task_id: &str) -> Option<TaskNames> {
+    let task = bp.tasks.iter().find(|t| t.id == task_id)?;
+    let graph = TaskGraph::new(bp);
+    let node = graph.node_of[task_id];
+    // Every ancestor, whatever the dependency type.
+    let mut ancestor = vec![false; graph.len()];
+    let mut queue: VecDeque<usize> = graph.predecessors[node].iter().map(|&(p, _)| p).collect();
+    while let Some(n) = queue.pop_front() {
+        if n != node && !std::mem::replace(&mut ancestor[n], true) {
+            queue.extend(graph.predecessors[n].iter().map(|&(p, _)| p));
+        }
+    }
+    let mut produced: Vec<ProducedName> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for t in &bp.tasks {
+        let before = ancestor[graph.node_of[t.id.as_str()]];
+        for key in t.outputs.iter().map(TaskOutput::target_key) {
+            let at = *index.entry(key).or_insert_with(|| {
+                produced.push(ProducedName { key: key.to_string(), producers: Vec::new(), upstream: false });
+                produced.len() - 1
+            });
+            let name = &mut produced[at];
+            if !name.producers.contains(&t.id) {
+                name.producers.push(t.id.clone());
+            }
+            name.upstream |= before;
+        }
+    }
+    produced.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut own: Vec<String> =
+        task.params.iter().map(|p| p.io.name.clone()).chain(task.inputs.iter().map(|i| i.io.name.clone())).collect();
+    own.sort();
+    own.dedup();
+    Some(TaskNames { task_id: task_id.to_string(), produced, own })
+}

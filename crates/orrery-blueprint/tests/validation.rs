@@ -148,6 +148,34 @@ fn conditions_may_read_outputs_and_their_own_params_but_while_conditions_only_ou
 }
 
 #[test]
+fn an_editor_is_offered_the_names_a_task_may_read_and_which_are_produced_upstream() {
+    use orrery_blueprint::dataflow::{task_names, ProducedName};
+    let text = blueprint(|v| {
+        // b reads count (from a, upstream) and total (from end, downstream of it); both a and
+        // end write total.
+        v["tasks"][1]["outputs"] = json!([{"name": "count"}, {"name": "n", "set_to": "total"}]);
+        v["tasks"][2]["params"] = json!([{"name": "limit", "value": 2}]);
+        v["tasks"][2]["inputs"] = json!([{"name": "c", "get_from": "count"}, {"name": "limit"}]);
+        v["tasks"][3]["outputs"] = json!([{"name": "total"}, {"name": "last"}]);
+    });
+    let bp = load(&text).unwrap().blueprint;
+    let names = task_names(&bp, "b").expect("b is a task");
+    let produced = |key: &str, producers: &[&str], upstream: bool| ProducedName {
+        key: key.into(),
+        producers: producers.iter().map(|p| p.to_string()).collect(),
+        upstream,
+    };
+    assert_eq!(
+        names.produced,
+        [produced("count", &["a"], true), produced("last", &["end"], false), produced("total", &["a", "end"], true)]
+    );
+    assert_eq!(names.own, ["c", "limit"], "params and inputs, once each");
+    let start = task_names(&bp, "start").unwrap();
+    assert!(start.produced.iter().all(|p| !p.upstream), "nothing runs before start: {start:?}");
+    assert_eq!(task_names(&bp, "nope"), None);
+}
+
+#[test]
 fn the_old_condition_param_is_checked_like_the_field() {
     let text = blueprint(|v| v["tasks"][2]["params"] = json!([{"name": "condition", "value": "nowhere"}]));
     let d = only(&text, Code::ConditionUnknownName);

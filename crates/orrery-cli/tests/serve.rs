@@ -611,6 +611,8 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
         .as_str()
         .unwrap()
         .contains("dtype"));
+    let names = client.ok("task_names", json!({"text": FLOW, "task_id": "b"}));
+    assert_eq!(names["produced"][0]["key"], "n", "{names}");
     assert_eq!(client.ok("save_blueprint", json!({"text": FLOW}))["blueprint_id"], "flow");
     assert_eq!(client.ok("list_blueprints", json!({}))[0]["blueprint_id"], "flow");
 
