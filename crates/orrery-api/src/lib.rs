@@ -35,6 +35,7 @@
 
 mod blueprints;
 mod catalogue;
+mod files;
 pub mod http;
 mod log_growth;
 mod protocol;
@@ -214,6 +215,7 @@ impl Api {
         let mut jobs = Vec::new();
         catalogue::register(&mut jobs);
         blueprints::register(&mut jobs);
+        files::register(&mut jobs);
         sessions::register(&mut jobs);
         protocol::register(&mut jobs);
         stream::register(&mut jobs);

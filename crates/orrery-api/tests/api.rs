@@ -678,3 +678,56 @@ async fn of_submissions_racing_for_one_task_name_exactly_one_wins_within_and_acr
     fx.api.wait_all().await;
     other.wait_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blueprint_file_is_written_canonical_and_atomically_and_its_layout_kept_beside_it() {
+    let fx = Fixture::new();
+    let file = fx.blueprint("drawn", vec![sh("a", "true", "start")]);
+    let compact = std::fs::read_to_string(&file).unwrap();
+    let written = fx.ok("write_blueprint_file", json!({"file": file, "text": compact})).await;
+    assert_eq!(written["changed"], true, "a compact file becomes canonical");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), written["text"].as_str().unwrap());
+    let again = fx.ok("write_blueprint_file", json!({"file": file, "text": compact})).await;
+    assert_eq!(again["changed"], false, "the same blueprint: the same bytes, not rewritten");
+    let broken = fx.call("write_blueprint_file", json!({"file": file, "text": "{\"id\": "})).await;
+    assert_eq!(broken.metadata["error"], "invalid_blueprint");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), written["text"].as_str().unwrap(), "the file is untouched");
+    let leftovers: Vec<_> = std::fs::read_dir(fx.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.contains("orrery-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let none = fx.ok("read_layout", json!({"file": file})).await;
+    assert_eq!((none["found"].as_bool(), none["positions"].clone()), (Some(false), json!({})));
+    let positions = json!({"start": {"x": 0.4, "y": -10.6}, "a": {"x": 200, "y": 15}, "end": {"x": 400, "y": 0}});
+    fx.ok("save_layout", json!({"file": file, "positions": positions})).await;
+    let layout_file = fx.path("drawn.json.layout");
+    assert_eq!(
+        std::fs::read_to_string(&layout_file).unwrap(),
+        "{\n    \"orrery_layout\": 1,\n    \"positions\": {\n        \"a\": [200, 15],\n        \"end\": [400, 0],\n        \"start\": [0, -11]\n    }\n}\n",
+        "sorted, whole pixels, one task per line"
+    );
+    let read = fx.ok("read_layout", json!({"file": file})).await;
+    assert_eq!(read["found"], true);
+    assert_eq!(read["positions"]["start"], json!({"x": 0.0, "y": -11.0}));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        written["text"].as_str().unwrap(),
+        "the blueprint is untouched"
+    );
+
+    for (text, says) in [
+        ("{\n  \"orrery_layout\": 1,\n  \"positions\": {\"a\": [1]}\n}", "the position of task \"a\" is not [x, y]"),
+        ("{\n  \"orrery_layout\": 9, \"positions\": {}}", "layout version 9 is newer"),
+        ("{\"positions\": {}}", "not an Orrery layout"),
+        ("{\n\n  \"orrery_layout\": 1,,\n}", "line 3"),
+    ] {
+        std::fs::write(&layout_file, text).unwrap();
+        let refused = fx.call("read_layout", json!({"file": file})).await;
+        assert_eq!(refused.metadata["error"], "invalid_layout", "{text}");
+        let answer = refused.answer.as_str().unwrap();
+        assert!(answer.contains(says) && answer.contains("drawn.json.layout"), "{text}: {answer}");
+    }
+}

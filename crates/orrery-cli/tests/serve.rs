@@ -611,6 +611,11 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
         .as_str()
         .unwrap()
         .contains("dtype"));
+    let written = s.0.join("written.json");
+    assert_eq!(client.ok("write_blueprint_file", json!({"file": written, "text": FLOW}))["changed"], true);
+    assert_eq!(client.ok("read_layout", json!({"file": written}))["found"], false);
+    client.ok("save_layout", json!({"file": written, "positions": {"a": {"x": 1, "y": 2}}}));
+    assert_eq!(client.ok("read_layout", json!({"file": written}))["positions"]["a"]["y"], 2.0);
     let names = client.ok("task_names", json!({"text": FLOW, "task_id": "b"}));
     assert_eq!(names["produced"][0]["key"], "n", "{names}");
     assert_eq!(client.ok("save_blueprint", json!({"text": FLOW}))["blueprint_id"], "flow");

@@ -1,0 +1,167 @@
+//! Blueprint files as an editor keeps them: the blueprint itself, canonical and byte-stable
+//! (so that a saved file diffs cleanly), and its layout beside it, never inside it.
+//!
+//! - `write_blueprint_file` writes the canonical text of a blueprint (its encoding kept)
+//!   atomically: a temporary file in the same folder, then a rename, so a crash never leaves a
+//!   half-written blueprint.
+//! - The layout of `flow.json` lives in `flow.json.layout` (not `*.json`, so that globs of
+//!   blueprints do not pick it up): `{"orrery_layout": 1, "positions": {task id: [x, y]}}`,
+//!   task ids sorted, coordinates rounded to whole pixels, one task per line: moving one node
+//!   changes one line. A missing layout is no layout; an unreadable one is an error that names
+//!   the file and the line.
+
+use super::*;
+
+use std::collections::BTreeMap;
+
+use orrery_blueprint::{load, save};
+
+/// The layout format's version.
+const LAYOUT_VERSION: u64 = 1;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArguments {
+    pub file: PathBuf,
+    /// The blueprint as text; it is written in its canonical form, in its own encoding.
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Written {
+    /// What the file now holds.
+    pub text: String,
+    /// Whether the file's bytes changed (false: it already held exactly this).
+    pub changed: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutFileArguments {
+    /// The blueprint file (not the layout file).
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveLayoutArguments {
+    /// The blueprint file (not the layout file).
+    pub file: PathBuf,
+    pub positions: BTreeMap<String, Point>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Layout {
+    /// The layout file.
+    pub layout_file: PathBuf,
+    /// Whether it exists (no layout yet: lay the blueprint out).
+    pub found: bool,
+    pub positions: BTreeMap<String, Point>,
+}
+
+/// Where the layout of `file` lives.
+pub fn layout_file(file: &Path) -> PathBuf {
+    let mut name = file.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".layout");
+    file.with_file_name(name)
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder and a rename.
+fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
+    let io =
+        |what: &str, p: &Path, e: std::io::Error| Failure::new("io", format!("cannot {what} {}: {e}", p.display()));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| Failure::new("invalid_argument", "the path has no file name"))?;
+    let tmp = dir.join(format!(".{}.orrery-tmp", name.to_string_lossy()));
+    std::fs::write(&tmp, text).map_err(|e| io("write", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io("replace", path, e)
+    })
+}
+
+fn layout_text(positions: &BTreeMap<String, Point>) -> String {
+    let mut text = format!("{{\n    \"orrery_layout\": {LAYOUT_VERSION},\n    \"positions\": {{");
+    for (i, (id, p)) in positions.iter().enumerate() {
+        let id = serde_json::to_string(id).unwrap_or_default();
+        text.push_str(if i == 0 { "\n" } else { ",\n" });
+        text.push_str(&format!("        {id}: [{}, {}]", p.x as i64, p.y as i64));
+    }
+    text.push_str(if positions.is_empty() { "}\n}\n" } else { "\n    }\n}\n" });
+    text
+}
+
+fn read_layout(file: &Path) -> Result<Layout, Failure> {
+    let layout_file = layout_file(file);
+    let text = match std::fs::read_to_string(&layout_file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Layout { layout_file, found: false, positions: BTreeMap::new() })
+        }
+        Err(e) => return Err(Failure::new("io", format!("cannot read {}: {e}", layout_file.display()))),
+    };
+    let bad = |why: String| Failure::new("invalid_layout", format!("{}: {why}", layout_file.display()));
+    let value: Value = serde_json::from_str(&text).map_err(|e| bad(format!("line {}: {e}", e.line())))?;
+    match value.get("orrery_layout").and_then(Value::as_u64) {
+        Some(LAYOUT_VERSION) => {}
+        Some(other) => {
+            return Err(bad(format!("layout version {other} is newer than this Orrery reads ({LAYOUT_VERSION})")))
+        }
+        None => return Err(bad("it has no \"orrery_layout\" version: not an Orrery layout".into())),
+    }
+    let mut positions = BTreeMap::new();
+    for (id, at) in value.get("positions").and_then(Value::as_object).into_iter().flatten() {
+        let xy = at.as_array().filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_f64()?, a[1].as_f64()?)));
+        let (x, y) = xy.ok_or_else(|| bad(format!("the position of task {id:?} is not [x, y]: {at}")))?;
+        positions.insert(id.clone(), Point { x, y });
+    }
+    Ok(Layout { layout_file, found: true, positions })
+}
+
+pub(crate) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "write_blueprint_file",
+        "Writes a blueprint to a file in its canonical form (its encoding kept), atomically.",
+        |api: Api, args: WriteArguments| async move {
+            api.blocking(move |_| {
+                let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
+                if let Some(note) = loaded.notes.iter().find(|d| d.is_error()) {
+                    return Err(Failure::new("invalid_blueprint", format!("it cannot be rewritten: {}", note.message)));
+                }
+                let text = save::to_string(&loaded.blueprint, loaded.encoding);
+                let changed = std::fs::read(&args.file).map_or(true, |old| old != text.as_bytes());
+                if changed {
+                    write_atomically(&args.file, &text)?;
+                }
+                Ok(Written { text, changed })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "read_layout",
+        "The node positions kept beside a blueprint file (`FILE.layout`); none yet when it is missing.",
+        |api: Api, args: LayoutFileArguments| async move { api.blocking(move |_| read_layout(&args.file)).await },
+    ));
+    jobs.push(job(
+        "save_layout",
+        "Keeps node positions beside a blueprint file (`FILE.layout`: sorted, whole pixels, one task \
+         per line), atomically.",
+        |api: Api, args: SaveLayoutArguments| async move {
+            api.blocking(move |_| {
+                let layout_file = layout_file(&args.file);
+                let positions: BTreeMap<String, Point> =
+                    args.positions.into_iter().map(|(id, p)| (id, Point { x: p.x.round(), y: p.y.round() })).collect();
+                write_atomically(&layout_file, &layout_text(&positions))?;
+                Ok(Layout { layout_file, found: true, positions })
+            })
+            .await
+        },
+    ));
+}
