@@ -2,7 +2,9 @@
 
 use super::*;
 
-use orrery_blueprint::{check_files, check_sources, load, save, FileReport, Severity, Source};
+use orrery_blueprint::{
+    blueprints_in, check_files, check_in_folder, check_sources, load, save, FileReport, Severity, Source,
+};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -12,6 +14,9 @@ pub struct ValidateArguments {
     pub files: Vec<PathBuf>,
     /// Or one blueprint as text (antikythera JSON or a COMPAS envelope).
     pub text: Option<String>,
+    /// With `text`: the file it is (or will be) saved as. The other blueprints of its folder
+    /// are then the candidates for its composites, as when it runs.
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -63,19 +68,39 @@ pub struct TaskNamesArguments {
     pub task_id: String,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FolderArguments {
+    pub folder: PathBuf,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BlueprintFile {
+    pub file: PathBuf,
+    pub blueprint_id: String,
+    pub name: String,
+    pub version: String,
+    /// Its tasks' count.
+    pub tasks: usize,
+}
+
 pub(crate) fn register(jobs: &mut Vec<Job>) {
     jobs.push(job(
         "validate_blueprint",
         "Checks blueprints: every diagnostic with its stable code, task, JSON path, line and column, \
          Orrery's verdict (`valid`) and the reference server's (`server_accepts`).",
         |api: Api, args: ValidateArguments| async move {
-            api.blocking(move |_| match (args.files.is_empty(), args.text) {
-                (false, None) => Ok(check_files(&args.files)),
-                (true, Some(text)) => {
+            api.blocking(move |_| match (args.files.is_empty(), args.text, args.file) {
+                (false, None, None) => Ok(check_files(&args.files)),
+                (true, Some(text), None) => {
                     let loaded = load(&text).map_err(|e| e.diagnostics);
                     Ok(check_sources(&[Source { path: PathBuf::from("blueprint.json"), text, loaded }]))
                 }
-                _ => Err(Failure::new("invalid_argument", "give either `files` or `text`")),
+                (true, Some(text), Some(file)) => check_in_folder(&file, text).map(|r| vec![r]).map_err(|e| {
+                    let folder = file.parent().unwrap_or(Path::new(".")).display().to_string();
+                    Failure::new("io", format!("cannot read the blueprints of {folder}: {e}"))
+                }),
+                _ => Err(Failure::new("invalid_argument", "give either `files`, or `text` (and perhaps its `file`)")),
             })
             .await
             .map(|reports: Vec<FileReport>| reports)
@@ -137,6 +162,32 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
             orrery_blueprint::dataflow::task_names(&loaded.blueprint, &args.task_id)
                 .ok_or_else(|| Failure::new("not_found", format!("the blueprint has no task {:?}", args.task_id)))
+        },
+    ));
+    jobs.push(job(
+        "list_blueprint_files",
+        "The blueprint files of a folder (`*.json` that load), by path: what a composite may call \
+         when the blueprint runs from that folder.",
+        |api: Api, args: FolderArguments| async move {
+            api.blocking(move |_| {
+                let found = blueprints_in(&args.folder, None).map_err(|e| {
+                    Failure::new("io", format!("cannot read the folder {}: {e}", args.folder.display()))
+                })?;
+                Ok(found
+                    .into_iter()
+                    .filter_map(|s| {
+                        let b = s.loaded.ok()?.blueprint;
+                        Some(BlueprintFile {
+                            file: s.path,
+                            blueprint_id: b.id,
+                            name: b.name,
+                            version: b.version,
+                            tasks: b.tasks.len(),
+                        })
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .await
         },
     ));
 }

@@ -731,3 +731,34 @@ async fn a_blueprint_file_is_written_canonical_and_atomically_and_its_layout_kep
         assert!(answer.contains(says) && answer.contains("drawn.json.layout"), "{text}: {answer}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blueprint_being_edited_is_checked_with_the_blueprints_of_its_folder_as_its_library() {
+    let fx = Fixture::new();
+    fx.blueprint("inner", vec![sh("work", "true", "start")]);
+    std::fs::write(fx.path("broken.json"), "{ not json").unwrap();
+    std::fs::write(fx.path("notes.txt"), "not a blueprint").unwrap();
+    let call = json!({"id": "outer", "type": "system.composite", "depends_on": [{"id": "start"}],
+        "params": [{"name": "blueprint", "value": {"static": "inner"}}]});
+    let outer = std::fs::read_to_string(fx.blueprint("outer", vec![call])).unwrap();
+
+    let alone = fx.ok("validate_blueprint", json!({"text": outer})).await;
+    assert_eq!(alone[0]["diagnostics"][0]["code"], "composite-target-missing", "{alone}");
+    // As the text of outer.json: inner.json beside it is found; its own saved copy is not a
+    // duplicate of it.
+    let beside = fx.ok("validate_blueprint", json!({"text": outer, "file": fx.path("outer.json")})).await;
+    assert_eq!(beside.as_array().unwrap().len(), 1, "only its own report: {beside}");
+    assert_eq!(beside[0]["diagnostics"], json!([]), "{beside}");
+    let nowhere = fx.ok("validate_blueprint", json!({"text": outer, "file": "/no/such/folder/x.json"})).await;
+    assert_eq!(nowhere[0]["diagnostics"][0]["code"], "composite-target-missing");
+
+    let files = fx.ok("list_blueprint_files", json!({"folder": fx.dir.path()})).await;
+    let listed: Vec<(&str, u64)> = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["blueprint_id"].as_str().unwrap(), f["tasks"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(listed, [("inner", 3), ("outer", 3)], "by path; what does not load is left out");
+    assert_eq!(fx.ok("list_blueprint_files", json!({"folder": "/no/such/folder"})).await, json!([]));
+}

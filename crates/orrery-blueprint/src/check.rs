@@ -39,6 +39,16 @@ impl Source {
 
 /// Checks already read sources against each other.
 pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
+    check_some(sources, sources.len())
+}
+
+/// The report of `sources[0]` alone, the others being only candidates for its composites.
+pub fn check_first(sources: &[Source]) -> FileReport {
+    check_some(sources, 1).swap_remove(0)
+}
+
+/// The reports of the first `n` sources, checked against all of them.
+fn check_some(sources: &[Source], n: usize) -> Vec<FileReport> {
     let mut library = Library::new();
     let mut first_with_id: HashMap<&str, &Path> = HashMap::new();
     for s in sources {
@@ -50,6 +60,7 @@ pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
     }
     sources
         .iter()
+        .take(n)
         .map(|s| {
             let diagnostics = match &s.loaded {
                 Err(d) => d.clone(),
@@ -105,20 +116,9 @@ pub type Runnable = (validate::ValidBlueprint, Vec<crate::Blueprint>);
 /// there by id; files of the folder that do not load are not candidates) and checks `file`:
 /// its report when it is not valid. An unreadable file or folder is the `io::Error`.
 pub fn load_runnable(file: &Path) -> std::io::Result<Result<Runnable, FileReport>> {
-    let main = Source::read(file)?;
-    let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut sources = vec![main];
-    for entry in std::fs::read_dir(folder)? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "json") && !same_file(&path, file) {
-            if let Ok(source) = Source::read(&path) {
-                if source.loaded.is_ok() {
-                    sources.push(source);
-                }
-            }
-        }
-    }
-    let report = check_sources(&sources).swap_remove(0);
+    let mut sources = vec![Source::read(file)?];
+    sources.extend(folder_library(file)?);
+    let report = check_first(&sources);
     if !report.valid {
         return Ok(Err(report));
     }
@@ -129,6 +129,46 @@ pub fn load_runnable(file: &Path) -> std::io::Result<Result<Runnable, FileReport
         Ok(root) => Ok(Ok((root, blueprints))),
         Err(diagnostics) => Ok(Err(self::report(file, diagnostics))),
     }
+}
+
+/// Checks `text` as the content of `file` (saved or not), the other blueprints of its folder
+/// being the candidates for its composites, as when it runs. An unreadable folder is the
+/// `io::Error`.
+pub fn check_in_folder(file: &Path, text: String) -> std::io::Result<FileReport> {
+    let loaded = load::load(&text).map_err(|e| e.diagnostics);
+    let mut sources = vec![Source { path: file.to_path_buf(), text, loaded }];
+    sources.extend(folder_library(file)?);
+    Ok(check_first(&sources))
+}
+
+/// The blueprint files beside `file` (`*.json` of its folder, `file` itself left out) that
+/// load: the candidates for its composites.
+fn folder_library(file: &Path) -> std::io::Result<Vec<Source>> {
+    let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    blueprints_in(folder, Some(file))
+}
+
+/// The blueprint files of `folder` (`*.json`, `except` left out) that load, by path. A folder
+/// that does not exist has none.
+pub fn blueprints_in(folder: &Path, except: Option<&Path>) -> std::io::Result<Vec<Source>> {
+    let entries = match std::fs::read_dir(folder) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        entries => entries?,
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json") && !except.is_some_and(|f| same_file(&path, f)) {
+            if let Ok(source) = Source::read(&path) {
+                if source.loaded.is_ok() {
+                    found.push(source);
+                }
+            }
+        }
+    }
+    // A stable order: the first file with an id is the one composites find.
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(found)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

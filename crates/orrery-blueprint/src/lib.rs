@@ -17,7 +17,10 @@ mod typed_load;
 pub mod validate;
 pub mod version;
 
-pub use check::{check_files, check_sources, load_runnable, FileReport, Runnable, Source};
+pub use check::{
+    blueprints_in, check_files, check_first, check_in_folder, check_sources, load_runnable, FileReport, Runnable,
+    Source,
+};
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use load::{load, Encoding, LoadError, Loaded};
 pub use model::*;

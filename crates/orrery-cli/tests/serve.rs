@@ -606,6 +606,8 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
 
     // Blueprints: checked, formatted, exported, stored.
     assert_eq!(client.ok("validate_blueprint", json!({"text": FLOW}))[0]["valid"], true);
+    let beside = client.ok("list_blueprint_files", json!({"folder": s.0}));
+    assert_eq!(beside.as_array().unwrap().len(), 2, "flow.json and asking.json: {beside}");
     assert_eq!(client.ok("format_blueprint", json!({"text": FLOW}))["changed"], true);
     assert!(client.ok("export_blueprint", json!({"text": FLOW, "to": "compas"}))["text"]
         .as_str()
