@@ -35,6 +35,7 @@
 
 mod blueprints;
 mod catalogue;
+mod compare;
 mod files;
 pub mod http;
 mod log_growth;
@@ -217,6 +218,7 @@ impl Api {
         blueprints::register(&mut jobs);
         files::register(&mut jobs);
         sessions::register(&mut jobs);
+        compare::register(&mut jobs);
         protocol::register(&mut jobs);
         stream::register(&mut jobs);
         let (events, _) = broadcast::channel(16_384);

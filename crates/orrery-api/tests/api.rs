@@ -762,3 +762,46 @@ async fn a_blueprint_being_edited_is_checked_with_the_blueprints_of_its_folder_a
     assert_eq!(listed, [("inner", 3), ("outer", 3)], "by path; what does not load is left out");
     assert_eq!(fx.ok("list_blueprint_files", json!({"folder": "/no/such/folder"})).await, json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_runs_are_compared_task_by_task_and_by_the_session_data_that_differs() {
+    let fx = Fixture::new();
+    let value = fx.path("value.txt");
+    let flag = fx.path("flag.txt");
+    let mut a = sh("a", &format!(r#"printf '{{"n": %s}}' "$(cat {})" > "$ORRERY_OUTPUTS""#, value.display()), "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let b = sh("b", "true", "a");
+    let c = sh("c", &format!("test -e {}", flag.display()), "b");
+    let file = fx.blueprint("twice", vec![a, b, c]);
+    let run = |n: &str| {
+        std::fs::write(&value, n).unwrap();
+        async {
+            let id = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+            fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+            id
+        }
+    };
+    let first = run("1").await;
+    std::fs::write(&flag, "").unwrap();
+    let second = run("2").await;
+
+    let compared = fx.ok("compare_sessions", json!({"a": first, "b": second})).await;
+    assert_eq!(compared["same_blueprint"], true);
+    assert_eq!((compared["a"]["state"].as_str(), compared["b"]["state"].as_str()), (Some("failed"), Some("completed")));
+    let differs: Vec<(&str, bool)> = compared["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["node"].as_str().unwrap(), t["differs"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        differs,
+        [("twice.a", true), ("twice.b", false), ("twice.c", true), ("twice.end", true), ("twice.start", false)],
+        "times do not count; a's output, c's and end's states do: {compared}"
+    );
+    let c = &compared["tasks"][2];
+    assert_eq!((c["a"]["state"].as_str(), c["b"]["state"].as_str()), (Some("FAILED"), Some("SUCCEEDED")));
+    assert_eq!(compared["data"], json!([{"instance": "twice", "key": "n", "a": 1, "b": 2}]), "{compared}");
+    let unknown = fx.call("compare_sessions", json!({"a": first, "b": "nope"})).await;
+    assert_eq!(unknown.metadata["error"], "not_found");
+}
