@@ -84,6 +84,26 @@ pub struct BlueprintFile {
     pub tasks: usize,
 }
 
+/// A blueprint given as text, loaded; one that does not load is `invalid_blueprint`.
+pub(crate) fn loaded(text: &str) -> Result<orrery_blueprint::Loaded, Failure> {
+    load(text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))
+}
+
+/// The canonical text of a blueprint given as text, in its own encoding; refused when loading
+/// noted an error (Python-only JSON, say), which a rewrite would lose.
+pub(crate) fn canonical(text: &str) -> Result<String, Failure> {
+    let loaded = loaded(text)?;
+    if let Some(note) = loaded.notes.iter().find(|d| d.severity == Severity::Error) {
+        return Err(Failure::new("invalid_blueprint", format!("it cannot be rewritten: {}", note.message)));
+    }
+    Ok(save::to_string(&loaded.blueprint, loaded.encoding))
+}
+
+/// The report on a blueprint given as text and already loaded.
+pub(crate) fn report_of(text: String, loaded: orrery_blueprint::Loaded) -> FileReport {
+    check_sources(&[Source { path: PathBuf::from("blueprint.json"), text, loaded: Ok(loaded) }]).swap_remove(0)
+}
+
 pub(crate) fn register(jobs: &mut Vec<Job>) {
     jobs.push(job(
         "validate_blueprint",
@@ -110,11 +130,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "format_blueprint",
         "The canonical text of a blueprint (the key order and layout `orrery fmt` writes).",
         |_api, args: FormatArguments| async move {
-            let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
-            if let Some(note) = loaded.notes.iter().find(|d| d.severity == Severity::Error) {
-                return Err(Failure::new("invalid_blueprint", format!("it cannot be rewritten: {}", note.message)));
-            }
-            let text = save::to_string(&loaded.blueprint, loaded.encoding);
+            let text = canonical(&args.text)?;
             Ok(Formatted { changed: text != args.text, text })
         },
     ));
@@ -124,13 +140,8 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
          errors when the server would refuse it or Orrery finds errors in it.",
         |api: Api, args: ExportArguments| async move {
             api.blocking(move |_| {
-                let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
-                let report = check_sources(&[Source {
-                    path: PathBuf::from("blueprint.json"),
-                    text: args.text,
-                    loaded: Ok(loaded.clone()),
-                }])
-                .swap_remove(0);
+                let loaded = loaded(&args.text)?;
+                let report = report_of(args.text, loaded.clone());
                 if !report.valid || !report.server_accepts {
                     let why = if report.server_accepts {
                         "Orrery finds errors in it"
@@ -159,7 +170,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
          outputs write, with their producers and whether one runs before the task; its own params \
          and inputs).",
         |_api, args: TaskNamesArguments| async move {
-            let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
+            let loaded = loaded(&args.text)?;
             orrery_blueprint::dataflow::task_names(&loaded.blueprint, &args.task_id)
                 .ok_or_else(|| Failure::new("not_found", format!("the blueprint has no task {:?}", args.task_id)))
         },

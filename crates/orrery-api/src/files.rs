@@ -14,8 +14,6 @@ use super::*;
 
 use std::collections::BTreeMap;
 
-use orrery_blueprint::{load, save};
-
 /// The layout format's version.
 const LAYOUT_VERSION: u64 = 1;
 
@@ -130,11 +128,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "Writes a blueprint to a file in its canonical form (its encoding kept), atomically.",
         |api: Api, args: WriteArguments| async move {
             api.blocking(move |_| {
-                let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
-                if let Some(note) = loaded.notes.iter().find(|d| d.is_error()) {
-                    return Err(Failure::new("invalid_blueprint", format!("it cannot be rewritten: {}", note.message)));
-                }
-                let text = save::to_string(&loaded.blueprint, loaded.encoding);
+                let text = crate::blueprints::canonical(&args.text)?;
                 let changed = std::fs::read(&args.file).map_or(true, |old| old != text.as_bytes());
                 if changed {
                     write_atomically(&args.file, &text)?;

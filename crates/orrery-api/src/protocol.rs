@@ -288,13 +288,8 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "Stores a blueprint as a version (its content hash names it); says whether it is valid.",
         |api: Api, args: SaveArguments| async move {
             api.blocking(move |db| {
-                let loaded = load(&args.text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))?;
-                let report = orrery_blueprint::check_sources(&[orrery_blueprint::Source {
-                    path: PathBuf::from("blueprint.json"),
-                    text: args.text.clone(),
-                    loaded: Ok(loaded.clone()),
-                }])
-                .swap_remove(0);
+                let loaded = crate::blueprints::loaded(&args.text)?;
+                let report = crate::blueprints::report_of(args.text.clone(), loaded.clone());
                 let text = orrery_blueprint::save::to_string(&loaded.blueprint, orrery_blueprint::Encoding::Plain);
                 let hash = open(db)?.put_blueprint_version(&loaded.blueprint.id, &text)?;
                 Ok(Saved {
