@@ -8,7 +8,7 @@ use std::time::Duration;
 use orrery_blueprint::SessionState;
 
 use crate::log_growth::{LogGrowth, LOOK_EVERY};
-use orrery_engine::agents::interaction::{Answers, WhenUnanswered};
+use orrery_engine::agents::interaction::{self, Answers, WhenUnanswered};
 use orrery_engine::interventions::{self, Intervention, InterventionError};
 use orrery_engine::requests::{self, RequestError};
 use orrery_engine::runner::{self, RunError, RunOptions};
@@ -190,6 +190,17 @@ pub struct SessionView {
     pub attempts: Vec<Attempt>,
     /// Whether a live runner drives it (`running` without one: interrupted by a crash).
     pub driven: bool,
+}
+
+/// A session as a list of runs shows it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionListing {
+    #[serde(flatten)]
+    pub session: Session,
+    /// Its tasks waiting for an answer (`answer_prompt`), by node key.
+    pub waiting: Vec<String>,
+    /// `running` or `pending` with no live runner: a crash stopped it (`resume_session` goes on).
+    pub interrupted: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -461,11 +472,27 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
     ));
     jobs.push(job(
         "list_sessions",
-        "The sessions of the store, newest first.",
+        "The sessions of the store, newest first, with the tasks waiting for an answer and whether a crash \
+         interrupted them.",
         |api: Api, args: ListArguments| async move {
             api.blocking(move |db| {
+                let store = open(db)?;
                 let filter = SessionFilter { state: args.state, blueprint_id: args.blueprint_id, limit: args.limit };
-                Ok(open(db)?.sessions(&filter)?)
+                let sessions = store.sessions(&filter)?;
+                let prompts: Vec<Attempt> = store
+                    .running_attempts()?
+                    .into_iter()
+                    .filter(|a| interaction::interaction(&a.agent) == Some(interaction::Interaction::Prompt))
+                    .collect();
+                let mut listed = Vec::with_capacity(sessions.len());
+                for session in sessions {
+                    let waiting =
+                        prompts.iter().filter(|a| a.session_id == session.id).map(|a| a.node.clone()).collect();
+                    let active = matches!(session.state, SessionState::Running | SessionState::Pending);
+                    let driven = active && runner::is_driven(&store, &session.id)?;
+                    listed.push(SessionListing { interrupted: active && !driven, waiting, session });
+                }
+                Ok(listed)
             })
             .await
         },

@@ -307,6 +307,9 @@ async fn a_prompt_waits_for_answer_prompt_and_a_running_task_can_be_cancelled() 
     tokio::time::timeout(Duration::from_secs(20), wait_for(&mut events, "prompt_waiting", "asking.ask"))
         .await
         .expect("the prompt");
+    // The list of runs says who waits for an answer.
+    let listed = fx.ok("list_sessions", json!({})).await;
+    assert_eq!((listed[0]["waiting"].clone(), listed[0]["interrupted"].clone()), (json!(["asking.ask"]), json!(false)));
     let answered = fx.ok("answer_prompt", json!({"session_id": id, "task": "ask", "value": "Yes"})).await;
     assert_eq!(answered["outcome"], "answer given to ask");
     tokio::time::timeout(Duration::from_secs(20), wait_for(&mut events, "attempt_started", "asking.slow"))
@@ -804,4 +807,19 @@ async fn two_runs_are_compared_task_by_task_and_by_the_session_data_that_differs
     assert_eq!(compared["data"], json!([{"instance": "twice", "key": "n", "a": 1, "b": 2}]), "{compared}");
     let unknown = fx.call("compare_sessions", json!({"a": first, "b": "nope"})).await;
     assert_eq!(unknown.metadata["error"], "not_found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_left_running_by_a_crash_is_listed_as_interrupted() {
+    let fx = Fixture::new();
+    let text = std::fs::read_to_string(fx.blueprint("left", vec![sh("a", "true", "start")])).unwrap();
+    // What a runner killed mid-run leaves: a running session, no live runner holding it.
+    let mut store = orrery_store::Store::open(&fx.path("orrery.db")).unwrap();
+    let hash = store.put_blueprint_version("left", &text).unwrap();
+    let new = orrery_store::NewSession { blueprint_hash: hash, name: "left".into(), params: json!({}) };
+    let session = store.create_session(&new, None).unwrap();
+    store.set_session_state(&session.id, orrery_blueprint::SessionState::Running, None, None).unwrap();
+    let listed = fx.ok("list_sessions", json!({})).await;
+    assert_eq!((listed[0]["id"].as_str(), listed[0]["interrupted"].as_bool()), (Some(session.id.as_str()), Some(true)));
+    assert_eq!(listed[0]["waiting"], json!([]));
 }
