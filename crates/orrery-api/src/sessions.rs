@@ -192,6 +192,26 @@ pub struct SessionView {
     pub driven: bool,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptArguments {
+    pub session_id: String,
+    /// `{instance}.{task}`, or a task id of the root blueprint.
+    pub task: String,
+    /// Which attempt; the latest when absent.
+    pub attempt: Option<u32>,
+}
+
+/// One attempt with its checklist: what a details panel shows.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AttemptDetails {
+    pub attempt: Attempt,
+    /// Its progress steps, in order, with their state and percentage.
+    pub steps: Vec<orrery_store::Step>,
+    /// How long it ran (so far, while it runs), in milliseconds.
+    pub duration_ms: i64,
+}
+
 /// A session as a list of runs shows it.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionListing {
@@ -493,6 +513,26 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     listed.push(SessionListing { interrupted: active && !driven, waiting, session });
                 }
                 Ok(listed)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "get_attempt",
+        "One attempt of a task (the latest by default): inputs, outputs, error, exit code, agent, run_id, \
+         duration, and its checklist of progress steps.",
+        |api: Api, args: AttemptArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let attempt = store
+                    .find_attempt(&args.session_id, &args.task, args.attempt)?
+                    .map_err(|why| Failure::new("not_found", why))?;
+                let steps = store.steps(&attempt.run_id)?;
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
+                let duration_ms = attempt.finished_ms.unwrap_or(now) - attempt.started_ms;
+                Ok(AttemptDetails { attempt, steps, duration_ms })
             })
             .await
         },

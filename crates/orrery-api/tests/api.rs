@@ -823,3 +823,46 @@ async fn a_session_left_running_by_a_crash_is_listed_as_interrupted() {
     assert_eq!((listed[0]["id"].as_str(), listed[0]["interrupted"].as_bool()), (Some(session.id.as_str()), Some(true)));
     assert_eq!(listed[0]["waiting"], json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempts_details_carry_its_checklist_live_and_when_done() {
+    let fx = Fixture::new();
+    let command = r#"echo '{"step": "fetch", "state": "in_progress", "percentage": 40}' >> "$ORRERY_PROGRESS"
+        sleep 1; echo '{"step": "build", "state": "in_progress", "percentage": 10}' >> "$ORRERY_PROGRESS"; exit 3"#;
+    let file = fx.blueprint("steps", vec![sh("a", command, "start")]);
+    let id = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+    let live = loop {
+        let details = fx.ok("get_attempt", json!({"session_id": id, "task": "a"})).await;
+        if !details["steps"].as_array().unwrap().is_empty() {
+            break details;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        (live["steps"][0]["name"].as_str(), live["steps"][0]["state"].as_str()),
+        (Some("fetch"), Some("in_progress"))
+    );
+    assert_eq!(live["steps"][0]["percentage"], 40);
+    assert_eq!(live["attempt"]["state"], "running");
+    fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+
+    let done = fx.ok("get_attempt", json!({"session_id": id, "task": "a", "attempt": 1})).await;
+    let steps: Vec<(&str, &str)> = done["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        steps,
+        [("fetch", "done"), ("build", "in_progress")],
+        "starting build completed fetch; it failed in build"
+    );
+    assert_eq!(
+        (done["attempt"]["exit_code"].as_i64(), done["attempt"]["error"]["code"].as_str()),
+        (Some(3), Some("TOOL_FAILURE"))
+    );
+    assert!(done["duration_ms"].as_i64().unwrap() >= 1000, "{done}");
+    let none = fx.call("get_attempt", json!({"session_id": id, "task": "a", "attempt": 2})).await;
+    assert_eq!(none.metadata["error"], "not_found");
+}

@@ -687,6 +687,8 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     assert_eq!(client.ok("get_session", json!({"session_id": session}))["attempts"].as_array().unwrap().len(), 4);
     assert_eq!(client.ok("read_session_data", json!({"session_id": session}))["flow"]["n"], 5);
     assert!(!client.ok("read_events", json!({"after": 0}))["events"].as_array().unwrap().is_empty());
+    let details = client.ok("get_attempt", json!({"session_id": session, "task": "b"}));
+    assert_eq!((details["attempt"]["node"].as_str(), details["steps"].clone()), (Some("flow.b"), json!([])));
     let compared = client.ok("compare_sessions", json!({"a": run, "b": session}));
     assert_eq!(compared["same_blueprint"], true, "the stored flow and flow.json are one version");
     assert_eq!(compared["data"], json!([]), "{compared}");

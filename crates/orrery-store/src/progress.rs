@@ -23,7 +23,7 @@ use crate::{Store, StoreError, Tx};
 /// How many steps the resume view shows.
 pub const RESUME_VIEW_STEPS: usize = 50;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepState {
     Pending,
@@ -63,7 +63,7 @@ pub struct ProgressReport {
     pub percentage: Option<u8>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Step {
     pub position: u32,
     pub name: String,
