@@ -1,6 +1,10 @@
 //! Orrery's desktop shell (ARCHITECTURE.md): thin Tauri adapters over the `orrery-api` facade.
 //! It owns windows, native dialogs and the files the user chose; every decision about
 //! blueprints and sessions belongs to the facade, reached through [`commands`].
+//!
+//! `tauri.conf.json` keeps a strict CSP and no global Tauri object; `freezePrototype` stays off
+//! because React assigns `constructor` on its component prototypes, which a frozen
+//! `Object.prototype` refuses (the page stays blank).
 
 pub mod bindings;
 pub mod commands;

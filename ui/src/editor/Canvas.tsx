@@ -19,7 +19,7 @@ export function Canvas() {
   const positions = useEditor((s) => s.positions);
   const report = useEditor((s) => s.report);
   const selected = useEditor((s) => s.selected);
-  const view = useEditor((s) => s.view);
+  const focus = useEditor((s) => s.focus);
   const edit = useEditor((s) => s.edit);
   const moveTask = useEditor((s) => s.moveTask);
   const select = useEditor((s) => s.select);
@@ -32,10 +32,8 @@ export function Canvas() {
   const edges = useMemo(() => (blueprint ? toEdges(blueprint) : []), [blueprint]);
 
   useEffect(() => {
-    if (!view) return;
-    const nodes = view.task === null ? undefined : [{ id: view.task }];
-    void flow.fitView({ nodes, padding: 0.2, maxZoom: 1.2, duration: 300 });
-  }, [view, flow]);
+    if (focus) void flow.fitView({ nodes: [{ id: focus.task }], maxZoom: 1.2, duration: 300 });
+  }, [focus, flow]);
 
   function onNodesChange(changes: NodeChange<TaskNode>[]) {
     const removed = new Set<string>();
@@ -66,10 +64,11 @@ export function Canvas() {
       onConnect={onConnect}
       onEdgeDoubleClick={(_, e) => edit((b) => cycleDependencyType(b, e.source, e.target))}
       onPaneClick={() => select(null)}
+      fitView
+      fitViewOptions={{ padding: 0.1, maxZoom: 1.2 }}
       colorMode="system"
       minZoom={0.1}
       nodeOrigin={[0, 0]}
-      defaultViewport={{ x: 0, y: 0, zoom: 1 }}
       proOptions={{ hideAttribution: true }}
     >
       <Background gap={24} />

@@ -20,6 +20,7 @@ const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState) => unknown
 export function Editor() {
   const store = useEditorStore();
   const hasBlueprint = useEditor((s) => s.blueprint !== null);
+  const laidOut = useEditor((s) => s.laidOut);
   const notice = useEditor((s) => s.notice);
   const lastEvent = useEditor((s) => s.lastEvent);
 
@@ -40,12 +41,12 @@ export function Editor() {
       <Toolbar />
       <Palette />
       <main className="canvas" aria-label="Blueprint">
-        {hasBlueprint ? (
+        {!hasBlueprint && <p className="empty">Open a blueprint to see its tasks.</p>}
+        {hasBlueprint && !laidOut && <p className="empty">Laying out…</p>}
+        {hasBlueprint && laidOut && (
           <ReactFlowProvider>
             <Canvas />
           </ReactFlowProvider>
-        ) : (
-          <p className="empty">Open a blueprint to see its tasks.</p>
         )}
       </main>
       <Problems />

@@ -3,7 +3,7 @@ import { useEditor } from "../store/context";
 
 export function Palette() {
   const taskTypes = useEditor((s) => s.taskTypes);
-  const canAdd = useEditor((s) => s.blueprint !== null);
+  const canAdd = useEditor((s) => s.blueprint !== null && s.laidOut);
   const addTask = useEditor((s) => s.addTask);
   return (
     <nav className="palette" aria-label="Task types">
@@ -11,7 +11,7 @@ export function Palette() {
       <ul>
         {taskTypes.map((t) => (
           <li key={t.name}>
-            <button type="button" disabled={!canAdd} title={t.description} onClick={() => addTask(t.name)} data-testid="palette-item">
+            <button type="button" disabled={!canAdd} title={t.description} onClick={() => addTask(t.name)} data-testid="palette-item" data-task-type={t.name}>
               {t.name}
             </button>
           </li>

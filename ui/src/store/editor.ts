@@ -17,15 +17,14 @@ export type EditorState = {
   future: Blueprint[];
   /** Beside the blueprint, never in its file. */
   positions: Positions;
+  /** Whether the layout of the open blueprint arrived: until then there is nothing to show. */
+  laidOut: boolean;
   /** The facade's verdict on the current blueprint; null until it answers. */
   report: FileReport | null;
   taskTypes: TaskDefinitionSummary[];
   selected: string | null;
-  /**
-   * Asks the canvas to show a task (`task`), or the whole blueprint (`task: null`); `serial`
-   * tells repeated requests apart.
-   */
-  view: { task: string | null; serial: number } | null;
+  /** Asks the canvas to bring a task into view; `serial` tells repeated requests apart. */
+  focus: { task: string; serial: number } | null;
   /** The last thing the user should know: saved, or why something failed. */
   notice: { text: string; error: boolean } | null;
   lastEvent: EventView | null;
@@ -53,8 +52,9 @@ const NEW_TASK_GAP = 120;
 export function createEditorStore(backend: Backend, layout: Layout): EditorStore {
   // Answers of older validations are dropped: only the newest blueprint's verdict counts.
   let validation = 0;
-  let viewSerial = 0;
-  const view = (task: string | null) => ({ task, serial: ++viewSerial });
+  let focusSerial = 0;
+  // A layout that arrives after another file was opened is dropped.
+  let opened = 0;
 
   return createStore<EditorState>()((set, get) => {
     const fail = (e: unknown) => set({ notice: { text: e instanceof Error ? e.message : String(e), error: true } });
@@ -92,10 +92,11 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
       past: [],
       future: [],
       positions: {},
+      laidOut: false,
       report: null,
       taskTypes: [],
       selected: null,
-      view: null,
+      focus: null,
       notice: null,
       lastEvent: null,
 
@@ -128,13 +129,16 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
           set({ notice: { text: `Cannot open ${path}: ${parsed.error}`, error: true } });
           return;
         }
-        set({ path, positions: {}, selected: null, notice: null });
+        const mine = ++opened;
+        set({ path, positions: {}, laidOut: false, selected: null, notice: null });
         replace(parsed.blueprint, [], []);
+        let positions: Positions = {};
         try {
-          set({ positions: await layout(parsed.blueprint), view: view(null) });
+          positions = await layout(parsed.blueprint);
         } catch (e) {
           fail(e);
         }
+        if (mine === opened) set({ positions, laidOut: true });
       },
 
       edit(change) {
@@ -196,7 +200,7 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
       },
 
       focusTask(id) {
-        set({ selected: id, view: view(id) });
+        set({ selected: id, focus: { task: id, serial: ++focusSerial } });
       },
     };
   });
