@@ -192,5 +192,20 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     assert!(summary.starts_with("1 error"), "one error, the orphan: {summary:?}");
     screenshot(&client, &shots.join("editor-invalid.png")).await;
 
+    // A problem about a task selects that task.
+    client.find(Locator::Css("[data-testid=problem][data-task-id=place] button")).await.unwrap().click().await.unwrap();
+    eventually("the task of the clicked problem selected", || async {
+        (count(&client, "[data-task-id=place].selected").await == 1).then_some(())
+    })
+    .await;
+
+    // Undo takes the added task away, and with it the error.
+    client.find(Locator::Css("[data-testid=undo]")).await.unwrap().click().await.unwrap();
+    eventually("the blueprint as it was", || async {
+        let summary = text(&client, "[data-testid=problems-summary]").await?;
+        (count(&client, "[data-testid=task-node]").await == tasks && !summary.contains("error")).then_some(())
+    })
+    .await;
+
     client.close().await.unwrap();
 }

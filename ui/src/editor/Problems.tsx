@@ -27,7 +27,7 @@ export function Problems() {
       </header>
       <ul>
         {diagnostics.map((d, i) => (
-          <li key={i} data-testid="problem">
+          <li key={i} data-testid="problem" data-task-id={d.task_id ?? undefined}>
             <button
               type="button"
               className={`problem ${d.severity}`}

@@ -23,7 +23,7 @@ export function Toolbar() {
         Save as…
       </button>
       <span className="separator" />
-      <button type="button" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)">
+      <button type="button" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)" data-testid="undo">
         Undo
       </button>
       <button type="button" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)">

@@ -50,13 +50,14 @@ export function toNodes(
   }));
 }
 
-export function toEdges(blueprint: Blueprint): DependencyEdge[] {
+export function toEdges(blueprint: Blueprint, selected: string | null): DependencyEdge[] {
   const ids = new Set(blueprint.tasks.map((t) => t.id));
   return blueprint.tasks.flatMap((task) =>
     (task.depends_on ?? [])
       .filter((d) => ids.has(d.id))
       .map((d) => ({
         id: edgeId(d.id, task.id),
+        selected: edgeId(d.id, task.id) === selected,
         source: d.id,
         target: task.id,
         label: d.type,

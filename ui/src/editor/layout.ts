@@ -16,7 +16,7 @@ export const elkLayout: Layout = async (blueprint: Blueprint): Promise<Positions
     layoutOptions: {
       "elk.algorithm": "layered",
       "elk.direction": "DOWN",
-      "elk.layered.spacing.nodeNodeBetweenLayers": "60",
+      "elk.layered.spacing.nodeNodeBetweenLayers": "80",
       "elk.spacing.nodeNode": "40",
     },
     children: blueprint.tasks.map((t) => ({ id: t.id, width: NODE_WIDTH, height: NODE_HEIGHT })),

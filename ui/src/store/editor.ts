@@ -22,7 +22,9 @@ export type EditorState = {
   /** The facade's verdict on the current blueprint; null until it answers. */
   report: FileReport | null;
   taskTypes: TaskDefinitionSummary[];
+  /** The selected task, or the selected dependency (an edge id of editor/graph.ts). */
   selected: string | null;
+  selectedDependency: string | null;
   /** Asks the canvas to bring a task into view; `serial` tells repeated requests apart. */
   focus: { task: string; serial: number } | null;
   /** The last thing the user should know: saved, or why something failed. */
@@ -41,6 +43,7 @@ export type EditorState = {
   addTask(type: string): void;
   moveTask(id: string, position: Position): void;
   select(id: string | null): void;
+  selectDependency(id: string | null): void;
   focusTask(id: string): void;
 };
 
@@ -96,6 +99,7 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
       report: null,
       taskTypes: [],
       selected: null,
+      selectedDependency: null,
       focus: null,
       notice: null,
       lastEvent: null,
@@ -130,7 +134,7 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
           return;
         }
         const mine = ++opened;
-        set({ path, positions: {}, laidOut: false, selected: null, notice: null });
+        set({ path, positions: {}, laidOut: false, selected: null, selectedDependency: null, notice: null });
         replace(parsed.blueprint, [], []);
         let positions: Positions = {};
         try {
@@ -196,11 +200,15 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
       },
 
       select(id) {
-        set({ selected: id });
+        set({ selected: id, selectedDependency: null });
+      },
+
+      selectDependency(id) {
+        set({ selected: null, selectedDependency: id });
       },
 
       focusTask(id) {
-        set({ selected: id, focus: { task: id, serial: ++focusSerial } });
+        set({ selected: id, selectedDependency: null, focus: { task: id, serial: ++focusSerial } });
       },
     };
   });
