@@ -135,3 +135,20 @@ fn events_of_a_session_started_through_the_shell_reach_the_windows() {
     let event = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("an event within 20 s");
     assert!(event["session_id"].is_string() && event["global_seq"].is_u64(), "a store event: {event}");
 }
+
+#[test]
+fn the_capability_grants_exactly_the_declared_commands() {
+    let capability: Value =
+        serde_json::from_str(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/capabilities/main.json"))).unwrap();
+    let mut granted: Vec<String> = capability["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
+        .map(|p| p.replace('-', "_"))
+        .collect();
+    let mut declared: Vec<String> = orrery_desktop::commands::surface().iter().map(|c| c.name.to_string()).collect();
+    granted.sort();
+    declared.sort();
+    assert_eq!(granted, declared, "capabilities/main.json grants the commands that commands::surface declares");
+}

@@ -33,9 +33,12 @@ impl Drop for Stopped {
     }
 }
 
-fn spawn(program: &str, args: &[&str], env: &[(&str, &Path)], display: &str) -> Child {
+/// Starts `program` on `display`; its output goes to `log`, never to the test's own pipes, which
+/// a leftover child would keep open.
+fn spawn(program: &str, args: &[&str], env: &[(&str, &Path)], display: &str, log: &Path) -> Child {
+    let log = std::fs::File::create(log).unwrap();
     let mut command = Command::new(program);
-    command.args(args).env("DISPLAY", display).stdin(Stdio::null()).stdout(Stdio::null());
+    command.args(args).env("DISPLAY", display).stdin(Stdio::null()).stdout(log.try_clone().unwrap()).stderr(log);
     for (key, value) in env {
         command.env(key, value);
     }
@@ -46,14 +49,15 @@ fn spawn(program: &str, args: &[&str], env: &[(&str, &Path)], display: &str) -> 
 }
 
 /// An X server on the first free display from :90.
-fn start_xvfb() -> (Stopped, String) {
+fn start_xvfb(log: &Path) -> (Stopped, String) {
     for n in 90..200 {
         let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
         if socket.exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
             continue;
         }
         let display = format!(":{n}");
-        let mut xvfb = Stopped(spawn("Xvfb", &[&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], &[], ""));
+        let mut xvfb =
+            Stopped(spawn("Xvfb", &[&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], &[], "", log));
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline && !socket.exists() {
             if let Ok(Some(_)) = xvfb.0.try_wait() {
@@ -120,7 +124,6 @@ async fn screenshot(client: &Client, path: &Path) {
     let frames = "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));";
     client.execute_async(frames, vec![]).await.unwrap();
     let png = client.screenshot().await.expect("a screenshot");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, png).unwrap();
 }
 
@@ -141,12 +144,13 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     let app = PathBuf::from(env!("CARGO_BIN_EXE_orrery-desktop"));
     let shots = root.join("target/e2e");
 
-    let (_xvfb, display) = start_xvfb();
+    std::fs::create_dir_all(&shots).unwrap();
+    let (_xvfb, display) = start_xvfb(&shots.join("xvfb.log"));
     let (port, native_port) = (free_port(), free_port());
     let env = [("ORRERY_OPEN", blueprint.as_path()), ("ORRERY_DB", db.as_path())];
     let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
     let args = ["--port", &port_arg, "--native-port", &native_port_arg];
-    let _driver = Stopped(spawn("tauri-driver", &args, &env, &display));
+    let _driver = Stopped(spawn("tauri-driver", &args, &env, &display, &shots.join("tauri-driver.log")));
     let client = connect(port, &app).await;
 
     // One node per task of the file, laid out, and the facade's verdict without errors.
