@@ -62,8 +62,10 @@ export function cycleDependencyType(blueprint: Blueprint, from: string, to: stri
   );
 }
 
+/** Changes one task; an edit that changes nothing answers the same blueprint (no history entry). */
 function mapTask(blueprint: Blueprint, id: string, change: (task: Task) => Task): Blueprint {
-  return { ...blueprint, tasks: blueprint.tasks.map((t) => (t.id === id ? change(t) : t)) };
+  const tasks = blueprint.tasks.map((t) => (t.id === id ? change(t) : t));
+  return tasks.every((t, i) => t === blueprint.tasks[i]) ? blueprint : { ...blueprint, tasks };
 }
 
 /** Changes a task's dependencies; a task left without any has no `depends_on` at all. */

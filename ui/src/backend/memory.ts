@@ -9,8 +9,6 @@ export type JobHandlers = {
 export class MemoryBackend implements Backend {
   /** Every file by path: what was opened, and what was saved. */
   readonly files = new Map<string, string>();
-  /** Every job call, in order. */
-  readonly calls: { name: keyof Jobs; args: unknown }[] = [];
   /** What the next open or save-as dialog answers (null: the user cancels). */
   nextDialogPath: string | null = null;
   private readonly listeners = new Set<(event: EventView) => void>();
@@ -24,7 +22,6 @@ export class MemoryBackend implements Backend {
   }
 
   async call<K extends keyof Jobs>(name: K, args: Jobs[K]["arguments"]): Promise<Jobs[K]["answer"]> {
-    this.calls.push({ name, args });
     const handler = this.jobs[name] as ((args: Jobs[K]["arguments"]) => Jobs[K]["answer"]) | undefined;
     if (!handler) throw new BackendError("unknown_job", `there is no job named ${name}`);
     return handler(args);

@@ -102,4 +102,30 @@ describe("the editor store", () => {
     expect(store.getState().notice?.error).toBe(true);
     expect(store.getState().notice?.text).toContain("not a blueprint");
   });
+
+  it("saves as where the user chooses, then saves there, and opens what the dialog picks", async () => {
+    const { backend, store } = setup();
+    await store.getState().load();
+    backend.nextDialogPath = "/copy.json";
+    await store.getState().saveAs();
+    expect(store.getState().path).toBe("/copy.json");
+    store.getState().addTask("shell.run");
+    await store.getState().save();
+    expect(backend.files.get("/copy.json")).toContain("run_1");
+    expect(backend.files.get("/bp.json")).toBe(text);
+
+    backend.nextDialogPath = "/bp.json";
+    await store.getState().openFile();
+    expect(store.getState().path).toBe("/bp.json");
+    expect(store.getState().blueprint?.tasks).toHaveLength(3);
+    expect(store.getState().past).toEqual([]);
+  });
+
+  it("follows the facade's session events", async () => {
+    const { backend, store } = setup();
+    await store.getState().load();
+    const event = { session_id: "s1", seq: 1, global_seq: 7, time_ms: 0, kind: "session_started", payload: null };
+    backend.emit(event);
+    expect(store.getState().lastEvent).toEqual(event);
+  });
 });
