@@ -17,7 +17,8 @@ use tokio::sync::broadcast::error::RecvError;
 
 /// The Tauri event that carries each committed store event of the sessions this app runs.
 pub const EVENT: &str = "orrery://event";
-/// Emitted when the app fell behind the event stream: the UI catches up with `read_events`.
+/// Emitted, with how many were missed, when the app fell behind the event stream: a client
+/// catches up with the `read_events` job (the editor does not follow runs yet).
 pub const EVENTS_LAGGED: &str = "orrery://events-lagged";
 
 /// What the app is started with.
