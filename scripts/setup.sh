@@ -11,6 +11,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # (tests/compat/parity/run_reference.py starts both on loopback and stops them; the Debian
 # services they come with are not used).
 PACKAGES=(build-essential pkg-config ca-certificates python3 python3-venv e2fsprogs redis-server mosquitto)
+# The desktop app (src-tauri): WebKitGTK and the libraries Tauri links; for its end-to-end test
+# and screenshots an X server (Xvfb, xauth), WebKitWebDriver (webkit2gtk-driver), xdotool and
+# x11-utils; ImageMagick draws the icons (icons/generate.sh).
+PACKAGES+=(libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
+    xvfb xauth webkit2gtk-driver xdotool imagemagick x11-utils)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -32,3 +37,21 @@ fi
 
 cd "$ROOT"
 cargo fetch --locked >/dev/null
+
+# tauri-driver bridges WebDriver to WebKitWebDriver for the desktop app's end-to-end test.
+if ! command -v tauri-driver >/dev/null 2>&1; then
+    echo "setup: installing tauri-driver" >&2
+    cargo install tauri-driver --version 2.1.0 --locked
+fi
+
+# The web view (ui/): its packages, then its build, which `cargo build` embeds in the app and
+# so must exist before src-tauri compiles. `npm run build` type-checks first (tsc).
+if ! command -v npm >/dev/null 2>&1; then
+    echo "setup: npm is not on PATH; install Node.js 20 or newer first" >&2
+    exit 1
+fi
+if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+    echo "setup: installing the UI's packages (npm ci)" >&2
+    (cd ui && npm ci --no-audit --no-fund)
+fi
+(cd ui && npm run --silent build >/dev/null)

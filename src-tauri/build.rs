@@ -1,0 +1,16 @@
+fn main() {
+    // Declaring the app's commands makes each one need a permission: the capability in
+    // capabilities/main.json grants only those the UI calls.
+    let commands = &[
+        "list_jobs",
+        "call_job",
+        "startup_blueprint_file",
+        "open_blueprint_file",
+        "save_blueprint_file",
+        "save_blueprint_file_as",
+    ];
+    tauri_build::try_build(
+        tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands)),
+    )
+    .expect("tauri-build failed");
+}

@@ -1,0 +1,211 @@
+//! The IPC surface: each command adapts one facade call or one file the user chose. The
+//! surface is declared once here ([`surface`]); `bindings` turns it, with the facade's job
+//! catalogue, into the UI's TypeScript types.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use orrery_api::{Api, CallError, Envelope, JobInfo};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+use tauri::{AppHandle, Runtime, State, WebviewWindow};
+use tauri_plugin_dialog::DialogExt;
+
+/// The stable codes of [`IpcError`]: the UI matches on these, never on messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The facade has no job of that name.
+    UnknownJob,
+    /// The arguments do not fit the job's schema.
+    InvalidArguments,
+    /// A file could not be read or written.
+    Io,
+    /// The file was not chosen by the user (opened or saved through a dialog, or given at start).
+    NotGranted,
+}
+
+/// A command refused or failed; crosses IPC as `{code, message}`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, thiserror::Error)]
+#[error("{message}")]
+pub struct IpcError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl IpcError {
+    fn io(action: &str, path: &Path, e: std::io::Error) -> IpcError {
+        IpcError { code: ErrorCode::Io, message: format!("cannot {action} {}: {e}", path.display()) }
+    }
+}
+
+impl From<CallError> for IpcError {
+    fn from(e: CallError) -> IpcError {
+        let code = match e {
+            CallError::UnknownJob { .. } => ErrorCode::UnknownJob,
+            CallError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
+        };
+        IpcError { code, message: e.to_string() }
+    }
+}
+
+/// A blueprint file and its text.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct OpenedFile {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// The files this window may write: the one given at start and those the user picked in a
+/// dialog. The web view never names an arbitrary path to write.
+pub struct Files {
+    startup: Option<PathBuf>,
+    granted: Mutex<HashSet<PathBuf>>,
+}
+
+impl Files {
+    pub fn new(startup: Option<PathBuf>) -> Files {
+        Files { granted: Mutex::new(startup.iter().cloned().collect()), startup }
+    }
+
+    fn grant(&self, path: &Path) {
+        self.granted.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf());
+    }
+
+    fn is_granted(&self, path: &Path) -> bool {
+        self.granted.lock().unwrap_or_else(|p| p.into_inner()).contains(path)
+    }
+}
+
+#[tauri::command]
+pub fn list_jobs(api: State<'_, Api>) -> Vec<JobInfo> {
+    api.jobs()
+}
+
+#[tauri::command]
+pub async fn call_job(api: State<'_, Api>, name: String, arguments: Value) -> Result<Envelope, IpcError> {
+    Ok(api.call(&name, arguments).await?)
+}
+
+/// The blueprint given at start (first argument or `ORRERY_OPEN`), if any.
+#[tauri::command]
+pub async fn startup_blueprint_file<R: Runtime>(
+    window: WebviewWindow<R>,
+    files: State<'_, Files>,
+) -> Result<Option<OpenedFile>, IpcError> {
+    match &files.startup {
+        Some(path) => read(&window, path.clone()).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Asks for a blueprint with the native dialog and reads it; `None` when the user cancels.
+#[tauri::command]
+pub async fn open_blueprint_file<R: Runtime>(
+    app: AppHandle<R>,
+    window: WebviewWindow<R>,
+    files: State<'_, Files>,
+) -> Result<Option<OpenedFile>, IpcError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().add_filter("Blueprint", &["json"]).pick_file(move |p| {
+        let _ = tx.send(p);
+    });
+    let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else { return Ok(None) };
+    files.grant(&path);
+    read(&window, path).await.map(Some)
+}
+
+/// Writes a blueprint back to a file the user chose.
+#[tauri::command]
+pub async fn save_blueprint_file(files: State<'_, Files>, path: PathBuf, text: String) -> Result<(), IpcError> {
+    if !files.is_granted(&path) {
+        return Err(IpcError {
+            code: ErrorCode::NotGranted,
+            message: format!("{} was not opened or chosen in this window", path.display()),
+        });
+    }
+    tokio::fs::write(&path, text).await.map_err(|e| IpcError::io("write", &path, e))
+}
+
+/// Asks where to save with the native dialog and writes there; `None` when the user cancels.
+#[tauri::command]
+pub async fn save_blueprint_file_as<R: Runtime>(
+    app: AppHandle<R>,
+    window: WebviewWindow<R>,
+    files: State<'_, Files>,
+    text: String,
+) -> Result<Option<PathBuf>, IpcError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().add_filter("Blueprint", &["json"]).save_file(move |p| {
+        let _ = tx.send(p);
+    });
+    let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else { return Ok(None) };
+    files.grant(&path);
+    tokio::fs::write(&path, text).await.map_err(|e| IpcError::io("write", &path, e))?;
+    show_in_title(&window, &path);
+    Ok(Some(path))
+}
+
+async fn read<R: Runtime>(window: &WebviewWindow<R>, path: PathBuf) -> Result<OpenedFile, IpcError> {
+    let text = tokio::fs::read_to_string(&path).await.map_err(|e| IpcError::io("read", &path, e))?;
+    show_in_title(window, &path);
+    Ok(OpenedFile { path, text })
+}
+
+fn show_in_title<R: Runtime>(window: &WebviewWindow<R>, path: &Path) {
+    let name = path.file_name().unwrap_or(path.as_os_str()).to_string_lossy();
+    // A title that cannot be set is cosmetic: the editor still shows the file.
+    let _ = window.set_title(&format!("Orrery — {name}"));
+}
+
+/// One command as the UI sees it: the JSON Schemas of its arguments and of its answer.
+pub struct CommandInfo {
+    pub name: &'static str,
+    pub arguments: Value,
+    pub answer: Value,
+}
+
+fn declare<A: JsonSchema, R: JsonSchema>(name: &'static str) -> CommandInfo {
+    CommandInfo { name, arguments: schemars::schema_for!(A).to_value(), answer: schemars::schema_for!(R).to_value() }
+}
+
+/// The arguments of each command, by name as the UI passes them (the command functions take
+/// them one by one, as Tauri wants).
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct NoArguments {}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct CallJobArguments {
+    pub name: String,
+    pub arguments: Value,
+}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SaveArguments {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SaveAsArguments {
+    pub text: String,
+}
+
+/// Every command registered by [`crate::configure`], with its arguments (by name, as the UI
+/// passes them) and its answer on success; a failure is an [`IpcError`].
+pub fn surface() -> Vec<CommandInfo> {
+    vec![
+        declare::<NoArguments, Vec<JobInfo>>("list_jobs"),
+        declare::<CallJobArguments, Envelope>("call_job"),
+        declare::<NoArguments, Option<OpenedFile>>("startup_blueprint_file"),
+        declare::<NoArguments, Option<OpenedFile>>("open_blueprint_file"),
+        declare::<SaveArguments, ()>("save_blueprint_file"),
+        declare::<SaveAsArguments, Option<PathBuf>>("save_blueprint_file_as"),
+    ]
+}

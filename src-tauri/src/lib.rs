@@ -1,0 +1,86 @@
+//! Orrery's desktop shell (ARCHITECTURE.md): thin Tauri adapters over the `orrery-api` facade.
+//! It owns windows, native dialogs and the files the user chose; every decision about
+//! blueprints and sessions belongs to the facade, reached through [`commands`].
+//!
+//! `tauri.conf.json` keeps a strict CSP and no global Tauri object; `freezePrototype` stays off
+//! because React assigns `constructor` on its component prototypes, which a frozen
+//! `Object.prototype` refuses (the page stays blank).
+
+pub mod bindings;
+pub mod commands;
+
+use std::path::PathBuf;
+
+use orrery_api::{Api, ApiOptions};
+use tauri::{AppHandle, Builder, Emitter, Manager, Runtime};
+use tokio::sync::broadcast::error::RecvError;
+
+/// The Tauri event that carries each committed store event of the sessions this app runs.
+pub const EVENT: &str = "orrery://event";
+/// Emitted, with how many were missed, when the app fell behind the event stream: a client
+/// catches up with the `read_events` job (the editor does not follow runs yet).
+pub const EVENTS_LAGGED: &str = "orrery://events-lagged";
+
+/// What the app is started with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The task store.
+    pub db: PathBuf,
+    /// A blueprint to open at start.
+    pub open: Option<PathBuf>,
+}
+
+impl Settings {
+    /// `ORRERY_DB` or the user's store; the blueprint to open is the first argument, else
+    /// `ORRERY_OPEN`.
+    pub fn from_env() -> Result<Settings, String> {
+        let db = match std::env::var_os("ORRERY_DB") {
+            Some(db) => PathBuf::from(db),
+            None => orrery_store::default_path().ok_or("this machine has no data directory: set ORRERY_DB")?,
+        };
+        let open = std::env::args_os().nth(1).or_else(|| std::env::var_os("ORRERY_OPEN")).map(PathBuf::from);
+        Ok(Settings { db, open })
+    }
+}
+
+/// Registers the facade, the commands and the event forwarding on `builder`: the app calls it
+/// with `Builder::default()`, tests with `tauri::test::mock_builder()`.
+pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder<R> {
+    let options = ApiOptions { db: settings.db, work_dir: None, max_parallel: None };
+    // The facade needs a tokio runtime; Tauri's async runtime is one.
+    let api = tauri::async_runtime::block_on(async move { Api::new(options) });
+    builder
+        .manage(api)
+        .manage(commands::Files::new(settings.open))
+        .plugin(tauri_plugin_dialog::init())
+        .invoke_handler(tauri::generate_handler![
+            commands::list_jobs,
+            commands::call_job,
+            commands::startup_blueprint_file,
+            commands::open_blueprint_file,
+            commands::save_blueprint_file,
+            commands::save_blueprint_file_as,
+        ])
+        .setup(|app| {
+            forward_events(app.handle().clone());
+            Ok(())
+        })
+}
+
+/// Emits every event of the facade's sessions to the windows as [`EVENT`], and
+/// [`EVENTS_LAGGED`] (how many were missed) when the app fell behind.
+pub fn forward_events<R: Runtime>(app: AppHandle<R>) {
+    let mut events = app.state::<Api>().subscribe();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let sent = match events.recv().await {
+                Ok(event) => app.emit(EVENT, event),
+                Err(RecvError::Lagged(missed)) => app.emit(EVENTS_LAGGED, missed),
+                Err(RecvError::Closed) => break,
+            };
+            if let Err(e) = sent {
+                eprintln!("orrery-desktop: an event could not reach the window: {e}");
+            }
+        }
+    });
+}

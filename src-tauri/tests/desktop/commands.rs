@@ -1,0 +1,154 @@
+//! The commands through Tauri's real IPC path (capabilities included), on the mock runtime.
+
+use std::path::{Path, PathBuf};
+
+use orrery_desktop::{configure, Settings};
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Listener, Manager, WebviewWindow, WebviewWindowBuilder};
+
+struct Shell {
+    _app: App<tauri::test::MockRuntime>,
+    window: WebviewWindow<tauri::test::MockRuntime>,
+    dir: tempfile::TempDir,
+}
+
+fn shell(open: Option<PathBuf>) -> Shell {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings { db: dir.path().join("orrery.db"), open };
+    let app = configure(mock_builder(), settings).build(tauri::generate_context!()).expect("the app builds");
+    // `run` would open the configured windows; the mock app is never run, so open it here.
+    let config = app.config().app.windows.first().expect("tauri.conf.json declares the main window").clone();
+    let window = WebviewWindowBuilder::from_config(&app, &config).unwrap().build().expect("the main window opens");
+    Shell { _app: app, window, dir }
+}
+
+impl Shell {
+    /// Invokes `cmd` as the web view would: the answer, or the error value that crossed IPC.
+    fn invoke(&self, cmd: &str, args: Value) -> Result<Value, Value> {
+        let request = InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().unwrap(),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        };
+        get_ipc_response(&self.window, request).map(|body| body.deserialize::<Value>().unwrap())
+    }
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name).canonicalize().unwrap()
+}
+
+#[test]
+fn list_jobs_answers_the_facades_catalogue_with_schemas() {
+    let shell = shell(None);
+    let jobs = shell.invoke("list_jobs", json!({})).expect("list_jobs answers");
+    let validate = jobs.as_array().unwrap().iter().find(|j| j["name"] == "validate_blueprint");
+    let validate = validate.expect("the catalogue has validate_blueprint, which the editor calls");
+    assert_eq!(validate["arguments"]["type"], "object", "each job carries the JSON Schema of its arguments");
+}
+
+#[test]
+fn call_job_answers_the_facades_envelope() {
+    let shell = shell(None);
+    let text = std::fs::read_to_string(example("assembly.json")).unwrap();
+    let envelope =
+        shell.invoke("call_job", json!({"name": "validate_blueprint", "arguments": {"text": text}})).unwrap();
+    assert_eq!(envelope["success"], true, "{envelope}");
+    assert_eq!(envelope["answer"][0]["valid"], true, "the example is a valid blueprint: {envelope}");
+    assert_eq!(envelope["metadata"]["job"], "validate_blueprint");
+}
+
+#[test]
+fn a_refused_call_crosses_ipc_as_a_stable_code_and_a_message() {
+    let shell = shell(None);
+    let unknown = shell.invoke("call_job", json!({"name": "no_such_job", "arguments": {}})).unwrap_err();
+    assert_eq!(unknown["code"], "unknown_job", "{unknown}");
+    assert!(unknown["message"].as_str().unwrap().contains("no_such_job"), "the message names the job: {unknown}");
+
+    let invalid =
+        shell.invoke("call_job", json!({"name": "format_blueprint", "arguments": {"txt": "{}"}})).unwrap_err();
+    assert_eq!(invalid["code"], "invalid_arguments", "{invalid}");
+}
+
+#[test]
+fn the_blueprint_given_at_start_is_read_and_may_be_saved_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("assembly.json");
+    std::fs::copy(example("assembly.json"), &path).unwrap();
+    let shell = shell(Some(path.clone()));
+
+    let opened = shell.invoke("startup_blueprint_file", json!({})).unwrap();
+    assert_eq!(opened["path"], json!(path), "{opened}");
+    assert_eq!(opened["text"], json!(std::fs::read_to_string(&path).unwrap()));
+
+    shell.invoke("save_blueprint_file", json!({"path": path, "text": "{\"saved\": true}"})).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"saved\": true}");
+}
+
+#[test]
+fn without_a_blueprint_at_start_there_is_nothing_to_read() {
+    let shell = shell(None);
+    assert_eq!(shell.invoke("startup_blueprint_file", json!({})).unwrap(), Value::Null);
+}
+
+#[test]
+fn the_web_view_cannot_write_a_file_the_user_did_not_choose() {
+    let shell = shell(None);
+    let target = shell.dir.path().join("elsewhere.json");
+    let refused = shell.invoke("save_blueprint_file", json!({"path": target, "text": "{}"})).unwrap_err();
+    assert_eq!(refused["code"], "not_granted", "{refused}");
+    assert!(!target.exists(), "nothing was written");
+}
+
+#[test]
+fn the_capability_grants_no_plugin_command_the_ui_does_not_use() {
+    let shell = shell(None);
+    // Dialogs are opened by the shell's own commands, never by the web view directly.
+    let refused = shell.invoke("plugin:dialog|open", json!({"options": {}})).unwrap_err();
+    assert!(refused.to_string().contains("not allowed"), "{refused}");
+}
+
+#[test]
+fn events_of_a_session_started_through_the_shell_reach_the_windows() {
+    let shell = shell(None);
+    let blueprint = shell.dir.path().join("tiny.json");
+    let tasks = json!({"id": "tiny", "name": "Tiny", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "start", "type": "FS"}]}
+    ]});
+    std::fs::write(&blueprint, tasks.to_string()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    shell.window.listen(orrery_desktop::EVENT, move |event| {
+        let _ = tx.send(serde_json::from_str::<Value>(event.payload()).unwrap());
+    });
+    orrery_desktop::forward_events(shell.window.app_handle().clone());
+
+    let started = shell.invoke("call_job", json!({"name": "start_session", "arguments": {"file": blueprint}})).unwrap();
+    assert_eq!(started["success"], true, "{started}");
+    let event = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("an event within 20 s");
+    assert!(event["session_id"].is_string() && event["global_seq"].is_u64(), "a store event: {event}");
+}
+
+#[test]
+fn the_capability_grants_exactly_the_declared_commands() {
+    let capability: Value =
+        serde_json::from_str(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/capabilities/main.json"))).unwrap();
+    let mut granted: Vec<String> = capability["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
+        .map(|p| p.replace('-', "_"))
+        .collect();
+    let mut declared: Vec<String> = orrery_desktop::commands::surface().iter().map(|c| c.name.to_string()).collect();
+    granted.sort();
+    declared.sort();
+    assert_eq!(granted, declared, "capabilities/main.json grants the commands that commands::surface declares");
+}

@@ -1,0 +1,6 @@
+//! The desktop shell's tests: its commands through Tauri's IPC on the mock runtime, the
+//! generated TypeScript types, and the real app in a real window (over WebDriver).
+
+mod commands;
+mod generated_types;
+mod window;

@@ -1,0 +1,39 @@
+// The one module that talks to Tauri: every command goes through the generated `Commands`
+// types, so a renamed command or argument fails the type check.
+import { invoke } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
+import { EVENT, type Commands, type EventView, type IpcError, type Jobs } from "./generated";
+import { BackendError, type Backend } from "./types";
+
+async function command<K extends keyof Commands>(
+  name: K,
+  args: Commands[K]["arguments"],
+): Promise<Commands[K]["answer"]> {
+  try {
+    return await invoke<Commands[K]["answer"]>(name, args);
+  } catch (e) {
+    const error = e as Partial<IpcError>;
+    throw new BackendError(error.code ?? "ipc", error.message ?? String(e));
+  }
+}
+
+export const tauriBackend: Backend = {
+  async call<K extends keyof Jobs>(name: K, args: Jobs[K]["arguments"]) {
+    const envelope = await command("call_job", { name, arguments: args });
+    if (!envelope.success) {
+      const metadata = envelope.metadata as { error?: string };
+      throw new BackendError(metadata.error ?? "failed", String(envelope.answer));
+    }
+    return envelope.answer as Jobs[K]["answer"];
+  },
+  startupFile: () => command("startup_blueprint_file", {}),
+  openFile: () => command("open_blueprint_file", {}),
+  async saveFile(path, text) {
+    await command("save_blueprint_file", { path, text });
+  },
+  saveFileAs: (text) => command("save_blueprint_file_as", { text }),
+  onEvent(handler) {
+    const stop = listen<EventView>(EVENT, (event) => handler(event.payload));
+    return () => void stop.then((unlisten) => unlisten());
+  },
+};

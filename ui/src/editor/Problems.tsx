@@ -1,0 +1,52 @@
+// What the facade found in the blueprint; a problem about a task brings that task into view.
+import { useEditor } from "../store/context";
+
+export function Problems() {
+  const report = useEditor((s) => s.report);
+  const hasBlueprint = useEditor((s) => s.blueprint !== null);
+  const focusTask = useEditor((s) => s.focusTask);
+  if (!hasBlueprint) return null;
+
+  const diagnostics = report?.diagnostics ?? [];
+  const errors = diagnostics.filter((d) => d.severity === "error").length;
+  const warnings = diagnostics.filter((d) => d.severity === "warning").length;
+  const summary =
+    report === null
+      ? "Checking…"
+      : diagnostics.length === 0
+        ? "No problems"
+        : [plural(errors, "error"), plural(warnings, "warning")].filter(Boolean).join(", ") || "No errors";
+
+  return (
+    <section className="problems" aria-label="Problems">
+      <header>
+        <h2>Problems</h2>
+        <span className={`summary ${errors > 0 ? "error" : ""}`} data-testid="problems-summary">
+          {summary}
+        </span>
+      </header>
+      <ul>
+        {diagnostics.map((d, i) => (
+          <li key={i} data-testid="problem" data-task-id={d.task_id ?? undefined}>
+            <button
+              type="button"
+              className={`problem ${d.severity}`}
+              disabled={!d.task_id}
+              onClick={() => d.task_id && focusTask(d.task_id)}
+              title={d.path}
+            >
+              <span className="severity">{d.severity}</span>
+              {d.task_id && <span className="task">{d.task_id}</span>}
+              <span className="message">{d.message}</span>
+              <span className="code">{d.code}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function plural(n: number, word: string): string {
+  return n === 0 ? "" : `${n} ${word}${n === 1 ? "" : "s"}`;
+}

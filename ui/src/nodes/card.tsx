@@ -1,0 +1,42 @@
+// The look every task node shares: its id, its type, and badges for what the facade found.
+import { Handle, Position } from "@xyflow/react";
+import type { ReactNode } from "react";
+import type { TaskNodeData } from "./types";
+
+type Props = {
+  data: TaskNodeData;
+  selected: boolean;
+  kind: string;
+  icon: ReactNode;
+  /** Whether other tasks may depend on it / it may depend on others. */
+  source?: boolean;
+  target?: boolean;
+};
+
+export function TaskCard({ data, selected, kind, icon, source = true, target = true }: Props) {
+  const { task, errors, warnings } = data;
+  const state = errors > 0 ? "has-errors" : warnings > 0 ? "has-warnings" : "";
+  return (
+    <div className={`task-card kind-${kind} ${state} ${selected ? "selected" : ""}`} data-testid="task-node" data-task-id={task.id}>
+      {target && <Handle type="target" position={Position.Top} />}
+      <span className="task-icon" aria-hidden>
+        {icon}
+      </span>
+      <span className="task-text">
+        <span className="task-id">{task.id}</span>
+        <span className="task-type">{task.type}</span>
+      </span>
+      {errors > 0 && (
+        <span className="badge error" data-testid="error-badge" title={`${errors} error(s)`}>
+          {errors}
+        </span>
+      )}
+      {errors === 0 && warnings > 0 && (
+        <span className="badge warning" title={`${warnings} warning(s)`}>
+          {warnings}
+        </span>
+      )}
+      {source && <Handle type="source" position={Position.Bottom} />}
+    </div>
+  );
+}
