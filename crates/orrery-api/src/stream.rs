@@ -81,7 +81,7 @@ pub struct LogItem {
 /// A value the run wrote to its session data.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Artifact {
-    /// The blueprint instance (`root`, or a composite's instance).
+    /// The blueprint instance: the root blueprint's id, or a composite's instance.
     pub instance: String,
     pub key: String,
     pub value: Value,

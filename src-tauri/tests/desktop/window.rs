@@ -138,6 +138,8 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     let dir = tempfile::tempdir().unwrap();
     let blueprint = dir.path().join("assembly.json");
     std::fs::copy(root.join("examples/assembly.json"), &blueprint).unwrap();
+    // Its composite's inner blueprint beside it, as in examples/: found when it is checked.
+    std::fs::copy(root.join("examples/place_element.json"), dir.path().join("place_element.json")).unwrap();
     let original = std::fs::read_to_string(&blueprint).unwrap();
     let tasks = serde_json::from_str::<Value>(&original).unwrap()["tasks"].as_array().unwrap().len();
     let db = dir.path().join("orrery.db");
@@ -164,7 +166,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
         text(&client, "[data-testid=problems-summary]").await.filter(|s| s != "Checking…")
     })
     .await;
-    assert!(!summary.contains("error"), "the example has no errors, the panel says {summary:?}");
+    assert_eq!(summary, "No problems", "the example is clean once its inner blueprint is found beside it");
     assert!(window_titled(&display, "^Orrery — assembly.json$"), "the window title names the open file");
     screenshot(&client, &shots.join("editor-open.png")).await;
 
@@ -196,10 +198,17 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     assert!(summary.starts_with("1 error"), "one error, the orphan: {summary:?}");
     screenshot(&client, &shots.join("editor-invalid.png")).await;
 
-    // A problem about a task selects that task.
-    client.find(Locator::Css("[data-testid=problem][data-task-id=place] button")).await.unwrap().click().await.unwrap();
+    // A problem about a task selects that task (another one selected first).
+    client.find(Locator::Css("[data-testid=task-node][data-task-id=start]")).await.unwrap().click().await.unwrap();
+    eventually("start selected", || async {
+        (count(&client, "[data-task-id=start].selected").await == 1
+            && count(&client, "[data-task-id=run_1].selected").await == 0)
+            .then_some(())
+    })
+    .await;
+    client.find(Locator::Css("[data-testid=problem][data-task-id=run_1] button")).await.unwrap().click().await.unwrap();
     eventually("the task of the clicked problem selected", || async {
-        (count(&client, "[data-task-id=place].selected").await == 1).then_some(())
+        (count(&client, "[data-task-id=run_1].selected").await == 1).then_some(())
     })
     .await;
 

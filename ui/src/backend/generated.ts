@@ -6,7 +6,7 @@ export const EVENTS_LAGGED = "orrery://events-lagged";
 
 /** A value the run wrote to its session data. */
 export type Artifact = {
-  /** The blueprint instance (`root`, or a composite's instance). */
+  /** The blueprint instance: the root blueprint's id, or a composite's instance. */
   instance: string;
   key: string;
   value: unknown;

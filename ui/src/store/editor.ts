@@ -65,7 +65,9 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
     async function validate(blueprint: Blueprint) {
       const mine = ++validation;
       try {
-        const [report] = await backend.call("validate_blueprint", { text: toText(blueprint) });
+        // Checked as the file it is saved as: composites find the blueprints beside it.
+        const file = get().path ?? undefined;
+        const [report] = await backend.call("validate_blueprint", { text: toText(blueprint), file });
         if (mine === validation) set({ report: report ?? null });
       } catch (e) {
         if (mine === validation) fail(e);
