@@ -34,7 +34,7 @@ pub fn scopes_in(bp: &Blueprint, graph: &TaskGraph<'_>) -> Vec<ScopeSpan> {
     let mut out = Vec::new();
     let mut scratch = Scratch::new(graph.len());
     let mut seen_start = vec![false; graph.len()];
-    for t in &bp.tasks {
+    for (i, t) in bp.tasks.iter().enumerate() {
         if t.scope_start.is_none() {
             continue;
         }
@@ -47,7 +47,8 @@ pub fn scopes_in(bp: &Blueprint, graph: &TaskGraph<'_>) -> Vec<ScopeSpan> {
         let mut members: Vec<usize> =
             member_nodes(graph, start, end, &mut scratch).into_iter().map(|n| graph.task_of[n]).collect();
         members.sort_unstable();
-        out.push(ScopeSpan { start: graph.task_of[start], end: graph.task_of[end], members });
+        // The task that opens it (with duplicate ids, not necessarily the first of its id).
+        out.push(ScopeSpan { start: i, end: graph.task_of[end], members });
     }
     out
 }

@@ -195,3 +195,20 @@ proptest! {
         let _ = load(&text);
     }
 }
+
+/// Found by the property above in a fresh clone: two tasks share an id and only the second
+/// opens a scope; saving as an envelope took the first for the scope's start and panicked.
+#[test]
+fn a_scope_opened_by_the_second_of_two_tasks_with_one_id_saves_in_both_encodings() {
+    let text = serde_json::json!({"id": "b", "name": "b", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "o", "type": "system.sleep", "depends_on": [{"id": "start"}]},
+        {"id": "o", "type": "system.sleep", "depends_on": [{"id": "start"}], "scope_start": {"retry_policy": {"retries": 1}}},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "o"}], "scope_end": "o"}]})
+    .to_string();
+    let bp = load(&text).unwrap().blueprint;
+    for encoding in [Encoding::Plain, Encoding::Compas] {
+        let saved = save::to_string(&bp, encoding);
+        assert_eq!(load(&saved).unwrap().blueprint, bp, "{encoding:?} keeps the blueprint");
+    }
+}
