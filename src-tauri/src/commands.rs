@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use orrery_api::{Api, CallError, Envelope, JobInfo};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tauri::{AppHandle, Runtime, State, WebviewWindow};
 use tauri_plugin_dialog::DialogExt;
 
@@ -25,6 +25,8 @@ pub enum ErrorCode {
     Io,
     /// The file was not chosen by the user (opened or saved through a dialog, or given at start).
     NotGranted,
+    /// The core refused to write the text as a blueprint (it does not load).
+    InvalidBlueprint,
 }
 
 /// A command refused or failed; crosses IPC as `{code, message}`.
@@ -74,8 +76,15 @@ impl Files {
         self.granted.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf());
     }
 
-    fn is_granted(&self, path: &Path) -> bool {
-        self.granted.lock().unwrap_or_else(|p| p.into_inner()).contains(path)
+    /// Refuses a path the user did not choose.
+    fn require(&self, path: &Path) -> Result<(), IpcError> {
+        if self.granted.lock().unwrap_or_else(|p| p.into_inner()).contains(path) {
+            return Ok(());
+        }
+        Err(IpcError {
+            code: ErrorCode::NotGranted,
+            message: format!("{} was not opened or chosen in this window", path.display()),
+        })
     }
 }
 
@@ -84,8 +93,21 @@ pub fn list_jobs(api: State<'_, Api>) -> Vec<JobInfo> {
     api.jobs()
 }
 
+/// The jobs that write the file named by their `file` argument: the web view may call them
+/// only for files the user chose, like [`save_blueprint_file`].
+const WRITING_JOBS: [&str; 2] = ["write_blueprint_file", "save_layout"];
+
 #[tauri::command]
-pub async fn call_job(api: State<'_, Api>, name: String, arguments: Value) -> Result<Envelope, IpcError> {
+pub async fn call_job(
+    api: State<'_, Api>,
+    files: State<'_, Files>,
+    name: String,
+    arguments: Value,
+) -> Result<Envelope, IpcError> {
+    if WRITING_JOBS.contains(&name.as_str()) {
+        let file = arguments.get("file").and_then(Value::as_str).map(Path::new);
+        files.require(file.unwrap_or(Path::new("")))?;
+    }
     Ok(api.call(&name, arguments).await?)
 }
 
@@ -119,14 +141,27 @@ pub async fn open_blueprint_file<R: Runtime>(
 
 /// Writes a blueprint back to a file the user chose.
 #[tauri::command]
-pub async fn save_blueprint_file(files: State<'_, Files>, path: PathBuf, text: String) -> Result<(), IpcError> {
-    if !files.is_granted(&path) {
-        return Err(IpcError {
-            code: ErrorCode::NotGranted,
-            message: format!("{} was not opened or chosen in this window", path.display()),
-        });
+pub async fn save_blueprint_file(
+    api: State<'_, Api>,
+    files: State<'_, Files>,
+    path: PathBuf,
+    text: String,
+) -> Result<(), IpcError> {
+    files.require(&path)?;
+    write(&api, &path, text).await
+}
+
+/// Writes through the core: the canonical text, atomically (a crash never leaves half a file).
+async fn write(api: &Api, path: &Path, text: String) -> Result<(), IpcError> {
+    let envelope = api.call("write_blueprint_file", json!({"file": path, "text": text})).await?;
+    if envelope.success {
+        return Ok(());
     }
-    tokio::fs::write(&path, text).await.map_err(|e| IpcError::io("write", &path, e))
+    let code = match envelope.metadata["error"].as_str() {
+        Some("invalid_blueprint") => ErrorCode::InvalidBlueprint,
+        _ => ErrorCode::Io,
+    };
+    Err(IpcError { code, message: envelope.answer.as_str().unwrap_or("the file was not written").to_string() })
 }
 
 /// Asks where to save with the native dialog and writes there; `None` when the user cancels.
@@ -134,6 +169,7 @@ pub async fn save_blueprint_file(files: State<'_, Files>, path: PathBuf, text: S
 pub async fn save_blueprint_file_as<R: Runtime>(
     app: AppHandle<R>,
     window: WebviewWindow<R>,
+    api: State<'_, Api>,
     files: State<'_, Files>,
     text: String,
 ) -> Result<Option<PathBuf>, IpcError> {
@@ -143,7 +179,7 @@ pub async fn save_blueprint_file_as<R: Runtime>(
     });
     let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else { return Ok(None) };
     files.grant(&path);
-    tokio::fs::write(&path, text).await.map_err(|e| IpcError::io("write", &path, e))?;
+    write(&api, &path, text).await?;
     show_in_title(&window, &path);
     Ok(Some(path))
 }

@@ -88,8 +88,26 @@ fn the_blueprint_given_at_start_is_read_and_may_be_saved_back() {
     assert_eq!(opened["path"], json!(path), "{opened}");
     assert_eq!(opened["text"], json!(std::fs::read_to_string(&path).unwrap()));
 
-    shell.invoke("save_blueprint_file", json!({"path": path, "text": "{\"saved\": true}"})).unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"saved\": true}");
+    // Saved through the core: canonical, whatever the layout of the text given.
+    let compact =
+        serde_json::to_string(&serde_json::from_str::<Value>(opened["text"].as_str().unwrap()).unwrap()).unwrap();
+    shell.invoke("save_blueprint_file", json!({"path": path, "text": compact})).unwrap();
+    let canonical =
+        shell.invoke("call_job", json!({"name": "format_blueprint", "arguments": {"text": compact}})).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), canonical["answer"]["text"].as_str().unwrap());
+
+    // Text that is not a blueprint is refused, and the file keeps what it had.
+    let before = std::fs::read_to_string(&path).unwrap();
+    let refused = shell.invoke("save_blueprint_file", json!({"path": path, "text": "{\"saved\": true}"})).unwrap_err();
+    assert_eq!(refused["code"], "invalid_blueprint", "{refused}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+
+    // Its layout may be kept beside it: the user chose the file.
+    let positions = json!({"start": {"x": 1, "y": 2}});
+    let kept =
+        shell.invoke("call_job", json!({"name": "save_layout", "arguments": {"file": path, "positions": positions}}));
+    assert_eq!(kept.unwrap()["success"], true);
+    assert!(dir.path().join("assembly.json.layout").exists());
 }
 
 #[test]
@@ -104,7 +122,18 @@ fn the_web_view_cannot_write_a_file_the_user_did_not_choose() {
     let target = shell.dir.path().join("elsewhere.json");
     let refused = shell.invoke("save_blueprint_file", json!({"path": target, "text": "{}"})).unwrap_err();
     assert_eq!(refused["code"], "not_granted", "{refused}");
+    // Nor through the jobs that write files.
+    let text = std::fs::read_to_string(example("assembly.json")).unwrap();
+    for (job, arguments) in [
+        ("write_blueprint_file", json!({"file": target, "text": text})),
+        ("save_layout", json!({"file": target, "positions": {}})),
+        ("save_layout", json!({"positions": {}})),
+    ] {
+        let refused = shell.invoke("call_job", json!({"name": job, "arguments": arguments})).unwrap_err();
+        assert_eq!(refused["code"], "not_granted", "{job}: {refused}");
+    }
     assert!(!target.exists(), "nothing was written");
+    assert!(!shell.dir.path().join("elsewhere.json.layout").exists());
 }
 
 #[test]

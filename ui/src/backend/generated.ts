@@ -68,7 +68,7 @@ export type Diagnostic = {
 export type DiagnosticCode = "json-syntax" | "json-nonstandard" | "compas-object" | "not-a-blueprint" | "schema-type" | "schema-required" | "schema-enum" | "schema-range" | "schema-unknown-key" | "version-invalid" | "version-unsupported" | "io-unknown-key" | "dependency-unknown-key" | "deprecated-io-type" | "start-count" | "end-count" | "orphan-task" | "dangling-dependency" | "scope-end-missing-task" | "scope-end-not-a-scope" | "scope-end-duplicate" | "scope-unclosed" | "scopes-interlaced" | "condition-syntax" | "condition-unknown-name" | "empty-blueprint" | "duplicate-blueprint-id" | "duplicate-task-id" | "cycle" | "self-dependency" | "duplicate-dependency" | "get-from-unproduced" | "duplicate-io-name" | "task-type-format" | "composite-param" | "composite-target-missing" | "composite-recursion" | "execution-mode-invalid" | "scope-end-unreachable" | "policy-range" | "not-portable";
 
 /** The stable codes of [`IpcError`]: the UI matches on these, never on messages. */
-export type ErrorCode = "unknown_job" | "invalid_arguments" | "io" | "not_granted";
+export type ErrorCode = "unknown_job" | "invalid_arguments" | "io" | "not_granted" | "invalid_blueprint";
 
 /** `{code, message, details}`, the error shape at every boundary. */
 export type ErrorRecord = {
