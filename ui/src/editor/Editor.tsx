@@ -15,6 +15,7 @@ const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState) => unknown
   { key: "z", shift: false, run: (s) => s.undo() },
   { key: "z", shift: true, run: (s) => s.redo() },
   { key: "y", shift: false, run: (s) => s.redo() },
+  { key: "l", shift: false, run: (s) => s.autoLayout() },
 ];
 
 export function Editor() {
