@@ -2,6 +2,7 @@ import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect } from "react";
 import { useEditor, useEditorStore } from "../store/context";
 import type { EditorState } from "../store/editor";
+import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
@@ -50,6 +51,7 @@ export function Editor() {
           </ReactFlowProvider>
         )}
       </main>
+      <Inspector />
       <Problems />
       <footer className="status">
         {notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}
