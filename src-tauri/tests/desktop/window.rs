@@ -260,6 +260,18 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     })
     .await;
 
+    // Auto-layout brings plan back among the others, as one step that undo takes back.
+    client.find(Locator::Css("[data-testid=auto-layout]")).await.unwrap().click().await.unwrap();
+    let relaid =
+        eventually("plan laid out again", || async { node_position(&client, "plan").await.filter(|p| p.0 < 1000.0) })
+            .await;
+    client.find(Locator::Css("[data-testid=undo]")).await.unwrap().click().await.unwrap();
+    eventually("plan back where the layout file put it", || async {
+        (node_position(&client, "plan").await? == (1500.0, 40.0)).then_some(())
+    })
+    .await;
+    assert_ne!(relaid, (1500.0, 40.0));
+
     // Save writes the canonical text, as the format job makes it.
     let options = ApiOptions { db: db.clone(), work_dir: None, max_parallel: None };
     let formatted = Api::new(options).call("format_blueprint", json!({"text": original})).await.unwrap();
@@ -303,6 +315,18 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
             .then_some(())
     })
     .await;
+
+    // The inspector's tables: the composite's input and its output writing another name.
+    client.find(Locator::Css("[data-testid=task-node][data-task-id=place]")).await.unwrap().click().await.unwrap();
+    eventually("the inspector on place", || async {
+        let id = client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await.ok()??;
+        (id == "place").then_some(())
+    })
+    .await;
+    assert_eq!(count(&client, "[data-testid=inputs-row]").await, 1, "place reads one input");
+    let set_to = client.find(Locator::Css("[data-testid=outputs-row] input[list]")).await.unwrap();
+    assert_eq!(set_to.prop("value").await.unwrap().as_deref(), Some("elements_remaining"));
+    screenshot(&client, &shots.join("editor-inspector.png")).await;
 
     // A task added from the palette (filtered, Enter adds the first match) depends on nothing:
     // the facade calls it an orphan.

@@ -11,6 +11,7 @@ export function ConditionField({ task, names }: { task: Task; names: Suggestion[
   const edit = useEditor((s) => s.edit);
   const report = useEditor((s) => s.report);
   const input = useRef<HTMLInputElement>(null);
+  // The caret while the field has the focus; null when it does not (nothing is offered then).
   const [caret, setCaret] = useState<number | null>(null);
   const text = typeof task.condition === "string" ? task.condition : "";
   const problems = conditionProblems(report, task.id);
@@ -43,9 +44,9 @@ export function ConditionField({ task, names }: { task: Task; names: Suggestion[
           apply(e.target.value);
           setCaret(e.target.selectionStart);
         }}
-        onSelect={(e) => setCaret(e.currentTarget.selectionStart)}
+        onSelect={(e) => document.activeElement === e.currentTarget && setCaret(e.currentTarget.selectionStart)}
         onFocus={(e) => setCaret(e.currentTarget.selectionStart)}
-        onBlur={() => setTimeout(() => setCaret(null), 150)}
+        onBlur={() => setCaret(null)}
         onKeyDown={(e) => {
           const first = offered[0];
           if (e.key === "Tab" && first && text !== "") {

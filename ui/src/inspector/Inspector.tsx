@@ -54,7 +54,7 @@ function TaskInspector({ task }: { task: Task }) {
           onChange={(e) => edit((b) => setTaskField(b, task.id, "description", e.target.value), `${task.id}.description`)}
         />
       </div>
-      <ConditionField task={task} names={offered} />
+      <ConditionField key={task.id} task={task} names={offered} />
       <datalist id="inspector-produced-names">
         {offered
           .filter((s) => s.origin !== "own")

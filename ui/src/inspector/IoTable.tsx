@@ -14,6 +14,12 @@ type Props = {
 };
 
 const TITLES: Record<IoField, string> = { inputs: "Inputs", outputs: "Outputs", params: "Params" };
+/** The columns after the name, by field. */
+const COLUMNS: Record<IoField, string[]> = {
+  inputs: ["Gets from"],
+  outputs: ["Sets", "Value (JSON)"],
+  params: ["Value (JSON)"],
+};
 
 export function IoTable({ task, field, names, offered = [] }: Props) {
   const edit = useEditor((s) => s.edit);
@@ -32,6 +38,15 @@ export function IoTable({ task, field, names, offered = [] }: Props) {
       </header>
       {rows.length > 0 && (
         <table>
+          <thead>
+            <tr>
+              <th>Name</th>
+              {COLUMNS[field].map((c) => (
+                <th key={c}>{c}</th>
+              ))}
+              <th className="remove" />
+            </tr>
+          </thead>
           <tbody>
             {rows.map((io, i) => (
               <tr key={i} data-testid={`${field}-row`}>
@@ -58,7 +73,7 @@ export function IoTable({ task, field, names, offered = [] }: Props) {
                   <td>
                     <input
                       aria-label={`output ${io.name} sets`}
-                      placeholder="set_to (its own name)"
+                      placeholder="its own name"
                       list="inspector-produced-names"
                       value={typeof io.set_to === "string" ? io.set_to : ""}
                       spellCheck={false}
