@@ -210,7 +210,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     screenshot(&client, &shots.join("editor-open.png")).await;
 
     // The while scope of the example is a labelled region around its three tasks.
-    let css = "[data-testid=scope-region][data-scope-start=pick] [data-testid=scope-label]";
+    let css = "[data-testid=scope-label][data-scope-start=pick]";
     let script = "return document.querySelector(arguments[0])?.textContent ?? null";
     let label = client.execute(script, vec![json!(css)]).await.unwrap();
     assert_eq!(label, json!("placement loop · while elements_remaining > 0, max 10"));
@@ -313,6 +313,18 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
             && count(&client, "[data-testid=condition-problem]").await == 0
             && count(&client, "[data-task-id=inspect] [data-testid=error-badge]").await == 0)
             .then_some(())
+    })
+    .await;
+
+    // An id another task has is refused, with the reason under the field; Escape takes it back.
+    retype(&client, "[data-testid=inspector-id]", "plan\u{E007}").await;
+    let refused = eventually("the refused id", || async { text(&client, "[data-testid=id-error]").await }).await;
+    assert_eq!(refused, "another task is already called plan");
+    assert_eq!(count(&client, "[data-testid=task-node][data-task-id=inspect]").await, 1, "inspect keeps its id");
+    client.find(Locator::Css("[data-testid=inspector-id]")).await.unwrap().send_keys("\u{E00C}").await.unwrap();
+    eventually("the id field as it was", || async {
+        let id = client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await.ok()??;
+        (id == "inspect" && count(&client, "[data-testid=id-error]").await == 0).then_some(())
     })
     .await;
 

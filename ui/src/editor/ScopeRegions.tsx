@@ -19,11 +19,19 @@ export function ScopeRegions({ blueprint, positions }: { blueprint: Blueprint; p
           data-scope-start={r.start}
           data-scope-members={r.members.join(" ")}
           style={{ transform: `translate(${r.x}px, ${r.y}px)`, width: r.width, height: r.height }}
+        />
+      ))}
+      {/* Labels on a layer of their own, above the edges that cross into their regions. */}
+      {regions.map((r) => (
+        <span
+          key={r.start}
+          className={`scope-label policy-${r.policy}`}
+          data-testid="scope-label"
+          data-scope-start={r.start}
+          style={{ transform: `translate(${r.x + 8}px, ${r.y + 3}px)` }}
         >
-          <span className="scope-label" data-testid="scope-label">
-            {r.label}
-          </span>
-        </div>
+          {r.label}
+        </span>
       ))}
     </ViewportPortal>
   );
