@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { MemoryBackend } from "../backend/memory";
+import { MemoryBackend, type JobHandlers } from "../backend/memory";
+import { BackendError } from "../backend/types";
 import type { FileReport } from "../backend/generated";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
 import { createEditorStore, type Positions } from "./editor";
@@ -29,7 +30,7 @@ function orphans(blueprint: Blueprint): FileReport {
   return { file: "blueprint.json", valid: diagnostics.length === 0, server_accepts: true, diagnostics };
 }
 
-function setup(layouts: Record<string, Positions> = {}) {
+function setup(layouts: Record<string, Positions> = {}, handlers: JobHandlers = {}) {
   const saves: { file: string; positions: Positions }[] = [];
   const backend = new MemoryBackend(
     {
@@ -54,6 +55,7 @@ function setup(layouts: Record<string, Positions> = {}) {
         produced: [{ key: "total", producers: ["work"], upstream: task_id === "end" }],
         own: [],
       }),
+      ...handlers,
     },
     { "/bp.json": text },
     "/bp.json",
@@ -192,6 +194,28 @@ describe("the layout beside the file", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("an unreadable layout is replaced by the automatic one, and the user told why", async () => {
+    const { store } = setup(
+      {},
+      {
+        read_layout: () => {
+          throw new BackendError("invalid_layout", "/bp.json.layout: not an Orrery layout");
+        },
+      },
+    );
+    await store.getState().load();
+    expect(store.getState().positions.end).toEqual({ x: 0, y: 200 });
+    expect(store.getState().notice).toEqual({ text: "/bp.json.layout: not an Orrery layout", error: true });
+  });
+
+  it("after a rename, saving writes the layout under the new id only", async () => {
+    const { store, layouts } = setup();
+    await store.getState().load();
+    expect(store.getState().renameTask("work", "build")).toBeNull();
+    await store.getState().save();
+    expect(Object.keys(layouts["/bp.json"] ?? {})).toEqual(["start", "build", "end"]);
   });
 
   it("an automatic layout is one undo step, and redo lays out again", async () => {
