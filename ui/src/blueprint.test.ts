@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { cycleDependencyType, disconnect, removeTasks, type Blueprint } from "./blueprint";
+import {
+  addIo,
+  cycleDependencyType,
+  disconnect,
+  parseJsonValue,
+  removeIo,
+  removeTasks,
+  renameTask,
+  setTaskField,
+  updateIo,
+  withIoKey,
+  type Blueprint,
+} from "./blueprint";
 
 const blueprint: Blueprint = {
   id: "bp",
@@ -34,5 +46,72 @@ describe("blueprint edits", () => {
   it("disconnecting leaves the blueprint unchanged when there is no such dependency", () => {
     expect(disconnect(blueprint, "c", "a")).toBe(blueprint);
     expect(disconnect(blueprint, "a", "b").tasks[1]).toEqual({ id: "b", type: "shell.run", params: [] });
+  });
+});
+
+describe("renaming a task", () => {
+  const scoped: Blueprint = {
+    tasks: [
+      { id: "a", type: "system.start" },
+      { id: "loop", type: "shell.run", scope_start: { name: "l" }, depends_on: [{ id: "a", type: "FS" }] },
+      { id: "body", type: "shell.run", depends_on: [{ id: "loop", type: "SS", lag: 1 }] },
+      { id: "close", type: "shell.run", scope_end: "loop", depends_on: [{ id: "body", type: "FS" }] },
+    ],
+  };
+
+  it("renames the dependencies on it and the scope_end that closes its scope", () => {
+    const renamed = renameTask(scoped, "loop", "repeat");
+    if ("error" in renamed) throw new Error(renamed.error);
+    expect(renamed.blueprint.tasks.map((t) => t.id)).toEqual(["a", "repeat", "body", "close"]);
+    expect(renamed.blueprint.tasks[2]?.depends_on).toEqual([{ id: "repeat", type: "SS", lag: 1 }]);
+    expect(renamed.blueprint.tasks[3]?.scope_end).toBe("repeat");
+    expect(renamed.blueprint.tasks[1]?.scope_start).toEqual({ name: "l" });
+  });
+
+  it("refuses an id another task has, and an empty one, saying why", () => {
+    expect(renameTask(scoped, "loop", "body")).toEqual({ error: "another task is already called body" });
+    expect(renameTask(scoped, "loop", " ")).toEqual({ error: "a task needs an id" });
+    expect(renameTask(scoped, "nope", "x")).toEqual({ error: "there is no task nope" });
+  });
+
+  it("to its own id changes nothing", () => {
+    expect(renameTask(scoped, "loop", "loop")).toEqual({ blueprint: scoped });
+  });
+});
+
+describe("task fields and io rows", () => {
+  it("an empty condition removes the key; setting the same value answers the same blueprint", () => {
+    const withCondition = setTaskField(blueprint, "b", "condition", "x > 1");
+    expect(withCondition.tasks[1]?.condition).toBe("x > 1");
+    expect(setTaskField(withCondition, "b", "condition", "x > 1")).toBe(withCondition);
+    expect("condition" in (setTaskField(withCondition, "b", "condition", "").tasks[1] ?? {})).toBe(false);
+  });
+
+  it("adds rows with free names, edits one key, and removes the list with its last row", () => {
+    let b = addIo(blueprint, "b", "inputs");
+    b = addIo(b, "b", "inputs");
+    b = addIo(b, "b", "inputs", "count");
+    expect((b.tasks[1]?.inputs as { name: string }[]).map((i) => i.name)).toEqual(["input_1", "input_2", "count"]);
+    b = updateIo(b, "b", "inputs", 2, (io) => withIoKey(io, "get_from", "total"));
+    expect((b.tasks[1]?.inputs as unknown[])[2]).toEqual({ name: "count", get_from: "total" });
+    b = updateIo(b, "b", "inputs", 2, (io) => withIoKey(io, "get_from", ""));
+    expect((b.tasks[1]?.inputs as unknown[])[2]).toEqual({ name: "count" });
+    b = removeIo(removeIo(removeIo(b, "b", "inputs", 0), "b", "inputs", 0), "b", "inputs", 0);
+    expect("inputs" in (b.tasks[1] ?? {})).toBe(false);
+  });
+});
+
+describe("param values typed as JSON", () => {
+  it("parses JSON of every kind, and nothing typed is no value", () => {
+    expect(parseJsonValue("3")).toEqual({ value: 3 });
+    expect(parseJsonValue('{"static": "x"}')).toEqual({ value: { static: "x" } });
+    expect(parseJsonValue('"text"')).toEqual({ value: "text" });
+    expect(parseJsonValue("  ")).toEqual({ value: undefined });
+  });
+
+  it("refuses text that is not JSON, saying so", () => {
+    const parsed = parseJsonValue("echo hi");
+    expect("error" in parsed && parsed.error.startsWith("not JSON")).toBe(true);
+    expect("error" in parseJsonValue("{")).toBe(true);
   });
 });

@@ -6,6 +6,10 @@ export type DependencyType = (typeof DEPENDENCY_TYPES)[number];
 
 export type Dependency = { id: string; type: DependencyType; [field: string]: unknown };
 export type Task = { id: string; type: string; depends_on?: Dependency[]; [field: string]: unknown };
+/** One input, output or param of a task (`get_from` for inputs, `set_to` for outputs). */
+export type Io = { name: string; value?: unknown; [field: string]: unknown };
+export const IO_FIELDS = ["inputs", "outputs", "params"] as const;
+export type IoField = (typeof IO_FIELDS)[number];
 export type Blueprint = { tasks: Task[]; [field: string]: unknown };
 
 /** The blueprint in `text`, or why the editor cannot show it. */
@@ -62,8 +66,106 @@ export function cycleDependencyType(blueprint: Blueprint, from: string, to: stri
   );
 }
 
+/**
+ * Renames a task and every reference to it: the dependencies on it and the `scope_end` that
+ * closes its scope. A taken or malformed id is refused with the reason.
+ */
+export function renameTask(blueprint: Blueprint, from: string, to: string): { blueprint: Blueprint } | { error: string } {
+  if (from === to) return { blueprint };
+  if (!blueprint.tasks.some((t) => t.id === from)) return { error: `there is no task ${from}` };
+  if (to.trim() === "") return { error: "a task needs an id" };
+  if (to !== to.trim()) return { error: "a task id does not start or end with spaces" };
+  if (blueprint.tasks.some((t) => t.id === to)) return { error: `another task is already called ${to}` };
+  const tasks = blueprint.tasks.map((t) => {
+    let task = t.id === from ? { ...t, id: to } : t;
+    if (task.scope_end === from) task = { ...task, scope_end: to };
+    return withDependencies(task, (deps) =>
+      deps.some((d) => d.id === from) ? deps.map((d) => (d.id === from ? { ...d, id: to } : d)) : deps,
+    );
+  });
+  return { blueprint: { ...blueprint, tasks } };
+}
+
+/**
+ * Sets (or, with undefined or "", removes) one plain field of a task: `description`,
+ * `condition`... A list field left empty is removed too, as the canonical form has it.
+ */
+export function setTaskField(blueprint: Blueprint, id: string, field: string, value: unknown): Blueprint {
+  return mapTask(blueprint, id, (t) => {
+    const empty = value === undefined || value === "" || (Array.isArray(value) && value.length === 0);
+    if (empty) {
+      if (!(field in t)) return t;
+      const { [field]: _removed, ...rest } = t;
+      return rest as Task;
+    }
+    return t[field] === value ? t : { ...t, [field]: value };
+  });
+}
+
+/** A task's inputs, outputs or params (none when the field is absent or not a list). */
+export function ioOf(task: Task, field: IoField): Io[] {
+  const list = task[field];
+  return Array.isArray(list) ? (list as Io[]) : [];
+}
+
+/** Changes one row of a task's inputs, outputs or params. */
+export function updateIo(blueprint: Blueprint, id: string, field: IoField, index: number, change: (io: Io) => Io): Blueprint {
+  const task = blueprint.tasks.find((t) => t.id === id);
+  if (!task) return blueprint;
+  const rows = ioOf(task, field);
+  const row = rows[index];
+  if (!row) return blueprint;
+  const changed = change(row);
+  if (changed === row) return blueprint;
+  return setTaskField(blueprint, id, field, rows.map((r, i) => (i === index ? changed : r)));
+}
+
+/** Sets (or, with undefined or "", removes) one key of an io row. */
+export function withIoKey(io: Io, key: string, value: unknown): Io {
+  if (value === undefined || value === "") {
+    if (!(key in io)) return io;
+    const { [key]: _removed, ...rest } = io;
+    return rest as Io;
+  }
+  return io[key] === value ? io : { ...io, [key]: value };
+}
+
+/** Adds a row named `name` (or a free `field_N` name) to a task's inputs, outputs or params. */
+export function addIo(blueprint: Blueprint, id: string, field: IoField, name?: string): Blueprint {
+  const task = blueprint.tasks.find((t) => t.id === id);
+  if (!task) return blueprint;
+  const rows = ioOf(task, field);
+  const base = field.replace(/s$/, "");
+  let fresh = name ?? "";
+  for (let n = rows.length + 1; fresh === "" || rows.some((r) => r.name === fresh); n += 1) fresh = `${base}_${n}`;
+  return setTaskField(blueprint, id, field, [...rows, { name: fresh }]);
+}
+
+export function removeIo(blueprint: Blueprint, id: string, field: IoField, index: number): Blueprint {
+  const task = blueprint.tasks.find((t) => t.id === id);
+  if (!task) return blueprint;
+  const rows = ioOf(task, field);
+  if (index < 0 || index >= rows.length) return blueprint;
+  return setTaskField(blueprint, id, field, rows.filter((_, i) => i !== index));
+}
+
+/** A value typed as JSON text: the value, or why it is not JSON (nothing typed: no value). */
+export function parseJsonValue(text: string): { value: unknown } | { error: string } {
+  if (text.trim() === "") return { value: undefined };
+  try {
+    return { value: JSON.parse(text) };
+  } catch (e) {
+    return { error: `not JSON: ${(e as Error).message}` };
+  }
+}
+
+/** A value as the JSON text to edit it (nothing for no value). */
+export function jsonText(value: unknown): string {
+  return value === undefined ? "" : JSON.stringify(value);
+}
+
 /** Changes one task; an edit that changes nothing answers the same blueprint (no history entry). */
-function mapTask(blueprint: Blueprint, id: string, change: (task: Task) => Task): Blueprint {
+export function mapTask(blueprint: Blueprint, id: string, change: (task: Task) => Task): Blueprint {
   const tasks = blueprint.tasks.map((t) => (t.id === id ? change(t) : t));
   return tasks.every((t, i) => t === blueprint.tasks[i]) ? blueprint : { ...blueprint, tasks };
 }

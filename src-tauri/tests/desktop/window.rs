@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
 use fantoccini::{Client, ClientBuilder, Locator};
 use orrery_api::{Api, ApiOptions};
 use serde_json::{json, Value};
@@ -127,6 +128,44 @@ async fn screenshot(client: &Client, path: &Path) {
     std::fs::write(path, png).unwrap();
 }
 
+/// Where React Flow draws a task (its position in flow coordinates), from the node's transform.
+async fn node_position(client: &Client, task: &str) -> Option<(f64, f64)> {
+    let script = "const n = document.querySelector(`.react-flow__node[data-id=\"${arguments[0]}\"]`); \
+                  return n ? n.style.transform : null;";
+    let transform = client.execute(script, vec![json!(task)]).await.ok()?;
+    let numbers: Vec<f64> = transform
+        .as_str()?
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    match numbers[..] {
+        [x, y] => Some((x, y)),
+        _ => None,
+    }
+}
+
+/// The positions a layout file keeps, by task id.
+fn layout_positions(file: &Path) -> Option<serde_json::Map<String, Value>> {
+    let text = std::fs::read_to_string(file).ok()?;
+    serde_json::from_str::<Value>(&text).ok()?["positions"].as_object().cloned()
+}
+
+/// The page rectangle of the first element matching `css`: left, top, right, bottom.
+async fn rect(client: &Client, css: &str) -> Option<[f64; 4]> {
+    let script = "const e = document.querySelector(arguments[0]); if (!e) return null; \
+                  const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom];";
+    let value = client.execute(script, vec![json!(css)]).await.ok()?;
+    let v: Vec<f64> = value.as_array()?.iter().filter_map(Value::as_f64).collect();
+    v.try_into().ok()
+}
+
+/// Replaces the text of the input matching `css` with `typed`, as a user selecting it all and typing.
+async fn retype(client: &Client, css: &str, typed: &str) {
+    let input = client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css} to type in"));
+    client.execute("arguments[0].focus(); arguments[0].select();", vec![json!(input)]).await.unwrap();
+    input.send_keys(typed).await.unwrap();
+}
+
 fn window_titled(display: &str, title: &str) -> bool {
     let found = Command::new("xdotool").args(["search", "--name", title]).env("DISPLAY", display).output();
     found.is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
@@ -170,6 +209,69 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     assert!(window_titled(&display, "^Orrery — assembly.json$"), "the window title names the open file");
     screenshot(&client, &shots.join("editor-open.png")).await;
 
+    // The while scope of the example is a labelled region around its three tasks.
+    let css = "[data-testid=scope-label][data-scope-start=pick]";
+    let script = "return document.querySelector(arguments[0])?.textContent ?? null";
+    let label = client.execute(script, vec![json!(css)]).await.unwrap();
+    assert_eq!(label, json!("placement loop · while elements_remaining > 0, max 10"));
+    let region = rect(&client, "[data-testid=scope-region][data-scope-start=pick]").await.expect("the scope's region");
+    for member in ["pick", "place", "check"] {
+        let node = rect(&client, &format!(".react-flow__node[data-id={member}]")).await.unwrap();
+        let inside = region[0] < node[0] && region[1] < node[1] && node[2] < region[2] && node[3] < region[3];
+        assert!(inside, "the region {region:?} holds its member {member} at {node:?}");
+    }
+    let plan = rect(&client, ".react-flow__node[data-id=plan]").await.unwrap();
+    assert!(plan[3] <= region[1] || plan[1] >= region[3], "plan, before the scope, is outside its region");
+
+    // Opening a file writes no layout beside it: not even after the nodes had time to rest.
+    let layout = dir.path().join("assembly.json.layout");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(!layout.exists(), "opening a blueprint leaves its folder as it was");
+
+    // Moving a node writes the layout, with the position the node now has.
+    let before = node_position(&client, "plan").await.expect("plan's position");
+    let node = client.find(Locator::Css(".react-flow__node[data-id=plan]")).await.unwrap();
+    let drag = MouseActions::new("mouse".into())
+        .then(PointerAction::MoveToElement { element: node, duration: None, x: 0.0, y: 0.0 })
+        .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
+        .then(PointerAction::MoveBy { duration: Some(Duration::from_millis(100)), x: 30.0, y: 0.0 })
+        .then(PointerAction::MoveBy { duration: Some(Duration::from_millis(100)), x: 90.0, y: 0.0 })
+        .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+    client.perform_actions(drag).await.unwrap();
+    client.release_actions().await.unwrap();
+    let moved = node_position(&client, "plan").await.unwrap();
+    assert!(moved.0 > before.0 + 20.0, "plan was dragged right: from {before:?} to {moved:?}");
+    let saved = eventually("the layout beside the file", || async { layout_positions(&layout) }).await;
+    assert_eq!(saved.len(), tasks, "the layout places every task: {saved:?}");
+    let kept = (saved["plan"][0].as_f64(), saved["plan"][1].as_f64());
+    assert_eq!(kept, (Some(moved.0.round()), Some(moved.1.round())), "the layout keeps where plan was dropped");
+
+    // Opening the file again (the page reloads, as at start) places the tasks where the layout says.
+    let mut edited = serde_json::from_str::<Value>(&std::fs::read_to_string(&layout).unwrap()).unwrap();
+    edited["positions"]["plan"] = json!([1500, 40]);
+    std::fs::write(&layout, serde_json::to_string(&edited).unwrap()).unwrap();
+    client.refresh().await.unwrap();
+    eventually("plan where the layout file puts it", || async {
+        (node_position(&client, "plan").await? == (1500.0, 40.0)).then_some(())
+    })
+    .await;
+    eventually("the facade's verdict after reopening", || async {
+        text(&client, "[data-testid=problems-summary]").await.filter(|s| s == "No problems")
+    })
+    .await;
+
+    // Auto-layout brings plan back among the others, as one step that undo takes back.
+    client.find(Locator::Css("[data-testid=auto-layout]")).await.unwrap().click().await.unwrap();
+    let relaid =
+        eventually("plan laid out again", || async { node_position(&client, "plan").await.filter(|p| p.0 < 1000.0) })
+            .await;
+    client.find(Locator::Css("[data-testid=undo]")).await.unwrap().click().await.unwrap();
+    eventually("plan back where the layout file put it", || async {
+        (node_position(&client, "plan").await? == (1500.0, 40.0)).then_some(())
+    })
+    .await;
+    assert_ne!(relaid, (1500.0, 40.0));
+
     // Save writes the canonical text, as the format job makes it.
     let options = ApiOptions { db: db.clone(), work_dir: None, max_parallel: None };
     let formatted = Api::new(options).call("format_blueprint", json!({"text": original})).await.unwrap();
@@ -179,10 +281,76 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
         (std::fs::read_to_string(&blueprint).ok()? == canonical).then_some(())
     })
     .await;
+    assert_eq!(layout_positions(&layout).unwrap()["plan"], json!([1500, 40]), "saving keeps the layout as shown");
 
-    // A task added from the palette depends on nothing: the facade calls it an orphan.
-    let shell_run = client.find(Locator::Css("[data-testid=palette-item][data-task-type='shell.run']")).await;
-    shell_run.expect("the palette lists shell.run").click().await.unwrap();
+    // The inspector: a condition with a syntax error is flagged under the field, on the node and
+    // in the problems; fixed, every mark goes.
+    client.find(Locator::Css("[data-testid=task-node][data-task-id=inspect]")).await.unwrap().click().await.unwrap();
+    let shown = eventually("the inspector on inspect", || async {
+        let value = client.find(Locator::Css("[data-testid=condition]")).await.ok()?.prop("value").await.ok()??;
+        (text(&client, "[data-testid=inspector-type]").await? == "shell.run").then_some(value)
+    })
+    .await;
+    assert_eq!(shown, "inspect and elements_remaining == 0");
+    retype(&client, "[data-testid=condition]", "inspect and (").await;
+    let problem = eventually("the syntax error under the condition", || async {
+        text(&client, "[data-testid=condition-problem]").await
+    })
+    .await;
+    assert!(problem.contains("not a valid expression"), "a syntax error: {problem:?}");
+    eventually("the error on the node and in the problems", || async {
+        (count(&client, "[data-task-id=inspect] [data-testid=error-badge]").await == 1
+            && count(&client, "[data-testid=problem][data-task-id=inspect]").await == 1
+            && count(&client, "[data-testid=inspector-problem]").await == 1)
+            .then_some(())
+    })
+    .await;
+    screenshot(&client, &shots.join("editor-condition-error.png")).await;
+    retype(&client, "[data-testid=condition]", "inspect and elements_remaining == 0").await;
+    eventually("the condition clean again", || async {
+        let summary = text(&client, "[data-testid=problems-summary]").await?;
+        (summary == "No problems"
+            && count(&client, "[data-testid=condition-problem]").await == 0
+            && count(&client, "[data-task-id=inspect] [data-testid=error-badge]").await == 0)
+            .then_some(())
+    })
+    .await;
+
+    // An id another task has is refused, with the reason under the field; Escape takes it back.
+    retype(&client, "[data-testid=inspector-id]", "plan\u{E007}").await;
+    let refused = eventually("the refused id", || async { text(&client, "[data-testid=id-error]").await }).await;
+    assert_eq!(refused, "another task is already called plan");
+    assert_eq!(count(&client, "[data-testid=task-node][data-task-id=inspect]").await, 1, "inspect keeps its id");
+    client.find(Locator::Css("[data-testid=inspector-id]")).await.unwrap().send_keys("\u{E00C}").await.unwrap();
+    eventually("the id field as it was", || async {
+        let id = client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await.ok()??;
+        (id == "inspect" && count(&client, "[data-testid=id-error]").await == 0).then_some(())
+    })
+    .await;
+
+    // The inspector's tables: the composite's input and its output writing another name.
+    client.find(Locator::Css("[data-testid=task-node][data-task-id=place]")).await.unwrap().click().await.unwrap();
+    eventually("the inspector on place", || async {
+        let id = client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await.ok()??;
+        (id == "place").then_some(())
+    })
+    .await;
+    assert_eq!(count(&client, "[data-testid=inputs-row]").await, 1, "place reads one input");
+    let set_to = client.find(Locator::Css("[data-testid=outputs-row] input[list]")).await.unwrap();
+    assert_eq!(set_to.prop("value").await.unwrap().as_deref(), Some("elements_remaining"));
+    screenshot(&client, &shots.join("editor-inspector.png")).await;
+
+    // A task added from the palette (filtered, Enter adds the first match) depends on nothing:
+    // the facade calls it an orphan.
+    let filter = client.find(Locator::Css("[data-testid=palette-filter]")).await.unwrap();
+    filter.send_keys("shell.r").await.unwrap();
+    let listed = eventually("the palette filtered", || async {
+        let n = count(&client, "[data-testid=palette-item]").await;
+        (count(&client, "[data-testid=palette-item][data-task-type='shell.run']").await == 1).then_some(n)
+    })
+    .await;
+    assert_eq!(listed, 1, "only shell.run matches");
+    filter.send_keys("\u{E007}").await.unwrap();
     eventually("one more node", || async {
         (count(&client, "[data-testid=task-node]").await == tasks + 1).then_some(())
     })
@@ -212,7 +380,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     })
     .await;
 
-    // Undo takes the added task away, and with it the error.
+    // Undo takes the added task away, and with it the error (the condition's edits stay).
     client.find(Locator::Css("[data-testid=undo]")).await.unwrap().click().await.unwrap();
     eventually("the blueprint as it was", || async {
         let summary = text(&client, "[data-testid=problems-summary]").await?;

@@ -13,6 +13,7 @@ import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
 import { useEditor } from "../store/context";
 import { toEdges, toNodes, type DependencyEdge } from "./graph";
+import { ScopeRegions } from "./ScopeRegions";
 
 const DELETE_KEYS = ["Delete", "Backspace"];
 
@@ -82,6 +83,7 @@ export function Canvas() {
       nodeOrigin={[0, 0]}
       proOptions={{ hideAttribution: true }}
     >
+      {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} />}
       <Background gap={24} />
       <Controls showInteractive={false} />
     </ReactFlow>

@@ -2,6 +2,7 @@ import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect } from "react";
 import { useEditor, useEditorStore } from "../store/context";
 import type { EditorState } from "../store/editor";
+import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
@@ -15,6 +16,7 @@ const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState) => unknown
   { key: "z", shift: false, run: (s) => s.undo() },
   { key: "z", shift: true, run: (s) => s.redo() },
   { key: "y", shift: false, run: (s) => s.redo() },
+  { key: "l", shift: false, run: (s) => s.autoLayout() },
 ];
 
 export function Editor() {
@@ -49,6 +51,7 @@ export function Editor() {
           </ReactFlowProvider>
         )}
       </main>
+      <Inspector />
       <Problems />
       <footer className="status">
         {notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}

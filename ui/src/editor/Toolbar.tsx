@@ -10,6 +10,7 @@ export function Toolbar() {
   const saveAs = useEditor((s) => s.saveAs);
   const undo = useEditor((s) => s.undo);
   const redo = useEditor((s) => s.redo);
+  const autoLayout = useEditor((s) => s.autoLayout);
   return (
     <header className="toolbar">
       <span className="brand">Orrery</span>
@@ -28,6 +29,10 @@ export function Toolbar() {
       </button>
       <button type="button" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)">
         Redo
+      </button>
+      <span className="separator" />
+      <button type="button" onClick={autoLayout} disabled={!hasBlueprint} title="Lay every task out again (Ctrl+L)" data-testid="auto-layout">
+        Auto-layout
       </button>
       <span className="path" data-testid="path">
         {path ?? "No blueprint open"}

@@ -4,12 +4,9 @@ import type { FileReport } from "../backend/generated";
 import type { Blueprint, DependencyType } from "../blueprint";
 import { kindOf } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
-import type { Positions } from "../store/editor";
+import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "../store/positions";
 
-
-/** The size of every node, for React Flow and for the layout alike. */
-export const NODE_WIDTH = 200;
-export const NODE_HEIGHT = 56;
+export { NODE_HEIGHT, NODE_WIDTH };
 
 /** Each dependency type has its own line: the type is readable without its label. */
 const DASHES: Record<DependencyType, string | undefined> = {

@@ -1,8 +1,10 @@
-import { describe, expect, it } from "vitest";
-import { MemoryBackend } from "../backend/memory";
+import { describe, expect, it, vi } from "vitest";
+import { MemoryBackend, type JobHandlers } from "../backend/memory";
+import { BackendError } from "../backend/types";
 import type { FileReport } from "../backend/generated";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
 import { createEditorStore, type Positions } from "./editor";
+import { mergeLayout, NODE_HEIGHT, placeBeside } from "./positions";
 
 const text = JSON.stringify({
   id: "bp",
@@ -28,7 +30,8 @@ function orphans(blueprint: Blueprint): FileReport {
   return { file: "blueprint.json", valid: diagnostics.length === 0, server_accepts: true, diagnostics };
 }
 
-function setup() {
+function setup(layouts: Record<string, Positions> = {}, handlers: JobHandlers = {}) {
+  const saves: { file: string; positions: Positions }[] = [];
   const backend = new MemoryBackend(
     {
       validate_blueprint: ({ text }) => {
@@ -38,13 +41,28 @@ function setup() {
       },
       format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
       list_installed_task_definitions: () => [{ name: "shell.run", description: "Runs a command." }],
+      read_layout: ({ file }) => {
+        const positions = layouts[file];
+        return { layout_file: `${file}.layout`, found: positions !== undefined, positions: positions ?? {} };
+      },
+      save_layout: ({ file, positions }) => {
+        layouts[file] = positions;
+        saves.push({ file, positions });
+        return { layout_file: `${file}.layout`, found: true, positions };
+      },
+      task_names: ({ task_id }) => ({
+        task_id,
+        produced: [{ key: "total", producers: ["work"], upstream: task_id === "end" }],
+        own: [],
+      }),
+      ...handlers,
     },
     { "/bp.json": text },
     "/bp.json",
   );
   const layout = async (b: Blueprint): Promise<Positions> =>
     Object.fromEntries(b.tasks.map((t, i) => [t.id, { x: 0, y: i * 100 }]));
-  return { backend, store: createEditorStore(backend, layout) };
+  return { backend, saves, layouts, store: createEditorStore(backend, layout, { layoutSaveDelayMs: 50 }) };
 }
 
 const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -127,5 +145,152 @@ describe("the editor store", () => {
     const event = { session_id: "s1", seq: 1, global_seq: 7, time_ms: 0, kind: "session_started", payload: null };
     backend.emit(event);
     expect(store.getState().lastEvent).toEqual(event);
+  });
+});
+
+describe("the layout beside the file", () => {
+  it("is used when found; the tasks it lacks go under their upstream", async () => {
+    const { store } = setup({ "/bp.json": { start: { x: 500, y: 7 }, work: { x: 500, y: 200 }, gone: { x: 1, y: 1 } } });
+    await store.getState().load();
+    const { positions } = store.getState();
+    expect(positions.start).toEqual({ x: 500, y: 7 });
+    expect(positions.work).toEqual({ x: 500, y: 200 });
+    expect(positions.end?.x).toBe(500);
+    expect(positions.end!.y).toBeGreaterThan(200 + NODE_HEIGHT);
+    expect(positions.gone).toBeUndefined();
+  });
+
+  it("is not written on open, only once nodes rest after a move, and on save", async () => {
+    vi.useFakeTimers();
+    try {
+      const { store, saves, layouts } = setup();
+      await store.getState().load();
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(saves).toEqual([]);
+
+      store.getState().moveTask("work", { x: 10.4, y: 20.6 });
+      store.getState().moveTask("work", { x: 30.4, y: 40.6 });
+      await vi.advanceTimersByTimeAsync(20);
+      expect(saves).toEqual([]);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(saves).toHaveLength(1);
+      expect(layouts["/bp.json"]).toEqual({ start: { x: 0, y: 0 }, work: { x: 30, y: 41 }, end: { x: 0, y: 200 } });
+
+      await store.getState().save();
+      expect(saves).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("is never written for a blueprint without a file", async () => {
+    vi.useFakeTimers();
+    try {
+      const { store, saves } = setup();
+      store.setState({ blueprint: (parseBlueprint(text) as { blueprint: Blueprint }).blueprint, path: null });
+      store.getState().moveTask("work", { x: 1, y: 1 });
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(saves).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("an unreadable layout is replaced by the automatic one, and the user told why", async () => {
+    const { store } = setup(
+      {},
+      {
+        read_layout: () => {
+          throw new BackendError("invalid_layout", "/bp.json.layout: not an Orrery layout");
+        },
+      },
+    );
+    await store.getState().load();
+    expect(store.getState().positions.end).toEqual({ x: 0, y: 200 });
+    expect(store.getState().notice).toEqual({ text: "/bp.json.layout: not an Orrery layout", error: true });
+  });
+
+  it("after a rename, saving writes the layout under the new id only", async () => {
+    const { store, layouts } = setup();
+    await store.getState().load();
+    expect(store.getState().renameTask("work", "build")).toBeNull();
+    await store.getState().save();
+    expect(Object.keys(layouts["/bp.json"] ?? {})).toEqual(["start", "build", "end"]);
+  });
+
+  it("an automatic layout is one undo step, and redo lays out again", async () => {
+    const { store } = setup({ "/bp.json": { start: { x: 500, y: 7 }, work: { x: 500, y: 200 }, end: { x: 9, y: 9 } } });
+    await store.getState().load();
+    await store.getState().autoLayout();
+    expect(store.getState().positions.start).toEqual({ x: 0, y: 0 });
+    store.getState().undo();
+    expect(store.getState().positions.start).toEqual({ x: 500, y: 7 });
+    expect(store.getState().blueprint?.tasks).toHaveLength(3);
+    store.getState().redo();
+    expect(store.getState().positions.end).toEqual({ x: 0, y: 200 });
+  });
+});
+
+describe("merging a saved layout", () => {
+  const blueprint = parseBlueprint(text) as { blueprint: Blueprint };
+
+  it("leaves for the automatic layout the tasks without a placed upstream, placed beside the rest", () => {
+    const merged = mergeLayout(blueprint.blueprint, { end: { x: 0, y: 0 } });
+    expect(merged.unplaced).toEqual(["start", "work"]);
+    const all = placeBeside(merged.positions, merged.unplaced, { start: { x: 50, y: 50 }, work: { x: 50, y: 150 } });
+    expect(all.start).toEqual({ x: 264, y: 0 });
+    expect(all.work).toEqual({ x: 264, y: 100 });
+  });
+
+  it("places a new task beside a task that already sits under the same upstream", () => {
+    const b: Blueprint = {
+      tasks: [
+        { id: "s", type: "system.start" },
+        { id: "x", type: "shell.run", depends_on: [{ id: "s", type: "FS" }] },
+        { id: "y", type: "shell.run", depends_on: [{ id: "s", type: "FS" }] },
+      ],
+    };
+    const merged = mergeLayout(b, { s: { x: 0, y: 0 }, x: { x: 0, y: 120 } });
+    expect(merged.unplaced).toEqual([]);
+    expect(merged.positions.y!.y).toBe(120);
+    expect(merged.positions.y!.x).toBeGreaterThanOrEqual(200);
+  });
+});
+
+describe("editing from the inspector", () => {
+  it("renames through the store: one undo step, the selection follows, a taken id is refused", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().select("work");
+    expect(store.getState().renameTask("work", "end")).toBe("another task is already called end");
+    expect(store.getState().renameTask("work", "build")).toBeNull();
+    expect(store.getState().selected).toBe("build");
+    expect(store.getState().blueprint?.tasks[2]?.depends_on).toEqual([{ id: "build", type: "FS" }]);
+    expect(store.getState().positions.build).toEqual(store.getState().positions.work);
+    store.getState().undo();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end"]);
+  });
+
+  it("keystrokes of one field make one undo step", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    for (const condition of ["t", "to", "total"]) {
+      store.getState().edit((b) => ({ ...b, tasks: b.tasks.map((t) => (t.id === "work" ? { ...t, condition } : t)) }), "work.condition");
+    }
+    expect(store.getState().past).toHaveLength(1);
+    store.getState().undo();
+    expect(store.getState().blueprint?.tasks[1]?.condition).toBeUndefined();
+  });
+
+  it("asks the facade for the names the selected task may read", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().select("end");
+    await settled();
+    expect(store.getState().names).toEqual({
+      task_id: "end",
+      produced: [{ key: "total", producers: ["work"], upstream: true }],
+      own: [],
+    });
   });
 });

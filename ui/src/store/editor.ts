@@ -2,19 +2,36 @@
 // the facade says about it. Every change of the blueprint is validated through the backend.
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type { Backend } from "../backend/types";
-import type { EventView, FileReport, TaskDefinitionSummary } from "../backend/generated";
-import { addTask, parseBlueprint, toText, type Blueprint } from "../blueprint";
+import type {
+  EventView,
+  FileReport,
+  GetTaskDefinitionAnswer,
+  TaskDefinitionSummary,
+  TaskNamesAnswer,
+} from "../backend/generated";
+import { addTask, parseBlueprint, renameTask, toText, type Blueprint } from "../blueprint";
+import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
-export type Position = { x: number; y: number };
-export type Positions = Record<string, Position>;
+export type { Position, Positions };
 /** Places the tasks of a blueprint (the app runs elkjs in a worker). */
 export type Layout = (blueprint: Blueprint) => Promise<Positions>;
+
+/**
+ * One step of the undo history: the blueprint as it was, and the positions too when the step
+ * moved nodes (an automatic layout); moves by hand are not steps.
+ */
+export type Snapshot = { blueprint: Blueprint; positions?: Positions };
+
+export type EditorOptions = {
+  /** How long the nodes must rest before their layout is written beside the file. */
+  layoutSaveDelayMs?: number;
+};
 
 export type EditorState = {
   path: string | null;
   blueprint: Blueprint | null;
-  past: Blueprint[];
-  future: Blueprint[];
+  past: Snapshot[];
+  future: Snapshot[];
   /** Beside the blueprint, never in its file. */
   positions: Positions;
   /** Whether the layout of the open blueprint arrived: until then there is nothing to show. */
@@ -27,6 +44,10 @@ export type EditorState = {
   selectedDependency: string | null;
   /** Asks the canvas to bring a task into view; `serial` tells repeated requests apart. */
   focus: { task: string; serial: number } | null;
+  /** The names the selected task may read (for its condition and inputs); null until known. */
+  names: TaskNamesAnswer | null;
+  /** Task definitions by type, as they arrive; null for a type the facade does not know. */
+  definitions: Record<string, GetTaskDefinitionAnswer | null>;
   /** The last thing the user should know: saved, or why something failed. */
   notice: { text: string; error: boolean } | null;
   lastEvent: EventView | null;
@@ -34,7 +55,15 @@ export type EditorState = {
   load(): Promise<void>;
   openFile(): Promise<void>;
   open(path: string, text: string): Promise<void>;
-  edit(change: (blueprint: Blueprint) => Blueprint): void;
+  /**
+   * Changes the blueprint as one undo step; successive edits with the same `coalesce` key (the
+   * keystrokes of one field) make one step together.
+   */
+  edit(change: (blueprint: Blueprint) => Blueprint, coalesce?: string): void;
+  /** Renames a task and the references to it; answers why not when refused. */
+  renameTask(from: string, to: string): string | null;
+  /** Lays every task out again (one undo step). */
+  autoLayout(): Promise<void>;
   undo(): void;
   redo(): void;
   save(): Promise<void>;
@@ -52,12 +81,16 @@ export type EditorStore = StoreApi<EditorState>;
 const HISTORY_LIMIT = 200;
 const NEW_TASK_GAP = 120;
 
-export function createEditorStore(backend: Backend, layout: Layout): EditorStore {
+export function createEditorStore(backend: Backend, layout: Layout, options: EditorOptions = {}): EditorStore {
+  const layoutSaveDelay = options.layoutSaveDelayMs ?? 600;
   // Answers of older validations are dropped: only the newest blueprint's verdict counts.
   let validation = 0;
+  let naming = 0;
   let focusSerial = 0;
   // A layout that arrives after another file was opened is dropped.
   let opened = 0;
+  let lastCoalesce: string | undefined;
+  let layoutTimer: ReturnType<typeof setTimeout> | undefined;
 
   return createStore<EditorState>()((set, get) => {
     const fail = (e: unknown) => set({ notice: { text: e instanceof Error ? e.message : String(e), error: true } });
@@ -72,11 +105,75 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
       } catch (e) {
         if (mine === validation) fail(e);
       }
+      if (mine === validation) await refreshNames();
     }
 
-    function replace(blueprint: Blueprint, past: Blueprint[], future: Blueprint[]) {
-      set({ blueprint, past, future, report: null });
+    /** What the selected task may read, from the facade. */
+    async function refreshNames() {
+      const mine = ++naming;
+      const { blueprint, selected } = get();
+      const task = blueprint?.tasks.find((t) => t.id === selected);
+      if (!blueprint || !task) {
+        set({ names: null });
+        return;
+      }
+      try {
+        const names = await backend.call("task_names", { text: toText(blueprint), task_id: task.id });
+        if (mine === naming) set({ names });
+      } catch {
+        // A blueprint the facade cannot read has no names to offer; validation says why.
+        if (mine === naming) set({ names: null });
+      }
+    }
+
+    async function loadDefinition(type: string) {
+      if (type in get().definitions) return;
+      set({ definitions: { ...get().definitions, [type]: null } });
+      try {
+        const definition = await backend.call("get_task_definition", { name: type });
+        set({ definitions: { ...get().definitions, [type]: definition } });
+      } catch {
+        // Not installed here: the inspector offers no param names for it.
+      }
+    }
+
+    function replace(blueprint: Blueprint, past: Snapshot[], future: Snapshot[], positions?: Positions) {
+      set({ blueprint, past, future, report: null, ...(positions ? { positions } : {}) });
+      if (positions) scheduleLayoutSave();
       void validate(blueprint);
+    }
+
+    /** Writes the layout beside the open file once the nodes rest; never for an unsaved blueprint. */
+    function scheduleLayoutSave() {
+      clearTimeout(layoutTimer);
+      if (get().path === null) return;
+      layoutTimer = setTimeout(() => void saveLayout(), layoutSaveDelay);
+    }
+
+    async function saveLayout() {
+      clearTimeout(layoutTimer);
+      const { blueprint, path, positions } = get();
+      if (!blueprint || path === null) return;
+      try {
+        await backend.call("save_layout", { file: path, positions: layoutToSave(blueprint, positions) });
+      } catch (e) {
+        fail(e);
+      }
+    }
+
+    /** The positions to show for a file: its saved layout, completed by the automatic one. */
+    async function positionsFor(path: string, blueprint: Blueprint): Promise<Positions> {
+      let saved: Positions | null = null;
+      try {
+        const found = await backend.call("read_layout", { file: path });
+        if (found.found) saved = found.positions;
+      } catch (e) {
+        fail(e); // an unreadable layout is replaced by a fresh one, and the user told why
+      }
+      if (saved === null) return layout(blueprint);
+      const merged = mergeLayout(blueprint, saved);
+      if (merged.unplaced.length === 0) return merged.positions;
+      return placeBeside(merged.positions, merged.unplaced, await layout(blueprint));
     }
 
     async function write(text: string, to: (canonical: string) => Promise<string | null>) {
@@ -85,7 +182,10 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
       try {
         const formatted = await backend.call("format_blueprint", { text });
         const path = await to(formatted.text);
-        if (path !== null) set({ path, notice: { text: `Saved ${path}`, error: false } });
+        if (path !== null) {
+          set({ path, notice: { text: `Saved ${path}`, error: false } });
+          await saveLayout();
+        }
       } catch (e) {
         fail(e);
       }
@@ -103,6 +203,8 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
       selected: null,
       selectedDependency: null,
       focus: null,
+      names: null,
+      definitions: {},
       notice: null,
       lastEvent: null,
 
@@ -136,37 +238,76 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
           return;
         }
         const mine = ++opened;
-        set({ path, positions: {}, laidOut: false, selected: null, selectedDependency: null, notice: null });
+        clearTimeout(layoutTimer);
+        lastCoalesce = undefined;
+        set({ path, positions: {}, laidOut: false, selected: null, selectedDependency: null, names: null, notice: null });
         replace(parsed.blueprint, [], []);
         let positions: Positions = {};
         try {
-          positions = await layout(parsed.blueprint);
+          positions = await positionsFor(path, parsed.blueprint);
         } catch (e) {
           fail(e);
         }
         if (mine === opened) set({ positions, laidOut: true });
       },
 
-      edit(change) {
+      edit(change, coalesce) {
         const { blueprint, past } = get();
         if (!blueprint) return;
         const changed = change(blueprint);
         if (changed === blueprint) return;
-        replace(changed, [...past, blueprint].slice(-HISTORY_LIMIT), []);
+        const merge = coalesce !== undefined && coalesce === lastCoalesce && past.length > 0;
+        lastCoalesce = coalesce;
+        replace(changed, merge ? past : [...past, { blueprint }].slice(-HISTORY_LIMIT), []);
+      },
+
+      renameTask(from, to) {
+        const { blueprint, positions, selected } = get();
+        if (!blueprint) return "no blueprint is open";
+        const renamed = renameTask(blueprint, from, to);
+        if ("error" in renamed) return renamed.error;
+        // The old id keeps its place too, for an undo of the rename.
+        const at = positions[from];
+        if (at) set({ positions: { ...positions, [to]: at } });
+        if (selected === from) set({ selected: to });
+        get().edit(() => renamed.blueprint);
+        return null;
+      },
+
+      async autoLayout() {
+        const { blueprint } = get();
+        if (!blueprint) return;
+        const mine = opened;
+        let positions: Positions;
+        try {
+          positions = await layout(blueprint);
+        } catch (e) {
+          fail(e);
+          return;
+        }
+        const now = get();
+        if (mine !== opened || now.blueprint === null) return;
+        lastCoalesce = undefined;
+        const step = { blueprint: now.blueprint, positions: now.positions };
+        replace(now.blueprint, [...now.past, step].slice(-HISTORY_LIMIT), [], { ...now.positions, ...positions });
       },
 
       undo() {
-        const { blueprint, past, future } = get();
+        const { blueprint, past, future, positions } = get();
         const previous = past.at(-1);
         if (!blueprint || !previous) return;
-        replace(previous, past.slice(0, -1), [blueprint, ...future]);
+        lastCoalesce = undefined;
+        const current = { blueprint, ...(previous.positions ? { positions } : {}) };
+        replace(previous.blueprint, past.slice(0, -1), [current, ...future], previous.positions);
       },
 
       redo() {
-        const { blueprint, past, future } = get();
+        const { blueprint, past, future, positions } = get();
         const [next, ...rest] = future;
         if (!blueprint || !next) return;
-        replace(next, [...past, blueprint], rest);
+        lastCoalesce = undefined;
+        const current = { blueprint, ...(next.positions ? { positions } : {}) };
+        replace(next.blueprint, [...past, current], rest, next.positions);
       },
 
       async save() {
@@ -199,10 +340,15 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
 
       moveTask(id, position) {
         set({ positions: { ...get().positions, [id]: position } });
+        scheduleLayoutSave();
       },
 
       select(id) {
-        set({ selected: id, selectedDependency: null });
+        if (id === get().selected) return;
+        set({ selected: id, selectedDependency: null, names: null });
+        const type = get().blueprint?.tasks.find((t) => t.id === id)?.type;
+        if (type) void loadDefinition(type);
+        void refreshNames();
       },
 
       selectDependency(id) {
@@ -210,7 +356,8 @@ export function createEditorStore(backend: Backend, layout: Layout): EditorStore
       },
 
       focusTask(id) {
-        set({ selected: id, selectedDependency: null, focus: { task: id, serial: ++focusSerial } });
+        get().select(id);
+        set({ selectedDependency: null, focus: { task: id, serial: ++focusSerial } });
       },
     };
   });

@@ -1,0 +1,111 @@
+// The selected task, to read and change: its id, type, description, condition, inputs, outputs
+// and params. Every change goes through the store, so it is undoable and validated.
+import { useEffect, useState } from "react";
+import { setTaskField, type Task } from "../blueprint";
+import { useEditor } from "../store/context";
+import { ConditionField } from "./ConditionField";
+import { IoTable } from "./IoTable";
+import { schemaParamNames, suggestions, taskProblems } from "./names";
+
+export function Inspector() {
+  const task = useEditor((s) => s.blueprint?.tasks.find((t) => t.id === s.selected) ?? null);
+  return (
+    <aside className="inspector" aria-label="Inspector" data-testid="inspector">
+      <h2>Inspector</h2>
+      {task ? <TaskInspector task={task} /> : <p className="hint">Select a task to see and change it.</p>}
+    </aside>
+  );
+}
+
+function TaskInspector({ task }: { task: Task }) {
+  const edit = useEditor((s) => s.edit);
+  const report = useEditor((s) => s.report);
+  const names = useEditor((s) => (s.names?.task_id === task.id ? s.names : null));
+  const definition = useEditor((s) => s.definitions[task.type] ?? null);
+  const offered = suggestions(names);
+  const problems = taskProblems(report, task.id);
+  const description = typeof task.description === "string" ? task.description : "";
+
+  return (
+    <div className="task-inspector" data-task-id={task.id}>
+      <IdField id={task.id} />
+      <div className="field">
+        <span className="label">Type</span>
+        <code className="type" data-testid="inspector-type">
+          {task.type}
+        </code>
+        {definition?.description && <p className="hint">{definition.description}</p>}
+      </div>
+      {problems.length > 0 && (
+        <ul className="task-problems">
+          {problems.map((d, i) => (
+            <li key={i} className={d.severity} data-testid="inspector-problem" title={d.path}>
+              <span className="severity">{d.severity}</span> {d.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      <div className="field">
+        <label htmlFor="inspector-description">Description</label>
+        <textarea
+          id="inspector-description"
+          rows={2}
+          value={description}
+          onChange={(e) => edit((b) => setTaskField(b, task.id, "description", e.target.value), `${task.id}.description`)}
+        />
+      </div>
+      <ConditionField key={task.id} task={task} names={offered} />
+      <datalist id="inspector-produced-names">
+        {offered
+          .filter((s) => s.origin !== "own")
+          .map((s) => (
+            <option key={s.name} value={s.name} />
+          ))}
+      </datalist>
+      <IoTable task={task} field="inputs" names={offered} />
+      <IoTable task={task} field="outputs" names={offered} />
+      <IoTable task={task} field="params" names={offered} offered={schemaParamNames(definition?.params_schema)} />
+    </div>
+  );
+}
+
+/** The id, renamed on Enter or when the field is left; a refused id stays typed with the reason. */
+function IdField({ id }: { id: string }) {
+  const renameTask = useEditor((s) => s.renameTask);
+  const [draft, setDraft] = useState(id);
+  const [refused, setRefused] = useState<string | null>(null);
+  useEffect(() => {
+    setDraft(id);
+    setRefused(null);
+  }, [id]);
+  const commit = () => {
+    if (draft === id) return setRefused(null);
+    setRefused(renameTask(id, draft));
+  };
+  return (
+    <div className="field">
+      <label htmlFor="inspector-id">Id</label>
+      <input
+        id="inspector-id"
+        value={draft}
+        spellCheck={false}
+        className={refused ? "invalid" : ""}
+        data-testid="inspector-id"
+        onChange={(e) => setDraft(e.target.value)}
+        onBlur={commit}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") commit();
+          if (e.key === "Escape") {
+            setDraft(id);
+            setRefused(null);
+          }
+        }}
+      />
+      {refused && (
+        <p className="field-error" data-testid="id-error">
+          {refused}
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import type { FileReport } from "../backend/generated";
+import { complete, completing, conditionProblems, schemaParamNames, suggestions } from "./names";
+
+const names = {
+  task_id: "t",
+  produced: [
+    { key: "late", producers: ["after"], upstream: false },
+    { key: "count", producers: ["plan"], upstream: true },
+  ],
+  own: ["command", "count"],
+};
+
+describe("what the inspector offers", () => {
+  it("offers upstream names first, then the other produced ones, then the task's own", () => {
+    expect(suggestions(names).map((s) => [s.name, s.origin])).toEqual([
+      ["count", "upstream"],
+      ["late", "produced"],
+      ["command", "own"],
+    ]);
+  });
+
+  it("completes the word at the caret and keeps what follows", () => {
+    const all = suggestions(names);
+    expect(completing(all, "co", 2).map((s) => s.name)).toEqual(["count", "command"]);
+    expect(completing(all, "count", 5)).toEqual([]);
+    expect(complete("x and co > 1", 8, "count")).toEqual({ text: "x and count > 1", caret: 11 });
+    expect(complete("", 0, "late")).toEqual({ text: "late", caret: 4 });
+  });
+
+  it("finds the problems of the task's own condition, not its while condition nor other tasks'", () => {
+    const d = (task_id: string, path: string, code: FileReport["diagnostics"][number]["code"]) => ({
+      code,
+      severity: "error" as const,
+      task_id,
+      path,
+      message: `${task_id} ${path}`,
+      server_rejects: true,
+    });
+    const report: FileReport = {
+      file: "f",
+      valid: false,
+      server_accepts: false,
+      diagnostics: [
+        d("t", "$.tasks[1].condition", "condition-syntax"),
+        d("t", "$.tasks[1].scope_start.while_policy.condition", "condition-unknown-name"),
+        d("u", "$.tasks[2].condition", "condition-syntax"),
+        d("t", "$.tasks[1]", "orphan-task"),
+      ],
+    };
+    expect(conditionProblems(report, "t").map((p) => p.path)).toEqual(["$.tasks[1].condition"]);
+  });
+
+  it("offers the params a task type's schema declares", () => {
+    expect(schemaParamNames({ type: "object", properties: { command: {}, cwd: {} } })).toEqual(["command", "cwd"]);
+    expect(schemaParamNames({ type: "object" })).toEqual([]);
+    expect(schemaParamNames(null)).toEqual([]);
+  });
+});
