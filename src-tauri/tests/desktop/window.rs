@@ -112,6 +112,15 @@ where
     }
 }
 
+/// Clicks the element as a user would, once it is there and takes clicks: a node may be
+/// moving or re-rendering for a moment after an edit (WebDriver answers "not interactable").
+async fn click(client: &Client, css: &str) {
+    eventually(&format!("{css} to take a click"), || async {
+        client.find(Locator::Css(css)).await.ok()?.click().await.ok()
+    })
+    .await;
+}
+
 async fn count(client: &Client, css: &str) -> usize {
     client.find_all(Locator::Css(css)).await.map(|found| found.len()).unwrap_or(0)
 }
@@ -261,11 +270,11 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     .await;
 
     // Auto-layout brings plan back among the others, as one step that undo takes back.
-    client.find(Locator::Css("[data-testid=auto-layout]")).await.unwrap().click().await.unwrap();
+    click(&client, "[data-testid=auto-layout]").await;
     let relaid =
         eventually("plan laid out again", || async { node_position(&client, "plan").await.filter(|p| p.0 < 1000.0) })
             .await;
-    client.find(Locator::Css("[data-testid=undo]")).await.unwrap().click().await.unwrap();
+    click(&client, "[data-testid=undo]").await;
     eventually("plan back where the layout file put it", || async {
         (node_position(&client, "plan").await? == (1500.0, 40.0)).then_some(())
     })
@@ -276,7 +285,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     let options = ApiOptions { db: db.clone(), work_dir: None, max_parallel: None };
     let formatted = Api::new(options).call("format_blueprint", json!({"text": original})).await.unwrap();
     let canonical = formatted.answer["text"].as_str().unwrap().to_string();
-    client.find(Locator::Css("[data-testid=save]")).await.unwrap().click().await.unwrap();
+    click(&client, "[data-testid=save]").await;
     eventually("the file saved in canonical form", || async {
         (std::fs::read_to_string(&blueprint).ok()? == canonical).then_some(())
     })
@@ -285,7 +294,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
 
     // The inspector: a condition with a syntax error is flagged under the field, on the node and
     // in the problems; fixed, every mark goes.
-    client.find(Locator::Css("[data-testid=task-node][data-task-id=inspect]")).await.unwrap().click().await.unwrap();
+    click(&client, "[data-testid=task-node][data-task-id=inspect]").await;
     let shown = eventually("the inspector on inspect", || async {
         let value = client.find(Locator::Css("[data-testid=condition]")).await.ok()?.prop("value").await.ok()??;
         (text(&client, "[data-testid=inspector-type]").await? == "shell.run").then_some(value)
@@ -329,7 +338,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     .await;
 
     // The inspector's tables: the composite's input and its output writing another name.
-    client.find(Locator::Css("[data-testid=task-node][data-task-id=place]")).await.unwrap().click().await.unwrap();
+    click(&client, "[data-testid=task-node][data-task-id=place]").await;
     eventually("the inspector on place", || async {
         let id = client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await.ok()??;
         (id == "place").then_some(())
@@ -367,21 +376,21 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     screenshot(&client, &shots.join("editor-invalid.png")).await;
 
     // A problem about a task selects that task (another one selected first).
-    client.find(Locator::Css("[data-testid=task-node][data-task-id=start]")).await.unwrap().click().await.unwrap();
+    click(&client, "[data-testid=task-node][data-task-id=start]").await;
     eventually("start selected", || async {
         (count(&client, "[data-task-id=start].selected").await == 1
             && count(&client, "[data-task-id=run_1].selected").await == 0)
             .then_some(())
     })
     .await;
-    client.find(Locator::Css("[data-testid=problem][data-task-id=run_1] button")).await.unwrap().click().await.unwrap();
+    click(&client, "[data-testid=problem][data-task-id=run_1] button").await;
     eventually("the task of the clicked problem selected", || async {
         (count(&client, "[data-task-id=run_1].selected").await == 1).then_some(())
     })
     .await;
 
     // Undo takes the added task away, and with it the error (the condition's edits stay).
-    client.find(Locator::Css("[data-testid=undo]")).await.unwrap().click().await.unwrap();
+    click(&client, "[data-testid=undo]").await;
     eventually("the blueprint as it was", || async {
         let summary = text(&client, "[data-testid=problems-summary]").await?;
         (count(&client, "[data-testid=task-node]").await == tasks && !summary.contains("error")).then_some(())
