@@ -22,8 +22,11 @@ pub struct ValidateArguments {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FormatArguments {
-    /// A blueprint as text; it keeps its encoding (plain or COMPAS).
+    /// A blueprint as text.
     pub text: String,
+    /// The encoding to write: `antikythera` (plain JSON) or `compas` (the envelope); by
+    /// default the text's own.
+    pub to: Option<TextEncoding>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -41,15 +44,24 @@ pub struct ExportArguments {
     pub text: String,
     /// What to write: `antikythera` (plain JSON, the default) or `compas` (the envelope).
     #[serde(default)]
-    pub to: ExportEncoding,
+    pub to: TextEncoding,
 }
 
 #[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ExportEncoding {
+pub enum TextEncoding {
     #[default]
     Antikythera,
     Compas,
+}
+
+impl TextEncoding {
+    fn encoding(self) -> orrery_blueprint::Encoding {
+        match self {
+            TextEncoding::Antikythera => orrery_blueprint::Encoding::Plain,
+            TextEncoding::Compas => orrery_blueprint::Encoding::Compas,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -89,14 +101,14 @@ pub(crate) fn loaded(text: &str) -> Result<orrery_blueprint::Loaded, Failure> {
     load(text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))
 }
 
-/// The canonical text of a blueprint given as text, in its own encoding; refused when loading
-/// noted an error (Python-only JSON, say), which a rewrite would lose.
-pub(crate) fn canonical(text: &str) -> Result<String, Failure> {
+/// The canonical text of a blueprint given as text, in encoding `to` (default: its own);
+/// refused when loading noted an error (Python-only JSON, say), which a rewrite would lose.
+pub(crate) fn canonical(text: &str, to: Option<TextEncoding>) -> Result<String, Failure> {
     let loaded = loaded(text)?;
     if let Some(note) = loaded.notes.iter().find(|d| d.severity == Severity::Error) {
         return Err(Failure::new("invalid_blueprint", format!("it cannot be rewritten: {}", note.message)));
     }
-    Ok(save::to_string(&loaded.blueprint, loaded.encoding))
+    Ok(save::to_string(&loaded.blueprint, to.map_or(loaded.encoding, TextEncoding::encoding)))
 }
 
 /// The report on a blueprint given as text and already loaded.
@@ -128,9 +140,10 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
     ));
     jobs.push(job(
         "format_blueprint",
-        "The canonical text of a blueprint (the key order and layout `orrery fmt` writes).",
+        "The canonical text of a blueprint (the key order and layout `orrery fmt` writes), in its own \
+         encoding or the one asked for (an editor edits a COMPAS envelope as plain JSON).",
         |_api, args: FormatArguments| async move {
-            let text = canonical(&args.text)?;
+            let text = canonical(&args.text, args.to)?;
             Ok(Formatted { changed: text != args.text, text })
         },
     ));
@@ -155,11 +168,10 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                         format!("not exported: {why}: {}", errors.join("; ")),
                     ));
                 }
-                let encoding = match args.to {
-                    ExportEncoding::Antikythera => orrery_blueprint::Encoding::Plain,
-                    ExportEncoding::Compas => orrery_blueprint::Encoding::Compas,
-                };
-                Ok(Exported { text: save::to_string(&loaded.blueprint, encoding), diagnostics: report.diagnostics })
+                Ok(Exported {
+                    text: save::to_string(&loaded.blueprint, args.to.encoding()),
+                    diagnostics: report.diagnostics,
+                })
             })
             .await
         },

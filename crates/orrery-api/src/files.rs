@@ -128,7 +128,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "Writes a blueprint to a file in its canonical form (its encoding kept), atomically.",
         |api: Api, args: WriteArguments| async move {
             api.blocking(move |_| {
-                let text = crate::blueprints::canonical(&args.text)?;
+                let text = crate::blueprints::canonical(&args.text, None)?;
                 let changed = std::fs::read(&args.file).map_or(true, |old| old != text.as_bytes());
                 if changed {
                     write_atomically(&args.file, &text)?;

@@ -195,6 +195,11 @@ async fn blueprints_are_validated_and_formatted_from_text_or_files() {
     assert_eq!(formatted["changed"], true, "a compact file is not canonical");
     let again = fx.ok("format_blueprint", json!({"text": formatted["text"]})).await;
     assert_eq!(again["changed"], false, "canonical text is a fixed point");
+    // An envelope is edited as plain JSON and written back as an envelope.
+    let enveloped = fx.ok("format_blueprint", json!({"text": text, "to": "compas"})).await;
+    assert!(enveloped["text"].as_str().unwrap().contains("\"dtype\""), "{enveloped}");
+    let plain = fx.ok("format_blueprint", json!({"text": enveloped["text"], "to": "antikythera"})).await;
+    assert_eq!(plain["text"], formatted["text"], "the round trip keeps the blueprint");
 
     // Export: the canonical text for a server, plain or in the COMPAS envelope; refused with
     // the errors when the server would refuse it.

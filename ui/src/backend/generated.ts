@@ -92,8 +92,6 @@ export type EventView = {
   payload: unknown;
 };
 
-export type ExportEncoding = "antikythera" | "compas";
-
 /** The verdict on one file. */
 export type FileReport = {
   file: string;
@@ -320,6 +318,8 @@ export type TaskStatus = {
   source_tasks: string[];
 };
 
+export type TextEncoding = "antikythera" | "compas";
+
 export type VersionSummary = {
   hash: string;
   created_ms: number;
@@ -388,10 +388,15 @@ export type ValidateBlueprintArguments = {
 
 export type ValidateBlueprintAnswer = FileReport[];
 
-/** The canonical text of a blueprint (the key order and layout `orrery fmt` writes). */
+/** The canonical text of a blueprint (the key order and layout `orrery fmt` writes), in its own encoding or the one asked for (an editor edits a COMPAS envelope as plain JSON). */
 export type FormatBlueprintArguments = {
-  /** A blueprint as text; it keeps its encoding (plain or COMPAS). */
+  /** A blueprint as text. */
   text: string;
+  /**
+   * The encoding to write: `antikythera` (plain JSON) or `compas` (the envelope); by
+   * default the text's own.
+   */
+  to?: TextEncoding | null;
 };
 
 export type FormatBlueprintAnswer = {
@@ -406,7 +411,7 @@ export type ExportBlueprintArguments = {
   /** A blueprint as text (antikythera JSON or a COMPAS envelope). */
   text: string;
   /** What to write: `antikythera` (plain JSON, the default) or `compas` (the envelope). */
-  to?: ExportEncoding;
+  to?: TextEncoding;
 };
 
 export type ExportBlueprintAnswer = {
