@@ -8,6 +8,8 @@ fn main() {
         "open_blueprint_file",
         "save_blueprint_file",
         "save_blueprint_file_as",
+        "recent_blueprint_files",
+        "open_recent_blueprint_file",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands)),

@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 use tauri::{AppHandle, Runtime, State, WebviewWindow};
 use tauri_plugin_dialog::DialogExt;
 
+use crate::recent::Recent;
+
 /// The stable codes of [`IpcError`]: the UI matches on these, never on messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -116,9 +118,10 @@ pub async fn call_job(
 pub async fn startup_blueprint_file<R: Runtime>(
     window: WebviewWindow<R>,
     files: State<'_, Files>,
+    recent: State<'_, Recent>,
 ) -> Result<Option<OpenedFile>, IpcError> {
     match &files.startup {
-        Some(path) => read(&window, path.clone()).await.map(Some),
+        Some(path) => read(&window, &recent, path.clone()).await.map(Some),
         None => Ok(None),
     }
 }
@@ -129,6 +132,7 @@ pub async fn open_blueprint_file<R: Runtime>(
     app: AppHandle<R>,
     window: WebviewWindow<R>,
     files: State<'_, Files>,
+    recent: State<'_, Recent>,
 ) -> Result<Option<OpenedFile>, IpcError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog().file().add_filter("Blueprint", &["json"]).pick_file(move |p| {
@@ -136,7 +140,31 @@ pub async fn open_blueprint_file<R: Runtime>(
     });
     let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else { return Ok(None) };
     files.grant(&path);
-    read(&window, path).await.map(Some)
+    read(&window, &recent, path).await.map(Some)
+}
+
+/// The blueprint files opened or saved lately, newest first.
+#[tauri::command]
+pub fn recent_blueprint_files(recent: State<'_, Recent>) -> Vec<PathBuf> {
+    recent.list()
+}
+
+/// Opens a file of the recent list again (only those: the web view names no other path).
+#[tauri::command]
+pub async fn open_recent_blueprint_file<R: Runtime>(
+    window: WebviewWindow<R>,
+    files: State<'_, Files>,
+    recent: State<'_, Recent>,
+    path: PathBuf,
+) -> Result<OpenedFile, IpcError> {
+    if !recent.contains(&path) {
+        return Err(IpcError {
+            code: ErrorCode::NotGranted,
+            message: format!("{} is not among the recent files", path.display()),
+        });
+    }
+    files.grant(&path);
+    read(&window, &recent, path).await
 }
 
 /// Writes a blueprint back to a file the user chose.
@@ -171,6 +199,7 @@ pub async fn save_blueprint_file_as<R: Runtime>(
     window: WebviewWindow<R>,
     api: State<'_, Api>,
     files: State<'_, Files>,
+    recent: State<'_, Recent>,
     text: String,
 ) -> Result<Option<PathBuf>, IpcError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -180,12 +209,14 @@ pub async fn save_blueprint_file_as<R: Runtime>(
     let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else { return Ok(None) };
     files.grant(&path);
     write(&api, &path, text).await?;
+    recent.add(&path);
     show_in_title(&window, &path);
     Ok(Some(path))
 }
 
-async fn read<R: Runtime>(window: &WebviewWindow<R>, path: PathBuf) -> Result<OpenedFile, IpcError> {
+async fn read<R: Runtime>(window: &WebviewWindow<R>, recent: &Recent, path: PathBuf) -> Result<OpenedFile, IpcError> {
     let text = tokio::fs::read_to_string(&path).await.map_err(|e| IpcError::io("read", &path, e))?;
+    recent.add(&path);
     show_in_title(window, &path);
     Ok(OpenedFile { path, text })
 }
@@ -229,6 +260,12 @@ pub struct SaveArguments {
 
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
+pub struct PathArguments {
+    pub path: PathBuf,
+}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SaveAsArguments {
     pub text: String,
 }
@@ -243,5 +280,7 @@ pub fn surface() -> Vec<CommandInfo> {
         declare::<NoArguments, Option<OpenedFile>>("open_blueprint_file"),
         declare::<SaveArguments, ()>("save_blueprint_file"),
         declare::<SaveAsArguments, Option<PathBuf>>("save_blueprint_file_as"),
+        declare::<NoArguments, Vec<PathBuf>>("recent_blueprint_files"),
+        declare::<PathArguments, OpenedFile>("open_recent_blueprint_file"),
     ]
 }

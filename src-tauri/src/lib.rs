@@ -8,6 +8,7 @@
 
 pub mod bindings;
 pub mod commands;
+pub mod recent;
 
 use std::path::PathBuf;
 
@@ -28,18 +29,24 @@ pub struct Settings {
     pub db: PathBuf,
     /// A blueprint to open at start.
     pub open: Option<PathBuf>,
+    /// Where the recent files list is kept (none: in memory only).
+    pub recent: Option<PathBuf>,
 }
 
 impl Settings {
     /// `ORRERY_DB` or the user's store; the blueprint to open is the first argument, else
-    /// `ORRERY_OPEN`.
+    /// `ORRERY_OPEN`; the recent files list is `recent.json` in `ORRERY_CONFIG_DIR`, else in
+    /// the user's config folder (`~/.config/orrery`).
     pub fn from_env() -> Result<Settings, String> {
         let db = match std::env::var_os("ORRERY_DB") {
             Some(db) => PathBuf::from(db),
             None => orrery_store::default_path().ok_or("this machine has no data directory: set ORRERY_DB")?,
         };
         let open = std::env::args_os().nth(1).or_else(|| std::env::var_os("ORRERY_OPEN")).map(PathBuf::from);
-        Ok(Settings { db, open })
+        let config = std::env::var_os("ORRERY_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| Some(dirs::config_dir()?.join("orrery")));
+        Ok(Settings { db, open, recent: config.map(|dir| dir.join("recent.json")) })
     }
 }
 
@@ -52,6 +59,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
     builder
         .manage(api)
         .manage(commands::Files::new(settings.open))
+        .manage(recent::Recent::load(settings.recent))
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![
             commands::list_jobs,
@@ -60,6 +68,8 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
             commands::open_blueprint_file,
             commands::save_blueprint_file,
             commands::save_blueprint_file_as,
+            commands::recent_blueprint_files,
+            commands::open_recent_blueprint_file,
         ])
         .setup(|app| {
             forward_events(app.handle().clone());

@@ -17,7 +17,8 @@ struct Shell {
 
 fn shell(open: Option<PathBuf>) -> Shell {
     let dir = tempfile::tempdir().unwrap();
-    let settings = Settings { db: dir.path().join("orrery.db"), open };
+    let settings =
+        Settings { db: dir.path().join("orrery.db"), open, recent: Some(dir.path().join("config/recent.json")) };
     let app = configure(mock_builder(), settings).build(tauri::generate_context!()).expect("the app builds");
     // `run` would open the configured windows; the mock app is never run, so open it here.
     let config = app.config().app.windows.first().expect("tauri.conf.json declares the main window").clone();
@@ -180,4 +181,24 @@ fn the_capability_grants_exactly_the_declared_commands() {
     granted.sort();
     declared.sort();
     assert_eq!(granted, declared, "capabilities/main.json grants the commands that commands::surface declares");
+}
+
+#[test]
+fn files_opened_are_offered_again_and_only_those_may_be_opened_from_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("assembly.json");
+    std::fs::copy(example("assembly.json"), &path).unwrap();
+    let shell = shell(Some(path.clone()));
+    assert_eq!(shell.invoke("recent_blueprint_files", json!({})).unwrap(), json!([]));
+    shell.invoke("startup_blueprint_file", json!({})).unwrap();
+    assert_eq!(shell.invoke("recent_blueprint_files", json!({})).unwrap(), json!([path]));
+
+    let again = shell.invoke("open_recent_blueprint_file", json!({"path": path})).unwrap();
+    assert_eq!(again["text"], json!(std::fs::read_to_string(&path).unwrap()));
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, "{}").unwrap();
+    let refused = shell.invoke("open_recent_blueprint_file", json!({"path": other})).unwrap_err();
+    assert_eq!(refused["code"], "not_granted", "{refused}");
+    let kept = std::fs::read_to_string(shell.dir.path().join("config/recent.json")).unwrap();
+    assert!(kept.contains("assembly.json"), "the list is kept for the next start: {kept}");
 }

@@ -197,7 +197,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     std::fs::create_dir_all(&shots).unwrap();
     let (_xvfb, display) = start_xvfb(&shots.join("xvfb.log"));
     let (port, native_port) = (free_port(), free_port());
-    let env = [("ORRERY_OPEN", blueprint.as_path()), ("ORRERY_DB", db.as_path())];
+    let env = [("ORRERY_OPEN", blueprint.as_path()), ("ORRERY_DB", db.as_path()), ("ORRERY_CONFIG_DIR", dir.path())];
     let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
     let args = ["--port", &port_arg, "--native-port", &native_port_arg];
     let _driver = Stopped(spawn("tauri-driver", &args, &env, &display, &shots.join("tauri-driver.log")));

@@ -1000,6 +1000,24 @@ export type SaveBlueprintFileAsCommandArguments = {
 
 export type SaveBlueprintFileAsCommandAnswer = string | null;
 
+/**
+ * The arguments of each command, by name as the UI passes them (the command functions take
+ * them one by one, as Tauri wants).
+ */
+export type RecentBlueprintFilesCommandArguments = Record<string, never>;
+
+export type RecentBlueprintFilesCommandAnswer = string[];
+
+export type OpenRecentBlueprintFileCommandArguments = {
+  path: string;
+};
+
+/** A blueprint file and its text. */
+export type OpenRecentBlueprintFileCommandAnswer = {
+  path: string;
+  text: string;
+};
+
 /** A command refused or failed; crosses IPC as `{code, message}`. */
 export type IpcError = {
   code: ErrorCode;
@@ -1060,4 +1078,6 @@ export interface Commands {
   open_blueprint_file: { arguments: OpenBlueprintFileCommandArguments; answer: OpenBlueprintFileCommandAnswer };
   save_blueprint_file: { arguments: SaveBlueprintFileCommandArguments; answer: SaveBlueprintFileCommandAnswer };
   save_blueprint_file_as: { arguments: SaveBlueprintFileAsCommandArguments; answer: SaveBlueprintFileAsCommandAnswer };
+  recent_blueprint_files: { arguments: RecentBlueprintFilesCommandArguments; answer: RecentBlueprintFilesCommandAnswer };
+  open_recent_blueprint_file: { arguments: OpenRecentBlueprintFileCommandArguments; answer: OpenRecentBlueprintFileCommandAnswer };
 }
