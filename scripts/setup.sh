@@ -54,4 +54,8 @@ if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/
     echo "setup: installing the UI's packages (npm ci)" >&2
     (cd ui && npm ci --no-audit --no-fund)
 fi
-(cd ui && npm run --silent build >/dev/null)
+# Only when a source is newer than the last build: a new ui/dist makes cargo rebuild the app.
+if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/index.html ui/package.json ui/package-lock.json \
+    ui/vite.config.ts ui/tsconfig.json -newer ui/dist/index.html -print -quit)" ]; then
+    (cd ui && npm run --silent build >/dev/null)
+fi
