@@ -14,6 +14,7 @@ import type { TaskNode } from "../nodes/types";
 import { useEditor } from "../store/context";
 import { toEdges, toNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
+import { canvasRendered } from "../timing";
 
 const DELETE_KEYS = ["Delete", "Backspace"];
 
@@ -38,6 +39,9 @@ export function Canvas() {
     () => (blueprint ? toEdges(blueprint, selectedDependency) : []),
     [blueprint, selectedDependency],
   );
+
+  // After every commit: the timing marks of steps waiting for the canvas (none most of the time).
+  useEffect(canvasRendered);
 
   useEffect(() => {
     if (focus) void flow.fitView({ nodes: [{ id: focus.task }], maxZoom: 1.2, duration: 300 });
