@@ -70,7 +70,7 @@ struct Figures {
     nodes_drawn: usize,
     /// Auto-layout clicked to the new positions painted, and its two parts.
     auto_layout_ms: f64,
-    auto_layout_elk_ms: f64,
+    auto_layout_compute_ms: f64,
     auto_layout_render_ms: f64,
     pan: Vec<f64>,
     drag: Vec<f64>,
@@ -159,7 +159,7 @@ async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Opt
     let (_, marks) = wait_for_mark(&client, "auto-layout-painted").await;
     let at = |name: &str| marks[name]["at"].as_f64().unwrap_or_else(|| panic!("no mark {name}"));
     figures.auto_layout_ms = at("auto-layout-painted") - at("auto-layout");
-    figures.auto_layout_elk_ms = at("auto-laid-out") - at("auto-layout");
+    figures.auto_layout_compute_ms = at("auto-laid-out") - at("auto-layout");
     figures.auto_layout_render_ms = at("auto-layout-painted") - at("auto-laid-out");
     client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
 
@@ -283,12 +283,12 @@ fn table(all: &[Figures]) -> String {
     type Row = (&'static str, fn(&Figures) -> f64, &'static str);
     let rows: [Row; 17] = [
         ("Time to interactive (app start → nodes painted, page answering)", |f| f.interactive_ms, "ms"),
-        ("  open: file opened → positions known (elk)", |f| f.open_layout_ms, "ms"),
+        ("  open: file opened → positions known (layout)", |f| f.open_layout_ms, "ms"),
         ("  open: positions known → first frame with nodes", |f| f.open_render_ms, "ms"),
         ("  open: file opened → first frame with nodes", |f| f.open_layout_ms + f.open_render_ms, "ms"),
         ("Nodes in the DOM at that frame", |f| f.nodes_drawn as f64, ""),
         ("Auto-layout (click → new positions painted)", |f| f.auto_layout_ms, "ms"),
-        ("  auto-layout: elk", |f| f.auto_layout_elk_ms, "ms"),
+        ("  auto-layout: computing positions", |f| f.auto_layout_compute_ms, "ms"),
         ("  auto-layout: render and paint", |f| f.auto_layout_render_ms, "ms"),
         ("Pan: frames", |f| f.pan.len() as f64, ""),
         ("Pan: median frame", |f| spread(&f.pan).0, "ms"),

@@ -14,7 +14,7 @@ import { mark, markNextRender } from "../timing";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
 export type { Position, Positions };
-/** Places the tasks of a blueprint (the app runs elkjs in a worker). */
+/** Places the tasks of a blueprint (the app uses editor/layered.ts). */
 export type Layout = (blueprint: Blueprint) => Promise<Positions>;
 
 /**
