@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
 use fantoccini::{Client, Locator};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use driver::{connect, free_port, screenshot, spawn, start_xvfb, Stopped};
 
@@ -203,12 +203,18 @@ async fn wait_for_mark(client: &Client, name: &str) -> (f64, Value) {
 async fn frames_during<F, Fut>(client: &Client, gesture: F) -> Vec<f64>
 where
     F: Fn(usize) -> Fut,
-    Fut: std::future::Future<Output = ()>,
+    Fut: std::future::Future<Output = Result<(), String>>,
 {
     client.execute(RECORD_FRAMES, vec![]).await.unwrap();
     let mut step = 0;
     while client.execute(FRAMES_SO_FAR, vec![]).await.unwrap().as_u64().unwrap() < MIN_FRAMES as u64 {
-        gesture(step).await;
+        if let Err(e) = gesture(step).await {
+            // WebKitWebDriver gives up on actions the page is too slow to take: report the
+            // frames recorded until then rather than nothing.
+            eprintln!("bench_editor: gesture {step} failed ({e}); keeping the frames recorded so far");
+            let _ = client.release_actions().await;
+            break;
+        }
         step += 1;
         assert!(step < 50, "fewer than {MIN_FRAMES} frames after 50 gestures");
     }
@@ -218,7 +224,7 @@ where
 
 /// A drag of `from` by small steps, as a hand moves a mouse: 24 moves of 100 ms, there and
 /// back every other gesture so that the view stays over the blueprint.
-async fn pointer_drag(client: &Client, from: PointerAction, step: usize) {
+async fn pointer_drag(client: &Client, from: PointerAction, step: usize) -> Result<(), String> {
     let sign = if step % 2 == 0 { -1.0 } else { 1.0 };
     let mut drag = MouseActions::new("mouse".into()).then(from).then(PointerAction::Down { button: MOUSE_BUTTON_LEFT });
     for _ in 0..24 {
@@ -226,27 +232,31 @@ async fn pointer_drag(client: &Client, from: PointerAction, step: usize) {
         drag = drag.then(PointerAction::MoveBy { duration, x: sign * 15.0, y: sign * 8.0 });
     }
     drag = drag.then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
-    client.perform_actions(drag).await.unwrap();
-    client.release_actions().await.unwrap();
+    client.perform_actions(drag).await.map_err(|e| e.to_string())?;
+    client.release_actions().await.map_err(|e| e.to_string())
 }
 
-/// Pans by dragging the empty pane: from a point of the canvas no node covers.
-async fn pan(client: &Client, step: usize) {
+/// Pans by dragging the empty pane: from the point nearest the middle of the canvas that no node
+/// covers, so that the gesture stays inside the window.
+async fn pan(client: &Client, step: usize) -> Result<(), String> {
     let script = r#"
 const pane = document.querySelector('.react-flow__pane').getBoundingClientRect();
-for (let y = pane.top + 20; y < pane.bottom - 20; y += 10)
-  for (let x = pane.left + pane.width / 3; x < pane.right - 20; x += 10) {
-    const hit = document.elementFromPoint(x, y);
-    if (hit && hit.classList.contains('react-flow__pane')) return [Math.round(x), Math.round(y)];
-  }
+const [cx, cy] = [pane.left + pane.width / 2, pane.top + pane.height / 2];
+const spots = [];
+for (let dy = -200; dy <= 200; dy += 8) for (let dx = -300; dx <= 300; dx += 8) spots.push([cx + dx, cy + dy]);
+spots.sort((a, b) => Math.hypot(a[0] - cx, a[1] - cy) - Math.hypot(b[0] - cx, b[1] - cy));
+for (const [x, y] of spots) {
+  const hit = document.elementFromPoint(x, y);
+  if (hit && hit.classList.contains('react-flow__pane')) return [Math.round(x), Math.round(y)];
+}
 return null;"#;
     let free = client.execute(script, vec![]).await.unwrap();
-    let [x, y] = [0, 1].map(|i| free[i].as_i64().expect("an empty spot of the pane"));
-    pointer_drag(client, PointerAction::MoveTo { duration: None, x, y }, step).await;
+    let [x, y] = [0, 1].map(|i| free[i].as_f64().expect("an empty spot of the pane"));
+    pointer_drag(client, PointerAction::MoveTo { duration: None, x, y }, step).await
 }
 
 /// Drags the drawn node nearest the middle of the canvas.
-async fn drag(client: &Client, step: usize) {
+async fn drag(client: &Client, step: usize) -> Result<(), String> {
     let script = r#"
 const pane = document.querySelector('.react-flow__pane').getBoundingClientRect();
 const [cx, cy] = [pane.left + pane.width / 2, pane.top + pane.height / 2];
@@ -260,7 +270,7 @@ return best && best.dataset.id;"#;
     let id = client.execute(script, vec![]).await.unwrap();
     let id = id.as_str().expect("a drawn node");
     let node = client.find(Locator::Css(&format!(".react-flow__node[data-id=\"{id}\"]"))).await.expect("a node to drag");
-    pointer_drag(client, PointerAction::MoveToElement { element: node, duration: None, x: 0.0, y: 0.0 }, step).await;
+    pointer_drag(client, PointerAction::MoveToElement { element: node, duration: None, x: 0.0, y: 0.0 }, step).await
 }
 
 /// Median, 95th percentile and maximum.
