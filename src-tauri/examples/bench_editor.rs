@@ -232,8 +232,8 @@ async fn pointer_drag(client: &Client, from: PointerAction, step: usize) -> Resu
         drag = drag.then(PointerAction::MoveBy { duration, x: sign * 15.0, y: sign * 8.0 });
     }
     drag = drag.then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
-    client.perform_actions(drag).await.map_err(|e| e.to_string())?;
-    client.release_actions().await.map_err(|e| e.to_string())
+    client.perform_actions(drag).await.map_err(|e| format!("performing: {e:?}"))?;
+    client.release_actions().await.map_err(|e| format!("releasing: {e:?}"))
 }
 
 /// Pans by dragging the empty pane: from the point nearest the middle of the canvas that no node
@@ -269,7 +269,8 @@ for (const n of document.querySelectorAll('.react-flow__node')) {
 return best && best.dataset.id;"#;
     let id = client.execute(script, vec![]).await.unwrap();
     let id = id.as_str().expect("a drawn node");
-    let node = client.find(Locator::Css(&format!(".react-flow__node[data-id=\"{id}\"]"))).await.expect("a node to drag");
+    let node =
+        client.find(Locator::Css(&format!(".react-flow__node[data-id=\"{id}\"]"))).await.expect("a node to drag");
     pointer_drag(client, PointerAction::MoveToElement { element: node, duration: None, x: 0.0, y: 0.0 }, step).await
 }
 

@@ -26,6 +26,12 @@ const NO_ATTRIBUTION = { hideAttribution: true };
  * without text and edges without labels, which keeps a large blueprint fast to pan.
  */
 export const ZOOMED_OUT = 0.45;
+/**
+ * From this many tasks on, only the nodes and edges in view are drawn. A small blueprint is
+ * drawn whole: culling costs a visibility pass on every frame of a pan, and a task out of view
+ * would not be in the page at all.
+ */
+const CULL_FROM = 500;
 
 export function Canvas() {
   const blueprint = useEditor((s) => s.blueprint);
@@ -116,7 +122,7 @@ export function Canvas() {
       onPaneClick={onPaneClick}
       deleteKeyCode={DELETE_KEYS}
       className={zoomedOut ? "zoomed-out" : undefined}
-      onlyRenderVisibleElements
+      onlyRenderVisibleElements={nodes.length >= CULL_FROM}
       fitView
       fitViewOptions={FIT_VIEW}
       colorMode="system"
