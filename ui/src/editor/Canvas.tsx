@@ -22,16 +22,17 @@ const FIT_VIEW = { padding: 0.1, maxZoom: 1.2 };
 const NODE_ORIGIN: [number, number] = [0, 0];
 const NO_ATTRIBUTION = { hideAttribution: true };
 /**
- * Below this zoom the text of nodes and edges is too small to read: the canvas draws cards
- * without text and edges without labels, which keeps a large blueprint fast to pan.
+ * Below this zoom the text of nodes and edges is too small to read: the canvas of a large
+ * blueprint draws cards without text and edges without labels, which keeps it fast to pan.
  */
 export const ZOOMED_OUT = 0.45;
 /**
- * From this many tasks on, only the nodes and edges in view are drawn. A small blueprint is
- * drawn whole: culling costs a visibility pass on every frame of a pan, and a task out of view
- * would not be in the page at all.
+ * From this many tasks on, only the nodes and edges in view are drawn, and plainly when zoomed
+ * out. A small blueprint is drawn whole and as it is at any zoom: it is cheap to draw, culling
+ * costs a visibility pass on every frame of a pan, and a task out of view would not be in the
+ * page at all.
  */
-const CULL_FROM = 500;
+const LARGE_FROM = 500;
 
 export function Canvas() {
   const blueprint = useEditor((s) => s.blueprint);
@@ -46,7 +47,8 @@ export function Canvas() {
   const selectDependency = useEditor((s) => s.selectDependency);
   const flow = useReactFlow();
   // A re-render when the zoom crosses the threshold, not on every zoom or pan.
-  const zoomedOut = useStore((s) => s.transform[2] < ZOOMED_OUT);
+  const large = (blueprint?.tasks.length ?? 0) >= LARGE_FROM;
+  const zoomedOut = useStore((s) => s.transform[2] < ZOOMED_OUT) && large;
 
   const toNodes = useMemo(reusingNodes, []);
   const toEdges = useMemo(reusingEdges, []);
@@ -122,7 +124,7 @@ export function Canvas() {
       onPaneClick={onPaneClick}
       deleteKeyCode={DELETE_KEYS}
       className={zoomedOut ? "zoomed-out" : undefined}
-      onlyRenderVisibleElements={nodes.length >= CULL_FROM}
+      onlyRenderVisibleElements={large}
       fitView
       fitViewOptions={FIT_VIEW}
       colorMode="system"
