@@ -229,7 +229,7 @@ async fn pointer_drag(client: &Client, from: PointerAction, step: usize) -> Resu
     let mut drag = MouseActions::new("mouse".into()).then(from).then(PointerAction::Down { button: MOUSE_BUTTON_LEFT });
     for _ in 0..24 {
         let duration = Some(Duration::from_millis(100));
-        drag = drag.then(PointerAction::MoveBy { duration, x: sign * 15.0, y: sign * 8.0 });
+        drag = drag.then(PointerAction::MoveBy { duration, x: sign * 10.0, y: sign * 5.0 });
     }
     drag = drag.then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
     client.perform_actions(drag).await.map_err(|e| format!("performing: {e:?}"))?;

@@ -16,10 +16,20 @@ use super::driver::{connect, eventually, free_port, screenshot, spawn, start_xvf
 /// Clicks the element as a user would, once it is there and takes clicks: a node may be
 /// moving or re-rendering for a moment after an edit (WebDriver answers "not interactable").
 async fn click(client: &Client, css: &str) {
-    eventually(&format!("{css} to take a click"), || async {
-        client.find(Locator::Css(css)).await.ok()?.click().await.ok()
-    })
-    .await;
+    let last = std::sync::Mutex::new(String::new());
+    let probe = || async {
+        let answer = match client.find(Locator::Css(css)).await {
+            Ok(element) => element.click().await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        answer.map_err(|e| *last.lock().unwrap() = format!("{e:?}")).ok()
+    };
+    let deadline = std::time::Instant::now() + super::driver::PATIENCE;
+    while probe().await.is_none() {
+        let answered = last.lock().unwrap().clone();
+        assert!(std::time::Instant::now() < deadline, "{css} takes no click; WebDriver answers {answered}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 async fn count(client: &Client, css: &str) -> usize {
