@@ -4,11 +4,11 @@ import "@xyflow/react/dist/style.css";
 import "./styles.css";
 import { tauriBackend } from "./backend/tauri";
 import { Editor } from "./editor/Editor";
-import { elkLayout } from "./editor/layout";
+import { layeredLayout } from "./editor/layout";
 import { EditorProvider } from "./store/context";
 import { createEditorStore } from "./store/editor";
 
-const store = createEditorStore(tauriBackend, elkLayout);
+const store = createEditorStore(tauriBackend, layeredLayout);
 void store.getState().load();
 
 createRoot(document.getElementById("root")!).render(

@@ -2,5 +2,6 @@
 //! generated TypeScript types, and the real app in a real window (over WebDriver).
 
 mod commands;
+mod driver;
 mod generated_types;
 mod window;

@@ -1,124 +1,35 @@
 //! The real app in a real window: Xvfb, tauri-driver (WebKitWebDriver) and the built
-//! `orrery-desktop` binary, driven over WebDriver. `scripts/setup.sh` installs what it needs.
+//! `orrery-desktop` binary, driven over WebDriver (driver.rs). `scripts/setup.sh` installs what
+//! it needs.
 
-use std::io::ErrorKind;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
 use orrery_api::{Api, ApiOptions};
 use serde_json::{json, Value};
 
-/// How long the app may take to show what a step waits for.
-const PATIENCE: Duration = Duration::from_secs(30);
-
-/// A child process stopped with SIGTERM when dropped: tauri-driver only stops its
-/// WebKitWebDriver on TERM/INT/QUIT, and a leftover WebKitWebDriver keeps the run hanging.
-struct Stopped(Child);
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `program` on `display`; its output goes to `log`, never to the test's own pipes, which
-/// a leftover child would keep open.
-fn spawn(program: &str, args: &[&str], env: &[(&str, &Path)], display: &str, log: &Path) -> Child {
-    let log = std::fs::File::create(log).unwrap();
-    let mut command = Command::new(program);
-    command.args(args).env("DISPLAY", display).stdin(Stdio::null()).stdout(log.try_clone().unwrap()).stderr(log);
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command.spawn().unwrap_or_else(|e| match e.kind() {
-        ErrorKind::NotFound => panic!("{program} is missing: run scripts/setup.sh (it installs the e2e tools)"),
-        _ => panic!("cannot start {program}: {e}"),
-    })
-}
-
-/// An X server on the first free display from :90.
-fn start_xvfb(log: &Path) -> (Stopped, String) {
-    for n in 90..200 {
-        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-        if socket.exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
-            continue;
-        }
-        let display = format!(":{n}");
-        let mut xvfb =
-            Stopped(spawn("Xvfb", &[&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], &[], "", log));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline && !socket.exists() {
-            if let Ok(Some(_)) = xvfb.0.try_wait() {
-                break; // another server took the display meanwhile: try the next one
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        if socket.exists() {
-            return (xvfb, display);
-        }
-    }
-    panic!("no free X display between :90 and :199");
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-async fn connect(port: u16, app: &Path) -> Client {
-    let mut capabilities = serde_json::Map::new();
-    capabilities.insert("browserName".into(), json!("wry"));
-    capabilities.insert("tauri:options".into(), json!({"application": app}));
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        match ClientBuilder::new(connector)
-            .capabilities(capabilities.clone())
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-        {
-            Ok(client) => return client,
-            Err(e) if Instant::now() > deadline => panic!("tauri-driver did not start a session: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
-        }
-    }
-}
-
-/// Polls `probe` until it answers `Some`, or fails the test with `what`.
-async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "after {PATIENCE:?}, still waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
+use super::driver::{connect, eventually, free_port, screenshot, spawn, start_xvfb, Stopped};
 
 /// Clicks the element as a user would, once it is there and takes clicks: a node may be
 /// moving or re-rendering for a moment after an edit (WebDriver answers "not interactable").
 async fn click(client: &Client, css: &str) {
-    eventually(&format!("{css} to take a click"), || async {
-        client.find(Locator::Css(css)).await.ok()?.click().await.ok()
-    })
-    .await;
+    let last = std::sync::Mutex::new(String::new());
+    let probe = || async {
+        let answer = match client.find(Locator::Css(css)).await {
+            Ok(element) => element.click().await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        answer.map_err(|e| *last.lock().unwrap() = format!("{e:?}")).ok()
+    };
+    let deadline = std::time::Instant::now() + super::driver::PATIENCE;
+    while probe().await.is_none() {
+        let answered = last.lock().unwrap().clone();
+        assert!(std::time::Instant::now() < deadline, "{css} takes no click; WebDriver answers {answered}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 async fn count(client: &Client, css: &str) -> usize {
@@ -127,14 +38,6 @@ async fn count(client: &Client, css: &str) -> usize {
 
 async fn text(client: &Client, css: &str) -> Option<String> {
     client.find(Locator::Css(css)).await.ok()?.text().await.ok()
-}
-
-/// Saves what the window shows; waits two frames first, as a screenshot can lag the page.
-async fn screenshot(client: &Client, path: &Path) {
-    let frames = "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));";
-    client.execute_async(frames, vec![]).await.unwrap();
-    let png = client.screenshot().await.expect("a screenshot");
-    std::fs::write(path, png).unwrap();
 }
 
 /// Where React Flow draws a task (its position in flow coordinates), from the node's transform.

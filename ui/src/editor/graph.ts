@@ -1,7 +1,7 @@
 // The blueprint as React Flow nodes and edges: one node per task, one edge per dependency.
 import { MarkerType, type Edge } from "@xyflow/react";
 import type { FileReport } from "../backend/generated";
-import type { Blueprint, DependencyType } from "../blueprint";
+import type { Blueprint, Dependency, DependencyType } from "../blueprint";
 import { kindOf } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
 import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "../store/positions";
@@ -22,13 +22,12 @@ export function edgeId(from: string, to: string): string {
   return `${from}->${to}`;
 }
 
-export function toNodes(
-  blueprint: Blueprint,
-  positions: Positions,
-  report: FileReport | null,
-  selected: string | null,
-): TaskNode[] {
-  const found = new Map<string, { errors: number; warnings: number }>();
+/** What the facade found, counted per task. */
+type Counts = { errors: number; warnings: number };
+const CLEAN: Counts = { errors: 0, warnings: 0 };
+
+function countsByTask(report: FileReport | null): Map<string, Counts> {
+  const found = new Map<string, Counts>();
   for (const d of report?.diagnostics ?? []) {
     if (!d.task_id) continue;
     const counts = found.get(d.task_id) ?? { errors: 0, warnings: 0 };
@@ -36,32 +35,110 @@ export function toNodes(
     if (d.severity === "warning") counts.warnings += 1;
     found.set(d.task_id, counts);
   }
-  return blueprint.tasks.map((task) => ({
-    id: task.id,
-    type: kindOf(task.type),
-    position: positions[task.id] ?? { x: 0, y: 0 },
-    width: NODE_WIDTH,
-    height: NODE_HEIGHT,
-    selected: task.id === selected,
-    data: { task, errors: found.get(task.id)?.errors ?? 0, warnings: found.get(task.id)?.warnings ?? 0 },
-  }));
+  return found;
 }
 
-export function toEdges(blueprint: Blueprint, selected: string | null): DependencyEdge[] {
-  const ids = new Set(blueprint.tasks.map((t) => t.id));
-  return blueprint.tasks.flatMap((task) =>
-    (task.depends_on ?? [])
-      .filter((d) => ids.has(d.id))
-      .map((d) => ({
-        id: edgeId(d.id, task.id),
-        selected: edgeId(d.id, task.id) === selected,
-        source: d.id,
-        target: task.id,
-        label: d.type,
-        className: `dependency dependency-${d.type}`,
-        style: { strokeDasharray: DASHES[d.type] },
-        markerEnd: { type: MarkerType.ArrowClosed },
-        data: { type: d.type },
-      })),
-  );
+const ORIGIN = { x: 0, y: 0 };
+
+export function toNodes(
+  blueprint: Blueprint,
+  positions: Positions,
+  report: FileReport | null,
+  selected: string | null,
+): TaskNode[] {
+  return reusingNodes()(blueprint, positions, report, selected);
+}
+
+/**
+ * `toNodes` that answers the node object it answered last time for every task whose node did
+ * not change: React Flow then keeps its internal node, and only the nodes that changed draw
+ * again (a drag moves one node of thousands).
+ */
+export function reusingNodes(): typeof toNodes {
+  let previous = new Map<string, TaskNode>();
+  let lastReport: FileReport | null | undefined;
+  let counts = new Map<string, Counts>();
+  return (blueprint, positions, report, selected) => {
+    if (report !== lastReport) {
+      lastReport = report;
+      counts = countsByTask(report);
+    }
+    const next = new Map<string, TaskNode>();
+    const nodes = blueprint.tasks.map((task) => {
+      const position = positions[task.id] ?? ORIGIN;
+      const { errors, warnings } = counts.get(task.id) ?? CLEAN;
+      const isSelected = task.id === selected;
+      const old = previous.get(task.id);
+      const same =
+        old !== undefined &&
+        old.data.task === task &&
+        old.position === position &&
+        old.selected === isSelected &&
+        old.data.errors === errors &&
+        old.data.warnings === warnings;
+      const node: TaskNode = same
+        ? old
+        : {
+            id: task.id,
+            type: kindOf(task.type),
+            position,
+            width: NODE_WIDTH,
+            height: NODE_HEIGHT,
+            selected: isSelected,
+            data: { task, errors, warnings },
+          };
+      next.set(task.id, node);
+      return node;
+    });
+    previous = next;
+    return nodes;
+  };
+}
+
+export function toEdges(blueprint: Blueprint, selected: string | null, labelled = true): DependencyEdge[] {
+  return reusingEdges()(blueprint, selected, labelled);
+}
+
+/**
+ * `toEdges` that answers the edge object it answered last time for every dependency whose edge
+ * did not change (as `reusingNodes`). Without labels (a zoomed-out canvas), no edge measures
+ * and draws its text.
+ */
+export function reusingEdges(): typeof toEdges {
+  let previous = new Map<string, { dependency: Dependency; edge: DependencyEdge }>();
+  return (blueprint, selected, labelled = true) => {
+    const ids = new Set(blueprint.tasks.map((t) => t.id));
+    const next = new Map<string, { dependency: Dependency; edge: DependencyEdge }>();
+    const edges = blueprint.tasks.flatMap((task) =>
+      (task.depends_on ?? [])
+        .filter((d) => ids.has(d.id))
+        .map((d) => {
+          const id = edgeId(d.id, task.id);
+          const isSelected = id === selected;
+          const old = previous.get(id);
+          const same =
+            old !== undefined &&
+            old.dependency === d &&
+            old.edge.selected === isSelected &&
+            (old.edge.label !== undefined) === labelled;
+          const edge: DependencyEdge = same
+            ? old.edge
+            : {
+                id,
+                selected: isSelected,
+                source: d.id,
+                target: task.id,
+                ...(labelled ? { label: d.type } : {}),
+                className: `dependency dependency-${d.type}`,
+                style: { strokeDasharray: DASHES[d.type] },
+                markerEnd: { type: MarkerType.ArrowClosed },
+                data: { type: d.type },
+              };
+          next.set(id, { dependency: d, edge });
+          return edge;
+        }),
+    );
+    previous = next;
+    return edges;
+  };
 }

@@ -33,9 +33,16 @@ export function scopesOf(blueprint: Blueprint): Scope[] {
   const ends = new Map<string, string>();
   for (const t of blueprint.tasks) if (typeof t.scope_end === "string" && t.scope_end !== "") ends.set(t.scope_end, t.id);
   const after = new Map<string, string[]>();
-  for (const t of blueprint.tasks) for (const d of t.depends_on ?? []) after.set(d.id, [...(after.get(d.id) ?? []), t.id]);
+  for (const t of blueprint.tasks) {
+    for (const d of t.depends_on ?? []) {
+      const next = after.get(d.id);
+      if (next) next.push(t.id);
+      else after.set(d.id, [t.id]);
+    }
+  }
   const byId = new Map<string, Task>();
   for (const t of blueprint.tasks) if (!byId.has(t.id)) byId.set(t.id, t);
+  const ids = [...byId.keys()];
 
   const scopes: Omit<Scope, "inner">[] = [];
   const seen = new Set<string>();
@@ -44,17 +51,26 @@ export function scopesOf(blueprint: Blueprint): Scope[] {
     seen.add(t.id);
     const end = ends.get(t.id);
     if (end === undefined) continue;
-    const forward = reach(t.id, (id) => after.get(id) ?? []);
-    const backward = reach(end, (id) => (byId.get(id)?.depends_on ?? []).map((d) => d.id));
-    const members = [...new Set(blueprint.tasks.map((x) => x.id))].filter((id) => forward.has(id) && backward.has(id));
-    if (!members.includes(t.id)) continue; // the end is not downstream of the start: nothing to draw
+    const backward = reach(end, () => true, (id) => (byId.get(id)?.depends_on ?? []).map((d) => d.id));
+    if (!backward.has(t.id)) continue; // the end is not downstream of the start: nothing to draw
+    // Forward from the start through tasks that lead to the end: the tasks between the two.
+    const between = reach(t.id, (id) => backward.has(id), (id) => after.get(id) ?? []);
+    const members = ids.filter((id) => between.has(id));
     scopes.push({ start: t.id, end, members, ...describe(t) });
   }
   // A scope inside another has all its members in the other, and fewer.
+  const memberSets = new Map(scopes.map((s) => [s, new Set(s.members)]));
   const inside = (a: Omit<Scope, "inner">, b: Omit<Scope, "inner">) =>
-    a !== b && a.members.length < b.members.length && a.members.every((m) => b.members.includes(m));
-  const inner = (s: Omit<Scope, "inner">): number =>
-    Math.max(0, ...scopes.filter((o) => inside(o, s)).map((o) => inner(o) + 1));
+    a !== b && a.members.length < b.members.length && a.members.every((m) => memberSets.get(b)!.has(m));
+  const depth = new Map<Omit<Scope, "inner">, number>();
+  const inner = (s: Omit<Scope, "inner">): number => {
+    let d = depth.get(s);
+    if (d === undefined) {
+      d = Math.max(0, ...scopes.filter((o) => inside(o, s)).map((o) => inner(o) + 1));
+      depth.set(s, d);
+    }
+    return d;
+  };
   return scopes.map((s) => ({ ...s, inner: inner(s) }));
 }
 
@@ -71,12 +87,13 @@ function describe(task: Task): { label: string; policy: Scope["policy"] } {
   return { label: `${name} · skip${condition}`, policy: "skip" };
 }
 
-function reach(from: string, next: (id: string) => string[]): Set<string> {
+/** The tasks reachable from `from` by `next`, through tasks that `within` accepts. */
+function reach(from: string, within: (id: string) => boolean, next: (id: string) => string[]): Set<string> {
   const seen = new Set([from]);
   const todo = [from];
   for (let id = todo.pop(); id !== undefined; id = todo.pop()) {
     for (const n of next(id)) {
-      if (!seen.has(n)) {
+      if (!seen.has(n) && within(n)) {
         seen.add(n);
         todo.push(n);
       }

@@ -10,10 +10,11 @@ import type {
   TaskNamesAnswer,
 } from "../backend/generated";
 import { addTask, parseBlueprint, renameTask, toText, type Blueprint } from "../blueprint";
+import { mark, markNextRender } from "../timing";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
 export type { Position, Positions };
-/** Places the tasks of a blueprint (the app runs elkjs in a worker). */
+/** Places the tasks of a blueprint (the app uses editor/layered.ts). */
 export type Layout = (blueprint: Blueprint) => Promise<Positions>;
 
 /**
@@ -232,6 +233,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       },
 
       async open(path, text) {
+        mark("open");
         const parsed = parseBlueprint(text);
         if ("error" in parsed) {
           set({ notice: { text: `Cannot open ${path}: ${parsed.error}`, error: true } });
@@ -248,7 +250,10 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         } catch (e) {
           fail(e);
         }
-        if (mine === opened) set({ positions, laidOut: true });
+        if (mine !== opened) return;
+        mark("laid-out");
+        markNextRender("open");
+        set({ positions, laidOut: true });
       },
 
       edit(change, coalesce) {
@@ -277,6 +282,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       async autoLayout() {
         const { blueprint } = get();
         if (!blueprint) return;
+        mark("auto-layout");
         const mine = opened;
         let positions: Positions;
         try {
@@ -289,6 +295,8 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         if (mine !== opened || now.blueprint === null) return;
         lastCoalesce = undefined;
         const step = { blueprint: now.blueprint, positions: now.positions };
+        mark("auto-laid-out");
+        markNextRender("auto-layout");
         replace(now.blueprint, [...now.past, step].slice(-HISTORY_LIMIT), [], { ...now.positions, ...positions });
       },
 

@@ -1,5 +1,6 @@
 // `system.composite`: a task that runs an inner blueprint.
 import type { NodeProps } from "@xyflow/react";
+import { memo } from "react";
 import { TaskCard } from "../card";
 import type { NodeKind, TaskNode } from "../types";
 
@@ -10,5 +11,5 @@ function CompositeNodeView({ data, selected }: NodeProps<TaskNode>) {
 export const composite: NodeKind = {
   kind: "composite",
   matches: (taskType) => taskType === "system.composite",
-  component: CompositeNodeView,
+  component: memo(CompositeNodeView),
 };

@@ -1,6 +1,7 @@
 // `system.start` and `system.end`: where a blueprint opens and closes; nothing comes before
 // the start or after the end.
 import type { NodeProps } from "@xyflow/react";
+import { memo } from "react";
 import { TaskCard } from "../card";
 import type { NodeKind, TaskNode } from "../types";
 
@@ -14,5 +15,5 @@ function TerminalNodeView({ data, selected }: NodeProps<TaskNode>) {
 export const terminal: NodeKind = {
   kind: "terminal",
   matches: (taskType) => taskType === "system.start" || taskType === "system.end",
-  component: TerminalNodeView,
+  component: memo(TerminalNodeView),
 };

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The editor benchmark (issue 5): the release app opens generated blueprints of 200 (the
+# baseline) and 2,000 tasks in a real WebKitGTK window under Xvfb, driven over WebDriver
+# (tauri-driver). For each: time to interactive, auto-layout, and frame times while panning and
+# while dragging a node; ratios 2000/200 beside the absolute figures.
+#
+#   scripts/bench_editor.sh
+#
+# Environment:
+#   BENCH_SIZES   space-separated task counts, the first is the baseline (default "200 2000")
+#   BENCH_SEED    the generator's seed (default 1)
+#
+# Writes target/bench/editor/<n>/{blueprint.json,inner.json}, the table target/bench/editor.md
+# (also printed) and a screenshot per size, target/e2e/editor-<n>.png.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="$ROOT/target/bench/editor"
+SIZES=(${BENCH_SIZES:-200 2000})
+
+log() { echo "bench_editor: $*" >&2; }
+
+for tool in Xvfb tauri-driver WebKitWebDriver; do
+    command -v "$tool" >/dev/null || { log "$tool is missing: run scripts/setup.sh"; exit 1; }
+done
+
+log "building the UI and the release app"
+(cd "$ROOT/ui" && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; } && npm run build --silent >/dev/null)
+(cd "$ROOT" && cargo build --release --locked -q -p orrery-desktop -p orrery-bench)
+
+files=()
+for n in "${SIZES[@]}"; do
+    mkdir -p "$OUT/$n"
+    "$ROOT/target/release/gen_blueprint" "$n" "$OUT/$n/blueprint.json" --seed "${BENCH_SEED:-1}" \
+        --inner "$OUT/$n/inner.json"
+    files+=("$OUT/$n/blueprint.json")
+done
+
+# The WebDriver client needs no optimisation: only the app is a release build.
+log "measuring ${SIZES[*]} tasks"
+(cd "$ROOT" && timeout -k 10 1200 cargo run --locked -q -p orrery-desktop --features bench-editor \
+    --example bench_editor -- --app "$ROOT/target/release/orrery-desktop" \
+    --out "$ROOT/target/bench/editor.md" --shots "$ROOT/target/e2e" "${files[@]}")
+log "table written to target/bench/editor.md"

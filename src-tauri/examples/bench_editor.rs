@@ -1,0 +1,342 @@
+//! The editor on large blueprints, measured in the real window (issue 5): for each blueprint,
+//! the time from starting the app to a canvas that shows its nodes and answers, the automatic
+//! layout, and the frame times while panning the canvas and while dragging a node.
+//!
+//!   bench_editor --app target/release/orrery-desktop --out target/bench/editor.md \
+//!       [--shots target/e2e] BASELINE.json OTHER.json...
+//!
+//! Each blueprint is copied into a fresh folder with the `inner.json` beside it (the composites'
+//! inner blueprint) so that no saved layout is found: every open runs the automatic layout. The
+//! first blueprint is the baseline: the table gives each other one's ratio to it. Run through
+//! `scripts/bench_editor.sh`; built only with the `bench-editor` feature, so never by `cargo test`.
+
+#[path = "../tests/desktop/driver.rs"]
+mod driver;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+use fantoccini::{Client, Locator};
+use serde_json::Value;
+
+use driver::{connect, free_port, screenshot, spawn, start_xvfb, Stopped};
+
+/// Frames recorded per gesture at least, as the issue asks.
+const MIN_FRAMES: usize = 300;
+/// How long a large blueprint may take to appear before the run is declared failed.
+const OPEN_PATIENCE: Duration = Duration::from_secs(180);
+
+/// Records the time between animation frames while a pointer button is down (the gesture), so
+/// that the frames between two gestures do not dilute the figures.
+const RECORD_FRAMES: &str = r#"
+const state = { deltas: [], down: false, last: null, running: true };
+window.__orreryFrames = state;
+addEventListener('pointerdown', () => { state.down = true; state.last = null; }, true);
+addEventListener('pointerup', () => { state.down = false; }, true);
+const tick = (t) => {
+  if (state.down) { if (state.last !== null) state.deltas.push(t - state.last); state.last = t; }
+  if (state.running) requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
+"#;
+const STOP_FRAMES: &str =
+    "const s = window.__orreryFrames; s.running = false; s.down = false; return s.deltas.splice(0);";
+const FRAMES_SO_FAR: &str = "return window.__orreryFrames.deltas.length;";
+
+/// The editor's timing marks (ui/src/timing.ts) by name, in ms since the page started, and the
+/// page's start in ms since the epoch.
+const MARKS: &str = r#"
+const marks = {};
+for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith('orrery:')) marks[m.name.slice(7)] = { at: m.startTime, detail: m.detail };
+return { origin: performance.timeOrigin, marks };
+"#;
+
+/// Two frames later: the page has painted and its main thread answers.
+const TWO_FRAMES: &str =
+    "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now())));";
+
+#[derive(Default)]
+struct Figures {
+    tasks: usize,
+    /// From starting the app (the WebDriver session) to a painted canvas that answers.
+    interactive_ms: f64,
+    /// Inside the page, from the file opened to its positions known (the automatic layout).
+    open_layout_ms: f64,
+    /// Inside the page, from the positions known to the first painted frame with the nodes.
+    open_render_ms: f64,
+    /// Nodes in the DOM at that frame.
+    nodes_drawn: usize,
+    /// Auto-layout clicked to the new positions painted, and its two parts.
+    auto_layout_ms: f64,
+    auto_layout_compute_ms: f64,
+    auto_layout_render_ms: f64,
+    pan: Vec<f64>,
+    drag: Vec<f64>,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut app = None;
+    let mut out = None;
+    let mut shots = None;
+    let mut files = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--app" => app = it.next().map(PathBuf::from),
+            "--out" => out = it.next().map(PathBuf::from),
+            "--shots" => shots = it.next().map(PathBuf::from),
+            _ => files.push(PathBuf::from(a)),
+        }
+    }
+    let usage = "usage: bench_editor --app APP --out TABLE.md [--shots DIR] BASELINE.json OTHER.json...";
+    let (Some(app), Some(out)) = (app, out) else { panic!("{usage}") };
+    assert!(!files.is_empty(), "{usage}");
+    let app = std::fs::canonicalize(&app).unwrap_or_else(|e| panic!("no app at {}: {e}", app.display()));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let (_xvfb, display) = start_xvfb(&logs.path().join("xvfb.log"));
+    let mut all = Vec::new();
+    for file in &files {
+        eprintln!("bench_editor: {}", file.display());
+        let figures = runtime.block_on(measure(&app, file, &display, logs.path(), shots.as_deref()));
+        eprintln!("bench_editor: {}", summary(&figures));
+        all.push(figures);
+    }
+    let table = table(&all);
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(&out, &table).unwrap();
+    print!("{table}");
+}
+
+async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Option<&Path>) -> Figures {
+    let dir = tempfile::tempdir().unwrap();
+    let blueprint = dir.path().join("blueprint.json");
+    std::fs::copy(file, &blueprint).unwrap();
+    let inner = file.with_file_name("inner.json");
+    if inner.exists() {
+        std::fs::copy(&inner, dir.path().join("inner.json")).unwrap();
+    }
+    let text = std::fs::read_to_string(&blueprint).unwrap();
+    let tasks = serde_json::from_str::<Value>(&text).unwrap()["tasks"].as_array().map_or(0, Vec::len);
+    let db = dir.path().join("orrery.db");
+    let env = [("ORRERY_OPEN", blueprint.as_path()), ("ORRERY_DB", db.as_path())];
+    let (port, native_port) = (free_port(), free_port());
+    let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
+    let args = ["--port", &port_arg, "--native-port", &native_port_arg];
+    let _driver = Stopped(spawn("tauri-driver", &args, &env, display, &logs.join("tauri-driver.log")));
+
+    let started = epoch_ms();
+    let client = connect(port, app).await;
+    let (origin, marks) = wait_for_mark(&client, "open-painted").await;
+    let answered = client.execute_async(TWO_FRAMES, vec![]).await.unwrap().as_f64().unwrap();
+    let at = |name: &str| marks[name]["at"].as_f64().unwrap_or_else(|| panic!("no mark {name}"));
+    let mut figures = Figures {
+        tasks,
+        interactive_ms: origin + answered - started,
+        open_layout_ms: at("laid-out") - at("open"),
+        open_render_ms: at("open-painted") - at("laid-out"),
+        nodes_drawn: marks["open-painted"]["detail"]["nodes"].as_u64().unwrap_or(0) as usize,
+        ..Figures::default()
+    };
+    // The facade checks the blueprint after it is shown: its verdict lands before anything else.
+    wait_until("the facade's verdict", || async {
+        let summary = client.find(Locator::Css("[data-testid=problems-summary]")).await.ok()?.text().await.ok()?;
+        (summary != "Checking…").then_some(())
+    })
+    .await;
+    if let Some(shots) = shots {
+        std::fs::create_dir_all(shots).unwrap();
+        screenshot(&client, &shots.join(format!("editor-{tasks}.png"))).await;
+    }
+
+    client.find(Locator::Css("[data-testid=auto-layout]")).await.unwrap().click().await.unwrap();
+    let (_, marks) = wait_for_mark(&client, "auto-layout-painted").await;
+    let at = |name: &str| marks[name]["at"].as_f64().unwrap_or_else(|| panic!("no mark {name}"));
+    figures.auto_layout_ms = at("auto-layout-painted") - at("auto-layout");
+    figures.auto_layout_compute_ms = at("auto-laid-out") - at("auto-layout");
+    figures.auto_layout_render_ms = at("auto-layout-painted") - at("auto-laid-out");
+    client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
+
+    figures.pan = frames_during(&client, |step| pan(&client, step)).await;
+    figures.drag = frames_during(&client, |step| drag(&client, step)).await;
+    client.close().await.unwrap();
+    figures
+}
+
+fn epoch_ms() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0
+}
+
+/// Polls `probe` every 20 ms until it answers `Some`.
+async fn wait_until<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + OPEN_PATIENCE;
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "after {OPEN_PATIENCE:?}, still waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The page's start and its marks, once `name` is among them.
+async fn wait_for_mark(client: &Client, name: &str) -> (f64, Value) {
+    wait_until(&format!("the mark orrery:{name}"), || async {
+        let found = client.execute(MARKS, vec![]).await.ok()?;
+        found["marks"].get(name)?;
+        Some((found["origin"].as_f64()?, found["marks"].clone()))
+    })
+    .await
+}
+
+/// Frame times over gestures repeated until at least [`MIN_FRAMES`] frames were recorded.
+async fn frames_during<F, Fut>(client: &Client, gesture: F) -> Vec<f64>
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    client.execute(RECORD_FRAMES, vec![]).await.unwrap();
+    let mut step = 0;
+    while client.execute(FRAMES_SO_FAR, vec![]).await.unwrap().as_u64().unwrap() < MIN_FRAMES as u64 {
+        if let Err(e) = gesture(step).await {
+            // WebKitWebDriver gives up on actions the page is too slow to take: report the
+            // frames recorded until then rather than nothing.
+            eprintln!("bench_editor: gesture {step} failed ({e}); keeping the frames recorded so far");
+            let _ = client.release_actions().await;
+            break;
+        }
+        step += 1;
+        assert!(step < 50, "fewer than {MIN_FRAMES} frames after 50 gestures");
+    }
+    let deltas = client.execute(STOP_FRAMES, vec![]).await.unwrap();
+    deltas.as_array().unwrap().iter().filter_map(Value::as_f64).collect()
+}
+
+/// A drag of `from` by small steps, as a hand moves a mouse: 24 moves of 100 ms, there and
+/// back every other gesture so that the view stays over the blueprint.
+async fn pointer_drag(client: &Client, from: PointerAction, step: usize) -> Result<(), String> {
+    let sign = if step % 2 == 0 { -1.0 } else { 1.0 };
+    let mut drag = MouseActions::new("mouse".into()).then(from).then(PointerAction::Down { button: MOUSE_BUTTON_LEFT });
+    for _ in 0..24 {
+        let duration = Some(Duration::from_millis(100));
+        drag = drag.then(PointerAction::MoveBy { duration, x: sign * 10.0, y: sign * 5.0 });
+    }
+    drag = drag.then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+    client.perform_actions(drag).await.map_err(|e| format!("performing: {e:?}"))?;
+    client.release_actions().await.map_err(|e| format!("releasing: {e:?}"))
+}
+
+/// Pans by dragging the empty pane: from the point nearest the middle of the canvas that no node
+/// covers, so that the gesture stays inside the window.
+async fn pan(client: &Client, step: usize) -> Result<(), String> {
+    let script = r#"
+const pane = document.querySelector('.react-flow__pane').getBoundingClientRect();
+const [cx, cy] = [pane.left + pane.width / 2, pane.top + pane.height / 2];
+const spots = [];
+for (let dy = -200; dy <= 200; dy += 8) for (let dx = -300; dx <= 300; dx += 8) spots.push([cx + dx, cy + dy]);
+spots.sort((a, b) => Math.hypot(a[0] - cx, a[1] - cy) - Math.hypot(b[0] - cx, b[1] - cy));
+for (const [x, y] of spots) {
+  const hit = document.elementFromPoint(x, y);
+  if (hit && hit.classList.contains('react-flow__pane')) return [Math.round(x), Math.round(y)];
+}
+return null;"#;
+    let free = client.execute(script, vec![]).await.unwrap();
+    let [x, y] = [0, 1].map(|i| free[i].as_f64().expect("an empty spot of the pane"));
+    pointer_drag(client, PointerAction::MoveTo { duration: None, x, y }, step).await
+}
+
+/// Drags the drawn node nearest the middle of the canvas.
+async fn drag(client: &Client, step: usize) -> Result<(), String> {
+    let script = r#"
+const pane = document.querySelector('.react-flow__pane').getBoundingClientRect();
+const [cx, cy] = [pane.left + pane.width / 2, pane.top + pane.height / 2];
+let best = null, bestDistance = Infinity;
+for (const n of document.querySelectorAll('.react-flow__node')) {
+  const r = n.getBoundingClientRect();
+  const d = Math.hypot(r.left + r.width / 2 - cx, r.top + r.height / 2 - cy);
+  if (d < bestDistance) { best = n; bestDistance = d; }
+}
+return best && best.dataset.id;"#;
+    let id = client.execute(script, vec![]).await.unwrap();
+    let id = id.as_str().expect("a drawn node");
+    let node =
+        client.find(Locator::Css(&format!(".react-flow__node[data-id=\"{id}\"]"))).await.expect("a node to drag");
+    pointer_drag(client, PointerAction::MoveToElement { element: node, duration: None, x: 0.0, y: 0.0 }, step).await
+}
+
+/// Median, 95th percentile and maximum.
+fn spread(deltas: &[f64]) -> (f64, f64, f64) {
+    let mut sorted = deltas.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let pick = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    (pick(0.5), pick(0.95), *sorted.last().unwrap())
+}
+
+fn summary(f: &Figures) -> String {
+    let (pan, drag) = (spread(&f.pan), spread(&f.drag));
+    format!(
+        "{} tasks: interactive {:.0} ms, auto-layout {:.0} ms, pan median {:.1} ms, drag median {:.1} ms",
+        f.tasks, f.interactive_ms, f.auto_layout_ms, pan.0, drag.0
+    )
+}
+
+fn table(all: &[Figures]) -> String {
+    type Row = (&'static str, fn(&Figures) -> f64, &'static str);
+    let rows: [Row; 17] = [
+        ("Time to interactive (app start → nodes painted, page answering)", |f| f.interactive_ms, "ms"),
+        ("  open: file opened → positions known (layout)", |f| f.open_layout_ms, "ms"),
+        ("  open: positions known → first frame with nodes", |f| f.open_render_ms, "ms"),
+        ("  open: file opened → first frame with nodes", |f| f.open_layout_ms + f.open_render_ms, "ms"),
+        ("Nodes in the DOM at that frame", |f| f.nodes_drawn as f64, ""),
+        ("Auto-layout (click → new positions painted)", |f| f.auto_layout_ms, "ms"),
+        ("  auto-layout: computing positions", |f| f.auto_layout_compute_ms, "ms"),
+        ("  auto-layout: render and paint", |f| f.auto_layout_render_ms, "ms"),
+        ("Pan: frames", |f| f.pan.len() as f64, ""),
+        ("Pan: median frame", |f| spread(&f.pan).0, "ms"),
+        ("Pan: p95 frame", |f| spread(&f.pan).1, "ms"),
+        ("Pan: max frame", |f| spread(&f.pan).2, "ms"),
+        ("Drag a node: frames", |f| f.drag.len() as f64, ""),
+        ("Drag a node: median frame", |f| spread(&f.drag).0, "ms"),
+        ("Drag a node: p95 frame", |f| spread(&f.drag).1, "ms"),
+        ("Drag a node: max frame", |f| spread(&f.drag).2, "ms"),
+        ("Frames under 16.7 ms while panning", |f| under_a_frame(&f.pan), "%"),
+    ];
+    let base = &all[0];
+    let mut out = String::from("| Measure |");
+    for f in all {
+        let _ = write!(out, " {} tasks |", f.tasks);
+    }
+    for f in &all[1..] {
+        let _ = write!(out, " {}/{} |", f.tasks, base.tasks);
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(all.len() * 2 - 1));
+    out.push('\n');
+    for (name, value, unit) in rows {
+        let _ = write!(out, "| {name} |");
+        for f in all {
+            let v = value(f);
+            let _ = if unit == "ms" { write!(out, " {v:.1} ms |") } else { write!(out, " {v:.0}{unit} |") };
+        }
+        for f in &all[1..] {
+            let (v, b) = (value(f), value(base));
+            let _ = if b > 0.0 { write!(out, " {:.2}× |", v / b) } else { write!(out, " – |") };
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn under_a_frame(deltas: &[f64]) -> f64 {
+    100.0 * deltas.iter().filter(|d| **d < 16.7).count() as f64 / deltas.len() as f64
+}

@@ -1,0 +1,121 @@
+//! Driving the real app: Xvfb, tauri-driver (WebKitWebDriver) and the built `orrery-desktop`
+//! binary, over WebDriver. Shared by the window's tests and the editor benchmark
+//! (`examples/bench_editor.rs`), which includes this file.
+#![allow(dead_code)] // each includer uses its own part
+
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder};
+use serde_json::json;
+
+/// How long the app may take to show what a step waits for.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A child process stopped with SIGTERM when dropped: tauri-driver only stops its
+/// WebKitWebDriver on TERM/INT/QUIT, and a leftover WebKitWebDriver keeps the run hanging.
+pub struct Stopped(pub Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `program` on `display`; its output goes to `log`, never to the test's own pipes, which
+/// a leftover child would keep open.
+pub fn spawn(program: &str, args: &[&str], env: &[(&str, &Path)], display: &str, log: &Path) -> Child {
+    let log = std::fs::File::create(log).unwrap();
+    let mut command = Command::new(program);
+    command.args(args).env("DISPLAY", display).stdin(Stdio::null()).stdout(log.try_clone().unwrap()).stderr(log);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.spawn().unwrap_or_else(|e| match e.kind() {
+        ErrorKind::NotFound => panic!("{program} is missing: run scripts/setup.sh (it installs the e2e tools)"),
+        _ => panic!("cannot start {program}: {e}"),
+    })
+}
+
+/// An X server on the first free display from :90.
+pub fn start_xvfb(log: &Path) -> (Stopped, String) {
+    for n in 90..200 {
+        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+        if socket.exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+            continue;
+        }
+        let display = format!(":{n}");
+        let mut xvfb =
+            Stopped(spawn("Xvfb", &[&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], &[], "", log));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && !socket.exists() {
+            if let Ok(Some(_)) = xvfb.0.try_wait() {
+                break; // another server took the display meanwhile: try the next one
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if socket.exists() {
+            return (xvfb, display);
+        }
+    }
+    panic!("no free X display between :90 and :199");
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub async fn connect(port: u16, app: &Path) -> Client {
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert("browserName".into(), json!("wry"));
+    capabilities.insert("tauri:options".into(), json!({"application": app}));
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        match ClientBuilder::new(connector)
+            .capabilities(capabilities.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+        {
+            Ok(client) => return client,
+            Err(e) if Instant::now() > deadline => panic!("tauri-driver did not start a session: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    }
+}
+
+/// Polls `probe` until it answers `Some`, or fails the test with `what`.
+pub async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "after {PATIENCE:?}, still waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Saves what the window shows; waits two frames first, as a screenshot can lag the page.
+pub async fn screenshot(client: &Client, path: &Path) {
+    let frames = "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));";
+    client.execute_async(frames, vec![]).await.unwrap();
+    let png = client.screenshot().await.expect("a screenshot");
+    std::fs::write(path, png).unwrap();
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import type { Blueprint } from "../blueprint";
+import { reusingEdges, reusingNodes } from "./graph";
+
+const blueprint: Blueprint = {
+  tasks: [
+    { id: "start", type: "system.start" },
+    { id: "a", type: "shell.run", depends_on: [{ id: "start", type: "FS" }] },
+    { id: "b", type: "shell.run", depends_on: [{ id: "a", type: "SS" }] },
+  ],
+};
+const positions = { start: { x: 0, y: 0 }, a: { x: 0, y: 100 }, b: { x: 0, y: 200 } };
+
+describe("the canvas's nodes and edges on a change", () => {
+  it("keeps the node object of every task a move did not touch, so that only the moved one draws again", () => {
+    const toNodes = reusingNodes();
+    const before = toNodes(blueprint, positions, null, null);
+    const after = toNodes(blueprint, { ...positions, a: { x: 40, y: 100 } }, null, null);
+    expect(after[0]).toBe(before[0]);
+    expect(after[2]).toBe(before[2]);
+    expect(after[1]).not.toBe(before[1]);
+    expect(after[1]!.position).toEqual({ x: 40, y: 100 });
+  });
+
+  it("draws a node again when it is selected or the facade finds a problem in it", () => {
+    const toNodes = reusingNodes();
+    const before = toNodes(blueprint, positions, null, null);
+    const selected = toNodes(blueprint, positions, null, "b");
+    expect(selected[2]!.selected).toBe(true);
+    expect(selected[1]).toBe(before[1]);
+    const report = { diagnostics: [{ task_id: "a", severity: "error" }] } as never;
+    const checked = toNodes(blueprint, positions, report, "b");
+    expect(checked[1]!.data.errors).toBe(1);
+    expect(checked[2]).toBe(selected[2]);
+  });
+
+  it("keeps edges across a selection elsewhere and drops their labels when zoomed out", () => {
+    const toEdges = reusingEdges();
+    const before = toEdges(blueprint, null);
+    expect(before.map((e) => e.label)).toEqual(["FS", "SS"]);
+    const selected = toEdges(blueprint, "a->b");
+    expect(selected[0]).toBe(before[0]);
+    expect(selected[1]!.selected).toBe(true);
+    const zoomedOut = toEdges(blueprint, "a->b", false);
+    expect(zoomedOut.map((e) => e.label)).toEqual([undefined, undefined]);
+  });
+});
