@@ -279,6 +279,8 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     screenshot(&client, &shots.join("editor-invalid.png")).await;
 
     // A problem about a task selects that task (another one selected first).
+    // Zoom to fit first: after the edits above, start may lie outside the canvas's view.
+    click(&client, ".react-flow__controls-fitview").await;
     click(&client, "[data-testid=task-node][data-task-id=start]").await;
     eventually("start selected", || async {
         (count(&client, "[data-task-id=start].selected").await == 1
