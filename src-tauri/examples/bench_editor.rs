@@ -15,7 +15,7 @@ mod driver;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
 use fantoccini::{Client, Locator};
@@ -174,19 +174,12 @@ fn epoch_ms() -> f64 {
 }
 
 /// Polls `probe` every 20 ms until it answers `Some`.
-async fn wait_until<T, F, Fut>(what: &str, mut probe: F) -> T
+async fn wait_until<T, F, Fut>(what: &str, probe: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + OPEN_PATIENCE;
-    loop {
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "after {OPEN_PATIENCE:?}, still waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    driver::poll_until(what, OPEN_PATIENCE, Duration::from_millis(20), probe).await
 }
 
 /// The page's start and its marks, once `name` is among them.

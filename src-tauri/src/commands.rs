@@ -134,11 +134,7 @@ pub async fn open_blueprint_file<R: Runtime>(
     files: State<'_, Files>,
     recent: State<'_, Recent>,
 ) -> Result<Option<OpenedFile>, IpcError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().add_filter("Blueprint", &["json"]).pick_file(move |p| {
-        let _ = tx.send(p);
-    });
-    let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else { return Ok(None) };
+    let Some(path) = ask_path(&app, Dialog::Open).await else { return Ok(None) };
     files.grant(&path);
     read(&window, &recent, path).await.map(Some)
 }
@@ -202,16 +198,31 @@ pub async fn save_blueprint_file_as<R: Runtime>(
     recent: State<'_, Recent>,
     text: String,
 ) -> Result<Option<PathBuf>, IpcError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().add_filter("Blueprint", &["json"]).save_file(move |p| {
-        let _ = tx.send(p);
-    });
-    let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else { return Ok(None) };
+    let Some(path) = ask_path(&app, Dialog::Save).await else { return Ok(None) };
     files.grant(&path);
     write(&api, &path, text).await?;
     recent.add(&path);
     show_in_title(&window, &path);
     Ok(Some(path))
+}
+
+enum Dialog {
+    Open,
+    Save,
+}
+
+/// The blueprint file the user picks in the native dialog; none when cancelled.
+async fn ask_path<R: Runtime>(app: &AppHandle<R>, dialog: Dialog) -> Option<PathBuf> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let chosen = move |p| {
+        let _ = tx.send(p);
+    };
+    let files = app.dialog().file().add_filter("Blueprint", &["json"]);
+    match dialog {
+        Dialog::Open => files.pick_file(chosen),
+        Dialog::Save => files.save_file(chosen),
+    }
+    rx.await.ok().flatten().and_then(|p| p.into_path().ok())
 }
 
 async fn read<R: Runtime>(window: &WebviewWindow<R>, recent: &Recent, path: PathBuf) -> Result<OpenedFile, IpcError> {

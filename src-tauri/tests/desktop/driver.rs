@@ -97,18 +97,27 @@ pub async fn connect(port: u16, app: &Path) -> Client {
 }
 
 /// Polls `probe` until it answers `Some`, or fails the test with `what`.
-pub async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
+pub async fn eventually<T, F, Fut>(what: &str, probe: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + PATIENCE;
+    poll_until(what, PATIENCE, Duration::from_millis(200), probe).await
+}
+
+/// Polls `probe` every `every` until it answers `Some`; fails with `what` after `patience`.
+pub async fn poll_until<T, F, Fut>(what: &str, patience: Duration, every: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + patience;
     loop {
         if let Some(value) = probe().await {
             return value;
         }
-        assert!(Instant::now() < deadline, "after {PATIENCE:?}, still waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(Instant::now() < deadline, "after {patience:?}, still waiting for {what}");
+        tokio::time::sleep(every).await;
     }
 }
 
