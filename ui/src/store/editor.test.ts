@@ -112,6 +112,43 @@ describe("the editor store", () => {
     expect(store.getState().notice).toEqual({ text: "Saved /bp.json", error: false });
   });
 
+  it("edits a COMPAS envelope as plain JSON and saves it back as an envelope", async () => {
+    const envelope = JSON.stringify({ dtype: "antikythera.models/Blueprint", data: JSON.parse(text) });
+    const asked: (string | null | undefined)[] = [];
+    const { backend, store } = setup({}, {
+      format_blueprint: ({ text: given, to }) => {
+        asked.push(to);
+        const value = JSON.parse(given);
+        const plain = value.dtype ? value.data : value;
+        const out = to === "compas" ? { dtype: "antikythera.models/Blueprint", data: plain } : plain;
+        return { text: JSON.stringify(out), changed: true };
+      },
+    });
+    backend.files.set("/env.json", envelope);
+    await store.getState().open("/env.json", envelope);
+    expect(store.getState().encoding).toBe("compas");
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end"]);
+    await store.getState().save();
+    expect(asked).toEqual(["antikythera", "compas"]);
+    expect(JSON.parse(backend.files.get("/env.json") ?? "").dtype).toBe("antikythera.models/Blueprint");
+
+    // A plain file is saved plain.
+    await store.getState().open("/bp.json", text);
+    expect(store.getState().encoding).toBe("antikythera");
+  });
+
+  it("tells why an envelope that does not convert cannot be opened", async () => {
+    const { store } = setup({}, {
+      format_blueprint: () => {
+        throw new Error("it cannot be rewritten");
+      },
+    });
+    await store.getState().load();
+    await store.getState().open("/bad.json", JSON.stringify({ dtype: "x", data: {} }));
+    expect(store.getState().path).toBe("/bp.json");
+    expect(store.getState().notice?.text).toContain("Cannot open /bad.json: it cannot be rewritten");
+  });
+
   it("tells why a file that is not a blueprint cannot be opened, and keeps what was open", async () => {
     const { store } = setup();
     await store.getState().load();

@@ -23,6 +23,16 @@ export type Layout = (blueprint: Blueprint) => Promise<Positions>;
  */
 export type Snapshot = { blueprint: Blueprint; positions?: Positions };
 
+/** Whether `text` is a COMPAS envelope (`{"dtype": ..., "data": ...}`) rather than plain JSON. */
+function isEnvelope(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as { dtype?: unknown } | null;
+    return typeof value?.dtype === "string";
+  } catch {
+    return false;
+  }
+}
+
 export type EditorOptions = {
   /** How long the nodes must rest before their layout is written beside the file. */
   layoutSaveDelayMs?: number;
@@ -30,6 +40,8 @@ export type EditorOptions = {
 
 export type EditorState = {
   path: string | null;
+  /** How the open file is written: a COMPAS envelope is edited as plain JSON, saved back as one. */
+  encoding: "antikythera" | "compas";
   blueprint: Blueprint | null;
   past: Snapshot[];
   future: Snapshot[];
@@ -181,7 +193,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       const { blueprint } = get();
       if (!blueprint) return;
       try {
-        const formatted = await backend.call("format_blueprint", { text });
+        const formatted = await backend.call("format_blueprint", { text, to: get().encoding });
         const path = await to(formatted.text);
         if (path !== null) {
           set({ path, notice: { text: `Saved ${path}`, error: false } });
@@ -194,6 +206,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
 
     return {
       path: null,
+      encoding: "antikythera",
       blueprint: null,
       past: [],
       future: [],
@@ -234,6 +247,16 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
 
       async open(path, text) {
         mark("open");
+        let encoding: EditorState["encoding"] = "antikythera";
+        if (isEnvelope(text)) {
+          try {
+            text = (await backend.call("format_blueprint", { text, to: "antikythera" })).text;
+            encoding = "compas";
+          } catch (e) {
+            set({ notice: { text: `Cannot open ${path}: ${e instanceof Error ? e.message : String(e)}`, error: true } });
+            return;
+          }
+        }
         const parsed = parseBlueprint(text);
         if ("error" in parsed) {
           set({ notice: { text: `Cannot open ${path}: ${parsed.error}`, error: true } });
@@ -242,7 +265,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         const mine = ++opened;
         clearTimeout(layoutTimer);
         lastCoalesce = undefined;
-        set({ path, positions: {}, laidOut: false, selected: null, selectedDependency: null, names: null, notice: null });
+        set({ path, encoding, positions: {}, laidOut: false, selected: null, selectedDependency: null, names: null, notice: null });
         replace(parsed.blueprint, [], []);
         let positions: Positions = {};
         try {
