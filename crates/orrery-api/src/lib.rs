@@ -125,6 +125,11 @@ impl Failure {
     }
 }
 
+/// Milliseconds since the epoch, as the store stamps its rows.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
 /// What [`Api::stream_task`] answers.
 #[derive(Debug)]
 pub enum Streamed {

@@ -84,9 +84,7 @@ impl LogGrowth {
             session_id,
             seq: 0,
             global_seq,
-            time_ms: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64),
+            time_ms: now_ms(),
             kind: LOG_GREW.to_string(),
             run_id: Some(run_id.clone()),
             payload: EventPayload::Whole {

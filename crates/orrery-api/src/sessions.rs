@@ -528,10 +528,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     .find_attempt(&args.session_id, &args.task, args.attempt)?
                     .map_err(|why| Failure::new("not_found", why))?;
                 let steps = store.steps(&attempt.run_id)?;
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as i64);
-                let duration_ms = attempt.finished_ms.unwrap_or(now) - attempt.started_ms;
+                let duration_ms = attempt.finished_ms.unwrap_or_else(now_ms) - attempt.started_ms;
                 Ok(AttemptDetails { attempt, steps, duration_ms })
             })
             .await

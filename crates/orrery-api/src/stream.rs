@@ -165,7 +165,7 @@ impl RunWatcher {
                 break;
             }
             tokio::select! {
-                _ = wake.recv() => {}
+                _ = ours(&mut wake, &self.session_id) => {}
                 _ = tokio::time::sleep(POLL) => {}
                 _ = self.tx.closed() => return,
             }
@@ -261,6 +261,19 @@ impl RunWatcher {
                 }
             }
         }));
+    }
+}
+
+/// Waits for an event of this process about `session_id` (or a gap in them): the other
+/// sessions' events are no reason to read the store again.
+async fn ours(wake: &mut tokio::sync::broadcast::Receiver<Event>, session_id: &str) {
+    loop {
+        match wake.recv().await {
+            Ok(event) if event.session_id != session_id => continue,
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+            // No sender left: only the poll wakes the stream.
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending().await,
+        }
     }
 }
 
