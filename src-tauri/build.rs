@@ -10,6 +10,10 @@ fn main() {
         "save_blueprint_file_as",
         "recent_blueprint_files",
         "open_recent_blueprint_file",
+        "open_library_blueprint_file",
+        "export_blueprint_file",
+        "set_window_state",
+        "close_window",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands)),

@@ -4,13 +4,14 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use orrery_api::{Api, CallError, Envelope, JobInfo};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tauri::{AppHandle, Runtime, State, WebviewWindow};
+use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::recent::Recent;
@@ -76,6 +77,21 @@ impl Files {
 
     fn grant(&self, path: &Path) {
         self.granted.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf());
+    }
+
+    /// Refuses a blueprint that is not beside a file the user chose: the folder of an opened
+    /// blueprint is its library, where the inner blueprints of its composites are found.
+    fn require_library(&self, path: &Path) -> Result<(), IpcError> {
+        let granted = self.granted.lock().unwrap_or_else(|p| p.into_inner());
+        let beside = path.extension().is_some_and(|e| e == "json")
+            && granted.iter().any(|g| g.parent().is_some() && g.parent() == path.parent());
+        if beside {
+            return Ok(());
+        }
+        Err(IpcError {
+            code: ErrorCode::NotGranted,
+            message: format!("{} is not beside a blueprint opened in this window", path.display()),
+        })
     }
 
     /// Refuses a path the user did not choose.
@@ -163,6 +179,21 @@ pub async fn open_recent_blueprint_file<R: Runtime>(
     read(&window, &recent, path).await
 }
 
+/// Opens a blueprint beside one the user opened (an inner blueprint of a composite, found with
+/// the `list_blueprint_files` job); it may then be saved like the others.
+#[tauri::command]
+pub async fn open_library_blueprint_file<R: Runtime>(
+    window: WebviewWindow<R>,
+    files: State<'_, Files>,
+    recent: State<'_, Recent>,
+    path: PathBuf,
+) -> Result<OpenedFile, IpcError> {
+    files.require_library(&path)?;
+    let opened = read(&window, &recent, path).await?;
+    files.grant(&opened.path);
+    Ok(opened)
+}
+
 /// Writes a blueprint back to a file the user chose.
 #[tauri::command]
 pub async fn save_blueprint_file(
@@ -192,7 +223,6 @@ async fn write(api: &Api, path: &Path, text: String) -> Result<(), IpcError> {
 #[tauri::command]
 pub async fn save_blueprint_file_as<R: Runtime>(
     app: AppHandle<R>,
-    window: WebviewWindow<R>,
     api: State<'_, Api>,
     files: State<'_, Files>,
     recent: State<'_, Recent>,
@@ -201,9 +231,60 @@ pub async fn save_blueprint_file_as<R: Runtime>(
     let Some(path) = ask_path(&app, Dialog::Save).await else { return Ok(None) };
     files.grant(&path);
     write(&api, &path, text).await?;
-    recent.add(&path);
-    show_in_title(&window, &path);
+    remember(&app, &recent, &path);
     Ok(Some(path))
+}
+
+/// Exports a blueprint for an antikythera server (the `export_blueprint` job: refused, with the
+/// reasons, when the server would refuse it) to a file the user picks; `None` when cancelled.
+#[tauri::command]
+pub async fn export_blueprint_file<R: Runtime>(
+    app: AppHandle<R>,
+    api: State<'_, Api>,
+    text: String,
+    to: Option<String>,
+) -> Result<Option<PathBuf>, IpcError> {
+    let mut arguments = json!({"text": text});
+    if let Some(to) = to {
+        arguments["to"] = json!(to);
+    }
+    let envelope = api.call("export_blueprint", arguments).await?;
+    if !envelope.success {
+        let why = envelope.answer.as_str().unwrap_or("the blueprint cannot be exported");
+        return Err(IpcError { code: ErrorCode::InvalidBlueprint, message: why.to_string() });
+    }
+    let exported = envelope.answer["text"].as_str().unwrap_or_default().to_string();
+    let Some(path) = ask_path(&app, Dialog::Save).await else { return Ok(None) };
+    write(&api, &path, exported).await?;
+    Ok(Some(path))
+}
+
+/// Whether the window holds changes not saved yet: closing it then asks the UI first.
+#[derive(Default)]
+pub struct Unsaved(AtomicBool);
+
+impl Unsaved {
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The window's title (the open blueprint) and whether it holds unsaved changes.
+#[tauri::command]
+pub fn set_window_state<R: Runtime>(
+    window: WebviewWindow<R>,
+    flag: State<'_, Unsaved>,
+    title: String,
+    unsaved: bool,
+) -> Result<(), IpcError> {
+    flag.0.store(unsaved, Ordering::SeqCst);
+    window.set_title(&title).map_err(|e| IpcError { code: ErrorCode::Io, message: format!("cannot set the title: {e}") })
+}
+
+/// Closes the window for good: the UI calls it once the user chose what to do with unsaved work.
+#[tauri::command]
+pub fn close_window<R: Runtime>(window: WebviewWindow<R>) -> Result<(), IpcError> {
+    window.destroy().map_err(|e| IpcError { code: ErrorCode::Io, message: format!("cannot close the window: {e}") })
 }
 
 enum Dialog {
@@ -227,15 +308,14 @@ async fn ask_path<R: Runtime>(app: &AppHandle<R>, dialog: Dialog) -> Option<Path
 
 async fn read<R: Runtime>(window: &WebviewWindow<R>, recent: &Recent, path: PathBuf) -> Result<OpenedFile, IpcError> {
     let text = tokio::fs::read_to_string(&path).await.map_err(|e| IpcError::io("read", &path, e))?;
-    recent.add(&path);
-    show_in_title(window, &path);
+    remember(window.app_handle(), recent, &path);
     Ok(OpenedFile { path, text })
 }
 
-fn show_in_title<R: Runtime>(window: &WebviewWindow<R>, path: &Path) {
-    let name = path.file_name().unwrap_or(path.as_os_str()).to_string_lossy();
-    // A title that cannot be set is cosmetic: the editor still shows the file.
-    let _ = window.set_title(&format!("Orrery — {name}"));
+/// Puts a file first in the recent list, and in the menu's.
+fn remember<R: Runtime>(app: &AppHandle<R>, recent: &Recent, path: &Path) {
+    recent.add(path);
+    crate::menu::refresh_recent(app);
 }
 
 /// One command as the UI sees it: the JSON Schemas of its arguments and of its answer.
@@ -281,6 +361,22 @@ pub struct SaveAsArguments {
     pub text: String,
 }
 
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ExportArguments {
+    pub text: String,
+    /// `antikythera` (plain JSON, the default) or `compas` (the envelope).
+    pub to: Option<String>,
+}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct WindowStateArguments {
+    pub title: String,
+    /// Whether closing the window must ask first.
+    pub unsaved: bool,
+}
+
 /// Every command registered by [`crate::configure`], with its arguments (by name, as the UI
 /// passes them) and its answer on success; a failure is an [`IpcError`].
 pub fn surface() -> Vec<CommandInfo> {
@@ -293,5 +389,9 @@ pub fn surface() -> Vec<CommandInfo> {
         declare::<SaveAsArguments, Option<PathBuf>>("save_blueprint_file_as"),
         declare::<NoArguments, Vec<PathBuf>>("recent_blueprint_files"),
         declare::<PathArguments, OpenedFile>("open_recent_blueprint_file"),
+        declare::<PathArguments, OpenedFile>("open_library_blueprint_file"),
+        declare::<ExportArguments, Option<PathBuf>>("export_blueprint_file"),
+        declare::<WindowStateArguments, ()>("set_window_state"),
+        declare::<NoArguments, ()>("close_window"),
     ]
 }

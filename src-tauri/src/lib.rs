@@ -8,12 +8,13 @@
 
 pub mod bindings;
 pub mod commands;
+pub mod menu;
 pub mod recent;
 
 use std::path::PathBuf;
 
 use orrery_api::{Api, ApiOptions};
-use tauri::{AppHandle, Builder, Emitter, Manager, Runtime};
+use tauri::{AppHandle, Builder, Emitter, Manager, Runtime, Window, WindowEvent};
 use tokio::sync::broadcast::error::RecvError;
 
 /// The Tauri event that carries each committed store event of the sessions this app runs.
@@ -21,6 +22,9 @@ pub const EVENT: &str = "orrery://event";
 /// Emitted, with how many were missed, when the app fell behind the event stream: a client
 /// catches up with the `read_events` job (the editor does not follow runs yet).
 pub const EVENTS_LAGGED: &str = "orrery://events-lagged";
+/// Emitted when the user closes a window that holds unsaved changes: the window stays open and
+/// the UI asks what to do, then calls `close_window`.
+pub const CLOSE_REQUESTED: &str = "orrery://close-requested";
 
 /// What the app is started with.
 #[derive(Debug, Clone)]
@@ -60,7 +64,17 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
         .manage(api)
         .manage(commands::Files::new(settings.open))
         .manage(recent::Recent::load(settings.recent))
+        .manage(commands::Unsaved::default())
         .plugin(tauri_plugin_dialog::init())
+        .menu(menu::build)
+        .on_menu_event(menu::on_event)
+        .on_window_event(|window, event| {
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                if ask_before_closing(window) {
+                    api.prevent_close();
+                }
+            }
+        })
         .invoke_handler(tauri::generate_handler![
             commands::list_jobs,
             commands::call_job,
@@ -70,11 +84,28 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
             commands::save_blueprint_file_as,
             commands::recent_blueprint_files,
             commands::open_recent_blueprint_file,
+            commands::open_library_blueprint_file,
+            commands::export_blueprint_file,
+            commands::set_window_state,
+            commands::close_window,
         ])
         .setup(|app| {
             forward_events(app.handle().clone());
             Ok(())
         })
+}
+
+/// Whether a window about to close holds unsaved changes; if so, it asks the UI, as
+/// [`CLOSE_REQUESTED`], and must stay open.
+pub fn ask_before_closing<R: Runtime>(window: &Window<R>) -> bool {
+    if !window.state::<commands::Unsaved>().get() {
+        return false;
+    }
+    if let Err(e) = window.emit(CLOSE_REQUESTED, ()) {
+        // The UI cannot be asked: closing would lose its changes without a word, so it stays open.
+        eprintln!("orrery-desktop: the window could not be asked to close: {e}");
+    }
+    true
 }
 
 /// Emits every event of the facade's sessions to the windows as [`EVENT`], and

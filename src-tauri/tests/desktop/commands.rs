@@ -202,3 +202,91 @@ fn files_opened_are_offered_again_and_only_those_may_be_opened_from_the_list() {
     let kept = std::fs::read_to_string(shell.dir.path().join("config/recent.json")).unwrap();
     assert!(kept.contains("assembly.json"), "the list is kept for the next start: {kept}");
 }
+
+#[test]
+fn blueprints_beside_an_opened_file_may_be_opened_and_saved_and_no_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("assembly.json");
+    std::fs::copy(example("assembly.json"), &path).unwrap();
+    let inner = dir.path().join("place_element.json");
+    std::fs::copy(example("place_element.json"), &inner).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let stranger = elsewhere.path().join("place_element.json");
+    std::fs::copy(example("place_element.json"), &stranger).unwrap();
+    // Nothing is opened: no folder is a library.
+    let refused = shell(None).invoke("open_library_blueprint_file", json!({"path": inner})).unwrap_err();
+    assert_eq!(refused["code"], "not_granted", "{refused}");
+
+    let shell = shell(Some(path.clone()));
+    let opened = shell.invoke("open_library_blueprint_file", json!({"path": inner})).unwrap();
+    assert_eq!(opened["text"], json!(std::fs::read_to_string(&inner).unwrap()));
+    // Opened, it may be saved (through the core: canonical).
+    let text = opened["text"].as_str().unwrap();
+    shell.invoke("save_blueprint_file", json!({"path": inner, "text": text})).expect("the inner blueprint is saved");
+
+    for (path, why) in [(&stranger, "in another folder"), (&dir.path().join("assembly.json.layout"), "not a blueprint")] {
+        let refused = shell.invoke("open_library_blueprint_file", json!({"path": path})).unwrap_err();
+        assert_eq!(refused["code"], "not_granted", "{why}: {refused}");
+    }
+}
+
+#[test]
+fn an_export_the_server_would_refuse_is_refused_with_its_reasons_before_any_dialog() {
+    let shell = shell(None);
+    let orphan = json!({"id": "x", "name": "X", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "lost", "type": "shell.run"},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "start", "type": "FS"}]}
+    ]});
+    let refused = shell.invoke("export_blueprint_file", json!({"text": orphan.to_string()})).unwrap_err();
+    assert_eq!(refused["code"], "invalid_blueprint", "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("lost"), "the reason names the task: {refused}");
+}
+
+#[test]
+fn closing_a_window_with_unsaved_changes_asks_the_ui_instead() {
+    let shell = shell(None);
+    let (tx, rx) = std::sync::mpsc::channel();
+    shell.window.listen(orrery_desktop::CLOSE_REQUESTED, move |_| {
+        let _ = tx.send(());
+    });
+    shell.invoke("set_window_state", json!({"title": "Orrery — a.json •", "unsaved": true})).unwrap();
+    // What a close request meets (the mock runtime sends none itself).
+    let window = shell.window.as_ref().window();
+    assert!(orrery_desktop::ask_before_closing(&window), "the window stays open");
+    rx.recv_timeout(std::time::Duration::from_secs(5)).expect("the UI is asked");
+
+    shell.invoke("set_window_state", json!({"title": "Orrery — a.json", "unsaved": false})).unwrap();
+    assert!(!orrery_desktop::ask_before_closing(&window), "the window closes");
+    assert!(rx.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "nothing to ask");
+}
+
+#[test]
+fn the_menu_lists_the_recent_files_and_hands_each_choice_to_the_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("assembly.json");
+    std::fs::copy(example("assembly.json"), &path).unwrap();
+    let shell = shell(Some(path.clone()));
+    let app = shell.window.app_handle().clone();
+    let recent_labels = || {
+        let submenu = orrery_desktop::menu::recent_submenu(&app).expect("File > Open Recent");
+        submenu.items().unwrap().iter().map(|i| i.as_menuitem().unwrap().text().unwrap()).collect::<Vec<_>>()
+    };
+    assert_eq!(recent_labels(), ["No Recent Blueprints"]);
+    shell.invoke("startup_blueprint_file", json!({})).unwrap();
+    let labels = recent_labels();
+    assert_eq!(labels.len(), 1);
+    assert!(labels[0].starts_with("assembly.json  ("), "{labels:?}");
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    shell.window.listen(orrery_desktop::menu::MENU, move |event| {
+        let _ = tx.send(serde_json::from_str::<Value>(event.payload()).unwrap());
+    });
+    for (id, expected) in [
+        ("save", json!({"command": "save", "path": null})),
+        ("recent:0", json!({"command": "open_recent", "path": path})),
+    ] {
+        orrery_desktop::menu::on_event(&app, tauri::menu::MenuEvent { id: id.into() });
+        assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap(), expected);
+    }
+}

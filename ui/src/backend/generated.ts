@@ -3,6 +3,8 @@
 
 export const EVENT = "orrery://event";
 export const EVENTS_LAGGED = "orrery://events-lagged";
+export const MENU = "orrery://menu";
+export const CLOSE_REQUESTED = "orrery://close-requested";
 
 /** A value the run wrote to its session data. */
 export type Artifact = {
@@ -1018,10 +1020,53 @@ export type OpenRecentBlueprintFileCommandAnswer = {
   text: string;
 };
 
+export type OpenLibraryBlueprintFileCommandArguments = {
+  path: string;
+};
+
+/** A blueprint file and its text. */
+export type OpenLibraryBlueprintFileCommandAnswer = {
+  path: string;
+  text: string;
+};
+
+export type ExportBlueprintFileCommandArguments = {
+  text: string;
+  /** `antikythera` (plain JSON, the default) or `compas` (the envelope). */
+  to?: string | null;
+};
+
+export type ExportBlueprintFileCommandAnswer = string | null;
+
+export type SetWindowStateCommandArguments = {
+  title: string;
+  /** Whether closing the window must ask first. */
+  unsaved: boolean;
+};
+
+export type SetWindowStateCommandAnswer = null;
+
+/**
+ * The arguments of each command, by name as the UI passes them (the command functions take
+ * them one by one, as Tauri wants).
+ */
+export type CloseWindowCommandArguments = Record<string, never>;
+
+export type CloseWindowCommandAnswer = null;
+
 /** A command refused or failed; crosses IPC as `{code, message}`. */
 export type IpcError = {
   code: ErrorCode;
   message: string;
+};
+
+/**
+ * What the UI receives for a menu item: its command id, or for a recent file `open_recent`
+ * with the file's path.
+ */
+export type MenuAction = {
+  command: string;
+  path?: string | null;
 };
 
 /** Every job of the facade: its arguments and its answer on success. */
@@ -1080,4 +1125,8 @@ export interface Commands {
   save_blueprint_file_as: { arguments: SaveBlueprintFileAsCommandArguments; answer: SaveBlueprintFileAsCommandAnswer };
   recent_blueprint_files: { arguments: RecentBlueprintFilesCommandArguments; answer: RecentBlueprintFilesCommandAnswer };
   open_recent_blueprint_file: { arguments: OpenRecentBlueprintFileCommandArguments; answer: OpenRecentBlueprintFileCommandAnswer };
+  open_library_blueprint_file: { arguments: OpenLibraryBlueprintFileCommandArguments; answer: OpenLibraryBlueprintFileCommandAnswer };
+  export_blueprint_file: { arguments: ExportBlueprintFileCommandArguments; answer: ExportBlueprintFileCommandAnswer };
+  set_window_state: { arguments: SetWindowStateCommandArguments; answer: SetWindowStateCommandAnswer };
+  close_window: { arguments: CloseWindowCommandArguments; answer: CloseWindowCommandAnswer };
 }
