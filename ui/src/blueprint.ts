@@ -31,6 +31,36 @@ export function toText(blueprint: Blueprint): string {
   return JSON.stringify(blueprint, null, 4);
 }
 
+/** A new blueprint: a start and an end, the end after the start. `n` tells new ones apart. */
+export function newBlueprint(n: number): Blueprint {
+  return {
+    id: n > 1 ? `untitled_${n}` : "untitled",
+    name: n > 1 ? `Untitled ${n}` : "Untitled",
+    version: "1.0",
+    tasks: [
+      { id: "start", type: "system.start" },
+      { id: "end", type: "system.end", depends_on: [{ id: "start", type: "FS" }] },
+    ],
+  };
+}
+
+/**
+ * The inner blueprint a composite task runs: its id, and the sequencer when it is dynamic
+ * (COMPAT.md: param `blueprint` = `{"static": id}` or `{"dynamic": {blueprint_id, sequencer}}`);
+ * null when the task names none.
+ */
+export function innerBlueprintOf(task: Task): { id: string; sequencer: string | null } | null {
+  const param = ioOf(task, "params").find((p) => p.name === "blueprint")?.value as
+    | { static?: unknown; dynamic?: { blueprint_id?: unknown; sequencer?: unknown } }
+    | undefined;
+  if (typeof param?.static === "string" && param.static !== "") return { id: param.static, sequencer: null };
+  const dynamic = param?.dynamic;
+  if (typeof dynamic?.blueprint_id === "string" && dynamic.blueprint_id !== "") {
+    return { id: dynamic.blueprint_id, sequencer: typeof dynamic.sequencer === "string" ? dynamic.sequencer : null };
+  }
+  return null;
+}
+
 /** Adds a task of `type` with an id not taken yet; answers the blueprint and the id. */
 export function addTask(blueprint: Blueprint, type: string): { blueprint: Blueprint; id: string } {
   const base = (type.split(".").pop() ?? "task").replace(/[^A-Za-z0-9_]/g, "_");

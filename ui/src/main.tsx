@@ -2,19 +2,21 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import "@xyflow/react/dist/style.css";
 import "./styles.css";
+import { App } from "./App";
 import { tauriBackend } from "./backend/tauri";
-import { Editor } from "./editor/Editor";
 import { layeredLayout } from "./editor/layout";
-import { EditorProvider } from "./store/context";
-import { createEditorStore } from "./store/editor";
+import { WorkspaceProvider } from "./store/context";
+import { createWorkspace, currentEditor } from "./store/workspace";
+import { runCommand } from "./commands";
 
-const store = createEditorStore(tauriBackend, layeredLayout);
-void store.getState().load();
+const workspace = createWorkspace(tauriBackend, layeredLayout);
+tauriBackend.onMenu((action) => workspace.getState().menu(action, (id) => runCommand(id, workspace.getState(), currentEditor(workspace.getState()).getState())));
+void workspace.getState().load();
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
-    <EditorProvider store={store}>
-      <Editor />
-    </EditorProvider>
+    <WorkspaceProvider store={workspace}>
+      <App />
+    </WorkspaceProvider>
   </StrictMode>,
 );

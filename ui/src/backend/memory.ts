@@ -1,6 +1,6 @@
 // An in-memory backend for tests: jobs answered by the handlers a test gives, files in a map.
 import type { EventView, Jobs } from "./generated";
-import { BackendError, type Backend, type OpenedFile } from "./types";
+import { BackendError, type Backend, type MenuAction, type OpenedFile } from "./types";
 
 export type JobHandlers = {
   [K in keyof Jobs]?: (args: Jobs[K]["arguments"]) => Jobs[K]["answer"] | Promise<Jobs[K]["answer"]>;
@@ -11,7 +11,13 @@ export class MemoryBackend implements Backend {
   readonly files = new Map<string, string>();
   /** What the next open or save-as dialog answers (null: the user cancels). */
   nextDialogPath: string | null = null;
+  /** Files opened or saved, newest first. */
+  readonly recent: string[] = [];
+  /** The window's title and whether it holds unsaved work, as last set; whether it closed. */
+  window = { title: "", unsaved: false, closed: false };
   private readonly listeners = new Set<(event: EventView) => void>();
+  private readonly menuListeners = new Set<(action: MenuAction) => void>();
+  private readonly closeListeners = new Set<() => void>();
 
   constructor(
     private readonly jobs: JobHandlers,
@@ -42,13 +48,68 @@ export class MemoryBackend implements Backend {
 
   async saveFileAs(text: string): Promise<string | null> {
     const path = this.nextDialogPath;
-    if (path !== null) this.files.set(path, text);
+    if (path !== null) {
+      this.files.set(path, text);
+      this.remember(path);
+    }
     return path;
+  }
+
+  async openLibraryFile(path: string): Promise<OpenedFile> {
+    return this.read(path);
+  }
+
+  async recentFiles(): Promise<string[]> {
+    return [...this.recent];
+  }
+
+  async openRecent(path: string): Promise<OpenedFile> {
+    if (!this.recent.includes(path)) throw new BackendError("not_granted", `${path} is not among the recent files`);
+    return this.read(path);
+  }
+
+  async exportFile(text: string, to: "antikythera" | "compas"): Promise<string | null> {
+    const exported = await this.call("export_blueprint", { text, to });
+    const path = this.nextDialogPath;
+    if (path !== null) this.files.set(path, exported.text);
+    return path;
+  }
+
+  async setWindowState(title: string, unsaved: boolean): Promise<void> {
+    this.window = { ...this.window, title, unsaved };
+  }
+
+  async closeWindow(): Promise<void> {
+    this.window = { ...this.window, closed: true };
   }
 
   onEvent(handler: (event: EventView) => void): () => void {
     this.listeners.add(handler);
     return () => this.listeners.delete(handler);
+  }
+
+  onMenu(handler: (action: MenuAction) => void): () => void {
+    this.menuListeners.add(handler);
+    return () => this.menuListeners.delete(handler);
+  }
+
+  onCloseRequested(handler: () => void): () => void {
+    this.closeListeners.add(handler);
+    return () => this.closeListeners.delete(handler);
+  }
+
+  /** A choice in the native menu, as the shell would deliver it. */
+  chooseMenu(action: MenuAction): void {
+    for (const listener of this.menuListeners) listener(action);
+  }
+
+  /** The user closes the window while it holds unsaved work (the shell asks the UI). */
+  requestClose(): void {
+    if (!this.window.unsaved) {
+      this.window = { ...this.window, closed: true };
+      return;
+    }
+    for (const listener of this.closeListeners) listener();
   }
 
   /** Delivers an event as the facade would. */
@@ -59,6 +120,13 @@ export class MemoryBackend implements Backend {
   private read(path: string): OpenedFile {
     const text = this.files.get(path);
     if (text === undefined) throw new BackendError("io", `cannot read ${path}`);
+    this.remember(path);
     return { path, text };
+  }
+
+  private remember(path: string): void {
+    const at = this.recent.indexOf(path);
+    if (at >= 0) this.recent.splice(at, 1);
+    this.recent.unshift(path);
   }
 }

@@ -2,7 +2,16 @@
 // types, so a renamed command or argument fails the type check.
 import { invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
-import { EVENT, type Commands, type EventView, type IpcError, type Jobs } from "./generated";
+import {
+  CLOSE_REQUESTED,
+  EVENT,
+  MENU,
+  type Commands,
+  type EventView,
+  type IpcError,
+  type Jobs,
+  type MenuAction,
+} from "./generated";
 import { BackendError, type Backend } from "./types";
 
 async function command<K extends keyof Commands>(
@@ -32,8 +41,22 @@ export const tauriBackend: Backend = {
     await command("save_blueprint_file", { path, text });
   },
   saveFileAs: (text) => command("save_blueprint_file_as", { text }),
-  onEvent(handler) {
-    const stop = listen<EventView>(EVENT, (event) => handler(event.payload));
-    return () => void stop.then((unlisten) => unlisten());
+  openLibraryFile: (path) => command("open_library_blueprint_file", { path }),
+  recentFiles: () => command("recent_blueprint_files", {}),
+  openRecent: (path) => command("open_recent_blueprint_file", { path }),
+  exportFile: (text, to) => command("export_blueprint_file", { text, to }),
+  async setWindowState(title, unsaved) {
+    await command("set_window_state", { title, unsaved });
   },
+  async closeWindow() {
+    await command("close_window", {});
+  },
+  onEvent: (handler) => follow<EventView>(EVENT, handler),
+  onMenu: (handler) => follow<MenuAction>(MENU, handler),
+  onCloseRequested: (handler) => follow<null>(CLOSE_REQUESTED, () => handler()),
 };
+
+function follow<T>(name: string, handler: (payload: T) => void): () => void {
+  const stop = listen<T>(name, (event) => handler(event.payload));
+  return () => void stop.then((unlisten) => unlisten());
+}

@@ -1,8 +1,8 @@
 // The backend as the UI sees it: typed jobs of the facade, the files the user chooses, and the
 // facade's events. `tauri.ts` implements it over IPC, `memory.ts` in memory for tests.
-import type { EventView, Jobs, OpenedFile } from "./generated";
+import type { EventView, Jobs, MenuAction, OpenedFile } from "./generated";
 
-export type { OpenedFile };
+export type { MenuAction, OpenedFile };
 
 export interface Backend {
   /** Calls a job of the facade; a refused call or a business failure throws a BackendError. */
@@ -15,8 +15,23 @@ export interface Backend {
   saveFile(path: string, text: string): Promise<void>;
   /** Asks the user where to save and writes there; the path, or null when cancelled. */
   saveFileAs(text: string): Promise<string | null>;
+  /** Reads a blueprint beside one the user opened (an inner blueprint of a composite). */
+  openLibraryFile(path: string): Promise<OpenedFile>;
+  /** The files opened or saved lately, newest first; `openRecent` opens one of them. */
+  recentFiles(): Promise<string[]>;
+  openRecent(path: string): Promise<OpenedFile>;
+  /** Exports for a server to a file the user picks; the path, or null when cancelled. */
+  exportFile(text: string, to: "antikythera" | "compas"): Promise<string | null>;
+  /** The window's title, and whether closing it must ask first. */
+  setWindowState(title: string, unsaved: boolean): Promise<void>;
+  /** Closes the window for good. */
+  closeWindow(): Promise<void>;
   /** Follows the facade's session events; returns how to stop. */
   onEvent(handler: (event: EventView) => void): () => void;
+  /** Follows the native menu's choices; returns how to stop. */
+  onMenu(handler: (action: MenuAction) => void): () => void;
+  /** Called when the user closes a window holding unsaved work (it stays open). */
+  onCloseRequested(handler: () => void): () => void;
 }
 
 /**

@@ -12,7 +12,7 @@ import { useCallback, useEffect, useMemo, useRef } from "react";
 import { connect, cycleDependencyType, disconnect, removeTasks } from "../blueprint";
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
-import { useEditor } from "../store/context";
+import { useEditor, useWorkspace } from "../store/context";
 import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { canvasRendered } from "../timing";
@@ -111,6 +111,13 @@ export function Canvas() {
     [edit],
   );
   const onPaneClick = useCallback(() => select(null), [select]);
+  const drillInto = useWorkspace((s) => s.drillInto);
+  const onNodeDoubleClick = useCallback(
+    (_: unknown, node: TaskNode) => {
+      if (node.data.task.type === "system.composite") void drillInto(node.id);
+    },
+    [drillInto],
+  );
 
   return (
     <ReactFlow<TaskNode, DependencyEdge>
@@ -121,6 +128,8 @@ export function Canvas() {
       onEdgesChange={onEdgesChange}
       onConnect={onConnect}
       onEdgeDoubleClick={onEdgeDoubleClick}
+      onNodeDoubleClick={onNodeDoubleClick}
+      zoomOnDoubleClick={false}
       onPaneClick={onPaneClick}
       deleteKeyCode={DELETE_KEYS}
       className={zoomedOut ? "zoomed-out" : undefined}

@@ -1,16 +1,22 @@
 import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect } from "react";
-import { useEditor, useEditorStore } from "../store/context";
+import { useEditor, useEditorStore, useWorkspace, useWorkspaceStore } from "../store/context";
 import type { EditorState } from "../store/editor";
+import type { WorkspaceState } from "../store/workspace";
 import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
 import { Toolbar } from "./Toolbar";
+import { Tabs } from "./Tabs";
+import { Welcome } from "./Welcome";
 
 /** Ctrl (or Cmd) shortcuts: the key, with Shift or not, and what it does. */
-const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState) => unknown }[] = [
-  { key: "o", shift: false, run: (s) => s.openFile() },
+const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState, w: WorkspaceState) => unknown }[] = [
+  { key: "n", shift: false, run: (_, w) => w.newBlueprint() },
+  { key: "o", shift: false, run: (_, w) => w.openFile() },
+  { key: "w", shift: false, run: (_, w) => w.closeTab(w.active) },
+  { key: "e", shift: false, run: (s) => s.exportFile() },
   { key: "s", shift: false, run: (s) => s.save() },
   { key: "s", shift: true, run: (s) => s.saveAs() },
   { key: "z", shift: false, run: (s) => s.undo() },
@@ -21,10 +27,11 @@ const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState) => unknown
 
 export function Editor() {
   const store = useEditorStore();
+  const workspace = useWorkspaceStore();
   const hasBlueprint = useEditor((s) => s.blueprint !== null);
   const laidOut = useEditor((s) => s.laidOut);
   const notice = useEditor((s) => s.notice);
-  const lastEvent = useEditor((s) => s.lastEvent);
+  const lastEvent = useWorkspace((s) => s.lastEvent);
 
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
@@ -32,18 +39,19 @@ export function Editor() {
       const shortcut = SHORTCUTS.find((s) => s.key === e.key.toLowerCase() && s.shift === e.shiftKey);
       if (!shortcut) return;
       e.preventDefault();
-      void shortcut.run(store.getState());
+      void shortcut.run(store.getState(), workspace.getState());
     }
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [store]);
+  }, [store, workspace]);
 
   return (
     <div className="editor">
       <Toolbar />
+      <Tabs />
       <Palette />
       <main className="canvas" aria-label="Blueprint">
-        {!hasBlueprint && <p className="empty">Open a blueprint to see its tasks.</p>}
+        {!hasBlueprint && <Welcome />}
         {hasBlueprint && !laidOut && <p className="empty">Laying out…</p>}
         {hasBlueprint && laidOut && (
           <ReactFlowProvider>

@@ -1,11 +1,13 @@
-import { useEditor } from "../store/context";
+import { useEditor, useWorkspace } from "../store/context";
 
 export function Toolbar() {
   const path = useEditor((s) => s.path);
   const hasBlueprint = useEditor((s) => s.blueprint !== null);
   const canUndo = useEditor((s) => s.past.length > 0);
   const canRedo = useEditor((s) => s.future.length > 0);
-  const openFile = useEditor((s) => s.openFile);
+  const openFile = useWorkspace((s) => s.openFile);
+  const newBlueprint = useWorkspace((s) => s.newBlueprint);
+  const exportFile = useEditor((s) => s.exportFile);
   const save = useEditor((s) => s.save);
   const saveAs = useEditor((s) => s.saveAs);
   const undo = useEditor((s) => s.undo);
@@ -14,14 +16,21 @@ export function Toolbar() {
   return (
     <header className="toolbar">
       <span className="brand">Orrery</span>
-      <button type="button" onClick={openFile} title="Open a blueprint (Ctrl+O)">
+      <button type="button" onClick={newBlueprint} title="A new blueprint with a start and an end (Ctrl+N)" data-testid="new">
+        New
+      </button>
+      <button type="button" onClick={() => void openFile()} title="Open a blueprint (Ctrl+O)">
         Open…
       </button>
+      <RecentMenu />
       <button type="button" onClick={save} disabled={!hasBlueprint} title="Save (Ctrl+S)" data-testid="save">
         Save
       </button>
       <button type="button" onClick={saveAs} disabled={!hasBlueprint} title="Save as (Ctrl+Shift+S)">
         Save as…
+      </button>
+      <button type="button" onClick={() => void exportFile()} disabled={!hasBlueprint} title="Export for an antikythera server (Ctrl+E)" data-testid="export">
+        Export…
       </button>
       <span className="separator" />
       <button type="button" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)" data-testid="undo">
@@ -38,5 +47,33 @@ export function Toolbar() {
         {path ?? "No blueprint open"}
       </span>
     </header>
+  );
+}
+
+/** The recent files, newest first, in a drop-down. */
+function RecentMenu() {
+  const recent = useWorkspace((s) => s.recent);
+  const openRecent = useWorkspace((s) => s.openRecent);
+  return (
+    <details className="dropdown" data-testid="recent-menu">
+      <summary title="Open a recent blueprint">Recent</summary>
+      <ul>
+        {recent.length === 0 && <li className="hint">No recent blueprints</li>}
+        {recent.map((path) => (
+          <li key={path}>
+            <button
+              type="button"
+              title={path}
+              onClick={(e) => {
+                e.currentTarget.closest("details")?.removeAttribute("open");
+                void openRecent(path);
+              }}
+            >
+              {path.split(/[\\/]/).pop()} <span className="folder">{path.replace(/[\\/][^\\/]*$/, "")}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }

@@ -11,9 +11,11 @@ type Props = {
   /** Whether other tasks may depend on it / it may depend on others. */
   source?: boolean;
   target?: boolean;
+  /** Shown instead of the type (which the tooltip keeps). */
+  subtitle?: ReactNode;
 };
 
-export function TaskCard({ data, selected, kind, icon, source = true, target = true }: Props) {
+export function TaskCard({ data, selected, kind, icon, source = true, target = true, subtitle }: Props) {
   const { task, errors, warnings } = data;
   const state = errors > 0 ? "has-errors" : warnings > 0 ? "has-warnings" : "";
   return (
@@ -24,7 +26,9 @@ export function TaskCard({ data, selected, kind, icon, source = true, target = t
       </span>
       <span className="task-text">
         <span className="task-id">{task.id}</span>
-        <span className="task-type">{task.type}</span>
+        <span className="task-type" title={task.type}>
+          {subtitle ?? task.type}
+        </span>
       </span>
       {errors > 0 && (
         <span className="badge error" data-testid="error-badge" title={`${errors} error(s)`}>

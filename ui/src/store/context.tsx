@@ -1,6 +1,7 @@
 import { createContext, useContext, type ReactNode } from "react";
 import { useStore } from "zustand";
 import type { EditorState, EditorStore } from "./editor";
+import type { WorkspaceState, WorkspaceStore } from "./workspace";
 
 const EditorContext = createContext<EditorStore | null>(null);
 
@@ -16,4 +17,20 @@ export function useEditorStore(): EditorStore {
 
 export function useEditor<T>(selector: (state: EditorState) => T): T {
   return useStore(useEditorStore(), selector);
+}
+
+const WorkspaceContext = createContext<WorkspaceStore | null>(null);
+
+export function WorkspaceProvider({ store, children }: { store: WorkspaceStore; children: ReactNode }) {
+  return <WorkspaceContext.Provider value={store}>{children}</WorkspaceContext.Provider>;
+}
+
+export function useWorkspaceStore(): WorkspaceStore {
+  const store = useContext(WorkspaceContext);
+  if (!store) throw new Error("the app needs a WorkspaceProvider");
+  return store;
+}
+
+export function useWorkspace<T>(selector: (state: WorkspaceState) => T): T {
+  return useStore(useWorkspaceStore(), selector);
 }

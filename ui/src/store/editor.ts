@@ -43,6 +43,8 @@ export type EditorState = {
   /** How the open file is written: a COMPAS envelope is edited as plain JSON, saved back as one. */
   encoding: "antikythera" | "compas";
   blueprint: Blueprint | null;
+  /** The blueprint as its file holds it (opened or last saved): any other one is unsaved work. */
+  saved: Blueprint | null;
   past: Snapshot[];
   future: Snapshot[];
   /** Beside the blueprint, never in its file. */
@@ -68,6 +70,15 @@ export type EditorState = {
   load(): Promise<void>;
   openFile(): Promise<void>;
   open(path: string, text: string): Promise<void>;
+  /** Shows a blueprint that has no file yet (a new one): saving it asks where. */
+  create(blueprint: Blueprint): Promise<void>;
+  /** Checks the blueprint again (the files beside it may have changed). */
+  revalidate(): void;
+  setTaskTypes(types: TaskDefinitionSummary[]): void;
+  /** Tells the user something in the status bar. */
+  notify(text: string, error: boolean): void;
+  /** Exports the blueprint for a server to a file the user picks (refused with the reasons). */
+  exportFile(): Promise<void>;
   /**
    * Changes the blueprint as one undo step; successive edits with the same `coalesce` key (the
    * keystrokes of one field) make one step together.
@@ -90,6 +101,11 @@ export type EditorState = {
 };
 
 export type EditorStore = StoreApi<EditorState>;
+
+/** Whether the open blueprint differs from its file (undoing back to it makes it clean again). */
+export function isDirty(state: EditorState): boolean {
+  return state.blueprint !== state.saved;
+}
 
 const HISTORY_LIMIT = 200;
 const NEW_TASK_GAP = 120;
@@ -196,7 +212,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         const formatted = await backend.call("format_blueprint", { text, to: get().encoding });
         const path = await to(formatted.text);
         if (path !== null) {
-          set({ path, notice: { text: `Saved ${path}`, error: false } });
+          set({ path, saved: blueprint, notice: { text: `Saved ${path}`, error: false } });
           await saveLayout();
         }
       } catch (e) {
@@ -208,6 +224,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       path: null,
       encoding: "antikythera",
       blueprint: null,
+      saved: null,
       past: [],
       future: [],
       positions: {},
@@ -266,6 +283,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         clearTimeout(layoutTimer);
         lastCoalesce = undefined;
         set({ path, encoding, positions: {}, laidOut: false, selected: null, selectedDependency: null, names: null, notice: null });
+        set({ saved: parsed.blueprint });
         replace(parsed.blueprint, [], []);
         let positions: Positions = {};
         try {
@@ -277,6 +295,46 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         mark("laid-out");
         markNextRender("open");
         set({ positions, laidOut: true });
+      },
+
+      async create(blueprint) {
+        const mine = ++opened;
+        clearTimeout(layoutTimer);
+        lastCoalesce = undefined;
+        set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, laidOut: false, selected: null });
+        set({ selectedDependency: null, names: null, notice: null });
+        replace(blueprint, [], []);
+        let positions: Positions = {};
+        try {
+          positions = await layout(blueprint);
+        } catch (e) {
+          fail(e);
+        }
+        if (mine === opened) set({ positions, laidOut: true });
+      },
+
+      revalidate() {
+        const { blueprint } = get();
+        if (blueprint) void validate(blueprint);
+      },
+
+      setTaskTypes(taskTypes) {
+        set({ taskTypes });
+      },
+
+      notify(text, error) {
+        set({ notice: { text, error } });
+      },
+
+      async exportFile() {
+        const { blueprint, encoding } = get();
+        if (!blueprint) return;
+        try {
+          const path = await backend.exportFile(toText(blueprint), encoding);
+          if (path !== null) set({ notice: { text: `Exported ${path}`, error: false } });
+        } catch (e) {
+          fail(e);
+        }
       },
 
       edit(change, coalesce) {

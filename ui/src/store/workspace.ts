@@ -1,0 +1,309 @@
+// The window's blueprints: one tab per open blueprint, each a stack of editors (the blueprint,
+// then the inner blueprints drilled into from its composites, the breadcrumb); the recent files;
+// and the question asked before unsaved work would be lost (closing a tab, the window, or
+// leaving an inner blueprint).
+import { createStore, type StoreApi } from "zustand/vanilla";
+import type { EventView, TaskDefinitionSummary } from "../backend/generated";
+import type { Backend, MenuAction } from "../backend/types";
+import { innerBlueprintOf, newBlueprint } from "../blueprint";
+import { createEditorStore, isDirty, type EditorOptions, type EditorStore, type Layout } from "./editor";
+
+/** One editor of a tab: the blueprint, or an inner one opened from the composite `via`. */
+export type Level = { store: EditorStore; via: string | null };
+export type Tab = { key: number; levels: Level[] };
+
+export type Choice = { label: string; kind: "primary" | "danger" | "plain"; run: () => unknown };
+/** A question the user must answer before going on. */
+export type Ask = { title: string; message: string; choices: Choice[] };
+
+export type WorkspaceState = {
+  tabs: Tab[];
+  active: number;
+  recent: string[];
+  ask: Ask | null;
+  taskTypes: TaskDefinitionSummary[];
+  lastEvent: EventView | null;
+
+  load(): Promise<void>;
+  newBlueprint(): void;
+  openFile(): Promise<void>;
+  openRecent(path: string): Promise<void>;
+  activate(key: number): void;
+  /** Closes a tab, asking first when it holds unsaved work. */
+  closeTab(key: number): void;
+  /** Opens the inner blueprint of a composite task of the shown blueprint. */
+  drillInto(task: string): Promise<void>;
+  /** Goes back to the `depth`-th level of the active tab's breadcrumb (0: the blueprint). */
+  backTo(depth: number): void;
+  /** The window is being closed: closes it, asking first when work is unsaved. */
+  closeWindow(): void;
+  /** Runs the native menu's choice (the commands of the editor are run by `runCommand`). */
+  menu(action: MenuAction, runCommand: (id: string) => void): void;
+};
+
+export type WorkspaceStore = StoreApi<WorkspaceState>;
+
+/** The editor shown: the deepest level of the active tab. */
+export function currentEditor(state: WorkspaceState): EditorStore {
+  const tab = state.tabs.find((t) => t.key === state.active) ?? state.tabs[0]!;
+  return tab.levels.at(-1)!.store;
+}
+
+/** The unsaved levels of a tab (deepest first), or of all tabs. */
+function unsaved(levels: Level[]): Level[] {
+  return levels.filter((l) => isDirty(l.store.getState())).reverse();
+}
+
+/** The name a tab or breadcrumb shows for an editor: its file's, or the blueprint's. */
+export function titleOf(editor: EditorStore): string {
+  const { path, blueprint } = editor.getState();
+  if (path !== null) return path.split(/[\\/]/).pop() ?? path;
+  const name = blueprint?.name;
+  return typeof name === "string" && name !== "" ? name : "Untitled";
+}
+
+function folderOf(path: string): string {
+  const at = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  return at > 0 ? path.slice(0, at) : path.slice(0, at + 1);
+}
+
+export function createWorkspace(backend: Backend, layout: Layout, options: EditorOptions = {}): WorkspaceStore {
+  let serial = 0;
+  let untitled = 0;
+  const watching = new Map<EditorStore, () => void>();
+
+  return createStore<WorkspaceState>()((set, get) => {
+    function editor(): EditorStore {
+      const store = createEditorStore(backend, layout, options);
+      store.getState().setTaskTypes(get().taskTypes);
+      // The window's title and its unsaved mark follow every editor.
+      watching.set(store, store.subscribe(() => showWindowState()));
+      return store;
+    }
+
+    function drop(levels: Level[]) {
+      for (const level of levels) {
+        watching.get(level.store)?.();
+        watching.delete(level.store);
+      }
+    }
+
+    let shown = "";
+    function showWindowState() {
+      const { tabs } = get();
+      if (tabs.length === 0) return;
+      const current = currentEditor(get());
+      const hasUnsaved = tabs.some((t) => unsaved(t.levels).length > 0);
+      const title = current.getState().blueprint === null ? "Orrery" : `Orrery — ${titleOf(current)}${isDirty(current.getState()) ? " •" : ""}`;
+      const state = `${title}\n${hasUnsaved}`;
+      if (state === shown) return;
+      shown = state;
+      void backend.setWindowState(title, hasUnsaved).catch(() => {
+        // A title that cannot be set is cosmetic; the tabs show the same.
+      });
+    }
+
+    function addTab(store: EditorStore) {
+      const tab = { key: ++serial, levels: [{ store, via: null }] };
+      // An untouched empty or new blueprint gives its place to the one opened.
+      const replaced = get().tabs.find((t) => t.key === get().active && isBlank(t));
+      if (replaced) drop(replaced.levels);
+      const tabs = replaced ? get().tabs.map((t) => (t === replaced ? tab : t)) : [...get().tabs, tab];
+      set({ tabs, active: tab.key });
+      showWindowState();
+    }
+
+    function isBlank(tab: Tab): boolean {
+      const state = tab.levels[0]!.store.getState();
+      return tab.levels.length === 1 && state.path === null && !isDirty(state) && (state.blueprint === null || state.past.length === 0);
+    }
+
+    async function openText(path: string, text: string) {
+      const open = get().tabs.find((t) => t.levels[0]!.store.getState().path === path);
+      if (open) {
+        get().activate(open.key);
+        return;
+      }
+      const store = editor();
+      addTab(store);
+      await store.getState().open(path, text);
+      void refreshRecent();
+    }
+
+    async function refreshRecent() {
+      try {
+        set({ recent: await backend.recentFiles() });
+      } catch {
+        // The list is a convenience: without it, Open… still works.
+      }
+    }
+
+    function notify(text: string) {
+      currentEditor(get()).getState().notify(text, true);
+    }
+
+    /**
+     * Runs `then` once the unsaved levels are saved or given up, as the user chooses; nothing
+     * when the user cancels (or a save fails or its dialog is cancelled).
+     */
+    function settle(levels: Level[], what: string, then: () => void) {
+      const dirty = unsaved(levels);
+      if (dirty.length === 0) return then();
+      const names = dirty.map((l) => titleOf(l.store));
+      const many = names.length > 1;
+      set({
+        ask: {
+          title: many ? `Save changes to ${names.length} blueprints?` : `Save changes to ${names[0]}?`,
+          message: `${many ? names.join(", ") + " have" : "It has"} unsaved changes. ${what}`,
+          choices: [
+            {
+              label: "Save",
+              kind: "primary",
+              run: async () => {
+                set({ ask: null });
+                for (const level of dirty) {
+                  await level.store.getState().save();
+                  if (isDirty(level.store.getState())) return; // not saved: stay
+                }
+                then();
+              },
+            },
+            { label: "Don't Save", kind: "danger", run: () => (set({ ask: null }), then()) },
+            { label: "Cancel", kind: "plain", run: () => set({ ask: null }) },
+          ],
+        },
+      });
+    }
+
+    return {
+      tabs: [],
+      active: 0,
+      recent: [],
+      ask: null,
+      taskTypes: [],
+      lastEvent: null,
+
+      async load() {
+        backend.onEvent((event) => set({ lastEvent: event }));
+        backend.onCloseRequested(() => get().closeWindow());
+        addTab(editor());
+        try {
+          const [taskTypes, startup] = await Promise.all([
+            backend.call("list_installed_task_definitions", {}),
+            backend.startupFile(),
+          ]);
+          set({ taskTypes });
+          for (const tab of get().tabs) for (const level of tab.levels) level.store.getState().setTaskTypes(taskTypes);
+          if (startup) await openText(startup.path, startup.text);
+        } catch (e) {
+          notify(e instanceof Error ? e.message : String(e));
+        }
+        await refreshRecent();
+      },
+
+      newBlueprint() {
+        untitled += 1;
+        const store = editor();
+        addTab(store);
+        void store.getState().create(newBlueprint(untitled));
+      },
+
+      async openFile() {
+        try {
+          const file = await backend.openFile();
+          if (file) await openText(file.path, file.text);
+        } catch (e) {
+          notify(e instanceof Error ? e.message : String(e));
+        }
+      },
+
+      async openRecent(path) {
+        try {
+          const file = await backend.openRecent(path);
+          await openText(file.path, file.text);
+        } catch (e) {
+          notify(e instanceof Error ? e.message : String(e));
+          void refreshRecent();
+        }
+      },
+
+      activate(key) {
+        if (get().tabs.some((t) => t.key === key)) set({ active: key });
+        showWindowState();
+      },
+
+      closeTab(key) {
+        const tab = get().tabs.find((t) => t.key === key);
+        if (!tab) return;
+        settle(tab.levels, "Closing the tab loses them.", () => {
+          drop(tab.levels);
+          const at = get().tabs.indexOf(tab);
+          const tabs = get().tabs.filter((t) => t !== tab);
+          if (tabs.length === 0) {
+            set({ tabs });
+            addTab(editor());
+            return;
+          }
+          const active = get().active === key ? tabs[Math.min(at, tabs.length - 1)]!.key : get().active;
+          set({ tabs, active });
+          showWindowState();
+        });
+      },
+
+      async drillInto(taskId) {
+        const tab = get().tabs.find((t) => t.key === get().active);
+        if (!tab) return;
+        const parent = tab.levels.at(-1)!.store.getState();
+        const task = parent.blueprint?.tasks.find((t) => t.id === taskId);
+        if (!task) return;
+        const inner = innerBlueprintOf(task);
+        if (inner === null) return notify(`${taskId} names no inner blueprint: set its blueprint param first`);
+        if (parent.path === null) {
+          return notify(`Save the blueprint first: ${inner.id} is looked for beside its file`);
+        }
+        const folder = folderOf(parent.path);
+        try {
+          const files = await backend.call("list_blueprint_files", { folder });
+          // Looked up as the core does: by blueprint id, else by file name (as the corpus names them).
+          const found =
+            files.find((f) => f.blueprint_id === inner.id) ?? files.find((f) => f.file.split(/[\\/]/).pop() === inner.id);
+          if (!found) return notify(`No blueprint with id ${inner.id} in ${folder}`);
+          const opened = await backend.openLibraryFile(found.file);
+          const store = editor();
+          const levels = [...tab.levels, { store, via: taskId }];
+          set({ tabs: get().tabs.map((t) => (t === tab ? { ...t, levels } : t)) });
+          await store.getState().open(opened.path, opened.text);
+        } catch (e) {
+          notify(e instanceof Error ? e.message : String(e));
+        }
+      },
+
+      backTo(depth) {
+        const tab = get().tabs.find((t) => t.key === get().active);
+        if (!tab || depth >= tab.levels.length - 1) return;
+        const left = tab.levels.slice(depth + 1);
+        settle(left, "Going back loses them.", () => {
+          drop(left);
+          const levels = tab.levels.slice(0, depth + 1);
+          set({ tabs: get().tabs.map((t) => (t.key === tab.key ? { ...t, levels } : t)) });
+          // The inner blueprint may have been saved: the composite is checked against it again.
+          levels.at(-1)!.store.getState().revalidate();
+          showWindowState();
+        });
+      },
+
+      closeWindow() {
+        const levels = get().tabs.flatMap((t) => t.levels);
+        settle(levels, "Closing the window loses them.", () => {
+          drop(levels);
+          void backend.closeWindow();
+        });
+      },
+
+      menu(action, runCommand) {
+        if (action.command === "open_recent" && action.path) void get().openRecent(action.path);
+        else runCommand(action.command);
+      },
+    };
+  });
+}
