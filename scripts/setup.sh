@@ -15,7 +15,7 @@ PACKAGES=(build-essential pkg-config ca-certificates python3 python3-venv e2fspr
 # and screenshots an X server (Xvfb, xauth), WebKitWebDriver (webkit2gtk-driver), xdotool and
 # x11-utils; ImageMagick draws the icons (icons/generate.sh).
 PACKAGES+=(libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
-    xvfb xauth webkit2gtk-driver xdotool imagemagick x11-utils)
+    xvfb xauth webkit2gtk-driver xdotool xclip imagemagick x11-utils)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -278,7 +278,9 @@ pub fn set_window_state<R: Runtime>(
     unsaved: bool,
 ) -> Result<(), IpcError> {
     flag.0.store(unsaved, Ordering::SeqCst);
-    window.set_title(&title).map_err(|e| IpcError { code: ErrorCode::Io, message: format!("cannot set the title: {e}") })
+    window
+        .set_title(&title)
+        .map_err(|e| IpcError { code: ErrorCode::Io, message: format!("cannot set the title: {e}") })
 }
 
 /// Closes the window for good: the UI calls it once the user chose what to do with unsaved work.

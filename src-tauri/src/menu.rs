@@ -57,8 +57,8 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
     append(app, &file, &FILE[..2])?;
     file.append(&recent)?;
     append(app, &file, &FILE[2..])?;
-    file.append(&PredefinedMenuItem::separator(app)?)?;
-    file.append(&PredefinedMenuItem::quit(app, Some("Quit"))?)?;
+    // Not the platform's Quit: that would end the app without asking about unsaved work.
+    append(app, &file, &[None, Some(("quit", "Quit"))])?;
 
     let edit = Submenu::new(app, "Edit", true)?;
     append(app, &edit, &[Some(("undo", "Undo")), Some(("redo", "Redo")), None])?;

@@ -9,6 +9,7 @@ const COMMANDS: Record<string, (w: WorkspaceState, s: EditorState) => unknown> =
   save_as: (_, s) => s.saveAs(),
   export: (_, s) => s.exportFile(),
   close_tab: (w) => w.closeTab(w.active),
+  quit: (w) => w.closeWindow(),
   undo: (_, s) => s.undo(),
   redo: (_, s) => s.redo(),
   auto_layout: (_, s) => s.autoLayout(),

@@ -224,7 +224,8 @@ fn blueprints_beside_an_opened_file_may_be_opened_and_saved_and_no_others() {
     let text = opened["text"].as_str().unwrap();
     shell.invoke("save_blueprint_file", json!({"path": inner, "text": text})).expect("the inner blueprint is saved");
 
-    for (path, why) in [(&stranger, "in another folder"), (&dir.path().join("assembly.json.layout"), "not a blueprint")] {
+    for (path, why) in [(&stranger, "in another folder"), (&dir.path().join("assembly.json.layout"), "not a blueprint")]
+    {
         let refused = shell.invoke("open_library_blueprint_file", json!({"path": path})).unwrap_err();
         assert_eq!(refused["code"], "not_granted", "{why}: {refused}");
     }

@@ -2,59 +2,16 @@
 //! `orrery-desktop` binary, driven over WebDriver (driver.rs). `scripts/setup.sh` installs what
 //! it needs.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Duration;
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
-use fantoccini::{Client, Locator};
+use fantoccini::Locator;
 use orrery_api::{Api, ApiOptions};
 use serde_json::{json, Value};
 
-use super::driver::{connect, eventually, free_port, screenshot, spawn, start_xvfb, Stopped};
-
-/// Clicks the element as a user would, once it is there and takes clicks: a node may be
-/// moving or re-rendering for a moment after an edit (WebDriver answers "not interactable").
-async fn click(client: &Client, css: &str) {
-    let last = std::sync::Mutex::new(String::new());
-    let probe = || async {
-        let answer = match client.find(Locator::Css(css)).await {
-            Ok(element) => element.click().await.map(|_| ()),
-            Err(e) => Err(e),
-        };
-        answer.map_err(|e| *last.lock().unwrap() = format!("{e:?}")).ok()
-    };
-    let deadline = std::time::Instant::now() + super::driver::PATIENCE;
-    while probe().await.is_none() {
-        let answered = last.lock().unwrap().clone();
-        assert!(std::time::Instant::now() < deadline, "{css} takes no click; WebDriver answers {answered}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-async fn count(client: &Client, css: &str) -> usize {
-    client.find_all(Locator::Css(css)).await.map(|found| found.len()).unwrap_or(0)
-}
-
-async fn text(client: &Client, css: &str) -> Option<String> {
-    client.find(Locator::Css(css)).await.ok()?.text().await.ok()
-}
-
-/// Where React Flow draws a task (its position in flow coordinates), from the node's transform.
-async fn node_position(client: &Client, task: &str) -> Option<(f64, f64)> {
-    let script = "const n = document.querySelector(`.react-flow__node[data-id=\"${arguments[0]}\"]`); \
-                  return n ? n.style.transform : null;";
-    let transform = client.execute(script, vec![json!(task)]).await.ok()?;
-    let numbers: Vec<f64> = transform
-        .as_str()?
-        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
-        .filter_map(|n| n.parse().ok())
-        .collect();
-    match numbers[..] {
-        [x, y] => Some((x, y)),
-        _ => None,
-    }
-}
+use super::app::{repo_root, App};
+use super::driver::eventually;
 
 /// The positions a layout file keeps, by task id.
 fn layout_positions(file: &Path) -> Option<serde_json::Map<String, Value>> {
@@ -62,86 +19,59 @@ fn layout_positions(file: &Path) -> Option<serde_json::Map<String, Value>> {
     serde_json::from_str::<Value>(&text).ok()?["positions"].as_object().cloned()
 }
 
-/// The page rectangle of the first element matching `css`: left, top, right, bottom.
-async fn rect(client: &Client, css: &str) -> Option<[f64; 4]> {
-    let script = "const e = document.querySelector(arguments[0]); if (!e) return null; \
-                  const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom];";
-    let value = client.execute(script, vec![json!(css)]).await.ok()?;
-    let v: Vec<f64> = value.as_array()?.iter().filter_map(Value::as_f64).collect();
-    v.try_into().ok()
-}
-
-/// Replaces the text of the input matching `css` with `typed`, as a user selecting it all and typing.
-async fn retype(client: &Client, css: &str, typed: &str) {
-    let input = client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css} to type in"));
-    client.execute("arguments[0].focus(); arguments[0].select();", vec![json!(input)]).await.unwrap();
-    input.send_keys(typed).await.unwrap();
-}
-
-fn window_titled(display: &str, title: &str) -> bool {
-    let found = Command::new("xdotool").args(["search", "--name", title]).env("DISPLAY", display).output();
-    found.is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = tempfile::tempdir().unwrap();
-    let blueprint = dir.path().join("assembly.json");
-    std::fs::copy(root.join("examples/assembly.json"), &blueprint).unwrap();
-    // Its composite's inner blueprint beside it, as in examples/: found when it is checked.
-    std::fs::copy(root.join("examples/place_element.json"), dir.path().join("place_element.json")).unwrap();
-    let original = std::fs::read_to_string(&blueprint).unwrap();
+    let root = repo_root();
+    let original = std::fs::read_to_string(root.join("examples/assembly.json")).unwrap();
     let tasks = serde_json::from_str::<Value>(&original).unwrap()["tasks"].as_array().unwrap().len();
-    let db = dir.path().join("orrery.db");
-    let app = PathBuf::from(env!("CARGO_BIN_EXE_orrery-desktop"));
-    let shots = root.join("target/e2e");
-
-    std::fs::create_dir_all(&shots).unwrap();
-    let (_xvfb, display) = start_xvfb(&shots.join("xvfb.log"));
-    let (port, native_port) = (free_port(), free_port());
-    let env = [("ORRERY_OPEN", blueprint.as_path()), ("ORRERY_DB", db.as_path()), ("ORRERY_CONFIG_DIR", dir.path())];
-    let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
-    let args = ["--port", &port_arg, "--native-port", &native_port_arg];
-    let _driver = Stopped(spawn("tauri-driver", &args, &env, &display, &shots.join("tauri-driver.log")));
-    let client = connect(port, &app).await;
+    let app = App::start(|dir| {
+        // Its composite's inner blueprint beside it, as in examples/: found when it is checked.
+        for name in ["assembly.json", "place_element.json"] {
+            std::fs::copy(root.join("examples").join(name), dir.join(name)).unwrap();
+        }
+        Some(dir.join("assembly.json"))
+    })
+    .await;
+    let blueprint = app.dir.path().join("assembly.json");
+    let db = app.dir.path().join("orrery.db");
+    let client = &app.client;
 
     // One node per task of the file, laid out, and the facade's verdict without errors.
     let shown = eventually("a node per task", || async {
-        let n = count(&client, "[data-testid=task-node]").await;
+        let n = app.count("[data-testid=task-node]").await;
         (n == tasks).then_some(n)
     })
     .await;
     assert_eq!(shown, tasks);
     let summary = eventually("the problems summary", || async {
-        text(&client, "[data-testid=problems-summary]").await.filter(|s| s != "Checking…")
+        app.text("[data-testid=problems-summary]").await.filter(|s| s != "Checking…")
     })
     .await;
     assert_eq!(summary, "No problems", "the example is clean once its inner blueprint is found beside it");
-    assert!(window_titled(&display, "^Orrery — assembly.json$"), "the window title names the open file");
-    screenshot(&client, &shots.join("editor-open.png")).await;
+    assert!(app.window_titled("^Orrery — assembly.json$"), "the window title names the open file");
+    app.screenshot("editor-open.png").await;
 
     // The while scope of the example is a labelled region around its three tasks.
     let css = "[data-testid=scope-label][data-scope-start=pick]";
     let script = "return document.querySelector(arguments[0])?.textContent ?? null";
     let label = client.execute(script, vec![json!(css)]).await.unwrap();
     assert_eq!(label, json!("placement loop · while elements_remaining > 0, max 10"));
-    let region = rect(&client, "[data-testid=scope-region][data-scope-start=pick]").await.expect("the scope's region");
+    let region = app.rect("[data-testid=scope-region][data-scope-start=pick]").await.expect("the scope's region");
     for member in ["pick", "place", "check"] {
-        let node = rect(&client, &format!(".react-flow__node[data-id={member}]")).await.unwrap();
+        let node = app.rect(&format!(".react-flow__node[data-id={member}]")).await.unwrap();
         let inside = region[0] < node[0] && region[1] < node[1] && node[2] < region[2] && node[3] < region[3];
         assert!(inside, "the region {region:?} holds its member {member} at {node:?}");
     }
-    let plan = rect(&client, ".react-flow__node[data-id=plan]").await.unwrap();
+    let plan = app.rect(".react-flow__node[data-id=plan]").await.unwrap();
     assert!(plan[3] <= region[1] || plan[1] >= region[3], "plan, before the scope, is outside its region");
 
     // Opening a file writes no layout beside it: not even after the nodes had time to rest.
-    let layout = dir.path().join("assembly.json.layout");
+    let layout = app.dir.path().join("assembly.json.layout");
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert!(!layout.exists(), "opening a blueprint leaves its folder as it was");
 
     // Moving a node writes the layout, with the position the node now has.
-    let before = node_position(&client, "plan").await.expect("plan's position");
+    let before = app.node_position("plan").await.expect("plan's position");
     let node = client.find(Locator::Css(".react-flow__node[data-id=plan]")).await.unwrap();
     let drag = MouseActions::new("mouse".into())
         .then(PointerAction::MoveToElement { element: node, duration: None, x: 0.0, y: 0.0 })
@@ -151,7 +81,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
         .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
     client.perform_actions(drag).await.unwrap();
     client.release_actions().await.unwrap();
-    let moved = node_position(&client, "plan").await.unwrap();
+    let moved = app.node_position("plan").await.unwrap();
     assert!(moved.0 > before.0 + 20.0, "plan was dragged right: from {before:?} to {moved:?}");
     let saved = eventually("the layout beside the file", || async { layout_positions(&layout) }).await;
     assert_eq!(saved.len(), tasks, "the layout places every task: {saved:?}");
@@ -164,22 +94,21 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     std::fs::write(&layout, serde_json::to_string(&edited).unwrap()).unwrap();
     client.refresh().await.unwrap();
     eventually("plan where the layout file puts it", || async {
-        (node_position(&client, "plan").await? == (1500.0, 40.0)).then_some(())
+        (app.node_position("plan").await? == (1500.0, 40.0)).then_some(())
     })
     .await;
     eventually("the facade's verdict after reopening", || async {
-        text(&client, "[data-testid=problems-summary]").await.filter(|s| s == "No problems")
+        app.text("[data-testid=problems-summary]").await.filter(|s| s == "No problems")
     })
     .await;
 
     // Auto-layout brings plan back among the others, as one step that undo takes back.
-    click(&client, "[data-testid=auto-layout]").await;
+    app.click("[data-testid=auto-layout]").await;
     let relaid =
-        eventually("plan laid out again", || async { node_position(&client, "plan").await.filter(|p| p.0 < 1000.0) })
-            .await;
-    click(&client, "[data-testid=undo]").await;
+        eventually("plan laid out again", || async { app.node_position("plan").await.filter(|p| p.0 < 1000.0) }).await;
+    app.click("[data-testid=undo]").await;
     eventually("plan back where the layout file put it", || async {
-        (node_position(&client, "plan").await? == (1500.0, 40.0)).then_some(())
+        (app.node_position("plan").await? == (1500.0, 40.0)).then_some(())
     })
     .await;
     assert_ne!(relaid, (1500.0, 40.0));
@@ -188,7 +117,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     let options = ApiOptions { db: db.clone(), work_dir: None, max_parallel: None };
     let formatted = Api::new(options).call("format_blueprint", json!({"text": original})).await.unwrap();
     let canonical = formatted.answer["text"].as_str().unwrap().to_string();
-    click(&client, "[data-testid=save]").await;
+    app.click("[data-testid=save]").await;
     eventually("the file saved in canonical form", || async {
         (std::fs::read_to_string(&blueprint).ok()? == canonical).then_some(())
     })
@@ -197,110 +126,107 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
 
     // The inspector: a condition with a syntax error is flagged under the field, on the node and
     // in the problems; fixed, every mark goes.
-    click(&client, "[data-testid=task-node][data-task-id=inspect]").await;
+    app.click("[data-testid=task-node][data-task-id=inspect]").await;
     let shown = eventually("the inspector on inspect", || async {
         let value = client.find(Locator::Css("[data-testid=condition]")).await.ok()?.prop("value").await.ok()??;
-        (text(&client, "[data-testid=inspector-type]").await? == "shell.run").then_some(value)
+        (app.text("[data-testid=inspector-type]").await? == "shell.run").then_some(value)
     })
     .await;
     assert_eq!(shown, "inspect and elements_remaining == 0");
-    retype(&client, "[data-testid=condition]", "inspect and (").await;
+    app.retype("[data-testid=condition]", "inspect and (").await;
     let problem = eventually("the syntax error under the condition", || async {
-        text(&client, "[data-testid=condition-problem]").await
+        app.text("[data-testid=condition-problem]").await
     })
     .await;
     assert!(problem.contains("not a valid expression"), "a syntax error: {problem:?}");
     eventually("the error on the node and in the problems", || async {
-        (count(&client, "[data-task-id=inspect] [data-testid=error-badge]").await == 1
-            && count(&client, "[data-testid=problem][data-task-id=inspect]").await == 1
-            && count(&client, "[data-testid=inspector-problem]").await == 1)
+        (app.count("[data-task-id=inspect] [data-testid=error-badge]").await == 1
+            && app.count("[data-testid=problem][data-task-id=inspect]").await == 1
+            && app.count("[data-testid=inspector-problem]").await == 1)
             .then_some(())
     })
     .await;
-    screenshot(&client, &shots.join("editor-condition-error.png")).await;
-    retype(&client, "[data-testid=condition]", "inspect and elements_remaining == 0").await;
+    app.screenshot("editor-condition-error.png").await;
+    app.retype("[data-testid=condition]", "inspect and elements_remaining == 0").await;
     eventually("the condition clean again", || async {
-        let summary = text(&client, "[data-testid=problems-summary]").await?;
+        let summary = app.text("[data-testid=problems-summary]").await?;
         (summary == "No problems"
-            && count(&client, "[data-testid=condition-problem]").await == 0
-            && count(&client, "[data-task-id=inspect] [data-testid=error-badge]").await == 0)
+            && app.count("[data-testid=condition-problem]").await == 0
+            && app.count("[data-task-id=inspect] [data-testid=error-badge]").await == 0)
             .then_some(())
     })
     .await;
 
     // An id another task has is refused, with the reason under the field; Escape takes it back.
-    retype(&client, "[data-testid=inspector-id]", "plan\u{E007}").await;
-    let refused = eventually("the refused id", || async { text(&client, "[data-testid=id-error]").await }).await;
+    app.retype("[data-testid=inspector-id]", "plan\u{E007}").await;
+    let refused = eventually("the refused id", || async { app.text("[data-testid=id-error]").await }).await;
     assert_eq!(refused, "another task is already called plan");
-    assert_eq!(count(&client, "[data-testid=task-node][data-task-id=inspect]").await, 1, "inspect keeps its id");
+    assert_eq!(app.count("[data-testid=task-node][data-task-id=inspect]").await, 1, "inspect keeps its id");
     client.find(Locator::Css("[data-testid=inspector-id]")).await.unwrap().send_keys("\u{E00C}").await.unwrap();
     eventually("the id field as it was", || async {
         let id = client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await.ok()??;
-        (id == "inspect" && count(&client, "[data-testid=id-error]").await == 0).then_some(())
+        (id == "inspect" && app.count("[data-testid=id-error]").await == 0).then_some(())
     })
     .await;
 
     // The inspector's tables: the composite's input and its output writing another name.
-    click(&client, "[data-testid=task-node][data-task-id=place]").await;
+    app.click("[data-testid=task-node][data-task-id=place]").await;
     eventually("the inspector on place", || async {
         let id = client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await.ok()??;
         (id == "place").then_some(())
     })
     .await;
-    assert_eq!(count(&client, "[data-testid=inputs-row]").await, 1, "place reads one input");
+    assert_eq!(app.count("[data-testid=inputs-row]").await, 1, "place reads one input");
     let set_to = client.find(Locator::Css("[data-testid=outputs-row] input[list]")).await.unwrap();
     assert_eq!(set_to.prop("value").await.unwrap().as_deref(), Some("elements_remaining"));
-    screenshot(&client, &shots.join("editor-inspector.png")).await;
+    app.screenshot("editor-inspector.png").await;
 
     // A task added from the palette (filtered, Enter adds the first match) depends on nothing:
     // the facade calls it an orphan.
     let filter = client.find(Locator::Css("[data-testid=palette-filter]")).await.unwrap();
     filter.send_keys("shell.r").await.unwrap();
     let listed = eventually("the palette filtered", || async {
-        let n = count(&client, "[data-testid=palette-item]").await;
-        (count(&client, "[data-testid=palette-item][data-task-type='shell.run']").await == 1).then_some(n)
+        let n = app.count("[data-testid=palette-item]").await;
+        (app.count("[data-testid=palette-item][data-task-type='shell.run']").await == 1).then_some(n)
     })
     .await;
     assert_eq!(listed, 1, "only shell.run matches");
     filter.send_keys("\u{E007}").await.unwrap();
-    eventually("one more node", || async {
-        (count(&client, "[data-testid=task-node]").await == tasks + 1).then_some(())
-    })
-    .await;
+    eventually("one more node", || async { (app.count("[data-testid=task-node]").await == tasks + 1).then_some(()) })
+        .await;
     eventually("an error badge on the new task", || async {
-        (count(&client, "[data-task-id=run_1] [data-testid=error-badge]").await == 1).then_some(())
+        (app.count("[data-task-id=run_1] [data-testid=error-badge]").await == 1).then_some(())
     })
     .await;
     let summary = eventually("the error in the summary", || async {
-        text(&client, "[data-testid=problems-summary]").await.filter(|s| s.contains("error"))
+        app.text("[data-testid=problems-summary]").await.filter(|s| s.contains("error"))
     })
     .await;
     assert!(summary.starts_with("1 error"), "one error, the orphan: {summary:?}");
-    screenshot(&client, &shots.join("editor-invalid.png")).await;
+    app.screenshot("editor-invalid.png").await;
 
     // A problem about a task selects that task (another one selected first).
     // Zoom to fit first: after the edits above, start may lie outside the canvas's view.
-    click(&client, ".react-flow__controls-fitview").await;
-    click(&client, "[data-testid=task-node][data-task-id=start]").await;
+    app.click(".react-flow__controls-fitview").await;
+    app.click("[data-testid=task-node][data-task-id=start]").await;
     eventually("start selected", || async {
-        (count(&client, "[data-task-id=start].selected").await == 1
-            && count(&client, "[data-task-id=run_1].selected").await == 0)
+        (app.count("[data-task-id=start].selected").await == 1 && app.count("[data-task-id=run_1].selected").await == 0)
             .then_some(())
     })
     .await;
-    click(&client, "[data-testid=problem][data-task-id=run_1] button").await;
+    app.click("[data-testid=problem][data-task-id=run_1] button").await;
     eventually("the task of the clicked problem selected", || async {
-        (count(&client, "[data-task-id=run_1].selected").await == 1).then_some(())
+        (app.count("[data-task-id=run_1].selected").await == 1).then_some(())
     })
     .await;
 
     // Undo takes the added task away, and with it the error (the condition's edits stay).
-    click(&client, "[data-testid=undo]").await;
+    app.click("[data-testid=undo]").await;
     eventually("the blueprint as it was", || async {
-        let summary = text(&client, "[data-testid=problems-summary]").await?;
-        (count(&client, "[data-testid=task-node]").await == tasks && !summary.contains("error")).then_some(())
+        let summary = app.text("[data-testid=problems-summary]").await?;
+        (app.count("[data-testid=task-node]").await == tasks && !summary.contains("error")).then_some(())
     })
     .await;
 
-    client.close().await.unwrap();
+    client.clone().close().await.unwrap();
 }

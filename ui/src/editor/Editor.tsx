@@ -16,6 +16,7 @@ const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState, w: Workspa
   { key: "n", shift: false, run: (_, w) => w.newBlueprint() },
   { key: "o", shift: false, run: (_, w) => w.openFile() },
   { key: "w", shift: false, run: (_, w) => w.closeTab(w.active) },
+  { key: "q", shift: false, run: (_, w) => w.closeWindow() },
   { key: "e", shift: false, run: (s) => s.exportFile() },
   { key: "s", shift: false, run: (s) => s.save() },
   { key: "s", shift: true, run: (s) => s.saveAs() },

@@ -19,7 +19,7 @@ export function Toolbar() {
       <button type="button" onClick={newBlueprint} title="A new blueprint with a start and an end (Ctrl+N)" data-testid="new">
         New
       </button>
-      <button type="button" onClick={() => void openFile()} title="Open a blueprint (Ctrl+O)">
+      <button type="button" onClick={() => void openFile()} title="Open a blueprint (Ctrl+O)" data-testid="open">
         Open…
       </button>
       <RecentMenu />
@@ -36,7 +36,7 @@ export function Toolbar() {
       <button type="button" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)" data-testid="undo">
         Undo
       </button>
-      <button type="button" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)">
+      <button type="button" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)" data-testid="redo">
         Redo
       </button>
       <span className="separator" />

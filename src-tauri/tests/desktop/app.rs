@@ -1,0 +1,262 @@
+//! The real app under test: its own X server, tauri-driver and WebDriver session, and what a
+//! user does with it (click, type, read, use the native file dialog).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use fantoccini::{Client, Locator};
+use serde_json::{json, Value};
+
+use super::driver::{connect, eventually, free_port, spawn, start_xvfb, Stopped, PATIENCE};
+
+/// One app at a time: two WebKit windows on two cores make every step's timing a gamble.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+pub struct App {
+    pub client: Client,
+    pub display: String,
+    /// Scratch folder: the store, the config (recent files) and the test's blueprints.
+    pub dir: tempfile::TempDir,
+    pub shots: PathBuf,
+    // Dropped last, in this order: the driver (and the app) before the X server.
+    _driver: Stopped,
+    _xvfb: Stopped,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+impl App {
+    /// Starts the built app; `prepare` fills the scratch folder first and answers the blueprint
+    /// to open at start, if any.
+    pub async fn start(prepare: impl FnOnce(&Path) -> Option<PathBuf>) -> App {
+        let serial = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let open = prepare(dir.path());
+        let shots = repo_root().join("target/e2e");
+        std::fs::create_dir_all(&shots).unwrap();
+        let (xvfb, display) = start_xvfb(&shots.join("xvfb.log"));
+        let (port, native_port) = (free_port(), free_port());
+        let db = dir.path().join("orrery.db");
+        let mut env = vec![("ORRERY_DB", db.as_path()), ("ORRERY_CONFIG_DIR", dir.path())];
+        if let Some(open) = &open {
+            env.push(("ORRERY_OPEN", open.as_path()));
+        }
+        let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
+        let args = ["--port", &port_arg, "--native-port", &native_port_arg];
+        let driver = Stopped(spawn("tauri-driver", &args, &env, &display, &shots.join("tauri-driver.log")));
+        let client = connect(port, Path::new(env!("CARGO_BIN_EXE_orrery-desktop"))).await;
+        App { client, display, dir, shots, _driver: driver, _xvfb: xvfb, _serial: serial }
+    }
+
+    /// Clicks the element as a user would, once it is there and takes clicks: a node may be
+    /// moving or re-rendering for a moment after an edit (WebDriver answers "not interactable").
+    pub async fn click(&self, css: &str) {
+        let last = Mutex::new(String::new());
+        let probe = || async {
+            let answer = match self.client.find(Locator::Css(css)).await {
+                Ok(element) => element.click().await.map(|_| ()),
+                Err(e) => Err(e),
+            };
+            answer.map_err(|e| *last.lock().unwrap() = format!("{e:?}")).ok()
+        };
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while probe().await.is_none() {
+            let answered = last.lock().unwrap().clone();
+            assert!(std::time::Instant::now() < deadline, "{css} takes no click; WebDriver answers {answered}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    pub async fn count(&self, css: &str) -> usize {
+        self.client.find_all(Locator::Css(css)).await.map(|found| found.len()).unwrap_or(0)
+    }
+
+    pub async fn text(&self, css: &str) -> Option<String> {
+        self.client.find(Locator::Css(css)).await.ok()?.text().await.ok()
+    }
+
+    /// Waits until the element matching `css` holds the text `expected`.
+    pub async fn wait_text(&self, css: &str, expected: &str) {
+        let seen = Mutex::new(None);
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            // Its text content: a long path is cut short on screen but not in the page.
+            let script = "return document.querySelector(arguments[0])?.textContent ?? null";
+            let shown =
+                self.client.execute(script, vec![json!(css)]).await.ok().and_then(|v| v.as_str().map(String::from));
+            if shown.as_deref() == Some(expected) {
+                return;
+            }
+            *seen.lock().unwrap() = shown;
+            let last = seen.lock().unwrap().clone();
+            assert!(std::time::Instant::now() < deadline, "{css} shows {last:?}, not {expected:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Waits until `n` elements match `css`.
+    pub async fn wait_count(&self, css: &str, n: usize) {
+        eventually(&format!("{n} of {css}"), || async { (self.count(css).await == n).then_some(()) }).await;
+    }
+
+    /// The page rectangle of the first element matching `css`: left, top, right, bottom.
+    pub async fn rect(&self, css: &str) -> Option<[f64; 4]> {
+        let script = "const e = document.querySelector(arguments[0]); if (!e) return null; \
+                      const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom];";
+        let value = self.client.execute(script, vec![json!(css)]).await.ok()?;
+        let v: Vec<f64> = value.as_array()?.iter().filter_map(Value::as_f64).collect();
+        v.try_into().ok()
+    }
+
+    /// Replaces the text of the input matching `css` with `typed`, as a user selecting it all and typing.
+    pub async fn retype(&self, css: &str, typed: &str) {
+        let input = self.client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css} to type in"));
+        self.client.execute("arguments[0].focus(); arguments[0].select();", vec![json!(input)]).await.unwrap();
+        input.send_keys(typed).await.unwrap();
+    }
+
+    /// Types keys into the page (to whatever has the focus), as WebDriver key strings.
+    pub async fn keys(&self, keys: &str) {
+        let body = self.client.find(Locator::Css("body")).await.unwrap();
+        body.send_keys(keys).await.unwrap();
+    }
+
+    /// Presses Ctrl with `key` on the focused element (the page when nothing has the focus).
+    pub async fn ctrl(&self, key: char) {
+        self.keys(&format!("\u{E009}{key}\u{E009}")).await;
+    }
+
+    /// Waits for the native file dialog (a window titled `title`), types `path` into it and
+    /// confirms, as a user would.
+    pub async fn answer_file_dialog(&self, title: &str, path: &Path) {
+        let pattern = format!("^{title}$");
+        eventually(&format!("the {title} dialog"), || async { self.window_titled(&pattern).then_some(()) }).await;
+        // Let the dialog take the keyboard before typing into it.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        // Pasted, not typed: GTK completes a typed location while it is typed, racing the keys.
+        self.set_clipboard(path.to_str().unwrap());
+        // A "/" opens the chooser's location field; the path pasted over it replaces it.
+        self.xdotool(&["type", "/"]);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        self.xdotool(&["key", "ctrl+a", "ctrl+v"]);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        self.xdotool(&["key", "Return"]);
+        eventually(&format!("the {title} dialog gone"), || async { (!self.window_titled(&pattern)).then_some(()) })
+            .await;
+    }
+
+    pub fn window_titled(&self, pattern: &str) -> bool {
+        // Only shown windows: GTK keeps a closed dialog's window, unmapped.
+        let args = ["search", "--onlyvisible", "--name", pattern];
+        let found = Command::new("xdotool").args(args).env("DISPLAY", &self.display).output();
+        found.is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
+    }
+
+    /// Puts `text` on the X clipboard of the app's display (xclip serves it until replaced).
+    fn set_clipboard(&self, text: &str) {
+        use std::io::Write;
+        let mut xclip = Command::new("xclip")
+            .args(["-selection", "clipboard"])
+            .env("DISPLAY", &self.display)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("xclip (scripts/setup.sh installs it)");
+        xclip.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        assert!(xclip.wait().unwrap().success(), "xclip failed");
+    }
+
+    fn xdotool(&self, args: &[&str]) {
+        let status = Command::new("xdotool").args(args).env("DISPLAY", &self.display).status().unwrap();
+        assert!(status.success(), "xdotool {args:?} failed");
+    }
+
+    pub async fn screenshot(&self, name: &str) {
+        super::driver::screenshot(&self.client, &self.shots.join(name)).await;
+    }
+
+    /// Where React Flow draws a task (its position in flow coordinates), from the node's transform.
+    pub async fn node_position(&self, task: &str) -> Option<(f64, f64)> {
+        let script = "const n = document.querySelector(`.react-flow__node[data-id=\"${arguments[0]}\"]`); \
+                      return n ? n.style.transform : null;";
+        let transform = self.client.execute(script, vec![json!(task)]).await.ok()?;
+        let numbers: Vec<f64> = transform
+            .as_str()?
+            .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        match numbers[..] {
+            [x, y] => Some((x, y)),
+            _ => None,
+        }
+    }
+
+    /// Drags from the bottom handle of `from` to the top handle of `to`: `to` depends on `from`.
+    pub async fn connect_tasks(&self, from: &str, to: &str) {
+        use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+        self.fit_view().await;
+        let source = format!(".react-flow__node[data-id=\"{from}\"] .react-flow__handle.source");
+        let target = format!(".react-flow__node[data-id=\"{to}\"] .react-flow__handle.target");
+        let source = self.client.find(Locator::Css(&source)).await.unwrap();
+        let target = self.client.find(Locator::Css(&target)).await.unwrap();
+        let drag = MouseActions::new("mouse".into())
+            .then(PointerAction::MoveToElement { element: source, duration: None, x: 0.0, y: 0.0 })
+            .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
+            .then(PointerAction::MoveBy { duration: Some(Duration::from_millis(100)), x: 5.0, y: 5.0 })
+            .then(PointerAction::MoveToElement {
+                element: target,
+                duration: Some(Duration::from_millis(200)),
+                x: 0.0,
+                y: 0.0,
+            })
+            .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+        self.client.perform_actions(drag).await.unwrap();
+        self.client.release_actions().await.unwrap();
+    }
+
+    /// Zooms the canvas to show every task, and waits for the animation to end.
+    pub async fn fit_view(&self) {
+        self.click(".react-flow__controls-fitview").await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+
+    /// Adds a task of `task_type` from the palette (filtered, Enter adds the first match).
+    pub async fn add_from_palette(&self, task_type: &str) {
+        let before = self.count("[data-testid=task-node]").await;
+        self.retype("[data-testid=palette-filter]", task_type).await;
+        let filter = self.client.find(Locator::Css("[data-testid=palette-filter]")).await.unwrap();
+        filter.send_keys("\u{E007}").await.unwrap();
+        self.wait_count("[data-testid=task-node]", before + 1).await;
+    }
+
+    /// Selects a task by clicking its node.
+    pub async fn select_task(&self, id: &str) {
+        self.click(&format!("[data-testid=task-node][data-task-id=\"{id}\"]")).await;
+        eventually(&format!("{id} selected"), || async {
+            let shown = self.client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await;
+            (shown.ok()?? == id).then_some(())
+        })
+        .await;
+    }
+}
+
+/// The reference implementation's verdict on a file (tests/compat/reference_verdict.py), with the
+/// reference venv the test script prepares (`ORRERY_REFERENCE_PYTHON`, else set up here).
+pub fn reference_verdict(file: &Path) -> Value {
+    let compat = repo_root().join("tests/compat");
+    let python = match std::env::var_os("ORRERY_REFERENCE_PYTHON") {
+        Some(python) => PathBuf::from(python),
+        None => {
+            let out = Command::new("bash").arg(compat.join("setup_reference.sh")).output().unwrap();
+            assert!(out.status.success(), "the reference venv: {}", String::from_utf8_lossy(&out.stderr));
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).lines().last().unwrap().trim())
+        }
+    };
+    let out = Command::new(python).arg(compat.join("reference_verdict.py")).arg(file).output().unwrap();
+    assert!(out.status.success(), "reference_verdict.py: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(String::from_utf8_lossy(&out.stdout).lines().next().unwrap().as_bytes()).unwrap()
+}

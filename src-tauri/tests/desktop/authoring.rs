@@ -1,0 +1,215 @@
+//! Authoring in the real window, as a user does it: a blueprint built from nothing, a corpus
+//! blueprint changed and saved for the reference to check, a composite opened and left, and
+//! unsaved work that is never lost without a question.
+
+use std::path::Path;
+
+use fantoccini::Locator;
+use serde_json::Value;
+
+use super::app::{reference_verdict, App};
+use super::driver::eventually;
+
+const CORPUS: &str = "../../shared/fixtures/antikythera";
+
+fn corpus(name: &str) -> std::path::PathBuf {
+    let candidates = [Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS), "/work/shared/fixtures/antikythera".into()];
+    let dir = candidates.iter().find(|c| c.is_dir()).expect("the antikythera corpus beside the repository");
+    dir.join(name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
+    let app = App::start(|_| None).await;
+    app.click("[data-testid=welcome-new]").await;
+    app.wait_count("[data-testid=task-node]", 2).await;
+    app.add_from_palette("shell.run").await;
+    app.add_from_palette("shell.run").await;
+    // start -> run_1 -> run_2 -> end, and no more start -> end.
+    app.connect_tasks("start", "run_1").await;
+    app.connect_tasks("run_1", "run_2").await;
+    app.connect_tasks("run_2", "end").await;
+    // An edge is an SVG path WebDriver calls not interactable: the click is dispatched to it.
+    let edge = app.client.find(Locator::Css("[data-testid='rf__edge-start->end'] path")).await.unwrap();
+    let click = "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))";
+    app.client.execute(click, vec![serde_json::to_value(&edge).unwrap()]).await.unwrap();
+    app.wait_count(".react-flow__edge.selected", 1).await;
+    app.keys("\u{E017}").await; // Delete
+    app.wait_count(".react-flow__edge", 3).await;
+    app.click("[data-testid=auto-layout]").await;
+    eventually("no problems left", || async {
+        app.text("[data-testid=problems-summary]").await.filter(|s| s == "No problems")
+    })
+    .await;
+
+    // A condition with an error is shown on the node, in the problems and in the inspector.
+    app.select_task("run_2").await;
+    app.retype("[data-testid=condition]", "1 <").await;
+    eventually("the error everywhere", || async {
+        (app.count("[data-task-id=run_2] [data-testid=error-badge]").await == 1
+            && app.count("[data-testid=problem][data-task-id=run_2]").await == 1
+            && app.count("[data-testid=inspector-problem]").await == 1)
+            .then_some(())
+    })
+    .await;
+    app.screenshot("authoring-new-error.png").await;
+    app.retype("[data-testid=condition]", "1 < 2").await;
+    eventually("the condition fixed", || async {
+        app.text("[data-testid=problems-summary]").await.filter(|s| s == "No problems")
+    })
+    .await;
+
+    // The tab marks the unsaved work; saving a new blueprint asks where.
+    assert_eq!(
+        app.client.find(Locator::Css("[data-testid=tab]")).await.unwrap().attr("data-dirty").await.unwrap().as_deref(),
+        Some("true")
+    );
+    let file = app.dir.path().join("built.json");
+    app.click("[data-testid=save]").await;
+    app.answer_file_dialog("Save File", &file).await;
+    let saved = eventually("the file written", || async { std::fs::read_to_string(&file).ok() }).await;
+    assert_eq!(saved, EXPECTED_BUILT);
+    app.wait_text("[data-testid=path]", file.to_str().unwrap()).await;
+    assert!(app.window_titled("^Orrery — built.json$"), "the title names the saved file, without the unsaved mark");
+    app.screenshot("authoring-new-saved.png").await;
+}
+
+/// What the blueprint built above must be on disk: canonical key order, 4-space indents, the
+/// dependency types written out, nothing the editor keeps for itself (no positions).
+const EXPECTED_BUILT: &str = r#"{
+    "id": "untitled",
+    "name": "Untitled",
+    "version": "1.0",
+    "tasks": [
+        {
+            "id": "start",
+            "type": "system.start"
+        },
+        {
+            "id": "end",
+            "type": "system.end",
+            "depends_on": [
+                {
+                    "id": "run_2",
+                    "type": "FS"
+                }
+            ]
+        },
+        {
+            "id": "run_1",
+            "type": "shell.run",
+            "depends_on": [
+                {
+                    "id": "start",
+                    "type": "FS"
+                }
+            ]
+        },
+        {
+            "id": "run_2",
+            "type": "shell.run",
+            "condition": "1 < 2",
+            "depends_on": [
+                {
+                    "id": "run_1",
+                    "type": "FS"
+                }
+            ]
+        }
+    ]
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corpus_blueprint_changed_undone_redone_and_saved_is_still_accepted_by_the_reference() {
+    let app = App::start(|dir| {
+        for name in ["toy_problem_5.json", "toy_problem_5_inner_pnp.json"] {
+            std::fs::copy(corpus(name), dir.join(name)).unwrap();
+        }
+        None
+    })
+    .await;
+    let file = app.dir.path().join("toy_problem_5.json");
+    app.click("[data-testid=open]").await;
+    app.answer_file_dialog("Open File", &file).await;
+    app.wait_count("[data-testid=task-node]", 3).await;
+
+    // Change: X1's description; undo brings the file's back, redo the new one again.
+    app.select_task("X1").await;
+    app.retype("#inspector-description", "Pick and place, planned").await;
+    app.wait_text("[data-testid=path]", file.to_str().unwrap()).await;
+    let description =
+        || async { app.client.find(Locator::Css("#inspector-description")).await.ok()?.prop("value").await.ok()? };
+    eventually("the description typed", || async { (description().await? == "Pick and place, planned").then_some(()) })
+        .await;
+    app.click("[data-testid=undo]").await;
+    eventually("the description undone", || async { (description().await? == "Pick and Place").then_some(()) }).await;
+    app.click("[data-testid=redo]").await;
+    eventually("the description redone", || async {
+        (description().await? == "Pick and place, planned").then_some(())
+    })
+    .await;
+    app.click("[data-testid=save]").await;
+    let saved = eventually("the file saved", || async {
+        let text = std::fs::read_to_string(&file).ok()?;
+        text.contains("Pick and place, planned").then_some(text)
+    })
+    .await;
+    let blueprint: Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(blueprint["tasks"][1]["description"], "Pick and place, planned");
+    let verdict = reference_verdict(&file);
+    assert_eq!(verdict["server_accepts"], true, "the reference accepts what was saved: {verdict}");
+
+    // Drill into the composite (a double-click) and back with the breadcrumb.
+    let x1 = app.client.find(Locator::Css("[data-testid=task-node][data-task-id=X1]")).await.unwrap();
+    app.client
+        .execute(
+            "arguments[0].dispatchEvent(new MouseEvent('dblclick', {bubbles: true}))",
+            vec![serde_json::to_value(&x1).unwrap()],
+        )
+        .await
+        .unwrap();
+    app.wait_count("[data-testid=breadcrumb-item]", 2).await;
+    app.wait_count("[data-testid=task-node]", 5).await;
+    app.wait_text("[data-testid=breadcrumb-item][data-depth='1']", "toy_problem_5_inner_pnp.json").await;
+    assert_eq!(app.count("[data-testid=task-node][data-task-id=pnp1]").await, 1);
+    app.screenshot("authoring-drilled.png").await;
+    app.click("button[data-testid=breadcrumb-item][data-depth='0']").await;
+    app.wait_count("[data-testid=breadcrumb-item]", 0).await;
+    app.wait_count("[data-testid=task-node]", 3).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsaved_work_is_never_lost_without_a_question() {
+    let app = App::start(|dir| {
+        std::fs::copy(corpus("toy_problem_1.json"), dir.join("toy.json")).unwrap();
+        Some(dir.join("toy.json"))
+    })
+    .await;
+    let file = app.dir.path().join("toy.json");
+    let original = std::fs::read_to_string(&file).unwrap();
+    eventually("the blueprint shown", || async { (app.count("[data-testid=task-node]").await > 0).then_some(()) })
+        .await;
+    let first = app.client.find(Locator::Css("[data-testid=task-node]")).await.unwrap();
+    let id = first.attr("data-task-id").await.unwrap().unwrap();
+    app.select_task(&id).await;
+    app.retype("#inspector-description", "changed").await;
+    eventually("the unsaved mark", || async { app.window_titled("^Orrery — toy.json •$").then_some(()) }).await;
+
+    // Closing the tab asks; Cancel keeps everything.
+    app.click("[data-testid=tab-close]").await;
+    app.wait_text("#ask-title", "Save changes to toy.json?").await;
+    app.screenshot("authoring-ask.png").await;
+    app.click("[data-testid=ask-cancel]").await;
+    app.wait_count("[data-testid=ask-dialog]", 0).await;
+    assert_eq!(app.count("[data-testid=tab]").await, 1);
+
+    // Quitting asks too; Save writes the file, then the window closes.
+    app.ctrl('q').await;
+    app.wait_text("#ask-title", "Save changes to toy.json?").await;
+    app.click("[data-testid=ask-save]").await;
+    eventually("the window closed", || async { (!app.window_titled("^Orrery")).then_some(()) }).await;
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert_ne!(saved, original);
+    assert!(saved.contains("\"description\": \"changed\""), "{saved}");
+}
