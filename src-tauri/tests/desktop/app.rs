@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::driver::{connect, eventually, free_port, spawn, start_xvfb, Stopped, PATIENCE};
 
 /// One app at a time: two WebKit windows on two cores make every step's timing a gamble.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 pub struct App {
     pub client: Client,
@@ -23,7 +23,7 @@ pub struct App {
     // Dropped last, in this order: the driver (and the app) before the X server.
     _driver: Stopped,
     _xvfb: Stopped,
-    _serial: std::sync::MutexGuard<'static, ()>,
+    _serial: tokio::sync::MutexGuard<'static, ()>,
 }
 
 pub fn repo_root() -> PathBuf {
@@ -34,7 +34,7 @@ impl App {
     /// Starts the built app; `prepare` fills the scratch folder first and answers the blueprint
     /// to open at start, if any.
     pub async fn start(prepare: impl FnOnce(&Path) -> Option<PathBuf>) -> App {
-        let serial = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let serial = ONE_AT_A_TIME.lock().await;
         let dir = tempfile::tempdir().unwrap();
         let open = prepare(dir.path());
         let shots = repo_root().join("target/e2e");
