@@ -13,11 +13,14 @@ import { connect, cycleDependencyType, disconnect, removeTasks } from "../bluepr
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
 import { useEditor } from "../store/context";
+import type { Positions } from "../store/editor";
 import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { canvasRendered } from "../timing";
 
 const DELETE_KEYS = ["Delete", "Backspace"];
+/** Shift+click adds a task to the selection (or takes it out), as Ctrl+click does. */
+const MULTI_SELECT_KEYS = ["Shift", "Control", "Meta"];
 const FIT_VIEW = { padding: 0.1, maxZoom: 1.2 };
 const NODE_ORIGIN: [number, number] = [0, 0];
 const NO_ATTRIBUTION = { hideAttribution: true };
@@ -38,12 +41,14 @@ export function Canvas() {
   const blueprint = useEditor((s) => s.blueprint);
   const positions = useEditor((s) => s.positions);
   const report = useEditor((s) => s.report);
-  const selected = useEditor((s) => s.selected);
+  const selection = useEditor((s) => s.selection);
   const selectedDependency = useEditor((s) => s.selectedDependency);
   const focus = useEditor((s) => s.focus);
   const edit = useEditor((s) => s.edit);
-  const moveTask = useEditor((s) => s.moveTask);
+  const moveTasks = useEditor((s) => s.moveTasks);
   const select = useEditor((s) => s.select);
+  const changeSelection = useEditor((s) => s.changeSelection);
+  const deleteTasks = useEditor((s) => s.deleteTasks);
   const selectDependency = useEditor((s) => s.selectDependency);
   const flow = useReactFlow();
   // A re-render when the zoom crosses the threshold, not on every zoom or pan.
@@ -52,9 +57,10 @@ export function Canvas() {
 
   const toNodes = useMemo(reusingNodes, []);
   const toEdges = useMemo(reusingEdges, []);
+  const chosen = useMemo(() => new Set(selection), [selection]);
   const nodes = useMemo(
-    () => (blueprint ? toNodes(blueprint, positions, report, selected) : []),
-    [toNodes, blueprint, positions, report, selected],
+    () => (blueprint ? toNodes(blueprint, positions, report, chosen) : []),
+    [toNodes, blueprint, positions, report, chosen],
   );
   const edges = useMemo(
     () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut) : []),
@@ -78,14 +84,30 @@ export function Canvas() {
   const onNodesChange = useCallback(
     (changes: NodeChange<TaskNode>[]) => {
       const removed = new Set<string>();
+      const moved: Positions = {};
+      const selections: { id: string; selected: boolean }[] = [];
       for (const change of changes) {
-        if (change.type === "position" && change.position) moveTask(change.id, change.position);
-        if (change.type === "select" && change.selected) select(change.id);
+        if (change.type === "position" && change.position) moved[change.id] = change.position;
+        if (change.type === "select") selections.push({ id: change.id, selected: change.selected });
         if (change.type === "remove") removed.add(change.id);
       }
+      if (Object.keys(moved).length > 0) moveTasks(moved);
+      if (selections.length > 0) changeSelection(selections);
       if (removed.size > 0) edit((b) => removeTasks(b, removed));
     },
-    [moveTask, select, edit],
+    [moveTasks, changeSelection, edit],
+  );
+
+  // React Flow removes the edges of a deletion and then its nodes, two changes and so two undo
+  // steps; the store removes them together, and React Flow is told to remove nothing itself.
+  const onBeforeDelete = useCallback(
+    async ({ nodes, edges }: { nodes: TaskNode[]; edges: DependencyEdge[] }) => {
+      const gone = new Set(nodes.map((n) => n.id));
+      const cut = edges.filter((e) => !gone.has(e.source) && !gone.has(e.target));
+      deleteTasks([...gone], cut.map((e) => ({ from: e.source, to: e.target })));
+      return false;
+    },
+    [deleteTasks],
   );
 
   const onEdgesChange = useCallback(
@@ -122,7 +144,9 @@ export function Canvas() {
       onConnect={onConnect}
       onEdgeDoubleClick={onEdgeDoubleClick}
       onPaneClick={onPaneClick}
+      onBeforeDelete={onBeforeDelete}
       deleteKeyCode={DELETE_KEYS}
+      multiSelectionKeyCode={MULTI_SELECT_KEYS}
       className={zoomedOut ? "zoomed-out" : undefined}
       onlyRenderVisibleElements={large}
       fitView

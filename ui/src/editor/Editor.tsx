@@ -7,6 +7,7 @@ import { Canvas } from "./Canvas";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
 import { Toolbar } from "./Toolbar";
+import { isTyping } from "./typing";
 
 /** Ctrl (or Cmd) shortcuts: the key, with Shift or not, and what it does. */
 const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState) => unknown }[] = [
@@ -29,6 +30,11 @@ export function Editor() {
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
       if (!(e.ctrlKey || e.metaKey)) return;
+      if (e.key.toLowerCase() === "a" && !e.shiftKey && !isTyping(document.activeElement)) {
+        e.preventDefault();
+        store.getState().selectAll();
+        return;
+      }
       const shortcut = SHORTCUTS.find((s) => s.key === e.key.toLowerCase() && s.shift === e.shiftKey);
       if (!shortcut) return;
       e.preventDefault();

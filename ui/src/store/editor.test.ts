@@ -331,3 +331,99 @@ describe("editing from the inspector", () => {
     });
   });
 });
+
+describe("selecting several tasks", () => {
+  it("adds the tasks of Shift+clicks and selection boxes; the last one chosen is the one the inspector shows", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().changeSelection([{ id: "start", selected: true }]);
+    store.getState().changeSelection([{ id: "end", selected: true }, { id: "work", selected: true }]);
+    expect(store.getState().selection).toEqual(["start", "end", "work"]);
+    expect(store.getState().selected).toBe("work");
+
+    // Shift+click on a selected task takes it out; the inspector falls back to one still selected.
+    store.getState().changeSelection([{ id: "work", selected: false }]);
+    expect(store.getState().selection).toEqual(["start", "end"]);
+    expect(store.getState().selected).toBe("end");
+
+    // A plain click selects one task: React Flow deselects the others in the same change.
+    store.getState().changeSelection([{ id: "start", selected: false }, { id: "work", selected: true }, { id: "end", selected: false }]);
+    expect(store.getState().selection).toEqual(["work"]);
+    expect(store.getState().selected).toBe("work");
+  });
+
+  it("a click on the pane clears the selection, and select chooses one task alone", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().selectAll();
+    store.getState().select("work");
+    expect(store.getState().selection).toEqual(["work"]);
+    store.getState().select(null);
+    expect(store.getState().selection).toEqual([]);
+    expect(store.getState().selected).toBeNull();
+  });
+
+  it("selects every task at once and keeps the task the inspector shows", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().select("work");
+    store.getState().selectAll();
+    expect(store.getState().selection).toEqual(["start", "work", "end"]);
+    expect(store.getState().selected).toBe("work");
+  });
+
+  it("keeps the selected dependency when React Flow deselects the nodes after an edge click", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().changeSelection([{ id: "work", selected: true }]);
+    store.getState().selectDependency("start->work");
+    store.getState().changeSelection([{ id: "work", selected: false }]);
+    expect(store.getState().selectedDependency).toBe("start->work");
+    expect(store.getState().selection).toEqual([]);
+  });
+
+  it("deletes every selected task and the dependencies on them as one undo step", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().changeSelection([{ id: "work", selected: true }, { id: "end", selected: true }]);
+    store.getState().deleteSelection();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start"]);
+    expect(store.getState().selection).toEqual([]);
+    expect(store.getState().selected).toBeNull();
+    expect(store.getState().past).toHaveLength(1);
+    store.getState().undo();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end"]);
+    expect(store.getState().blueprint?.tasks[2]?.depends_on).toEqual([{ id: "work", type: "FS" }]);
+  });
+
+  it("deletes tasks and a dependency between others together (the Delete key) as one undo step", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().deleteTasks(["end"], [{ from: "start", to: "work" }]);
+    expect(store.getState().blueprint?.tasks).toEqual([
+      { id: "start", type: "system.start" },
+      { id: "work", type: "shell.run" },
+    ]);
+    expect(store.getState().past).toHaveLength(1);
+    store.getState().deleteTasks(["nothing"]);
+    expect(store.getState().past).toHaveLength(1);
+  });
+
+  it("deletes the selected dependency when no task is selected", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().selectDependency("work->end");
+    store.getState().deleteSelection();
+    expect(store.getState().blueprint?.tasks[2]?.depends_on).toBeUndefined();
+    expect(store.getState().selectedDependency).toBeNull();
+  });
+
+  it("drops from the selection the tasks an undo removes", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().addTask("shell.run");
+    store.getState().changeSelection([{ id: "run_1", selected: true }, { id: "work", selected: true }]);
+    store.getState().undo();
+    expect(store.getState().selection).toEqual(["work"]);
+  });
+});

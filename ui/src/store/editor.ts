@@ -9,7 +9,8 @@ import type {
   TaskDefinitionSummary,
   TaskNamesAnswer,
 } from "../backend/generated";
-import { addTask, parseBlueprint, renameTask, toText, type Blueprint } from "../blueprint";
+import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, type Blueprint } from "../blueprint";
+import { edgeId } from "../editor/graph";
 import { mark, markNextRender } from "../timing";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
@@ -54,6 +55,11 @@ export type EditorState = {
   taskTypes: TaskDefinitionSummary[];
   /** The selected task, or the selected dependency (an edge id of editor/graph.ts). */
   selected: string | null;
+  /**
+   * Every selected task, in the order they were chosen; `selected` is the one of them that the
+   * inspector shows (the last clicked). An edit that removes a task takes it out.
+   */
+  selection: string[];
   selectedDependency: string | null;
   /** Asks the canvas to bring a task into view; `serial` tells repeated requests apart. */
   focus: { task: string; serial: number } | null;
@@ -84,7 +90,17 @@ export type EditorState = {
   /** Adds a task of `type` below the others and brings it into view. */
   addTask(type: string): void;
   moveTask(id: string, position: Position): void;
+  /** Selects this task alone (or nothing). */
   select(id: string | null): void;
+  /** Applies the canvas's selection changes: a click, a Shift+click, a selection box. */
+  changeSelection(changes: { id: string; selected: boolean }[]): void;
+  selectAll(): void;
+  /** Removes tasks and dependencies (of `to` on `from`) as one undo step. */
+  deleteTasks(ids: string[], dependencies?: { from: string; to: string }[]): void;
+  /** Removes the selected tasks, or else the selected dependency, as one undo step. */
+  deleteSelection(): void;
+  /** Moves several tasks at once (a dragged selection). */
+  moveTasks(positions: Positions): void;
   selectDependency(id: string | null): void;
   focusTask(id: string): void;
 };
@@ -151,9 +167,38 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
     }
 
     function replace(blueprint: Blueprint, past: Snapshot[], future: Snapshot[], positions?: Positions) {
-      set({ blueprint, past, future, report: null, ...(positions ? { positions } : {}) });
+      const { selection } = get();
+      const ids = selection.length > 0 ? new Set(blueprint.tasks.map((t) => t.id)) : null;
+      const kept = ids ? selection.filter((id) => ids.has(id)) : selection;
+      set({
+        blueprint,
+        past,
+        future,
+        report: null,
+        ...(positions ? { positions } : {}),
+        ...(kept.length !== selection.length ? { selection: kept } : {}),
+      });
       if (positions) scheduleLayoutSave();
       void validate(blueprint);
+    }
+
+    /**
+     * Makes `selection` the selected tasks and `primary` the one the inspector shows. A choice
+     * of no task keeps the selected dependency unless asked: React Flow deselects the nodes
+     * right after it selects an edge.
+     */
+    function choose(primary: string | null, selection: string[], dropDependency: boolean) {
+      const changed = primary !== get().selected;
+      set({
+        selected: primary,
+        selection,
+        ...(dropDependency || selection.length > 0 ? { selectedDependency: null } : {}),
+        ...(changed ? { names: null } : {}),
+      });
+      if (!changed) return;
+      const type = get().blueprint?.tasks.find((t) => t.id === primary)?.type;
+      if (type) void loadDefinition(type);
+      void refreshNames();
     }
 
     /** Writes the layout beside the open file once the nodes rest; never for an unsaved blueprint. */
@@ -215,6 +260,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       report: null,
       taskTypes: [],
       selected: null,
+      selection: [],
       selectedDependency: null,
       focus: null,
       names: null,
@@ -265,7 +311,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         const mine = ++opened;
         clearTimeout(layoutTimer);
         lastCoalesce = undefined;
-        set({ path, encoding, positions: {}, laidOut: false, selected: null, selectedDependency: null, names: null, notice: null });
+        set({ path, encoding, positions: {}, laidOut: false, selected: null, selection: [], selectedDependency: null, names: null, notice: null });
         replace(parsed.blueprint, [], []);
         let positions: Positions = {};
         try {
@@ -290,7 +336,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       },
 
       renameTask(from, to) {
-        const { blueprint, positions, selected } = get();
+        const { blueprint, positions, selected, selection } = get();
         if (!blueprint) return "no blueprint is open";
         const renamed = renameTask(blueprint, from, to);
         if ("error" in renamed) return renamed.error;
@@ -298,6 +344,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         const at = positions[from];
         if (at) set({ positions: { ...positions, [to]: at } });
         if (selected === from) set({ selected: to });
+        if (selection.includes(from)) set({ selection: selection.map((id) => (id === from ? to : id)) });
         get().edit(() => renamed.blueprint);
         return null;
       },
@@ -374,16 +421,71 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         scheduleLayoutSave();
       },
 
+      moveTasks(moved) {
+        set({ positions: { ...get().positions, ...moved } });
+        scheduleLayoutSave();
+      },
+
       select(id) {
-        if (id === get().selected) return;
-        set({ selected: id, selectedDependency: null, names: null });
-        const type = get().blueprint?.tasks.find((t) => t.id === id)?.type;
-        if (type) void loadDefinition(type);
-        void refreshNames();
+        const { selected, selection } = get();
+        const alone = id === null ? selection.length === 0 : selection.length === 1 && selection[0] === id;
+        if (id === selected && alone) return;
+        choose(id, id === null ? [] : [id], true);
+      },
+
+      changeSelection(changes) {
+        const { selected, selection } = get();
+        const chosen = new Set(selection);
+        let primary = selected;
+        for (const change of changes) {
+          if (change.selected) {
+            chosen.add(change.id);
+            primary = change.id;
+          } else {
+            chosen.delete(change.id);
+            if (primary === change.id) primary = null;
+          }
+        }
+        const next = [...chosen];
+        // The inspector goes on showing a task that is still selected rather than none.
+        primary ??= next.at(-1) ?? null;
+        const same = next.length === selection.length && next.every((id, i) => id === selection[i]);
+        if (same && primary === selected) return;
+        choose(primary, next, false);
+      },
+
+      selectAll() {
+        const { blueprint, selected } = get();
+        if (!blueprint) return;
+        choose(selected, blueprint.tasks.map((t) => t.id), true);
+      },
+
+      deleteTasks(ids, dependencies = []) {
+        const { blueprint, selected } = get();
+        if (!blueprint) return;
+        const present = new Set(blueprint.tasks.map((t) => t.id));
+        const gone = new Set(ids.filter((id) => present.has(id)));
+        if (gone.size === 0 && dependencies.length === 0) return;
+        get().edit((b) => dependencies.reduce((acc, d) => disconnect(acc, d.from, d.to), gone.size > 0 ? removeTasks(b, gone) : b));
+        if (selected !== null && gone.has(selected)) choose(null, get().selection, true);
+      },
+
+      deleteSelection() {
+        const { blueprint, selection, selectedDependency } = get();
+        if (!blueprint) return;
+        if (selection.length > 0) return get().deleteTasks(selection);
+        for (const task of blueprint.tasks) {
+          const dependency = task.depends_on?.find((d) => edgeId(d.id, task.id) === selectedDependency);
+          if (dependency) {
+            get().deleteTasks([], [{ from: dependency.id, to: task.id }]);
+            set({ selectedDependency: null });
+            return;
+          }
+        }
       },
 
       selectDependency(id) {
-        set({ selected: null, selectedDependency: id });
+        set({ selected: null, selection: [], selectedDependency: id });
       },
 
       focusTask(id) {
