@@ -6,6 +6,7 @@ import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
+import { listenToClipboard } from "./system-clipboard";
 import { Toolbar } from "./Toolbar";
 import { isTyping } from "./typing";
 
@@ -43,6 +44,8 @@ export function Editor() {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, [store]);
+
+  useEffect(() => listenToClipboard(store), [store]);
 
   return (
     <div className="editor">

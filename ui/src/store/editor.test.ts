@@ -427,3 +427,97 @@ describe("selecting several tasks", () => {
     expect(store.getState().selection).toEqual(["work"]);
   });
 });
+
+describe("copy, cut, paste and duplicate", () => {
+  it("copies the selection as blueprint text and says how many tasks", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    expect(store.getState().copy()).toBeNull();
+    store.getState().changeSelection([{ id: "end", selected: true }, { id: "work", selected: true }]);
+    const text = store.getState().copy();
+    expect(JSON.parse(text ?? "").tasks.map((t: { id: string }) => t.id)).toEqual(["work", "end"]);
+    expect(store.getState().notice).toEqual({ text: "Copied 2 tasks", error: false });
+    expect(store.getState().past).toEqual([]);
+  });
+
+  it("pastes a copy beside its tasks as one undo step, selected, and each paste further off", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().addTask("shell.run");
+    store.getState().edit((b) => connect(b, "work", "run_1"));
+    store.getState().changeSelection([{ id: "work", selected: true }, { id: "run_1", selected: true }]);
+    const text = store.getState().copy()!;
+    store.getState().paste(text);
+    const state = store.getState();
+    expect(state.blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "run_1", "work_copy", "run_1_copy"]);
+    expect(state.blueprint?.tasks[5]?.depends_on).toEqual([{ id: "work_copy", type: "FS" }]);
+    expect(state.positions.work_copy).toEqual({ x: 40, y: 140 });
+    expect(state.selection).toEqual(["work_copy", "run_1_copy"]);
+    expect(state.selected).toBe("work_copy");
+    expect(state.notice).toEqual({ text: "Pasted 2 tasks", error: false });
+    expect(state.past).toHaveLength(3);
+
+    store.getState().paste(text);
+    expect(store.getState().positions.work_copy_2).toEqual({ x: 80, y: 180 });
+    store.getState().undo();
+    store.getState().undo();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "run_1"]);
+    expect(store.getState().selection).toEqual([]);
+  });
+
+  it("places text copied elsewhere below every task and brings it into view", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().paste(JSON.stringify({ tasks: [{ id: "work", type: "shell.run" }] }));
+    expect(store.getState().positions.work_copy!.y).toBeGreaterThan(200);
+    expect(store.getState().focus?.task).toBe("work_copy");
+    expect(store.getState().selection).toEqual(["work_copy"]);
+  });
+
+  it("cuts as one undo step, and the first paste of a cut puts the tasks back in place", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().moveTask("work", { x: 300, y: 120 });
+    store.getState().select("work");
+    const text = store.getState().cut()!;
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "end"]);
+    expect(store.getState().past).toHaveLength(1);
+    expect(store.getState().notice?.text).toBe("Cut 1 task");
+    store.getState().paste(text);
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "end", "work"]);
+    expect(store.getState().positions.work).toEqual({ x: 300, y: 120 });
+  });
+
+  it("refuses text that is not blueprint tasks, changing nothing and saying why", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().paste('[{"id": "a", "type": "t"}, {"id": "b"}]');
+    expect(store.getState().notice).toEqual({ text: 'Cannot paste: task 2 has no "type"', error: true });
+    expect(store.getState().past).toEqual([]);
+  });
+
+  it("says which start or end it left out", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().paste(text);
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "work_copy"]);
+    expect(store.getState().blueprint?.tasks[3]?.depends_on).toEqual([{ id: "start", type: "FS" }]);
+    expect(store.getState().notice?.text).toBe("Pasted 1 task (left out start, end: the blueprint has its own)");
+  });
+
+  it("duplicates the selection beside it without making it the copy to paste", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    store.getState().select("start");
+    const copied = store.getState().copy()!;
+    store.getState().select("work");
+    store.getState().duplicate();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "work_copy"]);
+    expect(store.getState().positions.work_copy).toEqual({ x: 40, y: 140 });
+    expect(store.getState().notice?.text).toBe("Duplicated 1 task");
+    expect(store.getState().past).toHaveLength(1);
+    // The copy made before is still the one that pastes beside its task.
+    store.getState().paste(copied);
+    expect(store.getState().notice?.text).toContain("left out start");
+  });
+});

@@ -12,6 +12,7 @@ import type {
 import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, type Blueprint } from "../blueprint";
 import { edgeId } from "../editor/graph";
 import { mark, markNextRender } from "../timing";
+import { copyPasteSlice, type CopyPasteSlice } from "./copy-paste";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
 export type { Position, Positions };
@@ -103,7 +104,7 @@ export type EditorState = {
   moveTasks(positions: Positions): void;
   selectDependency(id: string | null): void;
   focusTask(id: string): void;
-};
+} & CopyPasteSlice;
 
 export type EditorStore = StoreApi<EditorState>;
 
@@ -487,6 +488,8 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       selectDependency(id) {
         set({ selected: null, selection: [], selectedDependency: id });
       },
+
+      ...copyPasteSlice(set, get),
 
       focusTask(id) {
         get().select(id);
