@@ -44,6 +44,7 @@ export function Canvas() {
   const selection = useEditor((s) => s.selection);
   const selectedDependency = useEditor((s) => s.selectedDependency);
   const focus = useEditor((s) => s.focus);
+  const fitRequest = useEditor((s) => s.fitRequest);
   const edit = useEditor((s) => s.edit);
   const moveTasks = useEditor((s) => s.moveTasks);
   const select = useEditor((s) => s.select);
@@ -73,6 +74,10 @@ export function Canvas() {
   useEffect(() => {
     if (focus) void flow.fitView({ nodes: [{ id: focus.task }], maxZoom: 1.2, duration: 300 });
   }, [focus, flow]);
+
+  useEffect(() => {
+    if (fitRequest > 0) void flow.fitView({ ...FIT_VIEW, duration: 300 });
+  }, [fitRequest, flow]);
 
   // The handlers keep their identity across renders: React Flow copies each changed prop into its
   // store, and every node listens to that store.

@@ -1,25 +1,15 @@
 import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect } from "react";
 import { useEditor, useEditorStore } from "../store/context";
-import type { EditorState } from "../store/editor";
+import { commandForKey } from "../commands";
 import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
+import { CommandPalette } from "./CommandPalette";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
 import { listenToClipboard } from "./system-clipboard";
 import { Toolbar } from "./Toolbar";
 import { isTyping } from "./typing";
-
-/** Ctrl (or Cmd) shortcuts: the key, with Shift or not, and what it does. */
-const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState) => unknown }[] = [
-  { key: "o", shift: false, run: (s) => s.openFile() },
-  { key: "s", shift: false, run: (s) => s.save() },
-  { key: "s", shift: true, run: (s) => s.saveAs() },
-  { key: "z", shift: false, run: (s) => s.undo() },
-  { key: "z", shift: true, run: (s) => s.redo() },
-  { key: "y", shift: false, run: (s) => s.redo() },
-  { key: "l", shift: false, run: (s) => s.autoLayout() },
-];
 
 export function Editor() {
   const store = useEditorStore();
@@ -30,16 +20,12 @@ export function Editor() {
 
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
-      if (!(e.ctrlKey || e.metaKey)) return;
-      if (e.key.toLowerCase() === "a" && !e.shiftKey && !isTyping(document.activeElement)) {
-        e.preventDefault();
-        store.getState().selectAll();
-        return;
-      }
-      const shortcut = SHORTCUTS.find((s) => s.key === e.key.toLowerCase() && s.shift === e.shiftKey);
-      if (!shortcut) return;
+      const command = commandForKey(e, isTyping(document.activeElement));
+      if (!command) return;
+      // The key is the editor's even when its command cannot run now (undo with no history).
       e.preventDefault();
-      void shortcut.run(store.getState());
+      const state = store.getState();
+      if (command.enabled?.(state) ?? true) void command.run(state);
     }
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -70,6 +56,7 @@ export function Editor() {
           </span>
         )}
       </footer>
+      <CommandPalette />
     </div>
   );
 }

@@ -521,3 +521,21 @@ describe("copy, cut, paste and duplicate", () => {
     expect(store.getState().notice?.text).toContain("left out start");
   });
 });
+
+describe("what commands ask of the view", () => {
+  it("opens the palette in a mode and closes it", () => {
+    const { store } = setup();
+    store.getState().openPalette("tasks");
+    expect(store.getState().palette).toBe("tasks");
+    store.getState().openPalette(null);
+    expect(store.getState().palette).toBeNull();
+  });
+
+  it("asks the canvas anew for each zoom to fit", () => {
+    const { store } = setup();
+    store.getState().zoomToFit();
+    const first = store.getState().fitRequest;
+    store.getState().zoomToFit();
+    expect(store.getState().fitRequest).not.toBe(first);
+  });
+});

@@ -13,6 +13,7 @@ import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, t
 import { edgeId } from "../editor/graph";
 import { mark, markNextRender } from "../timing";
 import { copyPasteSlice, type CopyPasteSlice } from "./copy-paste";
+import { viewSlice, type ViewSlice } from "./view";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
 export type { Position, Positions };
@@ -104,7 +105,8 @@ export type EditorState = {
   moveTasks(positions: Positions): void;
   selectDependency(id: string | null): void;
   focusTask(id: string): void;
-} & CopyPasteSlice;
+} & CopyPasteSlice &
+  ViewSlice;
 
 export type EditorStore = StoreApi<EditorState>;
 
@@ -490,6 +492,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       },
 
       ...copyPasteSlice(set, get),
+      ...viewSlice(set, get),
 
       focusTask(id) {
         get().select(id);

@@ -1,0 +1,45 @@
+// What the editor shows around the blueprint, asked for by commands: the command palette, the
+// minimap, a zoom to fit. Nothing of it is saved.
+import type { StoreApi } from "zustand/vanilla";
+import type { EditorState } from "./editor";
+
+export type PaletteMode = "commands" | "tasks";
+
+export type ViewSlice = {
+  /** The command palette, open to run commands or to find a task; null when closed. */
+  palette: PaletteMode | null;
+  /** Whether the canvas shows its minimap; null until the user chooses (see `showsMinimap`). */
+  minimap: boolean | null;
+  /** Asks the canvas to fit every task in view; a new number is a new request. */
+  fitRequest: number;
+  openPalette(mode: PaletteMode | null): void;
+  toggleMinimap(): void;
+  zoomToFit(): void;
+};
+
+/**
+ * Up to this many tasks a blueprint fits the canvas at a readable zoom and needs no minimap; a
+ * larger one shows it until the user hides it.
+ */
+export const MINIMAP_FROM = 30;
+
+export function showsMinimap(state: Pick<EditorState, "minimap" | "blueprint">): boolean {
+  return state.minimap ?? (state.blueprint?.tasks.length ?? 0) > MINIMAP_FROM;
+}
+
+export function viewSlice(set: StoreApi<EditorState>["setState"], get: StoreApi<EditorState>["getState"]): ViewSlice {
+  return {
+    palette: null,
+    minimap: null,
+    fitRequest: 0,
+    openPalette(mode) {
+      set({ palette: mode });
+    },
+    toggleMinimap() {
+      set({ minimap: !showsMinimap(get()) });
+    },
+    zoomToFit() {
+      set({ fitRequest: get().fitRequest + 1 });
+    },
+  };
+}
