@@ -1,6 +1,8 @@
 import {
   Background,
+  ControlButton,
   Controls,
+  MiniMap,
   ReactFlow,
   useReactFlow,
   useStore,
@@ -14,6 +16,7 @@ import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
 import { useEditor } from "../store/context";
 import type { Positions } from "../store/editor";
+import { showsMinimap } from "../store/view";
 import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { canvasRendered } from "../timing";
@@ -24,6 +27,9 @@ const MULTI_SELECT_KEYS = ["Shift", "Control", "Meta"];
 const FIT_VIEW = { padding: 0.1, maxZoom: 1.2 };
 const NODE_ORIGIN: [number, number] = [0, 0];
 const NO_ATTRIBUTION = { hideAttribution: true };
+/** A task's rectangle in the minimap takes its colour from its kind (styles.css), or its state. */
+const minimapClass = (node: TaskNode) =>
+  `${node.type ?? "task"}${node.data.errors > 0 ? " has-errors" : node.data.warnings > 0 ? " has-warnings" : ""}`;
 /**
  * Below this zoom the text of nodes and edges is too small to read: the canvas of a large
  * blueprint draws cards without text and edges without labels, which keeps it fast to pan.
@@ -45,6 +51,8 @@ export function Canvas() {
   const selectedDependency = useEditor((s) => s.selectedDependency);
   const focus = useEditor((s) => s.focus);
   const fitRequest = useEditor((s) => s.fitRequest);
+  const minimap = useEditor(showsMinimap);
+  const toggleMinimap = useEditor((s) => s.toggleMinimap);
   const edit = useEditor((s) => s.edit);
   const moveTasks = useEditor((s) => s.moveTasks);
   const select = useEditor((s) => s.select);
@@ -163,7 +171,12 @@ export function Canvas() {
     >
       {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} />}
       <Background gap={24} />
-      <Controls showInteractive={false} />
+      <Controls showInteractive={false}>
+        <ControlButton onClick={toggleMinimap} title={minimap ? "Hide the minimap" : "Show the minimap"} data-testid="toggle-minimap">
+          ▦
+        </ControlButton>
+      </Controls>
+      {minimap && <MiniMap<TaskNode> pannable zoomable nodeClassName={minimapClass} nodeBorderRadius={4} ariaLabel="Minimap" />}
     </ReactFlow>
   );
 }

@@ -5,6 +5,7 @@ import type { FileReport } from "../backend/generated";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
 import { createEditorStore, type Positions } from "./editor";
 import { mergeLayout, NODE_HEIGHT, placeBeside } from "./positions";
+import { showsMinimap } from "./view";
 
 const text = JSON.stringify({
   id: "bp",
@@ -537,5 +538,27 @@ describe("what commands ask of the view", () => {
     const first = store.getState().fitRequest;
     store.getState().zoomToFit();
     expect(store.getState().fitRequest).not.toBe(first);
+  });
+});
+
+describe("the minimap", () => {
+  const sized = (n: number): Blueprint => ({ tasks: Array.from({ length: n }, (_, i) => ({ id: `t${i}`, type: "shell.run" })) });
+
+  it("shows for blueprints too large to read whole, but not yet for the largest ones", () => {
+    expect(showsMinimap({ minimap: null, blueprint: sized(30) })).toBe(false);
+    expect(showsMinimap({ minimap: null, blueprint: sized(31) })).toBe(true);
+    expect(showsMinimap({ minimap: null, blueprint: sized(2000) })).toBe(false);
+    expect(showsMinimap({ minimap: null, blueprint: null })).toBe(false);
+  });
+
+  it("follows the user's toggle whatever the size", () => {
+    const { store } = setup();
+    store.setState({ blueprint: sized(100) });
+    store.getState().toggleMinimap();
+    expect(showsMinimap(store.getState())).toBe(false);
+    store.setState({ blueprint: sized(2000) });
+    expect(showsMinimap(store.getState())).toBe(false);
+    store.getState().toggleMinimap();
+    expect(showsMinimap(store.getState())).toBe(true);
   });
 });

@@ -21,10 +21,17 @@ export type ViewSlice = {
  * Up to this many tasks a blueprint fits the canvas at a readable zoom and needs no minimap; a
  * larger one shows it until the user hides it.
  */
-export const MINIMAP_FROM = 30;
+export const MINIMAP_FROM = 31;
+/**
+ * From this many tasks on (the canvas's LARGE_FROM, where it starts drawing only what is in
+ * view to stay fast to pan) the minimap is hidden until the user shows it: it draws every task
+ * and follows every frame of a pan, a cost not yet measured in WebKitGTK at that size.
+ */
+export const MINIMAP_UP_TO = 499;
 
 export function showsMinimap(state: Pick<EditorState, "minimap" | "blueprint">): boolean {
-  return state.minimap ?? (state.blueprint?.tasks.length ?? 0) > MINIMAP_FROM;
+  const n = state.blueprint?.tasks.length ?? 0;
+  return state.minimap ?? (n >= MINIMAP_FROM && n <= MINIMAP_UP_TO);
 }
 
 export function viewSlice(set: StoreApi<EditorState>["setState"], get: StoreApi<EditorState>["getState"]): ViewSlice {
