@@ -470,7 +470,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         const gone = new Set(ids.filter((id) => present.has(id)));
         if (gone.size === 0 && dependencies.length === 0) return;
         get().edit((b) => dependencies.reduce((acc, d) => disconnect(acc, d.from, d.to), gone.size > 0 ? removeTasks(b, gone) : b));
-        if (selected !== null && gone.has(selected)) choose(null, get().selection, true);
+        if (selected !== null && gone.has(selected)) choose(get().selection.at(-1) ?? null, get().selection, true);
       },
 
       deleteSelection() {
@@ -491,13 +491,13 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         set({ selected: null, selection: [], selectedDependency: id });
       },
 
-      ...copyPasteSlice(set, get),
-      ...viewSlice(set, get),
-
       focusTask(id) {
         get().select(id);
         set({ selectedDependency: null, focus: { task: id, serial: ++focusSerial } });
       },
+
+      ...copyPasteSlice(set, get),
+      ...viewSlice(set, get),
     };
   });
 }
