@@ -45,9 +45,9 @@ export function pasteFragment(blueprint: Blueprint, text: string): Pasted | { er
   if ("error" in read) return read;
   const existing = new Set(blueprint.tasks.map((t) => t.id));
   const ownStart = blueprint.tasks.find((t) => t.type === "system.start")?.id;
-  const has = (type: string) => blueprint.tasks.some((t) => t.type === type);
+  const types = new Set(blueprint.tasks.map((t) => t.type));
 
-  const skipped = read.tasks.filter((t) => TERMINALS.includes(t.type) && has(t.type));
+  const skipped = read.tasks.filter((t) => TERMINALS.includes(t.type) && types.has(t.type));
   const pasted = read.tasks.filter((t) => !skipped.includes(t));
   // What a left-out start stood for: the blueprint's own start.
   const instead = new Map<string, string>();
