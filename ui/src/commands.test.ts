@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { MemoryBackend } from "./backend/memory";
 import { commandForKey, COMMANDS, matchingCommands, shortcutText } from "./commands";
 import { matchingTasks } from "./editor/find-task";
+import { createEditorStore } from "./store/editor";
 
 const key = (k: string, more: { shift?: boolean; ctrl?: boolean } = {}) => ({
   key: k,
@@ -71,5 +73,41 @@ describe("finding a task", () => {
 
   it("finds at most the limit", () => {
     expect(matchingTasks(tasks, "", 2).map((t) => t.id)).toEqual(["start", "fetch_data"]);
+  });
+});
+
+describe("running commands against the editor", () => {
+  const text = JSON.stringify({ tasks: [{ id: "start", type: "system.start" }, { id: "work", type: "shell.run" }] });
+
+  async function store() {
+    const backend = new MemoryBackend({
+      validate_blueprint: () => [{ file: "bp.json", valid: true, server_accepts: true, diagnostics: [] }],
+      read_layout: () => ({ layout_file: "bp.json.layout", found: false, positions: {} }),
+      task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
+    });
+    const editor = createEditorStore(backend, async (b) => Object.fromEntries(b.tasks.map((t, i) => [t.id, { x: 0, y: i * 100 }])));
+    await editor.getState().open("/bp.json", text);
+    return editor;
+  }
+  const command = (id: string) => COMMANDS.find((c) => c.id === id)!;
+
+  it("offers the commands on the selection only when tasks are selected", async () => {
+    const editor = await store();
+    expect(command("edit.duplicate").enabled?.(editor.getState())).toBe(false);
+    expect(command("edit.delete").enabled?.(editor.getState())).toBe(false);
+    command("edit.select-all").run(editor.getState());
+    expect(command("edit.duplicate").enabled?.(editor.getState())).toBe(true);
+  });
+
+  it("selects all, duplicates, and deletes through the store", async () => {
+    const editor = await store();
+    command("edit.select-all").run(editor.getState());
+    command("edit.duplicate").run(editor.getState());
+    // The blueprint has a start: the duplicate leaves it out.
+    expect(editor.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "work_copy"]);
+    command("edit.delete").run(editor.getState());
+    expect(editor.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work"]);
+    command("palette.find").run(editor.getState());
+    expect(editor.getState().palette).toBe("tasks");
   });
 });
