@@ -6,6 +6,7 @@ import {
   ReactFlow,
   useReactFlow,
   useStore,
+  useStoreApi,
   type Connection,
   type EdgeChange,
   type NodeChange,
@@ -60,6 +61,7 @@ export function Canvas() {
   const deleteTasks = useEditor((s) => s.deleteTasks);
   const selectDependency = useEditor((s) => s.selectDependency);
   const flow = useReactFlow();
+  const flowStore = useStoreApi();
   // A re-render when the zoom crosses the threshold, not on every zoom or pan.
   const large = (blueprint?.tasks.length ?? 0) >= LARGE_FROM;
   const zoomedOut = useStore((s) => s.transform[2] < ZOOMED_OUT) && large;
@@ -125,14 +127,17 @@ export function Canvas() {
 
   const onEdgesChange = useCallback(
     (changes: EdgeChange<DependencyEdge>[]) => {
+      // A selection box selects the edges among the tasks it takes too; only an edge chosen by
+      // itself (a click, the keyboard) is the selected dependency, else the box would lose its tasks.
+      const boxing = flowStore.getState().userSelectionRect !== null;
       for (const change of changes) {
-        if (change.type === "select" && change.selected) selectDependency(change.id);
+        if (change.type === "select" && change.selected && !boxing) selectDependency(change.id);
       }
       const edges = edgesNow.current;
       const removed = changes.flatMap((c) => (c.type === "remove" ? edges.filter((e) => e.id === c.id) : []));
       if (removed.length > 0) edit((b) => removed.reduce((acc, e) => disconnect(acc, e.source, e.target), b));
     },
-    [selectDependency, edit],
+    [selectDependency, edit, flowStore],
   );
 
   const onConnect = useCallback(
