@@ -24,8 +24,10 @@ export type ViewSlice = {
 export const MINIMAP_FROM = 31;
 /**
  * From this many tasks on (the canvas's LARGE_FROM, where it starts drawing only what is in
- * view to stay fast to pan) the minimap is hidden until the user shows it: it draws every task
- * and follows every frame of a pan, a cost not yet measured in WebKitGTK at that size.
+ * view to stay fast to pan) the minimap is hidden until the user shows it. It keeps a rectangle
+ * and a store subscription per task and measures every task on each frame of a pan: in a DOM
+ * without painting (happy-dom), a step of a pan cost about 1.3 ms more with it at 500 tasks,
+ * 2.5 ms at 1,000 and 6 to 15 ms at 2,000, too much of a 16 ms frame.
  */
 export const MINIMAP_UP_TO = 499;
 
