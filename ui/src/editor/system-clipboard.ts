@@ -16,12 +16,15 @@ let asked = false;
 /** Whether the editor answered a clipboard event since it asked for one. */
 let answered = false;
 
-/** Whether a clipboard event is for the text the user selected or types, not for the tasks. */
-function forText(): boolean {
+/**
+ * Whether a clipboard event is for the text the user types or (to copy) selected, not for the
+ * tasks: text selected in the page is copied as text, but nothing can be pasted into it.
+ */
+function forText(kind: "copy" | "cut" | "paste"): boolean {
   if (asked) return false;
   if (isTyping(document.activeElement)) return true;
   const selection = window.getSelection();
-  return selection !== null && !selection.isCollapsed;
+  return kind !== "paste" && selection !== null && !selection.isCollapsed;
 }
 
 const CLIPBOARD_KEYS: Record<string, "copy" | "cut" | "paste"> = { c: "copy", x: "cut", v: "paste" };
@@ -61,7 +64,7 @@ function catcher(): HTMLTextAreaElement {
 /** Listens to copy, cut and paste on the window for `store`; answers how to stop. */
 export function listenToClipboard(store: EditorStore): () => void {
   function onCopyOrCut(e: ClipboardEvent) {
-    if (forText() || !e.clipboardData) return;
+    if (forText(e.type === "cut" ? "cut" : "copy") || !e.clipboardData) return;
     const state = store.getState();
     const text = e.type === "cut" ? state.cut() : state.copy();
     if (text === null) return;
@@ -70,7 +73,7 @@ export function listenToClipboard(store: EditorStore): () => void {
     answered = true;
   }
   function onPaste(e: ClipboardEvent) {
-    if (forText() || !e.clipboardData) return;
+    if (forText("paste") || !e.clipboardData) return;
     e.preventDefault();
     answered = true;
     store.getState().paste(e.clipboardData.getData("text/plain"));
@@ -78,7 +81,7 @@ export function listenToClipboard(store: EditorStore): () => void {
   function onKeyDown(e: KeyboardEvent) {
     if (!(e.ctrlKey || e.metaKey) || e.shiftKey || e.altKey) return;
     const kind = CLIPBOARD_KEYS[e.key.toLowerCase()];
-    if (!kind || forText()) return;
+    if (!kind || forText(kind)) return;
     const state = store.getState();
     if (!state.blueprint || (kind !== "paste" && state.selection.length === 0)) return;
     const giveBack = takeFocus(kind);
