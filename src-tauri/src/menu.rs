@@ -1,5 +1,5 @@
 //! The native menu. Its items do nothing in Rust: each one is forwarded to the web view as
-//! [`MENU`] with the item's id, and the UI runs its command of that id (the same one its
+//! [`MENU`] with the item's id, and the UI runs its command of that id (ui/src/commands.ts) (the same one its
 //! keyboard shortcut and command palette run). Cut, copy and paste are the platform's own items:
 //! they act on the focused web view, which hands the UI the clipboard events it answers.
 //!
@@ -21,32 +21,32 @@ const RECENT_PREFIX: &str = "recent:";
 
 /// Menu items by id and label, `None` a separator. The ids are the UI's command ids.
 const FILE: &[Option<(&str, &str)>] = &[
-    Some(("new", "New Blueprint")),
-    Some(("open", "Open…")),
+    Some(("file.new", "New Blueprint")),
+    Some(("file.open", "Open…")),
     None,
-    Some(("save", "Save")),
-    Some(("save_as", "Save As…")),
-    Some(("export", "Export for a Server…")),
+    Some(("file.save", "Save")),
+    Some(("file.save-as", "Save As…")),
+    Some(("file.export", "Export for a Server…")),
     None,
-    Some(("close_tab", "Close Tab")),
+    Some(("file.close-tab", "Close Tab")),
 ];
 const EDIT_AFTER_CLIPBOARD: &[Option<(&str, &str)>] = &[
-    Some(("duplicate", "Duplicate")),
-    Some(("delete", "Delete")),
-    Some(("select_all", "Select All Tasks")),
+    Some(("edit.duplicate", "Duplicate")),
+    Some(("edit.delete", "Delete")),
+    Some(("edit.select-all", "Select All Tasks")),
     None,
-    Some(("scope_from_selection", "Scope from Selection")),
+    Some(("scope.from-selection", "Scope from Selection")),
     None,
-    Some(("find", "Find Task…")),
+    Some(("palette.find", "Find Task…")),
 ];
 const VIEW: &[Option<(&str, &str)>] = &[
-    Some(("command_palette", "Command Palette…")),
+    Some(("palette.commands", "Command Palette…")),
     None,
-    Some(("zoom_fit", "Zoom to Fit")),
-    Some(("auto_layout", "Auto-Layout")),
+    Some(("view.fit", "Zoom to Fit")),
+    Some(("layout.auto", "Auto-Layout")),
     None,
-    Some(("toggle_minimap", "Minimap")),
-    Some(("toggle_wiring", "Data Wiring")),
+    Some(("view.minimap", "Minimap")),
+    Some(("view.wiring", "Data Wiring")),
 ];
 
 /// The app's menu bar: File (with Open Recent), Edit, View.
@@ -58,10 +58,10 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
     file.append(&recent)?;
     append(app, &file, &FILE[2..])?;
     // Not the platform's Quit: that would end the app without asking about unsaved work.
-    append(app, &file, &[None, Some(("quit", "Quit"))])?;
+    append(app, &file, &[None, Some(("file.quit", "Quit"))])?;
 
     let edit = Submenu::new(app, "Edit", true)?;
-    append(app, &edit, &[Some(("undo", "Undo")), Some(("redo", "Redo")), None])?;
+    append(app, &edit, &[Some(("edit.undo", "Undo")), Some(("edit.redo", "Redo")), None])?;
     edit.append(&PredefinedMenuItem::cut(app, None)?)?;
     edit.append(&PredefinedMenuItem::copy(app, None)?)?;
     edit.append(&PredefinedMenuItem::paste(app, None)?)?;

@@ -1,20 +1,176 @@
-// The commands of the menu, by id (temporary until the commands registry lands).
+// Every command of the editor, declared once: the keyboard shortcuts (editor/Editor.tsx) and the
+// command palette (editor/CommandPalette.tsx) both read this list. A new command is one more
+// entry in COMMANDS.
+import { copyToSystem, pasteFromSystem } from "./editor/system-clipboard";
 import type { EditorState } from "./store/editor";
 import type { WorkspaceState } from "./store/workspace";
 
-const COMMANDS: Record<string, (w: WorkspaceState, s: EditorState) => unknown> = {
-  new: (w) => w.newBlueprint(),
-  open: (w) => w.openFile(),
-  save: (_, s) => s.save(),
-  save_as: (_, s) => s.saveAs(),
-  export: (_, s) => s.exportFile(),
-  close_tab: (w) => w.closeTab(w.active),
-  quit: (w) => w.closeWindow(),
-  undo: (_, s) => s.undo(),
-  redo: (_, s) => s.redo(),
-  auto_layout: (_, s) => s.autoLayout(),
+/** A key pressed with Ctrl (Cmd on macOS), or alone when `bare`. */
+export type Shortcut = { key: string; shift?: boolean; bare?: boolean };
+
+export type Command = {
+  /** Stable: tests and menus find the command by it. */
+  id: string;
+  title: string;
+  /** The keys shown for the command. */
+  shortcut?: Shortcut;
+  /** Other keys that run it too, not shown (Ctrl+Y for redo). */
+  otherShortcuts?: Shortcut[];
+  /**
+   * The shortcut reaches the command by another way than the editor's key handler, which then
+   * leaves it alone: a clipboard event (editor/system-clipboard.ts), or the canvas (Delete).
+   */
+  keyedElsewhere?: boolean;
+  /** Whether the shortcut acts while the user types in a text field (Save does, Select all not). */
+  whileTyping?: boolean;
+  /** Whether the command can run now; a command without it always can. */
+  enabled?(state: EditorState): boolean;
+  /** Runs it on the shown blueprint's editor, in the window's workspace (tabs, files). */
+  run(state: EditorState, workspace: WorkspaceState): unknown;
 };
 
-export function runCommand(id: string, workspace: WorkspaceState, editor: EditorState): void {
-  void COMMANDS[id]?.(workspace, editor);
+const hasBlueprint = (s: EditorState) => s.blueprint !== null;
+const hasSelection = (s: EditorState) => s.blueprint !== null && s.selection.length > 0;
+
+export const COMMANDS: Command[] = [
+  {
+    id: "palette.commands",
+    title: "Show all commands",
+    shortcut: { key: "k" },
+    otherShortcuts: [{ key: "p", shift: true }],
+    whileTyping: true,
+    run: (s) => s.openPalette("commands"),
+  },
+  {
+    id: "palette.find",
+    title: "Find a task",
+    shortcut: { key: "f" },
+    whileTyping: true,
+    enabled: hasBlueprint,
+    run: (s) => s.openPalette("tasks"),
+  },
+  { id: "file.new", title: "New blueprint", shortcut: { key: "n" }, whileTyping: true, run: (_, w) => w.newBlueprint() },
+  { id: "file.open", title: "Open…", shortcut: { key: "o" }, whileTyping: true, run: (_, w) => w.openFile() },
+  { id: "file.save", title: "Save", shortcut: { key: "s" }, whileTyping: true, enabled: hasBlueprint, run: (s) => s.save() },
+  {
+    id: "file.save-as",
+    title: "Save as…",
+    shortcut: { key: "s", shift: true },
+    whileTyping: true,
+    enabled: hasBlueprint,
+    run: (s) => s.saveAs(),
+  },
+  {
+    id: "file.export",
+    title: "Export for a server…",
+    shortcut: { key: "e" },
+    whileTyping: true,
+    enabled: hasBlueprint,
+    run: (s) => s.exportFile(),
+  },
+  { id: "file.close-tab", title: "Close tab", shortcut: { key: "w" }, whileTyping: true, run: (_, w) => w.closeTab(w.active) },
+  { id: "file.quit", title: "Quit", shortcut: { key: "q" }, whileTyping: true, run: (_, w) => w.closeWindow() },
+  {
+    id: "edit.undo",
+    title: "Undo",
+    shortcut: { key: "z" },
+    whileTyping: true,
+    enabled: (s) => s.past.length > 0,
+    run: (s) => s.undo(),
+  },
+  {
+    id: "edit.redo",
+    title: "Redo",
+    shortcut: { key: "z", shift: true },
+    otherShortcuts: [{ key: "y" }],
+    whileTyping: true,
+    enabled: (s) => s.future.length > 0,
+    run: (s) => s.redo(),
+  },
+  {
+    id: "edit.copy",
+    title: "Copy",
+    shortcut: { key: "c" },
+    keyedElsewhere: true,
+    enabled: hasSelection,
+    run: (s) => copyToSystem(s, "copy"),
+  },
+  {
+    id: "edit.cut",
+    title: "Cut",
+    shortcut: { key: "x" },
+    keyedElsewhere: true,
+    enabled: hasSelection,
+    run: (s) => copyToSystem(s, "cut"),
+  },
+  {
+    id: "edit.paste",
+    title: "Paste",
+    shortcut: { key: "v" },
+    keyedElsewhere: true,
+    enabled: hasBlueprint,
+    run: (s) => pasteFromSystem(s),
+  },
+  { id: "edit.duplicate", title: "Duplicate", shortcut: { key: "d" }, enabled: hasSelection, run: (s) => s.duplicate() },
+  { id: "edit.select-all", title: "Select all tasks", shortcut: { key: "a" }, enabled: hasBlueprint, run: (s) => s.selectAll() },
+  {
+    id: "edit.delete",
+    title: "Delete",
+    shortcut: { key: "Delete", bare: true },
+    keyedElsewhere: true,
+    enabled: (s) => hasSelection(s) || s.selectedDependency !== null,
+    run: (s) => s.deleteSelection(),
+  },
+  {
+    id: "layout.auto",
+    title: "Auto-layout",
+    shortcut: { key: "l" },
+    whileTyping: true,
+    enabled: hasBlueprint,
+    run: (s) => s.autoLayout(),
+  },
+  { id: "view.fit", title: "Zoom to fit", shortcut: { key: "0" }, enabled: (s) => s.laidOut, run: (s) => s.zoomToFit() },
+  { id: "view.minimap", title: "Toggle minimap", enabled: hasBlueprint, run: (s) => s.toggleMinimap() },
+];
+
+type Keys = { key: string; ctrlKey: boolean; metaKey: boolean; shiftKey: boolean };
+
+function pressed(shortcut: Shortcut, e: Keys): boolean {
+  const ctrl = e.ctrlKey || e.metaKey;
+  return (
+    e.key.toLowerCase() === shortcut.key.toLowerCase() &&
+    (shortcut.shift ?? false) === e.shiftKey &&
+    (shortcut.bare ? !ctrl : ctrl)
+  );
+}
+
+/** The command that a key press runs, if any; `typing`: focus is in a text field. */
+export function commandForKey(e: Keys, typing: boolean, commands: Command[] = COMMANDS): Command | undefined {
+  return commands.find(
+    (c) =>
+      !c.keyedElsewhere &&
+      (!typing || c.whileTyping) &&
+      [c.shortcut, ...(c.otherShortcuts ?? [])].some((s) => s !== undefined && pressed(s, e)),
+  );
+}
+
+/** How a shortcut is written for the user: `Ctrl+Shift+S`, `Delete`. */
+export function shortcutText(shortcut: Shortcut): string {
+  const key = shortcut.key.length === 1 ? shortcut.key.toUpperCase() : shortcut.key;
+  return [shortcut.bare ? null : "Ctrl", shortcut.shift ? "Shift" : null, key].filter(Boolean).join("+");
+}
+
+/** The commands whose title holds every word of `query` (any case), those starting with it first. */
+export function matchingCommands(query: string, commands: Command[] = COMMANDS): Command[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const matches = commands.filter((c) => words.every((w) => c.title.toLowerCase().includes(w)));
+  const q = query.trim().toLowerCase();
+  const first = matches.filter((c) => c.title.toLowerCase().startsWith(q));
+  return [...first, ...matches.filter((c) => !first.includes(c))];
+}
+
+/** Runs the command `id` (a choice of the native menu) when it can run now. */
+export function runCommand(id: string, editor: EditorState, workspace: WorkspaceState): void {
+  const command = COMMANDS.find((c) => c.id === id);
+  if (command && (command.enabled?.(editor) ?? true)) void command.run(editor, workspace);
 }

@@ -10,7 +10,10 @@ import { createWorkspace, currentEditor } from "./store/workspace";
 import { runCommand } from "./commands";
 
 const workspace = createWorkspace(tauriBackend, layeredLayout);
-tauriBackend.onMenu((action) => workspace.getState().menu(action, (id) => runCommand(id, workspace.getState(), currentEditor(workspace.getState()).getState())));
+// The native menu's choices run the commands the shortcuts and the command palette run.
+tauriBackend.onMenu((action) =>
+  workspace.getState().menu(action, (id) => runCommand(id, currentEditor(workspace.getState()).getState(), workspace.getState())),
+);
 void workspace.getState().load();
 
 createRoot(document.getElementById("root")!).render(

@@ -158,7 +158,7 @@ impl App {
     }
 
     /// Puts `text` on the X clipboard of the app's display (xclip serves it until replaced).
-    fn set_clipboard(&self, text: &str) {
+    pub fn set_clipboard(&self, text: &str) {
         use std::io::Write;
         let mut xclip = Command::new("xclip")
             .args(["-selection", "clipboard"])
@@ -231,6 +231,43 @@ impl App {
         let filter = self.client.find(Locator::Css("[data-testid=palette-filter]")).await.unwrap();
         filter.send_keys("\u{E007}").await.unwrap();
         self.wait_count("[data-testid=task-node]", before + 1).await;
+    }
+
+    /// Clicks the nodes of `tasks` with Shift held: they become the selection, with what was
+    /// selected before.
+    pub async fn shift_click(&self, tasks: &[&str]) {
+        use fantoccini::actions::MOUSE_BUTTON_LEFT;
+        use fantoccini::actions::{Actions, InputSource, KeyAction, KeyActions, MouseActions, PointerAction};
+        const SHIFT: char = '\u{E008}';
+        let tick = Duration::from_millis(50);
+        // Key and pointer sequences advance together, one action of each per tick.
+        let mut keys = KeyActions::new("keys".into()).then(KeyAction::Down { value: SHIFT });
+        let mut mouse = MouseActions::new("mouse".into()).then(PointerAction::Pause { duration: tick });
+        for task in tasks {
+            let css = format!(".react-flow__node[data-id=\"{task}\"]");
+            let node = self.client.find(Locator::Css(&css)).await.unwrap();
+            mouse = mouse
+                .then(PointerAction::MoveToElement { element: node, duration: None, x: 0.0, y: 0.0 })
+                .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
+                .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+            for _ in 0..3 {
+                keys = keys.then(KeyAction::Pause { duration: tick });
+            }
+        }
+        keys = keys.then(KeyAction::Up { value: SHIFT });
+        mouse = mouse.then(PointerAction::Pause { duration: tick });
+        self.client.perform_actions(Actions::from(keys).and(mouse)).await.unwrap();
+        self.client.release_actions().await.unwrap();
+    }
+
+    /// What the X clipboard of the app's display holds.
+    pub fn clipboard(&self) -> String {
+        let out = Command::new("xclip")
+            .args(["-selection", "clipboard", "-o"])
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("xclip (scripts/setup.sh installs it)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Selects a task by clicking its node.

@@ -213,3 +213,55 @@ async fn unsaved_work_is_never_lost_without_a_question() {
     assert_ne!(saved, original);
     assert!(saved.contains("\"description\": \"changed\""), "{saved}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_of_tasks_is_copied_as_blueprint_text_and_pasted_back_with_fresh_ids() {
+    let root = super::app::repo_root();
+    let app = App::start(|dir| {
+        for name in ["assembly.json", "place_element.json"] {
+            std::fs::copy(root.join("examples").join(name), dir.join(name)).unwrap();
+        }
+        Some(dir.join("assembly.json"))
+    })
+    .await;
+    eventually("the blueprint shown", || async { (app.count("[data-testid=task-node]").await == 7).then_some(()) })
+        .await;
+
+    // pick, place and check: the while scope's body.
+    app.select_task("pick").await;
+    app.shift_click(&["place", "check"]).await;
+    app.wait_count(".react-flow__node.selected", 3).await;
+    app.ctrl('c').await;
+    // On the system clipboard: blueprint JSON text another window or a text editor takes.
+    let copied = eventually("the group on the clipboard", || async {
+        serde_json::from_str::<Value>(&app.clipboard()).ok().filter(|v| v["tasks"].is_array())
+    })
+    .await;
+    let ids: Vec<&str> = copied["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["pick", "place", "check"]);
+    assert_eq!(copied["tasks"][0]["depends_on"], Value::Null, "pick's dependency on plan, not copied, is left out");
+    assert_eq!(copied["tasks"][2]["scope_end"], "pick", "the scope's end comes along with its start");
+
+    app.ctrl('v').await;
+    app.wait_count("[data-testid=task-node]", 10).await;
+    for id in ["pick_copy", "place_copy", "check_copy"] {
+        assert_eq!(app.count(&format!("[data-testid=task-node][data-task-id={id}]")).await, 1, "{id} pasted");
+    }
+    // The pasted tasks keep their dependencies among themselves, under their new ids.
+    app.wait_count("[data-testid='rf__edge-pick_copy->place_copy']", 1).await;
+    app.wait_count("[data-testid='rf__edge-place_copy->check_copy']", 1).await;
+    app.wait_count(".react-flow__node.selected", 3).await;
+    app.screenshot("authoring-pasted.png").await;
+
+    // Text copied elsewhere (another window, a text editor) pastes as tasks too.
+    app.set_clipboard(
+        r#"{"tasks": [{"id": "note", "type": "shell.run", "params": [{"name": "command", "value": "echo hi"}]}]}"#,
+    );
+    app.ctrl('v').await;
+    app.wait_count("[data-testid=task-node][data-task-id=note]", 1).await;
+    // And undo takes each paste back as one step.
+    app.click("[data-testid=undo]").await;
+    app.wait_count("[data-testid=task-node]", 10).await;
+    app.click("[data-testid=undo]").await;
+    app.wait_count("[data-testid=task-node]", 7).await;
+}

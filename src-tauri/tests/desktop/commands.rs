@@ -284,7 +284,7 @@ fn the_menu_lists_the_recent_files_and_hands_each_choice_to_the_ui() {
         let _ = tx.send(serde_json::from_str::<Value>(event.payload()).unwrap());
     });
     for (id, expected) in [
-        ("save", json!({"command": "save", "path": null})),
+        ("file.save", json!({"command": "file.save", "path": null})),
         ("recent:0", json!({"command": "open_recent", "path": path})),
     ] {
         orrery_desktop::menu::on_event(&app, tauri::menu::MenuEvent { id: id.into() });

@@ -1,9 +1,12 @@
 import {
   Background,
+  ControlButton,
   Controls,
+  MiniMap,
   ReactFlow,
   useReactFlow,
   useStore,
+  useStoreApi,
   type Connection,
   type EdgeChange,
   type NodeChange,
@@ -13,14 +16,21 @@ import { connect, cycleDependencyType, disconnect, removeTasks } from "../bluepr
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
 import { useEditor, useWorkspace } from "../store/context";
+import type { Positions } from "../store/editor";
+import { showsMinimap } from "../store/view";
 import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { canvasRendered } from "../timing";
 
 const DELETE_KEYS = ["Delete", "Backspace"];
+/** Shift+click adds a task to the selection (or takes it out), as Ctrl+click does. */
+const MULTI_SELECT_KEYS = ["Shift", "Control", "Meta"];
 const FIT_VIEW = { padding: 0.1, maxZoom: 1.2 };
 const NODE_ORIGIN: [number, number] = [0, 0];
 const NO_ATTRIBUTION = { hideAttribution: true };
+/** A task's rectangle in the minimap takes its colour from its kind (styles.css), or its state. */
+const minimapClass = (node: TaskNode) =>
+  `${node.type ?? "task"}${node.data.errors > 0 ? " has-errors" : node.data.warnings > 0 ? " has-warnings" : ""}`;
 /**
  * Below this zoom the text of nodes and edges is too small to read: the canvas of a large
  * blueprint draws cards without text and edges without labels, which keeps it fast to pan.
@@ -38,23 +48,30 @@ export function Canvas() {
   const blueprint = useEditor((s) => s.blueprint);
   const positions = useEditor((s) => s.positions);
   const report = useEditor((s) => s.report);
-  const selected = useEditor((s) => s.selected);
+  const selection = useEditor((s) => s.selection);
   const selectedDependency = useEditor((s) => s.selectedDependency);
   const focus = useEditor((s) => s.focus);
+  const fitRequest = useEditor((s) => s.fitRequest);
+  const minimap = useEditor(showsMinimap);
+  const toggleMinimap = useEditor((s) => s.toggleMinimap);
   const edit = useEditor((s) => s.edit);
-  const moveTask = useEditor((s) => s.moveTask);
+  const moveTasks = useEditor((s) => s.moveTasks);
   const select = useEditor((s) => s.select);
+  const changeSelection = useEditor((s) => s.changeSelection);
+  const deleteTasks = useEditor((s) => s.deleteTasks);
   const selectDependency = useEditor((s) => s.selectDependency);
   const flow = useReactFlow();
+  const flowStore = useStoreApi();
   // A re-render when the zoom crosses the threshold, not on every zoom or pan.
   const large = (blueprint?.tasks.length ?? 0) >= LARGE_FROM;
   const zoomedOut = useStore((s) => s.transform[2] < ZOOMED_OUT) && large;
 
   const toNodes = useMemo(reusingNodes, []);
   const toEdges = useMemo(reusingEdges, []);
+  const chosen = useMemo(() => new Set(selection), [selection]);
   const nodes = useMemo(
-    () => (blueprint ? toNodes(blueprint, positions, report, selected) : []),
-    [toNodes, blueprint, positions, report, selected],
+    () => (blueprint ? toNodes(blueprint, positions, report, chosen) : []),
+    [toNodes, blueprint, positions, report, chosen],
   );
   const edges = useMemo(
     () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut) : []),
@@ -68,6 +85,10 @@ export function Canvas() {
     if (focus) void flow.fitView({ nodes: [{ id: focus.task }], maxZoom: 1.2, duration: 300 });
   }, [focus, flow]);
 
+  useEffect(() => {
+    if (fitRequest > 0) void flow.fitView({ ...FIT_VIEW, duration: 300 });
+  }, [fitRequest, flow]);
+
   // The handlers keep their identity across renders: React Flow copies each changed prop into its
   // store, and every node listens to that store.
   const edgesNow = useRef(edges);
@@ -78,26 +99,45 @@ export function Canvas() {
   const onNodesChange = useCallback(
     (changes: NodeChange<TaskNode>[]) => {
       const removed = new Set<string>();
+      const moved: Positions = {};
+      const selections: { id: string; selected: boolean }[] = [];
       for (const change of changes) {
-        if (change.type === "position" && change.position) moveTask(change.id, change.position);
-        if (change.type === "select" && change.selected) select(change.id);
+        if (change.type === "position" && change.position) moved[change.id] = change.position;
+        if (change.type === "select") selections.push({ id: change.id, selected: change.selected });
         if (change.type === "remove") removed.add(change.id);
       }
+      if (Object.keys(moved).length > 0) moveTasks(moved);
+      if (selections.length > 0) changeSelection(selections);
       if (removed.size > 0) edit((b) => removeTasks(b, removed));
     },
-    [moveTask, select, edit],
+    [moveTasks, changeSelection, edit],
+  );
+
+  // React Flow removes the edges of a deletion and then its nodes, two changes and so two undo
+  // steps; the store removes them together, and React Flow is told to remove nothing itself.
+  const onBeforeDelete = useCallback(
+    async ({ nodes, edges }: { nodes: TaskNode[]; edges: DependencyEdge[] }) => {
+      const gone = new Set(nodes.map((n) => n.id));
+      const cut = edges.filter((e) => !gone.has(e.source) && !gone.has(e.target));
+      deleteTasks([...gone], cut.map((e) => ({ from: e.source, to: e.target })));
+      return false;
+    },
+    [deleteTasks],
   );
 
   const onEdgesChange = useCallback(
     (changes: EdgeChange<DependencyEdge>[]) => {
+      // A selection box selects the edges among the tasks it takes too; only an edge chosen by
+      // itself (a click, the keyboard) is the selected dependency, else the box would lose its tasks.
+      const boxing = flowStore.getState().userSelectionRect !== null;
       for (const change of changes) {
-        if (change.type === "select" && change.selected) selectDependency(change.id);
+        if (change.type === "select" && change.selected && !boxing) selectDependency(change.id);
       }
       const edges = edgesNow.current;
       const removed = changes.flatMap((c) => (c.type === "remove" ? edges.filter((e) => e.id === c.id) : []));
       if (removed.length > 0) edit((b) => removed.reduce((acc, e) => disconnect(acc, e.source, e.target), b));
     },
-    [selectDependency, edit],
+    [selectDependency, edit, flowStore],
   );
 
   const onConnect = useCallback(
@@ -131,7 +171,9 @@ export function Canvas() {
       onNodeDoubleClick={onNodeDoubleClick}
       zoomOnDoubleClick={false}
       onPaneClick={onPaneClick}
+      onBeforeDelete={onBeforeDelete}
       deleteKeyCode={DELETE_KEYS}
+      multiSelectionKeyCode={MULTI_SELECT_KEYS}
       className={zoomedOut ? "zoomed-out" : undefined}
       onlyRenderVisibleElements={large}
       fitView
@@ -143,7 +185,12 @@ export function Canvas() {
     >
       {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} />}
       <Background gap={24} />
-      <Controls showInteractive={false} />
+      <Controls showInteractive={false}>
+        <ControlButton onClick={toggleMinimap} title={minimap ? "Hide the minimap" : "Show the minimap"} data-testid="toggle-minimap">
+          ▦
+        </ControlButton>
+      </Controls>
+      {minimap && <MiniMap<TaskNode> pannable zoomable nodeClassName={minimapClass} nodeBorderRadius={4} ariaLabel="Minimap" />}
     </ReactFlow>
   );
 }

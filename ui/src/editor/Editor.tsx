@@ -1,30 +1,17 @@
 import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect } from "react";
 import { useEditor, useEditorStore, useWorkspace, useWorkspaceStore } from "../store/context";
-import type { EditorState } from "../store/editor";
-import type { WorkspaceState } from "../store/workspace";
+import { commandForKey } from "../commands";
 import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
+import { CommandPalette } from "./CommandPalette";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
+import { listenToClipboard } from "./system-clipboard";
 import { Toolbar } from "./Toolbar";
 import { Tabs } from "./Tabs";
+import { isTyping } from "./typing";
 import { Welcome } from "./Welcome";
-
-/** Ctrl (or Cmd) shortcuts: the key, with Shift or not, and what it does. */
-const SHORTCUTS: { key: string; shift: boolean; run: (s: EditorState, w: WorkspaceState) => unknown }[] = [
-  { key: "n", shift: false, run: (_, w) => w.newBlueprint() },
-  { key: "o", shift: false, run: (_, w) => w.openFile() },
-  { key: "w", shift: false, run: (_, w) => w.closeTab(w.active) },
-  { key: "q", shift: false, run: (_, w) => w.closeWindow() },
-  { key: "e", shift: false, run: (s) => s.exportFile() },
-  { key: "s", shift: false, run: (s) => s.save() },
-  { key: "s", shift: true, run: (s) => s.saveAs() },
-  { key: "z", shift: false, run: (s) => s.undo() },
-  { key: "z", shift: true, run: (s) => s.redo() },
-  { key: "y", shift: false, run: (s) => s.redo() },
-  { key: "l", shift: false, run: (s) => s.autoLayout() },
-];
 
 export function Editor() {
   const store = useEditorStore();
@@ -36,15 +23,18 @@ export function Editor() {
 
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
-      if (!(e.ctrlKey || e.metaKey)) return;
-      const shortcut = SHORTCUTS.find((s) => s.key === e.key.toLowerCase() && s.shift === e.shiftKey);
-      if (!shortcut) return;
+      const command = commandForKey(e, isTyping(document.activeElement));
+      if (!command) return;
+      // The key is the editor's even when its command cannot run now (undo with no history).
       e.preventDefault();
-      void shortcut.run(store.getState(), workspace.getState());
+      const state = store.getState();
+      if (command.enabled?.(state) ?? true) void command.run(state, workspace.getState());
     }
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, [store, workspace]);
+
+  useEffect(() => listenToClipboard(store), [store]);
 
   return (
     <div className="editor">
@@ -70,6 +60,7 @@ export function Editor() {
           </span>
         )}
       </footer>
+      <CommandPalette />
     </div>
   );
 }

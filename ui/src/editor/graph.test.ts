@@ -34,6 +34,16 @@ describe("the canvas's nodes and edges on a change", () => {
     expect(checked[2]).toBe(selected[2]);
   });
 
+  it("marks every task of a multiple selection and draws again only the nodes whose mark changed", () => {
+    const toNodes = reusingNodes();
+    const before = toNodes(blueprint, positions, null, new Set(["a"]));
+    const after = toNodes(blueprint, positions, null, new Set(["a", "b"]));
+    expect(after.map((n) => n.selected)).toEqual([false, true, true]);
+    expect(after[0]).toBe(before[0]);
+    expect(after[1]).toBe(before[1]);
+    expect(after[2]).not.toBe(before[2]);
+  });
+
   it("keeps edges across a selection elsewhere and drops their labels when zoomed out", () => {
     const toEdges = reusingEdges();
     const before = toEdges(blueprint, null);

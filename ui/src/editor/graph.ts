@@ -40,11 +40,18 @@ function countsByTask(report: FileReport | null): Map<string, Counts> {
 
 const ORIGIN = { x: 0, y: 0 };
 
+/** The selected task, or the selected tasks (a multiple selection). */
+export type Selected = string | null | ReadonlySet<string>;
+
+function isSelected(selected: Selected, id: string): boolean {
+  return typeof selected === "string" ? selected === id : (selected?.has(id) ?? false);
+}
+
 export function toNodes(
   blueprint: Blueprint,
   positions: Positions,
   report: FileReport | null,
-  selected: string | null,
+  selected: Selected,
 ): TaskNode[] {
   return reusingNodes()(blueprint, positions, report, selected);
 }
@@ -67,13 +74,13 @@ export function reusingNodes(): typeof toNodes {
     const nodes = blueprint.tasks.map((task) => {
       const position = positions[task.id] ?? ORIGIN;
       const { errors, warnings } = counts.get(task.id) ?? CLEAN;
-      const isSelected = task.id === selected;
+      const chosen = isSelected(selected, task.id);
       const old = previous.get(task.id);
       const same =
         old !== undefined &&
         old.data.task === task &&
         old.position === position &&
-        old.selected === isSelected &&
+        old.selected === chosen &&
         old.data.errors === errors &&
         old.data.warnings === warnings;
       const node: TaskNode = same
@@ -84,7 +91,7 @@ export function reusingNodes(): typeof toNodes {
             position,
             width: NODE_WIDTH,
             height: NODE_HEIGHT,
-            selected: isSelected,
+            selected: chosen,
             data: { task, errors, warnings },
           };
       next.set(task.id, node);

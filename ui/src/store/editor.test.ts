@@ -3,8 +3,9 @@ import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { BackendError } from "../backend/types";
 import type { FileReport } from "../backend/generated";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
-import { createEditorStore, type Positions } from "./editor";
+import { createEditorStore, type EditorStore, type Positions } from "./editor";
 import { mergeLayout, NODE_HEIGHT, placeBeside } from "./positions";
+import { showsMinimap } from "./view";
 
 const text = JSON.stringify({
   id: "bp",
@@ -65,12 +66,18 @@ function setup(layouts: Record<string, Positions> = {}, handlers: JobHandlers = 
   return { backend, saves, layouts, store: createEditorStore(backend, layout, { layoutSaveDelayMs: 50 }) };
 }
 
+/** The test's blueprint opened, as the workspace opens the one given at start. */
+async function opened(store: EditorStore) {
+  store.getState().setTaskTypes([{ name: "shell.run", description: "Runs a command." }]);
+  await store.getState().open("/bp.json", text);
+}
+
 const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe("the editor store", () => {
   it("opens the blueprint given at start, lays it out and validates it", async () => {
     const { store } = setup();
-    await store.getState().load();
+    await opened(store);
     await settled();
     const state = store.getState();
     expect(state.blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end"]);
@@ -81,7 +88,7 @@ describe("the editor store", () => {
 
   it("validates every edit and undoes and redoes them in order", async () => {
     const { store } = setup();
-    await store.getState().load();
+    await opened(store);
     store.getState().addTask("shell.run");
     await settled();
     expect(store.getState().report?.diagnostics.map((d) => d.task_id)).toEqual(["run_1"]);
@@ -106,7 +113,7 @@ describe("the editor store", () => {
 
   it("saves the canonical text the format job answers to the open file", async () => {
     const { backend, store } = setup();
-    await store.getState().load();
+    await opened(store);
     await store.getState().save();
     expect(backend.files.get("/bp.json")).toBe(JSON.stringify(JSON.parse(text)) + "\n");
     expect(store.getState().notice).toEqual({ text: "Saved /bp.json", error: false });
@@ -143,7 +150,7 @@ describe("the editor store", () => {
         throw new Error("it cannot be rewritten");
       },
     });
-    await store.getState().load();
+    await opened(store);
     await store.getState().open("/bad.json", JSON.stringify({ dtype: "x", data: {} }));
     expect(store.getState().path).toBe("/bp.json");
     expect(store.getState().notice?.text).toContain("Cannot open /bad.json: it cannot be rewritten");
@@ -151,16 +158,16 @@ describe("the editor store", () => {
 
   it("tells why a file that is not a blueprint cannot be opened, and keeps what was open", async () => {
     const { store } = setup();
-    await store.getState().load();
+    await opened(store);
     await store.getState().open("/other.json", "{\"tasks\": 3}");
     expect(store.getState().path).toBe("/bp.json");
     expect(store.getState().notice?.error).toBe(true);
     expect(store.getState().notice?.text).toContain("not a blueprint");
   });
 
-  it("saves as where the user chooses, then saves there, and opens what the dialog picks", async () => {
+  it("saves as where the user chooses, then saves there", async () => {
     const { backend, store } = setup();
-    await store.getState().load();
+    await opened(store);
     backend.nextDialogPath = "/copy.json";
     await store.getState().saveAs();
     expect(store.getState().path).toBe("/copy.json");
@@ -168,27 +175,15 @@ describe("the editor store", () => {
     await store.getState().save();
     expect(backend.files.get("/copy.json")).toContain("run_1");
     expect(backend.files.get("/bp.json")).toBe(text);
-
-    backend.nextDialogPath = "/bp.json";
-    await store.getState().openFile();
-    expect(store.getState().path).toBe("/bp.json");
-    expect(store.getState().blueprint?.tasks).toHaveLength(3);
-    expect(store.getState().past).toEqual([]);
-  });
-
-  it("follows the facade's session events", async () => {
-    const { backend, store } = setup();
-    await store.getState().load();
-    const event = { session_id: "s1", seq: 1, global_seq: 7, time_ms: 0, kind: "session_started", payload: null };
-    backend.emit(event);
-    expect(store.getState().lastEvent).toEqual(event);
+    // What it holds now is saved: nothing is unsaved.
+    expect(store.getState().saved).toBe(store.getState().blueprint);
   });
 });
 
 describe("the layout beside the file", () => {
   it("is used when found; the tasks it lacks go under their upstream", async () => {
     const { store } = setup({ "/bp.json": { start: { x: 500, y: 7 }, work: { x: 500, y: 200 }, gone: { x: 1, y: 1 } } });
-    await store.getState().load();
+    await opened(store);
     const { positions } = store.getState();
     expect(positions.start).toEqual({ x: 500, y: 7 });
     expect(positions.work).toEqual({ x: 500, y: 200 });
@@ -201,7 +196,7 @@ describe("the layout beside the file", () => {
     vi.useFakeTimers();
     try {
       const { store, saves, layouts } = setup();
-      await store.getState().load();
+      await opened(store);
       await vi.advanceTimersByTimeAsync(1000);
       expect(saves).toEqual([]);
 
@@ -242,14 +237,14 @@ describe("the layout beside the file", () => {
         },
       },
     );
-    await store.getState().load();
+    await opened(store);
     expect(store.getState().positions.end).toEqual({ x: 0, y: 200 });
     expect(store.getState().notice).toEqual({ text: "/bp.json.layout: not an Orrery layout", error: true });
   });
 
   it("after a rename, saving writes the layout under the new id only", async () => {
     const { store, layouts } = setup();
-    await store.getState().load();
+    await opened(store);
     expect(store.getState().renameTask("work", "build")).toBeNull();
     await store.getState().save();
     expect(Object.keys(layouts["/bp.json"] ?? {})).toEqual(["start", "build", "end"]);
@@ -257,7 +252,7 @@ describe("the layout beside the file", () => {
 
   it("an automatic layout is one undo step, and redo lays out again", async () => {
     const { store } = setup({ "/bp.json": { start: { x: 500, y: 7 }, work: { x: 500, y: 200 }, end: { x: 9, y: 9 } } });
-    await store.getState().load();
+    await opened(store);
     await store.getState().autoLayout();
     expect(store.getState().positions.start).toEqual({ x: 0, y: 0 });
     store.getState().undo();
@@ -297,7 +292,7 @@ describe("merging a saved layout", () => {
 describe("editing from the inspector", () => {
   it("renames through the store: one undo step, the selection follows, a taken id is refused", async () => {
     const { store } = setup();
-    await store.getState().load();
+    await opened(store);
     store.getState().select("work");
     expect(store.getState().renameTask("work", "end")).toBe("another task is already called end");
     expect(store.getState().renameTask("work", "build")).toBeNull();
@@ -310,7 +305,7 @@ describe("editing from the inspector", () => {
 
   it("keystrokes of one field make one undo step", async () => {
     const { store } = setup();
-    await store.getState().load();
+    await opened(store);
     for (const condition of ["t", "to", "total"]) {
       store.getState().edit((b) => ({ ...b, tasks: b.tasks.map((t) => (t.id === "work" ? { ...t, condition } : t)) }), "work.condition");
     }
@@ -321,7 +316,7 @@ describe("editing from the inspector", () => {
 
   it("asks the facade for the names the selected task may read", async () => {
     const { store } = setup();
-    await store.getState().load();
+    await opened(store);
     store.getState().select("end");
     await settled();
     expect(store.getState().names).toEqual({
@@ -329,5 +324,235 @@ describe("editing from the inspector", () => {
       produced: [{ key: "total", producers: ["work"], upstream: true }],
       own: [],
     });
+  });
+});
+
+describe("selecting several tasks", () => {
+  it("adds the tasks of Shift+clicks and selection boxes; the last one chosen is the one the inspector shows", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().changeSelection([{ id: "start", selected: true }]);
+    store.getState().changeSelection([{ id: "end", selected: true }, { id: "work", selected: true }]);
+    expect(store.getState().selection).toEqual(["start", "end", "work"]);
+    expect(store.getState().selected).toBe("work");
+
+    // Shift+click on a selected task takes it out; the inspector falls back to one still selected.
+    store.getState().changeSelection([{ id: "work", selected: false }]);
+    expect(store.getState().selection).toEqual(["start", "end"]);
+    expect(store.getState().selected).toBe("end");
+
+    // A plain click selects one task: React Flow deselects the others in the same change.
+    store.getState().changeSelection([{ id: "start", selected: false }, { id: "work", selected: true }, { id: "end", selected: false }]);
+    expect(store.getState().selection).toEqual(["work"]);
+    expect(store.getState().selected).toBe("work");
+  });
+
+  it("a click on the pane clears the selection, and select chooses one task alone", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().selectAll();
+    store.getState().select("work");
+    expect(store.getState().selection).toEqual(["work"]);
+    store.getState().select(null);
+    expect(store.getState().selection).toEqual([]);
+    expect(store.getState().selected).toBeNull();
+  });
+
+  it("selects every task at once and keeps the task the inspector shows", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().select("work");
+    store.getState().selectAll();
+    expect(store.getState().selection).toEqual(["start", "work", "end"]);
+    expect(store.getState().selected).toBe("work");
+  });
+
+  it("keeps the selected dependency when React Flow deselects the nodes after an edge click", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().changeSelection([{ id: "work", selected: true }]);
+    store.getState().selectDependency("start->work");
+    store.getState().changeSelection([{ id: "work", selected: false }]);
+    expect(store.getState().selectedDependency).toBe("start->work");
+    expect(store.getState().selection).toEqual([]);
+  });
+
+  it("deletes every selected task and the dependencies on them as one undo step", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().changeSelection([{ id: "work", selected: true }, { id: "end", selected: true }]);
+    store.getState().deleteSelection();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start"]);
+    expect(store.getState().selection).toEqual([]);
+    expect(store.getState().selected).toBeNull();
+    expect(store.getState().past).toHaveLength(1);
+    store.getState().undo();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end"]);
+    expect(store.getState().blueprint?.tasks[2]?.depends_on).toEqual([{ id: "work", type: "FS" }]);
+  });
+
+  it("deletes tasks and a dependency between others together (the Delete key) as one undo step", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().deleteTasks(["end"], [{ from: "start", to: "work" }]);
+    expect(store.getState().blueprint?.tasks).toEqual([
+      { id: "start", type: "system.start" },
+      { id: "work", type: "shell.run" },
+    ]);
+    expect(store.getState().past).toHaveLength(1);
+    store.getState().deleteTasks(["nothing"]);
+    expect(store.getState().past).toHaveLength(1);
+  });
+
+  it("deletes the selected dependency when no task is selected", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().selectDependency("work->end");
+    store.getState().deleteSelection();
+    expect(store.getState().blueprint?.tasks[2]?.depends_on).toBeUndefined();
+    expect(store.getState().selectedDependency).toBeNull();
+  });
+
+  it("drops from the selection the tasks an undo removes", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().addTask("shell.run");
+    store.getState().changeSelection([{ id: "run_1", selected: true }, { id: "work", selected: true }]);
+    store.getState().undo();
+    expect(store.getState().selection).toEqual(["work"]);
+  });
+});
+
+describe("copy, cut, paste and duplicate", () => {
+  it("copies the selection as blueprint text and says how many tasks", async () => {
+    const { store } = setup();
+    await opened(store);
+    expect(store.getState().copy()).toBeNull();
+    store.getState().changeSelection([{ id: "end", selected: true }, { id: "work", selected: true }]);
+    const text = store.getState().copy();
+    expect(JSON.parse(text ?? "").tasks.map((t: { id: string }) => t.id)).toEqual(["work", "end"]);
+    expect(store.getState().notice).toEqual({ text: "Copied 2 tasks", error: false });
+    expect(store.getState().past).toEqual([]);
+  });
+
+  it("pastes a copy beside its tasks as one undo step, selected, and each paste further off", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().addTask("shell.run");
+    store.getState().edit((b) => connect(b, "work", "run_1"));
+    store.getState().changeSelection([{ id: "work", selected: true }, { id: "run_1", selected: true }]);
+    const text = store.getState().copy()!;
+    store.getState().paste(text);
+    const state = store.getState();
+    expect(state.blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "run_1", "work_copy", "run_1_copy"]);
+    expect(state.blueprint?.tasks[5]?.depends_on).toEqual([{ id: "work_copy", type: "FS" }]);
+    expect(state.positions.work_copy).toEqual({ x: 40, y: 140 });
+    expect(state.selection).toEqual(["work_copy", "run_1_copy"]);
+    expect(state.selected).toBe("work_copy");
+    expect(state.notice).toEqual({ text: "Pasted 2 tasks", error: false });
+    expect(state.past).toHaveLength(3);
+
+    store.getState().paste(text);
+    expect(store.getState().positions.work_copy_2).toEqual({ x: 80, y: 180 });
+    store.getState().undo();
+    store.getState().undo();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "run_1"]);
+    expect(store.getState().selection).toEqual([]);
+  });
+
+  it("places text copied elsewhere below every task and brings it into view", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().paste(JSON.stringify({ tasks: [{ id: "work", type: "shell.run" }] }));
+    expect(store.getState().positions.work_copy!.y).toBeGreaterThan(200);
+    expect(store.getState().focus?.task).toBe("work_copy");
+    expect(store.getState().selection).toEqual(["work_copy"]);
+  });
+
+  it("cuts as one undo step, and the first paste of a cut puts the tasks back in place", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().moveTask("work", { x: 300, y: 120 });
+    store.getState().select("work");
+    const text = store.getState().cut()!;
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "end"]);
+    expect(store.getState().past).toHaveLength(1);
+    expect(store.getState().notice?.text).toBe("Cut 1 task");
+    store.getState().paste(text);
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "end", "work"]);
+    expect(store.getState().positions.work).toEqual({ x: 300, y: 120 });
+  });
+
+  it("refuses text that is not blueprint tasks, changing nothing and saying why", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().paste('[{"id": "a", "type": "t"}, {"id": "b"}]');
+    expect(store.getState().notice).toEqual({ text: 'Cannot paste: task 2 has no "type"', error: true });
+    expect(store.getState().past).toEqual([]);
+  });
+
+  it("says which start or end it left out", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().paste(text);
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "work_copy"]);
+    expect(store.getState().blueprint?.tasks[3]?.depends_on).toEqual([{ id: "start", type: "FS" }]);
+    expect(store.getState().notice?.text).toBe("Pasted 1 task (left out start, end: the blueprint has its own)");
+  });
+
+  it("duplicates the selection beside it without making it the copy to paste", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().select("start");
+    const copied = store.getState().copy()!;
+    store.getState().select("work");
+    store.getState().duplicate();
+    expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "work_copy"]);
+    expect(store.getState().positions.work_copy).toEqual({ x: 40, y: 140 });
+    expect(store.getState().notice?.text).toBe("Duplicated 1 task");
+    expect(store.getState().past).toHaveLength(1);
+    // The copy made before is still the one that pastes beside its task.
+    store.getState().paste(copied);
+    expect(store.getState().notice?.text).toContain("left out start");
+  });
+});
+
+describe("what commands ask of the view", () => {
+  it("opens the palette in a mode and closes it", () => {
+    const { store } = setup();
+    store.getState().openPalette("tasks");
+    expect(store.getState().palette).toBe("tasks");
+    store.getState().openPalette(null);
+    expect(store.getState().palette).toBeNull();
+  });
+
+  it("asks the canvas anew for each zoom to fit", () => {
+    const { store } = setup();
+    store.getState().zoomToFit();
+    const first = store.getState().fitRequest;
+    store.getState().zoomToFit();
+    expect(store.getState().fitRequest).not.toBe(first);
+  });
+});
+
+describe("the minimap", () => {
+  const sized = (n: number): Blueprint => ({ tasks: Array.from({ length: n }, (_, i) => ({ id: `t${i}`, type: "shell.run" })) });
+
+  it("shows for blueprints too large to read whole, but not yet for the largest ones", () => {
+    expect(showsMinimap({ minimap: null, blueprint: sized(30) })).toBe(false);
+    expect(showsMinimap({ minimap: null, blueprint: sized(31) })).toBe(true);
+    expect(showsMinimap({ minimap: null, blueprint: sized(2000) })).toBe(false);
+    expect(showsMinimap({ minimap: null, blueprint: null })).toBe(false);
+  });
+
+  it("follows the user's toggle whatever the size", () => {
+    const { store } = setup();
+    store.setState({ blueprint: sized(100) });
+    store.getState().toggleMinimap();
+    expect(showsMinimap(store.getState())).toBe(false);
+    store.setState({ blueprint: sized(2000) });
+    expect(showsMinimap(store.getState())).toBe(false);
+    store.getState().toggleMinimap();
+    expect(showsMinimap(store.getState())).toBe(true);
   });
 });

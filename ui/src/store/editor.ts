@@ -3,14 +3,16 @@
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type { Backend } from "../backend/types";
 import type {
-  EventView,
   FileReport,
   GetTaskDefinitionAnswer,
   TaskDefinitionSummary,
   TaskNamesAnswer,
 } from "../backend/generated";
-import { addTask, parseBlueprint, renameTask, toText, type Blueprint } from "../blueprint";
+import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, type Blueprint } from "../blueprint";
+import { edgeId } from "../editor/graph";
 import { mark, markNextRender } from "../timing";
+import { copyPasteSlice, type CopyPasteSlice } from "./copy-paste";
+import { viewSlice, type ViewSlice } from "./view";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
 export type { Position, Positions };
@@ -56,6 +58,11 @@ export type EditorState = {
   taskTypes: TaskDefinitionSummary[];
   /** The selected task, or the selected dependency (an edge id of editor/graph.ts). */
   selected: string | null;
+  /**
+   * Every selected task, in the order they were chosen; `selected` is the one of them that the
+   * inspector shows (the last clicked). An edit that removes a task takes it out.
+   */
+  selection: string[];
   selectedDependency: string | null;
   /** Asks the canvas to bring a task into view; `serial` tells repeated requests apart. */
   focus: { task: string; serial: number } | null;
@@ -65,10 +72,7 @@ export type EditorState = {
   definitions: Record<string, GetTaskDefinitionAnswer | null>;
   /** The last thing the user should know: saved, or why something failed. */
   notice: { text: string; error: boolean } | null;
-  lastEvent: EventView | null;
 
-  load(): Promise<void>;
-  openFile(): Promise<void>;
   open(path: string, text: string): Promise<void>;
   /** Shows a blueprint that has no file yet (a new one): saving it asks where. */
   create(blueprint: Blueprint): Promise<void>;
@@ -95,10 +99,21 @@ export type EditorState = {
   /** Adds a task of `type` below the others and brings it into view. */
   addTask(type: string): void;
   moveTask(id: string, position: Position): void;
+  /** Selects this task alone (or nothing). */
   select(id: string | null): void;
+  /** Applies the canvas's selection changes: a click, a Shift+click, a selection box. */
+  changeSelection(changes: { id: string; selected: boolean }[]): void;
+  selectAll(): void;
+  /** Removes tasks and dependencies (of `to` on `from`) as one undo step. */
+  deleteTasks(ids: string[], dependencies?: { from: string; to: string }[]): void;
+  /** Removes the selected tasks, or else the selected dependency, as one undo step. */
+  deleteSelection(): void;
+  /** Moves several tasks at once (a dragged selection). */
+  moveTasks(positions: Positions): void;
   selectDependency(id: string | null): void;
   focusTask(id: string): void;
-};
+} & CopyPasteSlice &
+  ViewSlice;
 
 export type EditorStore = StoreApi<EditorState>;
 
@@ -167,9 +182,38 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
     }
 
     function replace(blueprint: Blueprint, past: Snapshot[], future: Snapshot[], positions?: Positions) {
-      set({ blueprint, past, future, report: null, ...(positions ? { positions } : {}) });
+      const { selection } = get();
+      const ids = selection.length > 0 ? new Set(blueprint.tasks.map((t) => t.id)) : null;
+      const kept = ids ? selection.filter((id) => ids.has(id)) : selection;
+      set({
+        blueprint,
+        past,
+        future,
+        report: null,
+        ...(positions ? { positions } : {}),
+        ...(kept.length !== selection.length ? { selection: kept } : {}),
+      });
       if (positions) scheduleLayoutSave();
       void validate(blueprint);
+    }
+
+    /**
+     * Makes `selection` the selected tasks and `primary` the one the inspector shows. A choice
+     * of no task keeps the selected dependency unless asked: React Flow deselects the nodes
+     * right after it selects an edge.
+     */
+    function choose(primary: string | null, selection: string[], dropDependency: boolean) {
+      const changed = primary !== get().selected;
+      set({
+        selected: primary,
+        selection,
+        ...(dropDependency || selection.length > 0 ? { selectedDependency: null } : {}),
+        ...(changed ? { names: null } : {}),
+      });
+      if (!changed) return;
+      const type = get().blueprint?.tasks.find((t) => t.id === primary)?.type;
+      if (type) void loadDefinition(type);
+      void refreshNames();
     }
 
     /** Writes the layout beside the open file once the nodes rest; never for an unsaved blueprint. */
@@ -232,35 +276,12 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       report: null,
       taskTypes: [],
       selected: null,
+      selection: [],
       selectedDependency: null,
       focus: null,
       names: null,
       definitions: {},
       notice: null,
-      lastEvent: null,
-
-      async load() {
-        backend.onEvent((event) => set({ lastEvent: event }));
-        try {
-          const [taskTypes, startup] = await Promise.all([
-            backend.call("list_installed_task_definitions", {}),
-            backend.startupFile(),
-          ]);
-          set({ taskTypes });
-          if (startup) await get().open(startup.path, startup.text);
-        } catch (e) {
-          fail(e);
-        }
-      },
-
-      async openFile() {
-        try {
-          const file = await backend.openFile();
-          if (file) await get().open(file.path, file.text);
-        } catch (e) {
-          fail(e);
-        }
-      },
 
       async open(path, text) {
         mark("open");
@@ -282,7 +303,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         const mine = ++opened;
         clearTimeout(layoutTimer);
         lastCoalesce = undefined;
-        set({ path, encoding, positions: {}, laidOut: false, selected: null, selectedDependency: null, names: null, notice: null });
+        set({ path, encoding, positions: {}, laidOut: false, selected: null, selection: [], selectedDependency: null, names: null, notice: null });
         set({ saved: parsed.blueprint });
         replace(parsed.blueprint, [], []);
         let positions: Positions = {};
@@ -301,7 +322,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         const mine = ++opened;
         clearTimeout(layoutTimer);
         lastCoalesce = undefined;
-        set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, laidOut: false, selected: null });
+        set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, laidOut: false, selected: null, selection: [] });
         set({ selectedDependency: null, names: null, notice: null });
         replace(blueprint, [], []);
         let positions: Positions = {};
@@ -348,7 +369,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       },
 
       renameTask(from, to) {
-        const { blueprint, positions, selected } = get();
+        const { blueprint, positions, selected, selection } = get();
         if (!blueprint) return "no blueprint is open";
         const renamed = renameTask(blueprint, from, to);
         if ("error" in renamed) return renamed.error;
@@ -356,6 +377,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         const at = positions[from];
         if (at) set({ positions: { ...positions, [to]: at } });
         if (selected === from) set({ selected: to });
+        if (selection.includes(from)) set({ selection: selection.map((id) => (id === from ? to : id)) });
         get().edit(() => renamed.blueprint);
         return null;
       },
@@ -432,22 +454,80 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         scheduleLayoutSave();
       },
 
+      moveTasks(moved) {
+        set({ positions: { ...get().positions, ...moved } });
+        scheduleLayoutSave();
+      },
+
       select(id) {
-        if (id === get().selected) return;
-        set({ selected: id, selectedDependency: null, names: null });
-        const type = get().blueprint?.tasks.find((t) => t.id === id)?.type;
-        if (type) void loadDefinition(type);
-        void refreshNames();
+        const { selected, selection } = get();
+        const alone = id === null ? selection.length === 0 : selection.length === 1 && selection[0] === id;
+        if (id === selected && alone) return;
+        choose(id, id === null ? [] : [id], true);
+      },
+
+      changeSelection(changes) {
+        const { selected, selection } = get();
+        const chosen = new Set(selection);
+        let primary = selected;
+        for (const change of changes) {
+          if (change.selected) {
+            chosen.add(change.id);
+            primary = change.id;
+          } else {
+            chosen.delete(change.id);
+            if (primary === change.id) primary = null;
+          }
+        }
+        const next = [...chosen];
+        // The inspector goes on showing a task that is still selected rather than none.
+        primary ??= next.at(-1) ?? null;
+        const same = next.length === selection.length && next.every((id, i) => id === selection[i]);
+        if (same && primary === selected) return;
+        choose(primary, next, false);
+      },
+
+      selectAll() {
+        const { blueprint, selected } = get();
+        if (!blueprint) return;
+        choose(selected, blueprint.tasks.map((t) => t.id), true);
+      },
+
+      deleteTasks(ids, dependencies = []) {
+        const { blueprint, selected } = get();
+        if (!blueprint) return;
+        const present = new Set(blueprint.tasks.map((t) => t.id));
+        const gone = new Set(ids.filter((id) => present.has(id)));
+        if (gone.size === 0 && dependencies.length === 0) return;
+        get().edit((b) => dependencies.reduce((acc, d) => disconnect(acc, d.from, d.to), gone.size > 0 ? removeTasks(b, gone) : b));
+        if (selected !== null && gone.has(selected)) choose(get().selection.at(-1) ?? null, get().selection, true);
+      },
+
+      deleteSelection() {
+        const { blueprint, selection, selectedDependency } = get();
+        if (!blueprint) return;
+        if (selection.length > 0) return get().deleteTasks(selection);
+        for (const task of blueprint.tasks) {
+          const dependency = task.depends_on?.find((d) => edgeId(d.id, task.id) === selectedDependency);
+          if (dependency) {
+            get().deleteTasks([], [{ from: dependency.id, to: task.id }]);
+            set({ selectedDependency: null });
+            return;
+          }
+        }
       },
 
       selectDependency(id) {
-        set({ selected: null, selectedDependency: id });
+        set({ selected: null, selection: [], selectedDependency: id });
       },
 
       focusTask(id) {
         get().select(id);
         set({ selectedDependency: null, focus: { task: id, serial: ++focusSerial } });
       },
+
+      ...copyPasteSlice(set, get),
+      ...viewSlice(set, get),
     };
   });
 }

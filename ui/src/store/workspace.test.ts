@@ -218,6 +218,14 @@ describe("the workspace", () => {
     expect(ran).toEqual(["save"]);
   });
 
+  it("follows the facade's session events", async () => {
+    const { backend, workspace } = setup();
+    await workspace.getState().load();
+    const event = { session_id: "s1", seq: 1, global_seq: 7, time_ms: 0, kind: "session_started", payload: null };
+    backend.emit(event);
+    expect(workspace.getState().lastEvent).toEqual(event);
+  });
+
   it("exports what the export job answers to the file the user picks", async () => {
     const { backend, workspace } = setup();
     await workspace.getState().load();
