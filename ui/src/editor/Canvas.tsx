@@ -11,15 +11,17 @@ import {
   type EdgeChange,
   type NodeChange,
 } from "@xyflow/react";
-import { useCallback, useEffect, useMemo, useRef } from "react";
+import { useCallback, useEffect, useMemo, useRef, type DragEvent } from "react";
 import { connect, cycleDependencyType, disconnect, removeTasks } from "../blueprint";
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
 import { useEditor, useWorkspace } from "../store/context";
 import type { Positions } from "../store/editor";
+import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
 import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
+import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
 
 const DELETE_KEYS = ["Delete", "Backspace"];
@@ -152,6 +154,23 @@ export function Canvas() {
   );
   const onPaneClick = useCallback(() => select(null), [select]);
   const drillInto = useWorkspace((s) => s.drillInto);
+  const addTask = useEditor((s) => s.addTask);
+  const onDragOver = useCallback((e: DragEvent) => {
+    if (!e.dataTransfer.types.includes(TASK_TYPE_DRAG)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "copy";
+  }, []);
+  const onDrop = useCallback(
+    (e: DragEvent) => {
+      const type = e.dataTransfer.getData(TASK_TYPE_DRAG);
+      if (!type) return;
+      e.preventDefault();
+      // The card's middle where the pointer let go.
+      const at = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+      addTask(type, { x: Math.round(at.x - NODE_WIDTH / 2), y: Math.round(at.y - NODE_HEIGHT / 2) });
+    },
+    [flow, addTask],
+  );
   const onNodeDoubleClick = useCallback(
     (_: unknown, node: TaskNode) => {
       if (node.data.task.type === "system.composite") void drillInto(node.id);
@@ -169,6 +188,8 @@ export function Canvas() {
       onConnect={onConnect}
       onEdgeDoubleClick={onEdgeDoubleClick}
       onNodeDoubleClick={onNodeDoubleClick}
+      onDragOver={onDragOver}
+      onDrop={onDrop}
       zoomOnDoubleClick={false}
       onPaneClick={onPaneClick}
       onBeforeDelete={onBeforeDelete}

@@ -1,8 +1,12 @@
-// The task types this Orrery can run; choosing one adds a task of that type. The filter box
-// narrows the list; Enter in it adds the first match.
+// The task types this Orrery can run; choosing one adds a task of that type, below the others,
+// and dragging one onto the canvas adds it where it is dropped. The filter box narrows the
+// list; Enter in it adds the first match.
 import { useState } from "react";
 import { useEditor } from "../store/context";
 import { matchingTypes } from "./palette-filter";
+
+/** The drag data of a task type dragged from the palette (Canvas reads it on drop). */
+export const TASK_TYPE_DRAG = "application/x-orrery-task-type";
 
 export function Palette() {
   const taskTypes = useEditor((s) => s.taskTypes);
@@ -29,7 +33,19 @@ export function Palette() {
       <ul>
         {shown.map((t) => (
           <li key={t.name}>
-            <button type="button" disabled={!canAdd} title={t.description} onClick={() => addTask(t.name)} data-testid="palette-item" data-task-type={t.name}>
+            <button
+              type="button"
+              disabled={!canAdd}
+              title={t.description}
+              onClick={() => addTask(t.name)}
+              draggable={canAdd}
+              onDragStart={(e) => {
+                e.dataTransfer.setData(TASK_TYPE_DRAG, t.name);
+                e.dataTransfer.effectAllowed = "copy";
+              }}
+              data-testid="palette-item"
+              data-task-type={t.name}
+            >
               {t.name}
             </button>
           </li>

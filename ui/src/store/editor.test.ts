@@ -86,6 +86,17 @@ describe("the editor store", () => {
     expect(state.taskTypes.map((t) => t.name)).toEqual(["shell.run"]);
   });
 
+  it("adds a task where it was dropped, selected, or below the others", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().addTask("shell.run", { x: 420, y: 64 });
+    expect(store.getState().positions.run_1).toEqual({ x: 420, y: 64 });
+    expect(store.getState().selected).toBe("run_1");
+    store.getState().addTask("shell.run");
+    expect(store.getState().positions.run_2).toEqual({ x: 0, y: 320 });
+    expect(store.getState().focus?.task).toBe("run_2");
+  });
+
   it("validates every edit and undoes and redoes them in order", async () => {
     const { store } = setup();
     await opened(store);

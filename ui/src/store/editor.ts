@@ -97,7 +97,8 @@ export type EditorState = {
   save(): Promise<void>;
   saveAs(): Promise<void>;
   /** Adds a task of `type` below the others and brings it into view. */
-  addTask(type: string): void;
+  /** Adds a task of `type` at `at` (where it was dropped), else below the others, and selects it. */
+  addTask(type: string, at?: Position): void;
   moveTask(id: string, position: Position): void;
   /** Selects this task alone (or nothing). */
   select(id: string | null): void;
@@ -437,16 +438,18 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         await write(toText(blueprint), (canonical) => backend.saveFileAs(canonical));
       },
 
-      addTask(type) {
+      addTask(type, at) {
         const { blueprint, positions } = get();
         if (!blueprint) return;
         const added = addTask(blueprint, type);
         const placed = Object.values(positions);
-        const x = placed.length > 0 ? Math.min(...placed.map((p) => p.x)) : 0;
-        const y = placed.length > 0 ? Math.max(...placed.map((p) => p.y)) + NEW_TASK_GAP : 0;
+        const x = at?.x ?? (placed.length > 0 ? Math.min(...placed.map((p) => p.x)) : 0);
+        const y = at?.y ?? (placed.length > 0 ? Math.max(...placed.map((p) => p.y)) + NEW_TASK_GAP : 0);
         set({ positions: { ...positions, [added.id]: { x, y } } });
         get().edit(() => added.blueprint);
-        get().focusTask(added.id);
+        // Dropped where the user looks, it is in view already: only a task added below moves the view.
+        if (at) get().select(added.id);
+        else get().focusTask(added.id);
       },
 
       moveTask(id, position) {
