@@ -1,11 +1,13 @@
 // The selected task, to read and change: its id, type, description, condition, inputs, outputs
 // and params. Every change goes through the store, so it is undoable and validated.
-import { useEffect, useState } from "react";
-import { setTaskField, type Task } from "../blueprint";
+import { useEffect, useMemo, useState } from "react";
+import { ioOf, setTaskField, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
 import { ConditionField } from "./ConditionField";
 import { IoTable } from "./IoTable";
-import { schemaParamNames, suggestions, taskProblems } from "./names";
+import { suggestions, taskProblems } from "./names";
+import { ParamsForm } from "./ParamsForm";
+import { paramFields } from "./schema";
 
 export function Inspector() {
   const task = useEditor((s) => s.blueprint?.tasks.find((t) => t.id === s.selected) ?? null);
@@ -25,6 +27,10 @@ function TaskInspector({ task }: { task: Task }) {
   const offered = suggestions(names);
   const problems = taskProblems(report, task.id);
   const description = typeof task.description === "string" ? task.description : "";
+  const fields = useMemo(() => paramFields(definition?.params_schema), [definition]);
+  // The first row of each declared param is the form's; any other row stays in the table.
+  const params = ioOf(task, "params");
+  const inForm = new Set(fields.map((f) => params.findIndex((r) => r.name === f.name)).filter((i) => i >= 0));
 
   return (
     <div className="task-inspector" data-task-id={task.id}>
@@ -64,7 +70,14 @@ function TaskInspector({ task }: { task: Task }) {
       </datalist>
       <IoTable task={task} field="inputs" names={offered} />
       <IoTable task={task} field="outputs" names={offered} />
-      <IoTable task={task} field="params" names={offered} offered={schemaParamNames(definition?.params_schema)} />
+      {fields.length > 0 && <ParamsForm task={task} fields={fields} />}
+      <IoTable
+        task={task}
+        field="params"
+        names={offered}
+        except={inForm}
+        {...(fields.length > 0 ? { title: "Other params" } : {})}
+      />
     </div>
   );
 }

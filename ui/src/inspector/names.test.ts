@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FileReport } from "../backend/generated";
-import { completing, conditionProblems, schemaParamNames, suggestions } from "./names";
+import { completing, conditionProblems, suggestions } from "./names";
 
 const names = {
   task_id: "t",
@@ -47,11 +47,5 @@ describe("what the inspector offers", () => {
       ],
     };
     expect(conditionProblems(report, "t").map((p) => p.path)).toEqual(["$.tasks[1].condition"]);
-  });
-
-  it("offers the params a task type's schema declares", () => {
-    expect(schemaParamNames({ type: "object", properties: { command: {}, cwd: {} } })).toEqual(["command", "cwd"]);
-    expect(schemaParamNames({ type: "object" })).toEqual([]);
-    expect(schemaParamNames(null)).toEqual([]);
   });
 });

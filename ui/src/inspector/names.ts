@@ -44,9 +44,3 @@ export function conditionProblems(report: FileReport | null, taskId: string): Di
 export function taskProblems(report: FileReport | null, taskId: string): Diagnostic[] {
   return (report?.diagnostics ?? []).filter((d) => d.task_id === taskId);
 }
-
-/** The param names a task type's params schema declares (its `properties`). */
-export function schemaParamNames(schema: unknown): string[] {
-  const properties = (schema as { properties?: unknown } | null)?.properties;
-  return properties && typeof properties === "object" ? Object.keys(properties) : [];
-}

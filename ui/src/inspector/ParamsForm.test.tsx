@@ -1,0 +1,143 @@
+// @vitest-environment jsdom
+import { act } from "react";
+import { createRoot, type Root } from "react-dom/client";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MemoryBackend } from "../backend/memory";
+import { ioOf, type Blueprint } from "../blueprint";
+import { EditorProvider } from "../store/context";
+import { createEditorStore, type EditorStore } from "../store/editor";
+import { Inspector } from "./Inspector";
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+const executionMode = { enum: ["EXCLUSIVE", "COMPETITIVE"], default: "EXCLUSIVE" };
+// As the catalogue declares system.sleep (orrery-engine agents/registry.rs).
+const sleepSchema = {
+  type: "object",
+  properties: {
+    duration: { type: "number", minimum: 0, default: 1, description: "Seconds to wait." },
+    execution_mode: executionMode,
+  },
+};
+
+const text = JSON.stringify({
+  id: "bp",
+  tasks: [
+    { id: "start", type: "system.start" },
+    {
+      id: "nap",
+      type: "system.sleep",
+      depends_on: [{ id: "start", type: "FS" }],
+      params: [{ name: "extra", value: 1 }],
+    },
+    { id: "end", type: "system.end", depends_on: [{ id: "nap", type: "FS" }] },
+  ],
+});
+
+let root: Root;
+let container: HTMLDivElement;
+let store: EditorStore;
+
+const settled = () => act(() => new Promise((resolve) => setTimeout(resolve, 0)));
+
+beforeEach(async () => {
+  const backend = new MemoryBackend(
+    {
+      validate_blueprint: () => [{ file: "bp.json", valid: true, server_accepts: true, diagnostics: [] }],
+      task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
+      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
+      get_task_definition: ({ name }) => ({
+        name,
+        description: "Waits.",
+        params_schema: sleepSchema,
+        inputs_schema: {},
+        outputs_schema: {},
+      }),
+    },
+    { "/bp.json": text },
+  );
+  store = createEditorStore(backend, async () => ({}));
+  await store.getState().open("/bp.json", text);
+  container = document.createElement("div");
+  document.body.append(container);
+  root = createRoot(container);
+  act(() =>
+    root.render(
+      <EditorProvider store={store}>
+        <Inspector />
+      </EditorProvider>,
+    ),
+  );
+  act(() => store.getState().select("nap"));
+  await settled();
+});
+
+afterEach(() => {
+  act(() => root.unmount());
+  container.remove();
+});
+
+/** Sets a field's value as typing does, so that React sees the change; the validation it starts answers. */
+async function change(element: HTMLInputElement | HTMLSelectElement, value: string) {
+  const prototype = element instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+  act(() => {
+    Object.getOwnPropertyDescriptor(prototype, "value")!.set!.call(element, value);
+    element.dispatchEvent(new Event(element instanceof HTMLSelectElement ? "change" : "input", { bubbles: true }));
+  });
+  await settled();
+}
+
+const field = (name: string) => container.querySelector<HTMLElement>(`[data-testid=param-field][data-param=${name}]`)!;
+const params = () => ioOf(store.getState().blueprint!.tasks.find((t) => t.id === "nap")!, "params");
+const blueprint = (): Blueprint => store.getState().blueprint!;
+
+describe("the params form", () => {
+  it("shows one field per declared param with its hint and default, and the others in the table", () => {
+    expect([...container.querySelectorAll<HTMLElement>("[data-testid=param-field]")].map((e) => e.dataset.param)).toEqual([
+      "duration",
+      "execution_mode",
+    ]);
+    expect(field("duration").querySelector(".hint")?.textContent).toBe("Seconds to wait.");
+    expect(field("duration").querySelector("input")?.placeholder).toBe("1 (≥ 0)");
+    const others = container.querySelectorAll<HTMLInputElement>("[data-testid=params-row] input");
+    expect([...others].map((i) => i.value)).toContain("extra");
+  });
+
+  it("writes a number as a {name, value} row, flags one out of bounds, and removes it when cleared", async () => {
+    const input = field("duration").querySelector("input")!;
+    await change(input, "2.5");
+    expect(params()).toEqual([
+      { name: "extra", value: 1 },
+      { name: "duration", value: 2.5 },
+    ]);
+    expect(container.querySelectorAll("[data-testid=params-row]")).toHaveLength(1);
+    await change(input, "-1");
+    expect(params()[1]).toEqual({ name: "duration", value: -1 });
+    expect(field("duration").querySelector("[data-testid=param-error]")?.textContent).toBe("must be at least 0");
+    await change(input, "");
+    expect(params()).toEqual([{ name: "extra", value: 1 }]);
+    expect(field("duration").querySelector("[data-testid=param-error]")).toBeNull();
+  });
+
+  it("picks an enum value and removes the param when set back to its default", async () => {
+    const select = field("execution_mode").querySelector("select")!;
+    expect(select.options[0]?.textContent).toBe("(default: EXCLUSIVE)");
+    await change(select, "1");
+    expect(params()).toContainEqual({ name: "execution_mode", value: "COMPETITIVE" });
+    await change(select, "");
+    expect(params().some((p) => p.name === "execution_mode")).toBe(false);
+  });
+
+  it("shows a value of the wrong type as JSON with the reason, so that it can be fixed", async () => {
+    act(() =>
+      store.getState().edit((b) => ({
+        ...b,
+        tasks: b.tasks.map((t) => (t.id === "nap" ? { ...t, params: [{ name: "duration", value: "soon" }] } : t)),
+      })),
+    );
+    await settled();
+    expect(field("duration").querySelector<HTMLInputElement>("[data-testid=json-value]")?.value).toBe('"soon"');
+    expect(field("duration").querySelector("[data-testid=param-error]")?.textContent).toBe("expected number, found string");
+    expect(blueprint().tasks[1]?.params).toEqual([{ name: "duration", value: "soon" }]);
+  });
+});
