@@ -16,6 +16,8 @@ import { useEditor } from "../store/context";
 import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { canvasRendered } from "../timing";
+import { isWire, wiring, wiringEdges, type WiringEdge } from "./wiring";
+import "./wiring.css";
 
 const DELETE_KEYS = ["Delete", "Backspace"];
 const FIT_VIEW = { padding: 0.1, maxZoom: 1.2 };
@@ -34,6 +36,9 @@ export const ZOOMED_OUT = 0.45;
  */
 const LARGE_FROM = 500;
 
+/** The canvas draws dependencies, and the data wiring when it is shown. */
+type CanvasEdge = DependencyEdge | WiringEdge;
+
 export function Canvas() {
   const blueprint = useEditor((s) => s.blueprint);
   const positions = useEditor((s) => s.positions);
@@ -49,6 +54,9 @@ export function Canvas() {
   // A re-render when the zoom crosses the threshold, not on every zoom or pan.
   const large = (blueprint?.tasks.length ?? 0) >= LARGE_FROM;
   const zoomedOut = useStore((s) => s.transform[2] < ZOOMED_OUT) && large;
+  const showWiring = useEditor((s) => s.showWiring);
+  // The wiring's labels are long: shown only when zoomed in, whatever the blueprint's size.
+  const wiringLabelled = useStore((s) => s.transform[2] >= ZOOMED_OUT);
 
   const toNodes = useMemo(reusingNodes, []);
   const toEdges = useMemo(reusingEdges, []);
@@ -60,6 +68,11 @@ export function Canvas() {
     () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut) : []),
     [toEdges, blueprint, selectedDependency, zoomedOut],
   );
+
+  // The wiring follows the blueprint only: moving a node does not compute it again.
+  const wires = useMemo(() => (showWiring && blueprint ? wiring(blueprint) : null), [showWiring, blueprint]);
+  const wireEdges = useMemo(() => (wires ? wiringEdges(wires, wiringLabelled) : null), [wires, wiringLabelled]);
+  const shownEdges = useMemo<CanvasEdge[]>(() => (wireEdges ? [...edges, ...wireEdges] : edges), [edges, wireEdges]);
 
   // After every commit: the timing marks of steps waiting for the canvas (none most of the time).
   useEffect(canvasRendered);
@@ -89,7 +102,7 @@ export function Canvas() {
   );
 
   const onEdgesChange = useCallback(
-    (changes: EdgeChange<DependencyEdge>[]) => {
+    (changes: EdgeChange<CanvasEdge>[]) => {
       for (const change of changes) {
         if (change.type === "select" && change.selected) selectDependency(change.id);
       }
@@ -107,15 +120,15 @@ export function Canvas() {
     [edit],
   );
   const onEdgeDoubleClick = useCallback(
-    (_: unknown, e: DependencyEdge) => edit((b) => cycleDependencyType(b, e.source, e.target)),
+    (_: unknown, e: CanvasEdge) => isWire(e) || edit((b) => cycleDependencyType(b, e.source, e.target)),
     [edit],
   );
   const onPaneClick = useCallback(() => select(null), [select]);
 
   return (
-    <ReactFlow<TaskNode, DependencyEdge>
+    <ReactFlow<TaskNode, CanvasEdge>
       nodes={nodes}
-      edges={edges}
+      edges={shownEdges}
       nodeTypes={nodeTypes}
       onNodesChange={onNodesChange}
       onEdgesChange={onEdgesChange}

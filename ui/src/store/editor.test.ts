@@ -331,3 +331,16 @@ describe("editing from the inspector", () => {
     });
   });
 });
+
+describe("the data wiring on the canvas", () => {
+  it("is hidden until toggled, and toggling it is no edit of the blueprint", async () => {
+    const { store } = setup();
+    await store.getState().load();
+    expect(store.getState().showWiring).toBe(false);
+    store.getState().toggleWiring();
+    expect(store.getState().showWiring).toBe(true);
+    expect(store.getState().past).toEqual([]);
+    store.getState().toggleWiring();
+    expect(store.getState().showWiring).toBe(false);
+  });
+});

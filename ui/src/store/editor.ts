@@ -64,6 +64,8 @@ export type EditorState = {
   /** The last thing the user should know: saved, or why something failed. */
   notice: { text: string; error: boolean } | null;
   lastEvent: EventView | null;
+  /** Whether the canvas draws which output feeds which input (editor/wiring.ts) beside the dependencies. */
+  showWiring: boolean;
 
   load(): Promise<void>;
   openFile(): Promise<void>;
@@ -87,6 +89,8 @@ export type EditorState = {
   select(id: string | null): void;
   selectDependency(id: string | null): void;
   focusTask(id: string): void;
+  /** Shows or hides the data wiring on the canvas. */
+  toggleWiring(): void;
 };
 
 export type EditorStore = StoreApi<EditorState>;
@@ -221,6 +225,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       definitions: {},
       notice: null,
       lastEvent: null,
+      showWiring: false,
 
       async load() {
         backend.onEvent((event) => set({ lastEvent: event }));
@@ -389,6 +394,10 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       focusTask(id) {
         get().select(id);
         set({ selectedDependency: null, focus: { task: id, serial: ++focusSerial } });
+      },
+
+      toggleWiring() {
+        set({ showWiring: !get().showWiring });
       },
     };
   });

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import type { Blueprint, Task } from "../blueprint";
+import { isWire, wiring, wiringEdges, type Wire } from "./wiring";
+
+/** A task depending (FS) on `after`, with its inputs and outputs given as in the file. */
+function task(id: string, after: string[], io: Partial<Pick<Task, "inputs" | "outputs">> = {}): Task {
+  return {
+    id,
+    type: "shell.run",
+    ...(after.length > 0 ? { depends_on: after.map((a) => ({ id: a, type: "FS" as const })) } : {}),
+    ...io,
+  };
+}
+
+const pairs = (wires: Wire[]) => wires.map((w) => `${w.from}.${w.output} -> ${w.to}.${w.input}`);
+
+describe("which output feeds which input", () => {
+  it("wires an input's get_from to the output whose set_to writes that name", () => {
+    const blueprint: Blueprint = {
+      tasks: [
+        task("start", []),
+        task("plan", ["start"], { outputs: [{ name: "result", set_to: "total" }] }),
+        task("use", ["plan"], { inputs: [{ name: "sum", get_from: "total" }] }),
+      ],
+    };
+    expect(wiring(blueprint)).toEqual([{ from: "plan", to: "use", key: "total", output: "result", input: "sum" }]);
+  });
+
+  it("wires an input without get_from by its own name, as the orchestrator reads it", () => {
+    const blueprint: Blueprint = {
+      tasks: [task("a", [], { outputs: [{ name: "count" }] }), task("b", ["a"], { inputs: [{ name: "count" }] })],
+    };
+    expect(pairs(wiring(blueprint))).toEqual(["a.count -> b.count"]);
+  });
+
+  it("takes the nearest writer upstream: an earlier one is overwritten before the reader runs", () => {
+    const blueprint: Blueprint = {
+      tasks: [
+        task("first", [], { outputs: [{ name: "x" }] }),
+        task("second", ["first"], { outputs: [{ name: "y", set_to: "x" }] }),
+        // Depends on both: `first` also reaches it directly, yet `second` writes after it.
+        task("reader", ["second", "first"], { inputs: [{ name: "x" }] }),
+      ],
+    };
+    expect(pairs(wiring(blueprint))).toEqual(["second.y -> reader.x"]);
+  });
+
+  it("draws every writer on parallel branches, since either may write last", () => {
+    const blueprint: Blueprint = {
+      tasks: [
+        task("start", []),
+        task("left", ["start"], { outputs: [{ name: "v" }] }),
+        task("right", ["start"], { outputs: [{ name: "v" }] }),
+        task("join", ["left", "right"], { inputs: [{ name: "in", get_from: "v" }] }),
+      ],
+    };
+    expect(pairs(wiring(blueprint))).toEqual(["left.v -> join.in", "right.v -> join.in"]);
+  });
+
+  it("draws no writer that does not run before the reader, nor a name nothing writes", () => {
+    const blueprint: Blueprint = {
+      tasks: [
+        task("start", []),
+        task("reader", ["start"], { inputs: [{ name: "late" }, { name: "param", get_from: "from_session" }] }),
+        task("writer", ["reader"], { outputs: [{ name: "late" }] }),
+        task("aside", ["start"], { outputs: [{ name: "late" }] }),
+      ],
+    };
+    expect(wiring(blueprint)).toEqual([]);
+  });
+
+  it("does not wire a task to itself and survives a cycle", () => {
+    const blueprint: Blueprint = {
+      tasks: [
+        task("a", ["b"], { inputs: [{ name: "n" }], outputs: [{ name: "n" }] }),
+        task("b", ["a"], { outputs: [{ name: "m" }] }),
+      ],
+    };
+    expect(wiring(blueprint)).toEqual([]);
+  });
+});
+
+describe("the wiring as canvas edges", () => {
+  const wires: Wire[] = [
+    { from: "a", to: "b", key: "x", output: "x", input: "x" },
+    { from: "a", to: "b", key: "t", output: "result", input: "total" },
+    { from: "a", to: "c", key: "x", output: "x", input: "y" },
+  ];
+
+  it("makes one edge per pair of tasks, labelled output → input when zoomed in", () => {
+    const edges = wiringEdges(wires, true);
+    expect(edges.map((e) => [e.id, e.source, e.target, e.label])).toEqual([
+      ["wire:a->b", "a", "b", "x → x, result → total"],
+      ["wire:a->c", "a", "c", "x → y"],
+    ]);
+    expect(wiringEdges(wires, false).every((e) => e.label === undefined)).toBe(true);
+  });
+
+  it("keeps the edges out of the user's way and apart from the dependencies", () => {
+    const [edge] = wiringEdges(wires, true);
+    expect(edge).toMatchObject({ className: "wiring", selectable: false, deletable: false, focusable: false });
+    expect(isWire(edge!)).toBe(true);
+    expect(isWire({ id: "a->b" })).toBe(false);
+  });
+});

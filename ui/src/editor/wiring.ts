@@ -1,0 +1,135 @@
+// Which output feeds which input: the data flow of a blueprint, drawn on the canvas beside its
+// dependencies when asked. An input reads session data at `get_from`, or at its own name when it
+// has none (COMPAT §4: `data[get_from or name]`); an output writes at `set_to`, or at its own
+// name. Session data is one store per blueprint instance, so the value an input reads is the one
+// written last before its task starts: the writer is the nearest task upstream through the
+// dependencies that writes the name.
+//
+// - A writer is left out when another writer of the name runs after it and before the reader
+//   (it is upstream of that other writer): its value is overwritten by then.
+// - Writers on parallel branches (neither upstream of the other) are all drawn: which one wrote
+//   last depends on the run.
+// - A writer that does not run before the reader is not drawn (the value may not be there yet:
+//   the facade warns of a `get_from` like that); nor is an input whose name nothing writes
+//   (it reads session parameters, a calling composite, or its own literal value).
+// - Every dependency type counts as "before", as in the facade's own check of `get_from`.
+import { MarkerType, type Edge } from "@xyflow/react";
+import { ioOf, type Blueprint, type Task } from "../blueprint";
+
+/** One output feeding one input: `output` of `from` writes `key`, which `input` of `to` reads. */
+export type Wire = { from: string; to: string; key: string; output: string; input: string };
+
+export type WiringEdge = Edge<{ kind: "wiring"; wires: Wire[] }>;
+
+/** The session data key an input reads (`get_from`, else its name). */
+function readKey(io: { name: string; [key: string]: unknown }): string {
+  return typeof io.get_from === "string" && io.get_from !== "" ? io.get_from : io.name;
+}
+
+/** The session data key an output writes (`set_to`, else its name). */
+function writeKey(io: { name: string; [key: string]: unknown }): string {
+  return typeof io.set_to === "string" && io.set_to !== "" ? io.set_to : io.name;
+}
+
+/** Every wire of a blueprint, in the order of its tasks and their inputs. */
+export function wiring(blueprint: Blueprint): Wire[] {
+  const tasks = new Map<string, Task>();
+  for (const task of blueprint.tasks) if (!tasks.has(task.id)) tasks.set(task.id, task);
+  // Who writes each key, and with which output (a task's first output of that key).
+  const writers = new Map<string, Map<string, string>>();
+  for (const task of tasks.values()) {
+    for (const output of ioOf(task, "outputs")) {
+      if (typeof output?.name !== "string") continue;
+      const byTask = writers.get(writeKey(output)) ?? new Map<string, string>();
+      if (!byTask.has(task.id)) byTask.set(task.id, output.name);
+      writers.set(writeKey(output), byTask);
+    }
+  }
+  const predecessors = (id: string): string[] =>
+    (tasks.get(id)?.depends_on ?? []).map((d) => d.id).filter((p) => tasks.has(p));
+
+  const wires: Wire[] = [];
+  for (const task of tasks.values()) {
+    for (const input of ioOf(task, "inputs")) {
+      if (typeof input?.name !== "string") continue;
+      const key = readKey(input);
+      const byTask = writers.get(key);
+      if (!byTask) continue;
+      for (const from of nearestWriters(task.id, (id) => byTask.has(id), predecessors)) {
+        wires.push({ from, to: task.id, key, output: byTask.get(from)!, input: input.name });
+      }
+    }
+  }
+  return wires;
+}
+
+/**
+ * The writers upstream of `reader` that no other writer upstream of it follows. The search goes
+ * backwards and stops at the first writer on each path; a writer found that way can still be
+ * upstream of another one found on another path, and is then dropped.
+ */
+function nearestWriters(reader: string, writes: (id: string) => boolean, predecessors: (id: string) => string[]): string[] {
+  const found: string[] = [];
+  const seen = new Set<string>([reader]);
+  const queue = predecessors(reader);
+  for (let next = 0; next < queue.length; next += 1) {
+    const id = queue[next]!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (writes(id)) found.push(id);
+    else queue.push(...predecessors(id));
+  }
+  if (found.length < 2) return found;
+  return found.filter((candidate) => !found.some((other) => other !== candidate && isUpstream(candidate, other, predecessors)));
+}
+
+/** Whether `ancestor` runs before `task` through the dependencies. */
+function isUpstream(ancestor: string, task: string, predecessors: (id: string) => string[]): boolean {
+  const seen = new Set<string>();
+  const queue = predecessors(task);
+  for (let next = 0; next < queue.length; next += 1) {
+    const id = queue[next]!;
+    if (id === ancestor) return true;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    queue.push(...predecessors(id));
+  }
+  return false;
+}
+
+/** Whether a canvas edge is a wire (its id is made so), not a dependency. */
+export function isWire(edge: { id: string }): boolean {
+  return edge.id.startsWith("wire:");
+}
+
+/** How a wire reads on the canvas: the output, then the input it feeds. */
+export function wireLabel(wire: Wire): string {
+  return `${wire.output} → ${wire.input}`;
+}
+
+/**
+ * The wires as edges of their own kind: one per pair of tasks (several names between the same
+ * two tasks share it), labelled when `labelled`, drawn dashed by CSS (`.wiring`), and out of the
+ * way of the user: not selectable, deletable or focusable.
+ */
+export function wiringEdges(wires: Wire[], labelled: boolean): WiringEdge[] {
+  const byPair = new Map<string, Wire[]>();
+  for (const wire of wires) {
+    const id = `wire:${wire.from}->${wire.to}`;
+    byPair.set(id, [...(byPair.get(id) ?? []), wire]);
+  }
+  return [...byPair].map(([id, pair]) => ({
+    id,
+    source: pair[0]!.from,
+    target: pair[0]!.to,
+    className: "wiring",
+    selectable: false,
+    deletable: false,
+    focusable: false,
+    interactionWidth: 0,
+    zIndex: 1,
+    markerEnd: { type: MarkerType.Arrow, color: "var(--wiring)" },
+    ...(labelled ? { label: pair.map(wireLabel).join(", ") } : {}),
+    data: { kind: "wiring", wires: pair },
+  }));
+}
