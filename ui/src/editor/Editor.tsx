@@ -6,6 +6,7 @@ import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
+import { ServerVerdict } from "./ServerVerdict";
 import { Toolbar } from "./Toolbar";
 
 /** Ctrl (or Cmd) shortcuts: the key, with Shift or not, and what it does. */
@@ -54,6 +55,7 @@ export function Editor() {
       <Inspector />
       <Problems />
       <footer className="status">
+        <ServerVerdict />
         {notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}
         {lastEvent && (
           <span className="event">
