@@ -3,11 +3,14 @@
 import { useEffect, useMemo, useState } from "react";
 import { ioOf, setTaskField, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
+import { CompositeField } from "./CompositeField";
 import { ConditionField } from "./ConditionField";
 import { IoTable } from "./IoTable";
 import { suggestions, taskProblems } from "./names";
 import { ParamsForm } from "./ParamsForm";
 import { paramFields } from "./schema";
+
+const COMPOSITE = "system.composite";
 
 export function Inspector() {
   const task = useEditor((s) => s.blueprint?.tasks.find((t) => t.id === s.selected) ?? null);
@@ -27,10 +30,14 @@ function TaskInspector({ task }: { task: Task }) {
   const offered = suggestions(names);
   const problems = taskProblems(report, task.id);
   const description = typeof task.description === "string" ? task.description : "";
-  const fields = useMemo(() => paramFields(definition?.params_schema), [definition]);
-  // The first row of each declared param is the form's; any other row stays in the table.
+  const composite = task.type === COMPOSITE;
+  const declared = useMemo(() => paramFields(definition?.params_schema), [definition]);
+  // A composite's `blueprint` param has a field of its own, whether its definition arrived or not.
+  const fields = composite ? declared.filter((f) => f.name !== "blueprint") : declared;
+  // The first row of each param with a field is that field's; any other row stays in the table.
   const params = ioOf(task, "params");
-  const inForm = new Set(fields.map((f) => params.findIndex((r) => r.name === f.name)).filter((i) => i >= 0));
+  const owned = [...fields.map((f) => f.name), ...(composite ? ["blueprint"] : [])];
+  const inForm = new Set(owned.map((name) => params.findIndex((r) => r.name === name)).filter((i) => i >= 0));
 
   return (
     <div className="task-inspector" data-task-id={task.id}>
@@ -70,13 +77,14 @@ function TaskInspector({ task }: { task: Task }) {
       </datalist>
       <IoTable task={task} field="inputs" names={offered} />
       <IoTable task={task} field="outputs" names={offered} />
+      {composite && <CompositeField task={task} />}
       {fields.length > 0 && <ParamsForm task={task} fields={fields} />}
       <IoTable
         task={task}
         field="params"
         names={offered}
         except={inForm}
-        {...(fields.length > 0 ? { title: "Other params" } : {})}
+        {...(owned.length > 0 ? { title: "Other params" } : {})}
       />
     </div>
   );

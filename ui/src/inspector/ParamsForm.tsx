@@ -7,7 +7,7 @@ import { ioOf, setParam, type Io, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
 import { JsonField } from "./JsonField";
 import { boundsText, defaultText, parseNumber, schemaError, type Control, type ParamField } from "./schema";
-import "./params-form.css";
+import "./params.css";
 
 export function ParamsForm({ task, fields }: { task: Task; fields: ParamField[] }) {
   const edit = useEditor((s) => s.edit);

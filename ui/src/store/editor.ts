@@ -3,6 +3,7 @@
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type { Backend } from "../backend/types";
 import type {
+  BlueprintFile,
   EventView,
   FileReport,
   GetTaskDefinitionAnswer,
@@ -10,6 +11,7 @@ import type {
   TaskNamesAnswer,
 } from "../backend/generated";
 import { addTask, parseBlueprint, renameTask, toText, type Blueprint } from "../blueprint";
+import { folderOf } from "../paths";
 import { mark, markNextRender } from "../timing";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
@@ -66,6 +68,8 @@ export type EditorState = {
   lastEvent: EventView | null;
   /** Whether the canvas draws which output feeds which input (editor/wiring.ts) beside the dependencies. */
   showWiring: boolean;
+  /** The blueprints of a folder (what a composite may call), the open file's once asked for. */
+  blueprintFiles: { folder: string; files: BlueprintFile[] } | null;
 
   load(): Promise<void>;
   openFile(): Promise<void>;
@@ -91,6 +95,8 @@ export type EditorState = {
   focusTask(id: string): void;
   /** Shows or hides the data wiring on the canvas. */
   toggleWiring(): void;
+  /** Lists the blueprints in the open file's folder into `blueprintFiles`. */
+  loadBlueprintFiles(): Promise<void>;
 };
 
 export type EditorStore = StoreApi<EditorState>;
@@ -226,6 +232,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       notice: null,
       lastEvent: null,
       showWiring: false,
+      blueprintFiles: null,
 
       async load() {
         backend.onEvent((event) => set({ lastEvent: event }));
@@ -398,6 +405,20 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
 
       toggleWiring() {
         set({ showWiring: !get().showWiring });
+      },
+
+      async loadBlueprintFiles() {
+        const { path } = get();
+        if (path === null) return;
+        const folder = folderOf(path);
+        let files: BlueprintFile[] = [];
+        try {
+          files = await backend.call("list_blueprint_files", { folder });
+        } catch (e) {
+          fail(e); // then none are offered, and the folder is not asked again and again
+        }
+        const now = get().path;
+        if (now !== null && folderOf(now) === folder) set({ blueprintFiles: { folder, files } });
       },
     };
   });
