@@ -1,15 +1,10 @@
 // @vitest-environment jsdom
 import { act } from "react";
-import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BlueprintFile } from "../backend/generated";
-import { MemoryBackend } from "../backend/memory";
 import { ioOf } from "../blueprint";
-import { EditorProvider } from "../store/context";
-import { createEditorStore, type EditorStore } from "../store/editor";
-import { Inspector } from "./Inspector";
-
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+import type { EditorStore } from "../store/editor";
+import { change, mountInspector, settled, type Mounted } from "./testing";
 
 const beside: BlueprintFile[] = [
   { file: "/work/bp/place_element.json", blueprint_id: "place_element", name: "Place an element", version: "1.0", tasks: 4 },
@@ -30,56 +25,23 @@ const text = JSON.stringify({
   ],
 });
 
-let root: Root;
+let mounted: Mounted;
 let container: HTMLDivElement;
 let store: EditorStore;
 let asked: string[];
 
-const settled = () => act(() => new Promise((resolve) => setTimeout(resolve, 0)));
-
 beforeEach(async () => {
   asked = [];
-  const backend = new MemoryBackend(
-    {
-      validate_blueprint: () => [{ file: "assembly.json", valid: true, server_accepts: true, diagnostics: [] }],
-      task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
-      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
-      list_blueprint_files: ({ folder }) => {
-        asked.push(folder);
-        return beside;
-      },
+  mounted = await mountInspector("/work/bp/assembly.json", text, "place", {
+    list_blueprint_files: ({ folder }) => {
+      asked.push(folder);
+      return beside;
     },
-    { "/work/bp/assembly.json": text },
-  );
-  store = createEditorStore(backend, async () => ({}));
-  await store.getState().open("/work/bp/assembly.json", text);
-  container = document.createElement("div");
-  document.body.append(container);
-  root = createRoot(container);
-  act(() =>
-    root.render(
-      <EditorProvider store={store}>
-        <Inspector />
-      </EditorProvider>,
-    ),
-  );
-  act(() => store.getState().select("place"));
-  await settled();
-});
-
-afterEach(() => {
-  act(() => root.unmount());
-  container.remove();
-});
-
-async function change(element: HTMLInputElement | HTMLSelectElement, value: string) {
-  const prototype = element instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
-  act(() => {
-    Object.getOwnPropertyDescriptor(prototype, "value")!.set!.call(element, value);
-    element.dispatchEvent(new Event(element instanceof HTMLSelectElement ? "change" : "input", { bubbles: true }));
   });
-  await settled();
-}
+  ({ container, store } = mounted);
+});
+
+afterEach(() => mounted.unmount());
 
 const get = <E extends Element>(testId: string) => container.querySelector<E>(`[data-testid=${testId}]`);
 const blueprintParam = () =>

@@ -1,10 +1,13 @@
 // A task's `condition`: an expression editor whose completion offers the names the task may read,
 // with the problems of the last validation marked in it and listed under it.
-import { useCallback } from "react";
+import { lazy, Suspense, useCallback } from "react";
 import { setTaskField, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
-import { CodeField } from "./CodeField";
 import { conditionProblems, type Suggestion } from "./names";
+
+// CodeMirror is about as big as the rest of the app: it loads when a condition is first shown,
+// not with the app.
+const CodeField = lazy(() => import("./CodeField").then((m) => ({ default: m.CodeField })));
 
 export function ConditionField({ task, names }: { task: Task; names: Suggestion[] }) {
   const edit = useEditor((s) => s.edit);
@@ -21,15 +24,17 @@ export function ConditionField({ task, names }: { task: Task; names: Suggestion[
       <span className="label" id="inspector-condition-label">
         Condition
       </span>
-      <CodeField
-        value={text}
-        onChange={apply}
-        names={names}
-        problems={problems}
-        placeholder="always runs"
-        labelledBy="inspector-condition-label"
-        testId="condition"
-      />
+      <Suspense fallback={<input readOnly value={text} aria-labelledby="inspector-condition-label" />}>
+        <CodeField
+          value={text}
+          onChange={apply}
+          names={names}
+          problems={problems}
+          placeholder="always runs"
+          labelledBy="inspector-condition-label"
+          testId="condition"
+        />
+      </Suspense>
       {problems.map((d, i) => (
         <p key={i} className={`field-error ${d.severity}`} data-testid="condition-problem">
           {d.message}

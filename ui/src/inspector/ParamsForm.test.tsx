@@ -1,14 +1,9 @@
 // @vitest-environment jsdom
 import { act } from "react";
-import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MemoryBackend } from "../backend/memory";
 import { ioOf, type Blueprint } from "../blueprint";
-import { EditorProvider } from "../store/context";
-import { createEditorStore, type EditorStore } from "../store/editor";
-import { Inspector } from "./Inspector";
-
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+import type { EditorStore } from "../store/editor";
+import { change, mountInspector, settled, type Mounted } from "./testing";
 
 const executionMode = { enum: ["EXCLUSIVE", "COMPETITIVE"], default: "EXCLUSIVE" };
 // As the catalogue declares system.sleep (orrery-engine agents/registry.rs).
@@ -34,58 +29,24 @@ const text = JSON.stringify({
   ],
 });
 
-let root: Root;
+let mounted: Mounted;
 let container: HTMLDivElement;
 let store: EditorStore;
 
-const settled = () => act(() => new Promise((resolve) => setTimeout(resolve, 0)));
-
 beforeEach(async () => {
-  const backend = new MemoryBackend(
-    {
-      validate_blueprint: () => [{ file: "bp.json", valid: true, server_accepts: true, diagnostics: [] }],
-      task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
-      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
-      get_task_definition: ({ name }) => ({
-        name,
-        description: "Waits.",
-        params_schema: sleepSchema,
-        inputs_schema: {},
-        outputs_schema: {},
-      }),
-    },
-    { "/bp.json": text },
-  );
-  store = createEditorStore(backend, async () => ({}));
-  await store.getState().open("/bp.json", text);
-  container = document.createElement("div");
-  document.body.append(container);
-  root = createRoot(container);
-  act(() =>
-    root.render(
-      <EditorProvider store={store}>
-        <Inspector />
-      </EditorProvider>,
-    ),
-  );
-  act(() => store.getState().select("nap"));
-  await settled();
-});
-
-afterEach(() => {
-  act(() => root.unmount());
-  container.remove();
-});
-
-/** Sets a field's value as typing does, so that React sees the change; the validation it starts answers. */
-async function change(element: HTMLInputElement | HTMLSelectElement, value: string) {
-  const prototype = element instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
-  act(() => {
-    Object.getOwnPropertyDescriptor(prototype, "value")!.set!.call(element, value);
-    element.dispatchEvent(new Event(element instanceof HTMLSelectElement ? "change" : "input", { bubbles: true }));
+  mounted = await mountInspector("/bp.json", text, "nap", {
+    get_task_definition: ({ name }) => ({
+      name,
+      description: "Waits.",
+      params_schema: sleepSchema,
+      inputs_schema: {},
+      outputs_schema: {},
+    }),
   });
-  await settled();
-}
+  ({ container, store } = mounted);
+});
+
+afterEach(() => mounted.unmount());
 
 const field = (name: string) => container.querySelector<HTMLElement>(`[data-testid=param-field][data-param=${name}]`)!;
 const params = () => ioOf(store.getState().blueprint!.tasks.find((t) => t.id === "nap")!, "params");
