@@ -17,6 +17,7 @@ import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { canvasRendered } from "../timing";
 import { isWire, wiring, wiringEdges, type WiringEdge } from "./wiring";
+import { edgeTypes } from "./WiringPath";
 import "./wiring.css";
 
 const DELETE_KEYS = ["Delete", "Backspace"];
@@ -130,6 +131,7 @@ export function Canvas() {
       nodes={nodes}
       edges={shownEdges}
       nodeTypes={nodeTypes}
+      edgeTypes={edgeTypes}
       onNodesChange={onNodesChange}
       onEdgesChange={onEdgesChange}
       onConnect={onConnect}

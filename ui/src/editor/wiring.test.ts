@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Blueprint, Task } from "../blueprint";
-import { isWire, wiring, wiringEdges, type Wire } from "./wiring";
+import { isWire, wiring, wiringCurve, wiringEdges, type Wire } from "./wiring";
 
 /** A task depending (FS) on `after`, with its inputs and outputs given as in the file. */
 function task(id: string, after: string[], io: Partial<Pick<Task, "inputs" | "outputs">> = {}): Task {
@@ -101,5 +101,26 @@ describe("the wiring as canvas edges", () => {
     expect(edge).toMatchObject({ className: "wiring", selectable: false, deletable: false, focusable: false });
     expect(isWire(edge!)).toBe(true);
     expect(isWire({ id: "a->b" })).toBe(false);
+  });
+});
+
+describe("a wire's curve", () => {
+  it("bows to the right of a wire going down, with its label at the middle of the curve", () => {
+    const { path, labelX, labelY } = wiringCurve(0, 0, 0, 60);
+    expect(labelY).toBe(30);
+    expect(labelX).toBeCloseTo(48);
+    expect(path.startsWith("M 0,0 C ")).toBe(true);
+    expect(path.endsWith(" 0,60")).toBe(true);
+  });
+
+  it("puts a label beside a wire going down, not across it", () => {
+    expect(wiringCurve(0, 0, 0, 60, 100).labelX).toBeCloseTo(48 + 50 + 4);
+    expect(wiringCurve(0, 60, 0, 0, 100).labelX).toBeCloseTo(-(48 + 50 + 4));
+  });
+
+  it("goes round the tasks a longer wire may pass, up to a limit", () => {
+    expect(wiringCurve(0, 0, 0, 150).labelX).toBeCloseTo(120);
+    expect(wiringCurve(0, 0, 0, 600).labelX).toBeCloseTo(156);
+    expect(wiringCurve(0, 0, 0, 4000).labelX).toBe(180);
   });
 });
