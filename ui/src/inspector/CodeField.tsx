@@ -71,6 +71,8 @@ export function CodeField({
           keymap.of(withoutLineBreaks),
           singleLine,
           placeholder(empty),
+          // A long condition wraps rather than scrolls: the inspector is narrow, and all of it should show.
+          EditorView.lineWrapping,
           EditorView.contentAttributes.of(contentAttributes),
           EditorView.updateListener.of((update) => {
             const outside = update.transactions.some((tr) => tr.annotation(fromOutside));
