@@ -16,9 +16,10 @@ export function CompositeField({ task }: { task: Task }) {
   const listing = useEditor((s) => s.blueprintFiles);
   const loadBlueprintFiles = useEditor((s) => s.loadBlueprintFiles);
   const folder = path === null ? null : folderOf(path);
+  // Asked again each time a composite is shown: blueprints come and go beside the file.
   useEffect(() => {
-    if (folder !== null && listing?.folder !== folder) void loadBlueprintFiles();
-  }, [folder, listing, loadBlueprintFiles]);
+    if (folder !== null) void loadBlueprintFiles();
+  }, [folder, loadBlueprintFiles]);
   // The open file itself is no inner blueprint: a composite calling it would recurse.
   const files = listing !== null && listing.folder === folder ? listing.files.filter((f) => f.file !== path) : null;
 

@@ -39,14 +39,15 @@ function validate({ text }: { text?: string | null }) {
 let mounted: Mounted | undefined;
 afterEach(() => mounted?.unmount());
 
-/** CodeMirror loads on its own (a lazy chunk): waits until the field is there. */
+/** CodeMirror loads on its own (a lazy chunk, transformed on first use here): waits until the field is there. */
 async function conditionField(container: HTMLElement): Promise<HTMLElement> {
-  for (let i = 0; i < 50; i += 1) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
     const found = container.querySelector<HTMLElement>("[data-testid=condition]");
     if (found) return found;
-    await settled();
+    await act(() => new Promise<void>((resolve) => setTimeout(resolve, 20)));
   }
-  throw new Error("the condition editor never showed");
+  throw new Error("the condition editor did not show within 10 s");
 }
 
 describe("a task's condition in the inspector", () => {

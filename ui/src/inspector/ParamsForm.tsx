@@ -53,6 +53,7 @@ function ParamRow({ field, row, onSet }: { field: ParamField; row: Io | undefine
   const value = row?.value;
   const given = value !== undefined;
   const control = given && !fits(field.control, value, field) ? "json" : field.control;
+  // A row without a value can be removed too, though the field shows it empty.
   const error = given ? schemaError(field.schema, value) : null;
   const description = field.schema.description;
   return (
@@ -66,7 +67,7 @@ function ParamRow({ field, row, onSet }: { field: ParamField; row: Io | undefine
             </span>
           )}
         </label>
-        {given && (
+        {row !== undefined && (
           <button type="button" className="clear" title={`Remove ${field.name}`} onClick={() => onSet(undefined)}>
             ×
           </button>
