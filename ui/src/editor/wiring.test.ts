@@ -124,3 +124,19 @@ describe("a wire's curve", () => {
     expect(wiringCurve(0, 0, 0, 4000).labelX).toBe(180);
   });
 });
+
+describe("the wiring of a large blueprint", () => {
+  it("walks a long chain once, not once per reader", () => {
+    // 20,000 tasks in a chain, each reading a name the first one writes: one search per reader
+    // would walk 200 million steps; kept answers walk the chain once.
+    const n = 20_000;
+    const tasks = Array.from({ length: n }, (_, i) =>
+      i === 0 ? task("t0", [], { outputs: [{ name: "x" }] }) : task(`t${i}`, [`t${i - 1}`], { inputs: [{ name: "x" }] }),
+    );
+    const started = performance.now();
+    const wires = wiring({ tasks });
+    expect(wires).toHaveLength(n - 1);
+    expect(wires.every((w) => w.from === "t0")).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});

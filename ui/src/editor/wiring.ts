@@ -48,6 +48,8 @@ export function wiring(blueprint: Blueprint): Wire[] {
   }
   const predecessors = (id: string): string[] =>
     (tasks.get(id)?.depends_on ?? []).map((d) => d.id).filter((p) => tasks.has(p));
+  // One search per key read, shared by every input that reads it.
+  const searches = new Map<string, (reader: string) => string[]>();
 
   const wires: Wire[] = [];
   for (const task of tasks.values()) {
@@ -56,7 +58,9 @@ export function wiring(blueprint: Blueprint): Wire[] {
       const key = readKey(input);
       const byTask = writers.get(key);
       if (!byTask) continue;
-      for (const from of nearestWriters(task.id, (id) => byTask.has(id), predecessors)) {
+      let nearest = searches.get(key);
+      if (!nearest) searches.set(key, (nearest = nearestWriters(new Set(byTask.keys()), predecessors)));
+      for (const from of nearest(task.id)) {
         wires.push({ from, to: task.id, key, output: byTask.get(from)!, input: input.name });
       }
     }
@@ -65,37 +69,57 @@ export function wiring(blueprint: Blueprint): Wire[] {
 }
 
 /**
- * The writers upstream of `reader` that no other writer upstream of it follows. The search goes
- * backwards and stops at the first writer on each path; a writer found that way can still be
- * upstream of another one found on another path, and is then dropped.
+ * For one key: the writers upstream of a task that no other writer upstream of it follows. A
+ * task's answer is made of its predecessors': a predecessor that writes, or else the
+ * predecessor's own answer; of those, a writer upstream of another is dropped. Answers are kept,
+ * so a chain of thousands of readers costs one walk up it, not one per reader. Tasks on a cycle
+ * (an error the facade reports) see no writer through it.
  */
-function nearestWriters(reader: string, writes: (id: string) => boolean, predecessors: (id: string) => string[]): string[] {
-  const found: string[] = [];
-  const seen = new Set<string>([reader]);
-  const queue = predecessors(reader);
-  for (let next = 0; next < queue.length; next += 1) {
-    const id = queue[next]!;
-    if (seen.has(id)) continue;
-    seen.add(id);
-    if (writes(id)) found.push(id);
-    else queue.push(...predecessors(id));
-  }
-  if (found.length < 2) return found;
-  return found.filter((candidate) => !found.some((other) => other !== candidate && isUpstream(candidate, other, predecessors)));
+function nearestWriters(writes: ReadonlySet<string>, predecessors: (id: string) => string[]): (reader: string) => string[] {
+  const known = new Map<string, string[]>();
+  const open = new Set<string>();
+  return (reader) => {
+    // Depth first without recursion: a long chain would overflow the call stack.
+    const stack: { id: string; expanded: boolean }[] = [{ id: reader, expanded: false }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (known.has(top.id)) {
+        stack.pop();
+        continue;
+      }
+      const before = predecessors(top.id).filter((p) => p !== top.id);
+      if (!top.expanded) {
+        top.expanded = true;
+        open.add(top.id);
+        for (const p of before) if (!writes.has(p) && !known.has(p) && !open.has(p)) stack.push({ id: p, expanded: false });
+        continue;
+      }
+      const candidates = new Set<string>();
+      for (const p of before) {
+        if (writes.has(p)) candidates.add(p);
+        else for (const w of known.get(p) ?? []) candidates.add(w);
+      }
+      open.delete(top.id);
+      known.set(top.id, latest([...candidates], predecessors));
+      stack.pop();
+    }
+    // Through a cycle a task can come out upstream of itself; it never feeds itself.
+    return (known.get(reader) ?? []).filter((w) => w !== reader);
+  };
 }
 
-/** Whether `ancestor` runs before `task` through the dependencies. */
-function isUpstream(ancestor: string, task: string, predecessors: (id: string) => string[]): boolean {
-  const seen = new Set<string>();
-  const queue = predecessors(task);
+/** The candidates that are not upstream of another one: one walk up from all of them at once. */
+function latest(candidates: string[], predecessors: (id: string) => string[]): string[] {
+  if (candidates.length < 2) return candidates;
+  const upstream = new Set<string>();
+  const queue = candidates.flatMap(predecessors);
   for (let next = 0; next < queue.length; next += 1) {
     const id = queue[next]!;
-    if (id === ancestor) return true;
-    if (seen.has(id)) continue;
-    seen.add(id);
+    if (upstream.has(id)) continue;
+    upstream.add(id);
     queue.push(...predecessors(id));
   }
-  return false;
+  return candidates.filter((c) => !upstream.has(c));
 }
 
 /** Whether a canvas edge is a wire (its id is made so), not a dependency. */
