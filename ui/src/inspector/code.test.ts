@@ -45,6 +45,13 @@ describe("the condition editor's pieces", () => {
     expect(result?.options[0]?.info).toBe("written by plan");
   });
 
+  it("offers the language's words and builtins after the names, once a word is begun", async () => {
+    expect((await complete("x and la"))?.options.map((o) => o.label)).toEqual(["late", "lambda"]);
+    expect((await complete("x and le"))?.options.map((o) => o.label)).toEqual(["len"]);
+    expect((await complete("x is No"))?.options.map((o) => o.label)).toEqual(["None"]);
+    expect(await complete("x and len")).toBeNull();
+  });
+
   it("offers every name when asked with nothing typed, and nothing unasked or inside a string", async () => {
     expect((await complete("x == ", 5, true))?.options.map((o) => o.label)).toEqual(["count", "late", "command"]);
     expect(await complete("x == ", 5, false)).toBeNull();

@@ -1,7 +1,7 @@
 // The pieces of the condition editor that need no page: keeping an expression on one line,
 // offering the names a task may read, and placing the facade's problems in the text. CodeField.tsx
 // puts them together in a CodeMirror view.
-import type { CompletionSource } from "@codemirror/autocomplete";
+import type { Completion, CompletionSource } from "@codemirror/autocomplete";
 import { syntaxTree } from "@codemirror/language";
 import type { Diagnostic as Mark } from "@codemirror/lint";
 import { Annotation, ChangeSet, EditorState, Transaction, type ChangeSpec } from "@codemirror/state";
@@ -35,15 +35,28 @@ export const singleLine = EditorState.transactionFilter.of((tr) => {
 });
 
 /**
- * Completes the name at the caret with the names the task may read (upstream outputs first),
- * in the order `names.ts` gives them; nothing is offered inside a string literal.
+ * What the condition language has besides the task's names: its keywords and constants, and the
+ * builtins Orrery's evaluator implements (orrery-blueprint `condition/builtins.rs`, as asteval).
+ */
+const LANGUAGE: { label: string; type: string }[] = [
+  ...["and", "or", "not", "in", "is", "if", "else", "for", "lambda"].map((label) => ({ label, type: "keyword" })),
+  ...["True", "False", "None"].map((label) => ({ label, type: "constant" })),
+  ...["abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "int", "isinstance", "len", "list", "max",
+    "min", "pow", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip"].map((label) => ({ label, type: "function" })),
+];
+
+/**
+ * Completes the name at the caret with the names the task may read (upstream outputs first), in
+ * the order `names.ts` gives them, then with the language's own words once one is begun; nothing
+ * is offered inside a string literal.
  */
 export function nameCompletion(names: () => Suggestion[]): CompletionSource {
   return (context) => {
     const word = context.matchBefore(/[A-Za-z_][A-Za-z0-9_.]*/);
     if (!word && !context.explicit) return null;
     if (syntaxTree(context.state).resolveInner(context.pos, -1).name === "String") return null;
-    const options = completing(names(), context.state.doc.toString(), context.pos).map((s, i) => ({
+    const offered = completing(names(), context.state.doc.toString(), context.pos);
+    const options: Completion[] = offered.map((s, i) => ({
       label: s.name,
       type: s.origin === "own" ? "variable" : "property",
       detail: s.origin,
@@ -51,6 +64,14 @@ export function nameCompletion(names: () => Suggestion[]): CompletionSource {
       // The order of `suggestions` is the one to keep: upstream names are the likely ones.
       boost: -i,
     }));
+    const typed = word?.text ?? "";
+    if (typed !== "") {
+      for (const [i, w] of LANGUAGE.entries()) {
+        if (w.label.startsWith(typed) && w.label !== typed && !offered.some((s) => s.name === w.label)) {
+          options.push({ ...w, boost: -offered.length - 1 - i });
+        }
+      }
+    }
     return options.length > 0 ? { from: word?.from ?? context.pos, options, filter: false } : null;
   };
 }
