@@ -77,8 +77,9 @@ function TaskInspector({ task }: { task: Task }) {
       </datalist>
       <IoTable task={task} field="inputs" names={offered} />
       <IoTable task={task} field="outputs" names={offered} />
-      {composite && <CompositeField task={task} />}
-      {fields.length > 0 && <ParamsForm task={task} fields={fields} />}
+      {/* Keyed by task: what is half typed in one task's field must not show in another's. */}
+      {composite && <CompositeField key={task.id} task={task} />}
+      {fields.length > 0 && <ParamsForm key={task.id} task={task} fields={fields} />}
       <IoTable
         task={task}
         field="params"
