@@ -54,7 +54,9 @@ export function verdict(report: FileReport | null): Verdict {
     return {
       kind: "errors",
       text: `${counted} · the server would still accept it`,
-      detail: `Orrery finds ${counted} the antikythera server does not check for (it would accept the blueprint, and then fail or misbehave when it runs).`,
+      detail:
+        `Orrery finds ${counted} the antikythera server does not check for: ` +
+        "it would accept the blueprint, and then fail or misbehave when it runs.",
     };
   }
   return {

@@ -97,7 +97,8 @@ export function CompositeField({ task }: { task: Task }) {
         )}
         {!found && target.id !== "" && files !== null && (
           <p className="field-error warning" data-testid="composite-missing">
-            No blueprint with this id beside {path ? fileName(path) : "this file"}: the composite will not find it when it runs from here.
+            No blueprint with this id beside {path ? fileName(path) : "this file"}: the composite will not find it
+            when it runs from here.
           </p>
         )}
         {path === null && <p className="hint">Save the blueprint to choose among the blueprints beside it.</p>}

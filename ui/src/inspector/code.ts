@@ -38,11 +38,16 @@ export const singleLine = EditorState.transactionFilter.of((tr) => {
  * What the condition language has besides the task's names: its keywords and constants, and the
  * builtins Orrery's evaluator implements (orrery-blueprint `condition/builtins.rs`, as asteval).
  */
+const KEYWORDS = ["and", "or", "not", "in", "is", "if", "else", "for", "lambda"];
+const CONSTANTS = ["True", "False", "None"];
+const BUILTINS = [
+  ...["abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "int", "isinstance", "len", "list"],
+  ...["max", "min", "pow", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip"],
+];
 const LANGUAGE: { label: string; type: string }[] = [
-  ...["and", "or", "not", "in", "is", "if", "else", "for", "lambda"].map((label) => ({ label, type: "keyword" })),
-  ...["True", "False", "None"].map((label) => ({ label, type: "constant" })),
-  ...["abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "int", "isinstance", "len", "list", "max",
-    "min", "pow", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip"].map((label) => ({ label, type: "function" })),
+  ...KEYWORDS.map((label) => ({ label, type: "keyword" })),
+  ...CONSTANTS.map((label) => ({ label, type: "constant" })),
+  ...BUILTINS.map((label) => ({ label, type: "function" })),
 ];
 
 /**
