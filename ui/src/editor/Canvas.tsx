@@ -16,7 +16,7 @@ import { useEditor } from "../store/context";
 import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { canvasRendered } from "../timing";
-import { isWire, wiring, wiringEdges, type WiringEdge } from "./wiring";
+import { isWire, reusingWiringEdges, wiring, type WiringEdge } from "./wiring";
 import { edgeTypes } from "./WiringPath";
 import "./wiring.css";
 
@@ -71,8 +71,12 @@ export function Canvas() {
   );
 
   // The wiring follows the blueprint only: moving a node does not compute it again.
+  const toWiringEdges = useMemo(reusingWiringEdges, []);
   const wires = useMemo(() => (showWiring && blueprint ? wiring(blueprint) : null), [showWiring, blueprint]);
-  const wireEdges = useMemo(() => (wires ? wiringEdges(wires, wiringLabelled) : null), [wires, wiringLabelled]);
+  const wireEdges = useMemo(
+    () => (wires ? toWiringEdges(wires, wiringLabelled) : null),
+    [toWiringEdges, wires, wiringLabelled],
+  );
   const shownEdges = useMemo<CanvasEdge[]>(() => (wireEdges ? [...edges, ...wireEdges] : edges), [edges, wireEdges]);
 
   // After every commit: the timing marks of steps waiting for the canvas (none most of the time).

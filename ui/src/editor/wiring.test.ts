@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Blueprint, Task } from "../blueprint";
-import { isWire, wiring, wiringCurve, wiringEdges, type Wire } from "./wiring";
+import { isWire, reusingWiringEdges, wiring, wiringCurve, wiringEdges, type Wire } from "./wiring";
 
 /** A task depending (FS) on `after`, with its inputs and outputs given as in the file. */
 function task(id: string, after: string[], io: Partial<Pick<Task, "inputs" | "outputs">> = {}): Task {
@@ -94,6 +94,19 @@ describe("the wiring as canvas edges", () => {
       ["wire:a->c", "a", "c", "x → y"],
     ]);
     expect(wiringEdges(wires, false).every((e) => e.label === undefined)).toBe(true);
+  });
+
+  it("answers the same edge again for a pair whose wires did not change", () => {
+    const toEdges = reusingWiringEdges();
+    const [ab, ac] = toEdges(wires, true);
+    const again = toEdges([...wires], true);
+    expect(again[0]).toBe(ab);
+    expect(again[1]).toBe(ac);
+    const renamed = toEdges([wires[0]!, wires[1]!, { ...wires[2]!, input: "z" }], true);
+    expect(renamed[0]).toBe(ab);
+    expect(renamed[1]).not.toBe(ac);
+    expect(renamed[1]?.label).toBe("x → z");
+    expect(toEdges(wires, false)[0]).not.toBe(ab);
   });
 
   it("keeps the edges out of the user's way and apart from the dependencies", () => {

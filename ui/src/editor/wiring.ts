@@ -180,23 +180,50 @@ export function wireLabel(wire: Wire): string {
  * way of the user: not selectable, deletable or focusable.
  */
 export function wiringEdges(wires: Wire[], labelled: boolean): WiringEdge[] {
-  const byPair = new Map<string, Wire[]>();
-  for (const wire of wires) {
-    const id = `wire:${wire.from}->${wire.to}`;
-    byPair.set(id, [...(byPair.get(id) ?? []), wire]);
-  }
-  return [...byPair].map(([id, pair]) => ({
-    id,
-    type: "wiring",
-    source: pair[0]!.from,
-    target: pair[0]!.to,
-    className: "wiring",
-    selectable: false,
-    deletable: false,
-    focusable: false,
-    interactionWidth: 0,
-    markerEnd: { type: MarkerType.Arrow, color: "var(--wiring)" },
-    ...(labelled ? { label: pair.map(wireLabel).join(", ") } : {}),
-    data: { kind: "wiring", wires: pair },
-  }));
+  return reusingWiringEdges()(wires, labelled);
+}
+
+/**
+ * `wiringEdges` that answers the edge object it answered last time for every pair of tasks whose
+ * wires did not change (as graph.ts `reusingEdges`): an edit elsewhere in a large blueprint
+ * draws no wire again.
+ */
+export function reusingWiringEdges(): typeof wiringEdges {
+  let previous = new Map<string, { signature: string; edge: WiringEdge }>();
+  return (wires, labelled) => {
+    const byPair = new Map<string, Wire[]>();
+    for (const wire of wires) {
+      const id = `wire:${wire.from}->${wire.to}`;
+      const pair = byPair.get(id);
+      if (pair) pair.push(wire);
+      else byPair.set(id, [wire]);
+    }
+    const next = new Map<string, { signature: string; edge: WiringEdge }>();
+    const edges = [...byPair].map(([id, pair]) => {
+      const label = labelled ? pair.map(wireLabel).join(", ") : undefined;
+      const signature = `${label ?? ""}\n${pair.map((w) => `${w.key} ${w.output} ${w.input}`).join("\n")}`;
+      const old = previous.get(id);
+      const edge: WiringEdge =
+        old?.signature === signature
+          ? old.edge
+          : {
+              id,
+              type: "wiring",
+              source: pair[0]!.from,
+              target: pair[0]!.to,
+              className: "wiring",
+              selectable: false,
+              deletable: false,
+              focusable: false,
+              interactionWidth: 0,
+              markerEnd: { type: MarkerType.Arrow, color: "var(--wiring)" },
+              ...(label !== undefined ? { label } : {}),
+              data: { kind: "wiring", wires: pair },
+            };
+      next.set(id, { signature, edge });
+      return edge;
+    });
+    previous = next;
+    return edges;
+  };
 }
