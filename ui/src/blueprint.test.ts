@@ -7,6 +7,7 @@ import {
   removeIo,
   removeTasks,
   renameTask,
+  setParam,
   setTaskField,
   updateIo,
   withIoKey,
@@ -113,5 +114,31 @@ describe("param values typed as JSON", () => {
     const parsed = parseJsonValue("echo hi");
     expect("error" in parsed && parsed.error.startsWith("not JSON")).toBe(true);
     expect("error" in parseJsonValue("{")).toBe(true);
+  });
+});
+
+describe("params by name", () => {
+  const task = (b: Blueprint) => b.tasks.find((t) => t.id === "b");
+
+  it("adds a param as a {name, value} row, changes it in place, and removes it when cleared", () => {
+    let b = setParam(blueprint, "b", "duration", 2);
+    expect(task(b)?.params).toEqual([{ name: "duration", value: 2 }]);
+    b = setParam(b, "b", "cwd", "/tmp");
+    b = setParam(b, "b", "duration", 5);
+    expect(task(b)?.params).toEqual([
+      { name: "duration", value: 5 },
+      { name: "cwd", value: "/tmp" },
+    ]);
+    b = setParam(b, "b", "duration", undefined);
+    expect(task(b)?.params).toEqual([{ name: "cwd", value: "/tmp" }]);
+    b = setParam(b, "b", "cwd", undefined);
+    expect(task(b) && "params" in task(b)!).toBe(false);
+  });
+
+  it("keeps the other keys of a row and answers the same blueprint when nothing changes", () => {
+    const described = setTaskField(blueprint, "b", "params", [{ name: "cwd", value: "/", description: "where" }]);
+    expect(task(setParam(described, "b", "cwd", "/srv"))?.params).toEqual([{ name: "cwd", value: "/srv", description: "where" }]);
+    expect(setParam(described, "b", "cwd", "/")).toBe(described);
+    expect(setParam(described, "b", "other", undefined)).toBe(described);
   });
 });

@@ -179,6 +179,20 @@ export function removeIo(blueprint: Blueprint, id: string, field: IoField, index
   return setTaskField(blueprint, id, field, rows.filter((_, i) => i !== index));
 }
 
+/**
+ * Gives the param `name` of a task a value: its first row named so is changed, or a row
+ * `{name, value}` added (params are a list, never a map). No value removes that row.
+ */
+export function setParam(blueprint: Blueprint, id: string, name: string, value: unknown): Blueprint {
+  const task = blueprint.tasks.find((t) => t.id === id);
+  if (!task) return blueprint;
+  const rows = ioOf(task, "params");
+  const index = rows.findIndex((r) => r.name === name);
+  if (value === undefined) return index < 0 ? blueprint : removeIo(blueprint, id, "params", index);
+  if (index < 0) return setTaskField(blueprint, id, "params", [...rows, { name, value }]);
+  return updateIo(blueprint, id, "params", index, (r) => (jsonText(r.value) === jsonText(value) ? r : { ...r, value }));
+}
+
 /** A value typed as JSON text: the value, or why it is not JSON (nothing typed: no value). */
 export function parseJsonValue(text: string): { value: unknown } | { error: string } {
   if (text.trim() === "") return { value: undefined };

@@ -131,6 +131,7 @@ export const COMMANDS: Command[] = [
   },
   { id: "view.fit", title: "Zoom to fit", shortcut: { key: "0" }, enabled: (s) => s.laidOut, run: (s) => s.zoomToFit() },
   { id: "view.minimap", title: "Toggle minimap", enabled: hasBlueprint, run: (s) => s.toggleMinimap() },
+  { id: "view.wiring", title: "Toggle data wiring", enabled: hasBlueprint, run: (s) => s.toggleWiring() },
 ];
 
 type Keys = { key: string; ctrlKey: boolean; metaKey: boolean; shiftKey: boolean };

@@ -120,6 +120,21 @@ impl App {
         input.send_keys(typed).await.unwrap();
     }
 
+    /// Replaces the text of the code editor matching `css` (CodeMirror's editable content): a
+    /// click into it, Ctrl+A, and the new text typed over it.
+    pub async fn retype_code(&self, css: &str, typed: &str) {
+        let content = self.client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css} to type in"));
+        content.click().await.unwrap();
+        content.send_keys("\u{E009}a\u{E009}").await.unwrap();
+        content.send_keys(typed).await.unwrap();
+    }
+
+    /// The text an element holds (its text content).
+    pub async fn content(&self, css: &str) -> Option<String> {
+        let script = "return document.querySelector(arguments[0])?.textContent ?? null";
+        self.client.execute(script, vec![json!(css)]).await.ok()?.as_str().map(String::from)
+    }
+
     /// Types keys into the page (to whatever has the focus), as WebDriver key strings.
     pub async fn keys(&self, keys: &str) {
         let body = self.client.find(Locator::Css("body")).await.unwrap();
@@ -270,14 +285,26 @@ impl App {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Selects a task by clicking its node.
+    /// Selects a task by clicking its node; clicks again when a click landed while the canvas
+    /// was still moving (fitting the view after an open takes a moment).
     pub async fn select_task(&self, id: &str) {
-        self.click(&format!("[data-testid=task-node][data-task-id=\"{id}\"]")).await;
-        eventually(&format!("{id} selected"), || async {
-            let shown = self.client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await;
-            (shown.ok()?? == id).then_some(())
-        })
-        .await;
+        let css = format!("[data-testid=task-node][data-task-id=\"{id}\"]");
+        let shown = || async {
+            let field = self.client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?;
+            (field.prop("value").await.ok()?? == id).then_some(())
+        };
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            self.click(&css).await;
+            let clicked = std::time::Instant::now();
+            while clicked.elapsed() < Duration::from_secs(3) {
+                if shown().await.is_some() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            assert!(std::time::Instant::now() < deadline, "{id} is not selected by clicking it");
+        }
     }
 }
 

@@ -30,7 +30,10 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
     app.connect_tasks("run_1", "run_2").await;
     app.connect_tasks("run_2", "end").await;
     // An edge is an SVG path WebDriver calls not interactable: the click is dispatched to it.
-    let edge = app.client.find(Locator::Css("[data-testid='rf__edge-start->end'] path")).await.unwrap();
+    let edge = eventually("the edge start -> end", || async {
+        app.client.find(Locator::Css("[data-testid='rf__edge-start->end'] path")).await.ok()
+    })
+    .await;
     let click = "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))";
     app.client.execute(click, vec![serde_json::to_value(&edge).unwrap()]).await.unwrap();
     app.wait_count(".react-flow__edge.selected", 1).await;
@@ -44,7 +47,7 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
 
     // A condition with an error is shown on the node, in the problems and in the inspector.
     app.select_task("run_2").await;
-    app.retype("[data-testid=condition]", "1 <").await;
+    app.retype_code("[data-testid=condition]", "1 <").await;
     eventually("the error everywhere", || async {
         (app.count("[data-task-id=run_2] [data-testid=error-badge]").await == 1
             && app.count("[data-testid=problem][data-task-id=run_2]").await == 1
@@ -53,7 +56,7 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
     })
     .await;
     app.screenshot("authoring-new-error.png").await;
-    app.retype("[data-testid=condition]", "1 < 2").await;
+    app.retype_code("[data-testid=condition]", "1 < 2").await;
     eventually("the condition fixed", || async {
         app.text("[data-testid=problems-summary]").await.filter(|s| s == "No problems")
     })

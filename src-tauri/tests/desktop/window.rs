@@ -128,17 +128,20 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     // in the problems; fixed, every mark goes.
     app.click("[data-testid=task-node][data-task-id=inspect]").await;
     let shown = eventually("the inspector on inspect", || async {
-        let value = client.find(Locator::Css("[data-testid=condition]")).await.ok()?.prop("value").await.ok()??;
+        let value = app.content("[data-testid=condition]").await?;
         (app.text("[data-testid=inspector-type]").await? == "shell.run").then_some(value)
     })
     .await;
     assert_eq!(shown, "inspect and elements_remaining == 0");
-    app.retype("[data-testid=condition]", "inspect and (").await;
-    let problem = eventually("the syntax error under the condition", || async {
-        app.text("[data-testid=condition-problem]").await
+    app.retype_code("[data-testid=condition]", "inspect and").await;
+    // Each keystroke is checked: the problems of the text typed so far come and go on the way.
+    eventually("the syntax error under the condition", || async {
+        let p = app.text("[data-testid=condition-problem]").await;
+        eprintln!("SEEN {p:?} / {:?}", app.content("[data-testid=condition]").await);
+        p.filter(|p| p.contains("not a valid expression"))
     })
     .await;
-    assert!(problem.contains("not a valid expression"), "a syntax error: {problem:?}");
+    assert_eq!(app.content("[data-testid=condition]").await.as_deref(), Some("inspect and"));
     eventually("the error on the node and in the problems", || async {
         (app.count("[data-task-id=inspect] [data-testid=error-badge]").await == 1
             && app.count("[data-testid=problem][data-task-id=inspect]").await == 1
@@ -147,7 +150,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     })
     .await;
     app.screenshot("editor-condition-error.png").await;
-    app.retype("[data-testid=condition]", "inspect and elements_remaining == 0").await;
+    app.retype_code("[data-testid=condition]", "inspect and elements_remaining == 0").await;
     eventually("the condition clean again", || async {
         let summary = app.text("[data-testid=problems-summary]").await?;
         (summary == "No problems"

@@ -23,6 +23,9 @@ import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
+import { isWire, reusingWiringEdges, wiring, type WiringEdge } from "./wiring";
+import { edgeTypes } from "./WiringPath";
+import "./wiring.css";
 
 const DELETE_KEYS = ["Delete", "Backspace"];
 /** Shift+click adds a task to the selection (or takes it out), as Ctrl+click does. */
@@ -46,6 +49,9 @@ export const ZOOMED_OUT = 0.45;
  */
 const LARGE_FROM = 500;
 
+/** The canvas draws dependencies, and the data wiring when it is shown. */
+type CanvasEdge = DependencyEdge | WiringEdge;
+
 export function Canvas() {
   const blueprint = useEditor((s) => s.blueprint);
   const positions = useEditor((s) => s.positions);
@@ -67,6 +73,9 @@ export function Canvas() {
   // A re-render when the zoom crosses the threshold, not on every zoom or pan.
   const large = (blueprint?.tasks.length ?? 0) >= LARGE_FROM;
   const zoomedOut = useStore((s) => s.transform[2] < ZOOMED_OUT) && large;
+  const showWiring = useEditor((s) => s.showWiring);
+  // The wiring's labels are long: shown only when zoomed in, whatever the blueprint's size.
+  const wiringLabelled = useStore((s) => s.transform[2] >= ZOOMED_OUT);
 
   const toNodes = useMemo(reusingNodes, []);
   const toEdges = useMemo(reusingEdges, []);
@@ -79,6 +88,15 @@ export function Canvas() {
     () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut) : []),
     [toEdges, blueprint, selectedDependency, zoomedOut],
   );
+
+  // The wiring follows the blueprint only: moving a node does not compute it again.
+  const toWiringEdges = useMemo(reusingWiringEdges, []);
+  const wires = useMemo(() => (showWiring && blueprint ? wiring(blueprint) : null), [showWiring, blueprint]);
+  const wireEdges = useMemo(
+    () => (wires ? toWiringEdges(wires, wiringLabelled) : null),
+    [toWiringEdges, wires, wiringLabelled],
+  );
+  const shownEdges = useMemo<CanvasEdge[]>(() => (wireEdges ? [...edges, ...wireEdges] : edges), [edges, wireEdges]);
 
   // After every commit: the timing marks of steps waiting for the canvas (none most of the time).
   useEffect(canvasRendered);
@@ -118,9 +136,9 @@ export function Canvas() {
   // React Flow removes the edges of a deletion and then its nodes, two changes and so two undo
   // steps; the store removes them together, and React Flow is told to remove nothing itself.
   const onBeforeDelete = useCallback(
-    async ({ nodes, edges }: { nodes: TaskNode[]; edges: DependencyEdge[] }) => {
+    async ({ nodes, edges }: { nodes: TaskNode[]; edges: CanvasEdge[] }) => {
       const gone = new Set(nodes.map((n) => n.id));
-      const cut = edges.filter((e) => !gone.has(e.source) && !gone.has(e.target));
+      const cut = edges.filter((e) => !isWire(e) && !gone.has(e.source) && !gone.has(e.target));
       deleteTasks([...gone], cut.map((e) => ({ from: e.source, to: e.target })));
       return false;
     },
@@ -128,7 +146,7 @@ export function Canvas() {
   );
 
   const onEdgesChange = useCallback(
-    (changes: EdgeChange<DependencyEdge>[]) => {
+    (changes: EdgeChange<CanvasEdge>[]) => {
       // A selection box selects the edges among the tasks it takes too; only an edge chosen by
       // itself (a click, the keyboard) is the selected dependency, else the box would lose its tasks.
       const boxing = flowStore.getState().userSelectionRect !== null;
@@ -149,7 +167,7 @@ export function Canvas() {
     [edit],
   );
   const onEdgeDoubleClick = useCallback(
-    (_: unknown, e: DependencyEdge) => edit((b) => cycleDependencyType(b, e.source, e.target)),
+    (_: unknown, e: CanvasEdge) => isWire(e) || edit((b) => cycleDependencyType(b, e.source, e.target)),
     [edit],
   );
   const onPaneClick = useCallback(() => select(null), [select]);
@@ -179,10 +197,11 @@ export function Canvas() {
   );
 
   return (
-    <ReactFlow<TaskNode, DependencyEdge>
+    <ReactFlow<TaskNode, CanvasEdge>
       nodes={nodes}
-      edges={edges}
+      edges={shownEdges}
       nodeTypes={nodeTypes}
+      edgeTypes={edgeTypes}
       onNodesChange={onNodesChange}
       onEdgesChange={onEdgesChange}
       onConnect={onConnect}

@@ -8,6 +8,7 @@ import { CommandPalette } from "./CommandPalette";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
 import { listenToClipboard } from "./system-clipboard";
+import { ServerVerdict } from "./ServerVerdict";
 import { Toolbar } from "./Toolbar";
 import { Tabs } from "./Tabs";
 import { isTyping } from "./typing";
@@ -53,6 +54,7 @@ export function Editor() {
       <Inspector />
       <Problems />
       <footer className="status">
+        <ServerVerdict />
         {notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}
         {lastEvent && (
           <span className="event">

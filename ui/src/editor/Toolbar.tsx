@@ -1,3 +1,4 @@
+import { fileName, folderOf } from "../paths";
 import { useEditor, useWorkspace } from "../store/context";
 
 export function Toolbar() {
@@ -69,7 +70,7 @@ function RecentMenu() {
                 void openRecent(path);
               }}
             >
-              {path.split(/[\\/]/).pop()} <span className="folder">{path.replace(/[\\/][^\\/]*$/, "")}</span>
+              {fileName(path)} <span className="folder">{folderOf(path)}</span>
             </button>
           </li>
         ))}

@@ -1,4 +1,5 @@
 // What an empty tab offers: a new blueprint, one to open, and the recent ones.
+import { fileName, folderOf } from "../paths";
 import { useWorkspace } from "../store/context";
 
 export function Welcome() {
@@ -25,8 +26,8 @@ export function Welcome() {
             {recent.map((path) => (
               <li key={path}>
                 <button type="button" className="link" onClick={() => void openRecent(path)} title={path} data-testid="recent-file">
-                  <span className="name">{path.split(/[\\/]/).pop()}</span>
-                  <span className="folder">{path.replace(/[\\/][^\\/]*$/, "")}</span>
+                  <span className="name">{fileName(path)}</span>
+                  <span className="folder">{folderOf(path)}</span>
                 </button>
               </li>
             ))}

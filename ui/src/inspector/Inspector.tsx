@@ -1,18 +1,24 @@
 // The selected task, to read and change: its id, type, description, condition, inputs, outputs
 // and params. Every change goes through the store, so it is undoable and validated.
-import { useEffect, useState } from "react";
-import { setTaskField, type Task } from "../blueprint";
+import { useEffect, useMemo, useState } from "react";
+import { ioOf, setTaskField, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
+import { CompositeField } from "./CompositeField";
 import { ConditionField } from "./ConditionField";
 import { IoTable } from "./IoTable";
-import { schemaParamNames, suggestions, taskProblems } from "./names";
+import { suggestions, taskProblems } from "./names";
+import { ParamsForm } from "./ParamsForm";
+import { paramFields } from "./schema";
+
+const COMPOSITE = "system.composite";
 
 export function Inspector() {
   const task = useEditor((s) => s.blueprint?.tasks.find((t) => t.id === s.selected) ?? null);
   return (
     <aside className="inspector" aria-label="Inspector" data-testid="inspector">
       <h2>Inspector</h2>
-      {task ? <TaskInspector task={task} /> : <p className="hint">Select a task to see and change it.</p>}
+      {/* Keyed by task: what is half typed in one task's fields must not show in another's. */}
+      {task ? <TaskInspector key={task.id} task={task} /> : <p className="hint">Select a task to see and change it.</p>}
     </aside>
   );
 }
@@ -25,6 +31,14 @@ function TaskInspector({ task }: { task: Task }) {
   const offered = suggestions(names);
   const problems = taskProblems(report, task.id);
   const description = typeof task.description === "string" ? task.description : "";
+  const composite = task.type === COMPOSITE;
+  const declared = useMemo(() => paramFields(definition?.params_schema), [definition]);
+  // A composite's `blueprint` param has a field of its own, whether its definition arrived or not.
+  const fields = composite ? declared.filter((f) => f.name !== "blueprint") : declared;
+  // The first row of each param with a field is that field's; any other row stays in the table.
+  const params = ioOf(task, "params");
+  const owned = [...fields.map((f) => f.name), ...(composite ? ["blueprint"] : [])];
+  const inForm = new Set(owned.map((name) => params.findIndex((r) => r.name === name)).filter((i) => i >= 0));
 
   return (
     <div className="task-inspector" data-task-id={task.id}>
@@ -54,7 +68,7 @@ function TaskInspector({ task }: { task: Task }) {
           onChange={(e) => edit((b) => setTaskField(b, task.id, "description", e.target.value), `${task.id}.description`)}
         />
       </div>
-      <ConditionField key={task.id} task={task} names={offered} />
+      <ConditionField task={task} names={offered} />
       <datalist id="inspector-produced-names">
         {offered
           .filter((s) => s.origin !== "own")
@@ -64,7 +78,15 @@ function TaskInspector({ task }: { task: Task }) {
       </datalist>
       <IoTable task={task} field="inputs" names={offered} />
       <IoTable task={task} field="outputs" names={offered} />
-      <IoTable task={task} field="params" names={offered} offered={schemaParamNames(definition?.params_schema)} />
+      {composite && <CompositeField task={task} />}
+      {fields.length > 0 && <ParamsForm task={task} fields={fields} />}
+      <IoTable
+        task={task}
+        field="params"
+        names={offered}
+        except={inForm}
+        {...(owned.length > 0 ? { title: "Other params" } : {})}
+      />
     </div>
   );
 }

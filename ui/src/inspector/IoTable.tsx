@@ -9,8 +9,10 @@ type Props = {
   field: IoField;
   /** Names to pick from: `get_from` of inputs, `set_to` of outputs. */
   names: Suggestion[];
-  /** Param names the task type declares, offered when missing. */
-  offered?: string[];
+  /** The rows another part of the inspector shows (params with a form), by index. */
+  except?: ReadonlySet<number>;
+  /** Instead of the field's own title. */
+  title?: string;
 };
 
 const TITLES: Record<IoField, string> = { inputs: "Inputs", outputs: "Outputs", params: "Params" };
@@ -21,22 +23,25 @@ const COLUMNS: Record<IoField, string[]> = {
   params: ["Value (JSON)"],
 };
 
-export function IoTable({ task, field, names, offered = [] }: Props) {
+const NONE: ReadonlySet<number> = new Set();
+
+export function IoTable({ task, field, names, except = NONE, title }: Props) {
   const edit = useEditor((s) => s.edit);
   const rows = ioOf(task, field);
   const change = (index: number, key: string, f: (io: Io) => Io) =>
     edit((b) => updateIo(b, task.id, field, index, f), `${task.id}.${field}.${index}.${key}`);
-  const missing = offered.filter((name) => !rows.some((r) => r.name === name));
+  // The index of each row stays its index in the task, so that edits reach the right row.
+  const shown = rows.flatMap((io, i) => (except.has(i) ? [] : [{ io, i }]));
 
   return (
     <section className="io-table" data-testid={`io-${field}`}>
       <header>
-        <h3>{TITLES[field]}</h3>
+        <h3>{title ?? TITLES[field]}</h3>
         <button type="button" onClick={() => edit((b) => addIo(b, task.id, field))} data-testid={`add-${field}`}>
           + Add
         </button>
       </header>
-      {rows.length > 0 && (
+      {shown.length > 0 && (
         <table>
           <thead>
             <tr>
@@ -48,7 +53,7 @@ export function IoTable({ task, field, names, offered = [] }: Props) {
             </tr>
           </thead>
           <tbody>
-            {rows.map((io, i) => (
+            {shown.map(({ io, i }) => (
               <tr key={i} data-testid={`${field}-row`}>
                 <td>
                   <input
@@ -99,15 +104,6 @@ export function IoTable({ task, field, names, offered = [] }: Props) {
             ))}
           </tbody>
         </table>
-      )}
-      {missing.length > 0 && (
-        <p className="offered">
-          {missing.map((name) => (
-            <button key={name} type="button" className="chip" onClick={() => edit((b) => addIo(b, task.id, field, name))}>
-              + {name}
-            </button>
-          ))}
-        </p>
       )}
     </section>
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FileReport } from "../backend/generated";
-import { complete, completing, conditionProblems, schemaParamNames, suggestions } from "./names";
+import { completing, conditionProblems, suggestions } from "./names";
 
 const names = {
   task_id: "t",
@@ -20,12 +20,10 @@ describe("what the inspector offers", () => {
     ]);
   });
 
-  it("completes the word at the caret and keeps what follows", () => {
+  it("completes the word at the caret", () => {
     const all = suggestions(names);
     expect(completing(all, "co", 2).map((s) => s.name)).toEqual(["count", "command"]);
     expect(completing(all, "count", 5)).toEqual([]);
-    expect(complete("x and co > 1", 8, "count")).toEqual({ text: "x and count > 1", caret: 11 });
-    expect(complete("", 0, "late")).toEqual({ text: "late", caret: 4 });
   });
 
   it("finds the problems of the task's own condition, not its while condition nor other tasks'", () => {
@@ -49,11 +47,5 @@ describe("what the inspector offers", () => {
       ],
     };
     expect(conditionProblems(report, "t").map((p) => p.path)).toEqual(["$.tasks[1].condition"]);
-  });
-
-  it("offers the params a task type's schema declares", () => {
-    expect(schemaParamNames({ type: "object", properties: { command: {}, cwd: {} } })).toEqual(["command", "cwd"]);
-    expect(schemaParamNames({ type: "object" })).toEqual([]);
-    expect(schemaParamNames(null)).toEqual([]);
   });
 });

@@ -30,12 +30,6 @@ export function completing(all: Suggestion[], text: string, caret: number): Sugg
   return all.filter((s) => s.name.startsWith(word) && s.name !== word);
 }
 
-/** `text` with the word at the caret replaced by `name`; the caret after it. */
-export function complete(text: string, caret: number, name: string): { text: string; caret: number } {
-  const { start } = wordAt(text, caret);
-  return { text: text.slice(0, start) + name + text.slice(caret), caret: start + name.length };
-}
-
 /** The problems of one task's own `condition` (not its scope's while condition). */
 export function conditionProblems(report: FileReport | null, taskId: string): Diagnostic[] {
   return (report?.diagnostics ?? []).filter(
@@ -49,10 +43,4 @@ export function conditionProblems(report: FileReport | null, taskId: string): Di
 /** Every problem of one task. */
 export function taskProblems(report: FileReport | null, taskId: string): Diagnostic[] {
   return (report?.diagnostics ?? []).filter((d) => d.task_id === taskId);
-}
-
-/** The param names a task type's params schema declares (its `properties`). */
-export function schemaParamNames(schema: unknown): string[] {
-  const properties = (schema as { properties?: unknown } | null)?.properties;
-  return properties && typeof properties === "object" ? Object.keys(properties) : [];
 }

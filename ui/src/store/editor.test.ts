@@ -567,3 +567,16 @@ describe("the minimap", () => {
     expect(showsMinimap(store.getState())).toBe(true);
   });
 });
+
+describe("the data wiring on the canvas", () => {
+  it("is hidden until toggled, and toggling it is no edit of the blueprint", async () => {
+    const { store } = setup();
+    await opened(store);
+    expect(store.getState().showWiring).toBe(false);
+    store.getState().toggleWiring();
+    expect(store.getState().showWiring).toBe(true);
+    expect(store.getState().past).toEqual([]);
+    store.getState().toggleWiring();
+    expect(store.getState().showWiring).toBe(false);
+  });
+});

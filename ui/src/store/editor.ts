@@ -3,6 +3,7 @@
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type { Backend } from "../backend/types";
 import type {
+  BlueprintFile,
   FileReport,
   GetTaskDefinitionAnswer,
   TaskDefinitionSummary,
@@ -10,6 +11,7 @@ import type {
 } from "../backend/generated";
 import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, type Blueprint } from "../blueprint";
 import { edgeId } from "../editor/graph";
+import { folderOf } from "../paths";
 import { mark, markNextRender } from "../timing";
 import { copyPasteSlice, type CopyPasteSlice } from "./copy-paste";
 import { viewSlice, type ViewSlice } from "./view";
@@ -72,6 +74,10 @@ export type EditorState = {
   definitions: Record<string, GetTaskDefinitionAnswer | null>;
   /** The last thing the user should know: saved, or why something failed. */
   notice: { text: string; error: boolean } | null;
+  /** Whether the canvas draws which output feeds which input (editor/wiring.ts) beside the dependencies. */
+  showWiring: boolean;
+  /** The blueprints of a folder (what a composite may call), the open file's once asked for. */
+  blueprintFiles: { folder: string; files: BlueprintFile[] } | null;
 
   open(path: string, text: string): Promise<void>;
   /** Shows a blueprint that has no file yet (a new one): saving it asks where. */
@@ -113,6 +119,10 @@ export type EditorState = {
   moveTasks(positions: Positions): void;
   selectDependency(id: string | null): void;
   focusTask(id: string): void;
+  /** Shows or hides the data wiring on the canvas. */
+  toggleWiring(): void;
+  /** Lists the blueprints in the open file's folder into `blueprintFiles`. */
+  loadBlueprintFiles(): Promise<void>;
 } & CopyPasteSlice &
   ViewSlice;
 
@@ -283,6 +293,9 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       names: null,
       definitions: {},
       notice: null,
+      showWiring: false,
+      blueprintFiles: null,
+
 
       async open(path, text) {
         mark("open");
@@ -531,6 +544,24 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
 
       ...copyPasteSlice(set, get),
       ...viewSlice(set, get),
+
+      toggleWiring() {
+        set({ showWiring: !get().showWiring });
+      },
+
+      async loadBlueprintFiles() {
+        const { path } = get();
+        if (path === null) return;
+        const folder = folderOf(path);
+        let files: BlueprintFile[] = [];
+        try {
+          files = await backend.call("list_blueprint_files", { folder });
+        } catch (e) {
+          fail(e); // then none are offered, and the folder is not asked again and again
+        }
+        const now = get().path;
+        if (now !== null && folderOf(now) === folder) set({ blueprintFiles: { folder, files } });
+      },
     };
   });
 }

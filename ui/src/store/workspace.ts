@@ -6,6 +6,7 @@ import { createStore, type StoreApi } from "zustand/vanilla";
 import type { EventView, TaskDefinitionSummary } from "../backend/generated";
 import type { Backend, MenuAction } from "../backend/types";
 import { innerBlueprintOf, newBlueprint } from "../blueprint";
+import { fileName, folderOf } from "../paths";
 import { createEditorStore, isDirty, type EditorOptions, type EditorStore, type Layout } from "./editor";
 
 /** One editor of a tab: the blueprint, or an inner one opened from the composite `via`. */
@@ -57,15 +58,11 @@ function unsaved(levels: Level[]): Level[] {
 /** The name a tab or breadcrumb shows for an editor: its file's, or the blueprint's. */
 export function titleOf(editor: EditorStore): string {
   const { path, blueprint } = editor.getState();
-  if (path !== null) return path.split(/[\\/]/).pop() ?? path;
+  if (path !== null) return fileName(path);
   const name = blueprint?.name;
   return typeof name === "string" && name !== "" ? name : "Untitled";
 }
 
-function folderOf(path: string): string {
-  const at = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
-  return at > 0 ? path.slice(0, at) : path.slice(0, at + 1);
-}
 
 export function createWorkspace(backend: Backend, layout: Layout, options: EditorOptions = {}): WorkspaceStore {
   let serial = 0;
@@ -266,7 +263,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
           const files = await backend.call("list_blueprint_files", { folder });
           // Looked up as the core does: by blueprint id, else by file name (as the corpus names them).
           const found =
-            files.find((f) => f.blueprint_id === inner.id) ?? files.find((f) => f.file.split(/[\\/]/).pop() === inner.id);
+            files.find((f) => f.blueprint_id === inner.id) ?? files.find((f) => fileName(f.file) === inner.id);
           if (!found) return notify(`No blueprint with id ${inner.id} in ${folder}`);
           const opened = await backend.openLibraryFile(found.file);
           const store = editor();

@@ -1,0 +1,40 @@
+// The `blueprint` param of a `system.composite` task (COMPAT §1): `{"static": id}`, or
+// `{"dynamic": {"blueprint_id": id, "sequencer": ...}}` to run the inner blueprint once per
+// element of a list given at session start.
+
+export const SEQUENCERS = ["basic_sequencer", "basic_stock_sequencer", "basic_element_sequencer"] as const;
+export type Sequencer = (typeof SEQUENCERS)[number];
+
+export type CompositeTarget = { mode: "static"; id: string } | { mode: "dynamic"; id: string; sequencer: string };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The inner blueprint a param value names; null when there is none, "unreadable" when the value
+ * has neither form (it is then shown as JSON, to be fixed by hand).
+ */
+export function readTarget(value: unknown): CompositeTarget | null | "unreadable" {
+  if (value === undefined || value === null) return null;
+  if (!isObject(value)) return "unreadable";
+  const keys = Object.keys(value);
+  if (keys.length === 1 && typeof value.static === "string") return { mode: "static", id: value.static };
+  if (keys.length === 1 && isObject(value.dynamic)) {
+    const { blueprint_id, sequencer } = value.dynamic;
+    return {
+      mode: "dynamic",
+      id: typeof blueprint_id === "string" ? blueprint_id : "",
+      sequencer: typeof sequencer === "string" ? sequencer : "",
+    };
+  }
+  return "unreadable";
+}
+
+/** The param value for a target; none (the param removed) while no id is given. */
+export function targetValue(target: CompositeTarget): unknown {
+  if (target.id === "") return undefined;
+  return target.mode === "static"
+    ? { static: target.id }
+    : { dynamic: { blueprint_id: target.id, sequencer: target.sequencer } };
+}
