@@ -6,6 +6,7 @@ import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
 import { Palette } from "./Palette";
 import { Problems } from "./Problems";
+import { ScopeInspector } from "./ScopeInspector";
 import { Toolbar } from "./Toolbar";
 
 /** Ctrl (or Cmd) shortcuts: the key, with Shift or not, and what it does. */
@@ -25,6 +26,7 @@ export function Editor() {
   const laidOut = useEditor((s) => s.laidOut);
   const notice = useEditor((s) => s.notice);
   const lastEvent = useEditor((s) => s.lastEvent);
+  const scopeSelected = useEditor((s) => s.selectedScope !== null);
 
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
@@ -51,7 +53,7 @@ export function Editor() {
           </ReactFlowProvider>
         )}
       </main>
-      <Inspector />
+      {scopeSelected ? <ScopeInspector /> : <Inspector />}
       <Problems />
       <footer className="status">
         {notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}

@@ -6,10 +6,12 @@ import type {
   EventView,
   FileReport,
   GetTaskDefinitionAnswer,
+  Scope,
   TaskDefinitionSummary,
   TaskNamesAnswer,
 } from "../backend/generated";
 import { addTask, parseBlueprint, renameTask, toText, type Blueprint } from "../blueprint";
+import { scopeStartOf, unwrapScope, wrapInScope } from "../scopeEdit";
 import { mark, markNextRender } from "../timing";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
@@ -51,6 +53,13 @@ export type EditorState = {
   laidOut: boolean;
   /** The facade's verdict on the current blueprint; null until it answers. */
   report: FileReport | null;
+  /**
+   * The blueprint's scopes as the facade derives them; until it answers for an edit, those of
+   * the blueprint before it (regions that vanish on every keystroke would flicker).
+   */
+  scopes: Scope[];
+  /** The selected scope, by the task that opens it; a selected task or dependency clears it. */
+  selectedScope: string | null;
   taskTypes: TaskDefinitionSummary[];
   /** The selected task, or the selected dependency (an edge id of editor/graph.ts). */
   selected: string | null;
@@ -87,6 +96,15 @@ export type EditorState = {
   select(id: string | null): void;
   selectDependency(id: string | null): void;
   focusTask(id: string): void;
+  /** Selects a scope by the task that opens it, in place of a task or dependency. */
+  selectScope(start: string | null): void;
+  /**
+   * Wraps tasks `ids` in a new scope (one undo step) and selects it; answers why not when
+   * refused, which the notice says too.
+   */
+  createScope(ids: string[], name?: string): string | null;
+  /** Removes the scope opened by `start`, its tasks kept (one undo step). */
+  removeScope(start: string): void;
 };
 
 export type EditorStore = StoreApi<EditorState>;
@@ -99,6 +117,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
   // Answers of older validations are dropped: only the newest blueprint's verdict counts.
   let validation = 0;
   let naming = 0;
+  let scoping = 0;
   let focusSerial = 0;
   // A layout that arrives after another file was opened is dropped.
   let opened = 0;
@@ -119,6 +138,18 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         if (mine === validation) fail(e);
       }
       if (mine === validation) await refreshNames();
+    }
+
+    /** The scopes of the newest blueprint, from the facade. */
+    async function refreshScopes(blueprint: Blueprint) {
+      const mine = ++scoping;
+      try {
+        const scopes = await backend.call("blueprint_scopes", { text: toText(blueprint) });
+        if (mine === scoping) set({ scopes });
+      } catch {
+        // A blueprint the facade cannot read has no scopes to draw; validation says why.
+        if (mine === scoping) set({ scopes: [] });
+      }
     }
 
     /** What the selected task may read, from the facade. */
@@ -152,8 +183,14 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
 
     function replace(blueprint: Blueprint, past: Snapshot[], future: Snapshot[], positions?: Positions) {
       set({ blueprint, past, future, report: null, ...(positions ? { positions } : {}) });
+      // An undo may take away the scope being edited.
+      const { selectedScope } = get();
+      if (selectedScope !== null && !scopeStartOf(blueprint.tasks.find((t) => t.id === selectedScope))) {
+        set({ selectedScope: null });
+      }
       if (positions) scheduleLayoutSave();
       void validate(blueprint);
+      void refreshScopes(blueprint);
     }
 
     /** Writes the layout beside the open file once the nodes rest; never for an unsaved blueprint. */
@@ -213,6 +250,8 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       positions: {},
       laidOut: false,
       report: null,
+      scopes: [],
+      selectedScope: null,
       taskTypes: [],
       selected: null,
       selectedDependency: null,
@@ -266,6 +305,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         clearTimeout(layoutTimer);
         lastCoalesce = undefined;
         set({ path, encoding, positions: {}, laidOut: false, selected: null, selectedDependency: null, names: null, notice: null });
+        set({ scopes: [], selectedScope: null });
         replace(parsed.blueprint, [], []);
         let positions: Positions = {};
         try {
@@ -375,20 +415,42 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       },
 
       select(id) {
-        if (id === get().selected) return;
-        set({ selected: id, selectedDependency: null, names: null });
+        if (id === get().selected && get().selectedScope === null) return;
+        set({ selected: id, selectedDependency: null, names: null, selectedScope: null });
         const type = get().blueprint?.tasks.find((t) => t.id === id)?.type;
         if (type) void loadDefinition(type);
         void refreshNames();
       },
 
       selectDependency(id) {
-        set({ selected: null, selectedDependency: id });
+        set({ selected: null, selectedDependency: id, selectedScope: null });
       },
 
       focusTask(id) {
         get().select(id);
         set({ selectedDependency: null, focus: { task: id, serial: ++focusSerial } });
+      },
+
+      selectScope(start) {
+        set({ selectedScope: start, selected: null, selectedDependency: null, names: null });
+      },
+
+      createScope(ids, name) {
+        const { blueprint } = get();
+        if (!blueprint) return "no blueprint is open";
+        const wrapped = wrapInScope(blueprint, ids, name);
+        if ("error" in wrapped) {
+          set({ notice: { text: `No scope made: ${wrapped.error}`, error: true } });
+          return wrapped.error;
+        }
+        get().edit(() => wrapped.blueprint);
+        get().selectScope(wrapped.start);
+        return null;
+      },
+
+      removeScope(start) {
+        get().edit((b) => unwrapScope(b, start));
+        if (get().selectedScope === start) set({ selectedScope: null });
       },
     };
   });
