@@ -74,6 +74,28 @@ describe("wrapping tasks in a scope", () => {
     });
   });
 
+  it("refuses a selection that would interlace with a scope, and accepts one around it or inside it", () => {
+    // a -> b -> c -> d -> e, with a scope from b to d.
+    const chain: Blueprint = {
+      tasks: [
+        { id: "a", type: "a.b" },
+        { id: "b", type: "a.b", depends_on: fs("a"), scope_start: {} },
+        { id: "c", type: "a.b", depends_on: fs("b") },
+        { id: "d", type: "a.b", depends_on: fs("c"), scope_end: "b" },
+        { id: "e", type: "a.b", depends_on: fs("d") },
+      ],
+    };
+    const existing = [{ start: "b", end: "d", policy: "skip" as const, members: ["b", "c", "d"], depth: 0 }];
+    expect(wrapInScope(chain, ["a", "b"], undefined, existing)).toEqual({
+      error: "The scope opened by b shares b with the selection, but neither holds the other: scopes must nest or stay apart.",
+    });
+    expect(wrapInScope(chain, ["c", "d", "e"], undefined, existing)).toEqual({
+      error: expect.stringContaining("shares c and d with the selection") as unknown,
+    });
+    expect(wrapInScope(chain, ["a", "b", "c", "d", "e"], undefined, existing)).not.toHaveProperty("error");
+    expect(wrapInScope(chain, ["c"], undefined, existing)).not.toHaveProperty("error");
+  });
+
   it("refuses tasks that depend on each other in a cycle", () => {
     const cycle: Blueprint = {
       tasks: [

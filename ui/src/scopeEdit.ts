@@ -3,6 +3,7 @@
 // {constant_ms}}`, `while_policy {condition, max_iterations}`, no other keys). Which tasks a scope
 // holds is the facade's answer (`blueprint_scopes`); what is checked here is only what the user
 // must fix in the selection before there is a scope to ask about.
+import type { Scope } from "./backend/generated";
 import { mapTask, setTaskField, type Blueprint, type Task } from "./blueprint";
 
 export type ScopePolicyName = "skip" | "retry" | "while";
@@ -29,12 +30,14 @@ export function scopeStartOf(task: Task | undefined): ScopeStartJson | null {
 /**
  * Makes the tasks `ids` one scope: the one task among them that no other of them precedes (through
  * dependencies, directly or not) opens it, the one that precedes none of the others closes it. A
- * selection the scope would not hold exactly is refused with the reason and the tasks concerned.
+ * selection the scope would not hold exactly is refused with the reason and the tasks concerned,
+ * and so is one that would interlace with a scope of `existing` (the facade's answer).
  */
 export function wrapInScope(
   blueprint: Blueprint,
   ids: string[],
   name?: string,
+  existing: Scope[] = [],
 ): { blueprint: Blueprint; start: string; end: string } | { error: string } {
   const chosen = [...new Set(ids)];
   if (chosen.length === 0) return { error: "Select the tasks the scope should hold first." };
@@ -81,6 +84,15 @@ export function wrapInScope(
   if (extra.length > 0) {
     const left = unique(extra);
     return { error: `A scope from ${start} to ${end} would also hold ${list(left)}: select ${left.length > 1 ? "them" : "it"} too.` };
+  }
+
+  // Scopes nest or stay apart: one that shares tasks with the new one must hold it or lie in it.
+  for (const other of existing) {
+    const shared = other.members.filter((m) => selected.has(m));
+    if (shared.length === 0 || shared.length === selected.size || shared.length === other.members.length) continue;
+    return {
+      error: `The scope opened by ${other.start} shares ${list(shared)} with the selection, but neither holds the other: scopes must nest or stay apart.`,
+    };
   }
 
   const label = name?.trim() ?? "";

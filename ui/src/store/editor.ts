@@ -438,7 +438,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       createScope(ids, name) {
         const { blueprint } = get();
         if (!blueprint) return "no blueprint is open";
-        const wrapped = wrapInScope(blueprint, ids, name);
+        const wrapped = wrapInScope(blueprint, ids, name, get().scopes);
         if ("error" in wrapped) {
           set({ notice: { text: `No scope made: ${wrapped.error}`, error: true } });
           return wrapped.error;
