@@ -49,7 +49,11 @@ export function wrapInScope(
   const before = (id: string) => (byId.get(id)?.depends_on ?? []).map((d) => d.id);
   const afterMap = new Map<string, string[]>();
   for (const t of blueprint.tasks) {
-    for (const d of t.depends_on ?? []) afterMap.set(d.id, [...(afterMap.get(d.id) ?? []), t.id]);
+    for (const d of t.depends_on ?? []) {
+      const next = afterMap.get(d.id);
+      if (next) next.push(t.id);
+      else afterMap.set(d.id, [t.id]);
+    }
   }
   const after = (id: string) => afterMap.get(id) ?? [];
   const selected = new Set(chosen);
