@@ -41,7 +41,6 @@ export function ScopeRegions({ blueprint, positions }: { blueprint: Blueprint; p
           className={`scope-label policy-${r.policy}${selected(r.start)}`}
           data-testid="scope-label"
           data-scope-start={r.start}
-          role="button"
           title="Select the scope to edit it"
           style={{ transform: `translate(${r.x + 8}px, ${r.y + 3}px)` }}
           onClick={(e) => {
