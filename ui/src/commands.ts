@@ -122,6 +122,13 @@ export const COMMANDS: Command[] = [
     run: (s) => s.deleteSelection(),
   },
   {
+    id: "scope.from-selection",
+    title: "Scope from selection",
+    shortcut: { key: "g" },
+    enabled: hasSelection,
+    run: (s) => s.createScope(s.selection),
+  },
+  {
     id: "layout.auto",
     title: "Auto-layout",
     shortcut: { key: "l" },

@@ -82,6 +82,61 @@ pub struct TaskNamesArguments {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct ScopesArguments {
+    /// A blueprint as text (antikythera JSON or a COMPAS envelope).
+    pub text: String,
+}
+
+/// One scope of a blueprint, as an editor draws and edits it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Scope {
+    /// The task that opens it (the one with `scope_start`).
+    pub start: String,
+    /// The task whose `scope_end` names the start; null when no task closes it (validation
+    /// says why).
+    pub end: Option<String>,
+    /// The `name` of its `scope_start`, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// What it does when its end succeeds: retry wins over while, and a scope with neither
+    /// policy is a skip scope.
+    pub policy: ScopePolicyKind,
+    /// A retry scope: how many times it runs again after its first run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u64>,
+    /// A retry scope: the constant wait between its runs, in milliseconds, when it declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<u64>,
+    /// A while scope: the condition that runs it again. A skip scope: the start task's own
+    /// condition, whose falsity skips the whole scope (absent when the start has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// A while scope: how many runs it may make in all, when it declares a bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u64>,
+    /// Its tasks, start and end included, in blueprint order: those reachable forward from the
+    /// start and backward from the end. Just the start when no task closes the scope or its end
+    /// does not depend on its start (the reference counts no members then), so that an editor
+    /// can still show it where it begins.
+    pub members: Vec<String>,
+    /// The start of the innermost scope that holds this one, when one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// How many scopes hold it: 0 for a scope at the top level.
+    pub depth: usize,
+}
+
+/// The policy of a scope, after the reference's precedence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopePolicyKind {
+    Skip,
+    Retry,
+    While,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct FolderArguments {
     pub folder: PathBuf,
 }
@@ -99,6 +154,80 @@ pub struct BlueprintFile {
 /// A blueprint given as text, loaded; one that does not load is `invalid_blueprint`.
 pub(crate) fn loaded(text: &str) -> Result<orrery_blueprint::Loaded, Failure> {
     load(text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))
+}
+
+/// Every scope of a blueprint, in the order of the tasks that open them: the closed ones with
+/// the members the core derives, and the unclosed ones with their start alone.
+pub(crate) fn scopes_of(bp: &orrery_blueprint::Blueprint) -> Vec<Scope> {
+    use orrery_blueprint::{scope, ScopePolicy};
+    let spans = scope::scopes(bp);
+    let closed: HashMap<&str, &scope::ScopeSpan> = spans.iter().map(|s| (bp.tasks[s.start].id.as_str(), s)).collect();
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for t in &bp.tasks {
+        let Some(start) = &t.scope_start else { continue };
+        // A duplicated id opens one scope, as the core counts it.
+        if !seen.insert(t.id.as_str()) {
+            continue;
+        }
+        let span = closed.get(t.id.as_str()).copied();
+        let members = match span {
+            Some(s) if !s.members.is_empty() => s.members.iter().map(|&m| bp.tasks[m].id.clone()).collect(),
+            _ => vec![t.id.clone()],
+        };
+        let mut scope = Scope {
+            start: t.id.clone(),
+            end: span.map(|s| bp.tasks[s.end].id.clone()),
+            name: start.name.clone(),
+            policy: ScopePolicyKind::Skip,
+            retries: None,
+            backoff_ms: None,
+            condition: None,
+            max_iterations: None,
+            members,
+            parent: None,
+            depth: 0,
+        };
+        match start.policy() {
+            ScopePolicy::Skip => {
+                scope.condition = t.effective_condition().map(|(c, _)| c.to_string()).filter(|c| !c.is_empty());
+            }
+            ScopePolicy::Retry(r) => {
+                scope.policy = ScopePolicyKind::Retry;
+                scope.retries = Some(r.retries);
+                scope.backoff_ms = r.backoff.as_ref().and_then(|b| b.constant_ms);
+            }
+            ScopePolicy::While(w) => {
+                scope.policy = ScopePolicyKind::While;
+                scope.condition = Some(w.condition.clone());
+                scope.max_iterations = w.max_iterations;
+            }
+        }
+        out.push(scope);
+    }
+    nest(&mut out);
+    out
+}
+
+/// Sets each scope's parent and depth. Taken from the largest scope down, each task remembers
+/// the smallest scope seen so far that holds it, so the owner of a scope's start when the scope
+/// comes up is the innermost scope around it. Scopes that interlace (which validation refuses)
+/// still get one parent each: the smallest earlier one that holds their start.
+fn nest(scopes: &mut [Scope]) {
+    let mut order: Vec<usize> = (0..scopes.len()).collect();
+    // On a tie the earlier start counts as the outer scope, for an answer that does not depend
+    // on the sort.
+    order.sort_by_key(|&s| (std::cmp::Reverse(scopes[s].members.len()), s));
+    let mut owner: HashMap<String, usize> = HashMap::new();
+    for s in order {
+        if let Some(&p) = owner.get(&scopes[s].start) {
+            scopes[s].parent = Some(scopes[p].start.clone());
+            scopes[s].depth = scopes[p].depth + 1;
+        }
+        for m in &scopes[s].members {
+            owner.insert(m.clone(), s);
+        }
+    }
 }
 
 /// The canonical text of a blueprint given as text, in encoding `to` (default: its own);
@@ -185,6 +314,15 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             let loaded = loaded(&args.text)?;
             orrery_blueprint::dataflow::task_names(&loaded.blueprint, &args.task_id)
                 .ok_or_else(|| Failure::new("not_found", format!("the blueprint has no task {:?}", args.task_id)))
+        },
+    ));
+    jobs.push(job(
+        "blueprint_scopes",
+        "For an editor: the scopes of a blueprint, each with its policy, its members as the \
+         reference derives them, and the scope that holds it; a scope that no task closes too.",
+        |_api, args: ScopesArguments| async move {
+            let loaded = loaded(&args.text)?;
+            Ok::<_, Failure>(scopes_of(&loaded.blueprint))
         },
     ));
     jobs.push(job(

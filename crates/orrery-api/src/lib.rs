@@ -33,8 +33,9 @@
 //! - **Streams**: `stream_task` ([`Api::stream_task`]) follows one task's run: progress, log
 //!   bytes, artifacts, result.
 //! - **For the editor**: `validate_blueprint` of a text with its folder as library,
-//!   `task_names` (what a condition or input may read), `write_blueprint_file` (canonical,
-//!   atomic), `read_layout`/`save_layout` (positions beside the file, module `files`),
+//!   `task_names` (what a condition or input may read), `blueprint_scopes` (each scope with its
+//!   policy, members and nesting), `write_blueprint_file` (canonical, atomic),
+//!   `read_layout`/`save_layout` (positions beside the file, module `files`),
 //!   `list_blueprint_files` (what a composite may call).
 //! - **For the run views**: `list_sessions` (with who waits for an answer), `get_session` (the
 //!   timeline's data), `get_attempt` (details and checklist), `compare_sessions` (two runs side

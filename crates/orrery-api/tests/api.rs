@@ -75,6 +75,7 @@ async fn the_catalogue_names_every_job_with_the_schemas_of_its_arguments_and_ans
         "list_installed_task_definitions",
         "get_task_definition",
         "validate_blueprint",
+        "blueprint_scopes",
         "start_session",
         "get_session",
         "cancel_task",
@@ -224,6 +225,92 @@ async fn blueprints_are_validated_and_formatted_from_text_or_files() {
     assert_eq!(names["own"], json!(["command", "m"]));
     let none = fx.call("task_names", json!({"text": wired, "task_id": "zz"})).await;
     assert_eq!(none.metadata["error"], "not_found");
+}
+
+/// The antikythera corpus: `ORRERY_CORPUS`, or `shared/fixtures/antikythera` above the crate.
+fn corpus_file(name: &str) -> PathBuf {
+    let dir = std::env::var_os("ORRERY_CORPUS").map(PathBuf::from).unwrap_or_else(|| {
+        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let found = manifest.ancestors().map(|a| a.join("shared/fixtures/antikythera")).find(|c| c.is_dir());
+        found.unwrap_or_else(|| PathBuf::from("/work/shared/fixtures/antikythera"))
+    });
+    dir.join(name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_gets_every_scope_with_its_policy_its_members_and_the_scope_around_it() {
+    let fx = Fixture::new();
+    let after = |id: &str| json!([{"id": id}]);
+    let text = json!({"id": "nested", "name": "nested", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "outer", "type": "system.sleep", "depends_on": after("start"),
+         "scope_start": {"retry_policy": {"retries": 2, "backoff": {"constant_ms": 250}}}},
+        {"id": "inner", "type": "system.sleep", "depends_on": after("outer"),
+         "scope_start": {"name": "loop", "while_policy": {"condition": "n > 0", "max_iterations": 5}}},
+        {"id": "body", "type": "system.sleep", "depends_on": after("inner"), "scope_start": {}, "scope_end": "body"},
+        {"id": "inner_end", "type": "system.sleep", "depends_on": after("body"), "scope_end": "inner"},
+        {"id": "outer_end", "type": "system.sleep", "depends_on": after("inner_end"), "scope_end": "outer"},
+        {"id": "gate", "type": "system.sleep", "depends_on": after("outer_end"), "condition": "ok", "scope_start": {}},
+        {"id": "gate_end", "type": "system.sleep", "depends_on": after("gate"), "scope_end": "gate"},
+        {"id": "open", "type": "system.sleep", "depends_on": after("gate_end"), "scope_start": {}},
+        {"id": "end", "type": "system.end", "depends_on": after("open")}]})
+    .to_string();
+    let scopes = fx.ok("blueprint_scopes", json!({"text": text})).await;
+    assert_eq!(
+        scopes,
+        json!([
+            {"start": "outer", "end": "outer_end", "policy": "retry", "retries": 2, "backoff_ms": 250,
+             "members": ["outer", "inner", "body", "inner_end", "outer_end"], "depth": 0},
+            {"start": "inner", "end": "inner_end", "name": "loop", "policy": "while", "condition": "n > 0",
+             "max_iterations": 5, "members": ["inner", "body", "inner_end"], "parent": "outer", "depth": 1},
+            // A task may open and close its own scope: the reference's validation allows it.
+            {"start": "body", "end": "body", "policy": "skip", "members": ["body"], "parent": "inner", "depth": 2},
+            // A skip scope carries its start task's condition: false, and the whole scope is skipped.
+            {"start": "gate", "end": "gate_end", "policy": "skip", "condition": "ok",
+             "members": ["gate", "gate_end"], "depth": 0},
+            // No task closes it: it is still shown where it begins, and validation says why.
+            {"start": "open", "end": null, "policy": "skip", "members": ["open"], "depth": 0},
+        ]),
+        "every scope in the order of the tasks that open them"
+    );
+    let reports = fx.ok("validate_blueprint", json!({"text": text})).await;
+    let codes: Vec<(&Value, &Value)> =
+        reports[0]["diagnostics"].as_array().unwrap().iter().map(|d| (&d["code"], &d["task_id"])).collect();
+    assert!(codes.contains(&(&json!("scope-unclosed"), &json!("open"))), "the problems panel explains it: {codes:?}");
+
+    // The reference's own scope examples and the example a new user opens first.
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/assembly.json");
+    for (file, expected) in [
+        (
+            corpus_file("scope_retry.json"),
+            json!({"start": "scope_open", "end": "scope_close", "policy": "retry",
+            "retries": 3, "backoff_ms": 500, "members": ["scope_open", "measure", "assemble", "scope_close"], "depth": 0}),
+        ),
+        (
+            corpus_file("scope_skip.json"),
+            json!({"start": "scope_open", "end": "scope_close", "policy": "skip",
+            "condition": "needs_processing", "members": ["scope_open", "do_work", "scope_close"], "depth": 0}),
+        ),
+        (
+            corpus_file("scope_while.json"),
+            json!({"start": "scope_open", "end": "scope_close", "policy": "while",
+            "condition": "elements_remaining > 0", "max_iterations": 10,
+            "members": ["scope_open", "pick_element", "place_element", "scope_close"], "depth": 0}),
+        ),
+        (
+            example,
+            json!({"start": "pick", "end": "check", "name": "placement loop", "policy": "while",
+            "condition": "elements_remaining > 0", "max_iterations": 10, "members": ["pick", "place", "check"], "depth": 0}),
+        ),
+    ] {
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let scopes = fx.ok("blueprint_scopes", json!({"text": text})).await;
+        assert_eq!(scopes, json!([expected]), "{}", file.display());
+    }
+
+    let unreadable = fx.call("blueprint_scopes", json!({"text": "{\"tasks\": ["})).await;
+    assert_eq!((unreadable.success, unreadable.metadata["error"].as_str()), (false, Some("invalid_blueprint")));
+    assert!(!unreadable.answer.as_str().unwrap().is_empty(), "the failure says why: {}", unreadable.answer);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -620,6 +620,8 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     assert_eq!(client.ok("read_layout", json!({"file": written}))["positions"]["a"]["y"], 2.0);
     let names = client.ok("task_names", json!({"text": FLOW, "task_id": "b"}));
     assert_eq!(names["produced"][0]["key"], "n", "{names}");
+    let scopes = client.ok("blueprint_scopes", json!({"text": ASKING}));
+    assert_eq!(scopes[0]["members"], json!(["slow"]), "a task that opens and closes its own scope: {scopes}");
     assert_eq!(client.ok("save_blueprint", json!({"text": FLOW}))["blueprint_id"], "flow");
     assert_eq!(client.ok("list_blueprints", json!({}))[0]["blueprint_id"], "flow");
 

@@ -45,6 +45,23 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
     })
     .await;
 
+    // run_1 and run_2 in a scope, from the selection, retried twice.
+    app.select_task("run_1").await;
+    app.shift_click(&["run_2"]).await;
+    app.wait_count(".react-flow__node.selected", 2).await;
+    app.click("[data-testid=scope-from-selection]").await;
+    app.wait_count("[data-testid=scope-inspector][data-scope-start=run_1]", 1).await;
+    let members = "[data-testid=scope-region][data-scope-start=run_1][data-scope-members='run_1 run_2']";
+    app.wait_count(members, 1).await;
+    app.retype("[data-testid=scope-name]", "work loop").await;
+    app.click("[data-testid=scope-policy-retry]").await;
+    app.retype("[data-testid=scope-retries]", "2").await;
+    eventually("the scope's label", || async {
+        app.content("[data-testid=scope-label][data-scope-start=run_1]").await.filter(|l| l == "work loop · retry 2")
+    })
+    .await;
+    app.screenshot("authoring-new-scope.png").await;
+
     // A condition with an error is shown on the node, in the problems and in the inspector.
     app.select_task("run_2").await;
     app.retype_code("[data-testid=condition]", "1 <").await;
@@ -101,6 +118,12 @@ const EXPECTED_BUILT: &str = r#"{
         {
             "id": "run_1",
             "type": "shell.run",
+            "scope_start": {
+                "name": "work loop",
+                "retry_policy": {
+                    "retries": 2
+                }
+            },
             "depends_on": [
                 {
                     "id": "start",
@@ -112,6 +135,7 @@ const EXPECTED_BUILT: &str = r#"{
             "id": "run_2",
             "type": "shell.run",
             "condition": "1 < 2",
+            "scope_end": "run_1",
             "depends_on": [
                 {
                     "id": "run_1",

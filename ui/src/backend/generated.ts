@@ -218,6 +218,49 @@ export type ProducedName = {
 /** The id of one attempt; fresh for every attempt. */
 export type RunId = string;
 
+/** One scope of a blueprint, as an editor draws and edits it. */
+export type Scope = {
+  /** The task that opens it (the one with `scope_start`). */
+  start: string;
+  /**
+   * The task whose `scope_end` names the start; null when no task closes it (validation
+   * says why).
+   */
+  end?: string | null;
+  /** The `name` of its `scope_start`, when it has one. */
+  name?: string | null;
+  /**
+   * What it does when its end succeeds: retry wins over while, and a scope with neither
+   * policy is a skip scope.
+   */
+  policy: ScopePolicyKind;
+  /** A retry scope: how many times it runs again after its first run. */
+  retries?: number | null;
+  /** A retry scope: the constant wait between its runs, in milliseconds, when it declares one. */
+  backoff_ms?: number | null;
+  /**
+   * A while scope: the condition that runs it again. A skip scope: the start task's own
+   * condition, whose falsity skips the whole scope (absent when the start has none).
+   */
+  condition?: string | null;
+  /** A while scope: how many runs it may make in all, when it declares a bound. */
+  max_iterations?: number | null;
+  /**
+   * Its tasks, start and end included, in blueprint order: those reachable forward from the
+   * start and backward from the end. Just the start when no task closes the scope or its end
+   * does not depend on its start (the reference counts no members then), so that an editor
+   * can still show it where it begins.
+   */
+  members: string[];
+  /** The start of the innermost scope that holds this one, when one does. */
+  parent?: string | null;
+  /** How many scopes hold it: 0 for a scope at the top level. */
+  depth: number;
+};
+
+/** The policy of a scope, after the reference's precedence. */
+export type ScopePolicyKind = "skip" | "retry" | "while";
+
 export type Session = {
   id: string;
   blueprint_hash: string;
@@ -441,6 +484,14 @@ export type TaskNamesAnswer = {
    */
   own: string[];
 };
+
+/** For an editor: the scopes of a blueprint, each with its policy, its members as the reference derives them, and the scope that holds it; a scope that no task closes too. */
+export type BlueprintScopesArguments = {
+  /** A blueprint as text (antikythera JSON or a COMPAS envelope). */
+  text: string;
+};
+
+export type BlueprintScopesAnswer = Scope[];
 
 /** The blueprint files of a folder (`*.json` that load), by path: what a composite may call when the blueprint runs from that folder. */
 export type ListBlueprintFilesArguments = {
@@ -1077,6 +1128,7 @@ export interface Jobs {
   format_blueprint: { arguments: FormatBlueprintArguments; answer: FormatBlueprintAnswer };
   export_blueprint: { arguments: ExportBlueprintArguments; answer: ExportBlueprintAnswer };
   task_names: { arguments: TaskNamesArguments; answer: TaskNamesAnswer };
+  blueprint_scopes: { arguments: BlueprintScopesArguments; answer: BlueprintScopesAnswer };
   list_blueprint_files: { arguments: ListBlueprintFilesArguments; answer: ListBlueprintFilesAnswer };
   write_blueprint_file: { arguments: WriteBlueprintFileArguments; answer: WriteBlueprintFileAnswer };
   read_layout: { arguments: ReadLayoutArguments; answer: ReadLayoutAnswer };

@@ -9,6 +9,7 @@ import { Palette } from "./Palette";
 import { Problems } from "./Problems";
 import { listenToClipboard } from "./system-clipboard";
 import { ServerVerdict } from "./ServerVerdict";
+import { ScopeInspector } from "./ScopeInspector";
 import { Toolbar } from "./Toolbar";
 import { Tabs } from "./Tabs";
 import { isTyping } from "./typing";
@@ -21,6 +22,7 @@ export function Editor() {
   const laidOut = useEditor((s) => s.laidOut);
   const notice = useEditor((s) => s.notice);
   const lastEvent = useWorkspace((s) => s.lastEvent);
+  const scopeSelected = useEditor((s) => s.selectedScope !== null);
 
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
@@ -51,7 +53,7 @@ export function Editor() {
           </ReactFlowProvider>
         )}
       </main>
-      <Inspector />
+      {scopeSelected ? <ScopeInspector /> : <Inspector />}
       <Problems />
       <footer className="status">
         <ServerVerdict />

@@ -1,10 +1,12 @@
-// What the facade found in the blueprint; a problem about a task brings that task into view.
+// What the facade found in the blueprint; a problem about a task brings that task into view, and
+// one about the scope it opens selects that scope too, whose inspector edits what is wrong.
 import { useEditor } from "../store/context";
 
 export function Problems() {
   const report = useEditor((s) => s.report);
   const hasBlueprint = useEditor((s) => s.blueprint !== null);
   const focusTask = useEditor((s) => s.focusTask);
+  const selectScope = useEditor((s) => s.selectScope);
   if (!hasBlueprint) return null;
 
   const diagnostics = report?.diagnostics ?? [];
@@ -32,7 +34,11 @@ export function Problems() {
               type="button"
               className={`problem ${d.severity}`}
               disabled={!d.task_id}
-              onClick={() => d.task_id && focusTask(d.task_id)}
+              onClick={() => {
+                if (!d.task_id) return;
+                focusTask(d.task_id);
+                if (d.path.includes(".scope_start")) selectScope(d.task_id);
+              }}
               title={d.path}
             >
               <span className="severity">{d.severity}</span>

@@ -1,20 +1,33 @@
 // The scopes of the blueprint drawn behind the tasks: a tinted, labelled rectangle around each
-// scope's members, nested scopes inside the ones that hold them.
+// scope's members, nested scopes inside the ones that hold them. A label is the scope's handle:
+// clicking it selects the scope, to edit it in the inspector's place.
 import { ViewportPortal } from "@xyflow/react";
 import { useMemo } from "react";
 import type { Blueprint } from "../blueprint";
+import { useEditor } from "../store/context";
 import type { Positions } from "../store/positions";
-import { regionsOf, scopesOf } from "./scopes";
+import { regionsOf } from "./scopes";
 
 export function ScopeRegions({ blueprint, positions }: { blueprint: Blueprint; positions: Positions }) {
-  const scopes = useMemo(() => scopesOf(blueprint), [blueprint]);
+  const answered = useEditor((s) => s.scopes);
+  const selectedScope = useEditor((s) => s.selectedScope);
+  const selectScope = useEditor((s) => s.selectScope);
+  // The facade answers for the blueprint of a moment ago: while it checks the newest one, a task
+  // removed since is not drawn, nor a scope whose start is gone.
+  const scopes = useMemo(() => {
+    const ids = new Set(blueprint.tasks.map((t) => t.id));
+    return answered
+      .filter((s) => ids.has(s.start))
+      .map((s) => (s.members.every((m) => ids.has(m)) ? s : { ...s, members: s.members.filter((m) => ids.has(m)) }));
+  }, [answered, blueprint]);
   const regions = useMemo(() => regionsOf(scopes, positions), [scopes, positions]);
+  const selected = (start: string) => (start === selectedScope ? " selected" : "");
   return (
     <ViewportPortal>
       {regions.map((r) => (
         <div
           key={r.start}
-          className={`scope-region policy-${r.policy}`}
+          className={`scope-region policy-${r.policy}${selected(r.start)}`}
           data-testid="scope-region"
           data-scope-start={r.start}
           data-scope-members={r.members.join(" ")}
@@ -25,10 +38,17 @@ export function ScopeRegions({ blueprint, positions }: { blueprint: Blueprint; p
       {regions.map((r) => (
         <span
           key={r.start}
-          className={`scope-label policy-${r.policy}`}
+          className={`scope-label policy-${r.policy}${selected(r.start)}`}
           data-testid="scope-label"
           data-scope-start={r.start}
+          title="Select the scope to edit it"
           style={{ transform: `translate(${r.x + 8}px, ${r.y + 3}px)` }}
+          onClick={(e) => {
+            // The pane under the label would take the click as one on the empty canvas, which
+            // clears the selection.
+            e.stopPropagation();
+            selectScope(r.start);
+          }}
         >
           {r.label}
         </span>

@@ -14,6 +14,8 @@ export function Toolbar() {
   const undo = useEditor((s) => s.undo);
   const redo = useEditor((s) => s.redo);
   const autoLayout = useEditor((s) => s.autoLayout);
+  const selection = useEditor((s) => s.selection);
+  const createScope = useEditor((s) => s.createScope);
   return (
     <header className="toolbar">
       <span className="brand">Orrery</span>
@@ -44,8 +46,17 @@ export function Toolbar() {
       <button type="button" onClick={autoLayout} disabled={!hasBlueprint} title="Lay every task out again (Ctrl+L)" data-testid="auto-layout">
         Auto-layout
       </button>
+      <button
+        type="button"
+        onClick={() => createScope(selection)}
+        disabled={selection.length === 0}
+        title="Put the selected tasks in a scope of their own (Ctrl+G)"
+        data-testid="scope-from-selection"
+      >
+        Scope
+      </button>
       <span className="path" data-testid="path">
-        {path ?? "No blueprint open"}
+        {path ?? (hasBlueprint ? "Not saved yet" : "No blueprint open")}
       </span>
     </header>
   );

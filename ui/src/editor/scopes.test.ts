@@ -1,42 +1,72 @@
 import { describe, expect, it } from "vitest";
-import type { Blueprint } from "../blueprint";
-import { regionsOf, scopesOf } from "./scopes";
+import { labelOf, regionsOf, type Scope } from "./scopes";
 
-const fs = (id: string) => [{ id, type: "FS" as const }];
-const nested: Blueprint = {
-  tasks: [
-    { id: "start", type: "system.start" },
-    { id: "outer", type: "a.b", depends_on: fs("start"), scope_start: { retry_policy: { retries: 2 } } },
-    { id: "inner", type: "a.b", depends_on: fs("outer"), scope_start: { name: "loop", while_policy: { condition: "n > 0", max_iterations: 5 } } },
-    { id: "body", type: "a.b", depends_on: fs("inner") },
-    { id: "inner_end", type: "a.b", depends_on: fs("body"), scope_end: "inner" },
-    { id: "outer_end", type: "a.b", depends_on: fs("inner_end"), scope_end: "outer" },
-    { id: "gate", type: "a.b", depends_on: fs("outer_end"), condition: "ok", scope_start: {} },
-    { id: "gate_end", type: "a.b", depends_on: fs("gate"), scope_end: "gate" },
-    { id: "open", type: "a.b", depends_on: fs("gate_end"), scope_start: {} },
-    { id: "end", type: "system.end", depends_on: fs("open") },
-  ],
-};
+// What `blueprint_scopes` answers for a retry scope around a while scope, a skip scope, and a
+// scope that no task closes (the facade's own tests check the membership).
+const scopes: Scope[] = [
+  {
+    start: "outer",
+    end: "outer_end",
+    policy: "retry",
+    retries: 2,
+    members: ["outer", "inner", "body", "inner_end", "outer_end"],
+    depth: 0,
+  },
+  {
+    start: "inner",
+    end: "inner_end",
+    name: "loop",
+    policy: "while",
+    condition: "n > 0",
+    max_iterations: 5,
+    members: ["inner", "body", "inner_end"],
+    parent: "outer",
+    depth: 1,
+  },
+  { start: "gate", end: "gate_end", policy: "skip", condition: "ok", members: ["gate", "gate_end"], depth: 0 },
+  { start: "open", end: null, policy: "skip", members: ["open"], depth: 0 },
+];
+const order = ["start", "outer", "inner", "body", "inner_end", "outer_end", "gate", "gate_end", "open", "end"];
+const positions = Object.fromEntries(order.map((id, i) => [id, { x: 0, y: i * 100 }]));
 
 describe("scopes as regions", () => {
-  it("finds each closed scope with its members and its policy; an unclosed one is not drawn", () => {
-    const scopes = scopesOf(nested);
-    expect(scopes.map((s) => [s.start, s.end, s.label, s.inner])).toEqual([
-      ["outer", "outer_end", "outer · retry 2", 1],
-      ["inner", "inner_end", "loop · while n > 0, max 5", 0],
-      ["gate", "gate_end", "gate · skip unless ok", 0],
+  it("labels each scope with its name (or start) and its policy", () => {
+    expect(scopes.map(labelOf)).toEqual([
+      "outer · retry 2",
+      "loop · while n > 0, max 5",
+      "gate · skip unless ok",
+      "open · skip",
     ]);
-    expect(scopes[1]?.members).toEqual(["inner", "body", "inner_end"]);
-    expect(scopes[0]?.members).toEqual(["outer", "inner", "body", "inner_end", "outer_end"]);
+    // The label the end-to-end test reads on the example.
+    const pick: Scope = {
+      start: "pick",
+      end: "check",
+      name: "placement loop",
+      policy: "while",
+      condition: "elements_remaining > 0",
+      max_iterations: 10,
+      members: ["pick", "place", "check"],
+      depth: 0,
+    };
+    expect(labelOf(pick)).toBe("placement loop · while elements_remaining > 0, max 10");
   });
 
   it("an outer region holds its inner region with room to spare", () => {
-    const positions = Object.fromEntries(nested.tasks.map((t, i) => [t.id, { x: 0, y: i * 100 }]));
-    const [outer, inner] = regionsOf(scopesOf(nested), positions);
+    const [outer, inner] = regionsOf(scopes, positions);
+    expect([outer!.inner, inner!.inner]).toEqual([1, 0]);
     expect(outer!.x).toBeLessThan(inner!.x);
     expect(outer!.y).toBeLessThan(inner!.y);
     expect(outer!.x + outer!.width).toBeGreaterThan(inner!.x + inner!.width);
     expect(outer!.y + outer!.height).toBeGreaterThan(inner!.y + inner!.height);
     expect(inner!.y).toBeLessThan(200); // above its start task, which sits at y 200
+  });
+
+  it("a scope that no task closes is drawn around its start; one with no placed task is not drawn", () => {
+    const unplaced = Object.fromEntries(Object.entries(positions).filter(([id]) => !id.startsWith("gate")));
+    const regions = regionsOf(scopes, unplaced);
+    expect(regions.map((r) => r.start)).toEqual(["outer", "inner", "open"]);
+    const open = regions[2]!;
+    expect(open.y).toBeLessThan(800);
+    expect(open.y + open.height).toBeGreaterThan(800);
   });
 });

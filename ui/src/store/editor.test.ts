@@ -1,8 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { BackendError } from "../backend/types";
-import type { FileReport } from "../backend/generated";
+import type { FileReport, Scope } from "../backend/generated";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
+import { setScopePolicy } from "../scopeEdit";
 import { createEditorStore, type EditorStore, type Positions } from "./editor";
 import { mergeLayout, NODE_HEIGHT, placeBeside } from "./positions";
 import { showsMinimap } from "./view";
@@ -578,5 +579,86 @@ describe("the data wiring on the canvas", () => {
     expect(store.getState().past).toEqual([]);
     store.getState().toggleWiring();
     expect(store.getState().showWiring).toBe(false);
+  });
+});
+
+describe("scopes in the editor", () => {
+  const scope = (start: string, members: string[]): Scope => ({
+    start,
+    end: members.at(-1) ?? null,
+    policy: "skip",
+    members,
+    depth: 0,
+  });
+
+  it("asks the facade for the scopes of every change, and only the newest answer counts", async () => {
+    const answers: ((scopes: Scope[]) => void)[] = [];
+    const { store } = setup({}, { blueprint_scopes: () => new Promise((resolve) => answers.push(resolve)) });
+    await opened(store);
+    store.getState().addTask("shell.run");
+    expect(answers).toHaveLength(2);
+    answers[1]!([scope("work", ["work"])]);
+    await settled();
+    expect(store.getState().scopes.map((s) => s.start)).toEqual(["work"]);
+    answers[0]!([]); // the answer for the blueprint before the edit, late
+    await settled();
+    expect(store.getState().scopes.map((s) => s.start)).toEqual(["work"]);
+  });
+
+  it("a blueprint the facade cannot read has no scopes", async () => {
+    const { store } = setup({}, {
+      blueprint_scopes: () => {
+        throw new BackendError("invalid_blueprint", "not JSON");
+      },
+    });
+    await opened(store);
+    await settled();
+    expect(store.getState().scopes).toEqual([]);
+  });
+
+  it("wraps tasks in a scope as one undo step and selects it; an undo takes the selection away", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().select("work");
+    expect(store.getState().createScope(["work"], "once")).toBeNull();
+    const work = () => store.getState().blueprint?.tasks.find((t) => t.id === "work");
+    expect(work()).toMatchObject({ scope_start: { name: "once" }, scope_end: "work" });
+    expect(store.getState().past).toHaveLength(1);
+    expect([store.getState().selectedScope, store.getState().selected]).toEqual(["work", null]);
+    store.getState().undo();
+    expect(work()).not.toHaveProperty("scope_start");
+    expect(store.getState().selectedScope).toBeNull();
+  });
+
+  it("refuses a selection that is not one stretch of tasks, with a notice naming the task left out", async () => {
+    const { store } = setup();
+    await opened(store);
+    const refusal = store.getState().createScope(["start", "end"]);
+    expect(refusal).toContain("would also hold work");
+    expect(store.getState().notice).toEqual({ text: `No scope made: ${refusal}`, error: true });
+    expect(store.getState().past).toEqual([]);
+  });
+
+  it("edits and removes the selected scope as undoable steps; selecting a task or a scope clears the other", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().createScope(["work"]);
+    store.getState().edit((b) => setScopePolicy(b, "work", "retry"));
+    const startOf = () => store.getState().blueprint?.tasks.find((t) => t.id === "work")?.scope_start;
+    expect(startOf()).toEqual({ retry_policy: { retries: 1 } });
+    store.getState().undo();
+    expect(startOf()).toEqual({});
+    expect(store.getState().selectedScope).toBe("work");
+
+    store.getState().select("end");
+    expect([store.getState().selected, store.getState().selectedScope]).toEqual(["end", null]);
+    store.getState().selectScope("work");
+    expect([store.getState().selected, store.getState().selectedScope]).toEqual([null, "work"]);
+
+    store.getState().removeScope("work");
+    expect(store.getState().blueprint?.tasks[1]).toEqual(JSON.parse(text).tasks[1]);
+    expect(store.getState().selectedScope).toBeNull();
+    store.getState().undo();
+    expect(startOf()).toEqual({});
   });
 });

@@ -6,12 +6,14 @@ import type {
   BlueprintFile,
   FileReport,
   GetTaskDefinitionAnswer,
+  Scope,
   TaskDefinitionSummary,
   TaskNamesAnswer,
 } from "../backend/generated";
 import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, type Blueprint } from "../blueprint";
 import { edgeId } from "../editor/graph";
 import { folderOf } from "../paths";
+import { scopeStartOf, unwrapScope, wrapInScope } from "../scopeEdit";
 import { mark, markNextRender } from "../timing";
 import { copyPasteSlice, type CopyPasteSlice } from "./copy-paste";
 import { viewSlice, type ViewSlice } from "./view";
@@ -57,6 +59,13 @@ export type EditorState = {
   laidOut: boolean;
   /** The facade's verdict on the current blueprint; null until it answers. */
   report: FileReport | null;
+  /**
+   * The blueprint's scopes as the facade derives them; until it answers for an edit, those of
+   * the blueprint before it (regions that vanish on every keystroke would flicker).
+   */
+  scopes: Scope[];
+  /** The selected scope, by the task that opens it; a selected task or dependency clears it. */
+  selectedScope: string | null;
   taskTypes: TaskDefinitionSummary[];
   /** The selected task, or the selected dependency (an edge id of editor/graph.ts). */
   selected: string | null;
@@ -123,6 +132,15 @@ export type EditorState = {
   toggleWiring(): void;
   /** Lists the blueprints in the open file's folder into `blueprintFiles`. */
   loadBlueprintFiles(): Promise<void>;
+  /** Selects a scope by the task that opens it, in place of a task or dependency. */
+  selectScope(start: string | null): void;
+  /**
+   * Wraps tasks `ids` in a new scope (one undo step) and selects it; answers why not when
+   * refused, which the notice says too.
+   */
+  createScope(ids: string[], name?: string): string | null;
+  /** Removes the scope opened by `start`, its tasks kept (one undo step). */
+  removeScope(start: string): void;
 } & CopyPasteSlice &
   ViewSlice;
 
@@ -141,6 +159,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
   // Answers of older validations are dropped: only the newest blueprint's verdict counts.
   let validation = 0;
   let naming = 0;
+  let scoping = 0;
   let focusSerial = 0;
   // A layout that arrives after another file was opened is dropped.
   let opened = 0;
@@ -161,6 +180,18 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         if (mine === validation) fail(e);
       }
       if (mine === validation) await refreshNames();
+    }
+
+    /** The scopes of the newest blueprint, from the facade. */
+    async function refreshScopes(blueprint: Blueprint) {
+      const mine = ++scoping;
+      try {
+        const scopes = await backend.call("blueprint_scopes", { text: toText(blueprint) });
+        if (mine === scoping) set({ scopes });
+      } catch {
+        // A blueprint the facade cannot read has no scopes to draw; validation says why.
+        if (mine === scoping) set({ scopes: [] });
+      }
     }
 
     /** What the selected task may read, from the facade. */
@@ -204,8 +235,14 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         ...(positions ? { positions } : {}),
         ...(kept.length !== selection.length ? { selection: kept } : {}),
       });
+      // An undo may take away the scope being edited.
+      const { selectedScope } = get();
+      if (selectedScope !== null && !scopeStartOf(blueprint.tasks.find((t) => t.id === selectedScope))) {
+        set({ selectedScope: null });
+      }
       if (positions) scheduleLayoutSave();
       void validate(blueprint);
+      void refreshScopes(blueprint);
     }
 
     /**
@@ -219,6 +256,8 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         selected: primary,
         selection,
         ...(dropDependency || selection.length > 0 ? { selectedDependency: null } : {}),
+        // A task chosen takes the place of the scope being edited.
+        ...(selection.length > 0 ? { selectedScope: null } : {}),
         ...(changed ? { names: null } : {}),
       });
       if (!changed) return;
@@ -285,6 +324,8 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       positions: {},
       laidOut: false,
       report: null,
+      scopes: [],
+      selectedScope: null,
       taskTypes: [],
       selected: null,
       selection: [],
@@ -319,6 +360,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         lastCoalesce = undefined;
         set({ path, encoding, positions: {}, laidOut: false, selected: null, selection: [], selectedDependency: null, names: null, notice: null });
         set({ saved: parsed.blueprint });
+        set({ scopes: [], selectedScope: null });
         replace(parsed.blueprint, [], []);
         let positions: Positions = {};
         try {
@@ -337,6 +379,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         clearTimeout(layoutTimer);
         lastCoalesce = undefined;
         set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, laidOut: false, selected: null, selection: [] });
+        set({ scopes: [], selectedScope: null });
         set({ selectedDependency: null, names: null, notice: null });
         replace(blueprint, [], []);
         let positions: Positions = {};
@@ -478,7 +521,8 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       select(id) {
         const { selected, selection } = get();
         const alone = id === null ? selection.length === 0 : selection.length === 1 && selection[0] === id;
-        if (id === selected && alone) return;
+        if (id === null) set({ selectedScope: null });
+        if (id === selected && alone && get().selectedScope === null) return;
         choose(id, id === null ? [] : [id], true);
       },
 
@@ -534,7 +578,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       },
 
       selectDependency(id) {
-        set({ selected: null, selection: [], selectedDependency: id });
+        set({ selected: null, selection: [], selectedDependency: id, selectedScope: null });
       },
 
       focusTask(id) {
@@ -561,6 +605,28 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         }
         const now = get().path;
         if (now !== null && folderOf(now) === folder) set({ blueprintFiles: { folder, files } });
+      },
+
+      selectScope(start) {
+        set({ selectedScope: start, selected: null, selection: [], selectedDependency: null, names: null });
+      },
+
+      createScope(ids, name) {
+        const { blueprint } = get();
+        if (!blueprint) return "no blueprint is open";
+        const wrapped = wrapInScope(blueprint, ids, name, get().scopes);
+        if ("error" in wrapped) {
+          set({ notice: { text: `No scope made: ${wrapped.error}`, error: true } });
+          return wrapped.error;
+        }
+        get().edit(() => wrapped.blueprint);
+        get().selectScope(wrapped.start);
+        return null;
+      },
+
+      removeScope(start) {
+        get().edit((b) => unwrapScope(b, start));
+        if (get().selectedScope === start) set({ selectedScope: null });
       },
     };
   });
