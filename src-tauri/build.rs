@@ -1,4 +1,8 @@
 fn main() {
+    // The web view is embedded at compile time (`tauri::generate_context!`), which does not tell
+    // cargo about the files it reads: a UI built again must rebuild the app, or the app serves
+    // the old page (whose lazy chunks are gone).
+    println!("cargo:rerun-if-changed=../ui/dist");
     // Declaring the app's commands makes each one need a permission: the capability in
     // capabilities/main.json grants only those the UI calls.
     let commands = &[

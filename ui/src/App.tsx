@@ -3,6 +3,7 @@
 import { useStore } from "zustand";
 import { Editor } from "./editor/Editor";
 import { AskDialog } from "./editor/AskDialog";
+import { ErrorBoundary } from "./ErrorBoundary";
 import { EditorProvider, useWorkspaceStore } from "./store/context";
 import { currentEditor } from "./store/workspace";
 
@@ -13,7 +14,9 @@ export function App() {
     <>
       {/* A new editor is a new canvas: its viewport and selection start afresh. */}
       <EditorProvider key={editorKey(editor)} store={editor}>
-        <Editor />
+        <ErrorBoundary area="editor">
+          <Editor />
+        </ErrorBoundary>
       </EditorProvider>
       <AskDialog />
     </>

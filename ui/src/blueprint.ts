@@ -44,23 +44,6 @@ export function newBlueprint(n: number): Blueprint {
   };
 }
 
-/**
- * The inner blueprint a composite task runs: its id, and the sequencer when it is dynamic
- * (COMPAT.md: param `blueprint` = `{"static": id}` or `{"dynamic": {blueprint_id, sequencer}}`);
- * null when the task names none.
- */
-export function innerBlueprintOf(task: Task): { id: string; sequencer: string | null } | null {
-  const param = ioOf(task, "params").find((p) => p.name === "blueprint")?.value as
-    | { static?: unknown; dynamic?: { blueprint_id?: unknown; sequencer?: unknown } }
-    | undefined;
-  if (typeof param?.static === "string" && param.static !== "") return { id: param.static, sequencer: null };
-  const dynamic = param?.dynamic;
-  if (typeof dynamic?.blueprint_id === "string" && dynamic.blueprint_id !== "") {
-    return { id: dynamic.blueprint_id, sequencer: typeof dynamic.sequencer === "string" ? dynamic.sequencer : null };
-  }
-  return null;
-}
-
 /** Adds a task of `type` with an id not taken yet; answers the blueprint and the id. */
 export function addTask(blueprint: Blueprint, type: string): { blueprint: Blueprint; id: string } {
   const base = (type.split(".").pop() ?? "task").replace(/[^A-Za-z0-9_]/g, "_");

@@ -248,6 +248,20 @@ impl App {
         self.wait_count("[data-testid=task-node]", before + 1).await;
     }
 
+    /// Double-clicks the element matching `css` with the pointer, as a user does.
+    pub async fn double_click(&self, css: &str) {
+        use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+        let element = self.client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css}"));
+        let twice = MouseActions::new("mouse".into())
+            .then(PointerAction::MoveToElement { element, duration: None, x: 0.0, y: 0.0 })
+            .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
+            .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT })
+            .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
+            .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+        self.client.perform_actions(twice).await.unwrap();
+        self.client.release_actions().await.unwrap();
+    }
+
     /// Clicks the nodes of `tasks` with Shift held: they become the selection, with what was
     /// selected before.
     pub async fn shift_click(&self, tasks: &[&str]) {

@@ -188,14 +188,7 @@ async fn a_corpus_blueprint_changed_undone_redone_and_saved_is_still_accepted_by
     assert_eq!(verdict["server_accepts"], true, "the reference accepts what was saved: {verdict}");
 
     // Drill into the composite (a double-click) and back with the breadcrumb.
-    let x1 = app.client.find(Locator::Css("[data-testid=task-node][data-task-id=X1]")).await.unwrap();
-    app.client
-        .execute(
-            "arguments[0].dispatchEvent(new MouseEvent('dblclick', {bubbles: true}))",
-            vec![serde_json::to_value(&x1).unwrap()],
-        )
-        .await
-        .unwrap();
+    app.double_click("[data-testid=task-node][data-task-id=X1]").await;
     app.wait_count("[data-testid=breadcrumb-item]", 2).await;
     app.wait_count("[data-testid=task-node]", 5).await;
     app.wait_text("[data-testid=breadcrumb-item][data-depth='1']", "toy_problem_5_inner_pnp.json").await;
@@ -204,6 +197,11 @@ async fn a_corpus_blueprint_changed_undone_redone_and_saved_is_still_accepted_by
     app.click("button[data-testid=breadcrumb-item][data-depth='0']").await;
     app.wait_count("[data-testid=breadcrumb-item]", 0).await;
     app.wait_count("[data-testid=task-node]", 3).await;
+
+    // The inspector of the composite opens it too.
+    app.select_task("X1").await;
+    app.click("[data-testid=open-inner]").await;
+    app.wait_text("[data-testid=breadcrumb-item][data-depth='1']", "toy_problem_5_inner_pnp.json").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,6 +2,7 @@ import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect } from "react";
 import { useEditor, useEditorStore, useWorkspace, useWorkspaceStore } from "../store/context";
 import { commandForKey } from "../commands";
+import { ErrorBoundary } from "../ErrorBoundary";
 import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
 import { CommandPalette } from "./CommandPalette";
@@ -53,7 +54,7 @@ export function Editor() {
           </ReactFlowProvider>
         )}
       </main>
-      {scopeSelected ? <ScopeInspector /> : <Inspector />}
+      <ErrorBoundary area="inspector">{scopeSelected ? <ScopeInspector /> : <Inspector />}</ErrorBoundary>
       <Problems />
       <footer className="status">
         <ServerVerdict />

@@ -4,8 +4,8 @@
 import { useEffect, useId, useState } from "react";
 import { ioOf, setParam, type Task } from "../blueprint";
 import { fileName, folderOf } from "../paths";
-import { useEditor } from "../store/context";
-import { readTarget, SEQUENCERS, targetValue, type CompositeTarget } from "./composite";
+import { useDrillInto, useEditor } from "../store/context";
+import { findInner, readTarget, SEQUENCERS, targetValue, type CompositeTarget } from "./composite";
 import { JsonField } from "./JsonField";
 import "./params.css";
 
@@ -15,6 +15,7 @@ export function CompositeField({ task }: { task: Task }) {
   const path = useEditor((s) => s.path);
   const listing = useEditor((s) => s.blueprintFiles);
   const loadBlueprintFiles = useEditor((s) => s.loadBlueprintFiles);
+  const drillInto = useDrillInto();
   const folder = path === null ? null : folderOf(path);
   // Asked again each time a composite is shown: blueprints come and go beside the file.
   useEffect(() => {
@@ -33,7 +34,7 @@ export function CompositeField({ task }: { task: Task }) {
     edit((b) => setParam(b, task.id, "blueprint", targetValue(next)), `${task.id}.params.blueprint`);
   };
   const sequencer = target.mode === "dynamic" ? target.sequencer : SEQUENCERS[0];
-  const found = files?.find((f) => f.blueprint_id === target.id);
+  const found = files ? findInner(files, target.id) : undefined;
 
   return (
     <section className="composite-field" data-testid="composite-field">
@@ -93,6 +94,14 @@ export function CompositeField({ task }: { task: Task }) {
         {found && (
           <p className="hint" data-testid="composite-found">
             {found.name || found.blueprint_id}: {fileName(found.file)}, {found.tasks} task{found.tasks === 1 ? "" : "s"}
+            {drillInto && (
+              <>
+                {" "}
+                <button type="button" className="link" onClick={() => void drillInto(task.id)} data-testid="open-inner" title="Open it here, with a way back (or double-click the task)">
+                  Open
+                </button>
+              </>
+            )}
           </p>
         )}
         {!found && target.id !== "" && files !== null && (

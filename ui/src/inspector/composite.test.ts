@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fileName, folderOf } from "../paths";
-import { readTarget, targetValue } from "./composite";
+import { findInner, innerOf, readTarget, targetValue } from "./composite";
 
 describe("a composite's blueprint param", () => {
   it("reads the static and the dynamic form", () => {
@@ -38,5 +38,30 @@ describe("file paths", () => {
     expect(folderOf("assembly.json")).toBe(".");
     expect(fileName("C:\\bp\\assembly.json")).toBe("assembly.json");
     expect(fileName("/work/examples/assembly.json")).toBe("assembly.json");
+  });
+});
+
+describe("the inner blueprint of a composite task", () => {
+  const task = (value: unknown) => ({ id: "c", type: "system.composite", params: [{ name: "blueprint", value }] });
+  it("is named by its id, with the sequencer of a dynamic one; none when it has no id", () => {
+    expect(innerOf(task({ static: "inner" }))).toEqual({ id: "inner", sequencer: null });
+    expect(innerOf(task({ dynamic: { blueprint_id: "inner", sequencer: "basic_element_sequencer" } }))).toEqual({
+      id: "inner",
+      sequencer: "basic_element_sequencer",
+    });
+    expect(innerOf(task({ static: "" }))).toBeNull();
+    expect(innerOf(task(["inner"]))).toBeNull();
+    expect(innerOf({ id: "c", type: "system.composite" })).toBeNull();
+  });
+
+  it("is found among the files beside by its id, else by its file name", () => {
+    const files = [
+      { file: "/w/a.json", blueprint_id: "TP5-inner", name: "", version: "1.0", tasks: 3 },
+      { file: "/w/TP5-inner", blueprint_id: "other", name: "", version: "1.0", tasks: 3 },
+      { file: "/w/toy.json", blueprint_id: "toy", name: "", version: "1.0", tasks: 3 },
+    ];
+    expect(findInner(files, "TP5-inner")?.file).toBe("/w/a.json");
+    expect(findInner(files, "toy.json")?.file).toBe("/w/toy.json");
+    expect(findInner(files, "missing")).toBeUndefined();
   });
 });

@@ -1,6 +1,9 @@
 // The `blueprint` param of a `system.composite` task (COMPAT §1): `{"static": id}`, or
 // `{"dynamic": {"blueprint_id": id, "sequencer": ...}}` to run the inner blueprint once per
 // element of a list given at session start.
+import type { BlueprintFile } from "../backend/generated";
+import { ioOf, type Task } from "../blueprint";
+import { fileName } from "../paths";
 
 export const SEQUENCERS = ["basic_sequencer", "basic_stock_sequencer", "basic_element_sequencer"] as const;
 export type Sequencer = (typeof SEQUENCERS)[number];
@@ -31,10 +34,22 @@ export function readTarget(value: unknown): CompositeTarget | null | "unreadable
   return "unreadable";
 }
 
+/** The inner blueprint a composite task names (with its sequencer when dynamic), if it names one. */
+export function innerOf(task: Task): { id: string; sequencer: string | null } | null {
+  const target = readTarget(ioOf(task, "params").find((p) => p.name === "blueprint")?.value);
+  if (target === null || target === "unreadable" || target.id === "") return null;
+  return { id: target.id, sequencer: target.mode === "dynamic" ? target.sequencer || null : null };
+}
+
 /** The param value for a target; none (the param removed) while no id is given. */
 export function targetValue(target: CompositeTarget): unknown {
   if (target.id === "") return undefined;
   return target.mode === "static"
     ? { static: target.id }
     : { dynamic: { blueprint_id: target.id, sequencer: target.sequencer } };
+}
+
+/** The file of the inner blueprint `id`, found as the core finds it: by blueprint id, else by file name. */
+export function findInner(files: BlueprintFile[], id: string): BlueprintFile | undefined {
+  return files.find((f) => f.blueprint_id === id) ?? files.find((f) => fileName(f.file) === id);
 }

@@ -34,3 +34,9 @@ export function useWorkspaceStore(): WorkspaceStore {
 export function useWorkspace<T>(selector: (state: WorkspaceState) => T): T {
   return useStore(useWorkspaceStore(), selector);
 }
+
+/** Opens a composite's inner blueprint, where the editor sits in a window's workspace (not in a lone editor). */
+export function useDrillInto(): WorkspaceState["drillInto"] | null {
+  const store = useContext(WorkspaceContext);
+  return store ? store.getState().drillInto : null;
+}

@@ -5,7 +5,8 @@
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type { EventView, TaskDefinitionSummary } from "../backend/generated";
 import type { Backend, MenuAction } from "../backend/types";
-import { innerBlueprintOf, newBlueprint } from "../blueprint";
+import { newBlueprint } from "../blueprint";
+import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
 import { createEditorStore, isDirty, type EditorOptions, type EditorStore, type Layout } from "./editor";
 
@@ -253,7 +254,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         const parent = tab.levels.at(-1)!.store.getState();
         const task = parent.blueprint?.tasks.find((t) => t.id === taskId);
         if (!task) return;
-        const inner = innerBlueprintOf(task);
+        const inner = innerOf(task);
         if (inner === null) return notify(`${taskId} names no inner blueprint: set its blueprint param first`);
         if (parent.path === null) {
           return notify(`Save the blueprint first: ${inner.id} is looked for beside its file`);
@@ -261,9 +262,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         const folder = folderOf(parent.path);
         try {
           const files = await backend.call("list_blueprint_files", { folder });
-          // Looked up as the core does: by blueprint id, else by file name (as the corpus names them).
-          const found =
-            files.find((f) => f.blueprint_id === inner.id) ?? files.find((f) => fileName(f.file) === inner.id);
+          const found = findInner(files, inner.id);
           if (!found) return notify(`No blueprint with id ${inner.id} in ${folder}`);
           const opened = await backend.openLibraryFile(found.file);
           const store = editor();

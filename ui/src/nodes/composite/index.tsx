@@ -2,7 +2,7 @@
 // sequencer of a dynamic one); a double-click opens the inner blueprint.
 import type { NodeProps } from "@xyflow/react";
 import { memo } from "react";
-import { innerBlueprintOf } from "../../blueprint";
+import { innerOf } from "../../inspector/composite";
 import { TaskCard } from "../card";
 import type { NodeKind, TaskNode } from "../types";
 
@@ -12,7 +12,7 @@ function sequencerName(sequencer: string): string {
 }
 
 function CompositeNodeView({ data, selected }: NodeProps<TaskNode>) {
-  const inner = innerBlueprintOf(data.task);
+  const inner = innerOf(data.task);
   const subtitle =
     inner === null ? (
       <span className="missing">no inner blueprint</span>
