@@ -44,6 +44,11 @@ requestAnimationFrame(tick);
 const STOP_FRAMES: &str =
     "const s = window.__orreryFrames; s.running = false; s.down = false; return s.deltas.splice(0);";
 const FRAMES_SO_FAR: &str = "return window.__orreryFrames.deltas.length;";
+/// Records frames as during a gesture, with nothing moving: the floor the window's frame pacing
+/// sets (under Xvfb and software rendering, not a display's refresh), measured in the same run.
+const RECORD_IDLE: &str = "window.__orreryFrames.down = true; window.__orreryFrames.last = null;";
+/// How long the idle frames are recorded.
+const IDLE: Duration = Duration::from_secs(5);
 
 /// The editor's timing marks (ui/src/timing.ts) by name, in ms since the page started, and the
 /// page's start in ms since the epoch.
@@ -72,6 +77,8 @@ struct Figures {
     auto_layout_ms: f64,
     auto_layout_compute_ms: f64,
     auto_layout_render_ms: f64,
+    /// Frame times with nothing moving.
+    idle: Vec<f64>,
     pan: Vec<f64>,
     drag: Vec<f64>,
 }
@@ -163,6 +170,13 @@ async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Opt
     figures.auto_layout_render_ms = at("auto-layout-painted") - at("auto-laid-out");
     client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
 
+    client.execute(RECORD_FRAMES, vec![]).await.unwrap();
+    client.execute(RECORD_IDLE, vec![]).await.unwrap();
+    tokio::time::sleep(IDLE).await;
+    let idle = client.execute(STOP_FRAMES, vec![]).await.unwrap();
+    figures.idle = idle.as_array().unwrap().iter().filter_map(Value::as_f64).collect();
+    // Its loop ends at its next frame: the gestures' recorder is a new one.
+    client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
     figures.pan = frames_during(&client, |step| pan(&client, step)).await;
     figures.drag = frames_during(&client, |step| drag(&client, step)).await;
     client.close().await.unwrap();
@@ -285,7 +299,7 @@ fn summary(f: &Figures) -> String {
 
 fn table(all: &[Figures]) -> String {
     type Row = (&'static str, fn(&Figures) -> f64, &'static str);
-    let rows: [Row; 17] = [
+    let rows: [Row; 19] = [
         ("Time to interactive (app start → nodes painted, page answering)", |f| f.interactive_ms, "ms"),
         ("  open: file opened → positions known (layout)", |f| f.open_layout_ms, "ms"),
         ("  open: positions known → first frame with nodes", |f| f.open_render_ms, "ms"),
@@ -294,6 +308,8 @@ fn table(all: &[Figures]) -> String {
         ("Auto-layout (click → new positions painted)", |f| f.auto_layout_ms, "ms"),
         ("  auto-layout: computing positions", |f| f.auto_layout_compute_ms, "ms"),
         ("  auto-layout: render and paint", |f| f.auto_layout_render_ms, "ms"),
+        ("Idle, nothing moving: median frame (the floor)", |f| spread(&f.idle).0, "ms"),
+        ("Idle: frames under 16.7 ms", |f| under_a_frame(&f.idle), "%"),
         ("Pan: frames", |f| f.pan.len() as f64, ""),
         ("Pan: median frame", |f| spread(&f.pan).0, "ms"),
         ("Pan: p95 frame", |f| spread(&f.pan).1, "ms"),

@@ -26,14 +26,16 @@ export function Tabs() {
 
 function TabButton({ tab, active, onActivate, onClose }: { tab: Tab; active: boolean; onActivate(key: number): void; onClose(key: number): void }) {
   const root = tab.levels[0]!.store;
-  const state = useStore(root);
-  // Unsaved work anywhere in the tab (its inner blueprints too) marks it.
-  const inner = tab.levels.slice(1).some((l) => isDirty(l.store.getState()));
-  const dirty = isDirty(state) || inner;
-  const title = state.blueprint === null ? "Start" : titleOf(root);
+  // Only what the tab shows: a tab that followed every change of its editor (each step of a
+  // drag) would draw again for nothing.
+  const path = useStore(root, (s) => s.path);
+  const empty = useStore(root, (s) => s.blueprint === null);
+  useStore(root, (s) => s.blueprint?.name);
+  const dirty = useStore(root, isDirty) || tab.levels.slice(1).some((l) => isDirty(l.store.getState()));
+  const title = empty ? "Start" : titleOf(root);
   return (
     <div className={`tab ${active ? "active" : ""}`} role="tab" aria-selected={active} data-testid="tab" data-dirty={dirty}>
-      <button type="button" className="tab-title" onClick={() => onActivate(tab.key)} title={state.path ?? title}>
+      <button type="button" className="tab-title" onClick={() => onActivate(tab.key)} title={path ?? title}>
         {title}
         {dirty && (
           <span className="dirty" aria-label="unsaved changes">
