@@ -44,10 +44,10 @@ describe("the canvas's nodes and edges on a change", () => {
     expect(after[2]).not.toBe(before[2]);
   });
 
-  it("keeps edges across a selection elsewhere and drops their labels when zoomed out", () => {
+  it("keeps edges across a selection elsewhere, names the types other than FS, and no type when zoomed out", () => {
     const toEdges = reusingEdges();
     const before = toEdges(blueprint, null);
-    expect(before.map((e) => e.label)).toEqual(["FS", "SS"]);
+    expect(before.map((e) => e.label)).toEqual([undefined, "SS"]);
     const selected = toEdges(blueprint, "a->b");
     expect(selected[0]).toBe(before[0]);
     expect(selected[1]!.selected).toBe(true);

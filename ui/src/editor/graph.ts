@@ -122,12 +122,16 @@ export function reusingEdges(): typeof toEdges {
         .map((d) => {
           const id = edgeId(d.id, task.id);
           const isSelected = id === selected;
+          // Finish-to-start is the default: only the other types are named on the edge (its dashes
+          // tell them apart too). Fewer labels read better, and each costs the canvas a text
+          // measurement whenever the edge is drawn again, as in every frame of a drag.
+          const named = labelled && d.type !== "FS";
           const old = previous.get(id);
           const same =
             old !== undefined &&
             old.dependency === d &&
             old.edge.selected === isSelected &&
-            (old.edge.label !== undefined) === labelled;
+            (old.edge.label !== undefined) === named;
           const edge: DependencyEdge = same
             ? old.edge
             : {
@@ -135,7 +139,7 @@ export function reusingEdges(): typeof toEdges {
                 selected: isSelected,
                 source: d.id,
                 target: task.id,
-                ...(labelled ? { label: d.type } : {}),
+                ...(named ? { label: d.type } : {}),
                 className: `dependency dependency-${d.type}`,
                 style: { strokeDasharray: DASHES[d.type] },
                 markerEnd: { type: MarkerType.ArrowClosed },
