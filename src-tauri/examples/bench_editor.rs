@@ -232,7 +232,7 @@ where
 /// A drag of `from` by small steps, as a hand moves a mouse: 24 moves of 100 ms, there and
 /// back every other gesture so that the view stays over the blueprint.
 async fn pointer_drag(client: &Client, from: PointerAction, step: usize) -> Result<(), String> {
-    let sign = if step % 2 == 0 { -1.0 } else { 1.0 };
+    let sign = if step.is_multiple_of(2) { -1.0 } else { 1.0 };
     let mut drag = MouseActions::new("mouse".into()).then(from).then(PointerAction::Down { button: MOUSE_BUTTON_LEFT });
     for _ in 0..24 {
         let duration = Some(Duration::from_millis(100));
