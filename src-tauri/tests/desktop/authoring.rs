@@ -194,8 +194,22 @@ async fn a_corpus_blueprint_changed_undone_redone_and_saved_is_still_accepted_by
     app.wait_text("[data-testid=breadcrumb-item][data-depth='1']", "toy_problem_5_inner_pnp.json").await;
     assert_eq!(app.count("[data-testid=task-node][data-task-id=pnp1]").await, 1);
     app.screenshot("authoring-drilled.png").await;
+    // A change inside marks the tab; going back asks about it.
+    let tab_dirty = || async {
+        let tab = app.client.find(Locator::Css("[data-testid=tab]")).await.ok()?;
+        tab.attr("data-dirty").await.ok()?
+    };
+    assert_eq!(tab_dirty().await.as_deref(), Some("false"));
+    app.select_task("pnp0").await;
+    app.retype("#inspector-description", "changed inside").await;
+    eventually("the tab marked", || async { (tab_dirty().await? == "true").then_some(()) }).await;
     app.click("button[data-testid=breadcrumb-item][data-depth='0']").await;
+    app.wait_text("#ask-title", "Save changes to toy_problem_5_inner_pnp.json?").await;
+    app.click("[data-testid=ask-don-t-save]").await;
     app.wait_count("[data-testid=breadcrumb-item]", 0).await;
+    eventually("the tab clean", || async { (tab_dirty().await? == "false").then_some(()) }).await;
+    let inner = std::fs::read_to_string(app.dir.path().join("toy_problem_5_inner_pnp.json")).unwrap();
+    assert!(!inner.contains("changed inside"), "Don't Save left the inner file as it was");
     app.wait_count("[data-testid=task-node]", 3).await;
 
     // The inspector of the composite opens it too.

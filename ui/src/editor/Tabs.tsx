@@ -1,5 +1,6 @@
 // The open blueprints as tabs (a dot marks unsaved work), and under the active one the
 // breadcrumb of the inner blueprints drilled into from its composites.
+import { useCallback, useSyncExternalStore } from "react";
 import { useStore } from "zustand";
 import { isDirty, type EditorStore } from "../store/editor";
 import { useWorkspace } from "../store/context";
@@ -30,8 +31,18 @@ function TabButton({ tab, active, onActivate, onClose }: { tab: Tab; active: boo
   // drag) would draw again for nothing.
   const path = useStore(root, (s) => s.path);
   const empty = useStore(root, (s) => s.blueprint === null);
-  useStore(root, (s) => s.blueprint?.name);
-  const dirty = useStore(root, isDirty) || tab.levels.slice(1).some((l) => isDirty(l.store.getState()));
+  useStore(root, (s) => s.blueprint?.name); // the title of a blueprint not saved yet
+  // Unsaved work in an inner blueprint drilled into marks the tab too.
+  const { levels } = tab;
+  const subscribe = useCallback(
+    (notify: () => void) => {
+      const stops = levels.slice(1).map((l) => l.store.subscribe(notify));
+      return () => stops.forEach((stop) => stop());
+    },
+    [levels],
+  );
+  const innerDirty = useSyncExternalStore(subscribe, () => levels.slice(1).some((l) => isDirty(l.store.getState())));
+  const dirty = useStore(root, isDirty) || innerDirty;
   const title = empty ? "Start" : titleOf(root);
   return (
     <div className={`tab ${active ? "active" : ""}`} role="tab" aria-selected={active} data-testid="tab" data-dirty={dirty}>

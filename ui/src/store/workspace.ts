@@ -51,7 +51,7 @@ export function currentEditor(state: WorkspaceState): EditorStore {
   return tab.levels.at(-1)!.store;
 }
 
-/** The unsaved levels of a tab (deepest first), or of all tabs. */
+/** The levels with unsaved work, deepest first (the order they are saved in). */
 function unsaved(levels: Level[]): Level[] {
   return levels.filter((l) => isDirty(l.store.getState())).reverse();
 }
@@ -63,7 +63,6 @@ export function titleOf(editor: EditorStore): string {
   const name = blueprint?.name;
   return typeof name === "string" && name !== "" ? name : "Untitled";
 }
-
 
 export function createWorkspace(backend: Backend, layout: Layout, options: EditorOptions = {}): WorkspaceStore {
   let serial = 0;
