@@ -65,6 +65,28 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     let plan = app.rect(".react-flow__node[data-id=plan]").await.unwrap();
     assert!(plan[3] <= region[1] || plan[1] >= region[3], "plan, before the scope, is outside its region");
 
+    // Its label selects the scope: its policy in the inspector, the while condition in a code
+    // editor that completes the names the scope's tasks write.
+    app.click("[data-testid=scope-label][data-scope-start=pick]").await;
+    app.wait_count("[data-testid=scope-inspector][data-scope-start=pick]", 1).await;
+    eventually("the while condition", || async {
+        app.content("[data-testid=scope-while-condition]").await.filter(|c| c == "elements_remaining > 0")
+    })
+    .await;
+    let field = client.find(Locator::Css("[data-testid=scope-while-condition]")).await.unwrap();
+    field.click().await.unwrap();
+    field.send_keys("\u{E010} and elem").await.unwrap(); // End, then a name begun
+    eventually("the produced name offered", || async {
+        app.content(".cm-tooltip-autocomplete").await.filter(|c| c.contains("elements_remaining"))
+    })
+    .await;
+    field.send_keys("\u{E00C}").await.unwrap(); // Escape closes the list
+    app.click("[data-testid=undo]").await;
+    eventually("the condition as it was", || async {
+        app.content("[data-testid=scope-while-condition]").await.filter(|c| c == "elements_remaining > 0")
+    })
+    .await;
+
     // Opening a file writes no layout beside it: not even after the nodes had time to rest.
     let layout = app.dir.path().join("assembly.json.layout");
     tokio::time::sleep(Duration::from_millis(1000)).await;

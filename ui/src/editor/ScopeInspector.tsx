@@ -5,7 +5,8 @@
 import { useState } from "react";
 import type { Diagnostic } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
-import { conditionProblems } from "../inspector/names";
+import { LazyCodeField } from "../inspector/ConditionField";
+import { conditionProblems, suggestions } from "../inspector/names";
 import {
   parseCount,
   policyOf,
@@ -45,6 +46,7 @@ export function ScopeInspector() {
   const edit = useEditor((s) => s.edit);
   const removeScope = useEditor((s) => s.removeScope);
   const focusTask = useEditor((s) => s.focusTask);
+  const names = useEditor((s) => (s.names !== null && s.names.task_id === s.selectedScope ? s.names : null));
   const json = scopeStartOf(task);
 
   if (start === null || !task || !json) {
@@ -62,6 +64,12 @@ export function ScopeInspector() {
   const whileProblems = problems.filter((d) => d.path.endsWith("while_policy.condition"));
   const skipCondition = typeof task.condition === "string" ? task.condition : "";
   const skipProblems = conditionProblems(report, start);
+  // The skip condition is the opening task's own and may read its params and inputs too; the
+  // while condition reads only what tasks write.
+  const offered = suggestions(names);
+  const produced = offered.filter((n) => n.origin !== "own");
+  const setWhile = (value: string) => change((b) => setWhileCondition(b, start, value), "condition");
+  const setSkip = (value: string) => edit((b) => setSkipCondition(b, start, value), `${start}.condition`);
 
   return (
     <aside className="inspector scope-inspector" aria-label="Scope" data-testid="scope-inspector" data-scope-start={start}>
@@ -142,16 +150,17 @@ export function ScopeInspector() {
       {policy === "while" && (
         <>
           <div className="field condition">
-            <label htmlFor="scope-while-condition">Runs again while</label>
-            <input
-              id="scope-while-condition"
+            <span className="label" id="scope-while-condition-label">
+              Runs again while
+            </span>
+            <LazyCodeField
               value={typeof json.while_policy?.condition === "string" ? json.while_policy.condition : ""}
-              spellCheck={false}
-              autoComplete="off"
+              onChange={setWhile}
+              names={produced}
+              problems={whileProblems}
               placeholder="a condition on what the scope's tasks write"
-              className={whileProblems.length > 0 ? "invalid" : ""}
-              data-testid="scope-while-condition"
-              onChange={(e) => change((b) => setWhileCondition(b, start, e.target.value), "condition")}
+              labelledBy="scope-while-condition-label"
+              testId="scope-while-condition"
             />
             <Problems problems={whileProblems} />
           </div>
@@ -169,16 +178,17 @@ export function ScopeInspector() {
       )}
       {policy === "skip" && (
         <div className="field condition">
-          <label htmlFor="scope-skip-condition">Runs only if</label>
-          <input
-            id="scope-skip-condition"
+          <span className="label" id="scope-skip-condition-label">
+            Runs only if
+          </span>
+          <LazyCodeField
             value={skipCondition}
-            spellCheck={false}
-            autoComplete="off"
+            onChange={setSkip}
+            names={offered}
+            problems={skipProblems}
             placeholder="always runs"
-            className={skipProblems.length > 0 ? "invalid" : ""}
-            data-testid="scope-skip-condition"
-            onChange={(e) => edit((b) => setSkipCondition(b, start, e.target.value), `${start}.condition`)}
+            labelledBy="scope-skip-condition-label"
+            testId="scope-skip-condition"
           />
           <p className="hint">The condition of {start}, the task that opens the scope.</p>
           <Problems problems={skipProblems} />

@@ -1,6 +1,6 @@
 // A task's `condition`: an expression editor whose completion offers the names the task may read,
 // with the problems of the last validation marked in it and listed under it.
-import { lazy, Suspense, useCallback } from "react";
+import { lazy, Suspense, useCallback, type ComponentProps } from "react";
 import { setTaskField, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
 import { conditionProblems, type Suggestion } from "./names";
@@ -8,6 +8,15 @@ import { conditionProblems, type Suggestion } from "./names";
 // CodeMirror is about as big as the rest of the app: it loads when a condition is first shown,
 // not with the app.
 const CodeField = lazy(() => import("./CodeField").then((m) => ({ default: m.CodeField })));
+
+/** A condition's code editor, loaded on first use; a read-only field shows the text meanwhile. */
+export function LazyCodeField(props: ComponentProps<typeof CodeField> & { value: string; labelledBy: string }) {
+  return (
+    <Suspense fallback={<input readOnly value={props.value} aria-labelledby={props.labelledBy} />}>
+      <CodeField {...props} />
+    </Suspense>
+  );
+}
 
 export function ConditionField({ task, names }: { task: Task; names: Suggestion[] }) {
   const edit = useEditor((s) => s.edit);
@@ -24,17 +33,15 @@ export function ConditionField({ task, names }: { task: Task; names: Suggestion[
       <span className="label" id="inspector-condition-label">
         Condition
       </span>
-      <Suspense fallback={<input readOnly value={text} aria-labelledby="inspector-condition-label" />}>
-        <CodeField
-          value={text}
-          onChange={apply}
-          names={names}
-          problems={problems}
-          placeholder="always runs"
-          labelledBy="inspector-condition-label"
-          testId="condition"
-        />
-      </Suspense>
+      <LazyCodeField
+        value={text}
+        onChange={apply}
+        names={names}
+        problems={problems}
+        placeholder="always runs"
+        labelledBy="inspector-condition-label"
+        testId="condition"
+      />
       {problems.map((d, i) => (
         <p key={i} className={`field-error ${d.severity}`} data-testid="condition-problem">
           {d.message}

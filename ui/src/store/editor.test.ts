@@ -583,6 +583,17 @@ describe("the data wiring on the canvas", () => {
 });
 
 describe("scopes in the editor", () => {
+  it("asks what the scope's opening task may read, for its conditions' completion", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().selectScope("work");
+    await settled();
+    expect(store.getState().names?.task_id).toBe("work");
+    store.getState().select("end");
+    await settled();
+    expect(store.getState().names?.task_id).toBe("end");
+  });
+
   const scope = (start: string, members: string[]): Scope => ({
     start,
     end: members.at(-1) ?? null,

@@ -194,11 +194,12 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       }
     }
 
-    /** What the selected task may read, from the facade. */
+    /** What the selected task (or the task opening the selected scope) may read, from the facade. */
     async function refreshNames() {
       const mine = ++naming;
-      const { blueprint, selected } = get();
-      const task = blueprint?.tasks.find((t) => t.id === selected);
+      const { blueprint, selected, selectedScope } = get();
+      const shown = selected ?? selectedScope;
+      const task = blueprint?.tasks.find((t) => t.id === shown);
       if (!blueprint || !task) {
         set({ names: null });
         return;
@@ -609,6 +610,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
 
       selectScope(start) {
         set({ selectedScope: start, selected: null, selection: [], selectedDependency: null, names: null });
+        void refreshNames();
       },
 
       createScope(ids, name) {
