@@ -185,6 +185,31 @@ impl App {
         assert!(xclip.wait().unwrap().success(), "xclip failed");
     }
 
+    /// Where on the X screen the page's point (x, y) is: the window's place plus the menu bar
+    /// above the page.
+    pub async fn screen_point(&self, x: f64, y: f64) -> (i64, i64) {
+        let chrome = self.client.execute("return [window.screenX, window.screenY, window.outerHeight - window.innerHeight, window.outerWidth - window.innerWidth]", vec![]).await.unwrap();
+        let v: Vec<f64> = chrome.as_array().unwrap().iter().filter_map(Value::as_f64).collect();
+        ((v[0] + v[3] + x).round() as i64, (v[1] + v[2] + y).round() as i64)
+    }
+
+    /// Drags with the real (X) pointer from the middle of `from` to the page point `to`, in steps.
+    pub async fn drag_with_pointer(&self, from: &str, to: (f64, f64)) {
+        let r = self.rect(from).await.unwrap_or_else(|| panic!("no {from}"));
+        let (sx, sy) = self.screen_point((r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0).await;
+        let (tx, ty) = self.screen_point(to.0, to.1).await;
+        self.xdotool(&["mousemove", &sx.to_string(), &sy.to_string()]);
+        self.xdotool(&["mousedown", "1"]);
+        for i in 1..=10 {
+            let x = sx + (tx - sx) * i / 10;
+            let y = sy + (ty - sy) * i / 10;
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            self.xdotool(&["mousemove", &x.to_string(), &y.to_string()]);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        self.xdotool(&["mouseup", "1"]);
+    }
+
     fn xdotool(&self, args: &[&str]) {
         let status = Command::new("xdotool").args(args).env("DISPLAY", &self.display).status().unwrap();
         assert!(status.success(), "xdotool {args:?} failed");

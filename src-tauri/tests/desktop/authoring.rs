@@ -24,7 +24,17 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
     app.click("[data-testid=welcome-new]").await;
     app.wait_count("[data-testid=task-node]", 2).await;
     app.add_from_palette("shell.run").await;
-    app.add_from_palette("shell.run").await;
+    // The second one dragged from the palette onto the canvas, where it lands.
+    let pane = app.rect(".react-flow__pane").await.unwrap();
+    let drop = (pane[0] + 120.0, pane[1] + 80.0);
+    app.drag_with_pointer("[data-testid=palette-item][data-task-type='shell.run']", drop).await;
+    app.wait_count("[data-testid=task-node]", 4).await;
+    let landed = app.rect("[data-testid=task-node][data-task-id=run_2]").await.unwrap();
+    let middle = ((landed[0] + landed[2]) / 2.0, (landed[1] + landed[3]) / 2.0);
+    assert!(
+        (middle.0 - drop.0).abs() < 12.0 && (middle.1 - drop.1).abs() < 12.0,
+        "dropped at {drop:?}, drawn around {middle:?}"
+    );
     // start -> run_1 -> run_2 -> end, and no more start -> end.
     app.connect_tasks("start", "run_1").await;
     app.connect_tasks("run_1", "run_2").await;
