@@ -135,7 +135,7 @@ def _wait_port(port: int, proc: subprocess.Popen, name: str, timeout: float = 15
     raise RuntimeError(f"{name} did not listen on 127.0.0.1:{port} within {timeout} s")
 
 
-def _start_service(name: str, make_cmd) -> int:
+def _start_service(name: str, make_cmd, probe=None) -> int:
     """Starts a service on a free loopback port (a few tries: the port may be taken meanwhile)."""
     exe = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)), None)
     if exe is None:
@@ -152,16 +152,34 @@ def _start_service(name: str, make_cmd) -> int:
             preexec_fn=_die_with_parent,
         )
         _services.append(proc)
-        if _wait_port(port, proc, name):
-            return port
+        # Something listening is not enough: another process may have taken the port between
+        # _free_port and the service's bind, and the service then exits ("Address already in
+        # use") while the other one answers for a moment (seen once in CI: redis refused later).
+        if _wait_port(port, proc, name) and (probe is None or probe(port)):
+            time.sleep(0.2)
+            if proc.poll() is None:
+                return port
         _services.remove(proc)
+        if proc.poll() is None:
+            proc.kill()
     raise RuntimeError(f"{name} failed to start; see its log")
+
+
+def _redis_answers(port: int) -> bool:
+    """Whether the server on `port` is a Redis that answers PING."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2.0) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
 
 
 def _start_redis() -> int:
     return _start_service(
         "redis-server",
         lambda exe, port: [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", _workdir],
+        _redis_answers,
     )
 
 
