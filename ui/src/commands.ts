@@ -177,8 +177,13 @@ export function matchingCommands(query: string, commands: Command[] = COMMANDS):
   return [...first, ...matches.filter((c) => !first.includes(c))];
 }
 
+/** Whether a command can run now (one without `enabled` always can). */
+export function canRun(command: Command, editor: EditorState): boolean {
+  return command.enabled?.(editor) ?? true;
+}
+
 /** Runs the command `id` (a choice of the native menu) when it can run now. */
 export function runCommand(id: string, editor: EditorState, workspace: WorkspaceState): void {
   const command = COMMANDS.find((c) => c.id === id);
-  if (command && (command.enabled?.(editor) ?? true)) void command.run(editor, workspace);
+  if (command && canRun(command, editor)) void command.run(editor, workspace);
 }

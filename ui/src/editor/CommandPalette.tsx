@@ -3,7 +3,7 @@
 // opens it to find a task only. Arrow keys move, Enter chooses, Escape closes.
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import type { Task } from "../blueprint";
-import { COMMANDS, matchingCommands, shortcutText, type Command } from "../commands";
+import { canRun, COMMANDS, matchingCommands, shortcutText, type Command } from "../commands";
 import { useEditor, useEditorStore, useWorkspaceStore } from "../store/context";
 import type { PaletteMode } from "../store/view";
 import { matchingTasks } from "./find-task";
@@ -40,7 +40,7 @@ function PaletteDialog({ mode }: { mode: PaletteMode }) {
   }, [at]);
 
   const close = () => store.getState().openPalette(null);
-  const enabled = (c: Command) => c.enabled?.(state) ?? true;
+  const enabled = (c: Command) => canRun(c, state);
 
   function choose(item: Item | undefined) {
     if (!item) return;

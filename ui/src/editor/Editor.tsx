@@ -1,7 +1,7 @@
 import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect } from "react";
 import { useEditor, useEditorStore, useWorkspace, useWorkspaceStore } from "../store/context";
-import { commandForKey } from "../commands";
+import { canRun, commandForKey } from "../commands";
 import { ErrorBoundary } from "../ErrorBoundary";
 import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
@@ -32,7 +32,7 @@ export function Editor() {
       // The key is the editor's even when its command cannot run now (undo with no history).
       e.preventDefault();
       const state = store.getState();
-      if (command.enabled?.(state) ?? true) void command.run(state, workspace.getState());
+      if (canRun(command, state)) void command.run(state, workspace.getState());
     }
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);

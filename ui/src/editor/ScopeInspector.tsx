@@ -5,7 +5,7 @@
 import { useState } from "react";
 import type { Diagnostic } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
-import { LazyCodeField } from "../inspector/ConditionField";
+import { ExpressionField } from "../inspector/ConditionField";
 import { conditionProblems, suggestions } from "../inspector/names";
 import {
   parseCount,
@@ -149,21 +149,17 @@ export function ScopeInspector() {
       )}
       {policy === "while" && (
         <>
-          <div className="field condition">
-            <span className="label" id="scope-while-condition-label">
-              Runs again while
-            </span>
-            <LazyCodeField
-              value={typeof json.while_policy?.condition === "string" ? json.while_policy.condition : ""}
-              onChange={setWhile}
-              names={produced}
-              problems={whileProblems}
-              placeholder="a condition on what the scope's tasks write"
-              labelledBy="scope-while-condition-label"
-              testId="scope-while-condition"
-            />
-            <Problems problems={whileProblems} />
-          </div>
+          <ExpressionField
+            id="scope-while-condition"
+            label="Runs again while"
+            value={typeof json.while_policy?.condition === "string" ? json.while_policy.condition : ""}
+            onChange={setWhile}
+            names={produced}
+            problems={whileProblems}
+            placeholder="a condition on what the scope's tasks write"
+            testId="scope-while-condition"
+            problemTestId="scope-field-problem"
+          />
           <CountField
             key={`${start}.max-iterations`}
             id="scope-max-iterations"
@@ -177,22 +173,18 @@ export function ScopeInspector() {
         </>
       )}
       {policy === "skip" && (
-        <div className="field condition">
-          <span className="label" id="scope-skip-condition-label">
-            Runs only if
-          </span>
-          <LazyCodeField
-            value={skipCondition}
-            onChange={setSkip}
-            names={offered}
-            problems={skipProblems}
-            placeholder="always runs"
-            labelledBy="scope-skip-condition-label"
-            testId="scope-skip-condition"
-          />
-          <p className="hint">The condition of {start}, the task that opens the scope.</p>
-          <Problems problems={skipProblems} />
-        </div>
+        <ExpressionField
+          id="scope-skip-condition"
+          label="Runs only if"
+          value={skipCondition}
+          onChange={setSkip}
+          names={offered}
+          problems={skipProblems}
+          placeholder="always runs"
+          testId="scope-skip-condition"
+          hint={<>The condition of {start}, the task that opens the scope.</>}
+          problemTestId="scope-field-problem"
+        />
       )}
       <div className="field">
         <span className="label">Tasks</span>
@@ -219,14 +211,6 @@ export function ScopeInspector() {
 /** The problems of a scope: those of its start task's `scope_start`. */
 function scopeProblems(diagnostics: Diagnostic[], start: string): Diagnostic[] {
   return diagnostics.filter((d) => d.task_id === start && d.path.includes(".scope_start"));
-}
-
-function Problems({ problems }: { problems: Diagnostic[] }) {
-  return problems.map((d, i) => (
-    <p key={i} className={`field-error ${d.severity}`} data-testid="scope-field-problem">
-      {d.message}
-    </p>
-  ));
 }
 
 /**

@@ -30,20 +30,17 @@ function TabButton({ tab, active, onActivate, onClose }: { tab: Tab; active: boo
   // Only what the tab shows: a tab that followed every change of its editor (each step of a
   // drag) would draw again for nothing.
   const path = useStore(root, (s) => s.path);
-  const empty = useStore(root, (s) => s.blueprint === null);
-  useStore(root, (s) => s.blueprint?.name); // the title of a blueprint not saved yet
-  // Unsaved work in an inner blueprint drilled into marks the tab too.
+  const title = useStore(root, (s) => (s.blueprint === null ? "Start" : titleOf(s)));
+  // Unsaved work anywhere in the tab, an inner blueprint drilled into too, marks it.
   const { levels } = tab;
   const subscribe = useCallback(
     (notify: () => void) => {
-      const stops = levels.slice(1).map((l) => l.store.subscribe(notify));
+      const stops = levels.map((l) => l.store.subscribe(notify));
       return () => stops.forEach((stop) => stop());
     },
     [levels],
   );
-  const innerDirty = useSyncExternalStore(subscribe, () => levels.slice(1).some((l) => isDirty(l.store.getState())));
-  const dirty = useStore(root, isDirty) || innerDirty;
-  const title = empty ? "Start" : titleOf(root);
+  const dirty = useSyncExternalStore(subscribe, () => levels.some((l) => isDirty(l.store.getState())));
   return (
     <div className={`tab ${active ? "active" : ""}`} role="tab" aria-selected={active} data-testid="tab" data-dirty={dirty}>
       <button type="button" className="tab-title" onClick={() => onActivate(tab.key)} title={path ?? title}>
@@ -79,8 +76,7 @@ function Breadcrumb() {
 }
 
 function Crumb({ store, last, onClick, depth }: { store: EditorStore; last: boolean; onClick(): void; depth: number }) {
-  const dirty = useStore(store, isDirty);
-  const title = `${titleOf(store)}${dirty ? " •" : ""}`;
+  const title = useStore(store, (s) => `${titleOf(s)}${isDirty(s) ? " •" : ""}`);
   if (last) return <strong data-testid="breadcrumb-item" data-depth={depth}>{title}</strong>;
   return (
     <button type="button" className="link" onClick={onClick} data-testid="breadcrumb-item" data-depth={depth}>

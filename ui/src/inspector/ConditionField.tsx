@@ -1,6 +1,6 @@
 // A task's `condition`: an expression editor whose completion offers the names the task may read,
 // with the problems of the last validation marked in it and listed under it.
-import { lazy, Suspense, useCallback, type ComponentProps } from "react";
+import { lazy, Suspense, useCallback, type ComponentProps, type ReactNode } from "react";
 import { setTaskField, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
 import { conditionProblems, type Suggestion } from "./names";
@@ -9,12 +9,33 @@ import { conditionProblems, type Suggestion } from "./names";
 // not with the app.
 const CodeField = lazy(() => import("./CodeField").then((m) => ({ default: m.CodeField })));
 
-/** A condition's code editor, loaded on first use; a read-only field shows the text meanwhile. */
-export function LazyCodeField(props: ComponentProps<typeof CodeField> & { value: string; labelledBy: string }) {
+/**
+ * A condition, labelled, in the code editor (loaded on first use; a read-only field shows the
+ * text meanwhile), with the problems of the last validation under it.
+ */
+export function ExpressionField({
+  id,
+  label,
+  hint,
+  problemTestId,
+  ...editor
+}: ComponentProps<typeof CodeField> & { id: string; label: string; hint?: ReactNode; problemTestId: string }) {
+  const labelId = `${id}-label`;
   return (
-    <Suspense fallback={<input readOnly value={props.value} aria-labelledby={props.labelledBy} />}>
-      <CodeField {...props} />
-    </Suspense>
+    <div className="field condition">
+      <span className="label" id={labelId}>
+        {label}
+      </span>
+      <Suspense fallback={<input readOnly value={editor.value} aria-labelledby={labelId} />}>
+        <CodeField {...editor} labelledBy={labelId} />
+      </Suspense>
+      {hint && <p className="hint">{hint}</p>}
+      {(editor.problems ?? []).map((d, i) => (
+        <p key={i} className={`field-error ${d.severity}`} data-testid={problemTestId}>
+          {d.message}
+        </p>
+      ))}
+    </div>
   );
 }
 
@@ -29,24 +50,16 @@ export function ConditionField({ task, names }: { task: Task; names: Suggestion[
   );
 
   return (
-    <div className="field condition">
-      <span className="label" id="inspector-condition-label">
-        Condition
-      </span>
-      <LazyCodeField
-        value={text}
-        onChange={apply}
-        names={names}
-        problems={problems}
-        placeholder="always runs"
-        labelledBy="inspector-condition-label"
-        testId="condition"
-      />
-      {problems.map((d, i) => (
-        <p key={i} className={`field-error ${d.severity}`} data-testid="condition-problem">
-          {d.message}
-        </p>
-      ))}
-    </div>
+    <ExpressionField
+      id="inspector-condition"
+      label="Condition"
+      value={text}
+      onChange={apply}
+      names={names}
+      problems={problems}
+      placeholder="always runs"
+      testId="condition"
+      problemTestId="condition-problem"
+    />
   );
 }

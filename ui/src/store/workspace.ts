@@ -8,7 +8,7 @@ import type { Backend, MenuAction } from "../backend/types";
 import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
-import { createEditorStore, isDirty, type EditorOptions, type EditorStore, type Layout } from "./editor";
+import { createEditorStore, isDirty, type EditorOptions, type EditorState, type EditorStore, type Layout } from "./editor";
 
 /** One editor of a tab: the blueprint, or an inner one opened from the composite `via`. */
 export type Level = { store: EditorStore; via: string | null };
@@ -57,8 +57,7 @@ function unsaved(levels: Level[]): Level[] {
 }
 
 /** The name a tab or breadcrumb shows for an editor: its file's, or the blueprint's. */
-export function titleOf(editor: EditorStore): string {
-  const { path, blueprint } = editor.getState();
+export function titleOf({ path, blueprint }: EditorState): string {
   if (path !== null) return fileName(path);
   const name = blueprint?.name;
   return typeof name === "string" && name !== "" ? name : "Untitled";
@@ -91,7 +90,8 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       if (tabs.length === 0) return;
       const current = currentEditor(get());
       const hasUnsaved = tabs.some((t) => unsaved(t.levels).length > 0);
-      const title = current.getState().blueprint === null ? "Orrery" : `Orrery — ${titleOf(current)}${isDirty(current.getState()) ? " •" : ""}`;
+      const shownState = current.getState();
+      const title = shownState.blueprint === null ? "Orrery" : `Orrery — ${titleOf(shownState)}${isDirty(shownState) ? " •" : ""}`;
       const state = `${title}\n${hasUnsaved}`;
       if (state === shown) return;
       shown = state;
@@ -146,7 +146,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
     function settle(levels: Level[], what: string, then: () => void) {
       const dirty = unsaved(levels);
       if (dirty.length === 0) return then();
-      const names = dirty.map((l) => titleOf(l.store));
+      const names = dirty.map((l) => titleOf(l.store.getState()));
       const many = names.length > 1;
       set({
         ask: {
