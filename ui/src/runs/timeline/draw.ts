@@ -1,0 +1,268 @@
+// Paints one frame of the run timeline on a 2D canvas: the row labels on the left, the time axis on
+// top, and the bars of the rows in view. It only paints: which bars are in view and where comes
+// from model.ts, so a frame costs what it shows however long the session is.
+import type { AttemptState } from "../../backend/generated";
+import {
+  ROW_HEIGHT,
+  barEnd,
+  rowLabel,
+  ticks,
+  timeToX,
+  visibleBars,
+  visibleRows,
+  type Bar,
+  type TimelineModel,
+  type View,
+} from "./model";
+
+/** The height of the time axis above the rows. */
+export const AXIS_HEIGHT = 26;
+/** The width of the row labels' column. */
+export const LABEL_WIDTH = 180;
+/** How wide a bar must be to carry its attempt number. */
+const NUMBER_MIN_PX = 26;
+/** The space above and below a bar within its row. */
+const BAR_INSET = 4;
+/** How far a task's label is indented under its instance's header. */
+const TASK_INDENT = 16;
+const FONT = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+const HEADER_FONT = `600 ${FONT}`;
+const NUMBER_FONT = "10px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+
+export type Palette = Record<AttemptState, string> & {
+  bg: string;
+  panel: string;
+  text: string;
+  muted: string;
+  border: string;
+  accent: string;
+  selected: string;
+  /** The attempt number written on a bar: it must read on every state's colour. */
+  onBar: string;
+};
+
+/** The colours of the light theme, for when the stylesheet has not given one (as in a test). */
+export const FALLBACK_PALETTE: Palette = {
+  running: "#4c5fd5",
+  succeeded: "#2f8f57",
+  failed: "#c62f3b",
+  cancelled: "#a86400",
+  skipped: "#9aa1b5",
+  unknown: "#7d849a",
+  bg: "#f6f7fb",
+  panel: "#ffffff",
+  text: "#1c2033",
+  muted: "#5d6478",
+  border: "#d9dce6",
+  accent: "#4c5fd5",
+  selected: "#4c5fd5",
+  onBar: "#ffffff",
+};
+
+/**
+ * The colours as the stylesheet sets them on `element` (timeline.css gives each state one, from
+ * the app's variables). Read once per theme, since a computed style is too slow to ask per frame.
+ */
+export function readPalette(element: Element): Palette {
+  const style = getComputedStyle(element);
+  const read = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+  return {
+    running: read("--timeline-running", FALLBACK_PALETTE.running),
+    succeeded: read("--timeline-succeeded", FALLBACK_PALETTE.succeeded),
+    failed: read("--timeline-failed", FALLBACK_PALETTE.failed),
+    cancelled: read("--timeline-cancelled", FALLBACK_PALETTE.cancelled),
+    skipped: read("--timeline-skipped", FALLBACK_PALETTE.skipped),
+    unknown: read("--timeline-unknown", FALLBACK_PALETTE.unknown),
+    bg: read("--bg", FALLBACK_PALETTE.bg),
+    panel: read("--panel", FALLBACK_PALETTE.panel),
+    text: read("--text", FALLBACK_PALETTE.text),
+    muted: read("--muted", FALLBACK_PALETTE.muted),
+    border: read("--border", FALLBACK_PALETTE.border),
+    accent: read("--accent", FALLBACK_PALETTE.accent),
+    selected: read("--selected", FALLBACK_PALETTE.selected),
+    onBar: read("--timeline-on-bar", FALLBACK_PALETTE.onBar),
+  };
+}
+
+export type Scene = {
+  model: TimelineModel;
+  view: View;
+  nowMs: number;
+  selected: Bar | null;
+  palette: Palette;
+  /** Whether to draw the line of the current time. */
+  live: boolean;
+  /** The canvas's size in CSS pixels and its device pixels per CSS pixel. */
+  width: number;
+  height: number;
+  dpr: number;
+};
+
+/** `text` cut with an ellipsis to fit `width`. */
+function fitText(ctx: CanvasRenderingContext2D, text: string, width: number): string {
+  if (ctx.measureText(text).width <= width) return text;
+  let kept = text.length;
+  while (kept > 0 && ctx.measureText(`${text.slice(0, kept)}…`).width > width) kept -= 1;
+  return `${text.slice(0, kept)}…`;
+}
+
+/** The top of row `r` on the canvas. */
+function rowTop(scene: Scene, r: number): number {
+  return AXIS_HEIGHT + r * ROW_HEIGHT - scene.view.scrollTop;
+}
+
+/**
+ * Paints the frame on `ctx` and answers how many bars are in it. Without a context (a test's DOM
+ * has none) nothing is painted but the count is still right, since it is what tests check.
+ */
+export function paint(ctx: CanvasRenderingContext2D | null, scene: Scene): number {
+  const { model, view, nowMs, palette } = scene;
+  const bars = visibleBars(model, view, nowMs);
+  if (!ctx) return bars.length;
+  ctx.setTransform(scene.dpr, 0, 0, scene.dpr, 0, 0);
+  ctx.fillStyle = palette.panel;
+  ctx.fillRect(0, 0, scene.width, scene.height);
+  const { first, end } = visibleRows(model, view);
+
+  ctx.fillStyle = palette.bg;
+  for (let r = first; r < end; r++) {
+    if (model.rows[r]!.kind === "instance") ctx.fillRect(0, rowTop(scene, r), scene.width, ROW_HEIGHT);
+  }
+
+  const axisTicks = ticks(view, model.startMs);
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(LABEL_WIDTH, AXIS_HEIGHT, view.width, view.height);
+  ctx.clip();
+  ctx.strokeStyle = palette.border;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  for (const tick of axisTicks) {
+    const x = Math.round(LABEL_WIDTH + tick.x) + 0.5;
+    ctx.moveTo(x, AXIS_HEIGHT);
+    ctx.lineTo(x, scene.height);
+  }
+  ctx.stroke();
+  paintBars(ctx, scene, bars);
+  if (scene.live) {
+    const x = Math.round(LABEL_WIDTH + timeToX(view, nowMs)) + 0.5;
+    ctx.strokeStyle = palette.accent;
+    ctx.setLineDash([4, 3]);
+    ctx.beginPath();
+    ctx.moveTo(x, AXIS_HEIGHT);
+    ctx.lineTo(x, scene.height);
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+  ctx.restore();
+
+  paintLabels(ctx, scene, first, end);
+  paintAxis(ctx, scene, axisTicks);
+  return bars.length;
+}
+
+/** Where a bar is on the canvas, clamped near the bar area so that deep zooms keep small coordinates. */
+function barBox(scene: Scene, bar: Bar): { x: number; y: number; w: number; h: number } {
+  const left = LABEL_WIDTH - 4;
+  const right = LABEL_WIDTH + scene.view.width + 4;
+  const x0 = Math.max(left, LABEL_WIDTH + timeToX(scene.view, bar.start));
+  const x1 = Math.min(right, LABEL_WIDTH + timeToX(scene.view, barEnd(bar, scene.nowMs)));
+  return { x: x0, y: rowTop(scene, bar.row) + BAR_INSET, w: Math.max(0, x1 - x0), h: ROW_HEIGHT - 2 * BAR_INSET };
+}
+
+/** The bars, filled one state at a time (one path each, not one fill per bar), then their numbers and the selection. */
+function paintBars(ctx: CanvasRenderingContext2D, scene: Scene, bars: Bar[]): void {
+  const byState = new Map<AttemptState, Bar[]>();
+  for (const bar of bars) {
+    const group = byState.get(bar.attempt.state);
+    if (group) group.push(bar);
+    else byState.set(bar.attempt.state, [bar]);
+  }
+  for (const [state, group] of byState) {
+    ctx.fillStyle = scene.palette[state] ?? scene.palette.unknown;
+    ctx.beginPath();
+    for (const bar of group) {
+      const { x, y, w, h } = barBox(scene, bar);
+      // An attempt shorter than a pixel is still a visible pixel.
+      ctx.rect(x, y, Math.max(w, 1), h);
+    }
+    ctx.fill();
+  }
+
+  ctx.font = NUMBER_FONT;
+  ctx.fillStyle = scene.palette.onBar;
+  ctx.textBaseline = "middle";
+  for (const bar of bars) {
+    const row = scene.model.rows[bar.row]!;
+    if (row.kind !== "task" || row.bars.length < 2) continue;
+    const { x, y, w, h } = barBox(scene, bar);
+    if (w >= NUMBER_MIN_PX) ctx.fillText(`#${bar.attempt.attempt}`, x + 3, y + h / 2, w - 6);
+  }
+
+  const selected = scene.selected;
+  if (selected) {
+    const { x, y, w, h } = barBox(scene, selected);
+    ctx.strokeStyle = scene.palette.selected;
+    ctx.lineWidth = 2;
+    // The outline stands off the bar so that a bar of no width shows as a small box.
+    ctx.strokeRect(x - 2, y - 2, w + 4, h + 4);
+  }
+}
+
+function paintLabels(ctx: CanvasRenderingContext2D, scene: Scene, first: number, end: number): void {
+  const { model, palette } = scene;
+  ctx.fillStyle = palette.panel;
+  ctx.fillRect(0, AXIS_HEIGHT, LABEL_WIDTH, scene.height - AXIS_HEIGHT);
+  ctx.textBaseline = "middle";
+  const selectedRow = scene.selected?.row;
+  for (let r = first; r < end; r++) {
+    const row = model.rows[r]!;
+    const middle = rowTop(scene, r) + ROW_HEIGHT / 2;
+    if (row.kind === "instance") {
+      ctx.fillStyle = palette.bg;
+      ctx.fillRect(0, rowTop(scene, r), LABEL_WIDTH, ROW_HEIGHT);
+      ctx.font = HEADER_FONT;
+      ctx.fillStyle = palette.text;
+      ctx.fillText(fitText(ctx, rowLabel(row), LABEL_WIDTH - 12), 6, middle);
+    } else {
+      ctx.font = FONT;
+      ctx.fillStyle = r === selectedRow ? palette.selected : palette.text;
+      ctx.fillText(fitText(ctx, rowLabel(row), LABEL_WIDTH - TASK_INDENT - 6), TASK_INDENT, middle);
+    }
+  }
+  ctx.strokeStyle = palette.border;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  ctx.moveTo(LABEL_WIDTH - 0.5, 0);
+  ctx.lineTo(LABEL_WIDTH - 0.5, scene.height);
+  ctx.stroke();
+}
+
+function paintAxis(ctx: CanvasRenderingContext2D, scene: Scene, axisTicks: ReturnType<typeof ticks>): void {
+  const { palette } = scene;
+  ctx.fillStyle = palette.panel;
+  ctx.fillRect(0, 0, scene.width, AXIS_HEIGHT);
+  ctx.font = FONT;
+  ctx.textBaseline = "middle";
+  ctx.fillStyle = palette.muted;
+  ctx.fillText("Task", 6, AXIS_HEIGHT / 2);
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(LABEL_WIDTH, 0, scene.view.width, AXIS_HEIGHT);
+  ctx.clip();
+  ctx.strokeStyle = palette.border;
+  ctx.beginPath();
+  for (const tick of axisTicks) {
+    const x = Math.round(LABEL_WIDTH + tick.x) + 0.5;
+    ctx.moveTo(x, AXIS_HEIGHT - 6);
+    ctx.lineTo(x, AXIS_HEIGHT);
+    ctx.fillText(tick.label, x + 4, AXIS_HEIGHT / 2);
+  }
+  ctx.stroke();
+  ctx.restore();
+  ctx.strokeStyle = palette.border;
+  ctx.beginPath();
+  ctx.moveTo(0, AXIS_HEIGHT - 0.5);
+  ctx.lineTo(scene.width, AXIS_HEIGHT - 0.5);
+  ctx.stroke();
+}

@@ -1,0 +1,330 @@
+import { describe, expect, it } from "vitest";
+import type { Attempt, AttemptState } from "../../backend/generated";
+import {
+  MIN_HIT_PX,
+  ROW_HEIGHT,
+  barEnd,
+  buildModel,
+  clampView,
+  describeBar,
+  elapsedLabel,
+  fitView,
+  followView,
+  hitTest,
+  navigate,
+  revealBar,
+  rowLabel,
+  splitNode,
+  tickStep,
+  ticks,
+  timeToX,
+  toRef,
+  visibleBars,
+  visibleRows,
+  zoomAt,
+  type Bar,
+  type TaskRow,
+  type View,
+} from "./model";
+import { generateAttempts, sampleNow } from "./sample";
+
+const T = 1_767_258_000_000;
+
+function attempt(node: string, n: number, start: number, finish: number | null, state?: AttemptState): Attempt {
+  return {
+    run_id: `${node}#${n}`,
+    session_id: "s",
+    node,
+    attempt: n,
+    state: state ?? (finish === null ? "running" : "succeeded"),
+    agent: "shell",
+    started_ms: T + start,
+    finished_ms: finish === null ? null : T + finish,
+  };
+}
+
+/** A view of the bar area that starts at the session's start, `msPerPx` wide per pixel. */
+function viewAt(msPerPx: number, t0 = T, width = 1000, height = 400, scrollTop = 0): View {
+  return { t0, msPerPx, scrollTop, width, height };
+}
+
+/** The y of the middle of row `r` in the bar area, with the rows not scrolled. */
+const rowMiddle = (r: number) => r * ROW_HEIGHT + ROW_HEIGHT / 2;
+
+function labels(attempts: Attempt[]): string[] {
+  return buildModel(attempts).rows.map((row) => `${row.kind}:${rowLabel(row)}`);
+}
+
+describe("the rows of the timeline", () => {
+  it("group the tasks under their instance, the instances and their tasks in the order they first started", () => {
+    const rows = labels([
+      attempt("deploy.start", 1, 0, 5),
+      attempt("deploy.build", 1, 10, 50),
+      attempt("pack_build.fetch", 1, 12, 20),
+      attempt("deploy.test", 1, 15, 30),
+      attempt("pack_build.zip", 1, 25, 40),
+    ]);
+    expect(rows).toEqual([
+      "instance:deploy",
+      "task:start",
+      "task:build",
+      "task:test",
+      "instance:pack_build",
+      "task:fetch",
+      "task:zip",
+    ]);
+  });
+
+  it("order by start even when the attempts do not come in start order", () => {
+    const rows = labels([attempt("inner_x.b", 1, 30, 40), attempt("root.a", 1, 0, 50), attempt("inner_x.c", 1, 20, 25)]);
+    expect(rows).toEqual(["instance:root", "task:a", "instance:inner_x", "task:c", "task:b"]);
+  });
+
+  it("keep every attempt of a task on its row, in start order, and count them in its label", () => {
+    const model = buildModel([
+      attempt("bp.loop", 1, 0, 10, "failed"),
+      attempt("bp.other", 1, 5, 8),
+      attempt("bp.loop", 2, 12, 20, "failed"),
+      attempt("bp.loop", 3, 22, null),
+    ]);
+    const row = model.rows[1] as TaskRow;
+    expect(rowLabel(row)).toBe("loop ×3");
+    expect(row.bars.map((bar) => bar.attempt.attempt)).toEqual([1, 2, 3]);
+    expect(rowLabel(model.rows[2]!)).toBe("other");
+    expect(model.byRef.get("bp.loop#2")).toBe(row.bars[1]);
+    expect(model).toMatchObject({ attempts: 4, tasks: 2, instances: 1, running: 1, startMs: T, endMs: T + 22 });
+  });
+
+  it("split a node at its last dot, as the store does", () => {
+    expect(splitNode("bp.v1_sub.task")).toEqual({ instance: "bp.v1_sub", task: "task" });
+    expect(splitNode("lonely")).toEqual({ instance: "", task: "lonely" });
+  });
+});
+
+describe("running attempts", () => {
+  const model = buildModel([attempt("bp.a", 1, 0, 100), attempt("bp.b", 1, 50, null)]);
+  const running = model.byRef.get("bp.b#1")!;
+
+  it("end at the current time, and never before they started", () => {
+    expect(barEnd(running, T + 400)).toBe(T + 400);
+    expect(barEnd(running, T)).toBe(T + 50);
+  });
+
+  it("are in view wherever the current time has brought them", () => {
+    const lateView = viewAt(1, T + 300, 100);
+    expect(visibleBars(model, lateView, T + 250).map(toRef)).toEqual([]);
+    expect(visibleBars(model, lateView, T + 350).map(toRef)).toEqual([{ node: "bp.b", attempt: 1 }]);
+  });
+
+  it("stretch a fitted view to the current time", () => {
+    const fitted = fitView(model, viewAt(1), T + 1000);
+    expect(timeToX(fitted, T + 1000)).toBeLessThanOrEqual(1000);
+    expect(timeToX(fitted, T + 1000)).toBeGreaterThan(950);
+    expect(timeToX(fitted, T)).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("hit testing", () => {
+  // Row 1: a bar of no width at 100 ms and a wide one from 200 to 400 ms. Row 2: two bars of no width 3 px apart.
+  const model = buildModel([
+    attempt("bp.a", 1, 100, 100, "skipped"),
+    attempt("bp.a", 2, 200, 400),
+    attempt("bp.b", 1, 600, 600),
+    attempt("bp.b", 2, 603, 603),
+  ]);
+  const view = viewAt(1);
+  const at = (x: number, row: number) => {
+    const bar = hitTest(model, view, x, rowMiddle(row), T + 1000);
+    return bar && `${bar.attempt.node}#${bar.attempt.attempt}`;
+  };
+
+  it("picks a bar of no width within half the minimum hit width of it", () => {
+    expect(at(100, 1)).toBe("bp.a#1");
+    expect(at(100 + MIN_HIT_PX / 2 - 0.5, 1)).toBe("bp.a#1");
+    expect(at(100 - MIN_HIT_PX / 2 + 0.5, 1)).toBe("bp.a#1");
+    expect(at(100 + MIN_HIT_PX / 2 + 1, 1)).toBeNull();
+  });
+
+  it("picks a wide bar anywhere on it, and nothing between bars", () => {
+    expect(at(300, 1)).toBe("bp.a#2");
+    expect(at(150, 1)).toBeNull();
+  });
+
+  it("picks the nearest of two bars that both take the pointer", () => {
+    expect(at(601, 2)).toBe("bp.b#1");
+    expect(at(602, 2)).toBe("bp.b#2");
+  });
+
+  it("picks nothing on an instance's header or above the rows", () => {
+    expect(at(100, 0)).toBeNull();
+    expect(hitTest(model, view, 100, -5, T)).toBeNull();
+  });
+
+  it("follows the rows' scroll", () => {
+    const scrolled = { ...view, scrollTop: ROW_HEIGHT };
+    expect(hitTest(model, scrolled, 602, rowMiddle(1), T)?.attempt.node).toBe("bp.b");
+  });
+});
+
+describe("the axis", () => {
+  it("chooses round spacings of the unit the zoom calls for", () => {
+    expect(tickStep(0.05, 80)).toBe(5);
+    expect(tickStep(2, 80)).toBe(200);
+    expect(tickStep(10, 80)).toBe(1000);
+    expect(tickStep(1000, 80)).toBe(2 * 60_000);
+    expect(tickStep(100_000, 80)).toBe(3 * 3_600_000);
+    expect(tickStep(10_000_000, 80)).toBe(10 * 86_400_000);
+  });
+
+  it("labels ticks with the time since the session started", () => {
+    // 390 px wide, so that no tick falls on the right edge.
+    const labelsAt = (msPerPx: number, t0 = T) => ticks(viewAt(msPerPx, t0, 390), T).map((tick) => tick.label);
+    expect(labelsAt(0.05)).toEqual(["0", "5ms", "10ms", "15ms"]);
+    expect(labelsAt(2, T + 600)).toEqual(["600ms", "800ms", "1.0s", "1.2s"]);
+    expect(labelsAt(10, T + 58_000)).toEqual(["58s", "59s", "1m 00s", "1m 01s"]);
+    expect(labelsAt(1000, T + 3_400_000)).toEqual(["58m", "1h 00m", "1h 02m"]);
+    expect(labelsAt(100_000)).toEqual(["0", "3h", "6h", "9h"]);
+  });
+
+  it("places ticks at their time and keeps them within the view", () => {
+    const found = ticks(viewAt(10, T - 550), T);
+    expect(found[0]).toMatchObject({ t: T, x: 55, label: "0" });
+    expect(found.every((tick) => tick.x >= 0 && tick.x <= 1000)).toBe(true);
+  });
+
+  it("labels times before the session's start as negative", () => {
+    expect(elapsedLabel(-2000, 1000)).toBe("-2s");
+  });
+});
+
+describe("the visible range", () => {
+  const attempts = generateAttempts(10_000, 7);
+  const nowMs = sampleNow(attempts);
+  const model = buildModel(attempts);
+  const fitted = fitView(model, viewAt(1, T, 1200, 600), nowMs);
+  // A typical close look: a tenth of the session, some rows down.
+  const view = zoomAt({ ...fitted, scrollTop: 40 * ROW_HEIGHT }, 600, 0.1);
+
+  it("holds exactly the bars that overlap the view", () => {
+    const { first, end } = visibleRows(model, view);
+    const expected = attempts.filter((a) => {
+      const bar = model.byRef.get(`${a.node}#${a.attempt}`)!;
+      const x0 = timeToX(view, bar.start);
+      const x1 = timeToX(view, barEnd(bar, nowMs));
+      return bar.row >= first && bar.row < end && x1 >= -1 && x0 <= view.width + 1;
+    });
+    const found = visibleBars(model, view, nowMs);
+    expect(found.length).toBeGreaterThan(0);
+    expect(new Set(found.map((bar) => bar.attempt))).toEqual(new Set(expected));
+  });
+
+  it("reads only the bars in view (and one past each row), not the 10,000", () => {
+    let read = 0;
+    const counted = {
+      ...model,
+      rows: model.rows.map((row) =>
+        row.kind === "instance"
+          ? row
+          : {
+              ...row,
+              bars: new Proxy(row.bars, {
+                get(target, key, receiver) {
+                  if (typeof key === "string" && /^\d+$/.test(key)) read += 1;
+                  return Reflect.get(target, key, receiver);
+                },
+              }),
+            },
+      ),
+    };
+    const found = visibleBars(counted, view, nowMs);
+    const { first, end } = visibleRows(model, view);
+    expect(read).toBeLessThanOrEqual(found.length + (end - first));
+    expect(found.length).toBeLessThan(attempts.length / 20);
+  });
+});
+
+describe("the arrow keys", () => {
+  const model = buildModel([
+    attempt("bp.a", 1, 0, 10),
+    attempt("bp.a", 2, 20, 30),
+    attempt("bp.a", 3, 40, 50),
+    attempt("sub_c.x", 1, 5, 6),
+    attempt("sub_c.x", 2, 38, 45),
+  ]);
+  const ref = (node: string, n: number) => ({ node, attempt: n });
+
+  it("select the first attempt when none is", () => {
+    expect(navigate(model, null, "ArrowDown")).toEqual(ref("bp.a", 1));
+  });
+
+  it("move along a row and stay at its ends", () => {
+    expect(navigate(model, ref("bp.a", 2), "ArrowRight")).toEqual(ref("bp.a", 3));
+    expect(navigate(model, ref("bp.a", 2), "ArrowLeft")).toEqual(ref("bp.a", 1));
+    expect(navigate(model, ref("bp.a", 3), "ArrowRight")).toEqual(ref("bp.a", 3));
+    expect(navigate(model, ref("bp.a", 1), "ArrowLeft")).toEqual(ref("bp.a", 1));
+  });
+
+  it("move to the attempt that started nearest in time on the task row below or above, over a header", () => {
+    expect(navigate(model, ref("bp.a", 3), "ArrowDown")).toEqual(ref("sub_c.x", 2));
+    expect(navigate(model, ref("bp.a", 1), "ArrowDown")).toEqual(ref("sub_c.x", 1));
+    expect(navigate(model, ref("sub_c.x", 1), "ArrowUp")).toEqual(ref("bp.a", 1));
+    expect(navigate(model, ref("bp.a", 2), "ArrowUp")).toEqual(ref("bp.a", 2));
+  });
+});
+
+describe("moving the view", () => {
+  const attempts = generateAttempts(2_000, 3);
+  const nowMs = sampleNow(attempts);
+  const model = buildModel(attempts);
+  const fitted = fitView(model, viewAt(1, T, 800, 200), nowMs);
+
+  it("zooms around the pointer", () => {
+    const zoomed = zoomAt(fitted, 300, 0.25);
+    expect(zoomed.msPerPx).toBeCloseTo(fitted.msPerPx / 4);
+    expect(zoomed.t0 + 300 * zoomed.msPerPx).toBeCloseTo(fitted.t0 + 300 * fitted.msPerPx);
+  });
+
+  it("keeps the rows and the session within reach", () => {
+    const lost = clampView(model, { ...fitted, scrollTop: 1e9, t0: 0 }, nowMs);
+    expect(lost.scrollTop).toBe(model.rows.length * ROW_HEIGHT - fitted.height);
+    expect(timeToX(lost, model.startMs)).toBeLessThan(lost.width);
+  });
+
+  it("brings a selected bar's row into view and centres a bar out of sight", () => {
+    const last = model.rows[model.rows.length - 1] as TaskRow;
+    const bar: Bar = last.bars[0]!;
+    const zoomed = zoomAt(fitted, 0, 0.001);
+    const shown = revealBar(zoomed, bar, nowMs);
+    expect(shown.scrollTop).toBe(bar.row * ROW_HEIGHT + ROW_HEIGHT - zoomed.height);
+    expect(timeToX(shown, bar.start)).toBeGreaterThan(0);
+    expect(timeToX(shown, barEnd(bar, nowMs))).toBeLessThan(shown.width);
+    expect(revealBar(shown, bar, nowMs)).toBe(shown);
+  });
+
+  it("follows the latest time: from the session's start while it fits, then with the right edge", () => {
+    const young = buildModel([attempt("bp.a", 1, 0, null)]);
+    const wide = viewAt(100, 0, 1000);
+    expect(timeToX(followView(young, wide, T + 5_000), T)).toBeGreaterThan(0);
+    expect(timeToX(followView(young, wide, T + 5_000), T)).toBeLessThanOrEqual(20);
+    const old = followView(young, wide, T + 1_000_000);
+    expect(timeToX(old, T + 1_000_000)).toBeLessThan(1000);
+    expect(timeToX(old, T + 1_000_000)).toBeGreaterThan(950);
+  });
+});
+
+describe("a bar's tooltip", () => {
+  it("says what ran, how it ended, how long it took and when it started", () => {
+    const model = buildModel([
+      attempt("bp.a", 1, 0, 10),
+      { ...attempt("bp.b", 1, 1_500, 4_000, "failed"), exit_code: 2, error: { code: "exit-status", message: "exited 2" } },
+      attempt("bp.c", 1, 2_000, null),
+    ]);
+    const failed = describeBar(model, model.byRef.get("bp.b#1")!, T + 5_000);
+    expect(failed[0]).toBe("b · attempt #1");
+    expect(failed).toContain("failed (exit 2)");
+    expect(failed).toContain("2.50 s");
+    expect(failed[4]).toMatch(/^started \d\d:\d\d:\d\d\.500 \(\+1\.50 s\)$/);
+    expect(failed).toContain("exited 2");
+    expect(describeBar(model, model.byRef.get("bp.c#1")!, T + 62_000)).toContain("1m 00s so far");
+  });
+});
