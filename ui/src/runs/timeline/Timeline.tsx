@@ -182,11 +182,13 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
     return () => scheme.removeEventListener("change", read);
   }, [requestDraw]);
 
-  // A selection made elsewhere (the graph, the details panel, the arrow keys) comes into view.
+  // A selection made elsewhere (the graph, the details panel, the arrow keys) comes into view. Only
+  // a new selection does: new attempts or a new object for the same one must not undo a pan.
+  const selectedKey = selected ? refKey(selected) : null;
   useEffect(() => {
-    const bar = selected ? model.byRef.get(refKey(selected)) : undefined;
+    const bar = selectedKey === null ? undefined : latest.current.model.byRef.get(selectedKey);
     if (bar) moveView((current) => revealBar(current, bar, latest.current.nowMs));
-  }, [selected, model, moveView]);
+  }, [selectedKey, moveView]);
 
   /** A pointer's place on the canvas, in CSS pixels from its top left corner. */
   const local = (event: { clientX: number; clientY: number }) => {
@@ -318,7 +320,7 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
       ref={rootRef}
       className="timeline"
       data-testid="timeline"
-      data-selected={selected ? refKey(selected) : ""}
+      data-selected={selectedKey ?? ""}
       tabIndex={0}
       aria-label="Run timeline: the arrow keys move the selected attempt, Escape clears it, + and − zoom"
       onKeyDown={onKeyDown}

@@ -11,6 +11,7 @@ import {
   visibleBars,
   visibleRows,
   type Bar,
+  type TaskRow,
   type TimelineModel,
   type View,
 } from "./model";
@@ -170,34 +171,42 @@ function barBox(scene: Scene, bar: Bar): { x: number; y: number; w: number; h: n
   return { x: x0, y: rowTop(scene, bar.row) + BAR_INSET, w: Math.max(0, x1 - x0), h: ROW_HEIGHT - 2 * BAR_INSET };
 }
 
-/** The bars, filled one state at a time (one path each, not one fill per bar), then their numbers and the selection. */
+/**
+ * The bars, filled one state at a time (one path each, not one fill per bar), then their numbers
+ * and the selection. Zoomed out, most bars are thinner than a pixel: consecutive ones of a row in
+ * the same state that touch are merged into one rectangle, so the path holds what can be seen.
+ */
 function paintBars(ctx: CanvasRenderingContext2D, scene: Scene, bars: Bar[]): void {
-  const byState = new Map<AttemptState, Bar[]>();
+  const rects = new Map<AttemptState, number[]>();
+  const numbered: { bar: Bar; x: number; y: number; w: number; h: number }[] = [];
+  let last: { row: number; state: AttemptState; box: number[]; at: number } | null = null;
   for (const bar of bars) {
-    const group = byState.get(bar.attempt.state);
-    if (group) group.push(bar);
-    else byState.set(bar.attempt.state, [bar]);
+    const { x, y, w, h } = barBox(scene, bar);
+    // An attempt shorter than a pixel is still a visible pixel.
+    const width = Math.max(w, 1);
+    const state = bar.attempt.state;
+    if (last && last.row === bar.row && last.state === state && x <= last.box[last.at]! + last.box[last.at + 2]! + 0.5) {
+      last.box[last.at + 2] = Math.max(last.box[last.at + 2]!, x + width - last.box[last.at]!);
+    } else {
+      let box = rects.get(state);
+      if (!box) rects.set(state, (box = []));
+      last = { row: bar.row, state, box, at: box.length };
+      box.push(x, y, width, h);
+    }
+    const row = scene.model.rows[bar.row] as TaskRow;
+    if (w >= NUMBER_MIN_PX && row.bars.length > 1) numbered.push({ bar, x, y, w, h });
   }
-  for (const [state, group] of byState) {
+  for (const [state, box] of rects) {
     ctx.fillStyle = scene.palette[state] ?? scene.palette.unknown;
     ctx.beginPath();
-    for (const bar of group) {
-      const { x, y, w, h } = barBox(scene, bar);
-      // An attempt shorter than a pixel is still a visible pixel.
-      ctx.rect(x, y, Math.max(w, 1), h);
-    }
+    for (let i = 0; i < box.length; i += 4) ctx.rect(box[i]!, box[i + 1]!, box[i + 2]!, box[i + 3]!);
     ctx.fill();
   }
 
   ctx.font = NUMBER_FONT;
   ctx.fillStyle = scene.palette.onBar;
   ctx.textBaseline = "middle";
-  for (const bar of bars) {
-    const row = scene.model.rows[bar.row]!;
-    if (row.kind !== "task" || row.bars.length < 2) continue;
-    const { x, y, w, h } = barBox(scene, bar);
-    if (w >= NUMBER_MIN_PX) ctx.fillText(`#${bar.attempt.attempt}`, x + 3, y + h / 2, w - 6);
-  }
+  for (const { bar, x, y, w, h } of numbered) ctx.fillText(`#${bar.attempt.attempt}`, x + 3, y + h / 2, w - 6);
 
   const selected = scene.selected;
   if (selected) {
