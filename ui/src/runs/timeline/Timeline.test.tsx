@@ -195,6 +195,21 @@ describe("the run timeline", () => {
     expect(onSelect).toHaveBeenLastCalledWith(last);
   });
 
+  it("keeps a pan when the same selection comes again as a new object", async () => {
+    const { canvas, onSelect, select } = await mount(ATTEMPTS);
+    select({ node: "bp.b", attempt: 1 });
+    await nextFrame();
+    act(() => {
+      canvas.dispatchEvent(new WheelEvent("wheel", { deltaY: 300, shiftKey: true, clientX: 400, clientY: 100, cancelable: true }));
+    });
+    const opening = openingView(ATTEMPTS, NOW);
+    const panned = { ...opening, t0: opening.t0 + 300 * opening.msPerPx };
+    select({ node: "bp.b", attempt: 1 });
+    await nextFrame();
+    click(canvas, pointAt(panned, 1500, 1));
+    expect(onSelect).toHaveBeenLastCalledWith({ node: "bp.a", attempt: 2 });
+  });
+
   it("shows a tooltip with the attempt under the pointer", async () => {
     const { root, canvas } = await mount(ATTEMPTS);
     const view = openingView(ATTEMPTS, NOW);
