@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PLAIN } from "./ansi";
-import { append, dropFromEnd, dropFromStart, fromWindow, lineAt, prepend, utf8Length, type Lines } from "./lines";
+import { append, dropFromEnd, dropFromStart, fromWindow, lineAt, prepend, utf8Length, utf8Prefix, type Lines } from "./lines";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -27,6 +27,12 @@ describe("the UTF-8 length of text", () => {
     for (const text of ["", "ascii", "é", "€uro", "🚀 launch", "mixed ü € 🚀 \u{10ffff}"]) {
       expect(utf8Length(text), text).toBe(encoder.encode(text).length);
     }
+  });
+
+  it("cuts text at a byte count without splitting a character", () => {
+    const text = "a€b🚀c"; // 1, 3, 1, 4 and 1 bytes
+    const cuts = [0, 1, 3, 4, 5, 8, 9, 10, 99].map((n) => utf8Prefix(text, n));
+    expect(cuts).toEqual(["", "a", "a", "a€", "a€b", "a€b", "a€b🚀", "a€b🚀c", "a€b🚀c"]);
   });
 });
 

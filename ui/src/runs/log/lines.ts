@@ -57,6 +57,20 @@ export function utf8Length(text: string): number {
   return n;
 }
 
+/** The longest start of `text` that holds at most `bytes` bytes in UTF-8. */
+export function utf8Prefix(text: string, bytes: number): string {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length;
+    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    if (n + size > bytes) return text.slice(0, i);
+    n += size;
+    if (pair) i++;
+  }
+  return text;
+}
+
 /** The pieces of `content` between newlines, each with the byte offset it starts at. */
 function pieces(content: string, at: number): { raw: string; at: number }[] {
   const found: { raw: string; at: number }[] = [];
