@@ -36,7 +36,7 @@ export type LogReaderState = {
   reading: Reading | null;
   /** Why the last read failed; cleared by the next one that succeeds. */
   error: string | null;
-  /** Reads the tail. */
+  /** Reads the tail; until it is read, each announcement tries again. */
   open(): void;
   /** Says that the file has grown to `fileSize` bytes: what is new is read when tailing. */
   announce(fileSize: number): void;
@@ -52,6 +52,7 @@ export type LogReader = StoreApi<LogReaderState>;
 export const CHUNK = 256 * 1024;
 
 export function createLogReader(source: LogSource, limits: Limits = DEFAULT_LIMITS, chunk = CHUNK): LogReader {
+  let opened = false;
   let inFlight = false;
   let wantTail = false;
   let wantEarlier = false;
@@ -71,7 +72,7 @@ export function createLogReader(source: LogSource, limits: Limits = DEFAULT_LIMI
       let offset: number;
       let limit = chunk;
       if (wantTail || lines === null) {
-        if (!wantTail) return; // not opened yet
+        if (!opened) return;
         kind = "tail";
         offset = -1;
       } else if (wantEarlier && lines.before) {
@@ -148,7 +149,8 @@ export function createLogReader(source: LogSource, limits: Limits = DEFAULT_LIMI
       reading: null,
       error: null,
       open() {
-        wantTail = true;
+        // Opening twice (as React's strict mode runs effects twice) reads the tail once.
+        opened = true;
         pump();
       },
       announce(fileSize) {
