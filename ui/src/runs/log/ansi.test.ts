@@ -119,6 +119,26 @@ describe("the plain text of a line", () => {
   });
 });
 
+describe("the quick readings of a line", () => {
+  const samples = [
+    "plain",
+    "\x1b[1;31merror\x1b[0m: \x1b[38;5;208mwarm\x1b[48;2;1;2;3m bg",
+    " 10%\r\x1b[32m 50%\r100%\r",
+    "a\x1b[?25lb\x1b]0;title\x07c\x1b[2Kd\x00e\tf",
+    "cut \x1b[3",
+    "cut \x1b]8;;http://x",
+    "\x1b[7minverse\x1b[27m\x1b[4munder",
+  ];
+
+  it("agree with the styled spans on the text and the style left for the next line", () => {
+    for (const raw of samples) {
+      const { spans, exit } = styleLine(raw, PLAIN);
+      expect(plainText(raw), JSON.stringify(raw)).toBe(spans.map((s) => s.text).join(""));
+      expect(exitStyle(raw, PLAIN), JSON.stringify(raw)).toEqual(exit);
+    }
+  });
+});
+
 describe("the CSS of a span", () => {
   it("is empty for plain text", () => {
     expect(spanCss(PLAIN)).toEqual({});

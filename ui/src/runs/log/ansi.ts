@@ -103,6 +103,22 @@ function isControl(c: number): boolean {
  * (`38:2::r:g:b`, `38:5:n`) that some programs write.
  */
 export function applySgr(style: Style, params: string): Style {
+  let known = applied.get(style);
+  if (!known) applied.set(style, (known = new Map()));
+  let next = known.get(params);
+  if (next) return next;
+  next = sgr(style, params);
+  if (known.size < MOST_REMEMBERED) known.set(params, next);
+  return next;
+}
+
+// A log repeats the same few changes of style thousands of times: each is worked out once, and
+// lines in the same style share one style object. A log that paints in ever new true colours
+// would fill the memory, hence a bound per style.
+const MOST_REMEMBERED = 256;
+const applied = new WeakMap<Style, Map<string, Style>>();
+
+function sgr(style: Style, params: string): Style {
   const next: { -readonly [K in keyof Style]: Style[K] } = { ...style };
   const parts = params === "" ? ["0"] : params.split(";");
   for (let i = 0; i < parts.length; i++) {
@@ -204,15 +220,11 @@ export function styleLine(raw: string, entry: Style): { spans: Span[]; exit: Sty
     if (c === ESC) {
       const after = sequenceEnd(raw, i);
       if (after === -1) break;
-      if (raw.charCodeAt(i + 1) === 0x5b && raw.charCodeAt(after - 1) === 0x6d /* m */) {
-        const params = raw.slice(i + 2, after - 1);
-        // A private sequence (`ESC [ ? … m`, `ESC [ > … m`) is not a change of style.
-        if (/^[0-9;:]*$/.test(params)) {
-          const next = applySgr(style, params);
-          if (next !== style) {
-            flush();
-            style = next;
-          }
+      if (isSgr(raw, i, after)) {
+        const next = applySgr(style, raw.slice(i + 2, after - 1));
+        if (next !== style) {
+          flush();
+          style = next;
         }
       }
       i = after;
@@ -228,9 +240,30 @@ export function styleLine(raw: string, entry: Style): { spans: Span[]; exit: Sty
   return { spans, exit: style };
 }
 
-/** The style a line leaves for the next one, without building its spans when it has no escape. */
+/** Whether the escape sequence [at, after) is a change of style, not a private sequence (`ESC [ ? … m`). */
+function isSgr(raw: string, at: number, after: number): boolean {
+  return (
+    raw.charCodeAt(at + 1) === 0x5b /* [ */ &&
+    raw.charCodeAt(after - 1) === 0x6d /* m */ &&
+    SGR_PARAMS.test(raw.slice(at + 2, after - 1))
+  );
+}
+
+const SGR_PARAMS = /^[0-9;:]*$/;
+
+/**
+ * The style a line leaves for the next one. Every held line needs it when read, so it only looks
+ * at escape sequences and builds no spans.
+ */
 export function exitStyle(raw: string, entry: Style): Style {
-  return raw.includes("\x1b") ? styleLine(raw, entry).exit : entry;
+  let style = entry;
+  for (let at = raw.indexOf("\x1b"); at !== -1; at = raw.indexOf("\x1b", at + 1)) {
+    const after = sequenceEnd(raw, at);
+    if (after === -1) break;
+    if (isSgr(raw, at, after)) style = applySgr(style, raw.slice(at + 2, after - 1));
+    at = after - 1;
+  }
+  return style;
 }
 
 const NEEDS_STYLING = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
@@ -238,9 +271,24 @@ const NEEDS_STYLING = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
 /** The text a terminal shows of a raw line, without its styles: for search and copy. */
 export function plainText(raw: string): string {
   if (!NEEDS_STYLING.test(raw)) return raw;
-  return styleLine(raw, PLAIN)
-    .spans.map((s) => s.text)
-    .join("");
+  let text = "";
+  let i = 0;
+  const end = raw.endsWith("\r") ? raw.length - 1 : raw.length;
+  while (i < end) {
+    let run = i;
+    while (run < end && !isControl(raw.charCodeAt(run))) run++;
+    text += raw.slice(i, run);
+    if (run === end) break;
+    if (raw.charCodeAt(run) === ESC) {
+      const after = sequenceEnd(raw, run);
+      if (after === -1) break;
+      i = after;
+    } else {
+      if (raw.charCodeAt(run) === 0x0d) text = "";
+      i = run + 1;
+    }
+  }
+  return text;
 }
 
 /** The 16 named colours are the log view's CSS variables (log.css), so a theme can tune them. */
