@@ -18,6 +18,7 @@ fn main() {
         "export_blueprint_file",
         "set_window_state",
         "close_window",
+        "save_attempt_log",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands)),

@@ -111,9 +111,10 @@ pub fn list_jobs(api: State<'_, Api>) -> Vec<JobInfo> {
     api.jobs()
 }
 
-/// The jobs that write the file named by their `file` argument: the web view may call them
-/// only for files the user chose, like [`save_blueprint_file`].
-const WRITING_JOBS: [&str; 2] = ["write_blueprint_file", "save_layout"];
+/// The jobs that write or run the file named by their `file` argument: the web view may call
+/// them only for files the user chose, like [`save_blueprint_file`] (a page must not run a
+/// blueprint of shell tasks it found somewhere on the disk).
+const FILE_JOBS: [&str; 3] = ["write_blueprint_file", "save_layout", "start_session"];
 
 #[tauri::command]
 pub async fn call_job(
@@ -122,7 +123,7 @@ pub async fn call_job(
     name: String,
     arguments: Value,
 ) -> Result<Envelope, IpcError> {
-    if WRITING_JOBS.contains(&name.as_str()) {
+    if FILE_JOBS.contains(&name.as_str()) {
         let file = arguments.get("file").and_then(Value::as_str).map(Path::new);
         files.require(file.unwrap_or(Path::new("")))?;
     }
@@ -259,6 +260,28 @@ pub async fn export_blueprint_file<R: Runtime>(
     Ok(Some(path))
 }
 
+/// Saves an attempt's whole log (not only what the viewer loaded) to a file the user picks;
+/// `None` when cancelled. The log is copied as it is, colour codes and all.
+#[tauri::command]
+pub async fn save_attempt_log<R: Runtime>(
+    app: AppHandle<R>,
+    api: State<'_, Api>,
+    session_id: String,
+    task: String,
+    attempt: u32,
+) -> Result<Option<PathBuf>, IpcError> {
+    let envelope = api.call("get_attempt", json!({"session_id": session_id, "task": task, "attempt": attempt})).await?;
+    let log = envelope.success.then(|| envelope.answer["attempt"]["log_path"].as_str().map(PathBuf::from)).flatten();
+    let Some(log) = log else {
+        let why = envelope.answer.as_str().map_or_else(|| format!("{task} #{attempt} has no log"), str::to_string);
+        return Err(IpcError { code: ErrorCode::Io, message: why });
+    };
+    let name = format!("{}-{attempt}.log", task.replace(['/', '\\'], "_"));
+    let Some(path) = ask_path(&app, Dialog::SaveLog(name)).await else { return Ok(None) };
+    tokio::fs::copy(&log, &path).await.map_err(|e| IpcError::io("copy the log to", &path, e))?;
+    Ok(Some(path))
+}
+
 /// Whether the window holds changes not saved yet: closing it then asks the UI first.
 #[derive(Default)]
 pub struct Unsaved(AtomicBool);
@@ -292,18 +315,22 @@ pub fn close_window<R: Runtime>(window: WebviewWindow<R>) -> Result<(), IpcError
 enum Dialog {
     Open,
     Save,
+    /// Saving a log, under a proposed file name.
+    SaveLog(String),
 }
 
-/// The blueprint file the user picks in the native dialog; none when cancelled.
+/// The file the user picks in the native dialog (a blueprint, or where a log goes); none when
+/// cancelled.
 async fn ask_path<R: Runtime>(app: &AppHandle<R>, dialog: Dialog) -> Option<PathBuf> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let chosen = move |p| {
         let _ = tx.send(p);
     };
-    let files = app.dialog().file().add_filter("Blueprint", &["json"]);
+    let files = app.dialog().file();
     match dialog {
-        Dialog::Open => files.pick_file(chosen),
-        Dialog::Save => files.save_file(chosen),
+        Dialog::Open => files.add_filter("Blueprint", &["json"]).pick_file(chosen),
+        Dialog::Save => files.add_filter("Blueprint", &["json"]).save_file(chosen),
+        Dialog::SaveLog(name) => files.add_filter("Log", &["log", "txt"]).set_file_name(name).save_file(chosen),
     }
     rx.await.ok().flatten().and_then(|p| p.into_path().ok())
 }
@@ -373,6 +400,15 @@ pub struct ExportArguments {
 
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
+pub struct AttemptLogArguments {
+    pub session_id: String,
+    /// `{instance}.{task}`, or a task id of the root blueprint.
+    pub task: String,
+    pub attempt: u32,
+}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct WindowStateArguments {
     pub title: String,
     /// Whether closing the window must ask first.
@@ -395,5 +431,6 @@ pub fn surface() -> Vec<CommandInfo> {
         declare::<ExportArguments, Option<PathBuf>>("export_blueprint_file"),
         declare::<WindowStateArguments, ()>("set_window_state"),
         declare::<NoArguments, ()>("close_window"),
+        declare::<AttemptLogArguments, Option<PathBuf>>("save_attempt_log"),
     ]
 }

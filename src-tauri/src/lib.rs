@@ -88,6 +88,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
             commands::export_blueprint_file,
             commands::set_window_state,
             commands::close_window,
+            commands::save_attempt_log,
         ])
         .setup(|app| {
             forward_events(app.handle().clone());

@@ -176,6 +176,32 @@ pub struct Lineage {
     pub instances: Vec<runner::InstanceInfo>,
 }
 
+/// A blueprint version a session runs, as stored when it started.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunBlueprint {
+    pub blueprint_id: String,
+    /// sha256 of its canonical JSON.
+    pub hash: String,
+    /// Its canonical JSON text.
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionBlueprints {
+    /// The blueprint the session runs.
+    pub root: RunBlueprint,
+    /// The inner blueprints its composites call.
+    pub inner: Vec<RunBlueprint>,
+    /// The blueprint instances, the root first, each inner one under its composite.
+    pub instances: Vec<runner::InstanceInfo>,
+}
+
+impl From<orrery_store::BlueprintVersion> for RunBlueprint {
+    fn from(v: orrery_store::BlueprintVersion) -> Self {
+        RunBlueprint { blueprint_id: v.blueprint_id, hash: v.hash, text: v.canonical_json }
+    }
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Started {
     pub session_id: String,
@@ -656,6 +682,24 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 let inputs = store.lineage(&args.session_id)?;
                 let instances = runner::session_instances(&store, &args.session_id).map_err(run_failure)?;
                 Ok(Lineage { inputs, instances })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "get_session_blueprints",
+        "The exact blueprint versions a session runs (its root and the inner blueprints its \
+         composites call, as stored when it started) and its blueprint instances.",
+        |api: Api, args: SessionArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let (root, inner) = runner::session_blueprints(&store, &args.session_id)?;
+                let instances = runner::session_instances(&store, &args.session_id).map_err(run_failure)?;
+                Ok(SessionBlueprints {
+                    root: root.into(),
+                    inner: inner.into_iter().map(RunBlueprint::from).collect(),
+                    instances,
+                })
             })
             .await
         },

@@ -471,6 +471,20 @@ async fn lineage_follows_outputs_into_inputs_across_a_composite() {
     assert_eq!(instances[0]["composite"], Value::Null);
     assert_eq!(instances[1]["id"], "inner_c");
     assert_eq!(instances[1]["composite"], "outer.c");
+
+    // A run view draws the versions the session ran, even after the files change.
+    std::fs::write(&file, "{}").unwrap();
+    let ran = fx.ok("get_session_blueprints", json!({"session_id": id})).await;
+    let root: Value = serde_json::from_str(ran["root"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!((root["id"].clone(), root["tasks"].as_array().unwrap().len()), (json!("outer"), 5));
+    assert_eq!(ran["root"]["hash"], orrery_store::canonical::sha256_hex(ran["root"]["text"].as_str().unwrap()));
+    let inner: Vec<&str> =
+        ran["inner"].as_array().unwrap().iter().map(|b| b["blueprint_id"].as_str().unwrap()).collect();
+    assert_eq!(inner, ["inner"]);
+    assert_eq!(ran["instances"], lineage["instances"]);
+    let missing = fx.call("get_session_blueprints", json!({"session_id": "nope"})).await;
+    assert!(!missing.success);
+    assert_eq!(missing.metadata["error"], "not_found", "{missing:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -215,6 +215,15 @@ export type ProducedName = {
   upstream: boolean;
 };
 
+/** A blueprint version a session runs, as stored when it started. */
+export type RunBlueprint = {
+  blueprint_id: string;
+  /** sha256 of its canonical JSON. */
+  hash: string;
+  /** Its canonical JSON text. */
+  text: string;
+};
+
 /** The id of one attempt; fresh for every attempt. */
 export type RunId = string;
 
@@ -743,6 +752,20 @@ export type GetLineageAnswer = {
   instances: InstanceInfo[];
 };
 
+/** The exact blueprint versions a session runs (its root and the inner blueprints its composites call, as stored when it started) and its blueprint instances. */
+export type GetSessionBlueprintsArguments = {
+  session_id: string;
+};
+
+export type GetSessionBlueprintsAnswer = {
+  /** The blueprint the session runs. */
+  root: RunBlueprint;
+  /** The inner blueprints its composites call. */
+  inner: RunBlueprint[];
+  /** The blueprint instances, the root first, each inner one under its composite. */
+  instances: InstanceInfo[];
+};
+
 /** A byte window of an attempt's log (stdout and stderr interleaved), aligned to UTF-8: offset -1 reads the tail; continue from `next_offset`. */
 export type ReadAttemptLogArguments = {
   session_id: string;
@@ -1105,6 +1128,15 @@ export type CloseWindowCommandArguments = Record<string, never>;
 
 export type CloseWindowCommandAnswer = null;
 
+export type SaveAttemptLogCommandArguments = {
+  session_id: string;
+  /** `{instance}.{task}`, or a task id of the root blueprint. */
+  task: string;
+  attempt: number;
+};
+
+export type SaveAttemptLogCommandAnswer = string | null;
+
 /** A command refused or failed; crosses IPC as `{code, message}`. */
 export type IpcError = {
   code: ErrorCode;
@@ -1148,6 +1180,7 @@ export interface Jobs {
   reset_task: { arguments: ResetTaskArguments; answer: ResetTaskAnswer };
   reset_scope: { arguments: ResetScopeArguments; answer: ResetScopeAnswer };
   get_lineage: { arguments: GetLineageArguments; answer: GetLineageAnswer };
+  get_session_blueprints: { arguments: GetSessionBlueprintsArguments; answer: GetSessionBlueprintsAnswer };
   read_attempt_log: { arguments: ReadAttemptLogArguments; answer: ReadAttemptLogAnswer };
   read_events: { arguments: ReadEventsArguments; answer: ReadEventsAnswer };
   read_session_data: { arguments: ReadSessionDataArguments; answer: ReadSessionDataAnswer };
@@ -1181,4 +1214,5 @@ export interface Commands {
   export_blueprint_file: { arguments: ExportBlueprintFileCommandArguments; answer: ExportBlueprintFileCommandAnswer };
   set_window_state: { arguments: SetWindowStateCommandArguments; answer: SetWindowStateCommandAnswer };
   close_window: { arguments: CloseWindowCommandArguments; answer: CloseWindowCommandAnswer };
+  save_attempt_log: { arguments: SaveAttemptLogCommandArguments; answer: SaveAttemptLogCommandAnswer };
 }

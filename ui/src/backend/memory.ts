@@ -75,6 +75,12 @@ export class MemoryBackend implements Backend {
     return path;
   }
 
+  async saveAttemptLog(sessionId: string, task: string, attempt: number): Promise<string | null> {
+    const path = this.nextDialogPath;
+    if (path !== null) this.files.set(path, `log of ${sessionId} ${task} #${attempt}`);
+    return path;
+  }
+
   async setWindowState(title: string, unsaved: boolean): Promise<void> {
     this.window = { ...this.window, title, unsaved };
   }

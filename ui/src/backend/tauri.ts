@@ -45,6 +45,7 @@ export const tauriBackend: Backend = {
   recentFiles: () => command("recent_blueprint_files", {}),
   openRecent: (path) => command("open_recent_blueprint_file", { path }),
   exportFile: (text, to) => command("export_blueprint_file", { text, to }),
+  saveAttemptLog: (session_id, task, attempt) => command("save_attempt_log", { session_id, task, attempt }),
   async setWindowState(title, unsaved) {
     await command("set_window_state", { title, unsaved });
   },

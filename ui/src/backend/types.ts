@@ -22,6 +22,8 @@ export interface Backend {
   openRecent(path: string): Promise<OpenedFile>;
   /** Exports for a server to a file the user picks; the path, or null when cancelled. */
   exportFile(text: string, to: "antikythera" | "compas"): Promise<string | null>;
+  /** Saves an attempt's whole log to a file the user picks; the path, or null when cancelled. */
+  saveAttemptLog(sessionId: string, task: string, attempt: number): Promise<string | null>;
   /** The window's title, and whether closing it must ask first. */
   setWindowState(title: string, unsaved: boolean): Promise<void>;
   /** Closes the window for good. */

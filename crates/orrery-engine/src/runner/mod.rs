@@ -129,7 +129,10 @@ use control::Asked;
 pub use control::{SessionControl, REQUEST_POLL};
 use db::Db;
 pub(crate) use recovery::load_stored_plan;
-pub use recovery::{interrupted_sessions, is_driven, restart_session, resume_session, session_instances, InstanceInfo};
+pub use recovery::{
+    interrupted_sessions, is_driven, restart_session, resume_session, session_blueprints, session_instances,
+    InstanceInfo,
+};
 
 /// How to run a session.
 #[derive(Debug, Clone)]

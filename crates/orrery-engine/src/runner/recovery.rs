@@ -237,6 +237,16 @@ pub fn session_instances(store: &Store, session_id: &str) -> Result<Vec<Instance
         .collect())
 }
 
+/// The blueprint versions a stored session runs: its root, then the inner blueprints its
+/// composites call, exactly as they were when it started (what a run view draws).
+pub fn session_blueprints(
+    store: &Store,
+    session_id: &str,
+) -> Result<(orrery_store::BlueprintVersion, Vec<orrery_store::BlueprintVersion>), StoreError> {
+    let (_, root, inner) = read_versions(store, session_id)?;
+    Ok((root, inner))
+}
+
 /// Reads a stored session and rebuilds its plan from the store alone (see the module notes on
 /// resume): what [`resume_session`] and the interventions ([`crate::interventions`]) start from.
 pub(crate) fn load_stored_plan(
