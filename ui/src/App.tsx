@@ -1,24 +1,34 @@
-// The window: the workspace's tabs around the editor of the shown blueprint, and the question
-// asked before unsaved work is lost.
+// The window: the workspace's tabs around the editor of the shown blueprint, or the runs; the
+// question asked before unsaved work is lost, and the dialog before a run starts.
 import { useStore } from "zustand";
 import { Editor } from "./editor/Editor";
 import { AskDialog } from "./editor/AskDialog";
 import { ErrorBoundary } from "./ErrorBoundary";
+import { RunsView } from "./runs/RunsView";
+import { LaunchDialog } from "./runs/LaunchDialog";
 import { EditorProvider, useWorkspaceStore } from "./store/context";
 import { currentEditor } from "./store/workspace";
 
 export function App() {
   const workspace = useWorkspaceStore();
   const editor = useStore(workspace, currentEditor);
+  const mode = useStore(workspace, (s) => s.mode);
   return (
     <>
-      {/* A new editor is a new canvas: its viewport and selection start afresh. */}
-      <EditorProvider key={editorKey(editor)} store={editor}>
-        <ErrorBoundary area="editor">
-          <Editor />
+      {mode === "runs" ? (
+        <ErrorBoundary area="runs">
+          <RunsView />
         </ErrorBoundary>
-      </EditorProvider>
+      ) : (
+        // A new editor is a new canvas: its viewport and selection start afresh.
+        <EditorProvider key={editorKey(editor)} store={editor}>
+          <ErrorBoundary area="editor">
+            <Editor />
+          </ErrorBoundary>
+        </EditorProvider>
+      )}
       <AskDialog />
+      <LaunchDialog />
     </>
   );
 }

@@ -139,6 +139,8 @@ export const COMMANDS: Command[] = [
   { id: "view.fit", title: "Zoom to fit", shortcut: { key: "0" }, enabled: (s) => s.laidOut, run: (s) => s.zoomToFit() },
   { id: "view.minimap", title: "Toggle minimap", enabled: hasBlueprint, run: (s) => s.toggleMinimap() },
   { id: "view.wiring", title: "Toggle data wiring", enabled: hasBlueprint, run: (s) => s.toggleWiring() },
+  { id: "run.start", title: "Run…", shortcut: { key: "F5", bare: true }, whileTyping: true, enabled: hasBlueprint, run: (_, w) => w.prepareRun() },
+  { id: "view.runs", title: "Show the runs", shortcut: { key: "r", shift: true }, whileTyping: true, run: (_, w) => w.setMode("runs") },
 ];
 
 type Keys = { key: string; ctrlKey: boolean; metaKey: boolean; shiftKey: boolean };

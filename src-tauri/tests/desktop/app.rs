@@ -129,6 +129,20 @@ impl App {
         content.send_keys(typed).await.unwrap();
     }
 
+    /// An attribute of the first element matching `css`.
+    pub async fn attr(&self, css: &str, name: &str) -> Option<String> {
+        let script = "return document.querySelector(arguments[0])?.getAttribute(arguments[1]) ?? null";
+        self.client.execute(script, vec![json!(css), json!(name)]).await.ok()?.as_str().map(String::from)
+    }
+
+    /// Waits until the first element matching `css` has the attribute `name` set to `expected`.
+    pub async fn wait_attr(&self, css: &str, name: &str, expected: &str) {
+        eventually(&format!("{css} with {name}={expected}"), || async {
+            (self.attr(css, name).await.as_deref() == Some(expected)).then_some(())
+        })
+        .await;
+    }
+
     /// The text an element holds (its text content).
     pub async fn content(&self, css: &str) -> Option<String> {
         let script = "return document.querySelector(arguments[0])?.textContent ?? null";

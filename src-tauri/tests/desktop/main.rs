@@ -6,4 +6,5 @@ mod authoring;
 mod commands;
 mod driver;
 mod generated_types;
+mod runs;
 mod window;

@@ -19,7 +19,7 @@ import { useEditor, useWorkspace } from "../store/context";
 import type { Positions } from "../store/editor";
 import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
-import { reusingEdges, reusingNodes, type DependencyEdge } from "./graph";
+import { reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
 import { ScopeRegions } from "./ScopeRegions";
 import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
@@ -52,7 +52,13 @@ const LARGE_FROM = 500;
 /** The canvas draws dependencies, and the data wiring when it is shown. */
 type CanvasEdge = DependencyEdge | WiringEdge;
 
-export function Canvas() {
+/**
+ * A run's canvas: the blueprint read-only, each card marked with its task's state; a composite
+ * opens the inner blueprint instance it runs.
+ */
+export type RunView = { marks: RunMarks; onOpen(taskId: string): void };
+
+export function Canvas({ run }: { run?: RunView } = {}) {
   const blueprint = useEditor((s) => s.blueprint);
   const positions = useEditor((s) => s.positions);
   const report = useEditor((s) => s.report);
@@ -81,8 +87,8 @@ export function Canvas() {
   const toEdges = useMemo(reusingEdges, []);
   const chosen = useMemo(() => new Set(selection), [selection]);
   const nodes = useMemo(
-    () => (blueprint ? toNodes(blueprint, positions, report, chosen) : []),
-    [toNodes, blueprint, positions, report, chosen],
+    () => (blueprint ? toNodes(blueprint, positions, report, chosen, run?.marks) : []),
+    [toNodes, blueprint, positions, report, chosen, run?.marks],
   );
   const edges = useMemo(
     () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut) : []),
@@ -189,12 +195,14 @@ export function Canvas() {
     },
     [flow, addTask],
   );
+  const open = run?.onOpen ?? drillInto;
   const onNodeDoubleClick = useCallback(
     (_: unknown, node: TaskNode) => {
-      if (node.data.task.type === "system.composite") void drillInto(node.id);
+      if (node.data.task.type === "system.composite") void open(node.id);
     },
-    [drillInto],
+    [open],
   );
+  const editable = run === undefined;
 
   return (
     <ReactFlow<TaskNode, CanvasEdge>
@@ -204,15 +212,16 @@ export function Canvas() {
       edgeTypes={edgeTypes}
       onNodesChange={onNodesChange}
       onEdgesChange={onEdgesChange}
-      onConnect={onConnect}
-      onEdgeDoubleClick={onEdgeDoubleClick}
+      onConnect={editable ? onConnect : undefined}
+      onEdgeDoubleClick={editable ? onEdgeDoubleClick : undefined}
       onNodeDoubleClick={onNodeDoubleClick}
-      onDragOver={onDragOver}
-      onDrop={onDrop}
+      onDragOver={editable ? onDragOver : undefined}
+      onDrop={editable ? onDrop : undefined}
       zoomOnDoubleClick={false}
       onPaneClick={onPaneClick}
       onBeforeDelete={onBeforeDelete}
-      deleteKeyCode={DELETE_KEYS}
+      nodesConnectable={editable}
+      deleteKeyCode={editable ? DELETE_KEYS : null}
       multiSelectionKeyCode={MULTI_SELECT_KEYS}
       className={zoomedOut ? "zoomed-out" : undefined}
       onlyRenderVisibleElements={large}
@@ -224,7 +233,7 @@ export function Canvas() {
       proOptions={NO_ATTRIBUTION}
     >
       {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} />}
-      <Background gap={24} />
+      {!zoomedOut && <Background gap={24} />}
       <Controls showInteractive={false}>
         <ControlButton onClick={toggleMinimap} title={minimap ? "Hide the minimap" : "Show the minimap"} data-testid="toggle-minimap">
           ▦

@@ -1,4 +1,5 @@
 import { fileName, folderOf } from "../paths";
+import { ModeSwitch } from "../ModeSwitch";
 import { useEditor, useWorkspace } from "../store/context";
 
 export function Toolbar() {
@@ -16,9 +17,11 @@ export function Toolbar() {
   const autoLayout = useEditor((s) => s.autoLayout);
   const selection = useEditor((s) => s.selection);
   const createScope = useEditor((s) => s.createScope);
+  const prepareRun = useWorkspace((s) => s.prepareRun);
   return (
     <header className="toolbar">
-      <span className="brand">Orrery</span>
+      <ModeSwitch />
+      <span className="separator" />
       <button type="button" onClick={newBlueprint} title="A new blueprint with a start and an end (Ctrl+N)" data-testid="new">
         New
       </button>
@@ -54,6 +57,10 @@ export function Toolbar() {
         data-testid="scope-from-selection"
       >
         Scope
+      </button>
+      <span className="separator" />
+      <button type="button" className="primary" onClick={prepareRun} disabled={!hasBlueprint} title="Run this blueprint (F5)" data-testid="run">
+        ▶ Run
       </button>
       <span className="path" data-testid="path">
         {path ?? (hasBlueprint ? "Not saved yet" : "No blueprint open")}

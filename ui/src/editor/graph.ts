@@ -3,7 +3,7 @@ import { MarkerType, type Edge } from "@xyflow/react";
 import type { FileReport } from "../backend/generated";
 import type { Blueprint, Dependency, DependencyType } from "../blueprint";
 import { kindOf } from "../nodes/registry";
-import type { TaskNode } from "../nodes/types";
+import type { RunMark, TaskNode } from "../nodes/types";
 import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "../store/positions";
 
 export { NODE_HEIGHT, NODE_WIDTH };
@@ -47,13 +47,17 @@ function isSelected(selected: Selected, id: string): boolean {
   return typeof selected === "string" ? selected === id : (selected?.has(id) ?? false);
 }
 
+/** How a run stands, per task id: what a run's canvas marks its cards with. */
+export type RunMarks = Readonly<Record<string, RunMark>>;
+
 export function toNodes(
   blueprint: Blueprint,
   positions: Positions,
   report: FileReport | null,
   selected: Selected,
+  marks?: RunMarks,
 ): TaskNode[] {
-  return reusingNodes()(blueprint, positions, report, selected);
+  return reusingNodes()(blueprint, positions, report, selected, marks);
 }
 
 /**
@@ -65,7 +69,7 @@ export function reusingNodes(): typeof toNodes {
   let previous = new Map<string, TaskNode>();
   let lastReport: FileReport | null | undefined;
   let counts = new Map<string, Counts>();
-  return (blueprint, positions, report, selected) => {
+  return (blueprint, positions, report, selected, marks) => {
     if (report !== lastReport) {
       lastReport = report;
       counts = countsByTask(report);
@@ -75,6 +79,7 @@ export function reusingNodes(): typeof toNodes {
       const position = positions[task.id] ?? ORIGIN;
       const { errors, warnings } = counts.get(task.id) ?? CLEAN;
       const chosen = isSelected(selected, task.id);
+      const run = marks?.[task.id];
       const old = previous.get(task.id);
       const same =
         old !== undefined &&
@@ -82,7 +87,9 @@ export function reusingNodes(): typeof toNodes {
         old.position === position &&
         old.selected === chosen &&
         old.data.errors === errors &&
-        old.data.warnings === warnings;
+        old.data.warnings === warnings &&
+        old.data.run?.state === run?.state &&
+        old.data.run?.attempts === run?.attempts;
       const node: TaskNode = same
         ? old
         : {
@@ -92,7 +99,7 @@ export function reusingNodes(): typeof toNodes {
             width: NODE_WIDTH,
             height: NODE_HEIGHT,
             selected: chosen,
-            data: { task, errors, warnings },
+            data: run ? { task, errors, warnings, run } : { task, errors, warnings },
           };
       next.set(task.id, node);
       return node;

@@ -1,7 +1,19 @@
 // The look every task node shares: its id, its type, and badges for what the facade found.
 import { Handle, Position } from "@xyflow/react";
 import type { ReactNode } from "react";
+import type { TaskState } from "../backend/generated";
 import type { TaskNodeData } from "./types";
+
+/** A state as a card's chip says it. */
+const STATE_LABEL: Partial<Record<TaskState, string>> = {
+  PENDING: "pending",
+  READY: "ready",
+  RUNNING: "running",
+  SUCCEEDED: "done",
+  FAILED: "failed",
+  SKIPPED: "skipped",
+  SKIP_REQUESTED: "to skip",
+};
 
 type Props = {
   data: TaskNodeData;
@@ -16,10 +28,16 @@ type Props = {
 };
 
 export function TaskCard({ data, selected, kind, icon, source = true, target = true, subtitle }: Props) {
-  const { task, errors, warnings } = data;
+  const { task, errors, warnings, run } = data;
   const state = errors > 0 ? "has-errors" : warnings > 0 ? "has-warnings" : "";
+  const runState = run ? `run-${run.state.toLowerCase()}` : "";
   return (
-    <div className={`task-card kind-${kind} ${state} ${selected ? "selected" : ""}`} data-testid="task-node" data-task-id={task.id}>
+    <div
+      className={`task-card kind-${kind} ${state} ${runState} ${selected ? "selected" : ""}`}
+      data-testid="task-node"
+      data-task-id={task.id}
+      data-state={run?.state}
+    >
       {target && <Handle type="target" position={Position.Top} />}
       <span className="task-icon" aria-hidden>
         {icon}
@@ -30,6 +48,12 @@ export function TaskCard({ data, selected, kind, icon, source = true, target = t
           {subtitle ?? task.type}
         </span>
       </span>
+      {run && (
+        <span className="run-chip" title={`${run.state}, ${run.attempts} attempt(s)`}>
+          {STATE_LABEL[run.state] ?? run.state.toLowerCase()}
+          {run.attempts > 1 && <span className="run-attempts">×{run.attempts}</span>}
+        </span>
+      )}
       {errors > 0 && (
         <span className="badge error" data-testid="error-badge" title={`${errors} error(s)`}>
           {errors}

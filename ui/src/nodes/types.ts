@@ -1,12 +1,18 @@
 import type { ComponentType } from "react";
 import type { Node, NodeProps } from "@xyflow/react";
+import type { TaskState } from "../backend/generated";
 import type { Task } from "../blueprint";
+
+/** How a task stands in a run: its state and how many attempts it took. */
+export type RunMark = { state: TaskState; attempts: number };
 
 export type TaskNodeData = {
   task: Task;
   /** What the facade found about this task. */
   errors: number;
   warnings: number;
+  /** On a run's canvas. */
+  run?: RunMark;
 };
 
 export type TaskNode = Node<TaskNodeData, string>;

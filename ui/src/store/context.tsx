@@ -1,6 +1,7 @@
 import { createContext, useContext, type ReactNode } from "react";
 import { useStore } from "zustand";
 import type { EditorState, EditorStore } from "./editor";
+import type { RunsState } from "./runs";
 import type { WorkspaceState, WorkspaceStore } from "./workspace";
 
 const EditorContext = createContext<EditorStore | null>(null);
@@ -39,4 +40,9 @@ export function useWorkspace<T>(selector: (state: WorkspaceState) => T): T {
 export function useDrillInto(): WorkspaceState["drillInto"] | null {
   const store = useContext(WorkspaceContext);
   return store ? store.getState().drillInto : null;
+}
+
+/** The window's runs (store/runs.ts), from its workspace. */
+export function useRuns<T>(selector: (state: RunsState) => T): T {
+  return useStore(useWorkspaceStore().getState().runs, selector);
 }

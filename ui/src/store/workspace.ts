@@ -8,6 +8,7 @@ import type { Backend, MenuAction } from "../backend/types";
 import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
+import { createRuns, type RunsStore } from "./runs";
 import { createEditorStore, isDirty, type EditorOptions, type EditorState, type EditorStore, type Layout } from "./editor";
 
 /** One editor of a tab: the blueprint, or an inner one opened from the composite `via`. */
@@ -18,7 +19,14 @@ export type Choice = { label: string; kind: "primary" | "danger" | "plain"; run:
 /** A question the user must answer before going on. */
 export type Ask = { title: string; message: string; choices: Choice[] };
 
+/** A run about to start: the saved blueprint file, and the dynamic composites asking for elements. */
+export type Launching = { file: string; name: string; dynamic: string[] };
+
 export type WorkspaceState = {
+  /** What the window shows: the blueprint editor, or the runs. */
+  mode: "edit" | "runs";
+  runs: RunsStore;
+  launching: Launching | null;
   tabs: Tab[];
   active: number;
   recent: string[];
@@ -39,6 +47,15 @@ export type WorkspaceState = {
   backTo(depth: number): void;
   /** The window is being closed: closes it, asking first when work is unsaved. */
   closeWindow(): void;
+  setMode(mode: WorkspaceState["mode"]): void;
+  /**
+   * Runs the shown blueprint: it must be saved (a run keeps the version of its file), errors
+   * block, warnings ask; then the launch dialog asks for the session's parameters.
+   */
+  prepareRun(): void;
+  /** Starts the run being launched with these parameters and shows it. */
+  launch(params: Record<string, unknown>): Promise<void>;
+  cancelLaunch(): void;
   /** Runs the native menu's choice (the commands of the editor are run by `runCommand`). */
   menu(action: MenuAction, runCommand: (id: string) => void): void;
 };
@@ -66,6 +83,7 @@ export function titleOf({ path, blueprint }: EditorState): string {
 export function createWorkspace(backend: Backend, layout: Layout, options: EditorOptions = {}): WorkspaceStore {
   let serial = 0;
   let untitled = 0;
+  const runs = createRuns(backend, layout);
   const watching = new Map<EditorStore, () => void>();
 
   return createStore<WorkspaceState>()((set, get) => {
@@ -172,7 +190,65 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       });
     }
 
+    function openLaunch(state: EditorState) {
+      const dynamic = (state.blueprint?.tasks ?? []).filter((t) => innerOf(t)?.sequencer != null).map((t) => t.id);
+      set({ launching: { file: state.path!, name: titleOf(state), dynamic } });
+    }
+
+    /** The gate before a run: saved, no error, warnings accepted. */
+    function gate(store: EditorStore) {
+      const state = store.getState();
+      if (state.blueprint === null) return;
+      if (state.path === null || isDirty(state)) {
+        set({
+          ask: {
+            title: `Save ${titleOf(state)} before running it?`,
+            message: "A run starts from the blueprint's file and keeps the exact version it ran.",
+            choices: [
+              {
+                label: "Save and Run",
+                kind: "primary",
+                run: async () => {
+                  set({ ask: null });
+                  await store.getState().save();
+                  const saved = store.getState();
+                  if (saved.path !== null && !isDirty(saved)) gate(store);
+                },
+              },
+              { label: "Cancel", kind: "plain", run: () => set({ ask: null }) },
+            ],
+          },
+        });
+        return;
+      }
+      const diagnostics = state.report?.diagnostics;
+      if (diagnostics === undefined) return notify("The blueprint is still being checked: run it in a moment");
+      const errors = diagnostics.filter((d) => d.severity === "error");
+      if (errors.length > 0) {
+        const where = errors[0]!.task_id ? ` (${errors[0]!.task_id})` : "";
+        return notify(`Fix ${errors.length} error(s) before running: ${errors[0]!.message}${where}`);
+      }
+      const warnings = diagnostics.filter((d) => d.severity === "warning");
+      if (warnings.length === 0) return openLaunch(state);
+      set({
+        ask: {
+          title: `Run with ${warnings.length} warning(s)?`,
+          message: warnings
+            .slice(0, 3)
+            .map((w) => (w.task_id ? `${w.task_id}: ${w.message}` : w.message))
+            .join(" · "),
+          choices: [
+            { label: "Run Anyway", kind: "primary", run: () => (set({ ask: null }), openLaunch(store.getState())) },
+            { label: "Cancel", kind: "plain", run: () => set({ ask: null }) },
+          ],
+        },
+      });
+    }
+
     return {
+      mode: "edit",
+      runs,
+      launching: null,
       tabs: [],
       active: 0,
       recent: [],
@@ -181,7 +257,11 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       lastEvent: null,
 
       async load() {
-        backend.onEvent((event) => set({ lastEvent: event }));
+        backend.onEvent((event) => {
+          set({ lastEvent: event });
+          runs.getState().event(event);
+        });
+        void runs.getState().refresh();
         backend.onCloseRequested(() => get().closeWindow());
         addTab(editor());
         try {
@@ -293,6 +373,28 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
           drop(levels);
           void backend.closeWindow();
         });
+      },
+
+      setMode(mode) {
+        set({ mode });
+        if (mode === "runs") void runs.getState().refresh();
+      },
+
+      prepareRun() {
+        gate(currentEditor(get()));
+      },
+
+      async launch(params) {
+        const launching = get().launching;
+        if (!launching) return;
+        set({ launching: null });
+        const started = await runs.getState().launch(launching.file, params);
+        if (started !== null) set({ mode: "runs" });
+        else notify(runs.getState().notice?.text ?? `${launching.name} did not start`);
+      },
+
+      cancelLaunch() {
+        set({ launching: null });
       },
 
       menu(action, runCommand) {

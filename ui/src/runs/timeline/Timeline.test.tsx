@@ -54,6 +54,7 @@ type Mounted = {
   onSelect: ReturnType<typeof vi.fn<(ref: AttemptRef | null) => void>>;
   select(ref: AttemptRef | null): void;
   setNow(nowMs: number): void;
+  setRun(change: { attempts?: Attempt[]; live?: boolean; nowMs?: number }): void;
 };
 
 let reactRoot: Root | null = null;
@@ -64,16 +65,19 @@ async function mount(attempts: Attempt[], props: { nowMs?: number; live?: boolea
   const onSelect = vi.fn<(ref: AttemptRef | null) => void>();
   let selectFromOutside: (ref: AttemptRef | null) => void = () => {};
   let setNowFromOutside: (nowMs: number) => void = () => {};
+  let setRunFromOutside: (run: { attempts: Attempt[]; live: boolean }) => void = () => {};
   function Parent() {
     const [selected, setSelected] = useState<AttemptRef | null>(null);
     const [nowMs, setNow] = useState(props.nowMs ?? NOW);
+    const [run, setRun] = useState({ attempts, live: props.live ?? false });
     selectFromOutside = setSelected;
     setNowFromOutside = setNow;
+    setRunFromOutside = setRun;
     return (
       <Timeline
-        attempts={attempts}
+        attempts={run.attempts}
         nowMs={nowMs}
-        live={props.live ?? false}
+        live={run.live}
         selected={selected}
         onSelect={(ref) => {
           onSelect(ref);
@@ -94,6 +98,11 @@ async function mount(attempts: Attempt[], props: { nowMs?: number; live?: boolea
     onSelect,
     select: (ref) => act(() => selectFromOutside(ref)),
     setNow: (nowMs) => act(() => setNowFromOutside(nowMs)),
+    setRun: ({ nowMs, ...change }) =>
+      act(() => {
+        if (nowMs !== undefined) setNowFromOutside(nowMs);
+        setRunFromOutside({ attempts, live: props.live ?? false, ...change });
+      }),
   };
 }
 
@@ -237,6 +246,19 @@ describe("the run timeline", () => {
     expect(follow.getAttribute("aria-pressed")).toBe("false");
     act(() => follow.click());
     expect(follow.getAttribute("aria-pressed")).toBe("true");
+  });
+
+  it("shows a followed run whole when it ends", async () => {
+    const first = [attempt("bp.a", 1, 0, 1000)];
+    const { root, setRun } = await mount(first, { live: true, nowMs: T + 1000 });
+    // The run goes on for minutes: following its latest time, the first bar leaves the view.
+    const later = [...first, attempt("bp.b", 1, 290_000, 299_000)];
+    setRun({ attempts: later, live: true, nowMs: T + 300_000 });
+    await nextFrame();
+    expect(root.dataset.bars).toBe("1");
+    setRun({ attempts: later, live: false, nowMs: T + 300_000 });
+    await nextFrame();
+    expect(root.dataset.bars).toBe("2");
   });
 
   it("grows a running attempt's bar with the current time", async () => {

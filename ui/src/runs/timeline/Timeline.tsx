@@ -147,9 +147,13 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
   );
 
   useLayoutEffect(() => {
+    const wasLive = latest.current.live;
     latest.current = { model, nowMs, selected, live };
+    // A run that ends while followed is shown whole; one that runs again is followed again.
+    if (wasLive && !live && following.current && view.current) view.current = fitView(model, view.current, nowMs);
+    if (!wasLive && live) setFollow(true);
     requestDraw();
-  }, [model, nowMs, selected, live, requestDraw]);
+  }, [model, nowMs, selected, live, requestDraw, setFollow]);
 
   useEffect(() => () => cancelAnimationFrame(frame.current), []);
 

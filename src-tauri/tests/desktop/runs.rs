@@ -1,0 +1,143 @@
+//! Running from the desktop, as a user does it: a blueprint of shell tasks with a retried scope,
+//! a prompt and a condition is launched from the editor; its states change on the graph and its
+//! attempts appear on the timeline; a running task's log shows its lines as they are written;
+//! a failure is fixed and the run retried from it without running again what had succeeded; the
+//! prompt is answered in the app. A long task is cancelled.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::app::App;
+use super::driver::{eventually, poll_until};
+
+fn sh(id: &str, command: &str, after: &str) -> Value {
+    json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": command}], "depends_on": [{"id": after}]})
+}
+
+fn write_blueprint(path: &Path, id: &str, tasks: Vec<Value>) {
+    let mut all = vec![json!({"id": "start", "type": "system.start"})];
+    let last = tasks.last().and_then(|t| t["id"].as_str()).unwrap_or("start").to_string();
+    all.extend(tasks);
+    all.push(json!({"id": "end", "type": "system.end", "depends_on": [{"id": last}]}));
+    let blueprint = json!({"id": id, "name": id, "version": "1.0", "tasks": all});
+    std::fs::write(path, serde_json::to_string_pretty(&blueprint).unwrap()).unwrap();
+}
+
+/// How a card on the run's graph stands.
+fn card(task: &str) -> String {
+    format!("[data-testid=task-node][data-task-id='{task}']")
+}
+
+/// Launches the open blueprint from the editor with no parameters; the run view opens.
+async fn launch(app: &App) {
+    app.click("[data-testid=run]").await;
+    app.click("[data-testid=launch-start]").await;
+    app.wait_count("[data-testid=run-header]", 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_prompt_answered() {
+    let app = App::start(|dir| {
+        let ready = dir.join("ready.txt");
+        // build writes a coloured line every 300 ms; check, in a scope run twice, fails until
+        // ready.txt exists; ask waits for an answer, and ship runs only on a yes.
+        let build =
+            sh("build", "for i in 1 2 3 4 5 6; do printf '\\033[32mstep %s\\033[0m\\n' $i; sleep 0.3; done", "start");
+        let mut open = sh("verify", "true", "build");
+        open["scope_start"] = json!({"retry_policy": {"retries": 1}});
+        let check = sh("check", &format!("test -f '{}'", ready.display()), "verify");
+        let mut close = sh("verified", "true", "check");
+        close["scope_end"] = json!("verify");
+        let ask = json!({"id": "ask", "type": "user_prompt.confirm", "depends_on": [{"id": "verified"}],
+            "params": [{"name": "message", "value": "Ship it?"}, {"name": "options", "value": ["Yes", "No"]}],
+            "outputs": [{"name": "result"}]});
+        let mut ship = sh("ship", "echo shipped", "ask");
+        ship["condition"] = json!("result == 'Yes'");
+        let file = dir.join("deploy.json");
+        write_blueprint(&file, "deploy", vec![build, open, check, close, ask, ship]);
+        Some(file)
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 8).await;
+    launch(&app).await;
+
+    // The graph follows the run: build runs, and its log grows while it does.
+    app.wait_attr(&card("build"), "data-state", "RUNNING").await;
+    app.click(&card("build")).await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "deploy.build").await;
+    let lines =
+        || async { app.attr("[data-testid=log-view]", "data-lines").await.and_then(|n| n.parse::<usize>().ok()) };
+    let early = eventually("the first lines of build's log", || async { lines().await.filter(|n| *n >= 1) }).await;
+    assert!(early < 6, "the log was read before build finished ({early} lines)");
+    eventually("more lines while build runs", || async { lines().await.filter(|n| *n >= early + 2) }).await;
+    app.screenshot("runs-live-log.png").await;
+    app.wait_attr(&card("build"), "data-state", "SUCCEEDED").await;
+    eventually("every line of build", || async { lines().await.filter(|n| *n == 6) }).await;
+    assert!(app.content("[data-testid=log-view]").await.unwrap().contains("step 6"));
+
+    // check fails: so does the run; the timeline has a bar per attempt.
+    app.wait_attr("[data-testid=run-header]", "data-state", "failed").await;
+    app.wait_attr(&card("check"), "data-state", "FAILED").await;
+    let summary = app.content("[data-testid=timeline] .timeline-summary").await.unwrap();
+    assert!(summary.starts_with("4 attempts · 4 tasks"), "start, build, verify, check: {summary}");
+    let drawn = app.attr("[data-testid=timeline]", "data-bars").await.unwrap().parse::<usize>().unwrap();
+    assert_eq!(drawn, 4, "the ended run fits the timeline");
+    app.click(&card("check")).await;
+    app.wait_count("[data-testid=attempt-error]", 1).await;
+    app.screenshot("runs-failed.png").await;
+
+    // Its input fixed, the run is retried from the failure: build is not run again.
+    std::fs::write(app.dir.path().join("ready.txt"), "yes").unwrap();
+    app.click("[data-testid=resume]").await;
+    app.wait_attr(&card("check"), "data-state", "SUCCEEDED").await;
+
+    // The prompt waits; it is answered in the app, and ship runs on the yes.
+    app.click("[data-testid=waiting]").await;
+    app.wait_text("[data-testid=prompt] .prompt-message", "Ship it?").await;
+    app.screenshot("runs-prompt.png").await;
+    app.click("[data-testid=prompt-option]").await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.wait_attr(&card("ship"), "data-state", "SUCCEEDED").await;
+    assert_eq!(app.count(&format!("{} .run-attempts", card("build"))).await, 0, "build ran once");
+    assert_eq!(app.count(&format!("{} .run-attempts", card("check"))).await, 1, "check ran again");
+    app.click(&card("ship")).await;
+    eventually("ship's log", || async {
+        app.content("[data-testid=log-view]").await.filter(|t| t.contains("shipped"))
+    })
+    .await;
+    app.screenshot("runs-completed.png").await;
+
+    // The run is listed, and a click on the timeline selects an attempt there too.
+    assert_eq!(app.count("[data-testid=run-item]").await, 1);
+    let timeline = app.rect("[data-testid=timeline] canvas").await.unwrap();
+    assert!(timeline[2] - timeline[0] > 200.0, "the timeline has room: {timeline:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_task_is_cancelled_from_its_details() {
+    let app = App::start(|dir| {
+        let file = dir.join("long.json");
+        write_blueprint(&file, "long", vec![sh("slow", "echo started; sleep 120", "start")]);
+        Some(file)
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 3).await;
+    launch(&app).await;
+    app.wait_attr(&card("slow"), "data-state", "RUNNING").await;
+    app.click(&card("slow")).await;
+    eventually("slow's first line", || async {
+        app.content("[data-testid=log-view]").await.filter(|t| t.contains("started"))
+    })
+    .await;
+    app.click("[data-testid=cancel-task]").await;
+    poll_until(
+        "the cancelled task failing",
+        std::time::Duration::from_secs(30),
+        std::time::Duration::from_millis(200),
+        || async { (app.attr(&card("slow"), "data-state").await.as_deref() == Some("FAILED")).then_some(()) },
+    )
+    .await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "failed").await;
+    app.screenshot("runs-cancelled.png").await;
+}

@@ -1,0 +1,242 @@
+// The selected attempt: what it read and wrote, how it ended, its checklist of progress steps
+// (live), the actions on its task, the question it asks when it is a prompt waiting for an
+// answer, and its log in the log viewer (live tail).
+import { useMemo, useState } from "react";
+import type { Attempt, Step } from "../backend/generated";
+import { ioOf, type Task } from "../blueprint";
+import { useRuns } from "../store/context";
+import { PROMPT_TYPES, type OpenRun } from "../store/runs";
+import { LogView } from "./log/LogView";
+import { clockLabel, durationLabel, splitNode } from "./timeline/model";
+
+export function AttemptDetails({ run }: { run: OpenRun }) {
+  const selected = run.selected;
+  if (!selected) return <p className="empty details-empty">Select a task on the graph or a bar on the timeline.</p>;
+  const { instance, task } = splitNode(selected.node);
+  const attempts = run.attempts.filter((a) => a.node === selected.node);
+  const state = run.states[selected.node] ?? "PENDING";
+  const definition = taskOf(run, instance, task);
+  const attempt = run.details?.attempt ?? attempts.find((a) => a.attempt === selected.attempt) ?? null;
+  return (
+    <div className="attempt-details" data-testid="attempt-details" data-node={selected.node} data-attempt={selected.attempt}>
+      <header>
+        <h3>
+          {task} <span className="muted">{instance}</span>
+        </h3>
+        <span className={`task-state state-${state.toLowerCase()}`} data-testid="task-state">
+          {state}
+        </span>
+      </header>
+      {attempts.length > 1 && <AttemptPicker node={selected.node} attempts={attempts} current={selected.attempt} />}
+      <TaskActions run={run} node={selected.node} attempt={attempt} />
+      {attempt && attempt.state === "running" && PROMPT_TYPES.has(attempt.agent) && definition && (
+        <PromptAnswer node={selected.node} task={definition} />
+      )}
+      {attempt ? <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} /> : <p className="muted">Not run yet.</p>}
+      {run.details && run.details.steps.length > 0 && <Steps steps={run.details.steps} />}
+    </div>
+  );
+}
+
+/** The blueprint task behind a node, from the versions the run ran. */
+function taskOf(run: OpenRun, instance: string, taskId: string): Task | undefined {
+  const info = run.instances.find((i) => i.id === instance);
+  return info ? run.blueprints[info.blueprint_id]?.tasks.find((t) => t.id === taskId) : undefined;
+}
+
+function AttemptPicker({ node, attempts, current }: { node: string; attempts: Attempt[]; current: number }) {
+  const select = useRuns((s) => s.select);
+  return (
+    <div className="attempt-picker" role="tablist" aria-label="Attempts">
+      {attempts.map((a) => (
+        <button
+          key={a.attempt}
+          type="button"
+          role="tab"
+          aria-selected={a.attempt === current}
+          className={`state-${a.state}`}
+          onClick={() => select({ node, attempt: a.attempt })}
+        >
+          #{a.attempt}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+function TaskActions({ run, node, attempt }: { run: OpenRun; node: string; attempt: Attempt | null }) {
+  const actOnTask = useRuns((s) => s.actOnTask);
+  const resetScope = useRuns((s) => s.resetScope);
+  const { task } = splitNode(node);
+  const scopes = run.levels.at(-1)?.editor.getState().scopes ?? [];
+  const opensScope = scopes.some((s) => s.start === task);
+  const running = attempt?.state === "running";
+  // Skip and reset change what a runner would do next: only while none drives the session.
+  const idle = !run.driven;
+  return (
+    <div className="task-actions">
+      {running && run.driven && (
+        <button type="button" className="danger" onClick={() => void actOnTask("cancel", node)} data-testid="cancel-task">
+          Cancel task
+        </button>
+      )}
+      {idle && (
+        <>
+          <button type="button" onClick={() => void actOnTask("reset", node)} data-testid="reset-task" title="Back to PENDING: it runs again on resume">
+            Reset
+          </button>
+          <button type="button" onClick={() => void actOnTask("reset-downstream", node)} title="This task and every task after it go back to PENDING">
+            Reset with downstream
+          </button>
+          <button type="button" onClick={() => void actOnTask("skip", node)} title="Skipped when it would start">
+            Skip
+          </button>
+          {opensScope && (
+            <button type="button" onClick={() => void resetScope(node)} title="The scope's tasks back to PENDING, its counters to 0">
+              Reset scope
+            </button>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+/** A prompt waiting for its answer: the question, and its options or a value to type. */
+function PromptAnswer({ node, task }: { node: string; task: Task }) {
+  const answer = useRuns((s) => s.answer);
+  const [text, setText] = useState("");
+  const params = Object.fromEntries(ioOf(task, "params").map((p) => [p.name, p.value]));
+  const message = typeof params.message === "string" ? params.message : `${task.id} asks for an answer`;
+  const options = Array.isArray(params.options) ? params.options : [];
+  const outputs = ioOf(task, "outputs").map((o) => o.name);
+  return (
+    <div className="prompt" data-testid="prompt">
+      <p className="prompt-message">{message}</p>
+      {options.length > 0 ? (
+        <div className="prompt-options">
+          {options.map((o) => (
+            <button key={JSON.stringify(o)} type="button" className="primary" onClick={() => void answer(node, o)} data-testid="prompt-option">
+              {typeof o === "string" ? o : JSON.stringify(o)}
+            </button>
+          ))}
+        </div>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void answer(node, parseAnswer(text));
+          }}
+        >
+          <input
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            placeholder={outputs.length > 1 ? `JSON object with ${outputs.join(", ")}` : (outputs[0] ?? "answer")}
+            aria-label="Answer"
+            data-testid="prompt-input"
+          />
+          <button type="submit" className="primary">
+            Answer
+          </button>
+        </form>
+      )}
+    </div>
+  );
+}
+
+/** What was typed: JSON when it reads as JSON (a number, an object), else the text itself. */
+export function parseAnswer(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function AttemptFields({ attempt, durationMs }: { attempt: Attempt; durationMs: number | null }) {
+  return (
+    <dl className="attempt-fields">
+      <dt>Attempt</dt>
+      <dd>
+        #{attempt.attempt} · <span className={`attempt-state state-${attempt.state}`}>{attempt.state}</span>
+      </dd>
+      <dt>Started</dt>
+      <dd>{clockLabel(attempt.started_ms)}</dd>
+      <dt>Duration</dt>
+      <dd>{durationMs !== null ? durationLabel(durationMs) : attempt.finished_ms != null ? durationLabel(attempt.finished_ms - attempt.started_ms) : "running"}</dd>
+      {attempt.exit_code != null && (
+        <>
+          <dt>Exit code</dt>
+          <dd data-testid="exit-code">{attempt.exit_code}</dd>
+        </>
+      )}
+      <dt>Agent</dt>
+      <dd>{attempt.agent}</dd>
+      <dt>run_id</dt>
+      <dd className="mono">{attempt.run_id}</dd>
+      {attempt.error && (
+        <>
+          <dt>Error</dt>
+          <dd className="attempt-error" data-testid="attempt-error">
+            {attempt.error.code}: {attempt.error.message}
+          </dd>
+        </>
+      )}
+      <Json label="Inputs" value={attempt.inputs} />
+      <Json label="Outputs" value={attempt.outputs} />
+    </dl>
+  );
+}
+
+function Json({ label, value }: { label: string; value: unknown }) {
+  if (value === undefined || value === null || (typeof value === "object" && Object.keys(value).length === 0)) return null;
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd>
+        <pre className="json">{JSON.stringify(value, null, 2)}</pre>
+      </dd>
+    </>
+  );
+}
+
+function Steps({ steps }: { steps: Step[] }) {
+  return (
+    <ol className="steps" aria-label="Progress steps" data-testid="steps">
+      {steps.map((s) => (
+        <li key={s.position} className={`step step-${s.state}`}>
+          <span className="step-mark" aria-hidden>
+            {s.state === "done" ? "✓" : s.state === "in_progress" ? "◐" : "○"}
+          </span>
+          <span className="step-name">{s.name}</span>
+          {s.percentage != null && (
+            <span className="step-bar" title={`${s.percentage}%`}>
+              <span style={{ width: `${Math.max(0, Math.min(100, s.percentage))}%` }} />
+            </span>
+          )}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** The selected attempt's log, live while it runs. */
+export function AttemptLog({ run }: { run: OpenRun }) {
+  const saveLog = useRuns((s) => s.saveLog);
+  const logSource = useRuns((s) => s.logSource);
+  const sessionId = run.session.id;
+  const node = run.selected?.node;
+  const attempt = run.selected?.attempt ?? 0;
+  // Only some agents write a log (shell.run does, a prompt does not).
+  const logged = run.attempts.some((a) => a.node === node && a.attempt === attempt && a.log_path != null);
+  const source = useMemo(
+    () => (node && logged ? logSource(sessionId, node, attempt) : null),
+    [logSource, sessionId, node, attempt, logged],
+  );
+  if (!source) return null;
+  return (
+    <section className="attempt-log" aria-label="Log">
+      <LogView source={source} grew={run.grew} onSave={() => void saveLog()} />
+    </section>
+  );
+}

@@ -1,0 +1,77 @@
+// The live graph of a run: the blueprint version it runs, read-only, each card marked with its
+// task's state as the event stream tells it; a composite opens the inner blueprint instance it
+// runs (breadcrumb back). Selecting a card selects its task's latest attempt, shared with the
+// timeline and the details panel; an attempt selected elsewhere selects its card.
+import { ReactFlowProvider } from "@xyflow/react";
+import { useEffect, useMemo } from "react";
+import { useStore } from "zustand";
+import { Canvas, type RunView } from "../editor/Canvas";
+import type { RunMarks } from "../editor/graph";
+import { EditorProvider, useRuns } from "../store/context";
+import type { OpenRun, RunLevel } from "../store/runs";
+import { splitNode } from "./timeline/model";
+
+export function RunGraph({ run }: { run: OpenRun }) {
+  const level = run.levels.at(-1);
+  const backTo = useRuns((s) => s.backTo);
+  if (!level) return <p className="empty">The blueprint this run ran cannot be read.</p>;
+  return (
+    <section className="run-graph" aria-label="Run graph">
+      {run.levels.length > 1 && (
+        <nav className="breadcrumb run-crumbs" aria-label="Blueprint instances">
+          {run.levels.map((l, i) => (
+            <button key={l.instance} type="button" disabled={i === run.levels.length - 1} onClick={() => backTo(i)} data-testid="run-crumb">
+              {l.instance}
+            </button>
+          ))}
+        </nav>
+      )}
+      <EditorProvider key={level.instance} store={level.editor}>
+        <LevelCanvas run={run} level={level} />
+      </EditorProvider>
+    </section>
+  );
+}
+
+function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
+  const blueprint = useStore(level.editor, (s) => s.blueprint);
+  const laidOut = useStore(level.editor, (s) => s.laidOut);
+  const selectedTask = useStore(level.editor, (s) => s.selected);
+  const selectTask = useRuns((s) => s.selectTask);
+  const drillInto = useRuns((s) => s.drillInto);
+
+  const marks = useMemo<RunMarks>(() => {
+    const counts = new Map<string, number>();
+    for (const a of run.attempts) counts.set(a.node, (counts.get(a.node) ?? 0) + 1);
+    const found: Record<string, { state: OpenRun["states"][string]; attempts: number }> = {};
+    for (const task of blueprint?.tasks ?? []) {
+      const node = `${level.instance}.${task.id}`;
+      found[task.id] = { state: run.states[node] ?? "PENDING", attempts: counts.get(node) ?? 0 };
+    }
+    return found;
+  }, [blueprint, run.attempts, run.states, level.instance]);
+  const view = useMemo<RunView>(() => ({ marks, onOpen: drillInto }), [marks, drillInto]);
+
+  // A card clicked selects its task's latest attempt.
+  useEffect(() => {
+    if (selectedTask === null) return;
+    const shown = run.selected && splitNode(run.selected.node);
+    if (!shown || shown.instance !== level.instance || shown.task !== selectedTask) selectTask(selectedTask);
+    // Only a new click matters here: the run's selection is followed by the effect below.
+  }, [selectedTask]); // eslint-style exhaustiveness would loop the two selections into each other
+
+  // An attempt selected elsewhere (the timeline) selects its card when it is in this instance.
+  useEffect(() => {
+    if (!run.selected) return;
+    const { instance, task } = splitNode(run.selected.node);
+    const editor = level.editor.getState();
+    if (instance === level.instance && editor.selected !== task) editor.select(task);
+  }, [run.selected, level]);
+
+  if (!blueprint || !laidOut) return <p className="empty">Laying out…</p>;
+  return (
+    <ReactFlowProvider>
+      <Canvas run={view} />
+    </ReactFlowProvider>
+  );
+}

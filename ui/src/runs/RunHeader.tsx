@@ -1,0 +1,87 @@
+// The open run's header: what it runs and how it stands (live duration, who waits for an
+// answer), and what can be done to it: pause and stop while a runner drives it; resume (retry
+// from the point of failure) and restart when none does.
+import { useEffect, useState } from "react";
+import { useRuns } from "../store/context";
+import { waitingNodes, type OpenRun } from "../store/runs";
+import { StatePill, whenLabel } from "./RunList";
+import { durationLabel } from "./timeline/model";
+
+export function RunHeader({ run }: { run: OpenRun }) {
+  const act = useRuns((s) => s.act);
+  const select = useRuns((s) => s.select);
+  const { session, driven } = run;
+  const active = session.state === "running" || session.state === "pending";
+  const now = useNow(active);
+  const waiting = waitingNodes(run);
+  return (
+    <header className="run-header" data-testid="run-header" data-session-id={session.id} data-state={session.state}>
+      <div className="run-title">
+        <h2>{session.name || session.blueprint_id}</h2>
+        <StatePill state={session.state} interrupted={active && !driven} />
+        <span className="run-meta">
+          {session.started_ms != null && (
+            <>
+              started {whenLabel(session.started_ms)} · {durationLabel((session.finished_ms ?? now) - session.started_ms)} ·{" "}
+            </>
+          )}
+          version <code title={session.blueprint_hash}>{session.blueprint_hash.slice(0, 12)}</code> · <code>{session.id}</code>
+        </span>
+      </div>
+      {waiting.length > 0 && (
+        <button type="button" className="run-waiting" onClick={() => select({ node: waiting[0]!, attempt: latest(run, waiting[0]!) })} data-testid="waiting">
+          {waiting.length === 1 ? `${waiting[0]} waits for an answer` : `${waiting.length} tasks wait for an answer`}
+        </button>
+      )}
+      <div className="run-actions">
+        {driven && active && (
+          <>
+            <button type="button" onClick={() => void act("pause")} title="Nothing new starts; what runs finishes" data-testid="pause">
+              Pause
+            </button>
+            <button type="button" className="danger" onClick={() => void act("stop")} title="Stop the run: running tasks are stopped" data-testid="stop">
+              Stop
+            </button>
+          </>
+        )}
+        {!driven && session.state !== "completed" && (
+          <button
+            type="button"
+            className="primary"
+            onClick={() => void act("resume")}
+            title="Go on from where it ended: what succeeded is not run again"
+            data-testid="resume"
+          >
+            {session.state === "failed" ? "Retry from failure" : "Resume"}
+          </button>
+        )}
+        {!driven && (
+          <button type="button" onClick={() => void act("restart")} title="Run the same blueprint versions and parameters again, as a new run" data-testid="restart">
+            Restart
+          </button>
+        )}
+      </div>
+      {session.last_error && session.state === "failed" && (
+        <p className="run-error" data-testid="run-error">
+          {session.last_error.message}
+        </p>
+      )}
+    </header>
+  );
+}
+
+function latest(run: OpenRun, node: string): number {
+  return run.attempts.filter((a) => a.node === node).reduce((n, a) => Math.max(n, a.attempt), 0);
+}
+
+/** The time now, ticking every second while `live`. */
+export function useNow(live: boolean, everyMs = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    setNow(Date.now());
+    if (!live) return;
+    const timer = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(timer);
+  }, [live, everyMs]);
+  return now;
+}

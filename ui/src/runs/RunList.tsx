@@ -1,0 +1,81 @@
+// The runs of the store, newest first: blueprint, version, state, start, duration, and who waits
+// for an answer; filtered by text and state. Choosing one opens it.
+import { useMemo } from "react";
+import type { SessionListing, SessionState } from "../backend/generated";
+import { useRuns } from "../store/context";
+import { filterSessions } from "../store/runs";
+import { durationLabel } from "./timeline/model";
+
+const STATES: (SessionState | "all")[] = ["all", "running", "pending", "completed", "failed", "stopped"];
+
+export function RunList() {
+  const sessions = useRuns((s) => s.sessions);
+  const filter = useRuns((s) => s.filter);
+  const setFilter = useRuns((s) => s.setFilter);
+  const open = useRuns((s) => s.open);
+  const openId = useRuns((s) => s.run?.session.id ?? null);
+  const shown = useMemo(() => filterSessions(sessions, filter), [sessions, filter]);
+  return (
+    <aside className="run-list" aria-label="Runs">
+      <div className="run-filter">
+        <input
+          type="search"
+          placeholder="Filter runs"
+          value={filter.text}
+          onChange={(e) => setFilter({ text: e.target.value })}
+          data-testid="run-filter"
+        />
+        <select value={filter.state} onChange={(e) => setFilter({ state: e.target.value as SessionState | "all" })} aria-label="State">
+          {STATES.map((s) => (
+            <option key={s} value={s}>
+              {s === "all" ? "All states" : s}
+            </option>
+          ))}
+        </select>
+      </div>
+      {shown.length === 0 && <p className="empty">{sessions.length === 0 ? "No runs yet: run a blueprint (F5)." : "No run matches."}</p>}
+      <ul>
+        {shown.map((s) => (
+          <li key={s.id}>
+            <button
+              type="button"
+              className={s.id === openId ? "run-item open" : "run-item"}
+              onClick={() => void open(s.id)}
+              data-testid="run-item"
+              data-session-id={s.id}
+            >
+              <span className="run-name">{s.name || s.blueprint_id}</span>
+              <StatePill state={s.state} interrupted={s.interrupted} />
+              <span className="run-meta">
+                {whenLabel(s.started_ms ?? s.created_ms)} · {runDuration(s)} · v{s.blueprint_hash.slice(0, 7)}
+              </span>
+              {s.waiting.length > 0 && (
+                <span className="run-waiting" title={s.waiting.join(", ")}>
+                  waiting for an answer ({s.waiting.length})
+                </span>
+              )}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </aside>
+  );
+}
+
+export function StatePill({ state, interrupted = false }: { state: SessionState; interrupted?: boolean }) {
+  return (
+    <span className={`state-pill state-${interrupted ? "interrupted" : state}`} data-testid="state-pill">
+      {interrupted ? "interrupted" : state}
+    </span>
+  );
+}
+
+function runDuration(s: Pick<SessionListing, "started_ms" | "finished_ms">): string {
+  if (s.started_ms == null) return "not started";
+  return durationLabel((s.finished_ms ?? Date.now()) - s.started_ms);
+}
+
+/** When a run started, as a list shows it: the day and the minute. */
+export function whenLabel(ms: number): string {
+  return new Date(ms).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}

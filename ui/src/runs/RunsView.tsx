@@ -1,0 +1,63 @@
+// The runs: the list of sessions beside the open one, whose graph sits over its timeline, with
+// the selected attempt's details and log on the right.
+import { useCallback } from "react";
+import { ModeSwitch } from "../ModeSwitch";
+import { ErrorBoundary } from "../ErrorBoundary";
+import { useRuns } from "../store/context";
+import type { OpenRun } from "../store/runs";
+import { AttemptDetails, AttemptLog } from "./AttemptDetails";
+import { RunGraph } from "./RunGraph";
+import { RunHeader, useNow } from "./RunHeader";
+import { RunList } from "./RunList";
+import { Timeline, type AttemptRef } from "./timeline/Timeline";
+import "./runs.css";
+
+export function RunsView() {
+  const run = useRuns((s) => s.run);
+  const notice = useRuns((s) => s.notice);
+  return (
+    <div className="runs-view" data-testid="runs-view">
+      <header className="toolbar">
+        <ModeSwitch />
+      </header>
+      <RunList />
+      {run ? (
+        <OpenRunView run={run} />
+      ) : (
+        <main className="run-main">
+          <p className="empty">Choose a run on the left, or run a blueprint from the editor (▶ Run, F5).</p>
+        </main>
+      )}
+      <footer className="status">{notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}</footer>
+    </div>
+  );
+}
+
+function OpenRunView({ run }: { run: OpenRun }) {
+  const select = useRuns((s) => s.select);
+  const live = run.driven && (run.session.state === "running" || run.session.state === "pending");
+  // The timeline's running bars grow with the clock: a few frames a second are enough.
+  const now = useNow(live, 250);
+  const onSelect = useCallback((ref: AttemptRef | null) => select(ref), [select]);
+  return (
+    <>
+      <RunHeader run={run} />
+      <main className="run-main">
+        <ErrorBoundary area="run graph">
+          <RunGraph run={run} />
+        </ErrorBoundary>
+        <section className="run-timeline" aria-label="Timeline">
+          <ErrorBoundary area="timeline">
+            <Timeline attempts={run.attempts} nowMs={live ? now : (run.session.finished_ms ?? now)} selected={run.selected} onSelect={onSelect} live={live} />
+          </ErrorBoundary>
+        </section>
+      </main>
+      <aside className="run-details" aria-label="Details">
+        <ErrorBoundary area="details">
+          <AttemptDetails run={run} />
+          <AttemptLog run={run} />
+        </ErrorBoundary>
+      </aside>
+    </>
+  );
+}

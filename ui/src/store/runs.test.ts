@@ -1,0 +1,234 @@
+import { describe, expect, it } from "vitest";
+import type { Attempt, Diagnostic, EventView, SessionListing, TaskState } from "../backend/generated";
+import { MemoryBackend, type JobHandlers } from "../backend/memory";
+import { connect, type Blueprint } from "../blueprint";
+import { launchParams } from "../runs/LaunchDialog";
+import type { Positions } from "./editor";
+import { filterSessions, waitingNodes } from "./runs";
+import { createWorkspace, currentEditor, type WorkspaceStore } from "./workspace";
+
+const deploy = JSON.stringify({
+  id: "deploy",
+  tasks: [
+    { id: "start", type: "system.start" },
+    {
+      id: "fan",
+      type: "system.composite",
+      params: [{ name: "blueprint", value: { dynamic: { blueprint_id: "inner", sequencer: "basic_element_sequencer" } } }],
+      depends_on: [{ id: "start", type: "FS" }],
+    },
+    { id: "ask", type: "user_prompt.confirm", depends_on: [{ id: "fan", type: "FS" }] },
+    { id: "end", type: "system.end", depends_on: [{ id: "ask", type: "FS" }] },
+  ],
+});
+
+const session = {
+  id: "s1",
+  blueprint_hash: "abc123",
+  blueprint_id: "deploy",
+  name: "deploy",
+  state: "running" as const,
+  params: {},
+  created_ms: 1000,
+  started_ms: 1000,
+};
+
+function attempt(node: string, n: number, state: Attempt["state"], agent = "shell.run"): Attempt {
+  return { run_id: `${node}#${n}`, session_id: "s1", node, attempt: n, state, agent, started_ms: 1000 + n, log_path: "/logs/x" };
+}
+
+function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
+  const started: unknown[] = [];
+  let tasks: { node: string; state: TaskState }[] = [{ node: "deploy.start", state: "SUCCEEDED" }];
+  let attempts: Attempt[] = [attempt("deploy.start", 1, "succeeded")];
+  const backend = new MemoryBackend(
+    {
+      validate_blueprint: ({ file }) => [{ file: file ?? "", valid: true, server_accepts: true, diagnostics }],
+      format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
+      list_installed_task_definitions: () => [],
+      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
+      save_layout: ({ file, positions }) => ({ layout_file: `${file}.layout`, found: true, positions }),
+      task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
+      blueprint_scopes: () => [],
+      list_sessions: () => [{ ...session, waiting: [], interrupted: false }],
+      start_session: (args) => (started.push(args), { session_id: "s1" }),
+      get_session: () => ({ session, tasks: tasks.map((t) => ({ ...t, session_id: "s1", updated_ms: 0 })), attempts, driven: true }),
+      get_session_blueprints: () => ({
+        root: { blueprint_id: "deploy", hash: "abc123", text: deploy },
+        inner: [],
+        instances: [{ id: "deploy", blueprint_id: "deploy", context: {} }],
+      }),
+      get_attempt: ({ task, attempt: n }) => ({
+        attempt: attempts.find((a) => a.node === task && a.attempt === n)!,
+        steps: [],
+        duration_ms: 5,
+      }),
+      ...jobs,
+    },
+    { "/w/deploy.json": deploy },
+    "/w/deploy.json",
+  );
+  const layout = async (b: Blueprint): Promise<Positions> => Object.fromEntries(b.tasks.map((t, i) => [t.id, { x: 0, y: i * 100 }]));
+  const workspace = createWorkspace(backend, layout, { layoutSaveDelayMs: 10 });
+  const change = (next: { tasks?: typeof tasks; attempts?: Attempt[] }) => {
+    tasks = next.tasks ?? tasks;
+    attempts = next.attempts ?? attempts;
+  };
+  return { backend, workspace, started, change };
+}
+
+const settled = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+const editor = (w: WorkspaceStore) => currentEditor(w.getState()).getState();
+const run = (w: WorkspaceStore) => w.getState().runs.getState().run!;
+
+function event(kind: string, value: unknown, session_id = "s1"): EventView {
+  return { session_id, seq: 1, global_seq: 1, time_ms: 0, kind, payload: { form: "whole", value } };
+}
+
+async function loaded(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
+  const fixture = setup(diagnostics, jobs);
+  await fixture.workspace.getState().load();
+  await settled();
+  return fixture;
+}
+
+describe("launching a run", () => {
+  it("saves first, asks for the elements of dynamic composites, starts the file and shows the run", async () => {
+    const { backend, workspace, started } = await loaded();
+    editor(workspace).edit((b) => connect(b, "start", "ask"));
+    workspace.getState().prepareRun();
+    expect(workspace.getState().ask?.title).toBe("Save deploy.json before running it?");
+    expect(workspace.getState().launching).toBeNull();
+    await workspace.getState().ask!.choices.find((c) => c.label === "Save and Run")!.run();
+    await settled();
+    expect(backend.files.get("/w/deploy.json")).toContain('"id":"ask"');
+    expect(workspace.getState().launching).toEqual({ file: "/w/deploy.json", name: "deploy.json", dynamic: ["fan"] });
+
+    await workspace.getState().launch({ elements: { fan: ["a", "b"] } });
+    await settled();
+    expect(started).toEqual([{ file: "/w/deploy.json", params: { elements: { fan: ["a", "b"] } } }]);
+    expect(workspace.getState().mode).toBe("runs");
+    expect(run(workspace).session.id).toBe("s1");
+    expect(run(workspace).levels.map((l) => l.instance)).toEqual(["deploy"]);
+  });
+
+  it("is refused while the blueprint has errors, naming the first", async () => {
+    const error: Diagnostic = { code: "cycle", severity: "error", task_id: "ask", path: "$", message: "a cycle", server_rejects: true };
+    const { workspace } = await loaded([error]);
+    workspace.getState().prepareRun();
+    expect(workspace.getState().launching).toBeNull();
+    expect(workspace.getState().ask).toBeNull();
+    expect(editor(workspace).notice).toEqual({ text: "Fix 1 error(s) before running: a cycle (ask)", error: true });
+  });
+
+  it("asks before running a blueprint with warnings", async () => {
+    const warning: Diagnostic = { code: "orphan-task", severity: "warning", task_id: "ask", path: "$", message: "lonely", server_rejects: false };
+    const { workspace } = await loaded([warning]);
+    workspace.getState().prepareRun();
+    expect(workspace.getState().ask?.title).toBe("Run with 1 warning(s)?");
+    expect(workspace.getState().ask?.message).toBe("ask: lonely");
+    workspace.getState().ask!.choices.find((c) => c.label === "Cancel")!.run();
+    expect(workspace.getState().launching).toBeNull();
+    workspace.getState().prepareRun();
+    workspace.getState().ask!.choices.find((c) => c.label === "Run Anyway")!.run();
+    expect(workspace.getState().launching?.file).toBe("/w/deploy.json");
+  });
+
+  it("says why a run did not start", async () => {
+    const { workspace } = await loaded([], {
+      start_session: () => {
+        throw new Error("deploy.json is not valid: inner is missing");
+      },
+    });
+    workspace.getState().prepareRun();
+    await workspace.getState().launch({});
+    expect(workspace.getState().mode).toBe("edit");
+    expect(editor(workspace).notice?.text).toBe("deploy.json is not valid: inner is missing");
+  });
+});
+
+describe("the launch parameters", () => {
+  it("are a JSON object, with the elements typed one per line", () => {
+    expect(launchParams("", {})).toEqual({ params: {} });
+    expect(launchParams('{"n": 2}', { fan: " a \n\nb\n", other: "" })).toEqual({ params: { n: 2, elements: { fan: ["a", "b"] } } });
+    expect(launchParams('{"elements": {"x": ["1"]}}', { fan: "a" })).toEqual({ params: { elements: { x: ["1"], fan: ["a"] } } });
+    expect(launchParams("[1]", {})).toEqual({ error: 'Parameters must be a JSON object, like {"name": "value"}' });
+    expect("error" in launchParams("{oops", {})).toBe(true);
+  });
+});
+
+describe("an open run", () => {
+  async function opened() {
+    const fixture = await loaded();
+    await fixture.workspace.getState().runs.getState().open("s1");
+    return fixture;
+  }
+
+  it("follows task state changes at once and reloads its attempts after a burst of events", async () => {
+    const { workspace, change } = await opened();
+    const runs = workspace.getState().runs.getState();
+    runs.event(event("task_state_changed", { node: "deploy.fan", state: "RUNNING" }));
+    expect(run(workspace).states["deploy.fan"]).toBe("RUNNING");
+    change({ attempts: [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "running")] });
+    runs.event(event("attempt_started", { node: "deploy.fan", attempt: 1 }));
+    runs.event(event("attempt_started", { node: "deploy.fan", attempt: 1 }, "another session"));
+    expect(run(workspace).attempts).toHaveLength(1);
+    await settled(100);
+    expect(run(workspace).attempts.map((a) => a.node)).toEqual(["deploy.start", "deploy.fan"]);
+  });
+
+  it("selects a task's latest attempt, loads its details and hears its log grow", async () => {
+    const { workspace, change } = await opened();
+    change({ attempts: [attempt("deploy.ask", 1, "failed"), attempt("deploy.ask", 2, "running", "user_prompt.confirm")] });
+    await settled(100);
+    const runs = workspace.getState().runs;
+    runs.getState().event(event("attempt_started", {}));
+    await settled(100);
+    runs.getState().selectTask("ask");
+    expect(run(workspace).selected).toEqual({ node: "deploy.ask", attempt: 2 });
+    await settled();
+    expect(run(workspace).details?.attempt.attempt).toBe(2);
+    runs.getState().event(event("log_grew", { node: "deploy.ask", attempt: 1, file_size: 10 }));
+    expect(run(workspace).grew).toBe(0);
+    runs.getState().event(event("log_grew", { node: "deploy.ask", attempt: 2, file_size: 42 }));
+    expect(run(workspace).grew).toBe(42);
+    expect(waitingNodes(run(workspace))).toEqual(["deploy.ask"]);
+  });
+
+  it("tells what an action did, or why it was refused", async () => {
+    const { workspace } = await loaded([], {
+      pause_session: () => ({ outcome: "pausing" }),
+      stop_session: () => {
+        throw new Error("session s1 is not running");
+      },
+    });
+    const runs = workspace.getState().runs;
+    await runs.getState().open("s1");
+    await runs.getState().act("pause");
+    expect(runs.getState().notice).toEqual({ text: "Pausing: what runs finishes, nothing new starts", error: false });
+    await runs.getState().act("stop");
+    expect(runs.getState().notice).toEqual({ text: "session s1 is not running", error: true });
+  });
+});
+
+describe("the list of runs", () => {
+  const listed = (id: string, name: string, state: SessionListing["state"]): SessionListing => ({
+    ...session,
+    id,
+    name,
+    blueprint_id: name.toLowerCase().replace(/ /g, "-"),
+    state,
+    waiting: [],
+    interrupted: false,
+  });
+
+  it("is filtered by state and by text in the name, blueprint or id", () => {
+    const sessions = [listed("a1", "nightly", "completed"), listed("b2", "deploy", "failed"), listed("c3", "Deploy again", "running")];
+    const ids = (text: string, state: "all" | SessionListing["state"] = "all") => filterSessions(sessions, { text, state }).map((s) => s.id);
+    expect(ids("")).toEqual(["a1", "b2", "c3"]);
+    expect(ids("DEPLOY")).toEqual(["b2", "c3"]);
+    expect(ids("deploy", "failed")).toEqual(["b2"]);
+    expect(ids("b2")).toEqual(["b2"]);
+    expect(ids("", "stopped")).toEqual([]);
+  });
+});

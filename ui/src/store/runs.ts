@@ -1,0 +1,411 @@
+// The runs of the store as the run views show them: the list of sessions, and the one opened,
+// kept live from the facade's event stream (no polling): its tasks' states, its attempts, the
+// exact blueprint versions it runs (drawn on a read-only canvas, inner blueprints openable),
+// the selected attempt with its details, and the controls that act on it.
+import { createStore, type StoreApi } from "zustand/vanilla";
+import type {
+  Attempt,
+  EventView,
+  GetAttemptAnswer,
+  InstanceInfo,
+  Session,
+  SessionListing,
+  SessionState,
+  TaskState,
+} from "../backend/generated";
+import type { Backend } from "../backend/types";
+import { parseBlueprint, type Blueprint } from "../blueprint";
+import type { LogSource } from "../runs/log/reader";
+import { createEditorStore, type EditorStore, type Layout } from "./editor";
+
+/** One attempt of one node (`{instance}.{task}`); attempt 0: the task never ran. */
+export type AttemptRef = { node: string; attempt: number };
+
+/** A blueprint instance shown on the run's canvas: the root, or one drilled into. */
+export type RunLevel = { instance: string; editor: EditorStore };
+
+export type OpenRun = {
+  session: Session;
+  /** Whether a live runner drives it. */
+  driven: boolean;
+  /** Task states by node key. */
+  states: Record<string, TaskState>;
+  /** In start order. */
+  attempts: Attempt[];
+  /** The blueprint versions it runs, by blueprint id. */
+  blueprints: Record<string, Blueprint>;
+  instances: InstanceInfo[];
+  /** The breadcrumb: the root instance first. */
+  levels: RunLevel[];
+  selected: AttemptRef | null;
+  details: GetAttemptAnswer | null;
+  /** The size of the selected attempt's log as last announced (0: none announced). */
+  grew: number;
+};
+
+export type RunFilter = { text: string; state: SessionState | "all" };
+
+/** What can be done to a whole session. */
+export type SessionAction = "pause" | "stop" | "resume" | "restart";
+/** What can be done to one task of a session. */
+export type TaskAction = "cancel" | "skip" | "reset" | "reset-downstream";
+
+export type RunsState = {
+  sessions: SessionListing[];
+  filter: RunFilter;
+  run: OpenRun | null;
+  /** The last thing the user should know about a run: what an action did, or why it failed. */
+  notice: { text: string; error: boolean } | null;
+
+  refresh(): Promise<void>;
+  setFilter(filter: Partial<RunFilter>): void;
+  open(sessionId: string): Promise<void>;
+  close(): void;
+  select(ref: AttemptRef | null): void;
+  /** Selects a task of the shown instance by its id: its latest attempt. */
+  selectTask(taskId: string): void;
+  /** Opens the inner blueprint instance a composite of the shown instance runs. */
+  drillInto(taskId: string): void;
+  backTo(depth: number): void;
+  /** Takes one event of the facade's stream into account. */
+  event(event: EventView): void;
+  act(action: SessionAction): Promise<void>;
+  actOnTask(action: TaskAction, node: string): Promise<void>;
+  resetScope(node: string): Promise<void>;
+  answer(node: string, value: unknown): Promise<void>;
+  /** Starts a session of a saved blueprint file and opens it. */
+  launch(file: string, params: Record<string, unknown>): Promise<string | null>;
+  saveLog(): Promise<void>;
+  /** Where the log viewer reads an attempt's log from. */
+  logSource(sessionId: string, node: string, attempt: number): LogSource;
+};
+
+export type RunsStore = StoreApi<RunsState>;
+
+/** The task types whose attempt waits for an answer while it runs. */
+export const PROMPT_TYPES = new Set(["user_prompt.confirm", "user_interaction.user_input"]);
+
+/** The latest attempt at a node, if it ran. */
+export function latestAttempt(attempts: Attempt[], node: string): Attempt | undefined {
+  for (let i = attempts.length - 1; i >= 0; i--) if (attempts[i]!.node === node) return attempts[i];
+  return undefined;
+}
+
+/** The nodes of a run waiting for an answer: a prompt's attempt that still runs. */
+export function waitingNodes(run: OpenRun): string[] {
+  return run.attempts.filter((a) => a.state === "running" && PROMPT_TYPES.has(a.agent)).map((a) => a.node);
+}
+
+/** Events come in bursts (a fan-out starts many tasks): one reload after a burst, not one each;
+ * the list of runs at most once per LIST_AFTER_MS. */
+const RELOAD_AFTER_MS = 60;
+const LIST_AFTER_MS = 400;
+
+export function createRuns(backend: Backend, layout: Layout): RunsStore {
+  // Answers for a run that is no longer the one open are dropped.
+  let opened = 0;
+  let reloadTimer: ReturnType<typeof setTimeout> | undefined;
+  let listTimer: ReturnType<typeof setTimeout> | undefined;
+  let detailsSerial = 0;
+
+  return createStore<RunsState>()((set, get) => {
+    const fail = (e: unknown) => set({ notice: { text: e instanceof Error ? e.message : String(e), error: true } });
+    const tell = (text: string) => set({ notice: { text, error: false } });
+
+    function patchRun(change: Partial<OpenRun>) {
+      const { run } = get();
+      if (run) set({ run: { ...run, ...change } });
+    }
+
+    /** A read-only canvas of one instance's blueprint. */
+    function levelFor(instance: InstanceInfo, blueprints: Record<string, Blueprint>): RunLevel | null {
+      const blueprint = blueprints[instance.blueprint_id];
+      if (!blueprint) return null;
+      const editor = createEditorStore(backend, layout);
+      void editor.getState().create(blueprint);
+      return { instance: instance.id, editor };
+    }
+
+    /** The session's state, tasks and attempts again (after a burst of events). */
+    async function reload() {
+      const { run } = get();
+      if (!run) return;
+      const mine = opened;
+      try {
+        const view = await backend.call("get_session", { session_id: run.session.id });
+        if (mine !== opened) return;
+        patchRun({ session: view.session, driven: view.driven, states: statesOf(view.tasks), attempts: view.attempts });
+        void loadDetails();
+      } catch (e) {
+        if (mine === opened) fail(e);
+      }
+    }
+
+    function reloadSoon() {
+      clearTimeout(reloadTimer);
+      reloadTimer = setTimeout(() => void reload(), RELOAD_AFTER_MS);
+    }
+
+    /** The list follows a steady stream of events too: once per period, not after the stream calms. */
+    function refreshListSoon() {
+      if (listTimer !== undefined) return;
+      listTimer = setTimeout(() => {
+        listTimer = undefined;
+        void get().refresh();
+      }, LIST_AFTER_MS);
+    }
+
+    async function loadDetails() {
+      const selected = get().run?.selected;
+      const mine = ++detailsSerial;
+      if (!selected || selected.attempt === 0) {
+        patchRun({ details: null });
+        return;
+      }
+      try {
+        const details = await backend.call("get_attempt", {
+          session_id: get().run!.session.id,
+          task: selected.node,
+          attempt: selected.attempt,
+        });
+        if (mine === detailsSerial) patchRun({ details });
+      } catch (e) {
+        if (mine === detailsSerial) fail(e);
+      }
+    }
+
+    async function intervene(what: string, call: () => Promise<unknown>) {
+      try {
+        await call();
+        tell(what);
+      } catch (e) {
+        fail(e);
+      }
+      await reload();
+      refreshListSoon();
+    }
+
+    return {
+      sessions: [],
+      filter: { text: "", state: "all" },
+      run: null,
+      notice: null,
+
+      async refresh() {
+        try {
+          set({ sessions: await backend.call("list_sessions", { limit: 500 }) });
+        } catch (e) {
+          fail(e);
+        }
+      },
+
+      setFilter(filter) {
+        set({ filter: { ...get().filter, ...filter } });
+      },
+
+      async open(sessionId) {
+        const mine = ++opened;
+        set({ notice: null });
+        try {
+          const [view, ran] = await Promise.all([
+            backend.call("get_session", { session_id: sessionId }),
+            backend.call("get_session_blueprints", { session_id: sessionId }),
+          ]);
+          if (mine !== opened) return;
+          const blueprints: Record<string, Blueprint> = {};
+          for (const version of [ran.root, ...ran.inner]) {
+            const parsed = parseBlueprint(version.text);
+            if ("blueprint" in parsed) blueprints[version.blueprint_id] = parsed.blueprint;
+          }
+          const root = ran.instances[0];
+          const level = root ? levelFor(root, blueprints) : null;
+          set({
+            run: {
+              session: view.session,
+              driven: view.driven,
+              states: statesOf(view.tasks),
+              attempts: view.attempts,
+              blueprints,
+              instances: ran.instances,
+              levels: level ? [level] : [],
+              selected: null,
+              details: null,
+              grew: 0,
+            },
+          });
+        } catch (e) {
+          if (mine === opened) fail(e);
+        }
+      },
+
+      close() {
+        opened++;
+        set({ run: null });
+      },
+
+      select(ref) {
+        const { run } = get();
+        if (!run) return;
+        const same = ref && run.selected && ref.node === run.selected.node && ref.attempt === run.selected.attempt;
+        if (same) return;
+        patchRun({ selected: ref, details: null, grew: 0 });
+        void loadDetails();
+      },
+
+      selectTask(taskId) {
+        const { run } = get();
+        const level = run?.levels.at(-1);
+        if (!run || !level) return;
+        const node = `${level.instance}.${taskId}`;
+        get().select({ node, attempt: latestAttempt(run.attempts, node)?.attempt ?? 0 });
+      },
+
+      drillInto(taskId) {
+        const { run } = get();
+        const level = run?.levels.at(-1);
+        if (!run || !level) return;
+        const inner = run.instances.find((i) => i.composite === `${level.instance}.${taskId}`);
+        const next = inner ? levelFor(inner, run.blueprints) : null;
+        if (next) patchRun({ levels: [...run.levels, next] });
+      },
+
+      backTo(depth) {
+        const { run } = get();
+        if (run && depth < run.levels.length) patchRun({ levels: run.levels.slice(0, depth + 1) });
+      },
+
+      event(event) {
+        refreshListSoon();
+        const { run } = get();
+        if (!run || event.session_id !== run.session.id) return;
+        const value = payloadOf(event);
+        switch (event.kind) {
+          case "task_state_changed": {
+            // Drawn at once; the attempts follow with the reload.
+            if (typeof value?.node === "string") patchRun({ states: { ...run.states, [value.node]: value.state as TaskState } });
+            reloadSoon();
+            break;
+          }
+          case "log_grew":
+            if (run.selected && value?.node === run.selected.node && value?.attempt === run.selected.attempt) {
+              patchRun({ grew: Number(value.file_size) });
+            }
+            break;
+          case "progress":
+            if (run.selected && value?.node === run.selected.node) void loadDetails();
+            break;
+          default:
+            reloadSoon();
+        }
+      },
+
+      async act(action) {
+        const run = get().run;
+        if (!run) return;
+        const session_id = run.session.id;
+        switch (action) {
+          case "pause":
+            return intervene("Pausing: what runs finishes, nothing new starts", () => backend.call("pause_session", { session_id }));
+          case "stop":
+            return intervene("Stopping", () => backend.call("stop_session", { session_id }));
+          case "resume":
+            return intervene("Resumed from where it ended", () => backend.call("resume_session", { session_id }));
+          case "restart":
+            try {
+              const started = await backend.call("restart_session", { session_id });
+              await get().refresh();
+              await get().open(started.session_id);
+              tell("Restarted as a new run");
+            } catch (e) {
+              fail(e);
+            }
+        }
+      },
+
+      async actOnTask(action, node) {
+        const run = get().run;
+        if (!run) return;
+        const session_id = run.session.id;
+        switch (action) {
+          case "cancel":
+            return intervene(`Cancelling ${node}`, () => backend.call("cancel_task", { session_id, task: node }));
+          case "skip":
+            return intervene(`${node} is skipped when it would start`, () => backend.call("skip_task", { session_id, task: node }));
+          case "reset":
+            return intervene(`${node} reset`, () => backend.call("reset_task", { session_id, task: node }));
+          case "reset-downstream":
+            return intervene(`${node} and everything after it reset`, () =>
+              backend.call("reset_task", { session_id, task: node, downstream: true }),
+            );
+        }
+      },
+
+      async resetScope(node) {
+        const run = get().run;
+        if (!run) return;
+        await intervene(`Scope of ${node} reset`, () => backend.call("reset_scope", { session_id: run.session.id, scope_start: node }));
+      },
+
+      async answer(node, value) {
+        const run = get().run;
+        if (!run) return;
+        await intervene(`Answered ${node}`, () => backend.call("answer_prompt", { session_id: run.session.id, task: node, value }));
+      },
+
+      async launch(file, params) {
+        try {
+          const { session_id } = await backend.call("start_session", { file, params });
+          await get().refresh();
+          await get().open(session_id);
+          return session_id;
+        } catch (e) {
+          fail(e);
+          return null;
+        }
+      },
+
+      logSource(session_id, task, attempt) {
+        return {
+          async read(offset, limit) {
+            const { window, running } = await backend.call("read_attempt_log", { session_id, task, attempt, offset, limit });
+            return { window, running };
+          },
+        };
+      },
+
+      async saveLog() {
+        const { run } = get();
+        const selected = run?.selected;
+        if (!run || !selected || selected.attempt === 0) return;
+        try {
+          const path = await backend.saveAttemptLog(run.session.id, selected.node, selected.attempt);
+          if (path !== null) tell(`Log saved to ${path}`);
+        } catch (e) {
+          fail(e);
+        }
+      },
+    };
+  });
+}
+
+function statesOf(tasks: { node: string; state: TaskState }[]): Record<string, TaskState> {
+  const states: Record<string, TaskState> = {};
+  for (const t of tasks) states[t.node] = t.state;
+  return states;
+}
+
+/** An event's payload when whole (a cut one is too long to be a state change). */
+function payloadOf(event: EventView): Record<string, unknown> | null {
+  const payload = event.payload as { form?: string; value?: unknown } | null;
+  return payload?.form === "whole" && typeof payload.value === "object" ? (payload.value as Record<string, unknown>) : null;
+}
+
+/** The sessions the filter keeps: by state, and by text in the name, blueprint or id. */
+export function filterSessions(sessions: SessionListing[], filter: RunFilter): SessionListing[] {
+  const text = filter.text.trim().toLowerCase();
+  return sessions.filter(
+    (s) =>
+      (filter.state === "all" || s.state === filter.state) &&
+      (text === "" || [s.name, s.blueprint_id, s.id].some((f) => f.toLowerCase().includes(text))),
+  );
+}
