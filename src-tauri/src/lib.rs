@@ -9,6 +9,7 @@
 pub mod bindings;
 pub mod commands;
 pub mod menu;
+pub mod notify;
 pub mod recent;
 
 use std::path::PathBuf;
@@ -66,6 +67,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
         .manage(recent::Recent::load(settings.recent))
         .manage(commands::Unsaved::default())
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .menu(menu::build)
         .on_menu_event(menu::on_event)
         .on_window_event(|window, event| {
@@ -110,13 +112,17 @@ pub fn ask_before_closing<R: Runtime>(window: &Window<R>) -> bool {
 }
 
 /// Emits every event of the facade's sessions to the windows as [`EVENT`], and
-/// [`EVENTS_LAGGED`] (how many were missed) when the app fell behind.
+/// [`EVENTS_LAGGED`] (how many were missed) when the app fell behind; a run that ends or waits
+/// for an answer is told as a desktop notification too.
 pub fn forward_events<R: Runtime>(app: AppHandle<R>) {
     let mut events = app.state::<Api>().subscribe();
     tauri::async_runtime::spawn(async move {
         loop {
             let sent = match events.recv().await {
-                Ok(event) => app.emit(EVENT, event),
+                Ok(event) => {
+                    notify::tell(&app, &event);
+                    app.emit(EVENT, event)
+                }
                 Err(RecvError::Lagged(missed)) => app.emit(EVENTS_LAGGED, missed),
                 Err(RecvError::Closed) => break,
             };

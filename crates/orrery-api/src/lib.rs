@@ -59,6 +59,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub use log_growth::LOG_GREW;
+/// The kind of the event a prompt appends when it starts waiting for an answer.
+pub use orrery_engine::agents::interaction::PROMPT_WAITING;
 use orrery_engine::runner::{RunReport, SessionControl};
 use orrery_store::Event;
 use schemars::JsonSchema;

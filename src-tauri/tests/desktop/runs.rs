@@ -2,7 +2,8 @@
 //! a prompt and a condition is launched from the editor; its states change on the graph and its
 //! attempts appear on the timeline; a running task's log shows its lines as they are written;
 //! a failure is fixed and the run retried from it without running again what had succeeded; the
-//! prompt is answered in the app. A long task is cancelled.
+//! prompt is answered in the app; an input is traced back to the attempt that wrote it; the run
+//! is restarted, answered otherwise, and the two runs compared. A long task is cancelled.
 
 use std::path::Path;
 
@@ -54,6 +55,7 @@ async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_pro
             "outputs": [{"name": "result"}]});
         let mut ship = sh("ship", "echo shipped", "ask");
         ship["condition"] = json!("result == 'Yes'");
+        ship["inputs"] = json!([{"name": "result"}]);
         let file = dir.join("deploy.json");
         write_blueprint(&file, "deploy", vec![build, open, check, close, ask, ship]);
         Some(file)
@@ -106,12 +108,36 @@ async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_pro
         app.content("[data-testid=log-view]").await.filter(|t| t.contains("shipped"))
     })
     .await;
+    // ship read the answer that ask wrote: its lineage leads back there.
+    app.wait_text("[data-testid=lineage] .lineage-value", "Yes").await;
+    app.click("[data-testid=lineage-link]").await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "deploy.ask").await;
     app.screenshot("runs-completed.png").await;
 
-    // The run is listed, and a click on the timeline selects an attempt there too.
-    assert_eq!(app.count("[data-testid=run-item]").await, 1);
-    let timeline = app.rect("[data-testid=timeline] canvas").await.unwrap();
-    assert!(timeline[2] - timeline[0] > 200.0, "the timeline has room: {timeline:?}");
+    // Run again with the same versions, answered no this time: ship is skipped. The two runs
+    // compared show what differs.
+    let first = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
+    app.click("[data-testid=restart]").await;
+    eventually("the second run opened", || async {
+        app.attr("[data-testid=run-header]", "data-session-id").await.filter(|id| *id != first)
+    })
+    .await;
+    app.click("[data-testid=waiting]").await;
+    app.wait_text("[data-testid=prompt] .prompt-message", "Ship it?").await;
+    app.click("[data-testid=prompt-option]:last-child").await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.wait_attr(&card("ship"), "data-state", "SKIPPED").await;
+    app.wait_count("[data-testid=run-item]", 2).await;
+    app.click("[data-testid=compare-picker] summary").await;
+    app.click(&format!("[data-testid=compare-with][data-session-id='{first}']")).await;
+    app.wait_count("[data-testid=compare]", 1).await;
+    let row = "[data-testid=compare-row][data-node='deploy.ship']";
+    let shown = app.content(row).await.unwrap();
+    assert!(shown.contains("SUCCEEDED") && shown.contains("SKIPPED"), "{shown}");
+    assert_eq!(app.count("[data-testid=compare-row][data-node='deploy.build']").await, 0, "build ran alike");
+    let data = app.content("[data-testid=compare-data]").await.unwrap();
+    assert!(data.contains("deploy.result") && data.contains("Yes") && data.contains("No"), "{data}");
+    app.screenshot("runs-compared.png").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

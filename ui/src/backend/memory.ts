@@ -17,6 +17,7 @@ export class MemoryBackend implements Backend {
   window = { title: "", unsaved: false, closed: false };
   private readonly listeners = new Set<(event: EventView) => void>();
   private readonly menuListeners = new Set<(action: MenuAction) => void>();
+  private readonly lagListeners = new Set<() => void>();
   private readonly closeListeners = new Set<() => void>();
 
   constructor(
@@ -92,6 +93,16 @@ export class MemoryBackend implements Backend {
   onEvent(handler: (event: EventView) => void): () => void {
     this.listeners.add(handler);
     return () => this.listeners.delete(handler);
+  }
+
+  onEventsLagged(handler: () => void): () => void {
+    this.lagListeners.add(handler);
+    return () => this.lagListeners.delete(handler);
+  }
+
+  /** As the shell does when the app fell behind the event stream. */
+  lag(): void {
+    for (const handler of this.lagListeners) handler();
   }
 
   onMenu(handler: (action: MenuAction) => void): () => void {

@@ -5,6 +5,7 @@ import { listen } from "@tauri-apps/api/event";
 import {
   CLOSE_REQUESTED,
   EVENT,
+  EVENTS_LAGGED,
   MENU,
   type Commands,
   type EventView,
@@ -53,6 +54,7 @@ export const tauriBackend: Backend = {
     await command("close_window", {});
   },
   onEvent: (handler) => follow<EventView>(EVENT, handler),
+  onEventsLagged: (handler) => follow<number>(EVENTS_LAGGED, () => handler()),
   onMenu: (handler) => follow<MenuAction>(MENU, handler),
   onCloseRequested: (handler) => follow<null>(CLOSE_REQUESTED, () => handler()),
 };

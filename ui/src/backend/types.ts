@@ -30,6 +30,8 @@ export interface Backend {
   closeWindow(): Promise<void>;
   /** Follows the facade's session events; returns how to stop. */
   onEvent(handler: (event: EventView) => void): () => void;
+  /** Called when the app fell behind the event stream and missed some: what is shown must be read again. */
+  onEventsLagged(handler: () => void): () => void;
   /** Follows the native menu's choices; returns how to stop. */
   onMenu(handler: (action: MenuAction) => void): () => void;
   /** Called when the user closes a window holding unsaved work (it stays open). */

@@ -6,6 +6,7 @@ import type { Attempt, Step } from "../backend/generated";
 import { ioOf, type Task } from "../blueprint";
 import { useRuns } from "../store/context";
 import { PROMPT_TYPES, type OpenRun } from "../store/runs";
+import { preview } from "./CompareView";
 import { LogView } from "./log/LogView";
 import { clockLabel, durationLabel, splitNode } from "./timeline/model";
 
@@ -34,6 +35,7 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       )}
       {attempt ? <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} /> : <p className="muted">Not run yet.</p>}
       {run.details && run.details.steps.length > 0 && <Steps steps={run.details.steps} />}
+      <Lineage run={run} />
     </div>
   );
 }
@@ -237,6 +239,69 @@ export function AttemptLog({ run }: { run: OpenRun }) {
   return (
     <section className="attempt-log" aria-label="Log">
       <LogView source={source} grew={run.grew} onSave={() => void saveLog()} />
+    </section>
+  );
+}
+
+/**
+ * Where the selected attempt's inputs came from (the attempt that wrote each, its key, a preview
+ * of the value it read) and which attempts read what it wrote; each one selects that attempt.
+ * A composite also names the inner blueprint instance it runs.
+ */
+export function Lineage({ run }: { run: OpenRun }) {
+  const select = useRuns((s) => s.select);
+  const selected = run.selected;
+  if (!selected || run.lineage === null) return null;
+  const read = run.lineage.filter((l) => l.node === selected.node && l.attempt === selected.attempt);
+  const fed = run.lineage.filter((l) => l.source?.node === selected.node && l.source.attempt === selected.attempt);
+  const inner = run.instances.filter((i) => i.composite === selected.node);
+  if (read.length === 0 && fed.length === 0 && inner.length === 0) return null;
+  const inputs = (run.details?.attempt.inputs ?? {}) as Record<string, unknown>;
+  const link = (node: string, attempt: number) => (
+    <button type="button" className="link" onClick={() => select({ node, attempt })} data-testid="lineage-link">
+      {node} #{attempt}
+    </button>
+  );
+  return (
+    <section className="lineage" aria-label="Lineage" data-testid="lineage">
+      {read.length > 0 && (
+        <>
+          <h4>Read</h4>
+          <ul>
+            {read.map((l) => (
+              <li key={l.input}>
+                <span className="mono">{l.input}</span> ← <span className="mono">{l.instance}.{l.key}</span>{" "}
+                {l.source ? link(l.source.node, l.source.attempt) : <span className="muted">(a default or a skip)</span>}
+                {l.input in inputs && <span className="lineage-value">{preview(inputs[l.input])}</span>}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {fed.length > 0 && (
+        <>
+          <h4>Read by</h4>
+          <ul>
+            {fed.map((l) => (
+              <li key={`${l.node}#${l.attempt}.${l.input}`}>
+                <span className="mono">{l.instance}.{l.key}</span> → {link(l.node, l.attempt)} <span className="mono">{l.input}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {inner.length > 0 && (
+        <>
+          <h4>Runs</h4>
+          <ul>
+            {inner.map((i) => (
+              <li key={i.id}>
+                inner blueprint <span className="mono">{i.blueprint_id}</span> as instance <span className="mono">{i.id}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
     </section>
   );
 }

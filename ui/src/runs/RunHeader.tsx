@@ -55,6 +55,7 @@ export function RunHeader({ run }: { run: OpenRun }) {
             {session.state === "failed" ? "Retry from failure" : "Resume"}
           </button>
         )}
+        <ComparePicker run={run} />
         {!driven && (
           <button type="button" onClick={() => void act("restart")} title="Run the same blueprint versions and parameters again, as a new run" data-testid="restart">
             Restart
@@ -84,4 +85,34 @@ export function useNow(live: boolean, everyMs = 1000): number {
     return () => clearInterval(timer);
   }, [live, everyMs]);
   return now;
+}
+
+/** The other runs of the same blueprint, to compare this one with. */
+function ComparePicker({ run }: { run: OpenRun }) {
+  const sessions = useRuns((s) => s.sessions);
+  const compareWith = useRuns((s) => s.compareWith);
+  const others = sessions.filter((s) => s.blueprint_id === run.session.blueprint_id && s.id !== run.session.id);
+  if (others.length === 0) return null;
+  return (
+    <details className="dropdown compare-picker" data-testid="compare-picker">
+      <summary title="Compare with another run of this blueprint">Compare…</summary>
+      <ul>
+        {others.map((s) => (
+          <li key={s.id}>
+            <button
+              type="button"
+              onClick={(e) => {
+                e.currentTarget.closest("details")?.removeAttribute("open");
+                void compareWith(s.id);
+              }}
+              data-testid="compare-with"
+              data-session-id={s.id}
+            >
+              {s.state} · {whenLabel(s.started_ms ?? s.created_ms)} <code>{s.id.slice(-8)}</code>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
 }

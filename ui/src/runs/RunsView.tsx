@@ -6,6 +6,7 @@ import { ErrorBoundary } from "../ErrorBoundary";
 import { useRuns } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { AttemptDetails, AttemptLog } from "./AttemptDetails";
+import { CompareView } from "./CompareView";
 import { RunGraph } from "./RunGraph";
 import { RunHeader, useNow } from "./RunHeader";
 import { RunList } from "./RunList";
@@ -35,6 +36,7 @@ export function RunsView() {
 
 function OpenRunView({ run }: { run: OpenRun }) {
   const select = useRuns((s) => s.select);
+  const comparison = useRuns((s) => s.comparison);
   const live = run.driven && (run.session.state === "running" || run.session.state === "pending");
   // The timeline's running bars grow with the clock: a few frames a second are enough.
   const now = useNow(live, 250);
@@ -42,22 +44,32 @@ function OpenRunView({ run }: { run: OpenRun }) {
   return (
     <>
       <RunHeader run={run} />
-      <main className="run-main">
-        <ErrorBoundary area="run graph">
-          <RunGraph run={run} />
-        </ErrorBoundary>
-        <section className="run-timeline" aria-label="Timeline">
-          <ErrorBoundary area="timeline">
-            <Timeline attempts={run.attempts} nowMs={live ? now : (run.session.finished_ms ?? now)} selected={run.selected} onSelect={onSelect} live={live} />
+      {comparison ? (
+        <main className="run-main compared">
+          <ErrorBoundary area="comparison">
+            <CompareView comparison={comparison} />
           </ErrorBoundary>
-        </section>
-      </main>
-      <aside className="run-details" aria-label="Details">
-        <ErrorBoundary area="details">
-          <AttemptDetails run={run} />
-          <AttemptLog run={run} />
-        </ErrorBoundary>
-      </aside>
+        </main>
+      ) : (
+        <main className="run-main">
+          <ErrorBoundary area="run graph">
+            <RunGraph run={run} />
+          </ErrorBoundary>
+          <section className="run-timeline" aria-label="Timeline">
+            <ErrorBoundary area="timeline">
+              <Timeline attempts={run.attempts} nowMs={live ? now : (run.session.finished_ms ?? now)} selected={run.selected} onSelect={onSelect} live={live} />
+            </ErrorBoundary>
+          </section>
+        </main>
+      )}
+      {!comparison && (
+        <aside className="run-details" aria-label="Details">
+          <ErrorBoundary area="details">
+            <AttemptDetails run={run} />
+            <AttemptLog run={run} />
+          </ErrorBoundary>
+        </aside>
+      )}
     </>
   );
 }

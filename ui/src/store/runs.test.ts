@@ -195,6 +195,14 @@ describe("an open run", () => {
     expect(waitingNodes(run(workspace))).toEqual(["deploy.ask"]);
   });
 
+  it("reads the list and the run again when events were missed", async () => {
+    const { backend, workspace, change } = await opened();
+    change({ tasks: [{ node: "deploy.ask", state: "FAILED" }] });
+    backend.lag();
+    await settled();
+    expect(run(workspace).states).toEqual({ "deploy.ask": "FAILED" });
+  });
+
   it("tells what an action did, or why it was refused", async () => {
     const { workspace } = await loaded([], {
       pause_session: () => ({ outcome: "pausing" }),

@@ -5,8 +5,10 @@
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type {
   Attempt,
+  CompareSessionsAnswer,
   EventView,
   GetAttemptAnswer,
+  InputLineage,
   InstanceInfo,
   Session,
   SessionListing,
@@ -39,6 +41,8 @@ export type OpenRun = {
   levels: RunLevel[];
   selected: AttemptRef | null;
   details: GetAttemptAnswer | null;
+  /** Which output fed which input, the whole session's; loaded once an attempt is selected. */
+  lineage: InputLineage[] | null;
   /** The size of the selected attempt's log as last announced (0: none announced). */
   grew: number;
 };
@@ -54,6 +58,8 @@ export type RunsState = {
   sessions: SessionListing[];
   filter: RunFilter;
   run: OpenRun | null;
+  /** Two runs side by side, the older first; shown instead of the open run's views. */
+  comparison: CompareSessionsAnswer | null;
   /** The last thing the user should know about a run: what an action did, or why it failed. */
   notice: { text: string; error: boolean } | null;
 
@@ -69,6 +75,8 @@ export type RunsState = {
   backTo(depth: number): void;
   /** Takes one event of the facade's stream into account. */
   event(event: EventView): void;
+  /** Events were missed: the list and the open run are read again. */
+  resync(): void;
   act(action: SessionAction): Promise<void>;
   actOnTask(action: TaskAction, node: string): Promise<void>;
   resetScope(node: string): Promise<void>;
@@ -76,6 +84,9 @@ export type RunsState = {
   /** Starts a session of a saved blueprint file and opens it. */
   launch(file: string, params: Record<string, unknown>): Promise<string | null>;
   saveLog(): Promise<void>;
+  /** Compares the open run with another one (the older of the two is the baseline). */
+  compareWith(sessionId: string): Promise<void>;
+  closeComparison(): void;
   /** Where the log viewer reads an attempt's log from. */
   logSource(sessionId: string, node: string, attempt: number): LogSource;
 };
@@ -136,6 +147,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (mine !== opened) return;
         patchRun({ session: view.session, driven: view.driven, states: statesOf(view.tasks), attempts: view.attempts });
         void loadDetails();
+        void loadLineage();
       } catch (e) {
         if (mine === opened) fail(e);
       }
@@ -174,6 +186,19 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       }
     }
 
+    /** The lineage, when an attempt is selected to show it for. */
+    async function loadLineage() {
+      const run = get().run;
+      if (!run?.selected) return;
+      const mine = opened;
+      try {
+        const { inputs } = await backend.call("get_lineage", { session_id: run.session.id });
+        if (mine === opened) patchRun({ lineage: inputs });
+      } catch {
+        // Lineage is extra: the details show without it.
+      }
+    }
+
     async function intervene(what: string, call: () => Promise<unknown>) {
       try {
         await call();
@@ -189,6 +214,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       sessions: [],
       filter: { text: "", state: "all" },
       run: null,
+      comparison: null,
       notice: null,
 
       async refresh() {
@@ -205,7 +231,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
 
       async open(sessionId) {
         const mine = ++opened;
-        set({ notice: null });
+        set({ notice: null, comparison: null });
         try {
           const [view, ran] = await Promise.all([
             backend.call("get_session", { session_id: sessionId }),
@@ -230,6 +256,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               levels: level ? [level] : [],
               selected: null,
               details: null,
+              lineage: null,
               grew: 0,
             },
           });
@@ -240,7 +267,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
 
       close() {
         opened++;
-        set({ run: null });
+        set({ run: null, comparison: null });
       },
 
       select(ref) {
@@ -250,6 +277,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (same) return;
         patchRun({ selected: ref, details: null, grew: 0 });
         void loadDetails();
+        if (run.lineage === null) void loadLineage();
       },
 
       selectTask(taskId) {
@@ -297,6 +325,11 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           default:
             reloadSoon();
         }
+      },
+
+      resync() {
+        void get().refresh();
+        void reload();
       },
 
       async act(action) {
@@ -371,6 +404,23 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             return { window, running };
           },
         };
+      },
+
+      async compareWith(other) {
+        const run = get().run;
+        if (!run) return;
+        const otherListing = get().sessions.find((s) => s.id === other);
+        const olderFirst = otherListing !== undefined && otherListing.created_ms <= run.session.created_ms;
+        const [a, b] = olderFirst ? [other, run.session.id] : [run.session.id, other];
+        try {
+          set({ comparison: await backend.call("compare_sessions", { a, b }) });
+        } catch (e) {
+          fail(e);
+        }
+      },
+
+      closeComparison() {
+        set({ comparison: null });
       },
 
       async saveLog() {

@@ -261,6 +261,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
           set({ lastEvent: event });
           runs.getState().event(event);
         });
+        backend.onEventsLagged(() => runs.getState().resync());
         void runs.getState().refresh();
         backend.onCloseRequested(() => get().closeWindow());
         addTab(editor());
