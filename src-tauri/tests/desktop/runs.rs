@@ -103,6 +103,8 @@ async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_pro
     app.wait_attr(&card("ship"), "data-state", "SUCCEEDED").await;
     assert_eq!(app.count(&format!("{} .run-attempts", card("build"))).await, 0, "build ran once");
     assert_eq!(app.count(&format!("{} .run-attempts", card("check"))).await, 1, "check ran again");
+    // The scope ran twice (its retry policy), as its label says.
+    assert_eq!(app.content("[data-testid=scope-label] .scope-iteration").await.as_deref(), Some(" · iteration 2"));
     app.click(&card("ship")).await;
     eventually("ship's log", || async {
         app.content("[data-testid=log-view]").await.filter(|t| t.contains("shipped"))
@@ -166,4 +168,34 @@ async fn a_long_task_is_cancelled_from_its_details() {
     .await;
     app.wait_attr("[data-testid=run-header]", "data-state", "failed").await;
     app.screenshot("runs-cancelled.png").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inner_blueprint_instance_is_opened_from_its_composite_with_its_own_states() {
+    let app = App::start(|dir| {
+        write_blueprint(&dir.join("inner.json"), "inner", vec![sh("work", "echo inside", "start")]);
+        let composite = json!({"id": "call", "type": "system.composite", "depends_on": [{"id": "start"}],
+            "params": [{"name": "blueprint", "value": {"static": "inner"}}]});
+        let file = dir.join("outer.json");
+        write_blueprint(&file, "outer", vec![composite]);
+        Some(file)
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 3).await;
+    launch(&app).await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.wait_attr(&card("call"), "data-state", "SUCCEEDED").await;
+    app.double_click(&card("call")).await;
+    app.wait_count("[data-testid=run-crumb]", 2).await;
+    app.wait_attr(&card("work"), "data-state", "SUCCEEDED").await;
+    app.click(&card("work")).await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "inner_call.work").await;
+    eventually("the inner task's log", || async {
+        app.content("[data-testid=log-view]").await.filter(|t| t.contains("inside"))
+    })
+    .await;
+    app.screenshot("runs-inner.png").await;
+    app.click("[data-testid=run-crumb]:first-child").await;
+    app.wait_count("[data-testid=run-crumb]", 0).await;
+    app.wait_attr(&card("call"), "data-state", "SUCCEEDED").await;
 }

@@ -232,7 +232,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       nodeOrigin={NODE_ORIGIN}
       proOptions={NO_ATTRIBUTION}
     >
-      {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} />}
+      {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} marks={run?.marks} />}
       {!zoomedOut && <Background gap={24} />}
       <Controls showInteractive={false}>
         <ControlButton onClick={toggleMinimap} title={minimap ? "Hide the minimap" : "Show the minimap"} data-testid="toggle-minimap">

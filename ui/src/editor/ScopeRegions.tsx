@@ -6,9 +6,14 @@ import { useMemo } from "react";
 import type { Blueprint } from "../blueprint";
 import { useEditor } from "../store/context";
 import type { Positions } from "../store/positions";
+import type { RunMarks } from "./graph";
 import { regionsOf } from "./scopes";
 
-export function ScopeRegions({ blueprint, positions }: { blueprint: Blueprint; positions: Positions }) {
+/**
+ * On a run's canvas (`marks`), a label also says which iteration its scope is in: how many
+ * times its start task ran.
+ */
+export function ScopeRegions({ blueprint, positions, marks }: { blueprint: Blueprint; positions: Positions; marks?: RunMarks }) {
   const answered = useEditor((s) => s.scopes);
   const selectedScope = useEditor((s) => s.selectedScope);
   const selectScope = useEditor((s) => s.selectScope);
@@ -51,6 +56,7 @@ export function ScopeRegions({ blueprint, positions }: { blueprint: Blueprint; p
           }}
         >
           {r.label}
+          {(marks?.[r.start]?.attempts ?? 0) > 0 && <span className="scope-iteration"> · iteration {marks![r.start]!.attempts}</span>}
         </span>
       ))}
     </ViewportPortal>
