@@ -48,8 +48,10 @@ const VIEW: &[Option<(&str, &str)>] = &[
     Some(("view.minimap", "Minimap")),
     Some(("view.wiring", "Data Wiring")),
 ];
+const RUN: &[Option<(&str, &str)>] =
+    &[Some(("run.start", "Run…")), None, Some(("view.blueprints", "Blueprints")), Some(("view.runs", "Runs"))];
 
-/// The app's menu bar: File (with Open Recent), Edit, View.
+/// The app's menu bar: File (with Open Recent), Edit, View, Run.
 pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
     let recent = Submenu::with_id(app, RECENT, "Open Recent", true)?;
     fill_recent(app, &recent)?;
@@ -69,7 +71,10 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
 
     let view = Submenu::new(app, "View", true)?;
     append(app, &view, VIEW)?;
-    Menu::with_items(app, &[&file, &edit, &view])
+
+    let run = Submenu::new(app, "Run", true)?;
+    append(app, &run, RUN)?;
+    Menu::with_items(app, &[&file, &edit, &view, &run])
 }
 
 fn append<R: Runtime>(app: &AppHandle<R>, menu: &Submenu<R>, items: &[Option<(&str, &str)>]) -> tauri::Result<()> {

@@ -7,7 +7,7 @@ export function ModeSwitch() {
   return (
     <nav className="mode-switch" aria-label="Orrery">
       <span className="brand">Orrery</span>
-      <button type="button" aria-pressed={mode === "edit"} onClick={() => setMode("edit")} data-testid="mode-edit" title="Author blueprints">
+      <button type="button" aria-pressed={mode === "edit"} onClick={() => setMode("edit")} data-testid="mode-edit" title="Author blueprints (Ctrl+Shift+E)">
         Blueprints
       </button>
       <button type="button" aria-pressed={mode === "runs"} onClick={() => setMode("runs")} data-testid="mode-runs" title="Launch and watch runs (Ctrl+Shift+R)">

@@ -141,6 +141,13 @@ export const COMMANDS: Command[] = [
   { id: "view.wiring", title: "Toggle data wiring", enabled: hasBlueprint, run: (s) => s.toggleWiring() },
   { id: "run.start", title: "Run…", shortcut: { key: "F5", bare: true }, whileTyping: true, enabled: hasBlueprint, run: (_, w) => w.prepareRun() },
   { id: "view.runs", title: "Show the runs", shortcut: { key: "r", shift: true }, whileTyping: true, run: (_, w) => w.setMode("runs") },
+  {
+    id: "view.blueprints",
+    title: "Show the blueprints",
+    shortcut: { key: "e", shift: true },
+    whileTyping: true,
+    run: (_, w) => w.setMode("edit"),
+  },
 ];
 
 type Keys = { key: string; ctrlKey: boolean; metaKey: boolean; shiftKey: boolean };
@@ -178,6 +185,9 @@ export function matchingCommands(query: string, commands: Command[] = COMMANDS):
   const first = matches.filter((c) => c.title.toLowerCase().startsWith(q));
   return [...first, ...matches.filter((c) => !first.includes(c))];
 }
+
+/** The commands whose shortcuts act in the run views too: they concern the window, not a blueprint. */
+export const WINDOW_COMMANDS = new Set(["file.new", "file.open", "file.quit", "view.blueprints"]);
 
 /** Whether a command can run now (one without `enabled` always can). */
 export function canRun(command: Command, editor: EditorState): boolean {

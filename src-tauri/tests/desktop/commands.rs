@@ -118,7 +118,7 @@ fn without_a_blueprint_at_start_there_is_nothing_to_read() {
 }
 
 #[test]
-fn the_web_view_cannot_write_a_file_the_user_did_not_choose() {
+fn the_web_view_cannot_write_or_run_a_file_the_user_did_not_choose() {
     let shell = shell(None);
     let target = shell.dir.path().join("elsewhere.json");
     let refused = shell.invoke("save_blueprint_file", json!({"path": target, "text": "{}"})).unwrap_err();
@@ -129,6 +129,8 @@ fn the_web_view_cannot_write_a_file_the_user_did_not_choose() {
         ("write_blueprint_file", json!({"file": target, "text": text})),
         ("save_layout", json!({"file": target, "positions": {}})),
         ("save_layout", json!({"positions": {}})),
+        // A page must not run a blueprint of shell tasks it found on the disk.
+        ("start_session", json!({"file": example("assembly.json")})),
     ] {
         let refused = shell.invoke("call_job", json!({"name": job, "arguments": arguments})).unwrap_err();
         assert_eq!(refused["code"], "not_granted", "{job}: {refused}");
@@ -147,13 +149,15 @@ fn the_capability_grants_no_plugin_command_the_ui_does_not_use() {
 
 #[test]
 fn events_of_a_session_started_through_the_shell_reach_the_windows() {
-    let shell = shell(None);
-    let blueprint = shell.dir.path().join("tiny.json");
+    let files = tempfile::tempdir().unwrap();
+    let blueprint = files.path().join("tiny.json");
     let tasks = json!({"id": "tiny", "name": "Tiny", "version": "1.0", "tasks": [
         {"id": "start", "type": "system.start"},
         {"id": "end", "type": "system.end", "depends_on": [{"id": "start", "type": "FS"}]}
     ]});
     std::fs::write(&blueprint, tasks.to_string()).unwrap();
+    // The file the app was started with: the user chose it, so it may run.
+    let shell = shell(Some(blueprint.clone()));
     let (tx, rx) = std::sync::mpsc::channel();
     shell.window.listen(orrery_desktop::EVENT, move |event| {
         let _ = tx.send(serde_json::from_str::<Value>(event.payload()).unwrap());

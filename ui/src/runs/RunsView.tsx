@@ -1,9 +1,12 @@
 // The runs: the list of sessions beside the open one, whose graph sits over its timeline, with
 // the selected attempt's details and log on the right.
-import { useCallback } from "react";
+import { useCallback, useEffect } from "react";
+import { commandForKey, WINDOW_COMMANDS } from "../commands";
+import { isTyping } from "../editor/typing";
+import { currentEditor } from "../store/workspace";
 import { ModeSwitch } from "../ModeSwitch";
 import { ErrorBoundary } from "../ErrorBoundary";
-import { useRuns } from "../store/context";
+import { useRuns, useWorkspaceStore } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { AttemptDetails, AttemptLog } from "./AttemptDetails";
 import { CompareView } from "./CompareView";
@@ -16,6 +19,19 @@ import "./runs.css";
 export function RunsView() {
   const run = useRuns((s) => s.run);
   const notice = useRuns((s) => s.notice);
+  const workspace = useWorkspaceStore();
+
+  // The window's shortcuts (new, open, quit, back to the blueprints) act here too.
+  useEffect(() => {
+    function onKey(e: KeyboardEvent) {
+      const command = commandForKey(e, isTyping(document.activeElement));
+      if (!command || !WINDOW_COMMANDS.has(command.id)) return;
+      e.preventDefault();
+      void command.run(currentEditor(workspace.getState()).getState(), workspace.getState());
+    }
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [workspace]);
   return (
     <div className="runs-view" data-testid="runs-view">
       <header className="toolbar">

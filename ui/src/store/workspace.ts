@@ -124,7 +124,8 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       const replaced = get().tabs.find((t) => t.key === get().active && isBlank(t));
       if (replaced) drop(replaced.levels);
       const tabs = replaced ? get().tabs.map((t) => (t === replaced ? tab : t)) : [...get().tabs, tab];
-      set({ tabs, active: tab.key });
+      // A blueprint opened or made is one to look at: the editor shows it.
+      set({ tabs, active: tab.key, mode: "edit" });
       showWindowState();
     }
 
@@ -137,6 +138,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       const open = get().tabs.find((t) => t.levels[0]!.store.getState().path === path);
       if (open) {
         get().activate(open.key);
+        set({ mode: "edit" });
         return;
       }
       const store = editor();
