@@ -1,0 +1,183 @@
+// @vitest-environment jsdom
+import { act } from "react";
+import { createRoot, type Root } from "react-dom/client";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Attempt, Session } from "../backend/generated";
+import { MemoryBackend, type JobHandlers } from "../backend/memory";
+import type { Blueprint } from "../blueprint";
+import { WorkspaceProvider } from "../store/context";
+import type { OpenRun } from "../store/runs";
+import { createWorkspace, type WorkspaceStore } from "../store/workspace";
+import { AttemptDetails } from "./AttemptDetails";
+import { RunHeader } from "./RunHeader";
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+const session: Session = {
+  id: "s1",
+  blueprint_hash: "abcdef0123456789",
+  blueprint_id: "bp",
+  name: "bp",
+  state: "running",
+  params: {},
+  created_ms: 0,
+  started_ms: 0,
+};
+
+const blueprint: Blueprint = {
+  id: "bp",
+  tasks: [
+    { id: "start", type: "system.start" },
+    {
+      id: "ask",
+      type: "user_prompt.confirm",
+      params: [
+        { name: "message", value: "Ship it?" },
+        { name: "options", value: ["Yes", "No"] },
+      ],
+    },
+    { id: "name", type: "user_interaction.user_input", outputs: [{ name: "who" }] },
+    { id: "work", type: "shell.run" },
+  ],
+};
+
+function attempt(node: string, n: number, state: Attempt["state"], agent: string, extra: Partial<Attempt> = {}): Attempt {
+  return { run_id: `${node}#${n}`, session_id: "s1", node, attempt: n, state, agent, started_ms: 0, ...extra };
+}
+
+function openRun(change: Partial<OpenRun>): OpenRun {
+  return {
+    session,
+    driven: true,
+    states: {},
+    attempts: [],
+    blueprints: { bp: blueprint },
+    instances: [{ id: "bp", blueprint_id: "bp", context: {} }],
+    levels: [],
+    selected: null,
+    details: null,
+    lineage: null,
+    grew: 0,
+    ...change,
+  };
+}
+
+let root: Root | null = null;
+
+/** The details panel and the header of `run`, over a backend answering `jobs`; the calls it made. */
+function mount(run: OpenRun, jobs: JobHandlers = {}) {
+  const calls: [string, unknown][] = [];
+  const recording = new Proxy(jobs, {
+    get: (target, name: string) => (args: unknown) => {
+      calls.push([name, args]);
+      const handler = target[name as keyof JobHandlers] as ((a: unknown) => unknown) | undefined;
+      return handler ? handler(args) : { outcome: "ok", session_id: "s1", tasks: [], cleared_data: [], cleared_counters: [] };
+    },
+  });
+  const backend = new MemoryBackend(recording as JobHandlers);
+  const workspace: WorkspaceStore = createWorkspace(backend, async () => ({}));
+  workspace.getState().runs.setState({ run });
+  const container = document.createElement("div");
+  root = createRoot(container);
+  const render = () =>
+    act(() =>
+      root!.render(
+        <WorkspaceProvider store={workspace}>
+          <RunHeader run={workspace.getState().runs.getState().run!} />
+          <AttemptDetails run={workspace.getState().runs.getState().run!} />
+        </WorkspaceProvider>,
+      ),
+    );
+  render();
+  const button = (label: string) => [...container.querySelectorAll("button")].find((b) => b.textContent === label);
+  return { container, calls, button, workspace, render };
+}
+
+afterEach(() => {
+  act(() => root?.unmount());
+  root = null;
+});
+
+const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+
+describe("the details of an attempt", () => {
+  it("asks a waiting confirmation with its options and sends the one chosen", async () => {
+    const asking = attempt("bp.ask", 1, "running", "user_prompt.confirm");
+    const { container, calls, button } = mount(openRun({ attempts: [asking], selected: { node: "bp.ask", attempt: 1 } }));
+    expect(container.querySelector(".prompt-message")?.textContent).toBe("Ship it?");
+    expect(container.querySelector("[data-testid=waiting]")?.textContent).toBe("bp.ask waits for an answer");
+    act(() => button("No")!.click());
+    await settled();
+    expect(calls).toContainEqual(["answer_prompt", { session_id: "s1", task: "bp.ask", value: "No" }]);
+  });
+
+  it("takes a typed answer as JSON when it reads as JSON, else as text", async () => {
+    const asking = attempt("bp.name", 1, "running", "user_interaction.user_input");
+    const { container, calls } = mount(openRun({ attempts: [asking], selected: { node: "bp.name", attempt: 1 } }));
+    const input = container.querySelector<HTMLInputElement>("[data-testid=prompt-input]")!;
+    expect(input.placeholder).toBe("who");
+    const type = (text: string) => {
+      act(() => {
+        Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!.call(input, text);
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+      act(() => input.form!.requestSubmit());
+    };
+    type("Ada");
+    type("42");
+    await settled();
+    const answers = calls.filter(([job]) => job === "answer_prompt").map(([, args]) => (args as { value: unknown }).value);
+    expect(answers).toEqual(["Ada", 42]);
+  });
+
+  it("offers cancel while a task runs, and reset and skip only when no runner drives the run", () => {
+    const running = attempt("bp.work", 1, "running", "shell.run");
+    const live = mount(openRun({ attempts: [running], selected: { node: "bp.work", attempt: 1 } }));
+    expect(live.button("Cancel task")).toBeDefined();
+    expect(live.button("Reset")).toBeUndefined();
+    expect(live.button("Pause")).toBeDefined();
+    expect(live.button("Retry from failure")).toBeUndefined();
+    act(() => root!.unmount());
+
+    const failed = attempt("bp.work", 1, "failed", "shell.run", {
+      exit_code: 3,
+      error: { code: "TOOL_FAILURE", message: "the process exited with code 3" },
+    });
+    const ended = mount(
+      openRun({ session: { ...session, state: "failed" }, driven: false, attempts: [failed], selected: { node: "bp.work", attempt: 1 } }),
+    );
+    expect(ended.button("Cancel task")).toBeUndefined();
+    expect(ended.button("Pause")).toBeUndefined();
+    expect(ended.button("Reset")).toBeDefined();
+    expect(ended.button("Skip")).toBeDefined();
+    expect(ended.button("Retry from failure")).toBeDefined();
+    expect(ended.container.querySelector("[data-testid=exit-code]")?.textContent).toBe("3");
+    expect(ended.container.querySelector("[data-testid=attempt-error]")?.textContent).toBe("TOOL_FAILURE: the process exited with code 3");
+  });
+
+  it("resets a task with everything after it, and says so", async () => {
+    const failed = attempt("bp.work", 1, "failed", "shell.run");
+    const { calls, button, workspace } = mount(
+      openRun({ session: { ...session, state: "failed" }, driven: false, attempts: [failed], selected: { node: "bp.work", attempt: 1 } }),
+      { get_session: () => ({ session, tasks: [], attempts: [failed], driven: false }) },
+    );
+    act(() => button("Reset with downstream")!.click());
+    await settled();
+    expect(calls).toContainEqual(["reset_task", { session_id: "s1", task: "bp.work", downstream: true }]);
+    expect(workspace.getState().runs.getState().notice).toEqual({ text: "bp.work and everything after it reset", error: false });
+  });
+
+  it("shows the checklist of an attempt with each step's progress", () => {
+    const running = attempt("bp.work", 1, "running", "shell.run");
+    const steps = [
+      { position: 0, name: "fetch", state: "done" as const, updated_ms: 0 },
+      { position: 1, name: "build", state: "in_progress" as const, percentage: 40, updated_ms: 0 },
+    ];
+    const { container } = mount(
+      openRun({ attempts: [running], selected: { node: "bp.work", attempt: 1 }, details: { attempt: running, steps, duration_ms: 1200 } }),
+    );
+    const shown = [...container.querySelectorAll("[data-testid=steps] li")].map((li) => li.textContent);
+    expect(shown).toEqual(["✓fetch", "◐build"]);
+    expect(container.querySelector<HTMLElement>(".step-bar span")!.style.width).toBe("40%");
+  });
+});
