@@ -7,7 +7,7 @@ import { useEffect, useMemo } from "react";
 import { useStore } from "zustand";
 import { Canvas, type RunView } from "../editor/Canvas";
 import type { RunMarks } from "../editor/graph";
-import { EditorProvider, useRuns } from "../store/context";
+import { EditorProvider, useRuns, useWorkspaceStore } from "../store/context";
 import type { OpenRun, RunLevel } from "../store/runs";
 import { splitNode } from "./timeline/model";
 
@@ -36,7 +36,6 @@ export function RunGraph({ run }: { run: OpenRun }) {
 function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
   const blueprint = useStore(level.editor, (s) => s.blueprint);
   const laidOut = useStore(level.editor, (s) => s.laidOut);
-  const selectedTask = useStore(level.editor, (s) => s.selected);
   const selectTask = useRuns((s) => s.selectTask);
   const drillInto = useRuns((s) => s.drillInto);
 
@@ -52,13 +51,17 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
   }, [blueprint, run.attempts, run.states, level.instance]);
   const view = useMemo<RunView>(() => ({ marks, onOpen: drillInto }), [marks, drillInto]);
 
-  // A card clicked selects its task's latest attempt.
-  useEffect(() => {
-    if (selectedTask === null) return;
-    const shown = run.selected && splitNode(run.selected.node);
-    if (!shown || shown.instance !== level.instance || shown.task !== selectedTask) selectTask(selectedTask);
-    // Only a new click matters here: the run's selection is followed by the effect below.
-  }, [selectedTask]); // eslint-style exhaustiveness would loop the two selections into each other
+  // A card clicked selects its task's latest attempt, unless one of its attempts is selected.
+  const runs = useWorkspaceStore().getState().runs;
+  useEffect(
+    () =>
+      level.editor.subscribe((state, before) => {
+        if (state.selected === before.selected || state.selected === null) return;
+        const shown = runs.getState().run?.selected;
+        if (shown?.node !== `${level.instance}.${state.selected}`) selectTask(state.selected);
+      }),
+    [level, runs, selectTask],
+  );
 
   // An attempt selected elsewhere (the timeline) selects its card when it is in this instance.
   useEffect(() => {
