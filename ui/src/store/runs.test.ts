@@ -177,6 +177,18 @@ describe("an open run", () => {
     expect(run(workspace).attempts.map((a) => a.node)).toEqual(["deploy.start", "deploy.fan"]);
   });
 
+  it("reads a busy run again during a steady stream of events, not only after it", async () => {
+    const { workspace, change } = await opened();
+    const runs = workspace.getState().runs.getState();
+    change({ attempts: [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "running")] });
+    // An event every 20 ms for 300 ms: the reload comes during the stream.
+    for (let i = 0; i < 15; i++) {
+      runs.event(event("data_updated", { key: "n" }));
+      await settled(20);
+    }
+    expect(run(workspace).attempts).toHaveLength(2);
+  });
+
   it("selects a task's latest attempt, loads its details and hears its log grow", async () => {
     const { workspace, change } = await opened();
     change({ attempts: [attempt("deploy.ask", 1, "failed"), attempt("deploy.ask", 2, "running", "user_prompt.confirm")] });

@@ -107,8 +107,8 @@ export function waitingNodes(run: OpenRun): string[] {
   return run.attempts.filter((a) => a.state === "running" && PROMPT_TYPES.has(a.agent)).map((a) => a.node);
 }
 
-/** Events come in bursts (a fan-out starts many tasks): one reload after a burst, not one each;
- * the list of runs at most once per LIST_AFTER_MS. */
+/** Events come in bursts (a fan-out starts many tasks): the open run is read again at most once
+ * per RELOAD_AFTER_MS, the list of runs at most once per LIST_AFTER_MS. */
 const RELOAD_AFTER_MS = 60;
 const LIST_AFTER_MS = 400;
 
@@ -153,9 +153,13 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       }
     }
 
+    /** At most one reload per period, however steady the stream: a busy run keeps its timeline live. */
     function reloadSoon() {
-      clearTimeout(reloadTimer);
-      reloadTimer = setTimeout(() => void reload(), RELOAD_AFTER_MS);
+      if (reloadTimer !== undefined) return;
+      reloadTimer = setTimeout(() => {
+        reloadTimer = undefined;
+        void reload();
+      }, RELOAD_AFTER_MS);
     }
 
     /** The list follows a steady stream of events too: once per period, not after the stream calms. */
