@@ -18,10 +18,10 @@ import type {
 import type { Backend } from "../backend/types";
 import { parseBlueprint, type Blueprint } from "../blueprint";
 import type { LogSource } from "../runs/log/reader";
+import type { AttemptRef } from "../runs/timeline/model";
 import { createEditorStore, type EditorStore, type Layout } from "./editor";
 
-/** One attempt of one node (`{instance}.{task}`); attempt 0: the task never ran. */
-export type AttemptRef = { node: string; attempt: number };
+export type { AttemptRef };
 
 /** A blueprint instance shown on the run's canvas: the root, or one drilled into. */
 export type RunLevel = { instance: string; editor: EditorStore };
@@ -66,7 +66,7 @@ export type RunsState = {
   refresh(): Promise<void>;
   setFilter(filter: Partial<RunFilter>): void;
   open(sessionId: string): Promise<void>;
-  close(): void;
+  /** Selects an attempt of a node (`{instance}.{task}`); attempt 0: a task that never ran. */
   select(ref: AttemptRef | null): void;
   /** Selects a task of the shown instance by its id: its latest attempt. */
   selectTask(taskId: string): void;
@@ -267,11 +267,6 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         } catch (e) {
           if (mine === opened) fail(e);
         }
-      },
-
-      close() {
-        opened++;
-        set({ run: null, comparison: null });
       },
 
       select(ref) {
