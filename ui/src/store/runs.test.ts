@@ -164,17 +164,31 @@ describe("an open run", () => {
     return fixture;
   }
 
-  it("follows task state changes at once and reloads its attempts after a burst of events", async () => {
-    const { workspace, change } = await opened();
+  it("follows task states and attempts from the events as they come, and only its own", async () => {
+    const { workspace } = await opened();
     const runs = workspace.getState().runs.getState();
     runs.event(event("task_state_changed", { node: "deploy.fan", state: "RUNNING" }));
     expect(run(workspace).states["deploy.fan"]).toBe("RUNNING");
-    change({ attempts: [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "running")] });
-    runs.event(event("attempt_started", { node: "deploy.fan", attempt: 1 }));
-    runs.event(event("attempt_started", { node: "deploy.fan", attempt: 1 }, "another session"));
+    const started = { ...event("attempt_started", { node: "deploy.fan", attempt: 1, agent: "shell.run", log_path: "/l" }), run_id: "r1", time_ms: 5 };
+    runs.event(started);
+    runs.event(started);
+    runs.event({ ...started, session_id: "another session", run_id: "r2" });
+    expect(run(workspace).attempts.slice(1)).toEqual([
+      { run_id: "r1", session_id: "s1", node: "deploy.fan", attempt: 1, state: "running", agent: "shell.run", started_ms: 5, log_path: "/l" },
+    ]);
+    const outcome = { state: "failed", exit_code: 2, error: { code: "TOOL_FAILURE", message: "exit 2" } };
+    runs.event({ ...event("attempt_settled", { node: "deploy.fan", outcome }), run_id: "r1", time_ms: 9 });
+    expect(run(workspace).attempts[1]).toMatchObject({ state: "failed", finished_ms: 9, exit_code: 2, error: outcome.error });
+  });
+
+  it("reads the run again when an attempt's event cannot be applied", async () => {
+    const { workspace, change } = await opened();
+    change({ attempts: [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "succeeded")] });
+    const runs = workspace.getState().runs.getState();
+    runs.event({ ...event("attempt_settled", { node: "deploy.fan", outcome: { state: "succeeded" } }), run_id: "never seen" });
     expect(run(workspace).attempts).toHaveLength(1);
     await settled(100);
-    expect(run(workspace).attempts.map((a) => a.node)).toEqual(["deploy.start", "deploy.fan"]);
+    expect(run(workspace).attempts).toHaveLength(2);
   });
 
   it("reads a busy run again during a steady stream of events, not only after it", async () => {
@@ -183,7 +197,7 @@ describe("an open run", () => {
     change({ attempts: [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "running")] });
     // An event every 20 ms for 300 ms: the reload comes during the stream.
     for (let i = 0; i < 15; i++) {
-      runs.event(event("data_updated", { key: "n" }));
+      runs.event(event("session_state_changed", { state: "running" }));
       await settled(20);
     }
     expect(run(workspace).attempts).toHaveLength(2);
@@ -192,10 +206,9 @@ describe("an open run", () => {
   it("selects a task's latest attempt, loads its details and hears its log grow", async () => {
     const { workspace, change } = await opened();
     change({ attempts: [attempt("deploy.ask", 1, "failed"), attempt("deploy.ask", 2, "running", "user_prompt.confirm")] });
-    await settled(100);
     const runs = workspace.getState().runs;
-    runs.getState().event(event("attempt_started", {}));
-    await settled(100);
+    runs.getState().resync();
+    await settled();
     runs.getState().selectTask("ask");
     expect(run(workspace).selected).toEqual({ node: "deploy.ask", attempt: 2 });
     await settled();

@@ -302,26 +302,38 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       },
 
       event(event) {
-        refreshListSoon();
+        // The list shows sessions, their states and who waits: only those events change it.
+        if (LIST_EVENTS.has(event.kind)) refreshListSoon();
         const { run } = get();
         if (!run || event.session_id !== run.session.id) return;
         const value = payloadOf(event);
+        const selected = run.selected;
         switch (event.kind) {
-          case "task_state_changed": {
-            // Drawn at once; the attempts follow with the reload.
+          case "task_state_changed":
             if (typeof value?.node === "string") patchRun({ states: { ...run.states, [value.node]: value.state as TaskState } });
-            reloadSoon();
+            break;
+          // Attempts are applied as they come: a run of 10,000 attempts is not read again whole
+          // on every start and end of one.
+          case "attempt_started":
+          case "attempt_settled": {
+            const attempts = applyAttempt(run.attempts, event, value);
+            if (attempts === null) reloadSoon();
+            else patchRun({ attempts });
+            if (selected && value?.node === selected.node) void loadDetails();
             break;
           }
           case "log_grew":
-            if (run.selected && value?.node === run.selected.node && value?.attempt === run.selected.attempt) {
+            if (selected && value?.node === selected.node && value?.attempt === selected.attempt) {
               patchRun({ grew: Number(value.file_size) });
             }
             break;
           case "progress":
-            if (run.selected && value?.node === run.selected.node) void loadDetails();
+            if (selected && value?.node === selected.node) void loadDetails();
+            break;
+          case "data_updated":
             break;
           default:
+            // The session's own state, prompts, resets: read it again.
             reloadSoon();
         }
       },
@@ -435,6 +447,44 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       },
     };
   });
+}
+
+/** The events after which the list of runs is read again. */
+const LIST_EVENTS = new Set(["session_created", "session_state_changed", "prompt_waiting", "prompt_answered"]);
+
+/**
+ * The attempts with one started or settled, from its event; null when the event cannot be
+ * applied (a cut payload, a settlement of an attempt not seen start): then the run is read again.
+ */
+export function applyAttempt(attempts: Attempt[], event: EventView, value: Record<string, unknown> | null): Attempt[] | null {
+  const runId = event.run_id;
+  if (!value || !runId || typeof value.node !== "string") return null;
+  if (event.kind === "attempt_started") {
+    if (attempts.some((a) => a.run_id === runId)) return attempts;
+    const started: Attempt = {
+      run_id: runId,
+      session_id: event.session_id,
+      node: value.node,
+      attempt: Number(value.attempt),
+      state: "running",
+      agent: String(value.agent ?? ""),
+      started_ms: event.time_ms,
+      log_path: typeof value.log_path === "string" ? value.log_path : null,
+    };
+    return [...attempts, started];
+  }
+  const at = attempts.findIndex((a) => a.run_id === runId);
+  const outcome = value.outcome as { state?: Attempt["state"]; exit_code?: number | null; error?: Attempt["error"]; outputs?: unknown } | undefined;
+  if (at < 0 || !outcome?.state) return null;
+  const settled: Attempt = {
+    ...attempts[at]!,
+    state: outcome.state,
+    finished_ms: event.time_ms,
+    exit_code: outcome.exit_code ?? null,
+    error: outcome.error ?? null,
+    outputs: outcome.outputs,
+  };
+  return attempts.map((a, i) => (i === at ? settled : a));
 }
 
 function statesOf(tasks: { node: string; state: TaskState }[]): Record<string, TaskState> {
