@@ -20,6 +20,7 @@ import type { Positions } from "../store/editor";
 import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
 import { reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
+import { Overview } from "./Overview";
 import { ScopeRegions } from "./ScopeRegions";
 import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
@@ -38,7 +39,7 @@ const minimapClass = (node: TaskNode) =>
   `${node.type ?? "task"}${node.data.errors > 0 ? " has-errors" : node.data.warnings > 0 ? " has-warnings" : ""}`;
 /**
  * Below this zoom the text of nodes and edges is too small to read: the canvas of a large
- * blueprint draws cards without text and edges without labels, which keeps it fast to pan.
+ * blueprint is drawn as an overview on one <canvas> (Overview.tsx), which keeps it fast to pan.
  */
 export const ZOOMED_OUT = 0.45;
 /**
@@ -51,6 +52,7 @@ const LARGE_FROM = 500;
 
 /** The canvas draws dependencies, and the data wiring when it is shown. */
 type CanvasEdge = DependencyEdge | WiringEdge;
+const NO_EDGES: CanvasEdge[] = [];
 
 /**
  * A run's canvas: the blueprint read-only, each card marked with its task's state; a composite
@@ -102,7 +104,11 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     () => (wires ? toWiringEdges(wires, wiringLabelled) : null),
     [toWiringEdges, wires, wiringLabelled],
   );
-  const shownEdges = useMemo<CanvasEdge[]>(() => (wireEdges ? [...edges, ...wireEdges] : edges), [edges, wireEdges]);
+  // The overview draws the dependencies of a zoomed-out large blueprint itself.
+  const shownEdges = useMemo<CanvasEdge[]>(
+    () => (zoomedOut ? NO_EDGES : wireEdges ? [...edges, ...wireEdges] : edges),
+    [edges, wireEdges, zoomedOut],
+  );
 
   // After every commit: the timing marks of steps waiting for the canvas (none most of the time).
   useEffect(canvasRendered);
@@ -232,6 +238,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       nodeOrigin={NODE_ORIGIN}
       proOptions={NO_ATTRIBUTION}
     >
+      {blueprint && zoomedOut && <Overview blueprint={blueprint} positions={positions} report={report} selection={chosen} marks={run?.marks} />}
       {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} marks={run?.marks} />}
       {!zoomedOut && <Background gap={24} />}
       <Controls showInteractive={false}>

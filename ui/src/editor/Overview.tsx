@@ -1,0 +1,74 @@
+// The zoomed-out canvas of a large blueprint drawn on one <canvas>: WebKitGTK paints in
+// software, and thousands of cards and SVG edges painted again on every frame of a pan cost
+// more than a frame. The cards stay in the page, transparent, so a click, a drag or a selection
+// box still reaches them; only their painting is replaced.
+import { useStore } from "@xyflow/react";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import type { FileReport } from "../backend/generated";
+import type { Blueprint } from "../blueprint";
+import type { Positions } from "../store/positions";
+import type { RunMarks } from "./graph";
+import { drawOverview, overviewScene, type Palette } from "./overview";
+
+type Props = {
+  blueprint: Blueprint;
+  positions: Positions;
+  report: FileReport | null;
+  selection: ReadonlySet<string>;
+  marks?: RunMarks;
+};
+
+export function Overview({ blueprint, positions, report, selection, marks }: Props) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const transform = useStore((s) => s.transform);
+  const width = useStore((s) => s.width);
+  const height = useStore((s) => s.height);
+  const scene = useMemo(
+    () => overviewScene(blueprint, positions, report, selection, marks),
+    [blueprint, positions, report, selection, marks],
+  );
+  const palette = usePalette(canvas);
+
+  useLayoutEffect(() => {
+    const element = canvas.current;
+    const ctx = element?.getContext("2d");
+    if (!element || !ctx || !palette || width === 0 || height === 0) return;
+    const dpr = window.devicePixelRatio || 1;
+    const backing = [Math.round(width * dpr), Math.round(height * dpr)] as const;
+    if (element.width !== backing[0] || element.height !== backing[1]) [element.width, element.height] = backing;
+    element.dataset.tasks = String(drawOverview(ctx, scene, transform, { width, height, dpr }, palette));
+  }, [scene, transform, width, height, palette]);
+
+  return <canvas ref={canvas} className="overview" style={{ width, height }} aria-hidden data-testid="overview" />;
+}
+
+/** The colours of the page's theme, read again when the system's theme changes. */
+function usePalette(canvas: React.RefObject<HTMLCanvasElement | null>): Palette | null {
+  const [palette, setPalette] = useState<Palette | null>(null);
+  useEffect(() => {
+    const read = () => {
+      if (!canvas.current) return;
+      const style = getComputedStyle(canvas.current);
+      const v = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+      setPalette({
+        task: v("--task", "#ffffff"),
+        terminal: v("--terminal", "#eef6f1"),
+        composite: v("--composite", "#f1f0fb"),
+        running: v("--state-running", "#2f6fd6"),
+        succeeded: v("--state-succeeded", "#2f8f5b"),
+        failed: v("--state-failed", "#c62f3b"),
+        skipped: v("--state-skipped", "#8a8fa3"),
+        border: v("--edge", "#7d849a"),
+        error: v("--error", "#c62f3b"),
+        warning: v("--warning", "#a86400"),
+        edge: v("--edge", "#7d849a"),
+        selected: v("--selected", "#4c5fd5"),
+      });
+    };
+    read();
+    const scheme = window.matchMedia("(prefers-color-scheme: dark)");
+    scheme.addEventListener("change", read);
+    return () => scheme.removeEventListener("change", read);
+  }, [canvas]);
+  return palette;
+}

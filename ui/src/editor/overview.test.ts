@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import type { FileReport } from "../backend/generated";
+import type { Blueprint } from "../blueprint";
+import { NODE_HEIGHT, NODE_WIDTH } from "./graph";
+import { drawOverview, overviewScene, viewRect, type Palette } from "./overview";
+
+const blueprint: Blueprint = {
+  tasks: [
+    { id: "start", type: "system.start" },
+    { id: "a", type: "shell.run", depends_on: [{ id: "start", type: "FS" }] },
+    { id: "c", type: "system.composite", depends_on: [{ id: "a", type: "FS" }] },
+    { id: "far", type: "shell.run", depends_on: [{ id: "a", type: "SS" }] },
+  ],
+};
+const positions = { start: { x: 0, y: 0 }, a: { x: 0, y: 100 }, c: { x: 0, y: 200 }, far: { x: 5000, y: 5000 } };
+const report: FileReport = {
+  file: "",
+  valid: false,
+  server_accepts: false,
+  diagnostics: [
+    { code: "cycle", severity: "warning", task_id: "a", path: "$", message: "", server_rejects: false },
+    { code: "cycle", severity: "error", task_id: "a", path: "$", message: "", server_rejects: true },
+    { code: "cycle", severity: "warning", task_id: "c", path: "$", message: "", server_rejects: false },
+  ],
+};
+const palette: Palette = {
+  task: "T", terminal: "M", composite: "C", running: "R", succeeded: "S", failed: "F", skipped: "K",
+  border: "b", error: "e", warning: "w", edge: "g", selected: "x",
+};
+
+/** A 2D context that writes down what is drawn: each fill and stroke with its rectangles or segments. */
+function recorder() {
+  const drawn: { op: "fill" | "stroke"; style: string; shapes: number[][] }[] = [];
+  let shapes: number[][] = [];
+  const ctx = {
+    fillStyle: "",
+    strokeStyle: "",
+    lineWidth: 1,
+    setTransform: () => {},
+    clearRect: () => {},
+    beginPath: () => (shapes = []),
+    rect: (x: number, y: number, w: number, h: number) => shapes.push([x, y, w, h]),
+    moveTo: (x: number, y: number) => shapes.push([x, y]),
+    lineTo: (x: number, y: number) => shapes.at(-1)!.push(x, y),
+    fill: () => drawn.push({ op: "fill", style: ctx.fillStyle, shapes }),
+    stroke: () => drawn.push({ op: "stroke", style: ctx.strokeStyle, shapes }),
+  };
+  return { ctx: ctx as unknown as CanvasRenderingContext2D, drawn };
+}
+
+describe("the overview of a large blueprint", () => {
+  it("fills each task by its kind or run state and outlines it by its worst problem", () => {
+    const scene = overviewScene(blueprint, positions, report, new Set(["c"]));
+    expect(scene.tasks.map((t) => [t.id, t.fill, t.stroke, t.selected])).toEqual([
+      ["start", "terminal", "border", false],
+      ["a", "task", "error", false],
+      ["c", "composite", "warning", true],
+      ["far", "task", "border", false],
+    ]);
+    const run = overviewScene(blueprint, positions, null, new Set(), { a: { state: "FAILED", attempts: 2 }, c: { state: "PENDING", attempts: 0 } });
+    expect(run.tasks.map((t) => t.fill)).toEqual(["terminal", "failed", "composite", "task"]);
+    // From the bottom middle of a task to the top middle of the one depending on it.
+    expect([...run.lines.slice(0, 4)]).toEqual([NODE_WIDTH / 2, NODE_HEIGHT, NODE_WIDTH / 2, 100]);
+    expect(run.lines.length).toBe(12);
+  });
+
+  it("draws only what is in view, one path per colour, the selection outlined", () => {
+    const scene = overviewScene(blueprint, positions, report, new Set(["c"]));
+    const { ctx, drawn } = recorder();
+    const shown = drawOverview(ctx, scene, [10, 10, 0.5], { width: 400, height: 300, dpr: 1 }, palette);
+    expect(shown).toBe(3);
+    const fills = drawn.filter((d) => d.op === "fill").map((d) => [d.style, d.shapes.length]);
+    expect(fills).toEqual([
+      ["M", 1],
+      ["T", 1],
+      ["C", 1],
+    ]);
+    // The line to far crosses the view though far is out of it.
+    const edges = drawn.find((d) => d.style === "g")!;
+    expect(edges.shapes).toHaveLength(3);
+    expect(drawn.at(-1)).toMatchObject({ op: "stroke", style: "x" });
+    expect(drawn.at(-1)!.shapes).toHaveLength(1);
+    // Far from everything: nothing is drawn.
+    drawn.length = 0;
+    expect(drawOverview(ctx, scene, [-6000, -100, 1], { width: 400, height: 300, dpr: 1 }, palette)).toBe(0);
+    expect(drawn.flatMap((d) => d.shapes)).toEqual([]);
+  });
+
+  it("knows which part of the flow a viewport shows", () => {
+    expect(viewRect([100, 50, 2], 800, 600)).toEqual([-50, -25, 350, 275]);
+  });
+});

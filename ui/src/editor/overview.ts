@@ -1,0 +1,134 @@
+// What the zoomed-out canvas of a large blueprint draws on one <canvas> (editor/Overview.tsx):
+// a rectangle per task, filled by its kind (or its run state) and outlined by its problems, and a
+// line per dependency. Built once per change of the blueprint, its positions or its marks; drawn
+// on every frame of a pan, culled to the view.
+import type { FileReport } from "../backend/generated";
+import type { Blueprint } from "../blueprint";
+import { kindOf } from "../nodes/registry";
+import type { Positions } from "../store/positions";
+import { NODE_HEIGHT, NODE_WIDTH, type RunMarks } from "./graph";
+
+/** Which colour a rectangle takes: a name of the palette. */
+export type Fill = "task" | "terminal" | "composite" | "running" | "succeeded" | "failed" | "skipped";
+export type Stroke = "border" | "error" | "warning";
+
+export type OverviewScene = {
+  /** Per task: x, y of its top-left corner (flow coordinates). */
+  tasks: { id: string; x: number; y: number; fill: Fill; stroke: Stroke; selected: boolean }[];
+  /** Per dependency: x1, y1, x2, y2, from the bottom middle of one task to the top middle of the other. */
+  lines: Float64Array;
+};
+
+export type Palette = Record<Fill | Stroke | "edge" | "selected", string>;
+
+const RUN_FILLS: Partial<Record<string, Fill>> = {
+  RUNNING: "running",
+  SUCCEEDED: "succeeded",
+  FAILED: "failed",
+  SKIPPED: "skipped",
+  SKIP_REQUESTED: "skipped",
+};
+
+export function overviewScene(
+  blueprint: Blueprint,
+  positions: Positions,
+  report: FileReport | null,
+  selection: ReadonlySet<string>,
+  marks?: RunMarks,
+): OverviewScene {
+  const problems = new Map<string, Stroke>();
+  for (const d of report?.diagnostics ?? []) {
+    if (!d.task_id) continue;
+    if (d.severity === "error") problems.set(d.task_id, "error");
+    else if (d.severity === "warning" && !problems.has(d.task_id)) problems.set(d.task_id, "warning");
+  }
+  const tasks = blueprint.tasks.map((task) => {
+    const at = positions[task.id] ?? { x: 0, y: 0 };
+    const kind = kindOf(task.type);
+    const runFill = marks ? RUN_FILLS[marks[task.id]?.state ?? ""] : undefined;
+    const fill: Fill = runFill ?? (kind === "terminal" || kind === "composite" ? kind : "task");
+    return { id: task.id, x: at.x, y: at.y, fill, stroke: problems.get(task.id) ?? "border", selected: selection.has(task.id) };
+  });
+  const lines: number[] = [];
+  for (const task of blueprint.tasks) {
+    const to = positions[task.id];
+    for (const d of task.depends_on ?? []) {
+      const from = positions[d.id];
+      if (!from || !to) continue;
+      lines.push(from.x + NODE_WIDTH / 2, from.y + NODE_HEIGHT, to.x + NODE_WIDTH / 2, to.y);
+    }
+  }
+  return { tasks, lines: Float64Array.from(lines) };
+}
+
+/** The part of the flow in view: left, top, right, bottom. */
+export type ViewRect = [number, number, number, number];
+
+/** The flow rectangle a viewport of `width` × `height` shows at `transform` ([x, y, zoom]). */
+export function viewRect(transform: readonly [number, number, number], width: number, height: number): ViewRect {
+  const [x, y, zoom] = transform;
+  return [-x / zoom, -y / zoom, (width - x) / zoom, (height - y) / zoom];
+}
+
+/** Draws the scene; answers how many tasks were in view. */
+export function drawOverview(
+  ctx: CanvasRenderingContext2D,
+  scene: OverviewScene,
+  transform: readonly [number, number, number],
+  size: { width: number; height: number; dpr: number },
+  palette: Palette,
+): number {
+  const { width, height, dpr } = size;
+  const [x, y, zoom] = transform;
+  const [left, top, right, bottom] = viewRect(transform, width, height);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  ctx.setTransform(dpr * zoom, 0, 0, dpr * zoom, dpr * x, dpr * y);
+  // One path per colour: a few fills and strokes a frame, not one per task.
+  ctx.beginPath();
+  const { lines } = scene;
+  for (let i = 0; i < lines.length; i += 4) {
+    const [x1, y1, x2, y2] = [lines[i]!, lines[i + 1]!, lines[i + 2]!, lines[i + 3]!];
+    if (Math.max(x1, x2) < left || Math.min(x1, x2) > right || Math.max(y1, y2) < top || Math.min(y1, y2) > bottom) continue;
+    ctx.moveTo(x1, y1);
+    ctx.lineTo(x2, y2);
+  }
+  ctx.lineWidth = 1 / zoom;
+  ctx.strokeStyle = palette.edge;
+  ctx.stroke();
+
+  const shown = scene.tasks.filter((t) => t.x + NODE_WIDTH >= left && t.x <= right && t.y + NODE_HEIGHT >= top && t.y <= bottom);
+  const byColour = <K extends string>(key: (t: OverviewScene["tasks"][number]) => K) => {
+    const groups = new Map<K, typeof shown>();
+    for (const t of shown) {
+      const k = key(t);
+      const group = groups.get(k);
+      if (group) group.push(t);
+      else groups.set(k, [t]);
+    }
+    return groups;
+  };
+  for (const [fill, group] of byColour((t) => t.fill)) {
+    ctx.beginPath();
+    for (const t of group) ctx.rect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
+    ctx.fillStyle = palette[fill];
+    ctx.fill();
+  }
+  for (const [stroke, group] of byColour((t) => t.stroke)) {
+    ctx.beginPath();
+    for (const t of group) ctx.rect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
+    ctx.lineWidth = (stroke === "border" ? 1 : 2) / zoom;
+    ctx.strokeStyle = palette[stroke];
+    ctx.stroke();
+  }
+  const selected = shown.filter((t) => t.selected);
+  if (selected.length > 0) {
+    ctx.beginPath();
+    const gap = 4 / zoom;
+    for (const t of selected) ctx.rect(t.x - gap, t.y - gap, NODE_WIDTH + 2 * gap, NODE_HEIGHT + 2 * gap);
+    ctx.lineWidth = 2 / zoom;
+    ctx.strokeStyle = palette.selected;
+    ctx.stroke();
+  }
+  return shown.length;
+}
