@@ -1,6 +1,7 @@
 //! The editor on large blueprints, measured in the real window (issue 5): for each blueprint,
 //! the time from starting the app to a canvas that shows its nodes and answers, the automatic
-//! layout, and the frame times while panning the canvas and while dragging a node.
+//! layout, and the frame times while panning the canvas (fitted: a large blueprint is then its
+//! overview) and while dragging a node (zoomed in until cards are drawn).
 //!
 //!   bench_editor --app target/release/orrery-desktop --out target/bench/editor.md \
 //!       [--shots target/e2e] BASELINE.json OTHER.json...
@@ -178,6 +179,7 @@ async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Opt
     // Its loop ends at its next frame: the gestures' recorder is a new one.
     client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
     figures.pan = frames_during(&client, |step| pan(&client, step)).await;
+    zoom_in_to_cards(&client).await;
     figures.drag = frames_during(&client, |step| drag(&client, step)).await;
     client.close().await.unwrap();
     figures
@@ -260,6 +262,19 @@ return null;"#;
     let free = client.execute(script, vec![]).await.unwrap();
     let [x, y] = [0, 1].map(|i| free[i].as_f64().expect("an empty spot of the pane"));
     pointer_drag(client, PointerAction::MoveTo { duration: None, x, y }, step).await
+}
+
+/// Zoomed out, a large blueprint is an overview without cards (ui/src/editor/Overview.tsx): a
+/// task is moved at a zoom where cards are drawn, as a user zooms in to move one.
+async fn zoom_in_to_cards(client: &Client) {
+    for _ in 0..20 {
+        if !client.find_all(Locator::Css(".react-flow__node")).await.unwrap().is_empty() {
+            return;
+        }
+        client.find(Locator::Css(".react-flow__controls-zoomin")).await.unwrap().click().await.unwrap();
+        client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
+    }
+    panic!("no card drawn after zooming in 20 times");
 }
 
 /// Drags the drawn node nearest the middle of the canvas.

@@ -15,8 +15,9 @@ use std::time::Duration;
 use orrery_store::{kinds, EventPayload, RunId};
 
 /// How often running attempts' logs are looked at: a log viewer that reads the new bytes when
-/// told sees a line within about this long (a stat per running attempt each time: cheap).
-pub const LOOK_EVERY: Duration = Duration::from_millis(50);
+/// told sees a line within about this long plus its read (a stat per running attempt each time:
+/// cheap). The run views aim at a line shown within 100 ms of its writing (scripts/bench_runs.sh).
+pub const LOOK_EVERY: Duration = Duration::from_millis(20);
 
 /// The kind of the transient log growth events.
 pub const LOG_GREW: &str = "log_grew";

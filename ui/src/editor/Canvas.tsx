@@ -11,7 +11,7 @@ import {
   type EdgeChange,
   type NodeChange,
 } from "@xyflow/react";
-import { useCallback, useEffect, useMemo, useRef, type DragEvent } from "react";
+import { useCallback, useEffect, useMemo, useRef, type DragEvent, type MouseEvent } from "react";
 import { connect, cycleDependencyType, disconnect, removeTasks } from "../blueprint";
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
@@ -21,6 +21,7 @@ import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
 import { reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
 import { Overview } from "./Overview";
+import { overviewScene, taskAt } from "./overview";
 import { ScopeRegions } from "./ScopeRegions";
 import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
@@ -31,7 +32,8 @@ import "./wiring.css";
 const DELETE_KEYS = ["Delete", "Backspace"];
 /** Shift+click adds a task to the selection (or takes it out), as Ctrl+click does. */
 const MULTI_SELECT_KEYS = ["Shift", "Control", "Meta"];
-const FIT_VIEW = { padding: 0.1, maxZoom: 1.2 };
+// The tasks of a zoomed-out large blueprint are hidden nodes (Overview.tsx draws them): fitting counts them.
+const FIT_VIEW = { padding: 0.1, maxZoom: 1.2, includeHiddenNodes: true };
 const NODE_ORIGIN: [number, number] = [0, 0];
 const NO_ATTRIBUTION = { hideAttribution: true };
 /** A task's rectangle in the minimap takes its colour from its kind (styles.css), or its state. */
@@ -88,9 +90,15 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   const toNodes = useMemo(reusingNodes, []);
   const toEdges = useMemo(reusingEdges, []);
   const chosen = useMemo(() => new Set(selection), [selection]);
-  const nodes = useMemo(
+  const drawn = useMemo(
     () => (blueprint ? toNodes(blueprint, positions, report, chosen, run?.marks) : []),
     [toNodes, blueprint, positions, report, chosen, run?.marks],
+  );
+  // Zoomed out over a large blueprint, the overview draws the tasks: React Flow keeps them hidden.
+  const nodes = useMemo(() => (zoomedOut ? drawn.map((n) => ({ ...n, hidden: true })) : drawn), [drawn, zoomedOut]);
+  const scene = useMemo(
+    () => (zoomedOut && blueprint ? overviewScene(blueprint, positions, report, chosen, run?.marks) : null),
+    [zoomedOut, blueprint, positions, report, chosen, run?.marks],
   );
   const edges = useMemo(
     () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut) : []),
@@ -114,7 +122,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   useEffect(canvasRendered);
 
   useEffect(() => {
-    if (focus) void flow.fitView({ nodes: [{ id: focus.task }], maxZoom: 1.2, duration: 300 });
+    if (focus) void flow.fitView({ nodes: [{ id: focus.task }], maxZoom: 1.2, duration: 300, includeHiddenNodes: true });
   }, [focus, flow]);
 
   useEffect(() => {
@@ -182,7 +190,11 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     (_: unknown, e: CanvasEdge) => isWire(e) || edit((b) => cycleDependencyType(b, e.source, e.target)),
     [edit],
   );
-  const onPaneClick = useCallback(() => select(null), [select]);
+  // Over the overview, a click on the pane may be one on a task it draws.
+  const onPaneClick = useCallback(
+    (e: MouseEvent) => select(scene ? taskAt(scene, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY })) : null),
+    [select, scene, flow],
+  );
   const drillInto = useWorkspace((s) => s.drillInto);
   const addTask = useEditor((s) => s.addTask);
   const onDragOver = useCallback((e: DragEvent) => {
@@ -209,6 +221,13 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     [open],
   );
   const editable = run === undefined;
+  const onOverviewDoubleClick = useCallback(
+    (e: MouseEvent) => {
+      const id = scene && taskAt(scene, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
+      if (id && blueprint?.tasks.find((t) => t.id === id)?.type === "system.composite") void open(id);
+    },
+    [scene, flow, blueprint, open],
+  );
 
   return (
     <ReactFlow<TaskNode, CanvasEdge>
@@ -225,6 +244,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       onDrop={editable ? onDrop : undefined}
       zoomOnDoubleClick={false}
       onPaneClick={onPaneClick}
+      onDoubleClick={scene ? onOverviewDoubleClick : undefined}
       onBeforeDelete={onBeforeDelete}
       nodesConnectable={editable}
       deleteKeyCode={editable ? DELETE_KEYS : null}
@@ -238,7 +258,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       nodeOrigin={NODE_ORIGIN}
       proOptions={NO_ATTRIBUTION}
     >
-      {blueprint && zoomedOut && <Overview blueprint={blueprint} positions={positions} report={report} selection={chosen} marks={run?.marks} />}
+      {scene && <Overview scene={scene} />}
       {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} marks={run?.marks} />}
       {!zoomedOut && <Background gap={24} />}
       <Controls showInteractive={false}>

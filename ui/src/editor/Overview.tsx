@@ -1,32 +1,17 @@
 // The zoomed-out canvas of a large blueprint drawn on one <canvas>: WebKitGTK paints in
 // software, and thousands of cards and SVG edges painted again on every frame of a pan cost
-// more than a frame. The cards stay in the page, transparent, so a click, a drag or a selection
-// box still reaches them; only their painting is replaced.
+// more than a frame, as does making them (a run of 10,000 tasks took seconds to show). The cards
+// are not in the page then: a click selects the task under it (Canvas.tsx), a double click opens
+// a composite; moving tasks wants a zoom at which they can be read.
 import { useStore } from "@xyflow/react";
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
-import type { FileReport } from "../backend/generated";
-import type { Blueprint } from "../blueprint";
-import type { Positions } from "../store/positions";
-import type { RunMarks } from "./graph";
-import { drawOverview, overviewScene, type Palette } from "./overview";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { drawOverview, type OverviewScene, type Palette } from "./overview";
 
-type Props = {
-  blueprint: Blueprint;
-  positions: Positions;
-  report: FileReport | null;
-  selection: ReadonlySet<string>;
-  marks?: RunMarks;
-};
-
-export function Overview({ blueprint, positions, report, selection, marks }: Props) {
+export function Overview({ scene }: { scene: OverviewScene }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const transform = useStore((s) => s.transform);
   const width = useStore((s) => s.width);
   const height = useStore((s) => s.height);
-  const scene = useMemo(
-    () => overviewScene(blueprint, positions, report, selection, marks),
-    [blueprint, positions, report, selection, marks],
-  );
   const palette = usePalette(canvas);
 
   useLayoutEffect(() => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { FileReport } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
 import { NODE_HEIGHT, NODE_WIDTH } from "./graph";
-import { drawOverview, overviewScene, viewRect, type Palette } from "./overview";
+import { drawOverview, overviewScene, taskAt, viewRect, type Palette } from "./overview";
 
 const blueprint: Blueprint = {
   tasks: [
@@ -84,6 +84,14 @@ describe("the overview of a large blueprint", () => {
     drawn.length = 0;
     expect(drawOverview(ctx, scene, [-6000, -100, 1], { width: 400, height: 300, dpr: 1 }, palette)).toBe(0);
     expect(drawn.flatMap((d) => d.shapes)).toEqual([]);
+  });
+
+  it("finds the task a click lands on, the one on top where two overlap", () => {
+    const overlapping = { ...positions, c: { x: 10, y: 110 } };
+    const scene = overviewScene(blueprint, overlapping, null, new Set());
+    expect(taskAt(scene, { x: 5, y: 105 })).toBe("a");
+    expect(taskAt(scene, { x: 15, y: 115 })).toBe("c");
+    expect(taskAt(scene, { x: NODE_WIDTH + 20, y: 5 })).toBeNull();
   });
 
   it("knows which part of the flow a viewport shows", () => {

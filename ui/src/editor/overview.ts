@@ -1,7 +1,7 @@
 // What the zoomed-out canvas of a large blueprint draws on one <canvas> (editor/Overview.tsx):
 // a rectangle per task, filled by its kind (or its run state) and outlined by its problems, and a
 // line per dependency. Built once per change of the blueprint, its positions or its marks; drawn
-// on every frame of a pan, culled to the view.
+// on every frame of a pan, culled to the view; and which task a click lands on.
 import type { FileReport } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
 import { kindOf } from "../nodes/registry";
@@ -131,4 +131,13 @@ export function drawOverview(
     ctx.stroke();
   }
   return shown.length;
+}
+
+/** The task drawn at a flow point, the one drawn last (on top) when tasks overlap. */
+export function taskAt(scene: OverviewScene, point: { x: number; y: number }): string | null {
+  for (let i = scene.tasks.length - 1; i >= 0; i--) {
+    const t = scene.tasks[i]!;
+    if (point.x >= t.x && point.x <= t.x + NODE_WIDTH && point.y >= t.y && point.y <= t.y + NODE_HEIGHT) return t.id;
+  }
+  return null;
 }

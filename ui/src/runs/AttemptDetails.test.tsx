@@ -57,7 +57,6 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     selected: null,
     details: null,
     lineage: null,
-    grew: 0,
     ...change,
   };
 }

@@ -226,6 +226,7 @@ function Steps({ steps }: { steps: Step[] }) {
 export function AttemptLog({ run }: { run: OpenRun }) {
   const saveLog = useRuns((s) => s.saveLog);
   const logSource = useRuns((s) => s.logSource);
+  const grew = useRuns((s) => s.grew);
   const sessionId = run.session.id;
   const node = run.selected?.node;
   const attempt = run.selected?.attempt ?? 0;
@@ -238,7 +239,7 @@ export function AttemptLog({ run }: { run: OpenRun }) {
   if (!source) return null;
   return (
     <section className="attempt-log" aria-label="Log">
-      <LogView source={source} grew={run.grew} onSave={() => void saveLog()} />
+      <LogView source={source} grew={grew} onSave={() => void saveLog()} />
     </section>
   );
 }

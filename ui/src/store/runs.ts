@@ -43,8 +43,6 @@ export type OpenRun = {
   details: GetAttemptAnswer | null;
   /** Which output fed which input, the whole session's; loaded once an attempt is selected. */
   lineage: InputLineage[] | null;
-  /** The size of the selected attempt's log as last announced (0: none announced). */
-  grew: number;
 };
 
 export type RunFilter = { text: string; state: SessionState | "all" };
@@ -62,6 +60,11 @@ export type RunsState = {
   comparison: CompareSessionsAnswer | null;
   /** The last thing the user should know about a run: what an action did, or why it failed. */
   notice: { text: string; error: boolean } | null;
+  /**
+   * The size of the selected attempt's log as last announced (0: none announced). Apart from the
+   * run: a log growing many times a second redraws the log viewer, not every view of the run.
+   */
+  grew: number;
 
   refresh(): Promise<void>;
   setFilter(filter: Partial<RunFilter>): void;
@@ -220,6 +223,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       run: null,
       comparison: null,
       notice: null,
+      grew: 0,
 
       async refresh() {
         try {
@@ -261,7 +265,6 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               selected: null,
               details: null,
               lineage: null,
-              grew: 0,
             },
           });
         } catch (e) {
@@ -274,7 +277,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (!run) return;
         const same = ref && run.selected && ref.node === run.selected.node && ref.attempt === run.selected.attempt;
         if (same) return;
-        patchRun({ selected: ref, details: null, grew: 0 });
+        set({ grew: 0 });
+        patchRun({ selected: ref, details: null });
         void loadDetails();
         if (run.lineage === null) void loadLineage();
       },
@@ -324,7 +328,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           }
           case "log_grew":
             if (selected && value?.node === selected.node && value?.attempt === selected.attempt) {
-              patchRun({ grew: Number(value.file_size) });
+              set({ grew: Number(value.file_size) });
             }
             break;
           case "progress":
