@@ -313,6 +313,14 @@ async fn measure_timeline(
     })
     .await;
     let at = |k: &str| opened[k].as_f64().unwrap_or_else(|| panic!("no {k} in {opened}"));
+    // Where the opening went: the page's timing marks (ui/src/timing.ts) after the click.
+    let marks = client
+        .execute("return performance.getEntriesByType('mark').filter((m, i, all) => m.name.startsWith('orrery:run') && all.findIndex((n) => n.name === m.name) === i).map(m => [m.name, m.startTime]);", vec![])
+        .await
+        .unwrap();
+    for m in marks.as_array().into_iter().flatten() {
+        eprintln!("bench_runs: {tasks} tasks: {} at {:.0} ms after the click", m[0], m[1].as_f64().unwrap_or(0.0) - at("clickAt"));
+    }
     figures.to_drawn_ms = at("drawnAt") - at("clickAt");
     figures.to_painted_ms = at("paintedAt") - at("clickAt");
     figures.open_longest_frame_ms = at("longest");

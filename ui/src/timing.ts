@@ -3,7 +3,9 @@
 // when its positions are known, then `orrery:open-rendered` when the canvas has committed its
 // nodes and `orrery:open-painted` at the next frame (its detail says how many nodes it drew); an automatic layout gives
 // `orrery:auto-layout`, `orrery:auto-laid-out`, `orrery:auto-layout-rendered` and
-// `orrery:auto-layout-painted`. A mark costs a timestamp; nothing is recorded otherwise.
+// `orrery:auto-layout-painted`. Opening a run marks `orrery:run-open`, `orrery:run-fetched`
+// (its session and blueprints read) and `orrery:run-shown`. A mark costs a timestamp; nothing is
+// recorded otherwise.
 
 const PREFIX = "orrery:";
 

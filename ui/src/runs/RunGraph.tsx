@@ -3,7 +3,7 @@
 // runs (breadcrumb back). Selecting a card selects its task's latest attempt, shared with the
 // timeline and the details panel; an attempt selected elsewhere selects its card.
 import { ReactFlowProvider } from "@xyflow/react";
-import { useEffect, useMemo } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { useStore } from "zustand";
 import { Canvas, type RunView } from "../editor/Canvas";
 import type { RunMarks } from "../editor/graph";
@@ -51,6 +51,10 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
   }, [blueprint, run.attempts, run.states, level.instance]);
   const view = useMemo<RunView>(() => ({ marks, onOpen: drillInto }), [marks, drillInto]);
 
+  // The graph of a large run takes seconds to make: it comes after the first frame of the
+  // timeline, which shows the run at once.
+  const painted = useAfterFirstPaint(level);
+
   // A card clicked selects its task's latest attempt, unless one of its attempts is selected.
   const runs = useWorkspaceStore().getState().runs;
   useEffect(
@@ -71,10 +75,27 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
     if (instance === level.instance && editor.selected !== task) editor.select(task);
   }, [run.selected, level]);
 
-  if (!blueprint || !laidOut) return <p className="empty">Laying out…</p>;
+  if (!blueprint || !laidOut || !painted) return <p className="empty">Laying out…</p>;
   return (
     <ReactFlowProvider>
       <Canvas run={view} />
     </ReactFlowProvider>
   );
+}
+
+/** Whether a frame was painted since `key` changed. */
+function useAfterFirstPaint(key: unknown): boolean {
+  const [painted, setPainted] = useState<unknown>(null);
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // The frame after next: the next one may still be the one whose paint is waited for.
+    let frame = requestAnimationFrame(() => {
+      frame = requestAnimationFrame(() => (timer = setTimeout(() => setPainted(key))));
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    };
+  }, [key]);
+  return painted === key;
 }

@@ -1,6 +1,6 @@
 // The runs: the list of sessions beside the open one, whose graph sits over its timeline, with
 // the selected attempt's details and log on the right.
-import { useCallback, useEffect } from "react";
+import { useEffect } from "react";
 import { commandForKey, WINDOW_COMMANDS } from "../commands";
 import { isTyping } from "../editor/typing";
 import { currentEditor } from "../store/workspace";
@@ -50,13 +50,20 @@ export function RunsView() {
   );
 }
 
+/** The timeline, its running bars growing with the clock: only it is drawn again as time passes. */
+function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRef | null): void }) {
+  const live = run.driven && (run.session.state === "running" || run.session.state === "pending");
+  // A few frames a second are enough for a bar to grow.
+  const now = useNow(live, 250);
+  return (
+    <Timeline attempts={run.attempts} nowMs={live ? now : (run.session.finished_ms ?? now)} selected={run.selected} onSelect={onSelect} live={live} />
+  );
+}
+
 function OpenRunView({ run }: { run: OpenRun }) {
   const select = useRuns((s) => s.select);
   const comparison = useRuns((s) => s.comparison);
-  const live = run.driven && (run.session.state === "running" || run.session.state === "pending");
-  // The timeline's running bars grow with the clock: a few frames a second are enough.
-  const now = useNow(live, 250);
-  const onSelect = useCallback((ref: AttemptRef | null) => select(ref), [select]);
+
   return (
     <>
       <RunHeader run={run} />
@@ -73,7 +80,7 @@ function OpenRunView({ run }: { run: OpenRun }) {
           </ErrorBoundary>
           <section className="run-timeline" aria-label="Timeline">
             <ErrorBoundary area="timeline">
-              <Timeline attempts={run.attempts} nowMs={live ? now : (run.session.finished_ms ?? now)} selected={run.selected} onSelect={onSelect} live={live} />
+              <LiveTimeline run={run} onSelect={select} />
             </ErrorBoundary>
           </section>
         </main>

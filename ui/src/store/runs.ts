@@ -19,6 +19,7 @@ import type { Backend } from "../backend/types";
 import { parseBlueprint, type Blueprint } from "../blueprint";
 import type { LogSource } from "../runs/log/reader";
 import type { AttemptRef } from "../runs/timeline/model";
+import { mark } from "../timing";
 import { createEditorStore, type EditorStore, type Layout } from "./editor";
 
 export type { AttemptRef };
@@ -240,12 +241,14 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       async open(sessionId) {
         const mine = ++opened;
         set({ notice: null, comparison: null });
+        mark("run-open");
         try {
           const [view, ran] = await Promise.all([
             backend.call("get_session", { session_id: sessionId }),
             backend.call("get_session_blueprints", { session_id: sessionId }),
           ]);
           if (mine !== opened) return;
+          mark("run-fetched", { attempts: view.attempts.length });
           const blueprints: Record<string, Blueprint> = {};
           for (const version of [ran.root, ...ran.inner]) {
             const parsed = parseBlueprint(version.text);
@@ -267,6 +270,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               lineage: null,
             },
           });
+          mark("run-shown");
         } catch (e) {
           if (mine === opened) fail(e);
         }

@@ -57,7 +57,8 @@ export function LogView({ source, grew, onSave }: LogViewProps): JSX.Element {
   const error = useStore(reader, (s) => s.error);
 
   useEffect(() => reader.getState().open(), [reader]);
-  useEffect(() => {
+  // Before the frame is painted, not after: the read it may start is on its way a frame sooner.
+  useLayoutEffect(() => {
     if (grew > 0) reader.getState().announce(grew);
   }, [reader, grew]);
 
