@@ -131,7 +131,10 @@ async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Opt
         std::fs::copy(&inner, dir.path().join("inner.json")).unwrap();
     }
     let text = std::fs::read_to_string(&blueprint).unwrap();
-    let tasks = serde_json::from_str::<Value>(&text).unwrap()["tasks"].as_array().map_or(0, Vec::len);
+    let parsed = serde_json::from_str::<Value>(&text).unwrap();
+    let tasks = parsed["tasks"].as_array().map_or(0, Vec::len);
+    // The task a drag starts from when the view is zoomed in: one in the middle of the blueprint.
+    let middle = parsed["tasks"][tasks / 2]["id"].as_str().unwrap_or("start").to_string();
     let db = dir.path().join("orrery.db");
     let env = [("ORRERY_OPEN", blueprint.as_path()), ("ORRERY_DB", db.as_path())];
     let (port, native_port) = (free_port(), free_port());
@@ -179,7 +182,7 @@ async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Opt
     // Its loop ends at its next frame: the gestures' recorder is a new one.
     client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
     figures.pan = frames_during(&client, |step| pan(&client, step)).await;
-    zoom_in_to_cards(&client).await;
+    zoom_in_to_cards(&client, &middle).await;
     figures.drag = frames_during(&client, |step| drag(&client, step)).await;
     client.close().await.unwrap();
     figures
@@ -265,17 +268,26 @@ return null;"#;
 }
 
 /// Zoomed out, a large blueprint is an overview without cards (ui/src/editor/Overview.tsx): a
-/// task is moved at a zoom where cards are drawn, as a user zooms in to move one.
-async fn zoom_in_to_cards(client: &Client) {
-    for _ in 0..20 {
-        if !client.find_all(Locator::Css(".react-flow__node")).await.unwrap().is_empty() {
-            return;
-        }
-        // The control clicked from the page: WebDriver finds it not interactable under the overview.
-        client.execute("document.querySelector('.react-flow__controls-zoomin').click();", vec![]).await.unwrap();
-        client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
+/// task is moved at a zoom where cards are drawn, as a user zooms in to move one. The view is
+/// brought to `task` as a user finds it: Ctrl+F, its id, Enter.
+async fn zoom_in_to_cards(client: &Client, task: &str) {
+    if !client.find_all(Locator::Css(".react-flow__node")).await.unwrap().is_empty() {
+        return;
     }
-    panic!("no card drawn after zooming in 20 times");
+    let body = client.find(Locator::Css("body")).await.unwrap();
+    body.send_keys("\u{E009}f\u{E009}").await.unwrap();
+    let filter = wait_until("the find palette", || async {
+        client.find(Locator::Css("[data-testid=command-palette-filter]")).await.ok()
+    })
+    .await;
+    filter.send_keys(&format!("{task}\u{E007}")).await.unwrap();
+    wait_until("cards drawn around the task found", || async {
+        let drawn = client.find_all(Locator::Css(".react-flow__node")).await.ok()?;
+        (!drawn.is_empty()).then_some(())
+    })
+    .await;
+    // The view's move to it (300 ms) ends before the drag starts.
+    tokio::time::sleep(Duration::from_millis(500)).await;
 }
 
 /// Drags the drawn node nearest the middle of the canvas.

@@ -319,7 +319,11 @@ async fn measure_timeline(
         .await
         .unwrap();
     for m in marks.as_array().into_iter().flatten() {
-        eprintln!("bench_runs: {tasks} tasks: {} at {:.0} ms after the click", m[0], m[1].as_f64().unwrap_or(0.0) - at("clickAt"));
+        eprintln!(
+            "bench_runs: {tasks} tasks: {} at {:.0} ms after the click",
+            m[0],
+            m[1].as_f64().unwrap_or(0.0) - at("clickAt")
+        );
     }
     figures.to_drawn_ms = at("drawnAt") - at("clickAt");
     figures.to_painted_ms = at("paintedAt") - at("clickAt");
