@@ -13,8 +13,9 @@
 
 #[path = "../tests/desktop/driver.rs"]
 mod driver;
+#[path = "common/table.rs"]
+mod table;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -23,6 +24,7 @@ use fantoccini::{Client, Locator};
 use serde_json::Value;
 
 use driver::{connect, free_port, screenshot, spawn, start_xvfb, Stopped};
+use table::{max, quantile, under_a_frame};
 
 /// Frames recorded per gesture at least, as the issue asks.
 const MIN_FRAMES: usize = 300;
@@ -309,24 +311,19 @@ return best && best.dataset.id;"#;
     pointer_drag(client, PointerAction::MoveToElement { element: node, duration: None, x: 0.0, y: 0.0 }, step).await
 }
 
-/// Median, 95th percentile and maximum.
-fn spread(deltas: &[f64]) -> (f64, f64, f64) {
-    let mut sorted = deltas.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let pick = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
-    (pick(0.5), pick(0.95), *sorted.last().unwrap())
-}
-
 fn summary(f: &Figures) -> String {
-    let (pan, drag) = (spread(&f.pan), spread(&f.drag));
     format!(
         "{} tasks: interactive {:.0} ms, auto-layout {:.0} ms, pan median {:.1} ms, drag median {:.1} ms",
-        f.tasks, f.interactive_ms, f.auto_layout_ms, pan.0, drag.0
+        f.tasks,
+        f.interactive_ms,
+        f.auto_layout_ms,
+        quantile(&f.pan, 0.5),
+        quantile(&f.drag, 0.5)
     )
 }
 
 fn table(all: &[Figures]) -> String {
-    type Row = (&'static str, fn(&Figures) -> f64, &'static str);
+    type Row = table::Row<Figures>;
     let rows: [Row; 19] = [
         ("Time to interactive (app start → nodes painted, page answering)", |f| f.interactive_ms, "ms"),
         ("  open: file opened → positions known (layout)", |f| f.open_layout_ms, "ms"),
@@ -336,44 +333,17 @@ fn table(all: &[Figures]) -> String {
         ("Auto-layout (click → new positions painted)", |f| f.auto_layout_ms, "ms"),
         ("  auto-layout: computing positions", |f| f.auto_layout_compute_ms, "ms"),
         ("  auto-layout: render and paint", |f| f.auto_layout_render_ms, "ms"),
-        ("Idle, nothing moving: median frame (the floor)", |f| spread(&f.idle).0, "ms"),
+        ("Idle, nothing moving: median frame (the floor)", |f| quantile(&f.idle, 0.5), "ms"),
         ("Idle: frames under 16.7 ms", |f| under_a_frame(&f.idle), "%"),
         ("Pan: frames", |f| f.pan.len() as f64, ""),
-        ("Pan: median frame", |f| spread(&f.pan).0, "ms"),
-        ("Pan: p95 frame", |f| spread(&f.pan).1, "ms"),
-        ("Pan: max frame", |f| spread(&f.pan).2, "ms"),
+        ("Pan: median frame", |f| quantile(&f.pan, 0.5), "ms"),
+        ("Pan: p95 frame", |f| quantile(&f.pan, 0.95), "ms"),
+        ("Pan: max frame", |f| max(&f.pan), "ms"),
         ("Drag a node: frames", |f| f.drag.len() as f64, ""),
-        ("Drag a node: median frame", |f| spread(&f.drag).0, "ms"),
-        ("Drag a node: p95 frame", |f| spread(&f.drag).1, "ms"),
-        ("Drag a node: max frame", |f| spread(&f.drag).2, "ms"),
+        ("Drag a node: median frame", |f| quantile(&f.drag, 0.5), "ms"),
+        ("Drag a node: p95 frame", |f| quantile(&f.drag, 0.95), "ms"),
+        ("Drag a node: max frame", |f| max(&f.drag), "ms"),
         ("Frames under 16.7 ms while panning", |f| under_a_frame(&f.pan), "%"),
     ];
-    let base = &all[0];
-    let mut out = String::from("| Measure |");
-    for f in all {
-        let _ = write!(out, " {} tasks |", f.tasks);
-    }
-    for f in &all[1..] {
-        let _ = write!(out, " {}/{} |", f.tasks, base.tasks);
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---:|".repeat(all.len() * 2 - 1));
-    out.push('\n');
-    for (name, value, unit) in rows {
-        let _ = write!(out, "| {name} |");
-        for f in all {
-            let v = value(f);
-            let _ = if unit == "ms" { write!(out, " {v:.1} ms |") } else { write!(out, " {v:.0}{unit} |") };
-        }
-        for f in &all[1..] {
-            let (v, b) = (value(f), value(base));
-            let _ = if b > 0.0 { write!(out, " {:.2}× |", v / b) } else { write!(out, " – |") };
-        }
-        out.push('\n');
-    }
-    out
-}
-
-fn under_a_frame(deltas: &[f64]) -> f64 {
-    100.0 * deltas.iter().filter(|d| **d < 16.7).count() as f64 / deltas.len() as f64
+    table::ratio_table(all, |f| f.tasks, &rows)
 }

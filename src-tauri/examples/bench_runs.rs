@@ -24,6 +24,8 @@
 
 #[path = "../tests/desktop/driver.rs"]
 mod driver;
+#[path = "common/table.rs"]
+mod table;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -38,6 +40,7 @@ use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
 use driver::{connect, free_port, screenshot, spawn, start_xvfb, Stopped};
+use table::{max, quantile, under_a_frame};
 
 /// Frames recorded per gesture kind at least, as the issue asks.
 const MIN_FRAMES: usize = 300;
@@ -556,27 +559,6 @@ fn numbers(v: &Value) -> Vec<f64> {
     v.as_array().map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default()
 }
 
-/// The value at quantile `q` (nearest rank), or NaN for no values.
-fn quantile(values: &[f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
-
-fn max(values: &[f64]) -> f64 {
-    values.iter().copied().fold(f64::NAN, f64::max)
-}
-
-fn under_a_frame(deltas: &[f64]) -> f64 {
-    if deltas.is_empty() {
-        return f64::NAN;
-    }
-    100.0 * deltas.iter().filter(|d| **d < 16.7).count() as f64 / deltas.len() as f64
-}
-
 fn summary(f: &Timeline) -> String {
     format!(
         "{} tasks, {} attempts: click → bars painted {:.0} ms, idle median {:.1} ms, drag median {:.1} ms, wheel median {:.1} ms",
@@ -590,7 +572,7 @@ fn summary(f: &Timeline) -> String {
 }
 
 fn table(all: &[Timeline], log: &LogLatency) -> String {
-    type Row = (&'static str, fn(&Timeline) -> f64, &'static str);
+    type Row = table::Row<Timeline>;
     let rows: [Row; 23] = [
         ("Attempts in the session", |f| f.attempts as f64, ""),
         ("  (the CLI's run of the blueprint, for the record)", |f| f.cli_run_ms, "ms"),
@@ -616,29 +598,8 @@ fn table(all: &[Timeline], log: &LogLatency) -> String {
         ("Both pans: p95 frame", |f| quantile(&[f.drag.clone(), f.wheel.clone()].concat(), 0.95), "ms"),
         ("Both pans: frames under 16.7 ms", |f| under_a_frame(&[f.drag.clone(), f.wheel.clone()].concat()), "%"),
     ];
-    let base = &all[0];
-    let mut out = String::from("## Timeline of a stored session (release app, WebKitGTK under Xvfb)\n\n| Measure |");
-    for f in all {
-        let _ = write!(out, " {} tasks |", f.tasks);
-    }
-    for f in &all[1..] {
-        let _ = write!(out, " {}/{} |", f.tasks, base.tasks);
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---:|".repeat(all.len() * 2 - 1));
-    out.push('\n');
-    for (name, value, unit) in rows {
-        let _ = write!(out, "| {name} |");
-        for f in all {
-            let v = value(f);
-            let _ = if unit == "ms" { write!(out, " {v:.1} ms |") } else { write!(out, " {v:.0}{unit} |") };
-        }
-        for f in &all[1..] {
-            let (v, b) = (value(f), value(base));
-            let _ = if b > 0.0 { write!(out, " {:.2}× |", v / b) } else { write!(out, " – |") };
-        }
-        out.push('\n');
-    }
+    let mut out = String::from("## Timeline of a stored session (release app, WebKitGTK under Xvfb)\n\n");
+    out.push_str(&table::ratio_table(all, |f| f.tasks, &rows));
     let hows: Vec<String> = all.iter().map(|f| format!("{} tasks: {}", f.tasks, f.wheel_how)).collect();
     let _ = writeln!(
         out,
