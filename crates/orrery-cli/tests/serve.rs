@@ -696,6 +696,11 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     assert_eq!(compared["data"], json!([]), "{compared}");
     let lineage = client.ok("get_lineage", json!({"session_id": session}));
     assert!(lineage.to_string().contains("\"n\""), "b's input n came from a: {lineage}");
+    let ran = client.ok("get_session_blueprints", json!({"session_id": session}));
+    assert_eq!(
+        (ran["root"]["blueprint_id"].clone(), ran["instances"].clone()),
+        (json!("flow"), lineage["instances"].clone())
+    );
     assert_eq!(
         client.ok("read_attempt_log", json!({"session_id": session, "task": "a"}))["window"]["content"],
         "one\ntwo\n"
