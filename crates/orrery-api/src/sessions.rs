@@ -216,6 +216,8 @@ pub struct SessionView {
     pub attempts: Vec<Attempt>,
     /// Whether a live runner drives it (`running` without one: interrupted by a crash).
     pub driven: bool,
+    /// Its tasks waiting for an answer (`answer_prompt`), by node key.
+    pub waiting: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -292,6 +294,14 @@ impl From<Intervention> for InterventionView {
             cleared_counters: done.cleared_counters,
         }
     }
+}
+
+/// The attempts of prompts waiting for an answer: running ones of an interactive prompt type.
+fn waiting(attempts: &[Attempt]) -> impl Iterator<Item = &Attempt> {
+    attempts.iter().filter(|a| {
+        a.state == orrery_store::AttemptState::Running
+            && interaction::interaction(&a.agent) == Some(interaction::Interaction::Prompt)
+    })
 }
 
 fn run_failure(e: RunError) -> Failure {
@@ -525,11 +535,8 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 let store = open(db)?;
                 let filter = SessionFilter { state: args.state, blueprint_id: args.blueprint_id, limit: args.limit };
                 let sessions = store.sessions(&filter)?;
-                let prompts: Vec<Attempt> = store
-                    .running_attempts()?
-                    .into_iter()
-                    .filter(|a| interaction::interaction(&a.agent) == Some(interaction::Interaction::Prompt))
-                    .collect();
+                let running = store.running_attempts()?;
+                let prompts: Vec<&Attempt> = waiting(&running).collect();
                 let mut listed = Vec::with_capacity(sessions.len());
                 for session in sessions {
                     let waiting =
@@ -567,9 +574,11 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             api.blocking(move |db| {
                 let store = open(db)?;
                 let session = store.session(&args.session_id)?;
+                let attempts = store.attempts(&session.id)?;
                 Ok(SessionView {
                     tasks: store.task_nodes(&session.id)?,
-                    attempts: store.attempts(&session.id)?,
+                    waiting: waiting(&attempts).map(|a| a.node.clone()).collect(),
+                    attempts,
                     driven: runner::is_driven(&store, &session.id)?,
                     session,
                 })

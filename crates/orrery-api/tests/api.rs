@@ -402,6 +402,7 @@ async fn a_prompt_waits_for_answer_prompt_and_a_running_task_can_be_cancelled() 
     // The list of runs says who waits for an answer.
     let listed = fx.ok("list_sessions", json!({})).await;
     assert_eq!((listed[0]["waiting"].clone(), listed[0]["interrupted"].clone()), (json!(["asking.ask"]), json!(false)));
+    assert_eq!(fx.ok("get_session", json!({"session_id": id})).await["waiting"], json!(["asking.ask"]));
     let answered = fx.ok("answer_prompt", json!({"session_id": id, "task": "ask", "value": "Yes"})).await;
     assert_eq!(answered["outcome"], "answer given to ask");
     tokio::time::timeout(Duration::from_secs(20), wait_for(&mut events, "attempt_started", "asking.slow"))

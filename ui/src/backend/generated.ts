@@ -624,6 +624,8 @@ export type GetSessionAnswer = {
   attempts: Attempt[];
   /** Whether a live runner drives it (`running` without one: interrupted by a crash). */
   driven: boolean;
+  /** Its tasks waiting for an answer (`answer_prompt`), by node key. */
+  waiting: string[];
 };
 
 /** Waits until a session has ended (completed, failed or stopped), at most `timeout_s`. */

@@ -49,6 +49,7 @@ function openRun(change: Partial<OpenRun>): OpenRun {
   return {
     session,
     driven: true,
+    waiting: [],
     states: {},
     attempts: [],
     blueprints: { bp: blueprint },
@@ -102,7 +103,7 @@ const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolv
 describe("the details of an attempt", () => {
   it("asks a waiting confirmation with its options and sends the one chosen", async () => {
     const asking = attempt("bp.ask", 1, "running", "user_prompt.confirm");
-    const { container, calls, button } = mount(openRun({ attempts: [asking], selected: { node: "bp.ask", attempt: 1 } }));
+    const { container, calls, button } = mount(openRun({ attempts: [asking], waiting: ["bp.ask"], selected: { node: "bp.ask", attempt: 1 } }));
     expect(container.querySelector(".prompt-message")?.textContent).toBe("Ship it?");
     expect(container.querySelector("[data-testid=waiting]")?.textContent).toBe("bp.ask waits for an answer");
     act(() => button("No")!.click());
@@ -112,7 +113,7 @@ describe("the details of an attempt", () => {
 
   it("takes a typed answer as JSON when it reads as JSON, else as text", async () => {
     const asking = attempt("bp.name", 1, "running", "user_interaction.user_input");
-    const { container, calls } = mount(openRun({ attempts: [asking], selected: { node: "bp.name", attempt: 1 } }));
+    const { container, calls } = mount(openRun({ attempts: [asking], waiting: ["bp.name"], selected: { node: "bp.name", attempt: 1 } }));
     const input = container.querySelector<HTMLInputElement>("[data-testid=prompt-input]")!;
     expect(input.placeholder).toBe("who");
     const type = (text: string) => {
@@ -158,7 +159,7 @@ describe("the details of an attempt", () => {
     const failed = attempt("bp.work", 1, "failed", "shell.run");
     const { calls, button, workspace } = mount(
       openRun({ session: { ...session, state: "failed" }, driven: false, attempts: [failed], selected: { node: "bp.work", attempt: 1 } }),
-      { get_session: () => ({ session, tasks: [], attempts: [failed], driven: false }) },
+      { get_session: () => ({ session, tasks: [], attempts: [failed], driven: false, waiting: [] }) },
     );
     act(() => button("Reset with downstream")!.click());
     await settled();

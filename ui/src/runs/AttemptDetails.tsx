@@ -5,7 +5,7 @@ import { useMemo, useState } from "react";
 import type { Attempt, Step } from "../backend/generated";
 import { ioOf, type Task } from "../blueprint";
 import { useRuns } from "../store/context";
-import { PROMPT_TYPES, type OpenRun } from "../store/runs";
+import type { OpenRun } from "../store/runs";
 import { preview } from "./CompareView";
 import { LogView } from "./log/LogView";
 import { clockLabel, durationLabel, splitNode } from "./timeline/model";
@@ -30,7 +30,7 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       </header>
       {attempts.length > 1 && <AttemptPicker node={selected.node} attempts={attempts} current={selected.attempt} />}
       <TaskActions run={run} node={selected.node} attempt={attempt} />
-      {attempt && attempt.state === "running" && PROMPT_TYPES.has(attempt.agent) && definition && (
+      {attempt?.state === "running" && run.waiting.includes(selected.node) && definition && (
         <PromptAnswer node={selected.node} task={definition} />
       )}
       {attempt ? <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} /> : <p className="muted">Not run yet.</p>}

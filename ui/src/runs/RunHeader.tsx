@@ -3,7 +3,7 @@
 // from the point of failure) and restart when none does.
 import { useEffect, useState } from "react";
 import { useRuns } from "../store/context";
-import { waitingNodes, type OpenRun } from "../store/runs";
+import type { OpenRun } from "../store/runs";
 import { StatePill, whenLabel } from "./RunList";
 import { durationLabel } from "./timeline/model";
 
@@ -13,7 +13,7 @@ export function RunHeader({ run }: { run: OpenRun }) {
   const { session, driven } = run;
   const active = session.state === "running" || session.state === "pending";
   const now = useNow(active);
-  const waiting = waitingNodes(run);
+  const { waiting } = run;
   return (
     <header className="run-header" data-testid="run-header" data-session-id={session.id} data-state={session.state}>
       <div className="run-title">

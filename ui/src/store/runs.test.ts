@@ -4,7 +4,7 @@ import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
 import { launchParams } from "../runs/LaunchDialog";
 import type { Positions } from "./editor";
-import { filterSessions, waitingNodes } from "./runs";
+import { filterSessions } from "./runs";
 import { createWorkspace, currentEditor, type WorkspaceStore } from "./workspace";
 
 const deploy = JSON.stringify({
@@ -52,7 +52,14 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
       blueprint_scopes: () => [],
       list_sessions: () => [{ ...session, waiting: [], interrupted: false }],
       start_session: (args) => (started.push(args), { session_id: "s1" }),
-      get_session: () => ({ session, tasks: tasks.map((t) => ({ ...t, session_id: "s1", updated_ms: 0 })), attempts, driven: true }),
+      get_session: () => ({
+        session,
+        tasks: tasks.map((t) => ({ ...t, session_id: "s1", updated_ms: 0 })),
+        attempts,
+        driven: true,
+        // As the facade answers: the prompts still running.
+        waiting: attempts.filter((a) => a.state === "running" && a.agent.startsWith("user_")).map((a) => a.node),
+      }),
       get_session_blueprints: () => ({
         root: { blueprint_id: "deploy", hash: "abc123", text: deploy },
         inner: [],
@@ -217,7 +224,7 @@ describe("an open run", () => {
     expect(runs.getState().grew).toBe(0);
     runs.getState().event(event("log_grew", { node: "deploy.ask", attempt: 2, file_size: 42 }));
     expect(runs.getState().grew).toBe(42);
-    expect(waitingNodes(run(workspace))).toEqual(["deploy.ask"]);
+    expect(run(workspace).waiting).toEqual(["deploy.ask"]);
   });
 
   it("reads the list and the run again when events were missed", async () => {

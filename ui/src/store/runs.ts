@@ -31,6 +31,8 @@ export type OpenRun = {
   session: Session;
   /** Whether a live runner drives it. */
   driven: boolean;
+  /** Its tasks waiting for an answer, by node key (the facade says which). */
+  waiting: string[];
   /** Task states by node key. */
   states: Record<string, TaskState>;
   /** In start order. */
@@ -97,18 +99,10 @@ export type RunsState = {
 
 export type RunsStore = StoreApi<RunsState>;
 
-/** The task types whose attempt waits for an answer while it runs. */
-export const PROMPT_TYPES = new Set(["user_prompt.confirm", "user_interaction.user_input"]);
-
 /** The latest attempt at a node, if it ran. */
 export function latestAttempt(attempts: Attempt[], node: string): Attempt | undefined {
   for (let i = attempts.length - 1; i >= 0; i--) if (attempts[i]!.node === node) return attempts[i];
   return undefined;
-}
-
-/** The nodes of a run waiting for an answer: a prompt's attempt that still runs. */
-export function waitingNodes(run: OpenRun): string[] {
-  return run.attempts.filter((a) => a.state === "running" && PROMPT_TYPES.has(a.agent)).map((a) => a.node);
 }
 
 /** Events come in bursts (a fan-out starts many tasks): the open run is read again at most once
@@ -149,7 +143,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       try {
         const view = await backend.call("get_session", { session_id: run.session.id });
         if (mine !== opened) return;
-        patchRun({ session: view.session, driven: view.driven, states: statesOf(view.tasks), attempts: view.attempts });
+        const { session, driven, waiting, attempts } = view;
+        patchRun({ session, driven, waiting, states: statesOf(view.tasks), attempts });
         void loadDetails();
         void loadLineage();
       } catch (e) {
@@ -260,6 +255,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             run: {
               session: view.session,
               driven: view.driven,
+              waiting: view.waiting,
               states: statesOf(view.tasks),
               attempts: view.attempts,
               blueprints,
@@ -326,6 +322,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           case "attempt_settled": {
             const attempts = applyAttempt(run.attempts, event, value);
             if (attempts === null) reloadSoon();
+            // A prompt that ended waits no more; one that starts is announced by `prompt_waiting`.
+            else if (event.kind === "attempt_settled") patchRun({ attempts, waiting: run.waiting.filter((n) => n !== value?.node) });
             else patchRun({ attempts });
             if (selected && value?.node === selected.node) void loadDetails();
             break;
