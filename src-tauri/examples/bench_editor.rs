@@ -13,6 +13,8 @@
 
 #[path = "../tests/desktop/driver.rs"]
 mod driver;
+#[path = "common/frames.rs"]
+mod frames;
 #[path = "common/table.rs"]
 mod table;
 
@@ -24,32 +26,12 @@ use fantoccini::{Client, Locator};
 use serde_json::Value;
 
 use driver::{connect, free_port, screenshot, spawn, start_xvfb, Stopped};
+use frames::{frames_during, numbers, RECORD_FRAMES, RECORD_ON, STOP_FRAMES, TWO_FRAMES};
 use table::{max, quantile, under_a_frame};
 
-/// Frames recorded per gesture at least, as the issue asks.
-const MIN_FRAMES: usize = 300;
 /// How long a large blueprint may take to appear before the run is declared failed.
 const OPEN_PATIENCE: Duration = Duration::from_secs(180);
 
-/// Records the time between animation frames while a pointer button is down (the gesture), so
-/// that the frames between two gestures do not dilute the figures.
-const RECORD_FRAMES: &str = r#"
-const state = { deltas: [], down: false, last: null, running: true };
-window.__orreryFrames = state;
-addEventListener('pointerdown', () => { state.down = true; state.last = null; }, true);
-addEventListener('pointerup', () => { state.down = false; }, true);
-const tick = (t) => {
-  if (state.down) { if (state.last !== null) state.deltas.push(t - state.last); state.last = t; }
-  if (state.running) requestAnimationFrame(tick);
-};
-requestAnimationFrame(tick);
-"#;
-const STOP_FRAMES: &str =
-    "const s = window.__orreryFrames; s.running = false; s.down = false; return s.deltas.splice(0);";
-const FRAMES_SO_FAR: &str = "return window.__orreryFrames.deltas.length;";
-/// Records frames as during a gesture, with nothing moving: the floor the window's frame pacing
-/// sets (under Xvfb and software rendering, not a display's refresh), measured in the same run.
-const RECORD_IDLE: &str = "window.__orreryFrames.down = true; window.__orreryFrames.last = null;";
 /// How long the idle frames are recorded.
 const IDLE: Duration = Duration::from_secs(5);
 
@@ -60,10 +42,6 @@ const marks = {};
 for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith('orrery:')) marks[m.name.slice(7)] = { at: m.startTime, detail: m.detail };
 return { origin: performance.timeOrigin, marks };
 "#;
-
-/// Two frames later: the page has painted and its main thread answers.
-const TWO_FRAMES: &str =
-    "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now())));";
 
 #[derive(Default)]
 struct Figures {
@@ -177,10 +155,9 @@ async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Opt
     client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
 
     client.execute(RECORD_FRAMES, vec![]).await.unwrap();
-    client.execute(RECORD_IDLE, vec![]).await.unwrap();
+    client.execute(RECORD_ON, vec![]).await.unwrap();
     tokio::time::sleep(IDLE).await;
-    let idle = client.execute(STOP_FRAMES, vec![]).await.unwrap();
-    figures.idle = idle.as_array().unwrap().iter().filter_map(Value::as_f64).collect();
+    figures.idle = numbers(&client.execute(STOP_FRAMES, vec![]).await.unwrap());
     // Its loop ends at its next frame: the gestures' recorder is a new one.
     client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
     figures.pan = frames_during(&client, |step| pan(&client, step)).await;
@@ -211,29 +188,6 @@ async fn wait_for_mark(client: &Client, name: &str) -> (f64, Value) {
         Some((found["origin"].as_f64()?, found["marks"].clone()))
     })
     .await
-}
-
-/// Frame times over gestures repeated until at least [`MIN_FRAMES`] frames were recorded.
-async fn frames_during<F, Fut>(client: &Client, gesture: F) -> Vec<f64>
-where
-    F: Fn(usize) -> Fut,
-    Fut: std::future::Future<Output = Result<(), String>>,
-{
-    client.execute(RECORD_FRAMES, vec![]).await.unwrap();
-    let mut step = 0;
-    while client.execute(FRAMES_SO_FAR, vec![]).await.unwrap().as_u64().unwrap() < MIN_FRAMES as u64 {
-        if let Err(e) = gesture(step).await {
-            // WebKitWebDriver gives up on actions the page is too slow to take: report the
-            // frames recorded until then rather than nothing.
-            eprintln!("bench_editor: gesture {step} failed ({e}); keeping the frames recorded so far");
-            let _ = client.release_actions().await;
-            break;
-        }
-        step += 1;
-        assert!(step < 50, "fewer than {MIN_FRAMES} frames after 50 gestures");
-    }
-    let deltas = client.execute(STOP_FRAMES, vec![]).await.unwrap();
-    deltas.as_array().unwrap().iter().filter_map(Value::as_f64).collect()
 }
 
 /// A drag of `from` by small steps, as a hand moves a mouse: 24 moves of 100 ms, there and

@@ -24,6 +24,8 @@
 
 #[path = "../tests/desktop/driver.rs"]
 mod driver;
+#[path = "common/frames.rs"]
+mod frames;
 #[path = "common/table.rs"]
 mod table;
 
@@ -40,10 +42,9 @@ use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
 use driver::{connect, free_port, screenshot, spawn, start_xvfb, Stopped};
+use frames::{frames_during, numbers, RECORD_FRAMES, RECORD_ON, STOP_FRAMES, TWO_FRAMES};
 use table::{max, quantile, under_a_frame};
 
-/// Frames recorded per gesture kind at least, as the issue asks.
-const MIN_FRAMES: usize = 300;
 /// How long a large run may take to appear before the benchmark is declared failed.
 const OPEN_PATIENCE: Duration = Duration::from_secs(300);
 /// Parallel chains of the timeline's blueprint.
@@ -55,31 +56,8 @@ const IDLE: Duration = Duration::from_secs(5);
 const WHEEL_PX: i64 = 5;
 /// The log task's id.
 const TALKER: &str = "talk";
-
-/// Records the time between animation frames while a pointer button is down (the gesture), so
-/// that the frames between two gestures do not dilute the figures. A gesture without a pointer
-/// (the wheel) sets `down` itself. As in bench_editor.rs.
-const RECORD_FRAMES: &str = r#"
-if (window.__orreryFrames) window.__orreryFrames.running = false;
-const state = { deltas: [], down: false, last: null, running: true };
-window.__orreryFrames = state;
-addEventListener('pointerdown', () => { if (state.running) { state.down = true; state.last = null; } }, true);
-addEventListener('pointerup', () => { state.down = false; }, true);
-const tick = (t) => {
-  if (state.down) { if (state.last !== null) state.deltas.push(t - state.last); state.last = t; }
-  if (state.running) requestAnimationFrame(tick);
-};
-requestAnimationFrame(tick);
-"#;
-const STOP_FRAMES: &str =
-    "const s = window.__orreryFrames; s.running = false; s.down = false; return s.deltas.splice(0);";
-const FRAMES_SO_FAR: &str = "return window.__orreryFrames.deltas.length;";
-const RECORD_ON: &str = "window.__orreryFrames.down = true; window.__orreryFrames.last = null;";
+/// Ends a gesture without a pointer (a wheel), which `RECORD_ON` began.
 const RECORD_OFF: &str = "window.__orreryFrames.down = false;";
-
-/// Two frames later: the page has painted and its main thread answers.
-const TWO_FRAMES: &str =
-    "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now())));";
 
 /// Watches the opening of a run: the click on a run in the list, every frame until the timeline
 /// has bars, the moment its `data-bars` first turns positive (set by its draw, inside a frame)
@@ -470,26 +448,6 @@ async fn drag_canvas(client: &Client, step: usize) -> Result<(), String> {
     client.release_actions().await.map_err(|e| format!("releasing: {e:?}"))
 }
 
-/// Frame times over gestures repeated until at least [`MIN_FRAMES`] frames were recorded.
-async fn frames_during<F, Fut>(client: &Client, gesture: F) -> Vec<f64>
-where
-    F: Fn(usize) -> Fut,
-    Fut: std::future::Future<Output = Result<(), String>>,
-{
-    client.execute(RECORD_FRAMES, vec![]).await.unwrap();
-    let mut step = 0;
-    while client.execute(FRAMES_SO_FAR, vec![]).await.unwrap().as_u64().unwrap() < MIN_FRAMES as u64 {
-        if let Err(e) = gesture(step).await {
-            eprintln!("bench_runs: gesture {step} failed ({e}); keeping the frames recorded so far");
-            let _ = client.release_actions().await;
-            break;
-        }
-        step += 1;
-        assert!(step < 50, "fewer than {MIN_FRAMES} frames after 50 gestures");
-    }
-    numbers(&client.execute(STOP_FRAMES, vec![]).await.unwrap())
-}
-
 async fn measure_log(
     app: &Path,
     store: &Path,
@@ -553,10 +511,6 @@ where
     Fut: std::future::Future<Output = Option<T>>,
 {
     driver::poll_until(what, OPEN_PATIENCE, Duration::from_millis(20), probe).await
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array().map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default()
 }
 
 fn summary(f: &Timeline) -> String {
