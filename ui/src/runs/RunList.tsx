@@ -13,8 +13,13 @@ export function RunList() {
   const filter = useRuns((s) => s.filter);
   const setFilter = useRuns((s) => s.setFilter);
   const open = useRuns((s) => s.open);
-  const openId = useRuns((s) => s.run?.session.id ?? null);
-  const shown = useMemo(() => filterSessions(sessions, filter), [sessions, filter]);
+  // The open run is the freshest word on its own session: the list is read again less often.
+  const openSession = useRuns((s) => s.run?.session ?? null);
+  const openId = openSession?.id ?? null;
+  const shown = useMemo(
+    () => filterSessions(sessions, filter).map((s) => (s.id === openId ? { ...s, ...openSession } : s)),
+    [sessions, filter, openId, openSession],
+  );
   return (
     <aside className="run-list" aria-label="Runs">
       <div className="run-filter">
