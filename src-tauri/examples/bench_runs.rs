@@ -61,9 +61,11 @@ const RECORD_OFF: &str = "window.__orreryFrames.down = false;";
 
 /// Watches the opening of a run: the click on a run in the list, every frame until the timeline
 /// has bars, the moment its `data-bars` first turns positive (set by its draw, inside a frame)
-/// and the start of the frame after it (that frame painted).
+/// and the start of the frame after it (that frame painted); then every frame until the run's
+/// graph is drawn (the overview's `data-tasks` > 0, or a task card), the longest of those frames.
 const WATCH_OPEN: &str = r#"
-const w = { clickAt: null, drawnAt: null, paintedAt: null, bars: 0, longest: 0, frames: 0, last: null };
+const w = { clickAt: null, drawnAt: null, paintedAt: null, bars: 0, longest: 0, frames: 0, last: null,
+  graphAt: null, graphLongest: 0 };
 window.__orreryOpen = w;
 addEventListener('click', (e) => {
   if (w.clickAt === null && e.target.closest && e.target.closest('[data-testid=run-item]')) w.clickAt = performance.now();
@@ -78,10 +80,17 @@ new MutationObserver(() => {
     requestAnimationFrame((f) => { w.paintedAt = f; });
   }
 }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-bars'] });
+const graphDrawn = () => {
+  const overview = document.querySelector('.run-graph [data-testid=overview]');
+  return (overview && Number(overview.dataset.tasks || 0) > 0) || document.querySelector('.run-graph .react-flow__node') !== null;
+};
 const tick = (t) => {
-  if (w.clickAt !== null && w.last !== null) { w.longest = Math.max(w.longest, t - w.last); w.frames++; }
+  if (w.paintedAt === null) {
+    if (w.clickAt !== null && w.last !== null) { w.longest = Math.max(w.longest, t - w.last); w.frames++; }
+  } else if (w.last !== null) w.graphLongest = Math.max(w.graphLongest, t - w.last);
   w.last = t;
-  if (w.paintedAt === null) requestAnimationFrame(tick);
+  if (w.paintedAt !== null && graphDrawn()) w.graphAt = t;
+  if (w.graphAt === null) requestAnimationFrame(tick);
 };
 requestAnimationFrame(tick);
 "#;
@@ -126,6 +135,10 @@ struct Timeline {
     open_longest_frame_ms: f64,
     open_frames: usize,
     bars: usize,
+    /// Click on the run → the first frame with its graph drawn; the longest frame from the
+    /// timeline painted to then (the graph being made blocks the page that long).
+    to_graph_ms: f64,
+    graph_longest_frame_ms: f64,
     idle: Vec<f64>,
     drag: Vec<f64>,
     wheel: Vec<f64>,
@@ -294,9 +307,22 @@ async fn measure_timeline(
     })
     .await;
     let at = |k: &str| opened[k].as_f64().unwrap_or_else(|| panic!("no {k} in {opened}"));
-    // Where the opening went: the page's timing marks (ui/src/timing.ts) after the click.
+    figures.to_drawn_ms = at("drawnAt") - at("clickAt");
+    figures.to_painted_ms = at("paintedAt") - at("clickAt");
+    figures.open_longest_frame_ms = at("longest");
+    figures.open_frames = at("frames") as usize;
+    figures.bars = at("bars") as usize;
+    let graph = wait_until("the run's graph", || async {
+        let w = client.execute("return window.__orreryOpen;", vec![]).await.ok()?;
+        w["graphAt"].as_f64()?;
+        Some(w)
+    })
+    .await;
+    figures.to_graph_ms = graph["graphAt"].as_f64().unwrap_or(f64::NAN) - at("clickAt");
+    figures.graph_longest_frame_ms = graph["graphLongest"].as_f64().unwrap_or(f64::NAN);
+    // Where the opening went: the page's timing marks (ui/src/timing.ts) after the click, up to the graph.
     let marks = client
-        .execute("return performance.getEntriesByType('mark').filter((m, i, all) => m.name.startsWith('orrery:run') && all.findIndex((n) => n.name === m.name) === i).map(m => [m.name, m.startTime]);", vec![])
+        .execute("return performance.getEntriesByType('mark').filter((m, i, all) => m.name.startsWith('orrery:') && m.startTime >= arguments[0] && all.findIndex((n) => n.name === m.name) === i).map(m => [m.name, m.startTime]);", vec![json!(at("clickAt"))])
         .await
         .unwrap();
     for m in marks.as_array().into_iter().flatten() {
@@ -306,11 +332,6 @@ async fn measure_timeline(
             m[1].as_f64().unwrap_or(0.0) - at("clickAt")
         );
     }
-    figures.to_drawn_ms = at("drawnAt") - at("clickAt");
-    figures.to_painted_ms = at("paintedAt") - at("clickAt");
-    figures.open_longest_frame_ms = at("longest");
-    figures.open_frames = at("frames") as usize;
-    figures.bars = at("bars") as usize;
     client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
     let summary = text(&client, "[data-testid=timeline] .timeline-summary").await;
     figures.attempts = summary.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
@@ -527,7 +548,7 @@ fn summary(f: &Timeline) -> String {
 
 fn table(all: &[Timeline], log: &LogLatency) -> String {
     type Row = table::Row<Timeline>;
-    let rows: [Row; 23] = [
+    let rows: [Row; 25] = [
         ("Attempts in the session", |f| f.attempts as f64, ""),
         ("  (the CLI's run of the blueprint, for the record)", |f| f.cli_run_ms, "ms"),
         ("Open: click on the run → timeline bars drawn", |f| f.to_drawn_ms, "ms"),
@@ -536,6 +557,8 @@ fn table(all: &[Timeline], log: &LogLatency) -> String {
         ("Open: longest frame between the click and the bars", |f| f.open_longest_frame_ms, "ms"),
         ("Open: frames between the click and the bars", |f| f.open_frames as f64, ""),
         ("Bars drawn in that frame", |f| f.bars as f64, ""),
+        ("Open: click on the run → its graph drawn", |f| f.to_graph_ms, "ms"),
+        ("  longest frame from the bars painted to the graph", |f| f.graph_longest_frame_ms, "ms"),
         ("Idle, nothing moving: median frame (the floor)", |f| quantile(&f.idle, 0.5), "ms"),
         ("Idle: p95 frame", |f| quantile(&f.idle, 0.95), "ms"),
         ("Idle: frames under 16.7 ms", |f| under_a_frame(&f.idle), "%"),

@@ -218,6 +218,9 @@ pub struct SessionView {
     pub driven: bool,
     /// Its tasks waiting for an answer (`answer_prompt`), by node key.
     pub waiting: Vec<String>,
+    /// The sessions that restart this one, oldest first (the one it restarts is
+    /// `session.restarted_from`): the lineage between sessions.
+    pub restarts: Vec<Session>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -353,16 +356,19 @@ impl Api {
             control: Some(control.clone()),
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
-        // The first committed event names the session.
+        let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {
+            Err(e) => Failure::new("engine", format!("the runner failed: {e}")),
+            Ok(Err(e)) => run_failure(e),
+            Ok(Ok(report)) => Failure::new("engine", format!("session {} ended before it was seen", report.session_id)),
+        };
+        // The first committed event names the session. A runner that fails before the session
+        // exists drops its events' sender, which may be seen before its end: its error is the answer.
         let first = tokio::select! {
-            first = receiver.recv() => first.map_err(|e| Failure::new("engine", format!("the session's events: {e}")))?,
-            ended = &mut handle => {
-                let ended = ended.map_err(|e| Failure::new("engine", format!("the runner failed: {e}")))?;
-                return Err(match ended {
-                    Err(e) => run_failure(e),
-                    Ok(report) => Failure::new("engine", format!("session {} ended before it was seen", report.session_id)),
-                });
-            }
+            first = receiver.recv() => match first {
+                Ok(first) => first,
+                Err(_) => return Err(unseen(handle.await)),
+            },
+            ended = &mut handle => return Err(unseen(ended)),
         };
         let session_id = first.session_id.clone();
         let mut growth = LogGrowth::default();
@@ -580,6 +586,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     waiting: waiting(&attempts).map(|a| a.node.clone()).collect(),
                     attempts,
                     driven: runner::is_driven(&store, &session.id)?,
+                    restarts: store.restarts_of(&session.id)?,
                     session,
                 })
             })

@@ -917,13 +917,37 @@ async fn two_runs_are_compared_task_by_task_and_by_the_session_data_that_differs
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_and_the_session_it_runs_again_point_at_each_other() {
+    let fx = Fixture::new();
+    let file = fx.blueprint("again", vec![sh("a", "true", "start")]);
+    let first = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+    fx.ok("wait_session", json!({"session_id": first, "timeout_s": 30})).await;
+    let restart = fx.ok("restart_session", json!({"session_id": first})).await;
+    let second = restart["session_id"].as_str().unwrap().to_string();
+    assert_ne!(second, first, "a restart is a new session");
+    fx.ok("wait_session", json!({"session_id": second, "timeout_s": 30})).await;
+
+    let old = fx.ok("get_session", json!({"session_id": first})).await;
+    let new = fx.ok("get_session", json!({"session_id": second})).await;
+    assert_eq!(new["session"]["restarted_from"], first.as_str(), "the restart names what it runs again");
+    assert!(old["session"].get("restarted_from").is_none(), "the first run restarts nothing: {old}");
+    let restarts: Vec<&str> = old["restarts"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(restarts, [second.as_str()], "the first run lists its restart");
+    assert_eq!(old["restarts"][0]["state"], "completed");
+    assert_eq!(new["restarts"], json!([]));
+    let unknown = fx.call("restart_session", json!({"session_id": "nope"})).await;
+    assert_eq!(unknown.metadata["error"], "not_found", "{unknown:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_left_running_by_a_crash_is_listed_as_interrupted() {
     let fx = Fixture::new();
     let text = std::fs::read_to_string(fx.blueprint("left", vec![sh("a", "true", "start")])).unwrap();
     // What a runner killed mid-run leaves: a running session, no live runner holding it.
     let mut store = orrery_store::Store::open(&fx.path("orrery.db")).unwrap();
     let hash = store.put_blueprint_version("left", &text).unwrap();
-    let new = orrery_store::NewSession { blueprint_hash: hash, name: "left".into(), params: json!({}) };
+    let new =
+        orrery_store::NewSession { blueprint_hash: hash, name: "left".into(), params: json!({}), restarted_from: None };
     let session = store.create_session(&new, None).unwrap();
     store.set_session_state(&session.id, orrery_blueprint::SessionState::Running, None, None).unwrap();
     let listed = fx.ok("list_sessions", json!({})).await;

@@ -76,8 +76,8 @@ enum Command {
         /// How many processes may run at once (default: the number of cores).
         #[arg(long)]
         max_parallel: Option<usize>,
-        /// The task store (default: the user's data directory).
-        #[arg(long)]
+        /// The task store (default: `ORRERY_DB`, else the user's data directory).
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -94,7 +94,7 @@ enum Command {
         session: String,
         /// `{instance}.{task}`, or a task id.
         task: Option<String>,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -102,7 +102,7 @@ enum Command {
     /// Pause a running session: nothing new starts, what runs finishes, then it is `stopped`.
     Pause {
         session: String,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -112,14 +112,14 @@ enum Command {
         session: String,
         task: String,
         value: String,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
     /// List the sessions in the task store, newest first.
     Sessions {
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -127,7 +127,7 @@ enum Command {
     /// Show a session: its state, each task's state and attempts.
     Status {
         session: String,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -149,7 +149,7 @@ enum Command {
         /// The window's size in bytes (clamped to 1024..262144; default 65536).
         #[arg(long)]
         limit: Option<u64>,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -159,7 +159,7 @@ enum Command {
         session: String,
         /// `{instance}.{task}`, or a task id of the root blueprint.
         task: String,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -175,7 +175,7 @@ enum Command {
         /// Set the session data its outputs write (and its downstream's) to null.
         #[arg(long)]
         clear_outputs: bool,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -185,7 +185,7 @@ enum Command {
         session: String,
         /// The scope's start task.
         scope_start: String,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -193,7 +193,7 @@ enum Command {
     /// Which attempt's output fed which input, and the blueprint instances of a session.
     Lineage {
         session: String,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
@@ -208,7 +208,7 @@ enum Command {
         name: String,
         /// The arguments, a JSON object (none: `{}`).
         arguments: Option<String>,
-        #[arg(long)]
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
     },
     /// Serve the facade's jobs over HTTP on 127.0.0.1 until Ctrl-C (which stops the sessions it
@@ -227,8 +227,8 @@ enum Command {
         /// Leave the sessions a crash interrupted alone (by default they are resumed at start).
         #[arg(long)]
         no_recover: bool,
-        /// The task store (default: the user's data directory).
-        #[arg(long)]
+        /// The task store (default: `ORRERY_DB`, else the user's data directory).
+        #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
     },
     /// Draw the DAG, scopes as clusters.
@@ -251,8 +251,8 @@ pub struct Driving {
     /// How many processes may run at once (default: the number of cores).
     #[arg(long)]
     pub max_parallel: Option<usize>,
-    /// The task store (default: the user's data directory).
-    #[arg(long)]
+    /// The task store (default: `ORRERY_DB`, else the user's data directory).
+    #[arg(long, env = "ORRERY_DB")]
     pub db: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
@@ -276,7 +276,7 @@ pub enum GraphFormatArg {
     Mermaid,
 }
 
-/// The task store a command uses: `--db`, else the user's data directory.
+/// The task store a command uses: `--db` (or `ORRERY_DB`, as the app), else the user's data directory.
 fn db_path(db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     use anyhow::Context;
     match db {

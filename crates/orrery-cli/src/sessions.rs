@@ -59,9 +59,10 @@ pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Resul
     };
     let nodes = store.task_nodes(session)?;
     let attempts = store.attempts(session)?;
+    let restarts: Vec<String> = store.restarts_of(session)?.into_iter().map(|r| r.id).collect();
     match format {
         ReportFormat::Json => {
-            let answer = serde_json::json!({"session": s, "tasks": nodes, "attempts": attempts});
+            let answer = serde_json::json!({"session": s, "tasks": nodes, "attempts": attempts, "restarts": restarts});
             println!("{}", serde_json::to_string_pretty(&answer)?);
         }
         ReportFormat::Text => {
@@ -69,6 +70,12 @@ pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Resul
             println!("state     {} after {}", s.state.as_str(), duration(s.started_ms, s.finished_ms));
             if let Some(e) = &s.last_error {
                 println!("error     {}: {}", e.code, e.message);
+            }
+            if let Some(origin) = &s.restarted_from {
+                println!("restarts  {origin}");
+            }
+            if !restarts.is_empty() {
+                println!("restarted as {}", restarts.join(", "));
             }
             println!();
             for n in &nodes {

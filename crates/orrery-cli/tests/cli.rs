@@ -616,6 +616,21 @@ fn cancel_reaches_a_run_in_another_process_and_restart_runs_the_same_blueprint_a
     assert_eq!(listed[0]["state"], "completed");
     assert_eq!(listed[0]["blueprint_hash"], listed[1]["blueprint_hash"]);
     assert_eq!(listed[1]["state"], "failed", "the old session is left as it was");
+
+    // Each names the other; the store is found through ORRERY_DB too, as the app finds it.
+    let again = listed[0]["id"].as_str().unwrap();
+    let by_env = |session: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_orrery"))
+            .args(["status", session])
+            .env("ORRERY_DB", db)
+            .current_dir(&s.0)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert!(by_env(again).contains(&format!("restarts  {session}")), "{}", by_env(again));
+    assert!(by_env(&session).contains(&format!("restarted as {again}")), "{}", by_env(&session));
 }
 
 #[test]

@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0003_global_event_order", include_str!("../migrations/0003_global_event_order.sql")),
     ("0004_lineage", include_str!("../migrations/0004_lineage.sql")),
     ("0005_submitted_tasks", include_str!("../migrations/0005_submitted_tasks.sql")),
+    ("0006_session_origin", include_str!("../migrations/0006_session_origin.sql")),
 ];
 
 /// The schema version this code writes.

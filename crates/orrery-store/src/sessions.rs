@@ -29,6 +29,9 @@ pub struct NewSession {
     pub blueprint_hash: String,
     pub name: String,
     pub params: Value,
+    /// The session this one runs over again (a restart): the lineage between sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarted_from: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -45,6 +48,9 @@ pub struct Session {
     /// When it last entered completed, failed or stopped; cleared when it runs again.
     pub finished_ms: Option<i64>,
     pub last_error: Option<ErrorRecord>,
+    /// The session this one runs over again, when it is a restart (and that session is kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarted_from: Option<String>,
 }
 
 /// Which sessions [`Store::sessions`] lists, newest first.
@@ -69,6 +75,15 @@ impl Store {
                 .optional()
                 .at(tx.path)?
                 .ok_or_else(|| StoreError::not_found("blueprint version", &new.blueprint_hash))?;
+            if let Some(origin) = &new.restarted_from {
+                let known: bool = tx
+                    .sql
+                    .query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [origin], |r| r.get(0))
+                    .at(tx.path)?;
+                if !known {
+                    return Err(StoreError::not_found("session", origin));
+                }
+            }
             let session = Session {
                 id: tx.ids.session_id(),
                 blueprint_hash: new.blueprint_hash.clone(),
@@ -80,11 +95,12 @@ impl Store {
                 started_ms: None,
                 finished_ms: None,
                 last_error: None,
+                restarted_from: new.restarted_from.clone(),
             };
             tx.sql
                 .execute(
-                    "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms, restarted_from)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     params![
                         session.id,
                         session.blueprint_hash,
@@ -92,7 +108,8 @@ impl Store {
                         session.name,
                         session.state.as_str(),
                         session.params.to_string(),
-                        session.created_ms
+                        session.created_ms,
+                        session.restarted_from
                     ],
                 )
                 .at(tx.path)?;
@@ -101,7 +118,12 @@ impl Store {
                 &session.id,
                 kinds::SESSION_CREATED,
                 None,
-                &json!({"blueprint_hash": session.blueprint_hash, "blueprint_id": session.blueprint_id, "name": session.name}),
+                &json!({
+                    "blueprint_hash": session.blueprint_hash,
+                    "blueprint_id": session.blueprint_id,
+                    "name": session.name,
+                    "restarted_from": session.restarted_from,
+                }),
             )?;
             Ok(session)
         })
@@ -128,6 +150,16 @@ impl Store {
         let rows = stmt
             .query_map(params![filter.state.map(SessionState::as_str), filter.blueprint_id, limit], session_row)
             .at(&self.path)?;
+        rows.map(|r| r.at(&self.path).and_then(|raw| raw.into_session(&self.path))).collect()
+    }
+
+    /// The sessions that restart `id` (run it over again), oldest first.
+    pub fn restarts_of(&self, id: &str) -> Result<Vec<Session>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("{SELECT_SESSION} WHERE restarted_from = ?1 ORDER BY created_ms, rowid"))
+            .at(&self.path)?;
+        let rows = stmt.query_map([id], session_row).at(&self.path)?;
         rows.map(|r| r.at(&self.path).and_then(|raw| raw.into_session(&self.path))).collect()
     }
 
@@ -176,7 +208,7 @@ pub(crate) fn require_session(conn: &Connection, path: &Path, id: &str) -> Resul
 }
 
 const SELECT_SESSION: &str = "SELECT id, blueprint_hash, blueprint_id, name, state, params_json,
-    created_ms, started_ms, finished_ms, last_error_json FROM sessions";
+    created_ms, started_ms, finished_ms, last_error_json, restarted_from FROM sessions";
 
 struct RawSession {
     id: String,
@@ -189,6 +221,7 @@ struct RawSession {
     started_ms: Option<i64>,
     finished_ms: Option<i64>,
     last_error_json: Option<String>,
+    restarted_from: Option<String>,
 }
 
 fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
@@ -203,6 +236,7 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
         started_ms: row.get(7)?,
         finished_ms: row.get(8)?,
         last_error_json: row.get(9)?,
+        restarted_from: row.get(10)?,
     })
 }
 
@@ -229,6 +263,7 @@ impl RawSession {
             started_ms: self.started_ms,
             finished_ms: self.finished_ms,
             last_error,
+            restarted_from: self.restarted_from,
         })
     }
 }

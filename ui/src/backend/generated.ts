@@ -283,6 +283,8 @@ export type Session = {
   /** When it last entered completed, failed or stopped; cleared when it runs again. */
   finished_ms?: number | null;
   last_error?: ErrorRecord | null;
+  /** The session this one runs over again, when it is a restart (and that session is kept). */
+  restarted_from?: string | null;
 };
 
 /** A session as a list of runs shows it. */
@@ -299,6 +301,8 @@ export type SessionListing = {
   /** When it last entered completed, failed or stopped; cleared when it runs again. */
   finished_ms?: number | null;
   last_error?: ErrorRecord | null;
+  /** The session this one runs over again, when it is a restart (and that session is kept). */
+  restarted_from?: string | null;
   /** Its tasks waiting for an answer (`answer_prompt`), by node key. */
   waiting: string[];
   /** `running` or `pending` with no live runner: a crash stopped it (`resume_session` goes on). */
@@ -626,6 +630,11 @@ export type GetSessionAnswer = {
   driven: boolean;
   /** Its tasks waiting for an answer (`answer_prompt`), by node key. */
   waiting: string[];
+  /**
+   * The sessions that restart this one, oldest first (the one it restarts is
+   * `session.restarted_from`): the lineage between sessions.
+   */
+  restarts: Session[];
 };
 
 /** Waits until a session has ended (completed, failed or stopped), at most `timeout_s`. */

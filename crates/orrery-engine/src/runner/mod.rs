@@ -206,6 +206,18 @@ pub async fn run_session(
     params: Map<String, Value>,
     options: RunOptions,
 ) -> Result<RunReport, RunError> {
+    run_new_session(store_path, root, library, params, None, options).await
+}
+
+/// [`run_session`], the new session recording the one it runs over again (a restart).
+pub(crate) async fn run_new_session(
+    store_path: &Path,
+    root: ValidBlueprint,
+    library: Vec<Blueprint>,
+    params: Map<String, Value>,
+    restarted_from: Option<String>,
+    options: RunOptions,
+) -> Result<RunReport, RunError> {
     let plan = {
         let lib: Library = library.iter().collect();
         plan::build(&root, &lib, &params)?
@@ -235,7 +247,10 @@ pub async fn run_session(
             for (id, text) in &inner {
                 links.insert(id.clone(), Value::String(s.put_blueprint_version(id, text)?));
             }
-            let session = s.create_session(&NewSession { blueprint_hash: hash, name, params: params_value }, None)?;
+            let session = s.create_session(
+                &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from },
+                None,
+            )?;
             s.acquire_lease(&session.id, &lease, |_| true)?;
             let link =
                 NewEvent { kind: SESSION_BLUEPRINTS.to_string(), run_id: None, payload: json!({ "inner": links }) };

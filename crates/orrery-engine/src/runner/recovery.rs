@@ -293,14 +293,15 @@ fn blueprints_from_versions(
 
 /// Starts a stored session over as a new session: the exact blueprint versions it ran (root
 /// and inner) and its params, from the store alone. The old session is left as it is; the new
-/// one runs to completion, failure or a stop like [`run_session`].
+/// one records it as the session it restarts, and runs to completion, failure or a stop like
+/// [`run_session`].
 pub async fn restart_session(store_path: &Path, session_id: &str, options: RunOptions) -> Result<RunReport, RunError> {
     let db = Db::open(store_path, &options).await?;
     let (session, root_version, inner_versions) = stored_versions(&db, session_id).await?;
     drop(db);
     let (root, library) = blueprints_from_versions(&root_version, &inner_versions)?;
     let params = session.params.as_object().cloned().unwrap_or_default();
-    run_session(store_path, root, library, params, options).await
+    run_new_session(store_path, root, library, params, Some(session.id), options).await
 }
 
 /// The inner blueprint versions linked to a session by its [`SESSION_BLUEPRINTS`] event (none

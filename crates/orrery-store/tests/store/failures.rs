@@ -148,7 +148,12 @@ fn a_full_disk_is_reported_and_leaves_the_store_consistent() {
     let hash = store.put_blueprint_version("b", "{}").unwrap();
     let session = store
         .create_session(
-            &orrery_store::NewSession { blueprint_hash: hash, name: "full".into(), params: json!({}) },
+            &orrery_store::NewSession {
+                blueprint_hash: hash,
+                name: "full".into(),
+                params: json!({}),
+                restarted_from: None,
+            },
             None,
         )
         .unwrap();

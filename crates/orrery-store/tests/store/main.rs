@@ -59,7 +59,12 @@ impl Fixture {
             .expect("a blueprint version is stored");
         self.store
             .create_session(
-                &NewSession { blueprint_hash: hash, name: "first run".into(), params: json!({"n": 1}) },
+                &NewSession {
+                    blueprint_hash: hash,
+                    name: "first run".into(),
+                    params: json!({"n": 1}),
+                    restarted_from: None,
+                },
                 None,
             )
             .expect("a session is created")

@@ -73,7 +73,10 @@ fn a_database_at_every_earlier_version_upgrades_to_the_newest() {
         store.check_integrity().expect("the upgraded database passes integrity_check");
         let hash = store.put_blueprint_version("b", "{}").unwrap();
         store
-            .create_session(&NewSession { blueprint_hash: hash, name: "n".into(), params: json!({}) }, None)
+            .create_session(
+                &NewSession { blueprint_hash: hash, name: "n".into(), params: json!({}), restarted_from: None },
+                None,
+            )
             .expect("the upgraded schema takes writes");
     }
 }

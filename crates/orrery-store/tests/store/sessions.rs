@@ -23,7 +23,10 @@ fn a_session_of_an_unknown_blueprint_version_is_not_found() {
     let mut fixture = Fixture::open();
     let err = fixture
         .store
-        .create_session(&NewSession { blueprint_hash: "abc".into(), name: "x".into(), params: json!({}) }, None)
+        .create_session(
+            &NewSession { blueprint_hash: "abc".into(), name: "x".into(), params: json!({}), restarted_from: None },
+            None,
+        )
         .unwrap_err();
     assert_eq!(err.code(), "not_found");
     assert!(err.to_string().contains("abc"), "names the hash: {err}");
@@ -165,4 +168,47 @@ fn a_submitted_task_points_at_its_current_run_and_can_be_forgotten() {
     assert!(!fixture.store.delete_submitted_task("blueprint#hello#b").unwrap(), "gone already");
     assert!(fixture.store.put_submitted_task("x#y#z", "no-session", &[], None).is_err(), "a run is a stored session");
     assert_eq!(fixture.store.blueprint_ids().unwrap(), ["hello"]);
+}
+
+#[test]
+fn a_restart_records_the_session_it_runs_again_and_is_listed_as_its_restart() {
+    let mut fixture = Fixture::open();
+    let first = fixture.session();
+    let again = |from: &str| NewSession {
+        blueprint_hash: first.blueprint_hash.clone(),
+        name: first.name.clone(),
+        params: first.params.clone(),
+        restarted_from: Some(from.to_string()),
+    };
+    fixture.clock.advance(5);
+    let second = fixture.store.create_session(&again(&first.id), None).unwrap();
+    fixture.clock.advance(5);
+    let third = fixture.store.create_session(&again(&first.id), None).unwrap();
+    let of_second = fixture.store.create_session(&again(&second.id), None).unwrap();
+
+    assert_eq!(fixture.store.session(&second.id).unwrap().restarted_from.as_deref(), Some(first.id.as_str()));
+    assert_eq!(first.restarted_from, None, "a session launched on its own restarts nothing");
+    let ids = |list: Vec<orrery_store::Session>| list.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    assert_eq!(ids(fixture.store.restarts_of(&first.id).unwrap()), [second.id.clone(), third.id], "oldest first");
+    assert_eq!(ids(fixture.store.restarts_of(&second.id).unwrap()), [of_second.id]);
+    let created = &fixture.store.events_after(&second.id, 0, 1).unwrap()[0];
+    assert_eq!(created.kind, "session_created");
+    let orrery_store::EventPayload::Whole { value } = &created.payload else { panic!("cut: {created:?}") };
+    assert_eq!(value["restarted_from"], json!(first.id), "the creation event says what it restarts");
+}
+
+#[test]
+fn a_restart_of_an_unknown_session_is_not_found_and_creates_nothing() {
+    let mut fixture = Fixture::open();
+    let first = fixture.session();
+    let new = NewSession {
+        blueprint_hash: first.blueprint_hash,
+        name: "again".into(),
+        params: json!({}),
+        restarted_from: Some("session-404".into()),
+    };
+    let err = fixture.store.create_session(&new, None).unwrap_err();
+    assert_eq!(err.code(), "not_found");
+    assert!(err.to_string().contains("session-404"), "names the session: {err}");
+    assert_eq!(fixture.store.sessions(&SessionFilter::default()).unwrap().len(), 1);
 }
