@@ -54,6 +54,7 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     attempts: [],
     blueprints: { bp: blueprint },
     instances: [{ id: "bp", blueprint_id: "bp", context: {} }],
+    scopes: {},
     levels: [],
     selected: null,
     details: null,
@@ -165,6 +166,24 @@ describe("the details of an attempt", () => {
     await settled();
     expect(calls).toContainEqual(["reset_task", { session_id: "s1", task: "bp.work", downstream: true }]);
     expect(workspace.getState().runs.getState().notice).toEqual({ text: "bp.work and everything after it reset", error: false });
+  });
+
+  it("says which iteration of a looped scope the attempt ran in", () => {
+    const loop = { start: "start", end: "work", name: "build loop", policy: "while" as const, members: ["start", "work"], depth: 0 };
+    const attempts = [
+      attempt("bp.start", 1, "succeeded", "system.start", { started_ms: 0, finished_ms: 1 }),
+      attempt("bp.work", 1, "succeeded", "shell.run", { started_ms: 1, finished_ms: 5 }),
+      attempt("bp.start", 2, "succeeded", "system.start", { started_ms: 6, finished_ms: 7 }),
+      attempt("bp.work", 2, "failed", "shell.run", { started_ms: 7, finished_ms: 9 }),
+      attempt("bp.work", 3, "succeeded", "shell.run", { started_ms: 9, finished_ms: 12 }),
+      attempt("bp.ask", 1, "succeeded", "user_prompt.confirm", { started_ms: 12, finished_ms: 13 }),
+    ];
+    const retried = mount(openRun({ attempts, scopes: { bp: [loop] }, selected: { node: "bp.work", attempt: 3 } }));
+    expect(retried.container.querySelector("[data-testid=scope-iteration]")?.textContent).toBe("Scope build loop: iteration 2 of 2");
+    act(() => root!.unmount());
+
+    const outside = mount(openRun({ attempts, scopes: { bp: [loop] }, selected: { node: "bp.ask", attempt: 1 } }));
+    expect(outside.container.querySelector("[data-testid=scope-iteration]")).toBeNull();
   });
 
   it("shows the checklist of an attempt with each step's progress", () => {

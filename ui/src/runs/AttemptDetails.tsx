@@ -1,6 +1,6 @@
-// The selected attempt: what it read and wrote, how it ended, its checklist of progress steps
-// (live), the actions on its task, the question it asks when it is a prompt waiting for an
-// answer, and its log in the log viewer (live tail).
+// The selected attempt: what it read and wrote, how it ended, which iteration of a looped scope
+// it ran in, its checklist of progress steps (live), the actions on its task, the question it
+// asks when it is a prompt waiting for an answer, and its log in the log viewer (live tail).
 import { useMemo, useState } from "react";
 import type { Attempt, Step } from "../backend/generated";
 import { ioOf, type Task } from "../blueprint";
@@ -8,7 +8,7 @@ import { useRuns } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { preview } from "./CompareView";
 import { LogView } from "./log/LogView";
-import { clockLabel, durationLabel, splitNode } from "./timeline/model";
+import { clockLabel, durationLabel, iterationLabel, iterationOf, modelOf, splitNode } from "./timeline/model";
 
 export function AttemptDetails({ run }: { run: OpenRun }) {
   const selected = run.selected;
@@ -18,6 +18,8 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
   const state = run.states[selected.node] ?? "PENDING";
   const definition = taskOf(run, instance, task);
   const attempt = run.details?.attempt ?? attempts.find((a) => a.attempt === selected.attempt) ?? null;
+  // The timeline's model of the same attempts, built once whoever asks first: the lookup scans nothing.
+  const iteration = iterationOf(modelOf(run.attempts, run.scopes), selected);
   return (
     <div className="attempt-details" data-testid="attempt-details" data-node={selected.node} data-attempt={selected.attempt}>
       <header>
@@ -29,6 +31,11 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
         </span>
       </header>
       {attempts.length > 1 && <AttemptPicker node={selected.node} attempts={attempts} current={selected.attempt} />}
+      {iteration && (
+        <p className="muted scope-iteration" data-testid="scope-iteration">
+          {iterationLabel(iteration)}
+        </p>
+      )}
       <TaskActions run={run} node={selected.node} attempt={attempt} />
       {attempt?.state === "running" && run.waiting.includes(selected.node) && definition && (
         <PromptAnswer node={selected.node} task={definition} />

@@ -56,7 +56,14 @@ function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRe
   // A few frames a second are enough for a bar to grow.
   const now = useNow(live, 250);
   return (
-    <Timeline attempts={run.attempts} nowMs={live ? now : (run.session.finished_ms ?? now)} selected={run.selected} onSelect={onSelect} live={live} />
+    <Timeline
+      attempts={run.attempts}
+      scopes={run.scopes}
+      nowMs={live ? now : (run.session.finished_ms ?? now)}
+      selected={run.selected}
+      onSelect={onSelect}
+      live={live}
+    />
   );
 }
 

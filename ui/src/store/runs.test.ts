@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Attempt, Diagnostic, EventView, SessionListing, TaskState } from "../backend/generated";
+import type { Attempt, Diagnostic, EventView, Scope, SessionListing, TaskState } from "../backend/generated";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
 import { launchParams } from "../runs/LaunchDialog";
@@ -233,6 +233,45 @@ describe("an open run", () => {
     backend.lag();
     await settled();
     expect(run(workspace).states).toEqual({ "deploy.ask": "FAILED" });
+  });
+
+  it("reads the scopes of each blueprint it runs once, and keeps them by instance", async () => {
+    const inner = JSON.stringify({ id: "inner", tasks: [{ id: "poll", type: "shell.run" }] });
+    const loop: Scope[] = [{ start: "poll", end: "poll", name: "poll loop", policy: "while", members: ["poll"], depth: 0 }];
+    const asked: string[] = [];
+    const { workspace } = await loaded([], {
+      get_session_blueprints: () => ({
+        root: { blueprint_id: "deploy", hash: "abc123", text: deploy },
+        inner: [{ blueprint_id: "inner", hash: "def456", text: inner }],
+        instances: [
+          { id: "deploy", blueprint_id: "deploy", context: {} },
+          { id: "inner_fan_a", blueprint_id: "inner", composite: "deploy.fan", context: { element_id: "a" } },
+          { id: "inner_fan_b", blueprint_id: "inner", composite: "deploy.fan", context: { element_id: "b" } },
+        ],
+      }),
+      blueprint_scopes: ({ text }) => (asked.push(text), text === inner ? loop : []),
+    });
+    await workspace.getState().runs.getState().open("s1");
+    expect(run(workspace).scopes).toEqual({});
+    await settled();
+    expect(run(workspace).scopes).toEqual({ deploy: [], inner_fan_a: loop, inner_fan_b: loop });
+    // The editors ask about the blueprints they draw too, in their own text: the run asks once per stored version.
+    expect(asked.filter((text) => text === deploy || text === inner).sort()).toEqual([deploy, inner].sort());
+  });
+
+  it("opens without scopes when the facade cannot read them", async () => {
+    const { workspace } = await loaded([], {
+      blueprint_scopes: () => {
+        throw new Error("not a blueprint");
+      },
+    });
+    const runs = workspace.getState().runs;
+    await runs.getState().open("s1");
+    await settled();
+    expect(run(workspace).session.id).toBe("s1");
+    expect(run(workspace).attempts).toHaveLength(1);
+    expect(run(workspace).scopes).toEqual({});
+    expect(runs.getState().notice).toBeNull();
   });
 
   it("tells what an action did, or why it was refused", async () => {

@@ -1,7 +1,8 @@
 // The runs of the store as the run views show them: the list of sessions, and the one opened,
 // kept live from the facade's event stream (no polling): its tasks' states, its attempts, the
-// exact blueprint versions it runs (drawn on a read-only canvas, inner blueprints openable),
-// the selected attempt with its details, and the controls that act on it.
+// exact blueprint versions it runs (drawn on a read-only canvas, inner blueprints openable) and
+// their scopes (the timeline shows the iterations of those that loop), the selected attempt with
+// its details, and the controls that act on it.
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type {
   Attempt,
@@ -10,6 +11,8 @@ import type {
   GetAttemptAnswer,
   InputLineage,
   InstanceInfo,
+  RunBlueprint,
+  Scope,
   Session,
   SessionListing,
   SessionState,
@@ -40,6 +43,8 @@ export type OpenRun = {
   /** The blueprint versions it runs, by blueprint id. */
   blueprints: Record<string, Blueprint>;
   instances: InstanceInfo[];
+  /** The scopes of each instance's blueprint, by instance id; none until the facade has answered. */
+  scopes: Record<string, Scope[]>;
   /** The breadcrumb: the root instance first. */
   levels: RunLevel[];
   selected: AttemptRef | null;
@@ -133,6 +138,37 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       const editor = createEditorStore(backend, layout);
       void editor.getState().create(blueprint);
       return { instance: instance.id, editor };
+    }
+
+    /**
+     * The scopes of the run's instances, from the facade: one question per blueprint however many
+     * instances run it. A blueprint it cannot read has none, and the timeline shows no iterations.
+     */
+    async function loadScopes(versions: RunBlueprint[], instances: InstanceInfo[]) {
+      const mine = opened;
+      const used = new Set(instances.map((i) => i.blueprint_id));
+      const texts = new Map<string, string>();
+      for (const version of versions) {
+        if (used.has(version.blueprint_id) && !texts.has(version.blueprint_id)) texts.set(version.blueprint_id, version.text);
+      }
+      const answers = await Promise.all(
+        [...texts].map(async ([id, text]): Promise<[string, Scope[] | null]> => {
+          try {
+            return [id, await backend.call("blueprint_scopes", { text })];
+          } catch {
+            // Without its scopes a run still shows: its timeline only has no bands.
+            return [id, null];
+          }
+        }),
+      );
+      if (mine !== opened) return;
+      const byBlueprint = new Map(answers);
+      const scopes: Record<string, Scope[]> = {};
+      for (const instance of instances) {
+        const found = byBlueprint.get(instance.blueprint_id);
+        if (found) scopes[instance.id] = found;
+      }
+      patchRun({ scopes });
     }
 
     /** The session's state, tasks and attempts again (after a burst of events). */
@@ -260,6 +296,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               attempts: view.attempts,
               blueprints,
               instances: ran.instances,
+              scopes: {},
               levels: level ? [level] : [],
               selected: null,
               details: null,
@@ -267,6 +304,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             },
           });
           mark("run-shown");
+          void loadScopes([ran.root, ...ran.inner], ran.instances);
         } catch (e) {
           if (mine === opened) fail(e);
         }

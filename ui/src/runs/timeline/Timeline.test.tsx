@@ -2,7 +2,7 @@
 import { act, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Attempt, AttemptState } from "../../backend/generated";
+import type { Attempt, AttemptState, Scope } from "../../backend/generated";
 import { AXIS_HEIGHT, LABEL_WIDTH } from "./draw";
 import { ROW_HEIGHT, buildModel, clampView, fitView, timeToX, type AttemptRef, type View } from "./model";
 import { Timeline } from "./Timeline";
@@ -60,8 +60,10 @@ type Mounted = {
 let reactRoot: Root | null = null;
 let container: HTMLDivElement | null = null;
 
+type Props = { nowMs?: number; live?: boolean; scopes?: Record<string, Scope[]> };
+
 /** Mounts the timeline with its selection kept by a parent, as the runs view keeps it. */
-async function mount(attempts: Attempt[], props: { nowMs?: number; live?: boolean } = {}): Promise<Mounted> {
+async function mount(attempts: Attempt[], props: Props = {}): Promise<Mounted> {
   const onSelect = vi.fn<(ref: AttemptRef | null) => void>();
   let selectFromOutside: (ref: AttemptRef | null) => void = () => {};
   let setNowFromOutside: (nowMs: number) => void = () => {};
@@ -76,6 +78,7 @@ async function mount(attempts: Attempt[], props: { nowMs?: number; live?: boolea
     return (
       <Timeline
         attempts={run.attempts}
+        scopes={props.scopes}
         nowMs={nowMs}
         live={run.live}
         selected={selected}
@@ -232,6 +235,28 @@ describe("the run timeline", () => {
       canvas.dispatchEvent(new PointerEvent("pointermove", { bubbles: true, ...pointAt(view, 1200, 2) }));
     });
     expect(root.querySelector("[role=tooltip]")).toBeNull();
+  });
+
+  it("tells the iteration of an attempt of a looped scope, whose bands take no click", async () => {
+    const loop: Scope = { start: "pick", end: "place", name: "placement loop", policy: "while", members: ["pick", "place"], depth: 0 };
+    // Rows: 0 the header of bp, 1 bp.pick, 2 bp.place (retried in the second iteration, from 500 ms).
+    const looping = [
+      attempt("bp.pick", 1, 0, 100),
+      attempt("bp.place", 1, 100, 400),
+      attempt("bp.pick", 2, 500, 600),
+      attempt("bp.place", 2, 600, 700, "failed"),
+      attempt("bp.place", 3, 750, 900),
+    ];
+    const { root, canvas, onSelect } = await mount(looping, { scopes: { bp: [loop] } });
+    const view = openingView(looping, NOW);
+    act(() => {
+      canvas.dispatchEvent(new PointerEvent("pointermove", { bubbles: true, ...pointAt(view, 800, 2) }));
+    });
+    expect(root.querySelector("[role=tooltip]")?.textContent).toContain("Scope placement loop: iteration 2 of 2");
+    click(canvas, pointAt(view, 725, 2));
+    expect(onSelect).toHaveBeenLastCalledWith(null);
+    click(canvas, pointAt(view, 800, 2));
+    expect(onSelect).toHaveBeenLastCalledWith({ node: "bp.place", attempt: 3 });
   });
 
   it("follows a live session until the user pans, and again when asked", async () => {

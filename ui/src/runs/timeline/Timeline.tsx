@@ -1,14 +1,14 @@
 // The run timeline: every attempt of a session as a bar on a time axis, one row per task, grouped
-// by blueprint instance. It is one canvas, because a DOM of 10,000 bars cannot pan smoothly; the
-// view (zoom, pan, scroll) lives in a ref and a change to it asks for one animation frame, so
-// panning never re-renders React. The selection is the caller's, shared with the graph and the
-// details panel: a click or an arrow key asks for a new one, and one chosen elsewhere is scrolled
-// into view. What is where comes from model.ts; draw.ts paints it.
+// by blueprint instance, over bands that tell apart the iterations of the scopes that looped (the
+// instance's header marks where each starts). It is one canvas, because a DOM of 10,000 bars
+// cannot pan smoothly; the view (zoom, pan, scroll) lives in a ref and a change to it asks for one
+// animation frame, so panning never re-renders React. The selection is the caller's, shared with
+// the graph and the details panel: a click or an arrow key asks for a new one, and one chosen
+// elsewhere is scrolled into view. What is where comes from model.ts; draw.ts paints it.
 import {
   useCallback,
   useEffect,
   useLayoutEffect,
-  useMemo,
   useRef,
   useState,
   type JSX,
@@ -19,12 +19,12 @@ import type { Attempt } from "../../backend/generated";
 import { AXIS_HEIGHT, FALLBACK_PALETTE, LABEL_WIDTH, paint, readPalette, type Palette } from "./draw";
 import {
   ROW_HEIGHT,
-  buildModel,
   clampView,
   describeBar,
   fitView,
   followView,
   hitTest,
+  modelOf,
   navigate,
   refKey,
   revealBar,
@@ -32,6 +32,7 @@ import {
   zoomAt,
   type AttemptRef,
   type Bar,
+  type ScopesByInstance,
   type TimelineModel,
   type View,
 } from "./model";
@@ -42,6 +43,8 @@ export type { AttemptRef } from "./model";
 export type TimelineProps = {
   /** Every attempt of the session, in start order. */
   attempts: Attempt[];
+  /** The scopes of each blueprint instance, by instance id: those that looped show their iterations. */
+  scopes?: ScopesByInstance;
   /** The current time: running attempts reach it. */
   nowMs: number;
   selected: AttemptRef | null;
@@ -70,8 +73,9 @@ function summary(model: TimelineModel): string {
   return `Timeline of ${model.attempts} attempts of ${model.tasks} tasks in ${model.instances} blueprint instances${running}`;
 }
 
-export function Timeline({ attempts, nowMs, selected, onSelect, live }: TimelineProps): JSX.Element {
-  const model = useMemo(() => buildModel(attempts), [attempts]);
+export function Timeline({ attempts, scopes, nowMs, selected, onSelect, live }: TimelineProps): JSX.Element {
+  // Built once per list of attempts and scopes, and shared with the details panel.
+  const model = modelOf(attempts, scopes);
   const rootRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const latest = useRef<Latest>({ model, nowMs, selected, live });

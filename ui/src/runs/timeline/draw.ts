@@ -1,6 +1,7 @@
 // Paints one frame of the run timeline on a 2D canvas: the row labels on the left, the time axis on
-// top, and the bars of the rows in view. It only paints: which bars are in view and where comes
-// from model.ts, so a frame costs what it shows however long the session is.
+// top, and the bars of the rows in view over the bands of their scopes' iterations. It only
+// paints: what is in view and where comes from model.ts, so a frame costs what it shows however
+// long the session is.
 import type { AttemptState } from "../../backend/generated";
 import {
   ROW_HEIGHT,
@@ -9,8 +10,10 @@ import {
   ticks,
   timeToX,
   visibleBars,
+  visibleIterations,
   visibleRows,
   type Bar,
+  type IterationSpan,
   type TaskRow,
   type TimelineModel,
   type View,
@@ -22,6 +25,10 @@ export const AXIS_HEIGHT = 26;
 export const LABEL_WIDTH = 180;
 /** How wide a bar must be to carry its attempt number. */
 const NUMBER_MIN_PX = 26;
+/** How wide an iteration must be for its label to be measured: narrower ones cannot hold one. */
+const ITERATION_LABEL_MIN_PX = 24;
+/** The least gap between two iteration ticks on a header. */
+const TICK_MIN_GAP_PX = 3;
 /** The space above and below a bar within its row. */
 const BAR_INSET = 4;
 /** How far a task's label is indented under its instance's header. */
@@ -40,6 +47,8 @@ export type Palette = Record<AttemptState, string> & {
   selected: string;
   /** The attempt number written on a bar: it must read on every state's colour. */
   onBar: string;
+  /** The band behind every other iteration of a looped scope: light, since bars are drawn over it. */
+  iteration: string;
 };
 
 /** The colours of the light theme, for when the stylesheet has not given one (as in a test). */
@@ -58,6 +67,7 @@ export const FALLBACK_PALETTE: Palette = {
   accent: "#4c5fd5",
   selected: "#4c5fd5",
   onBar: "#ffffff",
+  iteration: "rgba(76, 95, 213, 0.08)",
 };
 
 /**
@@ -82,6 +92,7 @@ export function readPalette(element: Element): Palette {
     accent: read("--accent", FALLBACK_PALETTE.accent),
     selected: read("--selected", FALLBACK_PALETTE.selected),
     onBar: read("--timeline-on-bar", FALLBACK_PALETTE.onBar),
+    iteration: read("--timeline-iteration", FALLBACK_PALETTE.iteration),
   };
 }
 
@@ -135,6 +146,8 @@ export function paint(ctx: CanvasRenderingContext2D | null, scene: Scene): numbe
   ctx.beginPath();
   ctx.rect(LABEL_WIDTH, AXIS_HEIGHT, view.width, view.height);
   ctx.clip();
+  const iterations = visibleIterations(model, view, nowMs);
+  paintBands(ctx, scene, iterations);
   ctx.strokeStyle = palette.border;
   ctx.lineWidth = 1;
   ctx.beginPath();
@@ -145,6 +158,7 @@ export function paint(ctx: CanvasRenderingContext2D | null, scene: Scene): numbe
   }
   ctx.stroke();
   paintBars(ctx, scene, bars);
+  paintIterationMarks(ctx, scene, iterations);
   if (scene.live) {
     const x = Math.round(LABEL_WIDTH + timeToX(view, nowMs)) + 0.5;
     ctx.strokeStyle = palette.accent;
@@ -160,6 +174,78 @@ export function paint(ctx: CanvasRenderingContext2D | null, scene: Scene): numbe
   paintLabels(ctx, scene, first, end);
   paintAxis(ctx, scene, axisTicks);
   return bars.length;
+}
+
+/** An x on the canvas for time `t`, clamped near the bar area so that deep zooms keep small coordinates. */
+function clampedX(scene: Scene, t: number): number {
+  return Math.min(Math.max(LABEL_WIDTH + timeToX(scene.view, t), LABEL_WIDTH - 4), LABEL_WIDTH + scene.view.width + 4);
+}
+
+/**
+ * Every other iteration (the odd ones) of a task row's loop, as a band behind the row. Bands of a
+ * row that touch are merged, as bars are: zoomed out, thousands of iterations are one tinted run.
+ */
+function paintBands(ctx: CanvasRenderingContext2D, scene: Scene, iterations: IterationSpan[]): void {
+  ctx.fillStyle = scene.palette.iteration;
+  ctx.beginPath();
+  let band: { row: number; x0: number; x1: number } | null = null;
+  for (const span of iterations) {
+    if (span.iteration % 2 === 0 || scene.model.rows[span.row]!.kind !== "task") continue;
+    const x0 = clampedX(scene, span.start);
+    const x1 = clampedX(scene, span.end);
+    if (band && band.row === span.row && x0 <= band.x1 + 0.5) {
+      band.x1 = Math.max(band.x1, x1);
+      continue;
+    }
+    if (band) ctx.rect(band.x0, rowTop(scene, band.row), band.x1 - band.x0, ROW_HEIGHT);
+    band = { row: span.row, x0, x1 };
+  }
+  if (band) ctx.rect(band.x0, rowTop(scene, band.row), band.x1 - band.x0, ROW_HEIGHT);
+  ctx.fill();
+}
+
+/**
+ * Where each iteration starts, on its instance's header: a tick, and `name #k` where the iteration
+ * is wide enough and no other label (an outer loop's, drawn first) is there.
+ */
+function paintIterationMarks(ctx: CanvasRenderingContext2D, scene: Scene, iterations: IterationSpan[]): void {
+  const { model, palette } = scene;
+  ctx.strokeStyle = palette.muted;
+  ctx.fillStyle = palette.muted;
+  ctx.lineWidth = 1;
+  ctx.font = NUMBER_FONT;
+  ctx.textBaseline = "middle";
+  ctx.beginPath();
+  let row = -1;
+  let labels: [number, number][] = [];
+  let lastTick = -Infinity;
+  for (const span of iterations) {
+    if (model.rows[span.row]!.kind !== "instance") continue;
+    if (span.row !== row) {
+      row = span.row;
+      labels = [];
+      lastTick = -Infinity;
+    }
+    const top = rowTop(scene, span.row);
+    const x = LABEL_WIDTH + timeToX(scene.view, span.start);
+    // Ticks closer than a few pixels would be a solid line: zoomed out, one stands for them.
+    if (x >= LABEL_WIDTH && Math.abs(x - lastTick) >= TICK_MIN_GAP_PX) {
+      const tickX = Math.round(x) + 0.5;
+      ctx.moveTo(tickX, top + 3);
+      ctx.lineTo(tickX, top + ROW_HEIGHT - 3);
+      lastTick = x;
+    }
+    // An iteration begun left of the view keeps its label at the view's edge.
+    const from = Math.max(x, LABEL_WIDTH) + 3;
+    const to = clampedX(scene, span.end) - 3;
+    if (to - from < ITERATION_LABEL_MIN_PX) continue;
+    const label = `${span.loop.name} #${span.iteration}`;
+    const end = from + ctx.measureText(label).width;
+    if (end > to || labels.some(([a, b]) => from < b + 6 && end > a - 6)) continue;
+    labels.push([from, end]);
+    ctx.fillText(label, from, top + ROW_HEIGHT / 2);
+  }
+  ctx.stroke();
 }
 
 /** Where a bar is on the canvas, clamped near the bar area so that deep zooms keep small coordinates. */

@@ -11,6 +11,8 @@ import {
   fitView,
   followView,
   hitTest,
+  iterationOf,
+  iterationRange,
   navigate,
   revealBar,
   rowLabel,
@@ -20,13 +22,17 @@ import {
   timeToX,
   toRef,
   visibleBars,
+  visibleIterations,
   visibleRows,
   zoomAt,
   type Bar,
+  type InstanceRow,
+  type Loop,
+  type ScopesByInstance,
   type TaskRow,
   type View,
 } from "./model";
-import { generateAttempts, sampleNow } from "./sample";
+import { generateAttempts, generateLoopingSession, sampleNow } from "./sample";
 
 const T = 1_767_258_000_000;
 
@@ -326,5 +332,216 @@ describe("a bar's tooltip", () => {
     expect(failed[4]).toMatch(/^started \d\d:\d\d:\d\d\.500 \(\+1\.50 s\)$/);
     expect(failed).toContain("exited 2");
     expect(describeBar(model, model.byRef.get("bp.c#1")!, T + 62_000)).toContain("1m 00s so far");
+  });
+});
+
+describe("the iterations of a scope", () => {
+  // A while scope that runs three times, its middle run retrying `place`; a retry scope that runs once.
+  const scopes: ScopesByInstance = {
+    bp: [
+      { start: "pick", end: "check", name: "placement loop", policy: "while", members: ["pick", "place", "check"], depth: 0 },
+      { start: "gate", end: "gate_end", policy: "retry", retries: 1, members: ["gate", "gate_end"], depth: 0 },
+    ],
+  };
+  const attempts = [
+    attempt("bp.start", 1, 0, 5),
+    attempt("bp.pick", 1, 10, 20),
+    attempt("bp.place", 1, 20, 40),
+    attempt("bp.check", 1, 40, 50),
+    attempt("bp.pick", 2, 60, 70),
+    attempt("bp.place", 2, 70, 80, "failed"),
+    attempt("bp.place", 3, 82, 95),
+    attempt("bp.check", 2, 95, 100),
+    attempt("bp.pick", 3, 110, 120),
+    attempt("bp.place", 4, 120, 130),
+    attempt("bp.check", 3, 130, 140),
+    attempt("bp.gate", 1, 140, 145),
+    attempt("bp.gate_end", 1, 145, 150),
+    attempt("bp.end", 1, 150, 152),
+  ];
+  const model = buildModel(attempts, scopes);
+  const loop = (model.rows[0] as InstanceRow).loops[0]!;
+  const ranges = (of: Loop, nowMs: number) => of.starts.map((_, k) => iterationRange(of, k + 1, nowMs));
+  const at = (node: string, n: number) => iterationOf(model, { node, attempt: n });
+
+  it("start with each attempt of the scope's start and end where the next starts, the last with its members' latest end", () => {
+    expect((model.rows[0] as InstanceRow).loops).toHaveLength(1);
+    expect(loop).toMatchObject({ instance: "bp", start: "pick", name: "placement loop" });
+    expect(ranges(loop, T + 1_000)).toEqual([
+      { start: T + 10, end: T + 60 },
+      { start: T + 60, end: T + 110 },
+      { start: T + 110, end: T + 140 },
+    ]);
+  });
+
+  it("hold the attempts of the scope's tasks that started in them, a retried one included", () => {
+    const iteration = (k: number) => ({ scope: "pick", name: "placement loop", iteration: k, of: 3 });
+    expect([at("bp.pick", 1), at("bp.place", 1), at("bp.check", 1)]).toEqual([iteration(1), iteration(1), iteration(1)]);
+    expect([at("bp.pick", 2), at("bp.place", 2), at("bp.place", 3), at("bp.check", 2)]).toEqual([
+      iteration(2),
+      iteration(2),
+      iteration(2),
+      iteration(2),
+    ]);
+    expect([at("bp.pick", 3), at("bp.place", 4), at("bp.check", 3)]).toEqual([iteration(3), iteration(3), iteration(3)]);
+  });
+
+  it("are none for a scope that ran once, for a task in no scope, or for an attempt that is not there", () => {
+    expect(at("bp.gate", 1)).toBeNull();
+    expect(at("bp.gate_end", 1)).toBeNull();
+    expect(at("bp.start", 1)).toBeNull();
+    expect(at("bp.end", 1)).toBeNull();
+    expect(at("bp.place", 9)).toBeNull();
+    expect(buildModel(attempts).rows.every((row) => row.loops.length === 0)).toBe(true);
+  });
+
+  it("show on the rows of the scope's tasks and on their instance's header, as far as they are in view", () => {
+    const rows = model.rows.map(rowLabel);
+    expect(rows).toEqual(["bp", "start", "pick ×3", "place ×4", "check ×3", "gate", "gate_end", "end"]);
+    const inView = (t0: number, width: number) =>
+      visibleIterations(model, viewAt(1, T + t0, width), T + 1_000).map((span) => `${rows[span.row]} #${span.iteration}`);
+    // From 50 to 105 ms: the end of the first iteration and the second; the header marks them too.
+    expect(inView(50, 55)).toEqual([
+      "bp #1",
+      "bp #2",
+      "pick ×3 #1",
+      "pick ×3 #2",
+      "place ×4 #1",
+      "place ×4 #2",
+      "check ×3 #1",
+      "check ×3 #2",
+    ]);
+    expect(inView(141, 100)).toEqual([]);
+  });
+
+  it("name the iteration in a bar's tooltip", () => {
+    expect(describeBar(model, model.byRef.get("bp.place#3")!, T + 1_000)).toContain("Scope placement loop: iteration 2 of 3");
+    expect(describeBar(model, model.byRef.get("bp.end#1")!, T + 1_000).join("\n")).not.toContain("iteration");
+  });
+
+  it("reach the current time while an attempt of the last one runs", () => {
+    const running = buildModel(
+      [attempt("bp.pick", 1, 0, 10), attempt("bp.place", 1, 10, 20), attempt("bp.pick", 2, 30, 40), attempt("bp.place", 2, 40, null)],
+      scopes,
+    );
+    const of = (running.rows[0] as InstanceRow).loops[0]!;
+    expect(ranges(of, T + 500)).toEqual([
+      { start: T, end: T + 30 },
+      { start: T + 30, end: T + 500 },
+    ]);
+    expect(iterationOf(running, { node: "bp.place", attempt: 2 })).toMatchObject({ iteration: 2, of: 2 });
+  });
+
+  it("of nested scopes are the innermost's, a skip scope being read as the loop around it", () => {
+    const nested: ScopesByInstance = {
+      bp: [
+        {
+          start: "outer",
+          end: "outer_end",
+          policy: "retry",
+          retries: 1,
+          members: ["outer", "inner", "gate", "gated", "body", "inner_end", "outer_end"],
+          depth: 0,
+        },
+        {
+          start: "inner",
+          end: "inner_end",
+          name: "loop",
+          policy: "while",
+          members: ["inner", "gate", "gated", "body", "inner_end"],
+          parent: "outer",
+          depth: 1,
+        },
+        { start: "gate", end: "gated", policy: "skip", members: ["gate", "gated"], parent: "inner", depth: 2 },
+      ],
+    };
+    const twice = buildModel(
+      [
+        attempt("bp.outer", 1, 0, 1),
+        attempt("bp.inner", 1, 1, 2),
+        attempt("bp.gate", 1, 2, 3),
+        attempt("bp.gated", 1, 3, 4),
+        attempt("bp.body", 1, 4, 10),
+        attempt("bp.inner_end", 1, 10, 11),
+        attempt("bp.inner", 2, 12, 13),
+        attempt("bp.gate", 2, 13, 13, "skipped"),
+        attempt("bp.body", 2, 14, 20),
+        attempt("bp.inner_end", 2, 20, 21),
+        attempt("bp.outer_end", 1, 21, 22, "failed"),
+        attempt("bp.outer", 2, 30, 31),
+        attempt("bp.inner", 3, 31, 32),
+        attempt("bp.body", 3, 32, 40),
+        attempt("bp.inner_end", 3, 40, 41),
+        attempt("bp.outer_end", 2, 41, 42),
+      ],
+      nested,
+    );
+    const of = (node: string, n: number) => iterationOf(twice, { node, attempt: n });
+    expect(of("bp.body", 2)).toEqual({ scope: "inner", name: "loop", iteration: 2, of: 3 });
+    expect(of("bp.body", 3)).toEqual({ scope: "inner", name: "loop", iteration: 3, of: 3 });
+    expect(of("bp.gated", 1)).toEqual({ scope: "inner", name: "loop", iteration: 1, of: 3 });
+    expect(of("bp.gate", 2)).toEqual({ scope: "inner", name: "loop", iteration: 2, of: 3 });
+    expect(of("bp.outer_end", 1)).toEqual({ scope: "outer", name: "outer", iteration: 1, of: 2 });
+    expect(of("bp.outer", 2)).toEqual({ scope: "outer", name: "outer", iteration: 2, of: 2 });
+    expect((twice.rows[0] as InstanceRow).loops.map((l) => l.name)).toEqual(["outer", "loop"]);
+    // A task row shows the bands of its innermost loop only.
+    const body = twice.rows.findIndex((row) => row.kind === "task" && row.task === "body");
+    const bands = visibleIterations(twice, viewAt(1, T, 100), T + 100).filter((span) => span.row === body);
+    expect(bands.map((span) => `${span.loop.name} #${span.iteration}`)).toEqual(["loop #1", "loop #2", "loop #3"]);
+  });
+
+  describe("in a session of 10,000 attempts", () => {
+    const { attempts: many, scopes: manyScopes } = generateLoopingSession(2_200, 5);
+    const nowMs = sampleNow(many);
+    const big = buildModel(many, manyScopes);
+
+    it("are found for every attempt as counting the starts before it would", () => {
+      expect(many.length).toBeGreaterThan(9_000);
+      const total = (task: string) => many.filter((a) => a.node === `release.${task}`).length;
+      const polls = total("poll");
+      const fetches = total("fetch");
+      expect(fetches).toBeGreaterThan(polls);
+      let poll = 0;
+      let fetch = 0;
+      const expected = many.map((a) => {
+        const { task } = splitNode(a.node);
+        if (task === "poll") poll += 1;
+        if (task === "fetch") fetch += 1;
+        if (task === "fetch" || task === "verify") return { scope: "fetch", name: "fetch", iteration: fetch, of: fetches };
+        if (task === "poll" || task === "wait") return { scope: "poll", name: "poll loop", iteration: poll, of: polls };
+        return null;
+      });
+      expect(many.map((a) => iterationOf(big, a))).toEqual(expected);
+      const last = (big.rows[0] as InstanceRow).loops[0]!;
+      expect(iterationRange(last, polls, nowMs + 1_000).end).toBe(nowMs + 1_000);
+    });
+
+    it("in view are found reading only those, not the thousands", () => {
+      const fitted = fitView(big, viewAt(1, T, 1200, 600), nowMs);
+      const view = zoomAt(fitted, 600, 0.005);
+      let read = 0;
+      const counting = new Map<Loop, Loop>();
+      for (const row of big.rows) {
+        for (const loop of row.loops) {
+          if (counting.has(loop)) continue;
+          const starts = new Proxy(loop.starts, {
+            get(target, key, receiver) {
+              if (typeof key === "string" && /^\d+$/.test(key)) read += 1;
+              return Reflect.get(target, key, receiver);
+            },
+          });
+          counting.set(loop, { ...loop, starts });
+        }
+      }
+      const counted = { ...big, rows: big.rows.map((row) => ({ ...row, loops: row.loops.map((loop) => counting.get(loop)!) })) };
+      const found = visibleIterations(counted, view, nowMs);
+      const { first, end } = visibleRows(big, view);
+      const searched = big.rows.slice(first, end).reduce((sum, row) => sum + row.loops.length, 0);
+      expect(found.length).toBeGreaterThan(0);
+      expect(found.length).toBeLessThan(many.length / 50);
+      // Three reads per iteration found, and a binary search and one read past the view per loop searched:
+      // far fewer than the 2,200 starts of one loop.
+      expect(read).toBeLessThanOrEqual(3 * found.length + searched * (Math.ceil(Math.log2(many.length)) + 2));
+    });
   });
 });

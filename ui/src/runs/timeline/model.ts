@@ -1,10 +1,11 @@
 // What the run timeline shows and where, without a canvas: the rows (one per task, under a
-// header per blueprint instance), the time scale, which bars a viewport holds, which bar a pointer
-// is on, the axis ticks and where the arrow keys move the selection. Everything here is pure, so
-// the component only draws and listens, and a session of 10,000 attempts is tested without a
-// browser. Each query costs what is in view (uniform rows, then a binary search along a row),
-// never a scan of every attempt, because the component asks them once per frame.
-import type { Attempt } from "../../backend/generated";
+// header per blueprint instance), the iterations of the scopes that looped, the time scale, which
+// bars a viewport holds, which bar a pointer is on, the axis ticks and where the arrow keys move
+// the selection. Everything here is pure, so the component only draws and listens, and a session
+// of 10,000 attempts is tested without a browser. Each query costs what is in view (uniform rows,
+// then a binary search along a row), never a scan of every attempt, because the component asks
+// them once per frame.
+import type { Attempt, Scope } from "../../backend/generated";
 
 /** One attempt, as the timeline places it. */
 export type AttemptRef = { node: string; attempt: number };
@@ -27,7 +28,37 @@ export type Bar = {
   finished: number | null;
 };
 
-export type InstanceRow = { kind: "instance"; instance: string; tasks: number };
+/** The scopes of each blueprint instance, by instance id, as `blueprint_scopes` answers for its blueprint. */
+export type ScopesByInstance = Readonly<Record<string, readonly Scope[]>>;
+
+/**
+ * A retry or while scope of an instance whose start ran more than once. Iteration k (from 1)
+ * starts with the k-th attempt of its start task and ends where the next one starts; the last
+ * ends with the latest attempt of its members that started in it.
+ */
+export type Loop = {
+  instance: string;
+  /** The id of its start task, which names the scope. */
+  start: string;
+  /** What the user reads: the scope's name, else its start's id. */
+  name: string;
+  /** How many scopes hold it. */
+  depth: number;
+  /** When each iteration started, ascending: iteration k at `starts[k - 1]`. */
+  starts: number[];
+  /** The latest finish among the attempts of its members that started in its last iteration. */
+  lastFinish: number;
+  /** Whether one of those still runs: the last iteration then reaches the current time. */
+  lastRunning: boolean;
+};
+
+export type InstanceRow = {
+  kind: "instance";
+  instance: string;
+  tasks: number;
+  /** Its loops, the outermost first: their iterations are marked on its header. */
+  loops: Loop[];
+};
 
 export type TaskRow = {
   kind: "task";
@@ -40,6 +71,8 @@ export type TaskRow = {
    * bar that may reach into a time range is found by binary search even if two attempts overlap.
    */
   reach: number[];
+  /** The loops that hold its task, the innermost first. */
+  loops: Loop[];
 };
 
 export type Row = InstanceRow | TaskRow;
@@ -82,12 +115,16 @@ export function splitNode(node: string): { instance: string; task: string } {
   return dot < 0 ? { instance: "", task: node } : { instance: node.slice(0, dot), task: node.slice(dot + 1) };
 }
 
+/** No scopes: a timeline without them shows no iterations. */
+const NO_SCOPES: ScopesByInstance = {};
+
 /**
  * Groups the attempts into rows: instances in the order they first started (the root first, since
  * its tasks start the ones that open inner instances), each with its tasks in the order they first
- * started, each task with its attempts in start order.
+ * started, each task with its attempts in start order. The scopes of each instance that looped
+ * are found with their iterations.
  */
-export function buildModel(attempts: readonly Attempt[]): TimelineModel {
+export function buildModel(attempts: readonly Attempt[], scopes: ScopesByInstance = NO_SCOPES): TimelineModel {
   const order = attempts.map((_, i) => i).sort((a, b) => attempts[a]!.started_ms - attempts[b]!.started_ms || a - b);
   const instances = new Map<string, Map<string, Attempt[]>>();
   let endMs = -Infinity;
@@ -106,9 +143,11 @@ export function buildModel(attempts: readonly Attempt[]): TimelineModel {
 
   const rows: Row[] = [];
   const byRef = new Map<string, Bar>();
+  const byNode = new Map<string, TaskRow>();
   let taskCount = 0;
   for (const [instance, tasks] of instances) {
-    rows.push({ kind: "instance", instance, tasks: tasks.size });
+    const header: InstanceRow = { kind: "instance", instance, tasks: tasks.size, loops: [] };
+    rows.push(header);
     for (const [node, atNode] of tasks) {
       const row = rows.length;
       const bars = atNode.map((attempt, index): Bar => {
@@ -122,9 +161,12 @@ export function buildModel(attempts: readonly Attempt[]): TimelineModel {
         reach.push(latest);
         byRef.set(refKey(bar.attempt), bar);
       }
-      rows.push({ kind: "task", instance, task: splitNode(node).task, node, bars, reach });
+      const taskRow: TaskRow = { kind: "task", instance, task: splitNode(node).task, node, bars, reach, loops: [] };
+      rows.push(taskRow);
+      byNode.set(node, taskRow);
       taskCount += 1;
     }
+    header.loops = loopsOf(instance, scopes[instance] ?? [], byNode);
   }
   const startMs = attempts.length === 0 ? 0 : attempts[order[0]!]!.started_ms;
   return {
@@ -137,6 +179,72 @@ export function buildModel(attempts: readonly Attempt[]): TimelineModel {
     startMs,
     endMs: attempts.length === 0 ? 0 : endMs,
   };
+}
+
+/** The first index of `[0, length)` where `before` turns false (it is true, then false, along the range). */
+function firstIndex(length: number, before: (i: number) => boolean): number {
+  let low = 0;
+  let high = length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (before(mid)) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/**
+ * The loops among an instance's scopes, the outermost first, each also added to the rows of its
+ * members (where the innermost comes first). A skip scope runs again only because a scope around
+ * it does, so its tasks are read as iterations of that one. To end a loop's last iteration, only
+ * the attempts that started in it are read.
+ */
+function loopsOf(instance: string, scopes: readonly Scope[], byNode: ReadonlyMap<string, TaskRow>): Loop[] {
+  const loops: Loop[] = [];
+  for (const scope of scopes) {
+    const startRow = byNode.get(`${instance}.${scope.start}`);
+    if (scope.policy === "skip" || !startRow || startRow.bars.length < 2) continue;
+    const starts = startRow.bars.map((bar) => bar.start);
+    const lastStart = starts[starts.length - 1]!;
+    const loop: Loop = {
+      instance,
+      start: scope.start,
+      name: scope.name || scope.start,
+      depth: scope.depth,
+      starts,
+      lastFinish: lastStart,
+      lastRunning: false,
+    };
+    for (const member of new Set([scope.start, ...scope.members])) {
+      const row = byNode.get(`${instance}.${member}`);
+      if (!row) continue;
+      // A task is in a few scopes at most: its loops are kept sorted as they come.
+      row.loops.push(loop);
+      row.loops.sort((a, b) => b.depth - a.depth);
+      for (let i = firstIndex(row.bars.length, (j) => row.bars[j]!.start < lastStart); i < row.bars.length; i++) {
+        const finished = row.bars[i]!.finished;
+        if (finished === null) loop.lastRunning = true;
+        else loop.lastFinish = Math.max(loop.lastFinish, finished);
+      }
+    }
+    loops.push(loop);
+  }
+  return loops.sort((a, b) => a.depth - b.depth);
+}
+
+/** The last model built for each list of attempts: a list is replaced, never changed, when attempts come. */
+const built = new WeakMap<readonly Attempt[], { scopes: ScopesByInstance; model: TimelineModel }>();
+
+/**
+ * The model of a session's attempts, built once per list of attempts and scopes however many
+ * views ask: the timeline draws it, the details panel names an attempt's iteration from it.
+ */
+export function modelOf(attempts: readonly Attempt[], scopes: ScopesByInstance = NO_SCOPES): TimelineModel {
+  const cached = built.get(attempts);
+  if (cached?.scopes === scopes) return cached.model;
+  const model = buildModel(attempts, scopes);
+  built.set(attempts, { scopes, model });
+  return model;
 }
 
 /** Where a bar ends: its finish, or the current time while it runs (never before its start). */
@@ -205,6 +313,75 @@ export function visibleBars(model: TimelineModel, view: View, nowMs: number): Ba
     if (row.kind === "task") barsBetween(row, from, to, nowMs, out);
   }
   return out;
+}
+
+/** The time range of iteration `k` (from 1) of a loop. */
+export function iterationRange(loop: Loop, k: number, nowMs: number): { start: number; end: number } {
+  const start = loop.starts[k - 1]!;
+  if (k < loop.starts.length) return { start, end: loop.starts[k]! };
+  return { start, end: loop.lastRunning ? Math.max(loop.lastFinish, nowMs) : loop.lastFinish };
+}
+
+/** One iteration of a loop, on a row in view. */
+export type IterationSpan = { row: number; loop: Loop; iteration: number; start: number; end: number };
+
+/** Adds to `out` the iterations of `loop` that overlap `[from, to]`, on row `row`. */
+function iterationsBetween(loop: Loop, row: number, from: number, to: number, nowMs: number, out: IterationSpan[]): void {
+  // An iteration ends where the next one starts: the first to reach `from` is the one before the first start after it.
+  const first = Math.max(0, firstIndex(loop.starts.length, (i) => loop.starts[i]! < from) - 1);
+  for (let k = first + 1; k <= loop.starts.length && loop.starts[k - 1]! <= to; k++) {
+    const { start, end } = iterationRange(loop, k, nowMs);
+    if (end >= from) out.push({ row, loop, iteration: k, start, end });
+  }
+}
+
+/**
+ * The iterations in view: on a task row, those of the innermost loop that holds its task (the
+ * bands behind its bars); on an instance's header, those of each of its loops, the outermost
+ * first (the marks of where each starts).
+ */
+export function visibleIterations(model: TimelineModel, view: View, nowMs: number): IterationSpan[] {
+  const { first, end } = visibleRows(model, view);
+  const from = view.t0;
+  const to = xToTime(view, view.width);
+  const out: IterationSpan[] = [];
+  for (let r = first; r < end; r++) {
+    const row = model.rows[r]!;
+    const loops = row.kind === "task" ? row.loops.slice(0, 1) : row.loops;
+    for (const loop of loops) iterationsBetween(loop, r, from, to, nowMs, out);
+  }
+  return out;
+}
+
+/** Which iteration of which looped scope an attempt ran in. */
+export type IterationOf = {
+  /** The id of the scope's start task. */
+  scope: string;
+  name: string;
+  iteration: number;
+  /** How many iterations the scope has run so far. */
+  of: number;
+};
+
+/**
+ * The iteration an attempt ran in, of the innermost loop that holds its task: the one whose range
+ * holds its start. Null for an attempt of a task in no loop (or one that started before its loop).
+ */
+export function iterationOf(model: TimelineModel, ref: AttemptRef): IterationOf | null {
+  const bar = model.byRef.get(refKey(ref));
+  if (!bar) return null;
+  const row = model.rows[bar.row] as TaskRow;
+  for (const loop of row.loops) {
+    // The start's own attempts are counted, so that two iterations started in one millisecond stay apart.
+    const iteration = loop.start === row.task ? bar.index + 1 : firstIndex(loop.starts.length, (i) => loop.starts[i]! <= bar.start);
+    if (iteration > 0) return { scope: loop.start, name: loop.name, iteration, of: loop.starts.length };
+  }
+  return null;
+}
+
+/** An iteration as the user reads it. */
+export function iterationLabel(of: IterationOf): string {
+  return `Scope ${of.name}: iteration ${of.iteration} of ${of.of}`;
 }
 
 /**
@@ -436,6 +613,8 @@ export function describeBar(model: TimelineModel, bar: Bar, nowMs: number): stri
     `${durationLabel(duration)}${bar.finished == null ? " so far" : ""}`,
     `started ${clockLabel(bar.start)} (+${durationLabel(bar.start - model.startMs)})`,
   ];
+  const iteration = iterationOf(model, attempt);
+  if (iteration) lines.splice(2, 0, iterationLabel(iteration));
   if (attempt.error) lines.push(attempt.error.message);
   return lines;
 }

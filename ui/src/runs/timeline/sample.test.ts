@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildModel } from "./model";
-import { generateAttempts, sampleNow } from "./sample";
+import { generateAttempts, generateLoopingSession, sampleNow } from "./sample";
 
 describe("the sample session", () => {
   it("has as many attempts as asked, in start order", () => {
@@ -36,6 +36,17 @@ describe("the sample session", () => {
       expect(a.started_ms).toBeGreaterThanOrEqual(ends.get(a.node) ?? -Infinity);
       ends.set(a.node, a.finished_ms ?? Infinity);
     }
+  });
+
+  it("has a session that loops: its while scope runs as often as asked, its retry scope more, and its last attempt runs", () => {
+    const { attempts, scopes } = generateLoopingSession(50, 3);
+    const count = (task: string) => attempts.filter((a) => a.node === `release.${task}`).length;
+    expect(count("poll")).toBe(50);
+    expect(count("fetch")).toBeGreaterThan(50);
+    expect(count("verify")).toBe(count("fetch"));
+    expect(attempts.filter((a) => a.state === "running")).toEqual([attempts[attempts.length - 1]]);
+    expect(attempts.every((a, i) => i === 0 || attempts[i - 1]!.finished_ms! < a.started_ms)).toBe(true);
+    expect(Object.keys(scopes)).toEqual(["release"]);
   });
 
   it("makes 10,000 attempts in well under 100 ms", () => {

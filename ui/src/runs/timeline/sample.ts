@@ -1,8 +1,9 @@
 // A made-up session for the timeline's tests and benchmarks: a root blueprint and inner
 // blueprint instances that open one after the other, tasks that fail and are retried, tasks that
 // run again and again (a while scope's iterations), instant skips, and the latest attempts still
-// running. The same seed gives the same session, so a benchmark compares like with like.
-import type { Attempt, AttemptState } from "../../backend/generated";
+// running; and a session that loops, with the scopes of its blueprint. The same seed gives the same
+// session, so a benchmark compares like with like.
+import type { Attempt, AttemptState, Scope } from "../../backend/generated";
 
 /** 2026-01-01 09:00 UTC: a fixed start, so the session does not depend on the day it is made. */
 const SESSION_START_MS = 1_767_258_000_000;
@@ -96,4 +97,66 @@ export function generateAttempts(n: number, seed: number): Attempt[] {
 /** The time the sample session is looked at: a moment after its latest start, as `generateAttempts` decides. */
 export function sampleNow(attempts: readonly Attempt[]): number {
   return attempts.reduce((latest, a) => Math.max(latest, a.started_ms), SESSION_START_MS) + 50;
+}
+
+/**
+ * The scopes of the looping session's blueprint, as `blueprint_scopes` answers them: a while scope
+ * and, inside it, a retry scope that runs its two tasks again when the second fails.
+ */
+export const LOOPING_SCOPES: Scope[] = [
+  {
+    start: "poll",
+    end: "wait",
+    name: "poll loop",
+    policy: "while",
+    condition: "pending > 0",
+    members: ["poll", "fetch", "verify", "wait"],
+    depth: 0,
+  },
+  { start: "fetch", end: "verify", policy: "retry", retries: 2, members: ["fetch", "verify"], parent: "poll", depth: 1 },
+];
+
+/**
+ * A session of the root blueprint alone that loops: a checkout, then `iterations` runs of the while
+ * scope of `LOOPING_SCOPES` (poll, fetch, verify, wait), whose retry scope runs fetch and verify
+ * again when verify fails (at most twice in a row). Its last attempt still runs.
+ */
+export function generateLoopingSession(iterations: number, seed: number): { attempts: Attempt[]; scopes: Record<string, Scope[]> } {
+  const random = randomSource(seed);
+  const attempts: Attempt[] = [];
+  const counts = new Map<string, number>();
+  let clock = SESSION_START_MS;
+  const run = (task: string, low: number, high: number, state: AttemptState = "succeeded") => {
+    const node = `${ROOT}.${task}`;
+    const attempt = (counts.get(node) ?? 0) + 1;
+    counts.set(node, attempt);
+    const duration = logUniform(random, low, high);
+    attempts.push({
+      run_id: `run-${attempts.length + 1}`,
+      session_id: `looping-${seed}`,
+      node,
+      attempt,
+      state,
+      agent: "shell",
+      started_ms: clock,
+      finished_ms: clock + duration,
+      exit_code: state === "failed" ? 1 : 0,
+    });
+    // The next task starts a moment after this one ends, as the runner starts what it unblocked.
+    clock += duration + 5;
+  };
+  run("checkout", 200, 2_000);
+  for (let k = 0; k < iterations; k++) {
+    run("poll", 20, 200);
+    for (let retries = 0; ; retries++) {
+      run("fetch", 50, 2_000);
+      const failed = retries < 2 && random() < 0.2;
+      run("verify", 20, 500, failed ? "failed" : "succeeded");
+      if (!failed) break;
+    }
+    run("wait", 100, 1_000);
+  }
+  const last = attempts.pop()!;
+  attempts.push({ ...last, state: "running", finished_ms: null, exit_code: null });
+  return { attempts, scopes: { [ROOT]: LOOPING_SCOPES } };
 }

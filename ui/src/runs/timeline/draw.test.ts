@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import type { Attempt, Scope } from "../../backend/generated";
+import { AXIS_HEIGHT, FALLBACK_PALETTE, LABEL_WIDTH, paint, type Scene } from "./draw";
+import { ROW_HEIGHT, buildModel } from "./model";
+
+const T = 1_767_258_000_000;
+
+function attempt(node: string, n: number, start: number, finish: number): Attempt {
+  return {
+    run_id: `${node}#${n}`,
+    session_id: "s",
+    node,
+    attempt: n,
+    state: "succeeded",
+    agent: "shell",
+    started_ms: T + start,
+    finished_ms: T + finish,
+  };
+}
+
+/** A 2D context that keeps what is filled: each fill's colour and rectangles, and each text. */
+class RecordingContext {
+  fillStyle = "";
+  strokeStyle = "";
+  lineWidth = 1;
+  font = "";
+  textBaseline = "";
+  fills: { style: string; rects: number[][] }[] = [];
+  texts: { text: string; x: number; y: number }[] = [];
+  private path: number[][] = [];
+  beginPath() {
+    this.path = [];
+  }
+  rect(x: number, y: number, w: number, h: number) {
+    this.path.push([x, y, w, h]);
+  }
+  fill() {
+    this.fills.push({ style: this.fillStyle, rects: this.path });
+  }
+  fillText(text: string, x: number, y: number) {
+    this.texts.push({ text, x, y });
+  }
+  /** Six pixels a character, so that a test knows which labels fit. */
+  measureText(text: string) {
+    return { width: text.length * 6 };
+  }
+  setTransform() {}
+  fillRect() {}
+  strokeRect() {}
+  save() {}
+  restore() {}
+  clip() {}
+  moveTo() {}
+  lineTo() {}
+  stroke() {}
+  setLineDash() {}
+}
+
+describe("painting the iterations of a looped scope", () => {
+  // The scope `pick` runs three times (10, 60 and 110 ms); `gate` once.
+  const scopes: Record<string, Scope[]> = {
+    bp: [
+      { start: "pick", end: "check", name: "placement loop", policy: "while", members: ["pick", "check"], depth: 0 },
+      { start: "gate", policy: "retry", members: ["gate"], depth: 0 },
+    ],
+  };
+  const model = buildModel(
+    [
+      attempt("bp.pick", 1, 10, 20),
+      attempt("bp.check", 1, 40, 50),
+      attempt("bp.pick", 2, 60, 70),
+      attempt("bp.check", 2, 95, 100),
+      attempt("bp.pick", 3, 110, 120),
+      attempt("bp.check", 3, 130, 140),
+      attempt("bp.gate", 1, 140, 150),
+    ],
+    scopes,
+  );
+  // Four pixels a millisecond, from the session's start (10 ms): rows 1 and 2 are the loop's, row 3 the gate's.
+  const scene: Scene = {
+    model,
+    view: { t0: T + 10, msPerPx: 0.25, scrollTop: 0, width: 600, height: 200 },
+    nowMs: T + 200,
+    selected: null,
+    palette: FALLBACK_PALETTE,
+    live: false,
+    width: LABEL_WIDTH + 600,
+    height: AXIS_HEIGHT + 200,
+    dpr: 1,
+  };
+  const ctx = new RecordingContext();
+  const bars = paint(ctx as unknown as CanvasRenderingContext2D, scene);
+  const x = (ms: number) => LABEL_WIDTH + (ms - 10) * 4;
+  const top = (row: number) => AXIS_HEIGHT + row * ROW_HEIGHT;
+
+  it("bands every other iteration behind the rows of the scope's tasks, and no other row", () => {
+    const bands = ctx.fills.filter((f) => f.style === FALLBACK_PALETTE.iteration).flatMap((f) => f.rects);
+    expect(bands).toEqual([
+      [x(10), top(1), x(60) - x(10), ROW_HEIGHT],
+      [x(110), top(1), x(140) - x(110), ROW_HEIGHT],
+      [x(10), top(2), x(60) - x(10), ROW_HEIGHT],
+      [x(110), top(2), x(140) - x(110), ROW_HEIGHT],
+    ]);
+  });
+
+  it("labels each iteration on the instance's header where it fits, and still paints every bar over the bands", () => {
+    const labels = ctx.texts.filter((t) => t.y === top(0) + ROW_HEIGHT / 2 && t.x > LABEL_WIDTH);
+    expect(labels.map((t) => [t.text, t.x])).toEqual([
+      ["placement loop #1", x(10) + 3],
+      ["placement loop #2", x(60) + 3],
+      ["placement loop #3", x(110) + 3],
+    ]);
+    expect(bars).toBe(7);
+    const bandsAt = ctx.fills.findIndex((f) => f.style === FALLBACK_PALETTE.iteration);
+    const barsAt = ctx.fills.findIndex((f) => f.style === FALLBACK_PALETTE.succeeded);
+    expect(bandsAt).toBeLessThan(barsAt);
+  });
+
+  it("leaves out a label that does not fit its iteration", () => {
+    const narrow = new RecordingContext();
+    paint(narrow as unknown as CanvasRenderingContext2D, { ...scene, view: { ...scene.view, msPerPx: 0.4 } });
+    // Two and a half pixels a millisecond: the 30 ms of the last iteration (75 px) cannot hold its label (102 px).
+    expect(narrow.texts.filter((t) => t.text.startsWith("placement loop")).map((t) => t.text)).toEqual([
+      "placement loop #1",
+      "placement loop #2",
+    ]);
+  });
+});
