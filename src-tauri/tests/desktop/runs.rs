@@ -3,7 +3,8 @@
 //! attempts appear on the timeline; a running task's log shows its lines as they are written;
 //! a failure is fixed and the run retried from it without running again what had succeeded; the
 //! prompt is answered in the app; an input is traced back to the attempt that wrote it; the run
-//! is restarted, answered otherwise, and the two runs compared. A long task is cancelled.
+//! is restarted, answered otherwise, followed back to the run it restarts, and the two runs
+//! compared. A long task is cancelled.
 
 use std::path::Path;
 
@@ -129,6 +130,19 @@ async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_pro
     app.click("[data-testid=prompt-option]:last-child").await;
     app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
     app.wait_attr(&card("ship"), "data-state", "SKIPPED").await;
+    // The restart names the run it restarts; ship's lineage leads to ship in that run, whose
+    // header names its restart: back there in one click.
+    let second = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
+    app.wait_attr("[data-testid=run-lineage-link]", "data-session-id", &first).await;
+    app.click(&card("ship")).await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "deploy.ship").await;
+    app.click("[data-testid=lineage-run]").await;
+    app.wait_attr("[data-testid=run-header]", "data-session-id", &first).await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "deploy.ship").await;
+    app.wait_attr(&card("ship"), "data-state", "SUCCEEDED").await;
+    app.screenshot("runs-lineage.png").await;
+    app.click(&format!("[data-testid=run-lineage-link][data-session-id='{second}']")).await;
+    app.wait_attr("[data-testid=run-header]", "data-session-id", &second).await;
     app.wait_count("[data-testid=run-item]", 2).await;
     app.click("[data-testid=compare-picker] summary").await;
     app.click(&format!("[data-testid=compare-with][data-session-id='{first}']")).await;

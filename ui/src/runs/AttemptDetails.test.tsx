@@ -50,6 +50,7 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     session,
     driven: true,
     waiting: [],
+    restarts: [],
     states: {},
     attempts: [],
     blueprints: { bp: blueprint },
@@ -160,7 +161,7 @@ describe("the details of an attempt", () => {
     const failed = attempt("bp.work", 1, "failed", "shell.run");
     const { calls, button, workspace } = mount(
       openRun({ session: { ...session, state: "failed" }, driven: false, attempts: [failed], selected: { node: "bp.work", attempt: 1 } }),
-      { get_session: () => ({ session, tasks: [], attempts: [failed], driven: false, waiting: [] }) },
+      { get_session: () => ({ session, tasks: [], attempts: [failed], driven: false, waiting: [], restarts: [] }) },
     );
     act(() => button("Reset with downstream")!.click());
     await settled();
@@ -198,5 +199,39 @@ describe("the details of an attempt", () => {
     const shown = [...container.querySelectorAll("[data-testid=steps] li")].map((li) => li.textContent);
     expect(shown).toEqual(["✓fetch", "◐build"]);
     expect(container.querySelector<HTMLElement>(".step-bar span")!.style.width).toBe("40%");
+  });
+
+  it("links the runs it restarts and is restarted as, and opens the same task in them", async () => {
+    const done = attempt("bp.work", 1, "succeeded", "shell.run");
+    const origin: Session = { ...session, id: "s0", state: "failed" };
+    const later: Session = { ...session, id: "s2", state: "completed", restarted_from: "s1" };
+    const other = attempt("bp.work", 3, "succeeded", "shell.run", { session_id: "s0" });
+    const { container, calls, workspace } = mount(
+      openRun({
+        session: { ...session, state: "completed", restarted_from: "s0" },
+        driven: false,
+        restarts: [later],
+        attempts: [done],
+        selected: { node: "bp.work", attempt: 1 },
+        lineage: [],
+      }),
+      {
+        get_session: ({ session_id }) => ({ session: origin, tasks: [], attempts: session_id === "s0" ? [other] : [], driven: false, waiting: [], restarts: [] }),
+        get_session_blueprints: () => ({ root: { blueprint_id: "bp", hash: "h", text: JSON.stringify(blueprint) }, inner: [], instances: [] }),
+      },
+    );
+    const header = [...container.querySelectorAll("[data-testid=run-lineage] button")].map((b) => [b.getAttribute("data-session-id"), b.textContent]);
+    expect(header).toEqual([
+      ["s0", "run s0"],
+      ["s2", "completed s2"],
+    ]);
+    const related = [...container.querySelectorAll("[data-testid=lineage] li")].filter((li) => li.querySelector("[data-testid=lineage-run]"));
+    expect(related.map((li) => li.textContent)).toEqual(["bp.work in the run it restarts s0", "bp.work in its restart (completed) s2"]);
+    act(() => related[0]!.querySelector("button")!.click());
+    await settled();
+    expect(calls).toContainEqual(["get_session", { session_id: "s0" }]);
+    const opened = workspace.getState().runs.getState().run!;
+    expect(opened.session.id).toBe("s0");
+    expect(opened.selected).toEqual({ node: "bp.work", attempt: 3 });
   });
 });

@@ -258,12 +258,18 @@ export function AttemptLog({ run }: { run: OpenRun }) {
  */
 export function Lineage({ run }: { run: OpenRun }) {
   const select = useRuns((s) => s.select);
+  const openRun = useRuns((s) => s.open);
   const selected = run.selected;
   if (!selected || run.lineage === null) return null;
   const read = run.lineage.filter((l) => l.node === selected.node && l.attempt === selected.attempt);
   const fed = run.lineage.filter((l) => l.source?.node === selected.node && l.source.attempt === selected.attempt);
   const inner = run.instances.filter((i) => i.composite === selected.node);
-  if (read.length === 0 && fed.length === 0 && inner.length === 0) return null;
+  // The same task in the runs this one restarts or is restarted as.
+  const related = [
+    ...(run.session.restarted_from ? [{ id: run.session.restarted_from, label: "in the run it restarts" }] : []),
+    ...run.restarts.map((r) => ({ id: r.id, label: `in its restart (${r.state})` })),
+  ];
+  if (read.length === 0 && fed.length === 0 && inner.length === 0 && related.length === 0) return null;
   const inputs = (run.details?.attempt.inputs ?? {}) as Record<string, unknown>;
   const link = (node: string, attempt: number) => (
     <button type="button" className="link" onClick={() => select({ node, attempt })} data-testid="lineage-link">
@@ -305,6 +311,21 @@ export function Lineage({ run }: { run: OpenRun }) {
             {inner.map((i) => (
               <li key={i.id}>
                 inner blueprint <span className="mono">{i.blueprint_id}</span> as instance <span className="mono">{i.id}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {related.length > 0 && (
+        <>
+          <h4>Other runs</h4>
+          <ul>
+            {related.map((r) => (
+              <li key={r.id}>
+                <button type="button" className="link" onClick={() => void openRun(r.id, selected.node)} title={r.id} data-testid="lineage-run">
+                  {selected.node}
+                </button>{" "}
+                {r.label} <code>{r.id.slice(-8)}</code>
               </li>
             ))}
           </ul>

@@ -28,6 +28,7 @@ export function RunHeader({ run }: { run: OpenRun }) {
           version <code title={session.blueprint_hash}>{session.blueprint_hash.slice(0, 12)}</code> · <code>{session.id}</code>
         </span>
       </div>
+      <RunLineage run={run} />
       {waiting.length > 0 && (
         <button type="button" className="run-waiting" onClick={() => select({ node: waiting[0]!, attempt: latest(run, waiting[0]!) })} data-testid="waiting">
           {waiting.length === 1 ? `${waiting[0]} waits for an answer` : `${waiting.length} tasks wait for an answer`}
@@ -68,6 +69,34 @@ export function RunHeader({ run }: { run: OpenRun }) {
         </p>
       )}
     </header>
+  );
+}
+
+/** The runs this one restarts and is restarted as: the lineage between runs, each one click away. */
+function RunLineage({ run }: { run: OpenRun }) {
+  const open = useRuns((s) => s.open);
+  const origin = run.session.restarted_from;
+  if (!origin && run.restarts.length === 0) return null;
+  const link = (id: string, label: string) => (
+    <button type="button" className="link" onClick={() => void open(id)} title={id} data-testid="run-lineage-link" data-session-id={id}>
+      {label} <code>{id.slice(-8)}</code>
+    </button>
+  );
+  return (
+    <nav className="run-lineage" aria-label="Related runs" data-testid="run-lineage">
+      {origin && <span>Restarts {link(origin, "run")}</span>}
+      {run.restarts.length > 0 && (
+        <span>
+          Restarted as{" "}
+          {run.restarts.map((r, i) => (
+            <span key={r.id}>
+              {i > 0 && ", "}
+              {link(r.id, r.state)}
+            </span>
+          ))}
+        </span>
+      )}
+    </nav>
   );
 }
 

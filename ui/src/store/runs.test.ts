@@ -57,6 +57,7 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
         tasks: tasks.map((t) => ({ ...t, session_id: "s1", updated_ms: 0 })),
         attempts,
         driven: true,
+        restarts: [],
         // As the facade answers: the prompts still running.
         waiting: attempts.filter((a) => a.state === "running" && a.agent.startsWith("user_")).map((a) => a.node),
       }),

@@ -36,6 +36,8 @@ export type OpenRun = {
   driven: boolean;
   /** Its tasks waiting for an answer, by node key (the facade says which). */
   waiting: string[];
+  /** The runs that restart it, oldest first (the one it restarts: `session.restarted_from`). */
+  restarts: Session[];
   /** Task states by node key. */
   states: Record<string, TaskState>;
   /** In start order. */
@@ -76,7 +78,8 @@ export type RunsState = {
 
   refresh(): Promise<void>;
   setFilter(filter: Partial<RunFilter>): void;
-  open(sessionId: string): Promise<void>;
+  /** Opens a run; with `node`, its latest attempt at that task is selected (lineage across runs). */
+  open(sessionId: string, node?: string): Promise<void>;
   /** Selects an attempt of a node (`{instance}.{task}`); attempt 0: a task that never ran. */
   select(ref: AttemptRef | null): void;
   /** Selects a task of the shown instance by its id: its latest attempt. */
@@ -179,8 +182,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       try {
         const view = await backend.call("get_session", { session_id: run.session.id });
         if (mine !== opened) return;
-        const { session, driven, waiting, attempts } = view;
-        patchRun({ session, driven, waiting, states: statesOf(view.tasks), attempts });
+        const { session, driven, waiting, restarts, attempts } = view;
+        patchRun({ session, driven, waiting, restarts, states: statesOf(view.tasks), attempts });
         void loadDetails();
         void loadLineage();
       } catch (e) {
@@ -269,7 +272,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         set({ filter: { ...get().filter, ...filter } });
       },
 
-      async open(sessionId) {
+      async open(sessionId, node) {
         const mine = ++opened;
         set({ notice: null, comparison: null });
         mark("run-open");
@@ -292,6 +295,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               session: view.session,
               driven: view.driven,
               waiting: view.waiting,
+              restarts: view.restarts,
               states: statesOf(view.tasks),
               attempts: view.attempts,
               blueprints,
@@ -305,6 +309,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           });
           mark("run-shown");
           void loadScopes([ran.root, ...ran.inner], ran.instances);
+          if (node) get().select({ node, attempt: latestAttempt(view.attempts, node)?.attempt ?? 0 });
         } catch (e) {
           if (mine === opened) fail(e);
         }
