@@ -2,6 +2,7 @@ import {
   Background,
   ControlButton,
   Controls,
+  getViewportForBounds,
   MiniMap,
   ReactFlow,
   useReactFlow,
@@ -10,8 +11,9 @@ import {
   type Connection,
   type EdgeChange,
   type NodeChange,
+  type ReactFlowState,
 } from "@xyflow/react";
-import { useCallback, useEffect, useMemo, useRef, type DragEvent, type MouseEvent } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type MouseEvent } from "react";
 import { connect, cycleDependencyType, disconnect, removeTasks } from "../blueprint";
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
@@ -21,7 +23,7 @@ import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
 import { reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
 import { Overview } from "./Overview";
-import { overviewScene, taskAt } from "./overview";
+import { around, cardIn, cardsBounds, covers, overviewScene, taskAt, viewRect, type ViewRect } from "./overview";
 import { ScopeRegions } from "./ScopeRegions";
 import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
@@ -34,6 +36,7 @@ const DELETE_KEYS = ["Delete", "Backspace"];
 const MULTI_SELECT_KEYS = ["Shift", "Control", "Meta"];
 // The tasks of a zoomed-out large blueprint are hidden nodes (Overview.tsx draws them): fitting counts them.
 const FIT_VIEW = { padding: 0.1, maxZoom: 1.2, includeHiddenNodes: true };
+const MIN_ZOOM = 0.1;
 const NODE_ORIGIN: [number, number] = [0, 0];
 const NO_ATTRIBUTION = { hideAttribution: true };
 /** A task's rectangle in the minimap takes its colour from its kind (styles.css), or its state. */
@@ -55,6 +58,7 @@ const LARGE_FROM = 500;
 /** The canvas draws dependencies, and the data wiring when it is shown. */
 type CanvasEdge = DependencyEdge | WiringEdge;
 const NO_EDGES: CanvasEdge[] = [];
+const NO_NODES: TaskNode[] = [];
 
 /**
  * A run's canvas: the blueprint read-only, each card marked with its task's state; a composite
@@ -94,16 +98,31 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     () => (blueprint ? toNodes(blueprint, positions, report, chosen, run?.marks) : []),
     [toNodes, blueprint, positions, report, chosen, run?.marks],
   );
+  // The run of a large blueprint is read-only: React Flow, whose every change costs in proportion
+  // to the nodes it holds (seconds for 10,000), holds only the tasks around the view, none when
+  // zoomed out. The editor keeps every task as a node: a selection, a drag or a deletion may
+  // reach a task out of view.
+  const sliced = run !== undefined && large;
+  const cover = useCover(sliced);
   // Zoomed out over a large blueprint, the overview draws the tasks: React Flow keeps them hidden.
-  const nodes = useMemo(() => (zoomedOut ? drawn.map((n) => ({ ...n, hidden: true })) : drawn), [drawn, zoomedOut]);
+  const nodes = useMemo(() => {
+    if (!sliced) return zoomedOut ? drawn.map((n) => ({ ...n, hidden: true })) : drawn;
+    return zoomedOut || !cover ? NO_NODES : drawn.filter((n) => cardIn(n.position, cover));
+  }, [drawn, zoomedOut, sliced, cover]);
   const scene = useMemo(
     () => (zoomedOut && blueprint ? overviewScene(blueprint, positions, report, chosen, run?.marks) : null),
     [zoomedOut, blueprint, positions, report, chosen, run?.marks],
   );
-  const edges = useMemo(
+  const allEdges = useMemo(
     () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut) : []),
     [toEdges, blueprint, selectedDependency, zoomedOut],
   );
+  // A slice keeps the dependencies between its tasks.
+  const edges = useMemo(() => {
+    if (!sliced) return allEdges;
+    const held = new Set(nodes.map((n) => n.id));
+    return allEdges.filter((e) => held.has(e.source) && held.has(e.target));
+  }, [allEdges, sliced, nodes]);
 
   // The wiring follows the blueprint only: moving a node does not compute it again.
   const toWiringEdges = useMemo(reusingWiringEdges, []);
@@ -121,13 +140,29 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   // After every commit: the timing marks of steps waiting for the canvas (none most of the time).
   useEffect(canvasRendered);
 
+  // Fitting and focusing go by the tasks' positions: a sliced canvas does not hold every task.
+  const positionsNow = useRef(positions);
   useEffect(() => {
-    if (focus) void flow.fitView({ nodes: [{ id: focus.task }], maxZoom: 1.2, duration: 300, includeHiddenNodes: true });
+    positionsNow.current = positions;
+  }, [positions]);
+  const fitAll = useCallback(
+    (duration?: number) => {
+      const { width, height } = flowStore.getState();
+      if (!blueprint || width === 0 || height === 0) return;
+      const bounds = cardsBounds(blueprint, positionsNow.current);
+      void flow.setViewport(getViewportForBounds(bounds, width, height, MIN_ZOOM, FIT_VIEW.maxZoom, FIT_VIEW.padding), { duration });
+    },
+    [flow, flowStore, blueprint],
+  );
+
+  useEffect(() => {
+    const at = focus && positionsNow.current[focus.task];
+    if (at) void flow.setCenter(at.x + NODE_WIDTH / 2, at.y + NODE_HEIGHT / 2, { zoom: FIT_VIEW.maxZoom, duration: 300 });
   }, [focus, flow]);
 
   useEffect(() => {
-    if (fitRequest > 0) void flow.fitView({ ...FIT_VIEW, duration: 300 });
-  }, [fitRequest, flow]);
+    if (fitRequest > 0) fitAll(300);
+  }, [fitRequest, fitAll]);
 
   // The handlers keep their identity across renders: React Flow copies each changed prop into its
   // store, and every node listens to that store.
@@ -251,10 +286,11 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       multiSelectionKeyCode={MULTI_SELECT_KEYS}
       className={zoomedOut ? "zoomed-out" : undefined}
       onlyRenderVisibleElements={large}
-      fitView
+      fitView={!sliced}
       fitViewOptions={FIT_VIEW}
+      onInit={sliced ? () => fitAll() : undefined}
       colorMode="system"
-      minZoom={0.1}
+      minZoom={MIN_ZOOM}
       nodeOrigin={NODE_ORIGIN}
       proOptions={NO_ATTRIBUTION}
     >
@@ -269,4 +305,27 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       {minimap && <MiniMap<TaskNode> pannable zoomable nodeClassName={minimapClass} nodeBorderRadius={4} ariaLabel="Minimap" />}
     </ReactFlow>
   );
+}
+
+/**
+ * The part of the flow a sliced canvas holds tasks for: around the view, taken again only when
+ * the view leaves it, so that a pan changes React Flow's nodes a few times, not every frame.
+ */
+function useCover(sliced: boolean): ViewRect | null {
+  const flowStore = useStoreApi();
+  const [cover, setCover] = useState<ViewRect | null>(null);
+  const held = useRef<ViewRect | null>(null);
+  useEffect(() => {
+    if (!sliced) return;
+    const look = ({ transform, width, height }: ReactFlowState) => {
+      if (width === 0 || height === 0) return;
+      const view = viewRect(transform, width, height);
+      if (held.current && covers(held.current, view)) return;
+      held.current = around(view);
+      setCover(held.current);
+    };
+    look(flowStore.getState());
+    return flowStore.subscribe(look);
+  }, [sliced, flowStore]);
+  return sliced ? cover : null;
 }

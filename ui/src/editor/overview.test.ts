@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { FileReport } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
 import { NODE_HEIGHT, NODE_WIDTH } from "./graph";
-import { drawOverview, overviewScene, taskAt, viewRect, type Palette } from "./overview";
+import { around, cardIn, cardsBounds, covers, drawOverview, overviewScene, taskAt, viewRect, type Palette } from "./overview";
 
 const blueprint: Blueprint = {
   tasks: [
@@ -96,5 +96,31 @@ describe("the overview of a large blueprint", () => {
 
   it("knows which part of the flow a viewport shows", () => {
     expect(viewRect([100, 50, 2], 800, 600)).toEqual([-50, -25, 350, 275]);
+  });
+
+  it("slices a run's canvas around the view, taken again once the view leaves it or shrinks well inside it", () => {
+    const view = viewRect([0, 0, 1], 800, 600);
+    const cover = around(view);
+    expect(cover).toEqual([-800, -600, 1600, 1200]);
+    expect(covers(cover, viewRect([-700, 500, 1], 800, 600))).toBe(true);
+    expect(covers(cover, viewRect([-900, 0, 1], 800, 600)), "panned more than a view away").toBe(false);
+    expect(covers(cover, viewRect([0, 0, 0.5], 800, 600)), "zoomed out, still inside").toBe(true);
+    expect(covers(cover, viewRect([0, 0, 0.4], 800, 600)), "zoomed out past it").toBe(false);
+    expect(covers(cover, viewRect([0, 0, 4], 800, 600)), "zoomed in: the slice would hold far more than is in sight").toBe(false);
+    const held = blueprint.tasks.filter((t) => cardIn(positions[t.id as keyof typeof positions], cover)).map((t) => t.id);
+    expect(held).toEqual(["start", "a", "c"]);
+    expect(cardIn({ x: -800 - NODE_WIDTH, y: 0 }, cover), "a card touching the edge").toBe(true);
+    expect(cardIn({ x: -801 - NODE_WIDTH, y: 0 }, cover)).toBe(false);
+  });
+
+  it("fits by the positions of every task, held as a node or not", () => {
+    expect(cardsBounds(blueprint, positions)).toEqual({ x: 0, y: 0, width: 5000 + NODE_WIDTH, height: 5000 + NODE_HEIGHT });
+    expect(cardsBounds({ tasks: [{ id: "lost", type: "shell.run" }] }, {}), "a task with no position sits at the origin").toEqual({
+      x: 0,
+      y: 0,
+      width: NODE_WIDTH,
+      height: NODE_HEIGHT,
+    });
+    expect(cardsBounds({ tasks: [] }, {})).toEqual({ x: 0, y: 0, width: NODE_WIDTH, height: NODE_HEIGHT });
   });
 });

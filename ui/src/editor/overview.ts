@@ -70,6 +70,40 @@ export function viewRect(transform: readonly [number, number, number], width: nu
   return [-x / zoom, -y / zoom, (width - x) / zoom, (height - y) / zoom];
 }
 
+/** The rectangle around `view` that stretches one view further on every side. */
+export function around(view: ViewRect): ViewRect {
+  const [left, top, right, bottom] = view;
+  const [w, h] = [right - left, bottom - top];
+  return [left - w, top - h, right + w, bottom + h];
+}
+
+/**
+ * Whether a slice taken `around` an earlier view still serves `view`: the view lies inside it,
+ * and it is not far larger than `around(view)` would be (zoomed in from a wide view, it would
+ * hold many tasks out of sight).
+ */
+export function covers(cover: ViewRect, view: ViewRect): boolean {
+  const inside = view[0] >= cover[0] && view[1] >= cover[1] && view[2] <= cover[2] && view[3] <= cover[3];
+  return inside && cover[2] - cover[0] <= 4 * (view[2] - view[0]);
+}
+
+/** Whether a task card whose top-left corner is at `at` overlaps `rect`. */
+export function cardIn(at: { x: number; y: number }, rect: ViewRect): boolean {
+  return at.x + NODE_WIDTH >= rect[0] && at.x <= rect[2] && at.y + NODE_HEIGHT >= rect[1] && at.y <= rect[3];
+}
+
+/** The flow rectangle that holds every task card of `blueprint` (a card at the origin when it has none). */
+export function cardsBounds(blueprint: Blueprint, positions: Positions): { x: number; y: number; width: number; height: number } {
+  let [left, top, right, bottom] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const task of blueprint.tasks) {
+    const at = positions[task.id] ?? { x: 0, y: 0 };
+    [left, top] = [Math.min(left, at.x), Math.min(top, at.y)];
+    [right, bottom] = [Math.max(right, at.x + NODE_WIDTH), Math.max(bottom, at.y + NODE_HEIGHT)];
+  }
+  if (left === Infinity) return { x: 0, y: 0, width: NODE_WIDTH, height: NODE_HEIGHT };
+  return { x: left, y: top, width: right - left, height: bottom - top };
+}
+
 /** Draws the scene; answers how many tasks were in view. */
 export function drawOverview(
   ctx: CanvasRenderingContext2D,
@@ -97,7 +131,8 @@ export function drawOverview(
   ctx.strokeStyle = palette.edge;
   ctx.stroke();
 
-  const shown = scene.tasks.filter((t) => t.x + NODE_WIDTH >= left && t.x <= right && t.y + NODE_HEIGHT >= top && t.y <= bottom);
+  const view: ViewRect = [left, top, right, bottom];
+  const shown = scene.tasks.filter((t) => cardIn(t, view));
   const byColour = <K extends string>(key: (t: OverviewScene["tasks"][number]) => K) => {
     const groups = new Map<K, typeof shown>();
     for (const t of shown) {
