@@ -1,7 +1,9 @@
 //! Log growth on the event stream: while an attempt of a session running in this process runs,
 //! the size of its log is looked at every [`LOOK_EVERY`], and a change is announced to
 //! [`Api::subscribe`] as a `log_grew` event (`{node, attempt, file_size}`), at most one per
-//! attempt per look, and a last one when the attempt settles.
+//! attempt per look, and a last one when the attempt settles. Growth of at most [`CARRIED_MAX`]
+//! bytes comes with them (`from`, the offset they start at, and `text`, whole characters only):
+//! a viewer that holds the log up to `from` appends them without reading, a round trip sooner.
 //!
 //! These events are **transient**: not stored, `seq` 0, and `global_seq` the last stored
 //! event's of the session seen so far, so that a client resuming from an event id misses none
@@ -18,6 +20,9 @@ use orrery_store::{kinds, EventPayload, RunId};
 /// told sees a line within about this long plus its read (a stat per running attempt each time:
 /// cheap). The run views aim at a line shown within 100 ms of its writing (scripts/bench_runs.sh).
 pub const LOOK_EVERY: Duration = Duration::from_millis(20);
+
+/// The most bytes of growth an event carries: a line or a few, not a burst of output.
+pub const CARRIED_MAX: u64 = 16 * 1024;
 
 /// The kind of the transient log growth events.
 pub const LOG_GREW: &str = "log_grew";
@@ -79,7 +84,17 @@ impl LogGrowth {
         if size == watched.size {
             return None;
         }
+        let from = watched.size;
+        let mut value = json!({"node": watched.node, "attempt": watched.attempt, "file_size": size});
         watched.size = size;
+        if size > from && size - from <= CARRIED_MAX {
+            if let Some(text) = read_from(&watched.path, from, size - from) {
+                // A character cut at the end is carried by the next look, when it is whole.
+                watched.size = from + text.len() as u64;
+                value["from"] = json!(from);
+                value["text"] = json!(text);
+            }
+        }
         let (session_id, global_seq) = self.last.clone()?;
         Some(Event {
             session_id,
@@ -88,9 +103,45 @@ impl LogGrowth {
             time_ms: now_ms(),
             kind: LOG_GREW.to_string(),
             run_id: Some(run_id.clone()),
-            payload: EventPayload::Whole {
-                value: json!({"node": watched.node, "attempt": watched.attempt, "file_size": size}),
-            },
+            payload: EventPayload::Whole { value },
         })
+    }
+}
+
+/// Up to `len` bytes of the file at `path` from `from`, to the last whole character; `None`
+/// when it cannot be read or is not text.
+fn read_from(path: &Path, from: u64, len: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(len).read_to_end(&mut bytes).ok()?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Some(text),
+        // Cut inside a character at the end: the whole ones before it.
+        Err(e) if e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).ok()
+        }
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_from;
+
+    #[test]
+    fn carried_text_stops_before_a_character_cut_at_the_end_and_is_none_for_bytes_that_are_not_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, b"x\xc3\xa9t\xc3").unwrap();
+        assert_eq!(read_from(&path, 1, 4).as_deref(), Some("\u{e9}t"), "the cut \\xc3 waits for the next look");
+        assert_eq!(read_from(&path, 4, 1).as_deref(), Some(""));
+        std::fs::write(&path, b"a\xffb").unwrap();
+        assert_eq!(read_from(&path, 0, 3), None);
+        assert_eq!(read_from(&dir.path().join("gone"), 0, 3), None);
     }
 }

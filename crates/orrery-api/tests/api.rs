@@ -717,6 +717,7 @@ async fn a_running_attempts_log_growth_is_announced_on_the_event_stream_without_
     fx.api.wait_all().await;
 
     let mut sizes = Vec::new();
+    let mut carried = String::new();
     let mut last_stored = 0;
     while let Ok(event) = events.try_recv() {
         if event.kind != orrery_api::LOG_GREW {
@@ -727,7 +728,12 @@ async fn a_running_attempts_log_growth_is_announced_on_the_event_stream_without_
         assert_eq!((value["node"].as_str(), event.seq), (Some("chatty.a"), 0), "transient: {event:?}");
         assert_eq!(event.global_seq, last_stored, "it carries the last stored event's global_seq");
         sizes.push(value["file_size"].as_u64().unwrap());
+        // Small growth comes with its bytes, each piece where the last one ended.
+        let (from, text) = (value["from"].as_u64().expect("from"), value["text"].as_str().expect("text"));
+        assert_eq!(from, carried.len() as u64, "{value}");
+        carried.push_str(text);
     }
+    assert_eq!(carried, "line 1\nline 2\nline 3\nline 4\n", "the events carried the whole log");
     assert!(sizes.len() >= 2, "the log was seen growing while the task ran: {sizes:?}");
     assert!(sizes.windows(2).all(|w| w[0] < w[1]), "sizes only grow: {sizes:?}");
     let window = fx.ok("read_attempt_log", json!({"session_id": id, "task": "a"})).await;

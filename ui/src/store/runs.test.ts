@@ -222,9 +222,11 @@ describe("an open run", () => {
     await settled();
     expect(run(workspace).details?.attempt.attempt).toBe(2);
     runs.getState().event(event("log_grew", { node: "deploy.ask", attempt: 1, file_size: 10 }));
-    expect(runs.getState().grew).toBe(0);
+    expect(runs.getState().grew).toBe(null);
     runs.getState().event(event("log_grew", { node: "deploy.ask", attempt: 2, file_size: 42 }));
-    expect(runs.getState().grew).toBe(42);
+    expect(runs.getState().grew).toEqual({ fileSize: 42 });
+    runs.getState().event(event("log_grew", { node: "deploy.ask", attempt: 2, file_size: 48, from: 42, text: "done.\n" }));
+    expect(runs.getState().grew, "small growth comes with its text").toEqual({ fileSize: 48, carried: { from: 42, text: "done.\n" } });
     expect(run(workspace).waiting).toEqual(["deploy.ask"]);
   });
 

@@ -20,7 +20,7 @@ import type {
 } from "../backend/generated";
 import type { Backend } from "../backend/types";
 import { parseBlueprint, type Blueprint } from "../blueprint";
-import type { LogSource } from "../runs/log/reader";
+import type { Growth, LogSource } from "../runs/log/reader";
 import type { AttemptRef } from "../runs/timeline/model";
 import { mark } from "../timing";
 import { createEditorStore, type EditorStore, type Layout } from "./editor";
@@ -71,10 +71,10 @@ export type RunsState = {
   /** The last thing the user should know about a run: what an action did, or why it failed. */
   notice: { text: string; error: boolean } | null;
   /**
-   * The size of the selected attempt's log as last announced (0: none announced). Apart from the
-   * run: a log growing many times a second redraws the log viewer, not every view of the run.
+   * The growth of the selected attempt's log as last announced (null: none announced). Apart from
+   * the run: a log growing many times a second redraws the log viewer, not every view of the run.
    */
-  grew: number;
+  grew: Growth | null;
 
   refresh(): Promise<void>;
   setFilter(filter: Partial<RunFilter>): void;
@@ -258,7 +258,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       run: null,
       comparison: null,
       notice: null,
-      grew: 0,
+      grew: null,
 
       async refresh() {
         try {
@@ -320,7 +320,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (!run) return;
         const same = ref && run.selected && ref.node === run.selected.node && ref.attempt === run.selected.attempt;
         if (same) return;
-        set({ grew: 0 });
+        set({ grew: null });
         patchRun({ selected: ref, details: null });
         void loadDetails();
         if (run.lineage === null) void loadLineage();
@@ -373,7 +373,9 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           }
           case "log_grew":
             if (selected && value?.node === selected.node && value?.attempt === selected.attempt) {
-              set({ grew: Number(value.file_size) });
+              const { from, text } = value;
+              const carried = typeof from === "number" && typeof text === "string" ? { from, text } : undefined;
+              set({ grew: { fileSize: Number(value.file_size), carried } });
             }
             break;
           case "progress":

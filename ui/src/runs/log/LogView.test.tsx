@@ -3,7 +3,7 @@ import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LINE_HEIGHT, LogView, type LogSource } from "./LogView";
-import { CHUNK } from "./reader";
+import { CHUNK, type Growth } from "./reader";
 import { MemoryLog, numberedLines } from "./testing";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -14,7 +14,7 @@ const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolv
 type Shown = {
   view: HTMLElement;
   scroller: HTMLElement;
-  render(props: { source?: LogSource; grew?: number; onSave?: () => void }): void;
+  render(props: { source?: LogSource; grew?: Growth | null; onSave?: () => void }): void;
   /** The text of every line row in the DOM. */
   rows(): string[];
 };
@@ -33,7 +33,7 @@ async function show(log: LogSource, onSave?: () => void): Promise<Shown> {
   document.body.append(container);
   const root = createRoot(container);
   mounted = { root, container };
-  let props = { source: log, grew: 0, onSave };
+  let props: { source: LogSource; grew: Growth | null; onSave?: () => void } = { source: log, grew: null, onSave };
   const render = (changes: Partial<typeof props>) => {
     props = { ...props, ...changes };
     act(() => root.render(<LogView {...props} />));
@@ -88,7 +88,7 @@ describe("the log view", () => {
   it("appends the lines a grown file holds, read from where it ended, and says it is live", async () => {
     const log = new MemoryLog("started\n");
     const shown = await show(log);
-    shown.render({ grew: log.write("step 1\nstep 2\n") });
+    shown.render({ grew: { fileSize: log.write("step 1\nstep 2\n") } });
     await settled();
     expect(shown.rows()).toEqual(["(start of log)", "started", "step 1", "step 2"]);
     expect(log.reads.map((r) => r.offset)).toEqual([-1, 8]);
@@ -100,9 +100,9 @@ describe("the log view", () => {
     const log = new MemoryLog("a\n");
     const shown = await show(log);
     log.held = true;
-    shown.render({ grew: log.write("b\n") });
-    shown.render({ grew: log.write("c\n") });
-    shown.render({ grew: log.write("d\n") });
+    shown.render({ grew: { fileSize: log.write("b\n") } });
+    shown.render({ grew: { fileSize: log.write("c\n") } });
+    shown.render({ grew: { fileSize: log.write("d\n") } });
     while (log.answer()) await settled();
     expect(log.mostInFlight).toBe(1);
     expect(shown.rows().slice(1)).toEqual(["a", "b", "c", "d"]);
@@ -207,7 +207,7 @@ describe("the log view", () => {
     });
     const follow = shown.view.querySelector<HTMLButtonElement>("[data-testid=log-follow]")!;
     // Lines written while scrolled up are read, and the view stays where it is.
-    shown.render({ grew: log.write("line 5001\n") });
+    shown.render({ grew: { fileSize: log.write("line 5001\n") } });
     await settled();
     expect(shown.scroller.scrollTop).toBe(1_000);
     act(() => follow.click());

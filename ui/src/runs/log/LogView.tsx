@@ -23,7 +23,7 @@ import {
 import { useStore } from "zustand";
 import { plainText, spanCss, styleLine, type Style } from "./ansi";
 import { lineAt } from "./lines";
-import { createLogReader, type LogSource } from "./reader";
+import { createLogReader, type Growth, type LogSource } from "./reader";
 import { findMatches, firstMatchFrom, type Match } from "./search";
 import "./log.css";
 
@@ -32,8 +32,8 @@ export type { LogSource } from "./reader";
 export type LogViewProps = {
   /** Where the log is read; another source (another attempt) starts the view afresh. */
   source: LogSource;
-  /** The file size the latest `log_grew` event announced (0 before any): a new one is read when following. */
-  grew: number;
+  /** What the latest `log_grew` event announced (null before any): what is new is shown when following. */
+  grew: Growth | null;
   /** Saves the whole file (through a native dialog); the Save button shows only with it. */
   onSave?: () => void;
 };
@@ -59,7 +59,7 @@ export function LogView({ source, grew, onSave }: LogViewProps): JSX.Element {
   useEffect(() => reader.getState().open(), [reader]);
   // Before the frame is painted, not after: the read it may start is on its way a frame sooner.
   useLayoutEffect(() => {
-    if (grew > 0) reader.getState().announce(grew);
+    if (grew) reader.getState().announce(grew.fileSize, grew.carried);
   }, [reader, grew]);
 
   const scroller = useRef<HTMLDivElement>(null);

@@ -37,6 +37,44 @@ describe("reading a log", () => {
     expect(log.reads.map((r) => r.offset)).toEqual([-1, 8]);
   });
 
+  it("takes growth carried by the announcement without a read when it continues the held range", async () => {
+    const log = new MemoryLog("started\n");
+    const reader = createLogReader(log);
+    reader.getState().open();
+    await settle();
+    const from = log.size;
+    reader.getState().announce(log.write("wörking\n"), { from, text: "wörking\n" });
+    await settle();
+    expect(shown(reader)).toEqual(["started", "wörking"]);
+    expect(log.reads.map((r) => r.offset), "no read after the tail").toEqual([-1]);
+    expect(reader.getState().lines!.end).toBe(log.size);
+    // Carried text that stops short of the size (a character still being written): the rest is read.
+    const next = log.size;
+    reader.getState().announce(log.write("done\n"), { from: next, text: "do" });
+    await settle();
+    expect(shown(reader)).toEqual(["started", "wörking", "done"]);
+    expect(log.reads.map((r) => r.offset)).toEqual([-1, next + 2]);
+  });
+
+  it("reads instead of taking carried growth that does not continue the held range, or while a read is in flight", async () => {
+    const log = new MemoryLog("a\n");
+    const reader = createLogReader(log);
+    reader.getState().open();
+    await settle();
+    log.write("b\n");
+    // An event missed: this one's text starts past the held range.
+    reader.getState().announce(log.write("c\n"), { from: 4, text: "c\n" });
+    await settle();
+    expect(shown(reader)).toEqual(["a", "b", "c"]);
+    expect(log.reads.map((r) => r.offset)).toEqual([-1, 2]);
+    log.held = true;
+    reader.getState().announce(log.write("d\n"));
+    reader.getState().announce(log.write("e\n"), { from: 8, text: "e\n" });
+    while (log.answer()) await settle();
+    expect(shown(reader), "nothing taken twice").toEqual(["a", "b", "c", "d", "e"]);
+    expect(log.mostInFlight).toBe(1);
+  });
+
   it("reads once for a burst of announcements, never two reads at once, from where the last ended", async () => {
     const log = new MemoryLog("a\n");
     const reader = createLogReader(log);

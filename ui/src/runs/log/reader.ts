@@ -20,6 +20,9 @@ export interface LogSource {
 
 export type Reading = "tail" | "next" | "earlier";
 
+/** What a `log_grew` event says: the file's size, and small growth's text from where it starts. */
+export type Growth = { fileSize: number; carried?: { from: number; text: string } };
+
 export type LogReaderState = {
   /** What is held; null until the tail was read. */
   lines: Lines | null;
@@ -38,8 +41,11 @@ export type LogReaderState = {
   error: string | null;
   /** Reads the tail; until it is read, each announcement tries again. */
   open(): void;
-  /** Says that the file has grown to `fileSize` bytes: what is new is read when tailing. */
-  announce(fileSize: number): void;
+  /**
+   * Says that the file has grown to `fileSize` bytes: what is new is read when tailing, or taken
+   * from `carried` when it continues the held range.
+   */
+  announce(fileSize: number, carried?: Growth["carried"]): void;
   /** Reads the window before the held range, when there is one. */
   loadEarlier(): void;
   /** Goes back to the tail: reads it afresh when the held range no longer reaches it. */
@@ -153,7 +159,13 @@ export function createLogReader(source: LogSource, limits: Limits = DEFAULT_LIMI
         opened = true;
         pump();
       },
-      announce(fileSize) {
+      announce(fileSize, carried) {
+        const held = get().lines;
+        // Carried text that continues the held range needs no read. Not while one is in flight:
+        // its answer continues from where the range ended when it was asked.
+        if (carried && held && !inFlight && get().tailing && carried.from === held.end) {
+          set({ lines: dropFromStart(append(held, carried.text), limits) });
+        }
         announcedDuringRead = Math.max(announcedDuringRead, fileSize);
         target = Math.max(target, fileSize);
         const lines = get().lines;
