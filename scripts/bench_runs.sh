@@ -6,7 +6,8 @@
 #     fresh store, the app opens that run; time from the click on the run to a timeline with
 #     bars, and frame times idle, while dragging the timeline and while Shift+wheel pans it;
 #   - the log: a task launched from the app writes 300 lines, one every 30 ms, each with its
-#     write time; the latency of each line to the log viewer (p50/p95/p99/max).
+#     write time; the latency of each line to the log viewer (p50/p95/p99/max);
+#   - a log of 100 MB: opening its tail, and loading earlier windows by scrolling to the top.
 #
 #   scripts/bench_runs.sh
 #

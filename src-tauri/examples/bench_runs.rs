@@ -1,6 +1,6 @@
 //! The runs view measured in the real window (issue 6): the timeline of a stored session of many
-//! attempts (how long it takes to show, and its frame times while panning), and how long a line a
-//! running task writes takes to show in the log viewer.
+//! attempts (how long it and the run's graph take to show, and its frame times while panning), how
+//! long a line a running task writes takes to show in the log viewer, and a 100 MB log.
 //!
 //!   bench_runs --app target/release/orrery-desktop --cli target/release/orrery \
 //!       --out target/bench/runs.md [--shots target/e2e] [--dir target/bench/runs] [--lines 300] \
@@ -18,6 +18,9 @@
 //! launched from the app (only the app's own runs send log growth), its card clicked while it
 //! runs, and inside the page every animation frame reads the log viewer's rendered lines: the
 //! first frame a line is in the DOM, minus the time written in it, is its latency.
+//!
+//! Last, a log of 100 MB (a task run by the CLI): the click on its task to the viewer showing
+//! its tail, and scrolling to the top window after window, each time to the earlier window shown.
 //!
 //! Run through `scripts/bench_runs.sh`; built only with the `bench-editor` feature, so never by
 //! `cargo test`. Measured figures only: nothing here asserts a time.
@@ -121,6 +124,58 @@ requestAnimationFrame(tick);
 const STOP_LOG: &str =
     "const w = window.__orreryLog; w.running = false; return { seen: w.seen, before: w.before, frames: w.frames };";
 
+/// The big log's task id and size.
+const BIG: &str = "big";
+const BIG_LOG_BYTES: u64 = 100_000_000;
+/// How many earlier windows the benchmark loads by scrolling the big log to its top.
+const EARLIER_LOADS: usize = 10;
+
+/// Watches the opening of the big log: the click on its task's card, every frame until the
+/// viewer holds lines, the longest of those frames.
+const WATCH_BIG_OPEN: &str = r#"
+const w = { clickAt: null, shownAt: null, longest: 0, last: null };
+window.__orreryBig = w;
+addEventListener('click', (e) => {
+  if (w.clickAt === null && e.target.closest && e.target.closest('[data-testid=task-node]')) w.clickAt = performance.now();
+}, true);
+const tick = (t) => {
+  if (w.clickAt !== null && w.last !== null) w.longest = Math.max(w.longest, t - w.last);
+  w.last = t;
+  const view = document.querySelector('[data-testid=log-view]');
+  if (w.clickAt !== null && view && Number(view.dataset.lines) > 0) w.shownAt = t;
+  if (w.shownAt === null) requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
+"#;
+
+/// Scrolls the big log to its top `arguments[0]` times, each time waiting for the earlier window
+/// to be held (the view's `data-start` going down) and the frame after; the time of each and the
+/// longest frame meanwhile.
+const LOAD_EARLIER: &str = r#"
+const [loads, done] = [arguments[0], arguments[arguments.length - 1]];
+const view = document.querySelector('[data-testid=log-view]');
+const scroller = view.querySelector('.log-scroll');
+const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+const out = { times: [], longest: 0 };
+let last = null, running = true;
+const tick = (t) => { if (last !== null) out.longest = Math.max(out.longest, t - last); last = t; if (running) requestAnimationFrame(tick); };
+requestAnimationFrame(tick);
+(async () => {
+  for (let i = 0; i < loads; i++) {
+    const start = Number(view.dataset.start);
+    const t0 = performance.now();
+    scroller.scrollTop = 0;
+    scroller.dispatchEvent(new Event('scroll'));
+    while (Number(view.dataset.start) === start && performance.now() - t0 < 10000) await frame();
+    await frame();
+    out.times.push(performance.now() - t0);
+  }
+  running = false;
+  Object.assign(out, { start: Number(view.dataset.start), end: Number(view.dataset.end), lines: Number(view.dataset.lines) });
+  done(out);
+})();
+"#;
+
 #[derive(Default)]
 struct Timeline {
     tasks: usize,
@@ -207,7 +262,14 @@ fn main() {
     let log =
         runtime.block_on(measure_log(&app, store.path(), &blueprint, &display, logs.path(), shots.as_deref(), lines));
 
-    let table = table(&all, &log);
+    eprintln!("bench_runs: a log of {BIG_LOG_BYTES} bytes");
+    let store = tempfile::tempdir().unwrap();
+    let blueprint = store.path().join("big_log.json");
+    std::fs::write(&blueprint, serde_json::to_string_pretty(&big_log_blueprint()).unwrap()).unwrap();
+    run_with_cli(&cli, &blueprint, &store.path().join("orrery.db"));
+    let big = runtime.block_on(measure_big_log(&app, store.path(), &display, logs.path(), shots.as_deref()));
+
+    let table = table(&all, &log, &big);
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent).unwrap();
     }
@@ -247,6 +309,18 @@ fn log_blueprint(lines: usize) -> Value {
         {"id": TALKER, "type": "shell.run", "params": [{"name": "command", "value": command}],
             "depends_on": [{"id": "start", "type": "FS"}]},
         {"id": "end", "type": "system.end", "depends_on": [{"id": TALKER, "type": "FS"}]},
+    ]})
+}
+
+/// One shell task that writes a log of [`BIG_LOG_BYTES`] at once: lines of 100 bytes.
+fn big_log_blueprint() -> Value {
+    let line = format!("a line of the big log {}", "0123456789".repeat(8));
+    let command = format!("yes '{line}' | head -c {BIG_LOG_BYTES}");
+    json!({"id": "big_log", "name": "big log", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": BIG, "type": "shell.run", "params": [{"name": "command", "value": command}],
+            "depends_on": [{"id": "start", "type": "FS"}]},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": BIG, "type": "FS"}]},
     ]})
 }
 
@@ -515,6 +589,53 @@ async fn measure_log(
     }
 }
 
+#[derive(Default)]
+struct BigLog {
+    /// Click on the task → the first frame with lines in the viewer, and the longest frame then.
+    open_ms: f64,
+    open_longest_frame_ms: f64,
+    /// Each scroll to the top → the earlier window held and painted.
+    earlier_ms: Vec<f64>,
+    earlier_longest_frame_ms: f64,
+    /// What the viewer holds after the loads: bytes and lines.
+    held_bytes: f64,
+    held_lines: f64,
+}
+
+async fn measure_big_log(app: &Path, store: &Path, display: &str, logs: &Path, shots: Option<&Path>) -> BigLog {
+    let db = store.join("orrery.db");
+    let env = [("ORRERY_DB", db.as_path()), ("ORRERY_CONFIG_DIR", store)];
+    let (_driver, client) = start_app(app, &env, display, logs).await;
+    click(&client, "[data-testid=mode-runs]").await;
+    wait_until("the run in the list", || async { client.find(Locator::Css("[data-testid=run-item]")).await.ok() })
+        .await;
+    click(&client, "[data-testid=run-item]").await;
+    let card = format!("[data-testid=task-node][data-task-id='{BIG}']");
+    wait_until("the task's card", || async { client.find(Locator::Css(&card)).await.ok() }).await;
+    client.execute(WATCH_BIG_OPEN, vec![]).await.unwrap();
+    client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
+    click(&client, &card).await;
+    let opened = wait_until("the big log shown", || async {
+        let w = client.execute("return window.__orreryBig;", vec![]).await.ok()?;
+        w["shownAt"].as_f64()?;
+        Some(w)
+    })
+    .await;
+    let at = |k: &str| opened[k].as_f64().unwrap_or(f64::NAN);
+    let mut figures =
+        BigLog { open_ms: at("shownAt") - at("clickAt"), open_longest_frame_ms: at("longest"), ..BigLog::default() };
+    let loaded = client.execute_async(LOAD_EARLIER, vec![json!(EARLIER_LOADS)]).await.unwrap();
+    figures.earlier_ms = loaded["times"].as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
+    figures.earlier_longest_frame_ms = loaded["longest"].as_f64().unwrap_or(f64::NAN);
+    figures.held_bytes = loaded["end"].as_f64().unwrap_or(0.0) - loaded["start"].as_f64().unwrap_or(0.0);
+    figures.held_lines = loaded["lines"].as_f64().unwrap_or(0.0);
+    if let Some(shots) = shots {
+        screenshot(&client, &shots.join("bench-runs-big-log.png")).await;
+    }
+    client.close().await.unwrap();
+    figures
+}
+
 async fn click(client: &Client, css: &str) {
     let element = wait_until(css, || async { client.find(Locator::Css(css)).await.ok() }).await;
     element.click().await.unwrap_or_else(|e| panic!("cannot click {css}: {e}"));
@@ -546,7 +667,7 @@ fn summary(f: &Timeline) -> String {
     )
 }
 
-fn table(all: &[Timeline], log: &LogLatency) -> String {
+fn table(all: &[Timeline], log: &LogLatency, big: &BigLog) -> String {
     type Row = table::Row<Timeline>;
     let rows: [Row; 25] = [
         ("Attempts in the session", |f| f.attempts as f64, ""),
@@ -609,6 +730,30 @@ fn table(all: &[Timeline], log: &LogLatency) -> String {
         "\nThe task (`shell.run`, launched from the app) writes `line N <epoch ms>` every 30 ms after a 3 s wait; every animation frame \
          the page reads the viewer's rendered lines and takes Date.now() minus the written time the first frame a line is there \
          (the viewer's rendered rows, its few overscan rows beyond the visible ones included). Lines the viewer skipped (scrolled past between two frames) are not seen. Target (issue 6): p99 under 100 ms.\n",
+    );
+
+    let _ = writeln!(out, "\n## A log of {} MB in the viewer\n", BIG_LOG_BYTES / 1_000_000);
+    out.push_str("| Measure | Value |\n|---|---:|\n");
+    let _ = writeln!(out, "| Click on the task → its log's tail shown | {:.0} ms |", big.open_ms);
+    let _ = writeln!(out, "|   longest frame meanwhile | {:.0} ms |", big.open_longest_frame_ms);
+    let e = &big.earlier_ms;
+    let _ = writeln!(
+        out,
+        "| Scroll to the top → the earlier window shown: median of {} | {:.0} ms |",
+        e.len(),
+        quantile(e, 0.5)
+    );
+    let _ = writeln!(out, "|   slowest | {:.0} ms |", max(e));
+    let _ = writeln!(out, "|   longest frame meanwhile | {:.0} ms |", big.earlier_longest_frame_ms);
+    let _ = writeln!(
+        out,
+        "| Held by the viewer after them: bytes / lines | {:.0} / {:.0} |",
+        big.held_bytes, big.held_lines
+    );
+    out.push_str(
+        "\nThe task (`shell.run`, run by the CLI) writes 100 MB of 100-byte lines at once; the app opens that run and the task's card \
+         is clicked: the viewer reads one window at the tail. Then the page scrolls the log to its top, once per earlier window, \
+         and waits for the window to be held (the view's `data-start` going down) and a frame.\n",
     );
     out
 }

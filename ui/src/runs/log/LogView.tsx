@@ -209,6 +209,7 @@ export function LogView({ source, grew, onSave }: LogViewProps): JSX.Element {
       className="log-view"
       data-testid="log-view"
       data-lines={held.length}
+      data-start={lines?.start ?? 0}
       data-end={lines?.end ?? 0}
       tabIndex={0}
       onKeyDown={onKeyDown}
