@@ -19,7 +19,7 @@ use orrery_store::{kinds, EventPayload, RunId};
 /// How often running attempts' logs are looked at: a log viewer that reads the new bytes when
 /// told sees a line within about this long plus its read (a stat per running attempt each time:
 /// cheap). The run views aim at a line shown within 100 ms of its writing (scripts/bench_runs.sh).
-pub const LOOK_EVERY: Duration = Duration::from_millis(20);
+pub const LOOK_EVERY: Duration = Duration::from_millis(10);
 
 /// The most bytes of growth an event carries: a line or a few, not a burst of output.
 pub const CARRIED_MAX: u64 = 16 * 1024;
