@@ -2,7 +2,8 @@
 # Creates (once) the Python venv holding the reference implementation of the blueprint format:
 # antikythera-sdk (gramaziokohler/antikythera), the asteval version it evaluates conditions with,
 # and the Redis client its orchestrator stores sessions with (the parity test runs it for real:
-# tests/compat/parity/run_reference.py).
+# tests/compat/parity/run_reference.py); the `deployment` extra brings its HTTP server
+# (FastAPI on uvicorn), which the publish test stands up (tests/compat/server/serve_reference.py).
 #
 #   tests/compat/setup_reference.sh            # venv at <repo>/target/reference-venv
 #   ORRERY_REFERENCE_VENV=/some/dir tests/compat/setup_reference.sh
@@ -12,7 +13,7 @@
 set -euo pipefail
 
 REQUIREMENTS=(
-    "antikythera-sdk==0.5.1"
+    "antikythera-sdk[deployment]==0.5.1"
     "asteval==1.0.10"
     "redis==7.0.1"
 )
@@ -28,7 +29,7 @@ log() { echo "setup_reference: $*" >&2; }
 
 is_ready() {
     [[ -x "$python" && -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$wanted" ]] \
-        && "$python" -c "import antikythera.io, asteval, redis" >/dev/null 2>&1
+        && "$python" -c "import antikythera.io, antikythera_orchestrator.api, asteval, redis, uvicorn" >/dev/null 2>&1
 }
 
 if is_ready; then
@@ -70,6 +71,6 @@ fi
 log "installing ${REQUIREMENTS[*]} into $venv"
 rm -f "$stamp"
 "$python" -m pip install --disable-pip-version-check --no-input -q "${REQUIREMENTS[@]}" >&2
-"$python" -c "import antikythera.io, asteval, redis" >&2
+"$python" -c "import antikythera.io, antikythera_orchestrator.api, asteval, redis, uvicorn" >&2
 printf '%s\n' "${REQUIREMENTS[@]}" >"$stamp"
 echo "$python"

@@ -48,6 +48,7 @@ mod files;
 pub mod http;
 mod log_growth;
 mod protocol;
+mod servers;
 mod sessions;
 mod stream;
 
@@ -236,6 +237,7 @@ impl Api {
         compare::register(&mut jobs);
         protocol::register(&mut jobs);
         stream::register(&mut jobs);
+        servers::register(&mut jobs);
         let (events, _) = broadcast::channel(16_384);
         Api {
             inner: Arc::new(Inner {

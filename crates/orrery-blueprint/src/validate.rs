@@ -677,6 +677,17 @@ pub fn composite_target(value: Option<&Value>) -> Result<CompositeTarget, (Strin
     }
 }
 
+/// The ids of the blueprints `bp`'s composites call (static or dynamic), in task order; a
+/// composite whose `blueprint` param is malformed calls none.
+pub fn calls(bp: &Blueprint) -> Vec<String> {
+    bp.tasks
+        .iter()
+        .filter(|t| t.task_type.is_composite())
+        .filter_map(|t| composite_target(t.param_value("blueprint")).ok())
+        .map(|target| target.blueprint_id().to_string())
+        .collect()
+}
+
 /// Whether `from` (transitively) calls blueprint `target`; the chain of ids when it does.
 fn calls_back(from: &Blueprint, target: &str, library: &Library<'_>) -> Option<String> {
     let mut stack = vec![(from, vec![from.id.clone()])];
@@ -685,17 +696,14 @@ fn calls_back(from: &Blueprint, target: &str, library: &Library<'_>) -> Option<S
         if !visited.insert(bp.id.clone()) {
             continue;
         }
-        for t in bp.tasks.iter().filter(|t| t.task_type.is_composite()) {
-            if let Ok(target_ref) = composite_target(t.param_value("blueprint")) {
-                let id = target_ref.blueprint_id();
-                let mut next = chain.clone();
-                next.push(id.to_string());
-                if id == target {
-                    return Some(next.join(" -> "));
-                }
-                if let Some(inner) = library.get(id) {
-                    stack.push((inner, next));
-                }
+        for id in calls(bp) {
+            let mut next = chain.clone();
+            next.push(id.clone());
+            if id == target {
+                return Some(next.join(" -> "));
+            }
+            if let Some(inner) = library.get(&id) {
+                stack.push((inner, next));
             }
         }
     }

@@ -9,6 +9,7 @@ mod jobs;
 mod lineage;
 mod live;
 mod logs;
+mod remote;
 mod run;
 mod serve;
 mod sessions;
@@ -231,12 +232,54 @@ enum Command {
         #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
     },
+    /// Upload blueprint files to an antikythera server, the inner blueprints they call first;
+    /// nothing is sent when one has errors or would be refused.
+    Publish {
+        /// A saved server's name (`orrery servers add`) or an address (http://host:port).
+        #[arg(long)]
+        server: String,
+        /// The server's token, for an address (a saved server has its own).
+        #[arg(long, env = "ORRERY_SERVER_TOKEN")]
+        token: Option<String>,
+        /// Send them even when Orrery finds errors or predicts a refusal: the server decides.
+        #[arg(long)]
+        force: bool,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// The antikythera servers saved by name (shared with the app): list, add or remove.
+    Servers {
+        #[command(subcommand)]
+        action: Option<ServersCommand>,
+        #[arg(long, env = "ORRERY_DB", global = true)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text, global = true)]
+        format: ReportFormat,
+    },
     /// Draw the DAG, scopes as clusters.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
         format: GraphFormatArg,
         file: PathBuf,
     },
+}
+
+#[derive(Subcommand)]
+enum ServersCommand {
+    /// Saves a server (or new details for that name).
+    Add {
+        name: String,
+        /// http://host:port
+        url: String,
+        #[arg(long)]
+        token: Option<String>,
+    },
+    /// Forgets a saved server.
+    Remove { name: String },
 }
 
 /// How `run`, `resume` and `restart` drive a session.
@@ -327,6 +370,17 @@ fn main() -> ExitCode {
             interventions::answer(&session, &task, &value, db, format)
         }
         Command::Jobs { format } => jobs::jobs(format),
+        Command::Publish { server, token, force, db, format, files } => {
+            remote::publish(&server, token, force, &files, db, format)
+        }
+        Command::Servers { action, db, format } => {
+            let action = match action {
+                None => remote::ServersAction::List,
+                Some(ServersCommand::Add { name, url, token }) => remote::ServersAction::Add { name, url, token },
+                Some(ServersCommand::Remove { name }) => remote::ServersAction::Remove { name },
+            };
+            remote::servers(action, db, format)
+        }
         Command::Lineage { session, db, format } => lineage::lineage(&session, db, format),
         Command::Job { name, arguments, db } => jobs::job(&name, arguments.as_deref(), db),
         Command::Serve { port, token, max_parallel, no_recover, db } => {

@@ -738,6 +738,16 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     client.ok("stop_session", json!({"session_id": again}));
     assert_eq!(client.ok("wait_session", json!({"session_id": again, "timeout_s": 30}))["session"]["state"], "stopped");
 
+    // Servers: saved, listed, published to (nothing listens at its address), forgotten.
+    client.ok("save_server", json!({"name": "nowhere", "url": "http://127.0.0.1:9/", "token": "t"}));
+    assert_eq!(
+        client.ok("list_servers", json!({})),
+        json!([{"name": "nowhere", "url": "http://127.0.0.1:9", "has_token": true}])
+    );
+    let published = client.ok("publish_blueprints", json!({"server": "nowhere", "files": [written]}));
+    assert_eq!(published["blueprints"][0]["outcome"], "failed", "{published}");
+    assert_eq!(client.ok("remove_server", json!({"name": "nowhere"}))["removed"], true);
+
     let called = client.called.borrow().clone();
     let missed: Vec<&String> = catalogue.difference(&called).collect();
     assert!(missed.is_empty(), "every job of the catalogue was called over HTTP; not: {missed:?}");

@@ -61,6 +61,7 @@ mod events;
 mod idempotency;
 pub mod migrations;
 mod progress;
+mod servers;
 mod sessions;
 mod submitted;
 
@@ -80,6 +81,7 @@ pub use control::{Lease, OpenRequest, Request};
 pub use error::StoreError;
 pub use events::{kinds, Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts, StepState};
+pub use servers::ServerEntry;
 pub use sessions::{ErrorRecord, NewSession, Session, SessionFilter, SessionState};
 pub use submitted::SubmittedTask;
 

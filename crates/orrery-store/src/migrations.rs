@@ -20,6 +20,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0004_lineage", include_str!("../migrations/0004_lineage.sql")),
     ("0005_submitted_tasks", include_str!("../migrations/0005_submitted_tasks.sql")),
     ("0006_session_origin", include_str!("../migrations/0006_session_origin.sql")),
+    ("0007_servers", include_str!("../migrations/0007_servers.sql")),
 ];
 
 /// The schema version this code writes.

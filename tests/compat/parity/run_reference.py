@@ -65,137 +65,19 @@ What was found out about running the reference (antikythera-sdk 0.5.1) on this m
 """
 
 import argparse
-import atexit
 import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import services  # noqa: E402  (tests/compat/services.py)
+
 REAL_STDOUT = sys.stdout
 # The agents print progress on stdout; keep stdout for the one JSON answer.
 sys.stdout = sys.stderr
-
-_services: list[subprocess.Popen] = []
-_workdir: str | None = None
-
-
-def _teardown() -> None:
-    for proc in _services:
-        if proc.poll() is None:
-            proc.terminate()
-    for proc in _services:
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-    _services.clear()
-    if _workdir:
-        shutil.rmtree(_workdir, ignore_errors=True)
-
-
-def _on_signal(signum, _frame):
-    _teardown()
-    os._exit(128 + signum)
-
-
-def _die_with_parent() -> None:
-    """In the service's process: SIGTERM it when this driver dies, even by SIGKILL (Linux)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_port(port: int, proc: subprocess.Popen, name: str, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{name} did not listen on 127.0.0.1:{port} within {timeout} s")
-
-
-def _start_service(name: str, make_cmd, probe=None) -> int:
-    """Starts a service on a free loopback port (a few tries: the port may be taken meanwhile)."""
-    exe = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)), None)
-    if exe is None:
-        raise RuntimeError(f"{name} is not installed (scripts/setup.sh installs it)")
-    for _ in range(5):
-        port = _free_port()
-        log = open(os.path.join(_workdir, f"{name}.log"), "wb")
-        proc = subprocess.Popen(
-            make_cmd(exe, port),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=_workdir,
-            preexec_fn=_die_with_parent,
-        )
-        _services.append(proc)
-        # Something listening is not enough: another process may have taken the port between
-        # _free_port and the service's bind, and the service then exits ("Address already in
-        # use") while the other one answers for a moment (seen once in CI: redis refused later).
-        if _wait_port(port, proc, name) and (probe is None or probe(port)):
-            time.sleep(0.2)
-            if proc.poll() is None:
-                return port
-        _services.remove(proc)
-        if proc.poll() is None:
-            proc.kill()
-    raise RuntimeError(f"{name} failed to start; see its log")
-
-
-def _redis_answers(port: int) -> bool:
-    """Whether the server on `port` is a Redis that answers PING."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2.0) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-def _start_redis() -> int:
-    return _start_service(
-        "redis-server",
-        lambda exe, port: [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", _workdir],
-        _redis_answers,
-    )
-
-
-def _start_mosquitto() -> int:
-    def cmd(exe, port):
-        conf = os.path.join(_workdir, f"mosquitto-{port}.conf")
-        with open(conf, "w") as f:
-            # No websockets listener: Debian 12's Mosquitto would bind it to every interface.
-            f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-            if os.geteuid() == 0:
-                # Run as root it would switch to the user 'mosquitto', which clears the
-                # parent-death signal; staying root keeps it (the listener is loopback only).
-                f.write("user root\n")
-        return [exe, "-c", conf]
-
-    return _start_service("mosquitto", cmd)
 
 
 def _pairs(items: list[str], flag: str) -> dict:
@@ -221,7 +103,6 @@ def _answer_for(answers: dict, fqn: str):
 
 
 def main() -> int:
-    global _workdir
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("file")
     ap.add_argument("--answer", action="append", default=[], help="NODE_OR_TASK=JSON (text when not JSON)")
@@ -233,20 +114,16 @@ def main() -> int:
     params = _pairs(args.param, "--param")
     root_file = Path(args.file).resolve()
 
-    _workdir = tempfile.mkdtemp(prefix="orrery-parity-ref-")
-    atexit.register(_teardown)
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
-
-    redis_port = _start_redis()
-    mqtt_port = _start_mosquitto()
+    workdir = services.init("orrery-parity-ref-")
+    redis_port = services.start_redis()
+    mqtt_port = services.start_mosquitto()
     os.environ.update(
         REDIS_HOST="127.0.0.1",
         REDIS_PORT=str(redis_port),
         MQTT_BROKER_HOST="127.0.0.1",
         MQTT_BROKER_PORT=str(mqtt_port),
     )
-    os.chdir(_workdir)  # antikythera.config loads a .env from the working directory
+    os.chdir(workdir)  # antikythera.config loads a .env from the working directory
 
     import logging
 
@@ -372,7 +249,7 @@ if __name__ == "__main__":
         traceback.print_exc()
         code = 2
     finally:
-        _teardown()
+        services.teardown()
     # paho and watchdog threads may linger; the answer is out, leave now.
     sys.stderr.flush()
     os._exit(code if isinstance(code, int) else 0)

@@ -101,32 +101,6 @@ const EXPECTED: &[&str] = &[
 /// How long one side of one run may take.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
 
-fn workspace_root() -> PathBuf {
-    compat_dir().join("../..").canonicalize().expect("workspace root")
-}
-
-/// The `orrery` binary: `$ORRERY_BIN`, else built here with cargo (a no-op when it is fresh;
-/// this package cannot use `CARGO_BIN_EXE_orrery`, which only the orrery-cli package gets).
-fn orrery_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("ORRERY_BIN") {
-        return PathBuf::from(p);
-    }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(&cargo)
-        .args(["build", "--locked", "-p", "orrery-cli", "--bin", "orrery", "--message-format=json-render-diagnostics"])
-        .current_dir(workspace_root())
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run cargo to build orrery: {e}"));
-    assert!(out.status.success(), "cargo build -p orrery-cli --bin orrery failed ({})", out.status);
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "orrery")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .expect("cargo build reported no orrery executable")
-}
-
 /// A blueprint file's JSON without COMPAS envelopes (`{"dtype", "data"}` around blueprint, tasks).
 fn plain(v: &Value) -> &Value {
     match v.get("dtype").and(v.get("data")) {

@@ -197,6 +197,11 @@ export type Point = {
   y: number;
 };
 
+export type Problem = {
+  task_id?: string | null;
+  message: string;
+};
+
 /** Which process runs an attempt: the pid alone is reused by the OS, the pair is not. */
 export type ProcessIdentity = {
   pid: number;
@@ -213,6 +218,20 @@ export type ProducedName = {
    * `get_from` it without a warning.
    */
   upstream: boolean;
+};
+
+export type PublishOutcome = "uploaded" | "invalid" | "refused" | "failed" | "not_sent";
+
+export type PublishedBlueprint = {
+  file: string;
+  blueprint_id: string;
+  /** Whether it was given, or goes with one that calls it. */
+  given: boolean;
+  outcome: PublishOutcome;
+  /** The server's message (uploaded or refused), or why it was not sent. */
+  message?: string | null;
+  /** Why it cannot go (Orrery's errors, the server's problems), each with its task when known. */
+  problems: Problem[];
 };
 
 /** A blueprint version a session runs, as stored when it started. */
@@ -269,6 +288,13 @@ export type Scope = {
 
 /** The policy of a scope, after the reference's precedence. */
 export type ScopePolicyKind = "skip" | "retry" | "while";
+
+/** A server as the facade shows it: its token is never given back, only whether it has one. */
+export type ServerInfo = {
+  name: string;
+  url: string;
+  has_token: boolean;
+};
 
 export type Session = {
   id: string;
@@ -1034,6 +1060,59 @@ export type StreamTaskAnswer = {
   data: TaskStatus;
 };
 
+/** The antikythera servers saved, by name (their tokens are not given back). */
+export type ListServersArguments = Record<string, never>;
+
+export type ListServersAnswer = ServerInfo[];
+
+/** Saves an antikythera server by name (a new one, or new details for that name). */
+export type SaveServerArguments = {
+  /** What the user calls it: `orrery publish --server NAME`. */
+  name: string;
+  /** `http://host:port`. */
+  url: string;
+  /** The server's token, when it wants one; absent or empty: none. */
+  token?: string | null;
+};
+
+/** A server as the facade shows it: its token is never given back, only whether it has one. */
+export type SaveServerAnswer = {
+  name: string;
+  url: string;
+  has_token: boolean;
+};
+
+/** Forgets a saved server. */
+export type RemoveServerArguments = {
+  name: string;
+};
+
+export type RemoveServerAnswer = {
+  /** Whether there was a server of that name. */
+  removed: boolean;
+};
+
+/** Uploads blueprint files to an antikythera server, the inner blueprints they call first; nothing is sent when one has errors or would be refused; the server's own answer when it refuses. */
+export type PublishBlueprintsArguments = {
+  /** A server's name (`save_server`) or address (`http://host:port`). */
+  server: string;
+  /** The token for an address given as is (a named server has its own). */
+  token?: string | null;
+  /** The blueprint files to publish; the inner blueprints they call go with them. */
+  files: string[];
+  /** Send them even when Orrery finds errors or predicts a refusal: the server decides. */
+  force?: boolean;
+};
+
+export type PublishBlueprintsAnswer = {
+  /** The server's address. */
+  server: string;
+  /** Every blueprint, in the order they were (or would have been) sent: the inner ones first. */
+  blueprints: PublishedBlueprint[];
+  /** Whether every one of them is now on the server. */
+  all_uploaded: boolean;
+};
+
 /**
  * The arguments of each command, by name as the UI passes them (the command functions take
  * them one by one, as Tauri wants).
@@ -1209,6 +1288,10 @@ export interface Jobs {
   get_task_graph: { arguments: GetTaskGraphArguments; answer: GetTaskGraphAnswer };
   get_task_context: { arguments: GetTaskContextArguments; answer: GetTaskContextAnswer };
   stream_task: { arguments: StreamTaskArguments; answer: StreamTaskAnswer };
+  list_servers: { arguments: ListServersArguments; answer: ListServersAnswer };
+  save_server: { arguments: SaveServerArguments; answer: SaveServerAnswer };
+  remove_server: { arguments: RemoveServerArguments; answer: RemoveServerAnswer };
+  publish_blueprints: { arguments: PublishBlueprintsArguments; answer: PublishBlueprintsAnswer };
 }
 
 /** Every command of the shell: its arguments and its answer on success. */

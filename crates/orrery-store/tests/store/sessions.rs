@@ -212,3 +212,26 @@ fn a_restart_of_an_unknown_session_is_not_found_and_creates_nothing() {
     assert!(err.to_string().contains("session-404"), "names the session: {err}");
     assert_eq!(fixture.store.sessions(&SessionFilter::default()).unwrap().len(), 1);
 }
+
+#[test]
+fn servers_are_kept_by_name_changed_in_place_and_forgotten() {
+    let mut fixture = Fixture::open();
+    assert!(fixture.store.servers().unwrap().is_empty());
+    fixture.store.put_server("lab", "http://10.0.0.5:8000", Some("t0ken")).unwrap();
+    fixture.store.put_server("cell", "http://127.0.0.1:8000", None).unwrap();
+    fixture.clock.advance(7);
+    let changed = fixture.store.put_server("lab", "http://10.0.0.6:8000", None).unwrap();
+    assert_eq!(changed.updated_ms, START_MS + 7);
+    let all = fixture.store.servers().unwrap();
+    let listed: Vec<(&str, &str, Option<&str>)> =
+        all.iter().map(|s| (s.name.as_str(), s.url.as_str(), s.token.as_deref())).collect();
+    assert_eq!(
+        listed,
+        [("cell", "http://127.0.0.1:8000", None), ("lab", "http://10.0.0.6:8000", None)],
+        "by name; the token cleared"
+    );
+    assert_eq!(fixture.store.server("lab").unwrap(), Some(changed));
+    assert!(fixture.store.remove_server("lab").unwrap());
+    assert!(!fixture.store.remove_server("lab").unwrap(), "a second removal finds nothing");
+    assert_eq!(fixture.store.server("lab").unwrap(), None);
+}

@@ -2,7 +2,9 @@
 //! and tidying the scratch folders earlier failed runs kept.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
 
 pub fn compat_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -66,4 +68,37 @@ pub fn sweep_old_scratch(root: &Path, prefix: &str) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
+}
+
+#[allow(dead_code)] // not every test binary runs orrery
+pub fn workspace_root() -> PathBuf {
+    compat_dir().join("../..").canonicalize().expect("workspace root")
+}
+
+/// The `orrery` binary: `$ORRERY_BIN`, else built here with cargo (a no-op when it is fresh;
+/// this package cannot use `CARGO_BIN_EXE_orrery`, which only the orrery-cli package gets).
+#[allow(dead_code)]
+pub fn orrery_binary() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build_orrery).clone()
+}
+
+fn build_orrery() -> PathBuf {
+    if let Some(p) = std::env::var_os("ORRERY_BIN") {
+        return PathBuf::from(p);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["build", "--locked", "-p", "orrery-cli", "--bin", "orrery", "--message-format=json-render-diagnostics"])
+        .current_dir(workspace_root())
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build orrery: {e}"));
+    assert!(out.status.success(), "cargo build -p orrery-cli --bin orrery failed ({})", out.status);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "orrery")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("cargo build reported no orrery executable")
 }

@@ -1,0 +1,214 @@
+//! A client of an antikythera server's HTTP API (COMPAT.md section 5): what Orrery asks of a
+//! server, and the server's own answer when it refuses.
+//!
+//! Plain HTTP/1.1 (`http://host:port`, as servers listen on a LAN or behind a tunnel); an
+//! `https://` address is refused with a clear error rather than sent in the clear. A token, when
+//! the server is configured with one, goes as `Authorization: Bearer`. Every request has a
+//! deadline ([`TIMEOUT`]): a server that went away is an error, never a hang.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{header, Method, Request, StatusCode, Uri};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The longest a request may take, connection included.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RemoteError {
+    #[error("{url} is not a server address: {why}")]
+    BadAddress { url: String, why: String },
+    #[error("the server at {url} cannot be reached: {why}")]
+    Unreachable { url: String, why: String },
+    /// The server answered no, with its reasons: a blueprint's problems, a session it does not know.
+    #[error("the server refused ({status}): {message}")]
+    Refused { status: u16, message: String, problems: Vec<String> },
+    /// The server failed on its side (a 5xx): nothing was refused, the same request may pass later.
+    #[error("the server failed ({status}): {message}")]
+    ServerFailed { status: u16, message: String },
+    #[error("the server answered {status} with something Orrery cannot read: {body}")]
+    Unexpected { status: u16, body: String },
+}
+
+impl RemoteError {
+    /// A stable code for the facade's failures.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RemoteError::BadAddress { .. } => "invalid_argument",
+            RemoteError::Unreachable { .. } => "unreachable",
+            RemoteError::Refused { .. } => "refused",
+            RemoteError::ServerFailed { .. } | RemoteError::Unexpected { .. } => "remote",
+        }
+    }
+}
+
+/// What a server said to an upload it accepted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Uploaded {
+    pub blueprint_id: String,
+    pub message: String,
+}
+
+/// One antikythera server.
+#[derive(Clone)]
+pub struct Server {
+    /// Its address without a trailing slash, as given.
+    url: String,
+    base: Uri,
+    token: Option<String>,
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token stays out of logs and messages.
+        f.debug_struct("Server").field("url", &self.url).field("token", &self.token.as_ref().map(|_| "…")).finish()
+    }
+}
+
+impl Server {
+    /// A server at `url` (`http://host:port`, perhaps with a path prefix).
+    pub fn new(url: &str, token: Option<String>) -> Result<Server, RemoteError> {
+        let trimmed = url.trim().trim_end_matches('/');
+        let bad = |why: &str| RemoteError::BadAddress { url: url.to_string(), why: why.to_string() };
+        let base: Uri = trimmed.parse().map_err(|e| bad(&format!("{e}")))?;
+        match base.scheme_str() {
+            Some("http") => {}
+            Some("https") => {
+                return Err(bad(
+                    "https is not supported yet: reach the server over http (a LAN address or an SSH tunnel)",
+                ))
+            }
+            _ => return Err(bad("it must start with http://")),
+        }
+        if base.host().is_none_or(str::is_empty) {
+            return Err(bad("it names no host"));
+        }
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        Ok(Server { url: trimmed.to_string(), base, token: token.filter(|t| !t.is_empty()), client })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `POST /blueprints/upload`: the blueprint's JSON text as the multipart file `file_name`
+    /// (which must end in `.json`, as the server checks).
+    pub async fn upload(&self, file_name: &str, text: &str) -> Result<Uploaded, RemoteError> {
+        let boundary = format!("orrery-{:x}", fnv(text.as_bytes()));
+        let name = file_name.replace(['"', '\r', '\n'], "_");
+        let mut body = Vec::with_capacity(text.len() + 256);
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        body.extend_from_slice(
+            format!("Content-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n").as_bytes(),
+        );
+        body.extend_from_slice(b"Content-Type: application/json\r\n\r\n");
+        body.extend_from_slice(text.as_bytes());
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let content_type = format!("multipart/form-data; boundary={boundary}");
+        let (status, answer) = self.send(Method::POST, "/blueprints/upload", Some((content_type, body))).await?;
+        expect(status, answer)
+    }
+
+    /// `GET /blueprints`: the blueprints the server holds (also a check that it answers).
+    pub async fn blueprints(&self) -> Result<Vec<Value>, RemoteError> {
+        let (status, answer) = self.send(Method::GET, "/blueprints", None).await?;
+        expect(status, answer)
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(String, Vec<u8>)>,
+    ) -> Result<(StatusCode, Bytes), RemoteError> {
+        let uri: Uri = format!("{}{path}", self.url)
+            .parse()
+            .map_err(|e| RemoteError::BadAddress { url: self.url.clone(), why: format!("{e}") })?;
+        debug_assert_eq!(uri.authority(), self.base.authority());
+        let mut request = Request::builder().method(method).uri(uri).header(header::ACCEPT, "application/json");
+        if let Some(token) = &self.token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = match body {
+            Some((content_type, bytes)) => {
+                request.header(header::CONTENT_TYPE, content_type).body(Full::new(Bytes::from(bytes)))
+            }
+            None => request.body(Full::new(Bytes::new())),
+        }
+        .map_err(|e| RemoteError::BadAddress { url: self.url.clone(), why: e.to_string() })?;
+        let unreachable = |why: String| RemoteError::Unreachable { url: self.url.clone(), why };
+        let exchange = async {
+            let response = self.client.request(request).await.map_err(|e| unreachable(describe(&e)))?;
+            let status = response.status();
+            let bytes = response.into_body().collect().await.map_err(|e| unreachable(e.to_string()))?.to_bytes();
+            Ok((status, bytes))
+        };
+        tokio::time::timeout(TIMEOUT, exchange)
+            .await
+            .map_err(|_| unreachable(format!("no answer within {} s", TIMEOUT.as_secs())))?
+    }
+}
+
+/// The answer of a successful request, or the server's refusal: FastAPI's `{"detail": ...}`,
+/// where the detail is a message, `{message, problems}` (an upload's dataflow problems) or a
+/// list of schema errors (422).
+fn expect<T: serde::de::DeserializeOwned>(status: StatusCode, body: Bytes) -> Result<T, RemoteError> {
+    let text = || String::from_utf8_lossy(&body).chars().take(2_000).collect::<String>();
+    if status.is_success() {
+        return serde_json::from_slice(&body)
+            .map_err(|_| RemoteError::Unexpected { status: status.as_u16(), body: text() });
+    }
+    let detail = serde_json::from_slice::<Value>(&body).ok().and_then(|v| v.get("detail").cloned());
+    if status.is_server_error() {
+        let message = match detail {
+            Some(Value::String(message)) => message,
+            _ => text(),
+        };
+        return Err(RemoteError::ServerFailed { status: status.as_u16(), message });
+    }
+    let (message, problems) = match detail {
+        Some(Value::String(message)) => (message, Vec::new()),
+        Some(Value::Object(d)) => (
+            d.get("message").and_then(Value::as_str).unwrap_or("no message").to_string(),
+            d.get("problems")
+                .and_then(Value::as_array)
+                .map(|p| p.iter().map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_string)).collect())
+                .unwrap_or_default(),
+        ),
+        Some(Value::Array(errors)) => (
+            "the request does not fit the server's schema".to_string(),
+            errors
+                .iter()
+                .map(|e| e.get("msg").and_then(Value::as_str).map_or_else(|| e.to_string(), str::to_string))
+                .collect(),
+        ),
+        _ if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN => {
+            ("the token was refused: check the server's token".to_string(), Vec::new())
+        }
+        _ => return Err(RemoteError::Unexpected { status: status.as_u16(), body: text() }),
+    };
+    Err(RemoteError::Refused { status: status.as_u16(), message, problems })
+}
+
+/// What went wrong on the way, the innermost cause included (hyper's own message is terse).
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// A multipart boundary that the content cannot hold by chance (FNV-1a of the content).
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}

@@ -1,0 +1,152 @@
+//! The client against a loopback server that answers as an antikythera server does (canned
+//! answers over a real socket), for what the real server cannot be made to do on cue: refuse
+//! a token, answer garbage, go silent. The real server is exercised by tests/compat (publish).
+
+use orrery_remote::{RemoteError, Server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// Serves one request with `status` and `body`; gives back the request's text.
+async fn answer_once(status: &'static str, body: &'static str) -> (String, tokio::task::JoinHandle<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let served = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Headers, then the body by its Content-Length.
+        loop {
+            let n = socket.read(&mut buf).await.unwrap();
+            request.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&request).to_string();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(|v| v.trim().parse::<usize>().unwrap())
+                    })
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    break;
+                }
+            }
+            if n == 0 {
+                break;
+            }
+        }
+        let response = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(response.as_bytes()).await.unwrap();
+        String::from_utf8_lossy(&request).to_string()
+    });
+    (url, served)
+}
+
+#[tokio::test]
+async fn an_upload_is_a_multipart_file_with_the_token_and_its_answer_is_read() {
+    let (url, served) =
+        answer_once("201 Created", r#"{"blueprint_id": "flow", "message": "Blueprint uploaded successfully."}"#).await;
+    let server = Server::new(&format!("{url}/"), Some("s3cret".into())).unwrap();
+    let uploaded = server.upload("flow.json", r#"{"id": "flow"}"#).await.unwrap();
+    assert_eq!(uploaded.blueprint_id, "flow");
+    let request = served.await.unwrap();
+    assert!(request.starts_with("POST /blueprints/upload HTTP/1.1\r\n"), "{request}");
+    assert!(request.contains("authorization: Bearer s3cret\r\n"), "{request}");
+    assert!(request.contains("content-type: multipart/form-data; boundary=orrery-"), "{request}");
+    assert!(request.contains("Content-Disposition: form-data; name=\"file\"; filename=\"flow.json\""), "{request}");
+    assert!(request.contains("\r\n\r\n{\"id\": \"flow\"}\r\n--orrery-"), "the text goes as it is: {request}");
+    assert!(!format!("{server:?}").contains("s3cret"), "the token stays out of debug output");
+}
+
+#[tokio::test]
+async fn a_refusal_carries_the_servers_message_and_problems() {
+    let detail = r#"{"detail": {"message": "Blueprint 'flow' has 1 dataflow problem(s).", "problems": ["Task 'b': condition 'x > 1' reads 'x', which no task produces."]}}"#;
+    let (url, _) = answer_once("400 Bad Request", detail).await;
+    let err = Server::new(&url, None).unwrap().upload("flow.json", "{}").await.unwrap_err();
+    assert_eq!(
+        err,
+        RemoteError::Refused {
+            status: 400,
+            message: "Blueprint 'flow' has 1 dataflow problem(s).".into(),
+            problems: vec!["Task 'b': condition 'x > 1' reads 'x', which no task produces.".into()],
+        }
+    );
+    assert_eq!(err.code(), "refused");
+
+    let (url, _) = answer_once("400 Bad Request", r#"{"detail": "Only JSON files are accepted."}"#).await;
+    let err = Server::new(&url, None).unwrap().upload("flow.txt", "{}").await.unwrap_err();
+    assert!(
+        matches!(&err, RemoteError::Refused { message, problems, .. } if message == "Only JSON files are accepted." && problems.is_empty()),
+        "{err:?}"
+    );
+
+    let (url, _) =
+        answer_once("422 Unprocessable Entity", r#"{"detail": [{"loc": ["body", "file"], "msg": "Field required"}]}"#)
+            .await;
+    let err = Server::new(&url, None).unwrap().upload("flow.json", "{}").await.unwrap_err();
+    assert!(
+        matches!(&err, RemoteError::Refused { status: 422, problems, .. } if problems == &["Field required"]),
+        "{err:?}"
+    );
+
+    let (url, _) = answer_once("401 Unauthorized", "").await;
+    let err = Server::new(&url, Some("wrong".into())).unwrap().blueprints().await.unwrap_err();
+    assert!(err.to_string().contains("the token was refused"), "{err}");
+}
+
+#[tokio::test]
+async fn a_failure_on_the_servers_side_is_no_refusal() {
+    let (url, _) = answer_once(
+        "500 Internal Server Error",
+        r#"{"detail": "Failed to save blueprint: Error 111 connecting to 127.0.0.1:6379."}"#,
+    )
+    .await;
+    let err = Server::new(&url, None).unwrap().upload("flow.json", "{}").await.unwrap_err();
+    assert_eq!(
+        err,
+        RemoteError::ServerFailed {
+            status: 500,
+            message: "Failed to save blueprint: Error 111 connecting to 127.0.0.1:6379.".into()
+        }
+    );
+    assert_eq!(err.code(), "remote");
+    let (url, _) = answer_once("502 Bad Gateway", "<html>proxy error</html>").await;
+    let err = Server::new(&url, None).unwrap().blueprints().await.unwrap_err();
+    assert_eq!(err, RemoteError::ServerFailed { status: 502, message: "<html>proxy error</html>".into() });
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_the_servers_is_unexpected_and_names_what_came() {
+    let (url, _) = answer_once("200 OK", "not json").await;
+    let err = Server::new(&url, None).unwrap().blueprints().await.unwrap_err();
+    assert_eq!(err.code(), "remote");
+}
+
+#[tokio::test]
+async fn a_server_that_is_not_there_is_unreachable_at_once() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port();
+    let err = Server::new(&format!("http://127.0.0.1:{port}"), None).unwrap().blueprints().await.unwrap_err();
+    assert_eq!(err.code(), "unreachable");
+    assert!(err.to_string().contains(&format!("127.0.0.1:{port}")) && err.to_string().contains("refused"), "{err}");
+}
+
+#[test]
+fn addresses_that_are_not_plain_http_servers_are_refused_with_the_reason() {
+    for (url, why) in [
+        ("https://antikythera.example", "https is not supported yet"),
+        ("ftp://host", "must start with http://"),
+        ("localhost:8000", "must start with http://"),
+        ("http://", "not a server address"),
+        ("not a url at all", "not a server address"),
+    ] {
+        let err = Server::new(url, None).unwrap_err();
+        assert!(err.to_string().contains(why), "{url}: {err}");
+        assert_eq!(err.code(), "invalid_argument");
+    }
+    assert_eq!(Server::new(" http://127.0.0.1:8000/ ", None).unwrap().url(), "http://127.0.0.1:8000");
+}

@@ -1,0 +1,37 @@
+"""Stands up an antikythera deployment on loopback for a test: Redis, Mosquitto and the
+reference's orchestrator server (COMPAT.md section 5), each on a free port.
+
+    serve_reference.py
+
+Prints one JSON line, ``{"url", "redis_port", "broker_port", "workdir"}``, once the server
+answers its API, then keeps everything up until its stdin closes (the test ends, or dies) or it
+gets SIGTERM; then stops them all. The server's log is ``antikythera.log`` in ``workdir``.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import services  # noqa: E402  (tests/compat/services.py)
+
+
+def main() -> int:
+    workdir = services.init("orrery-reference-server-")
+    # The server reads a .env from its working directory and writes orchestrator.log there.
+    os.chdir(workdir)
+    redis_port = services.start_redis()
+    broker_port = services.start_mosquitto()
+    port = services.start_server(redis_port, broker_port)
+    print(json.dumps({"url": f"http://127.0.0.1:{port}", "redis_port": redis_port, "broker_port": broker_port, "workdir": workdir}), flush=True)
+    sys.stdin.read()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        code = main()
+    finally:
+        services.teardown()
+    sys.exit(code)

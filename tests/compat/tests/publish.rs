@@ -1,0 +1,211 @@
+//! Publishing to the real reference server (issue 7): an antikythera deployment (Redis,
+//! Mosquitto, the reference's own orchestrator server from antikythera-sdk[deployment]) stood up
+//! on loopback by server/serve_reference.py, and `orrery publish` as a user runs it.
+//!
+//! - Every corpus blueprint is sent (`--force`: the server decides, not Orrery's prediction)
+//!   and the server's verdict is the one Orrery predicted (`orrery validate`'s `server_accepts`);
+//!   a blueprint it refuses comes back with problems on the tasks Orrery named. What the server
+//!   holds afterwards is what was uploaded, inner blueprints included.
+//! - Without `--force`, a blueprint Orrery knows the server refuses is not sent, nor anything
+//!   published with it.
+//! - Saved servers (`orrery servers`) are used by name; a server that is not there is exit 2
+//!   with its address named.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+
+/// A running deployment; stopped when dropped: its stdin closes, and it stops every service
+/// and waits for them before it exits.
+struct Deployment {
+    url: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Drop for Deployment {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        for _ in 0..300 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn deploy() -> Deployment {
+    let script = compat_dir().join("server/serve_reference.py");
+    let mut child = Command::new(reference_python())
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", script.display()));
+    let stdin = child.stdin.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let started: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("the deployment did not start ({e}): {line:?}; see its stderr above"));
+    Deployment { url: started["url"].as_str().unwrap().to_string(), child, stdin: Some(stdin) }
+}
+
+fn orrery(args: &[&str], db: &Path) -> Output {
+    Command::new(orrery_binary()).args(args).env("ORRERY_DB", db).output().expect("orrery runs")
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    })
+}
+
+/// The blueprints the server holds, by id.
+fn held(url: &str) -> BTreeSet<String> {
+    let out = Command::new("curl").args(["-sf", &format!("{url}/blueprints")]).output().expect("curl runs");
+    let list: Value = serde_json::from_slice(&out.stdout).expect("the server lists its blueprints");
+    list.as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap().to_string()).collect()
+}
+
+/// The corpus blueprint files (`*.json` but the schema).
+fn corpus_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.to_string_lossy().contains("schema"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// A blueprint whose condition reads a name no task writes: the reference's upload refuses it
+/// (`check_dataflow`), and Orrery says so of task `b`.
+fn refused_blueprint(dir: &Path) -> PathBuf {
+    let file = dir.join("reads_nothing.json");
+    let blueprint = json!({"id": "reads_nothing", "name": "reads nothing", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "b", "type": "system.sleep", "condition": "nothing_writes_this > 1",
+            "params": [{"name": "duration", "value": 0}], "depends_on": [{"id": "start", "type": "FS"}]},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "b", "type": "FS"}]},
+    ]});
+    std::fs::write(&file, serde_json::to_string_pretty(&blueprint).unwrap()).unwrap();
+    file
+}
+
+#[test]
+fn the_server_takes_what_orrery_predicts_it_takes_and_refuses_the_rest_on_the_tasks_orrery_named() {
+    let deployment = deploy();
+    let scratch = tempfile_dir("publish-corpus");
+    let db = scratch.join("orrery.db");
+    let mut files = corpus_files();
+    files.push(refused_blueprint(&scratch));
+    let paths: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+
+    let predicted = json_of(&orrery(&[&["validate", "--format", "json"][..], &paths].concat(), &db));
+    let mut checked = 0;
+    let mut refused = 0;
+    let mut uploaded = BTreeSet::new();
+    for (file, report) in files.iter().zip(predicted.as_array().unwrap()) {
+        let out = orrery(
+            &["publish", "--force", "--format", "json", "--server", &deployment.url, file.to_str().unwrap()],
+            &db,
+        );
+        let answer = json_of(&out);
+        let given =
+            answer["blueprints"].as_array().unwrap().iter().find(|b| b["given"] == true).expect("the file given");
+        let accepts = report["server_accepts"] == true;
+        let name = file.file_name().unwrap().to_string_lossy();
+        if given["outcome"] == "refused" {
+            refused += 1;
+            assert!(!accepts, "{name}: the server refused what Orrery predicted it takes: {given}");
+            let named = |list: &Value, key: &str, only: fn(&Value) -> bool| -> BTreeSet<String> {
+                list.as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|p| only(p))
+                    .filter_map(|p| p[key].as_str().map(str::to_string))
+                    .collect()
+            };
+            let server_tasks = named(&given["problems"], "task_id", |_| true);
+            let orrery_tasks = named(&report["diagnostics"], "task_id", |d| d["server_rejects"] == true);
+            assert_eq!(
+                server_tasks, orrery_tasks,
+                "{name}: the server's problems are on the tasks Orrery named: {given}"
+            );
+            assert_eq!(out.status.code(), Some(1), "{name}");
+        } else {
+            // Uploaded, unless something it calls was refused first.
+            assert_eq!(given["outcome"], "uploaded", "{name}: {answer}");
+            assert!(accepts, "{name}: the server took what Orrery predicted it refuses: {}", report["diagnostics"]);
+            for b in answer["blueprints"].as_array().unwrap() {
+                uploaded.insert(b["blueprint_id"].as_str().unwrap().to_string());
+            }
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, files.len());
+    assert!(refused >= 1, "at least the blueprint made to be refused was refused");
+    assert!(uploaded.len() >= 10, "most of the corpus went up: {uploaded:?}");
+    assert_eq!(held(&deployment.url), uploaded, "the server holds exactly what was uploaded");
+}
+
+#[test]
+fn a_blueprint_known_to_be_refused_is_not_sent_nor_anything_with_it_and_saved_servers_go_by_name() {
+    let deployment = deploy();
+    let scratch = tempfile_dir("publish-gate");
+    let db = scratch.join("orrery.db");
+    let bad = refused_blueprint(&scratch);
+    let good = corpus_dir().join("toy_problem_1.json");
+
+    let added = orrery(&["servers", "add", "lab", &deployment.url, "--token", "not-checked-by-the-reference"], &db);
+    assert_eq!(added.status.code(), Some(0), "{}", String::from_utf8_lossy(&added.stderr));
+    let listed = String::from_utf8_lossy(&orrery(&["servers"], &db).stdout).to_string();
+    assert!(listed.contains("lab") && listed.contains(&deployment.url) && listed.contains("(token)"), "{listed}");
+
+    let gated = orrery(&["publish", "--server", "lab", bad.to_str().unwrap(), good.to_str().unwrap()], &db);
+    let text = String::from_utf8_lossy(&gated.stdout);
+    assert_eq!(gated.status.code(), Some(1), "{text}");
+    assert!(text.contains("invalid   reads_nothing") && text.contains("task b:"), "{text}");
+    assert!(text.contains("not sent  toy-problem-1"), "{text}");
+    assert!(held(&deployment.url).is_empty(), "nothing reached the server");
+
+    let sent = orrery(&["publish", "--server", "lab", good.to_str().unwrap()], &db);
+    assert_eq!(sent.status.code(), Some(0), "{}", String::from_utf8_lossy(&sent.stdout));
+    assert_eq!(held(&deployment.url), BTreeSet::from(["toy-problem-1".to_string()]));
+
+    // The deployment goes away: its address is named, exit 2.
+    let url = deployment.url.clone();
+    drop(deployment);
+    let gone = orrery(&["publish", "--server", "lab", good.to_str().unwrap()], &db);
+    assert_eq!(gone.status.code(), Some(2), "{}", String::from_utf8_lossy(&gone.stdout));
+    let text = String::from_utf8_lossy(&gone.stdout);
+    assert!(text.contains("failed") && text.contains(&url) && text.contains("cannot be reached"), "{text}");
+    let removed = orrery(&["servers", "remove", "lab"], &db);
+    assert_eq!(removed.status.code(), Some(0));
+    let unknown = orrery(&["publish", "--server", "lab", good.to_str().unwrap()], &db);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("no server named \"lab\""),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
+}
+
+/// A scratch folder under the target directory, left for inspection when a test fails.
+fn tempfile_dir(name: &str) -> PathBuf {
+    let root = workspace_root().join("target/tmp");
+    sweep_old_scratch(&root, "orrery-publish-");
+    let dir = root.join(format!("orrery-publish-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
