@@ -69,10 +69,17 @@ fn json_of(o: &Output) -> Value {
     })
 }
 
-/// The blueprints the server holds, by id.
+/// The blueprints the server holds, by id (`GET /blueprints`, HTTP/1.0 by hand: no client needed).
 fn held(url: &str) -> BTreeSet<String> {
-    let out = Command::new("curl").args(["-sf", &format!("{url}/blueprints")]).output().expect("curl runs");
-    let list: Value = serde_json::from_slice(&out.stdout).expect("the server lists its blueprints");
+    use std::io::{Read, Write};
+    let address = url.trim_start_matches("http://");
+    let mut socket = std::net::TcpStream::connect(address).expect("the server listens");
+    write!(socket, "GET /blueprints HTTP/1.0\r\nHost: {address}\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    socket.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200"), "{head}");
+    let list: Value = serde_json::from_str(body).expect("the server lists its blueprints");
     list.as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap().to_string()).collect()
 }
 
