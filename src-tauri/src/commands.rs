@@ -115,6 +115,8 @@ pub fn list_jobs(api: State<'_, Api>) -> Vec<JobInfo> {
 /// them only for files the user chose, like [`save_blueprint_file`] (a page must not run a
 /// blueprint of shell tasks it found somewhere on the disk).
 const FILE_JOBS: [&str; 3] = ["write_blueprint_file", "save_layout", "start_session"];
+/// Jobs that send the files of `files` away (to a server): only files the user opened or saved.
+const FILES_JOBS: [&str; 1] = ["publish_blueprints"];
 
 #[tauri::command]
 pub async fn call_job(
@@ -126,6 +128,12 @@ pub async fn call_job(
     if FILE_JOBS.contains(&name.as_str()) {
         let file = arguments.get("file").and_then(Value::as_str).map(Path::new);
         files.require(file.unwrap_or(Path::new("")))?;
+    }
+    if FILES_JOBS.contains(&name.as_str()) {
+        let given = arguments.get("files").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        for file in given {
+            files.require(Path::new(file.as_str().unwrap_or("")))?;
+        }
     }
     Ok(api.call(&name, arguments).await?)
 }

@@ -27,6 +27,7 @@ const FILE: &[Option<(&str, &str)>] = &[
     Some(("file.save", "Save")),
     Some(("file.save-as", "Save As…")),
     Some(("file.export", "Export for a Server…")),
+    Some(("file.publish", "Publish to a Server…")),
     None,
     Some(("file.close-tab", "Close Tab")),
 ];

@@ -6,6 +6,7 @@ import { AskDialog } from "./editor/AskDialog";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { RunsView } from "./runs/RunsView";
 import { LaunchDialog } from "./runs/LaunchDialog";
+import { PublishDialog } from "./servers/PublishDialog";
 import { EditorProvider, useWorkspaceStore } from "./store/context";
 import { currentEditor } from "./store/workspace";
 
@@ -29,6 +30,7 @@ export function App() {
       )}
       <AskDialog />
       <LaunchDialog />
+      <PublishDialog />
     </>
   );
 }

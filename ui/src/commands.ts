@@ -68,6 +68,13 @@ export const COMMANDS: Command[] = [
     enabled: hasBlueprint,
     run: (s) => s.exportFile(),
   },
+  {
+    id: "file.publish",
+    title: "Publish to a server…",
+    whileTyping: true,
+    enabled: hasBlueprint,
+    run: (_, w) => w.preparePublish(),
+  },
   { id: "file.close-tab", title: "Close tab", shortcut: { key: "w" }, whileTyping: true, run: (_, w) => w.closeTab(w.active) },
   { id: "file.quit", title: "Quit", shortcut: { key: "q" }, whileTyping: true, run: (_, w) => w.closeWindow() },
   {

@@ -118,7 +118,7 @@ fn without_a_blueprint_at_start_there_is_nothing_to_read() {
 }
 
 #[test]
-fn the_web_view_cannot_write_or_run_a_file_the_user_did_not_choose() {
+fn the_web_view_cannot_write_run_or_publish_a_file_the_user_did_not_choose() {
     let shell = shell(None);
     let target = shell.dir.path().join("elsewhere.json");
     let refused = shell.invoke("save_blueprint_file", json!({"path": target, "text": "{}"})).unwrap_err();
@@ -129,8 +129,11 @@ fn the_web_view_cannot_write_or_run_a_file_the_user_did_not_choose() {
         ("write_blueprint_file", json!({"file": target, "text": text})),
         ("save_layout", json!({"file": target, "positions": {}})),
         ("save_layout", json!({"positions": {}})),
-        // A page must not run a blueprint of shell tasks it found on the disk.
+        // A page must not run a blueprint of shell tasks it found on the disk,
         ("start_session", json!({"file": example("assembly.json")})),
+        // nor send files it found to a server.
+        ("publish_blueprints", json!({"server": "http://127.0.0.1:9", "files": [example("assembly.json")]})),
+        ("publish_blueprints", json!({"server": "http://127.0.0.1:9", "files": [42]})),
     ] {
         let refused = shell.invoke("call_job", json!({"name": job, "arguments": arguments})).unwrap_err();
         assert_eq!(refused["code"], "not_granted", "{job}: {refused}");

@@ -9,6 +9,7 @@ import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
 import { createRuns, type RunsStore } from "./runs";
+import { createServers, type ServersStore } from "./servers";
 import { createEditorStore, isDirty, type EditorOptions, type EditorState, type EditorStore, type Layout } from "./editor";
 
 /** One editor of a tab: the blueprint, or an inner one opened from the composite `via`. */
@@ -26,6 +27,7 @@ export type WorkspaceState = {
   /** What the window shows: the blueprint editor, or the runs. */
   mode: "edit" | "runs";
   runs: RunsStore;
+  servers: ServersStore;
   launching: Launching | null;
   tabs: Tab[];
   active: number;
@@ -56,6 +58,8 @@ export type WorkspaceState = {
   /** Starts the run being launched with these parameters and shows it. */
   launch(params: Record<string, unknown>): Promise<void>;
   cancelLaunch(): void;
+  /** Publishes the shown blueprint's file to an antikythera server: it must be saved first. */
+  preparePublish(): void;
   /** Runs the native menu's choice (the commands of the editor are run by `runCommand`). */
   menu(action: MenuAction, runCommand: (id: string) => void): void;
 };
@@ -84,6 +88,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
   let serial = 0;
   let untitled = 0;
   const runs = createRuns(backend, layout);
+  const servers = createServers(backend);
   const watching = new Map<EditorStore, () => void>();
 
   return createStore<WorkspaceState>()((set, get) => {
@@ -197,32 +202,40 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       set({ launching: { file: state.path!, name: titleOf(state), dynamic } });
     }
 
+    /**
+     * Whether the blueprint of `store` is saved; else asks to save it (`why` says what needs the
+     * file, `verb` names the action) and, once saved, calls `then` again.
+     */
+    function saved(store: EditorStore, verb: string, why: string, then: () => void): boolean {
+      const state = store.getState();
+      if (state.path !== null && !isDirty(state)) return true;
+      set({
+        ask: {
+          title: `Save ${titleOf(state)} before ${verb === "Run" ? "running" : "publishing"} it?`,
+          message: why,
+          choices: [
+            {
+              label: `Save and ${verb}`,
+              kind: "primary",
+              run: async () => {
+                set({ ask: null });
+                await store.getState().save();
+                const after = store.getState();
+                if (after.path !== null && !isDirty(after)) then();
+              },
+            },
+            { label: "Cancel", kind: "plain", run: () => set({ ask: null }) },
+          ],
+        },
+      });
+      return false;
+    }
+
     /** The gate before a run: saved, no error, warnings accepted. */
     function gate(store: EditorStore) {
       const state = store.getState();
       if (state.blueprint === null) return;
-      if (state.path === null || isDirty(state)) {
-        set({
-          ask: {
-            title: `Save ${titleOf(state)} before running it?`,
-            message: "A run starts from the blueprint's file and keeps the exact version it ran.",
-            choices: [
-              {
-                label: "Save and Run",
-                kind: "primary",
-                run: async () => {
-                  set({ ask: null });
-                  await store.getState().save();
-                  const saved = store.getState();
-                  if (saved.path !== null && !isDirty(saved)) gate(store);
-                },
-              },
-              { label: "Cancel", kind: "plain", run: () => set({ ask: null }) },
-            ],
-          },
-        });
-        return;
-      }
+      if (!saved(store, "Run", "A run starts from the blueprint's file and keeps the exact version it ran.", () => gate(store))) return;
       const diagnostics = state.report?.diagnostics;
       if (diagnostics === undefined) return notify("The blueprint is still being checked: run it in a moment");
       const errors = diagnostics.filter((d) => d.severity === "error");
@@ -250,6 +263,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
     return {
       mode: "edit",
       runs,
+      servers,
       launching: null,
       tabs: [],
       active: 0,
@@ -398,6 +412,16 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
 
       cancelLaunch() {
         set({ launching: null });
+      },
+
+      preparePublish() {
+        const store = currentEditor(get());
+        const publish = () => {
+          const state = store.getState();
+          if (state.blueprint !== null && state.path !== null) void servers.getState().open(state.path, titleOf(state));
+        };
+        if (store.getState().blueprint === null) return;
+        if (saved(store, "Publish", "A server is sent the blueprint's file, with the inner blueprints beside it.", publish)) publish();
       },
 
       menu(action, runCommand) {
