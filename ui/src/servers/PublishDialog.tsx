@@ -159,7 +159,7 @@ function PublishForm({ store }: { store: ServersStore }) {
           </ol>
         )}
         <div className="choices">
-          <button type="submit" className="primary" disabled={busy || !server} data-testid="publish-start">
+          <button type="submit" className="primary" disabled={busy || !server} autoFocus data-testid="publish-start">
             {busy ? "Publishing…" : "Publish"}
           </button>
           {invalid && (
