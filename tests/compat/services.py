@@ -146,6 +146,25 @@ def start_mosquitto() -> int:
 
 
 
+def start_agents(broker_port: int, *extra: str) -> None:
+    """The reference's own agents (``antikythera-agents run``) on the broker; ``extra`` such as
+    ``--sys-only``. They hold no port: started, and given a moment to subscribe."""
+    agents = os.path.join(os.path.dirname(sys.executable), "antikythera-agents")
+    log = open(os.path.join(_workdir, "agents.log"), "wb")
+    proc = subprocess.Popen(
+        [agents, "run", "--broker-host", "127.0.0.1", "--broker-port", str(broker_port), *extra],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=_workdir,
+        preexec_fn=die_with_parent,
+    )
+    _running.append(proc)
+    time.sleep(1.0)
+    if proc.poll() is not None:
+        raise RuntimeError("the reference's agents exited at start; see agents.log")
+
+
 def _server_answers(port: int) -> bool:
     """Whether the orchestrator server on `port` answers its API."""
     try:

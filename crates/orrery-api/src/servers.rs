@@ -1,6 +1,7 @@
 //! Antikythera servers: the ones the user works with (`list_servers`, `save_server`,
-//! `remove_server`, kept in the store so the app and the CLI share them), and publishing
-//! blueprint files to one (`publish_blueprints`).
+//! `remove_server`, kept in the store so the app and the CLI share them), publishing blueprint
+//! files to one (`publish_blueprints`), and its sessions (`remote_sessions`, `remote_run`,
+//! `remote_control`, `remote_wait`, which follows a session's event stream to its end).
 //!
 //! Publishing checks every file first, with the blueprints of its folder as its library, as a
 //! run does: nothing is sent when one of them has errors or would be refused by the server
@@ -16,7 +17,7 @@ use std::collections::HashSet;
 
 use orrery_blueprint::check::{blueprints_in, check_in_folder, Source};
 use orrery_blueprint::{save, validate, Encoding, Library};
-use orrery_remote::{RemoteError, Server};
+use orrery_remote::{RemoteError, RemoteSession, Server, SessionAnswer};
 
 use crate::catalogue::NoArguments;
 use crate::sessions::open;
@@ -120,6 +121,75 @@ pub enum PublishOutcome {
 pub struct Problem {
     pub task_id: Option<String>,
     pub message: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteArguments {
+    /// A server's name (`save_server`) or address (`http://host:port`).
+    pub server: String,
+    /// The token for an address given as is.
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteRunArguments {
+    pub server: String,
+    pub token: Option<String>,
+    /// A blueprint the server holds (`publish_blueprints` puts it there).
+    pub blueprint_id: String,
+    /// Session parameters (the server keeps them as text).
+    #[serde(default)]
+    pub params: serde_json::Map<String, Value>,
+    /// The session's id on the server (slugified by it); a fresh one when absent.
+    pub name: Option<String>,
+    /// Start it at once (default); when false it waits, pending, for `remote_wait` with
+    /// `start: true` (which misses none of its events) or `remote_control` resume.
+    pub start: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoteAction {
+    Pause,
+    Stop,
+    /// Runs it again from where it stopped or failed.
+    Resume,
+    /// A new session of the same blueprint.
+    Restart,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteControlArguments {
+    pub server: String,
+    pub token: Option<String>,
+    pub session_id: String,
+    pub action: RemoteAction,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteWaitArguments {
+    pub server: String,
+    pub token: Option<String>,
+    pub session_id: String,
+    /// The longest to wait (default 600 s).
+    pub timeout_s: Option<f64>,
+    /// Start (or resume) the session once its stream is open: no event is missed.
+    #[serde(default)]
+    pub start: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RemoteWaited {
+    /// The session as the server lists it at the end of the wait.
+    pub session: RemoteSession,
+    /// Whether it has ended (completed, failed or stopped).
+    pub ended: bool,
+    /// The task states the stream announced while waiting, in order: `{blueprint_id, task_id, state}`.
+    pub tasks: Vec<Value>,
 }
 
 /// The server `name_or_url` names: a saved one by name, else an address.
@@ -305,7 +375,93 @@ async fn publish(server: Server, files: Vec<PathBuf>, force: bool) -> Result<Pub
     Ok(Published { server: server.url().to_string(), blueprints: answers, all_uploaded })
 }
 
+/// Follows a session until it ends or `timeout` passes: the task states seen meanwhile.
+async fn wait_remote(
+    server: &Server,
+    session_id: &str,
+    start: bool,
+    timeout: std::time::Duration,
+) -> Result<RemoteWaited, Failure> {
+    // The stream first, then the state: an end between the two is then seen one way or the other.
+    let mut events = server.follow(session_id).await?;
+    if start {
+        server.resume(session_id).await?;
+    }
+    let mut tasks = Vec::new();
+    let deadline = tokio::time::Instant::now() + timeout;
+    if !server.session(session_id).await?.ended() {
+        loop {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Err(_) | Ok(None) => break,
+                Ok(Some(event)) => {
+                    let event = event?;
+                    match event.event.as_str() {
+                        "task_state_changed" => tasks.push(event.data),
+                        "session_state_changed" if event.data["state"].as_str().is_some_and(orrery_remote::ended) => {
+                            break
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let session = server.session(session_id).await?;
+    Ok(RemoteWaited { ended: session.ended(), session, tasks })
+}
+
 pub(crate) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "remote_sessions",
+        "A server's sessions, as it lists them.",
+        |api: Api, args: RemoteArguments| async move {
+            let server = api.blocking(move |db| server_for(db, &args.server, args.token)).await?;
+            Ok(server.sessions(1000).await?)
+        },
+    ));
+    jobs.push(job(
+        "remote_run",
+        "Starts a session of a blueprint the server holds (created, then started unless `start` is false); its id.",
+        |api: Api, args: RemoteRunArguments| async move {
+            let (name, token) = (args.server, args.token);
+            let server = api.blocking(move |db| server_for(db, &name, token)).await?;
+            let created = server.create_session(&args.blueprint_id, &args.params, args.name.as_deref()).await?;
+            if args.start == Some(false) {
+                return Ok(created);
+            }
+            Ok::<SessionAnswer, Failure>(server.resume(&created.session_id).await?)
+        },
+    ));
+    jobs.push(job(
+        "remote_control",
+        "Pauses, stops, resumes or restarts a session on a server (a restart answers the new session).",
+        |api: Api, args: RemoteControlArguments| async move {
+            let (name, token) = (args.server, args.token);
+            let server = api.blocking(move |db| server_for(db, &name, token)).await?;
+            let id = &args.session_id;
+            Ok::<SessionAnswer, Failure>(match args.action {
+                RemoteAction::Pause => server.pause(id).await?,
+                RemoteAction::Stop => server.stop(id).await?,
+                RemoteAction::Resume => server.resume(id).await?,
+                RemoteAction::Restart => {
+                    // The server makes the new session pending: started here, as a restart means.
+                    let again = server.restart(id).await?;
+                    server.resume(&again.session_id).await?;
+                    again
+                }
+            })
+        },
+    ));
+    jobs.push(job(
+        "remote_wait",
+        "Follows a session on a server (its event stream) until it ends, at most `timeout_s`.",
+        |api: Api, args: RemoteWaitArguments| async move {
+            let (name, token) = (args.server, args.token);
+            let server = api.blocking(move |db| server_for(db, &name, token)).await?;
+            let timeout = std::time::Duration::from_secs_f64(args.timeout_s.unwrap_or(600.0).clamp(0.0, 86_400.0));
+            wait_remote(&server, &args.session_id, args.start, timeout).await
+        },
+    ));
     jobs.push(job(
         "list_servers",
         "The antikythera servers saved, by name (their tokens are not given back).",

@@ -260,11 +260,66 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text, global = true)]
         format: ReportFormat,
     },
+    /// Sessions on an antikythera server: list them, run a blueprint it holds and follow it to
+    /// its end, pause, stop, resume or restart one.
+    Remote {
+        #[command(subcommand)]
+        action: RemoteCommand,
+        /// A saved server's name (`orrery servers add`) or an address (http://host:port).
+        #[arg(long, global = true, default_value = "")]
+        server: String,
+        /// The server's token, for an address (a saved server has its own).
+        #[arg(long, env = "ORRERY_SERVER_TOKEN", global = true)]
+        token: Option<String>,
+        #[arg(long, env = "ORRERY_DB", global = true)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text, global = true)]
+        format: ReportFormat,
+    },
     /// Draw the DAG, scopes as clusters.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
         format: GraphFormatArg,
         file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum RemoteCommand {
+    /// The server's sessions.
+    Sessions,
+    /// Runs a blueprint the server holds and follows it to its end (exit 0 completed, 1 not).
+    Run {
+        blueprint_id: String,
+        /// A session parameter (sent as text). Repeatable.
+        #[arg(long = "param", value_name = "K=V")]
+        params: Vec<String>,
+        /// The session's id on the server.
+        #[arg(long)]
+        name: Option<String>,
+        /// The longest to follow it, in seconds.
+        #[arg(long, default_value_t = 600.0)]
+        timeout: f64,
+    },
+    /// Follows a session to its end.
+    Wait {
+        session: String,
+        #[arg(long, default_value_t = 600.0)]
+        timeout: f64,
+    },
+    Pause {
+        session: String,
+    },
+    Stop {
+        session: String,
+    },
+    /// Runs it again from where it stopped or failed.
+    Resume {
+        session: String,
+    },
+    /// A new session of the same blueprint, started.
+    Restart {
+        session: String,
     },
 }
 
@@ -372,6 +427,20 @@ fn main() -> ExitCode {
         Command::Jobs { format } => jobs::jobs(format),
         Command::Publish { server, token, force, db, format, files } => {
             remote::publish(&server, token, force, &files, db, format)
+        }
+        Command::Remote { action, server, token, db, format } => {
+            let action = match action {
+                RemoteCommand::Sessions => remote::RemoteAction::Sessions,
+                RemoteCommand::Run { blueprint_id, params, name, timeout } => {
+                    remote::RemoteAction::Run { blueprint_id, params, name, timeout }
+                }
+                RemoteCommand::Wait { session, timeout } => remote::RemoteAction::Wait { session, timeout },
+                RemoteCommand::Pause { session } => remote::RemoteAction::Control { session, action: "pause" },
+                RemoteCommand::Stop { session } => remote::RemoteAction::Control { session, action: "stop" },
+                RemoteCommand::Resume { session } => remote::RemoteAction::Control { session, action: "resume" },
+                RemoteCommand::Restart { session } => remote::RemoteAction::Control { session, action: "restart" },
+            };
+            remote::remote(&server, token, action, db, format)
         }
         Command::Servers { action, db, format } => {
             let action = match action {

@@ -1,6 +1,7 @@
-//! `orrery publish` and `orrery servers`: antikythera servers, through the facade's jobs
-//! (`publish_blueprints`, `list_servers`, `save_server`, `remove_server`), so the CLI and the
-//! app keep one list of servers (in the task store) and publish alike.
+//! `orrery publish`, `orrery servers` and `orrery remote`: antikythera servers, through the
+//! facade's jobs (`publish_blueprints`, `list_servers`, `save_server`, `remove_server`, the
+//! `remote_*` jobs), so the CLI and the app keep one list of servers (in the task store) and
+//! work with them alike.
 //!
 //! `publish` exits 0 when every blueprint is on the server, 1 when one is invalid or refused
 //! (nothing after it is sent), 2 when the server cannot be asked or the arguments are wrong.
@@ -113,4 +114,119 @@ pub fn servers(action: ServersAction, db: Option<PathBuf>, format: ReportFormat)
         }
     }
     Ok(0)
+}
+
+/// What `orrery remote` does.
+pub enum RemoteAction {
+    Sessions,
+    Run { blueprint_id: String, params: Vec<String>, name: Option<String>, timeout: f64 },
+    Wait { session: String, timeout: f64 },
+    Control { session: String, action: &'static str },
+}
+
+pub fn remote(
+    server: &str,
+    token: Option<String>,
+    action: RemoteAction,
+    db: Option<PathBuf>,
+    format: ReportFormat,
+) -> Result<u8> {
+    if server.is_empty() {
+        eprintln!("orrery: give --server NAME or --server http://host:port");
+        return Ok(2);
+    }
+    let json = matches!(format, ReportFormat::Json);
+    let on = json!({"server": server, "token": token});
+    let with = |extra: Value| {
+        let mut arguments = on.clone();
+        arguments.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        arguments
+    };
+    match action {
+        RemoteAction::Sessions => {
+            let envelope = call(db, "remote_sessions", on.clone())?;
+            if !envelope.success {
+                return Ok(failed(&envelope));
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&envelope.answer)?);
+            } else {
+                for s in envelope.answer.as_array().into_iter().flatten() {
+                    let text = |k: &str| s[k].as_str().unwrap_or("").to_string();
+                    println!(
+                        "{:<36} {:<24} {:<10} {}",
+                        text("session_id"),
+                        text("blueprint_id"),
+                        text("state"),
+                        text("started_at")
+                    );
+                }
+            }
+            Ok(0)
+        }
+        RemoteAction::Control { session, action } => {
+            let envelope = call(db, "remote_control", with(json!({"session_id": session, "action": action})))?;
+            if !envelope.success {
+                return Ok(failed(&envelope));
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&envelope.answer)?);
+            } else {
+                println!(
+                    "{}: {}",
+                    envelope.answer["session_id"].as_str().unwrap_or(""),
+                    envelope.answer["message"].as_str().unwrap_or("")
+                );
+            }
+            Ok(0)
+        }
+        RemoteAction::Run { blueprint_id, params, name, timeout } => {
+            let mut given = serde_json::Map::new();
+            for p in &params {
+                let Some((k, v)) = p.split_once('=') else {
+                    eprintln!("orrery: --param wants K=V, got {p:?}");
+                    return Ok(2);
+                };
+                given.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            // Created pending, started by the wait once the stream is open: every event is seen.
+            let arguments = with(json!({"blueprint_id": blueprint_id, "params": given, "name": name, "start": false}));
+            let started = call(db.clone(), "remote_run", arguments)?;
+            if !started.success {
+                return Ok(failed(&started));
+            }
+            let session = started.answer["session_id"].as_str().unwrap_or("").to_string();
+            if !json {
+                println!("started {session} on {server}");
+            }
+            wait(db, with(json!({"session_id": session, "timeout_s": timeout, "start": true})), json)
+        }
+        RemoteAction::Wait { session, timeout } => {
+            wait(db, with(json!({"session_id": session, "timeout_s": timeout})), json)
+        }
+    }
+}
+
+/// Follows a remote session to its end: exit 0 completed, 1 failed or stopped, 3 still going.
+fn wait(db: Option<PathBuf>, arguments: Value, json: bool) -> Result<u8> {
+    let envelope = call(db, "remote_wait", arguments)?;
+    if !envelope.success {
+        return Ok(failed(&envelope));
+    }
+    let answer = &envelope.answer;
+    if json {
+        println!("{}", serde_json::to_string_pretty(answer)?);
+    } else {
+        for t in answer["tasks"].as_array().into_iter().flatten() {
+            let text = |k: &str| t[k].as_str().unwrap_or("").to_string();
+            println!("  {:<10} {}.{}", text("state"), text("blueprint_id"), text("task_id"));
+        }
+        let session = &answer["session"];
+        println!("{} {}", session["session_id"].as_str().unwrap_or(""), session["state"].as_str().unwrap_or(""));
+    }
+    Ok(match (answer["ended"] == true, answer["session"]["state"].as_str()) {
+        (false, _) => 3,
+        (true, Some("completed")) => 0,
+        _ => 1,
+    })
 }

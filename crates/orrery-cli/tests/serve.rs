@@ -746,6 +746,14 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     );
     let published = client.ok("publish_blueprints", json!({"server": "nowhere", "files": [written]}));
     assert_eq!(published["blueprints"][0]["outcome"], "failed", "{published}");
+    for (job, arguments) in [
+        ("remote_sessions", json!({"server": "nowhere"})),
+        ("remote_run", json!({"server": "nowhere", "blueprint_id": "flow"})),
+        ("remote_control", json!({"server": "nowhere", "session_id": "s", "action": "pause"})),
+        ("remote_wait", json!({"server": "nowhere", "session_id": "s", "timeout_s": 1})),
+    ] {
+        assert_eq!(client.fails(job, arguments), "unreachable", "{job}");
+    }
     assert_eq!(client.ok("remove_server", json!({"name": "nowhere"}))["removed"], true);
 
     let called = client.called.borrow().clone();

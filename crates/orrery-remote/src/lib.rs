@@ -1,5 +1,6 @@
 //! A client of an antikythera server's HTTP API (COMPAT.md section 5): what Orrery asks of a
-//! server, and the server's own answer when it refuses.
+//! server (upload a blueprint, start and control a session, follow it), and the server's own
+//! answer when it refuses.
 //!
 //! Plain HTTP/1.1 (`http://host:port`, as servers listen on a LAN or behind a tunnel); an
 //! `https://` address is refused with a clear error rather than sent in the clear. A token, when
@@ -52,6 +53,45 @@ impl RemoteError {
 pub struct Uploaded {
     pub blueprint_id: String,
     pub message: String,
+}
+
+/// A session as the server lists it (`GET /sessions`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RemoteSession {
+    pub session_id: String,
+    pub blueprint_id: String,
+    /// pending, running, completed, failed, stopped (the server's spelling).
+    pub state: String,
+    /// ISO 8601, UTC.
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+}
+
+impl RemoteSession {
+    /// Whether it has ended: completed, failed or stopped.
+    pub fn ended(&self) -> bool {
+        ended(&self.state)
+    }
+}
+
+/// Whether a session state is terminal.
+pub fn ended(state: &str) -> bool {
+    matches!(state.to_ascii_lowercase().as_str(), "completed" | "failed" | "stopped")
+}
+
+/// What the server says to a session action: the session (a new one for a restart) and a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionAnswer {
+    pub session_id: String,
+    pub message: String,
+}
+
+/// One event of a session's stream (`GET /sessions/{id}/stream`): `task_state_changed`
+/// `{blueprint_id, task_id, state}`, `session_state_changed` `{state}` or `datastore_updated`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RemoteEvent {
+    pub event: String,
+    pub data: Value,
 }
 
 /// One antikythera server.
@@ -112,6 +152,127 @@ impl Server {
         body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
         let content_type = format!("multipart/form-data; boundary={boundary}");
         let (status, answer) = self.send(Method::POST, "/blueprints/upload", Some((content_type, body))).await?;
+        expect(status, answer)
+    }
+
+    /// `POST /blueprints/start`: a new session of a blueprint the server holds, pending until
+    /// [`Server::resume`] starts it (the server's "preview" mode). Params go as text, as the
+    /// server takes them.
+    pub async fn create_session(
+        &self,
+        blueprint_id: &str,
+        params: &serde_json::Map<String, Value>,
+        name: Option<&str>,
+    ) -> Result<SessionAnswer, RemoteError> {
+        let params: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.as_str().map_or_else(|| v.to_string(), str::to_string))))
+            .collect();
+        let mut body = serde_json::json!({"blueprint_id": blueprint_id, "params": params});
+        if let Some(name) = name {
+            body["session_name"] = Value::String(name.to_string());
+        }
+        self.post_json("/blueprints/start", &body).await
+    }
+
+    /// `POST /sessions/{id}/start`: runs a pending session, or resumes a paused, stopped or failed one.
+    pub async fn resume(&self, session_id: &str) -> Result<SessionAnswer, RemoteError> {
+        self.post_json(&format!("/sessions/{}/start", segment(session_id)), &serde_json::json!({})).await
+    }
+
+    /// `POST /sessions/{id}/pause`.
+    pub async fn pause(&self, session_id: &str) -> Result<SessionAnswer, RemoteError> {
+        self.post_json(&format!("/sessions/{}/pause", segment(session_id)), &serde_json::json!({})).await
+    }
+
+    /// `POST /sessions/{id}/stop`.
+    pub async fn stop(&self, session_id: &str) -> Result<SessionAnswer, RemoteError> {
+        self.post_json(&format!("/sessions/{}/stop", segment(session_id)), &serde_json::json!({})).await
+    }
+
+    /// `POST /sessions/{id}/restart`: a new session of the same blueprint (its id in the answer).
+    pub async fn restart(&self, session_id: &str) -> Result<SessionAnswer, RemoteError> {
+        self.post_json(&format!("/sessions/{}/restart", segment(session_id)), &serde_json::json!({})).await
+    }
+
+    /// `GET /sessions`: the server's sessions, at most `limit` (1..=1000).
+    pub async fn sessions(&self, limit: u32) -> Result<Vec<RemoteSession>, RemoteError> {
+        let (status, answer) =
+            self.send(Method::GET, &format!("/sessions?limit={}", limit.clamp(1, 1000)), None).await?;
+        expect(status, answer)
+    }
+
+    /// One session, from the server's list (the server has no smaller answer with its state).
+    pub async fn session(&self, session_id: &str) -> Result<RemoteSession, RemoteError> {
+        self.sessions(1000).await?.into_iter().find(|s| s.session_id == session_id).ok_or_else(|| {
+            RemoteError::Refused {
+                status: 404,
+                message: format!("the server has no session {session_id}"),
+                problems: Vec::new(),
+            }
+        })
+    }
+
+    /// `GET /sessions/{id}/stream`: the session's events as they come, until the server closes
+    /// the stream (it does at a terminal state) or the receiver is dropped. The server sends no
+    /// snapshot first: open it before starting the session, or read the state after.
+    pub async fn follow(
+        &self,
+        session_id: &str,
+    ) -> Result<tokio::sync::mpsc::Receiver<Result<RemoteEvent, RemoteError>>, RemoteError> {
+        let uri: Uri = format!("{}/sessions/{}/stream", self.url, segment(session_id))
+            .parse()
+            .map_err(|e| RemoteError::BadAddress { url: self.url.clone(), why: format!("{e}") })?;
+        let mut request = Request::builder().method(Method::GET).uri(uri).header(header::ACCEPT, "text/event-stream");
+        if let Some(token) = &self.token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = request
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| RemoteError::BadAddress { url: self.url.clone(), why: e.to_string() })?;
+        let unreachable = |why: String| RemoteError::Unreachable { url: self.url.clone(), why };
+        let response = tokio::time::timeout(TIMEOUT, self.client.request(request))
+            .await
+            .map_err(|_| unreachable(format!("no answer within {} s", TIMEOUT.as_secs())))?
+            .map_err(|e| unreachable(describe(&e)))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.into_body().collect().await.map_err(|e| unreachable(e.to_string()))?.to_bytes();
+            return Err(expect::<Value>(status, body)
+                .err()
+                .unwrap_or(RemoteError::Unexpected { status: status.as_u16(), body: String::new() }));
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(256);
+        let url = self.url.clone();
+        let mut body = response.into_body();
+        tokio::spawn(async move {
+            let mut events = SseParser::default();
+            while let Some(frame) = body.frame().await {
+                let chunk = match frame {
+                    Ok(frame) => frame.into_data().unwrap_or_default(),
+                    Err(e) => {
+                        let _ = tx
+                            .send(Err(RemoteError::Unreachable {
+                                url: url.clone(),
+                                why: format!("the stream broke: {e}"),
+                            }))
+                            .await;
+                        return;
+                    }
+                };
+                for event in events.push(&chunk) {
+                    if tx.send(Ok(event)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(rx)
+    }
+
+    async fn post_json<T: serde::de::DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, RemoteError> {
+        let (status, answer) =
+            self.send(Method::POST, path, Some(("application/json".into(), body.to_string().into_bytes()))).await?;
         expect(status, answer)
     }
 
@@ -194,6 +355,54 @@ fn expect<T: serde::de::DeserializeOwned>(status: StatusCode, body: Bytes) -> Re
         _ => return Err(RemoteError::Unexpected { status: status.as_u16(), body: text() }),
     };
     Err(RemoteError::Refused { status: status.as_u16(), message, problems })
+}
+
+/// A session id as one segment of a path: anything but what ids are made of is escaped.
+fn segment(id: &str) -> String {
+    id.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// Server-Sent Events (`event: <kind>` / `data: <json>` lines, a blank line ends one) from
+/// chunks cut anywhere, a line or a character included.
+#[derive(Default)]
+pub struct SseParser {
+    pending: Vec<u8>,
+    event: Option<String>,
+    data: Vec<String>,
+}
+
+impl SseParser {
+    /// The events `chunk` completes.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<RemoteEvent> {
+        self.pending.extend_from_slice(chunk);
+        let mut out = Vec::new();
+        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                if !self.data.is_empty() || self.event.is_some() {
+                    let text = std::mem::take(&mut self.data).join("\n");
+                    let data = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                    out.push(RemoteEvent { event: self.event.take().unwrap_or_else(|| "message".into()), data });
+                }
+            } else if let Some(kind) = line.strip_prefix("event:") {
+                self.event = Some(kind.trim().to_string());
+            } else if let Some(data) = line.strip_prefix("data:") {
+                self.data.push(data.strip_prefix(' ').unwrap_or(data).to_string());
+            }
+            // Comments (`:`) and other fields (`id:`, `retry:`) say nothing Orrery uses.
+        }
+        out
+    }
 }
 
 /// What went wrong on the way, the innermost cause included (hyper's own message is terse).

@@ -150,3 +150,56 @@ fn addresses_that_are_not_plain_http_servers_are_refused_with_the_reason() {
     }
     assert_eq!(Server::new(" http://127.0.0.1:8000/ ", None).unwrap().url(), "http://127.0.0.1:8000");
 }
+
+#[test]
+fn server_sent_events_are_read_from_chunks_cut_anywhere() {
+    let stream = "event: session_state_changed\ndata: {\"state\": \"running\"}\n\n: a comment\nevent: task_state_changed\r\ndata: {\"blueprint_id\": \"b\", \"task_id\": \"t\", \"state\": \"R\u{00c9}ADY\"}\r\n\r\ndata: plain\n\n";
+    let whole = orrery_remote::SseParser::default().push(stream.as_bytes());
+    let kinds: Vec<(&str, String)> = whole.iter().map(|e| (e.event.as_str(), e.data.to_string())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("session_state_changed", r#"{"state":"running"}"#.to_string()),
+            ("task_state_changed", r#"{"blueprint_id":"b","task_id":"t","state":"RÉADY"}"#.to_string()),
+            ("message", r#""plain""#.to_string()),
+        ]
+    );
+    // Byte by byte, a two-byte character cut in two included: the same events.
+    let mut parser = orrery_remote::SseParser::default();
+    let mut one_by_one = Vec::new();
+    for b in stream.as_bytes() {
+        one_by_one.extend(parser.push(&[*b]));
+    }
+    assert_eq!(one_by_one, whole);
+}
+
+#[tokio::test]
+async fn a_session_is_created_with_its_params_as_text_and_found_in_the_servers_list() {
+    let (url, served) =
+        answer_once("202 Accepted", r#"{"session_id": "run-1", "message": "Blueprint execution started."}"#).await;
+    let params = serde_json::json!({"n": 3, "who": "me"});
+    let answer = Server::new(&url, None)
+        .unwrap()
+        .create_session("flow", params.as_object().unwrap(), Some("run 1"))
+        .await
+        .unwrap();
+    assert_eq!(answer.session_id, "run-1");
+    let request = served.await.unwrap();
+    assert!(request.starts_with("POST /blueprints/start HTTP/1.1"), "{request}");
+    assert!(
+        request.ends_with(r#"{"blueprint_id":"flow","params":{"n":"3","who":"me"},"session_name":"run 1"}"#),
+        "{request}"
+    );
+
+    let listed = r#"[{"session_id": "a/b", "blueprint_id": "flow", "broker_host": "h", "broker_port": 1, "started_at": null, "ended_at": null, "state": "completed"}]"#;
+    let (url, served) = answer_once("200 OK", listed).await;
+    let found = Server::new(&url, None).unwrap().session("a/b").await.unwrap();
+    assert!(found.ended() && found.blueprint_id == "flow", "{found:?}");
+    assert!(served.await.unwrap().starts_with("GET /sessions?limit=1000 HTTP/1.1"));
+    let (url, served) = answer_once("200 OK", r#"{"session_id": "a/b", "message": "Session paused."}"#).await;
+    Server::new(&url, None).unwrap().pause("a/b").await.unwrap();
+    assert!(served.await.unwrap().starts_with("POST /sessions/a%2Fb/pause HTTP/1.1"), "an id is one path segment");
+    let (url, _) = answer_once("200 OK", "[]").await;
+    let err = Server::new(&url, None).unwrap().session("gone").await.unwrap_err();
+    assert!(err.to_string().contains("no session gone"), "{err}");
+}

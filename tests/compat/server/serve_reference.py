@@ -1,7 +1,10 @@
 """Stands up an antikythera deployment on loopback for a test: Redis, Mosquitto and the
 reference's orchestrator server (COMPAT.md section 5), each on a free port.
 
-    serve_reference.py
+    serve_reference.py [--sys-agents]
+
+With ``--sys-agents`` the reference's own agents serve ``system.*`` tasks over the broker
+(``antikythera-agents run --sys-only``), so sessions of such blueprints run on the server.
 
 Prints one JSON line, ``{"url", "redis_port", "broker_port", "workdir"}``, once the server
 answers its API, then keeps everything up until its stdin closes (the test ends, or dies) or it
@@ -24,6 +27,8 @@ def main() -> int:
     redis_port = services.start_redis()
     broker_port = services.start_mosquitto()
     port = services.start_server(redis_port, broker_port)
+    if "--sys-agents" in sys.argv[1:]:
+        services.start_agents(broker_port, "--sys-only")
     print(json.dumps({"url": f"http://127.0.0.1:{port}", "redis_port": redis_port, "broker_port": broker_port, "workdir": workdir}), flush=True)
     sys.stdin.read()
     return 0

@@ -10,6 +10,8 @@
 //!   published with it.
 //! - Saved servers (`orrery servers`) are used by name; a server that is not there is exit 2
 //!   with its address named.
+//! - A blueprint published is run on the server by the reference's own agents and followed
+//!   from Orrery to its end (`orrery remote run`), then restarted there.
 
 mod common;
 
@@ -43,9 +45,14 @@ impl Drop for Deployment {
 }
 
 fn deploy() -> Deployment {
+    deploy_with(&[])
+}
+
+fn deploy_with(options: &[&str]) -> Deployment {
     let script = compat_dir().join("server/serve_reference.py");
     let mut child = Command::new(reference_python())
         .arg(&script)
+        .args(options)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -215,4 +222,60 @@ fn tempfile_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+#[test]
+fn a_blueprint_runs_on_the_server_with_the_references_agents_and_is_followed_to_its_end() {
+    let deployment = deploy_with(&["--sys-agents"]);
+    let scratch = tempfile_dir("remote-run");
+    let db = scratch.join("orrery.db");
+    let retry = corpus_dir().join("scope_retry.json");
+    let sent = orrery(&["publish", "--server", &deployment.url, retry.to_str().unwrap()], &db);
+    assert_eq!(sent.status.code(), Some(0), "{}", String::from_utf8_lossy(&sent.stdout));
+
+    let server = ["--server", deployment.url.as_str()];
+    let ran = orrery(
+        &[&["remote", "run", "scope_retry_example", "--format", "json", "--timeout", "120"][..], &server].concat(),
+        &db,
+    );
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let waited = json_of(&ran);
+    assert_eq!(waited["session"]["state"], "completed", "{waited}");
+    let states = |task: &str, state: &str| {
+        waited["tasks"].as_array().unwrap().iter().filter(|t| t["task_id"] == task && t["state"] == state).count()
+    };
+    assert_eq!(states("start", "SUCCEEDED"), 1, "followed from its first task: {waited}");
+    assert_eq!(states("scope_open", "SUCCEEDED"), 4, "the retried scope ran 4 times, as the reference runs it");
+    assert_eq!(states("end", "SUCCEEDED"), 1);
+
+    let session = waited["session"]["session_id"].as_str().unwrap().to_string();
+    let listed = json_of(&orrery(&[&["remote", "sessions", "--format", "json"][..], &server].concat(), &db));
+    assert!(
+        listed.as_array().unwrap().iter().any(|s| s["session_id"] == session.as_str() && s["state"] == "completed"),
+        "{listed}"
+    );
+
+    // A restart is a new session on the server, started: followed to its end too.
+    let again =
+        json_of(&orrery(&[&["remote", "restart", session.as_str(), "--format", "json"][..], &server].concat(), &db));
+    let new = again["session_id"].as_str().unwrap();
+    assert_ne!(new, session);
+    let waited = orrery(&[&["remote", "wait", new, "--timeout", "120"][..], &server].concat(), &db);
+    assert_eq!(waited.status.code(), Some(0), "{}", String::from_utf8_lossy(&waited.stdout));
+    assert!(String::from_utf8_lossy(&waited.stdout).contains(&format!("{new} completed")));
+
+    // A blueprint the server does not hold: its own answer, exit 1.
+    let unknown = orrery(&[&["remote", "run", "no_such_blueprint"][..], &server].concat(), &db);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("Blueprint no_such_blueprint not found"),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
 }

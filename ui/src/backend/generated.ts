@@ -234,6 +234,19 @@ export type PublishedBlueprint = {
   problems: Problem[];
 };
 
+export type RemoteAction = ("pause" | "stop") | "resume" | "restart";
+
+/** A session as the server lists it (`GET /sessions`). */
+export type RemoteSession = {
+  session_id: string;
+  blueprint_id: string;
+  /** pending, running, completed, failed, stopped (the server's spelling). */
+  state: string;
+  /** ISO 8601, UTC. */
+  started_at?: string | null;
+  ended_at?: string | null;
+};
+
 /** A blueprint version a session runs, as stored when it started. */
 export type RunBlueprint = {
   blueprint_id: string;
@@ -1060,6 +1073,73 @@ export type StreamTaskAnswer = {
   data: TaskStatus;
 };
 
+/** A server's sessions, as it lists them. */
+export type RemoteSessionsArguments = {
+  /** A server's name (`save_server`) or address (`http://host:port`). */
+  server: string;
+  /** The token for an address given as is. */
+  token?: string | null;
+};
+
+export type RemoteSessionsAnswer = RemoteSession[];
+
+/** Starts a session of a blueprint the server holds (created, then started unless `start` is false); its id. */
+export type RemoteRunArguments = {
+  server: string;
+  token?: string | null;
+  /** A blueprint the server holds (`publish_blueprints` puts it there). */
+  blueprint_id: string;
+  /** Session parameters (the server keeps them as text). */
+  params?: { [key: string]: unknown };
+  /** The session's id on the server (slugified by it); a fresh one when absent. */
+  name?: string | null;
+  /**
+   * Start it at once (default); when false it waits, pending, for `remote_wait` with
+   * `start: true` (which misses none of its events) or `remote_control` resume.
+   */
+  start?: boolean | null;
+};
+
+/** What the server says to a session action: the session (a new one for a restart) and a message. */
+export type RemoteRunAnswer = {
+  session_id: string;
+  message: string;
+};
+
+/** Pauses, stops, resumes or restarts a session on a server (a restart answers the new session). */
+export type RemoteControlArguments = {
+  server: string;
+  token?: string | null;
+  session_id: string;
+  action: RemoteAction;
+};
+
+/** What the server says to a session action: the session (a new one for a restart) and a message. */
+export type RemoteControlAnswer = {
+  session_id: string;
+  message: string;
+};
+
+/** Follows a session on a server (its event stream) until it ends, at most `timeout_s`. */
+export type RemoteWaitArguments = {
+  server: string;
+  token?: string | null;
+  session_id: string;
+  /** The longest to wait (default 600 s). */
+  timeout_s?: number | null;
+  /** Start (or resume) the session once its stream is open: no event is missed. */
+  start?: boolean;
+};
+
+export type RemoteWaitAnswer = {
+  /** The session as the server lists it at the end of the wait. */
+  session: RemoteSession;
+  /** Whether it has ended (completed, failed or stopped). */
+  ended: boolean;
+  /** The task states the stream announced while waiting, in order: `{blueprint_id, task_id, state}`. */
+  tasks: unknown[];
+};
+
 /** The antikythera servers saved, by name (their tokens are not given back). */
 export type ListServersArguments = Record<string, never>;
 
@@ -1288,6 +1368,10 @@ export interface Jobs {
   get_task_graph: { arguments: GetTaskGraphArguments; answer: GetTaskGraphAnswer };
   get_task_context: { arguments: GetTaskContextArguments; answer: GetTaskContextAnswer };
   stream_task: { arguments: StreamTaskArguments; answer: StreamTaskAnswer };
+  remote_sessions: { arguments: RemoteSessionsArguments; answer: RemoteSessionsAnswer };
+  remote_run: { arguments: RemoteRunArguments; answer: RemoteRunAnswer };
+  remote_control: { arguments: RemoteControlArguments; answer: RemoteControlAnswer };
+  remote_wait: { arguments: RemoteWaitArguments; answer: RemoteWaitAnswer };
   list_servers: { arguments: ListServersArguments; answer: ListServersAnswer };
   save_server: { arguments: SaveServerArguments; answer: SaveServerAnswer };
   remove_server: { arguments: RemoveServerArguments; answer: RemoveServerAnswer };
