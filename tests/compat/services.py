@@ -82,6 +82,14 @@ def wait_port(port: int, proc: subprocess.Popen, name: str, timeout: float = 15.
     raise RuntimeError(f"{name} did not listen on 127.0.0.1:{port} within {timeout} s")
 
 
+def _spawn(cmd: list[str], name: str) -> subprocess.Popen:
+    """Starts `cmd` in the services' directory, its output in `<name>.log`, stopped by teardown."""
+    log = open(os.path.join(_workdir, f"{name}.log"), "wb")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=_workdir, preexec_fn=die_with_parent)
+    _running.append(proc)
+    return proc
+
+
 def start_service(name: str, make_cmd, probe=None) -> int:
     """Starts a service on a free loopback port (a few tries: the port may be taken meanwhile)."""
     exe = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)), None)
@@ -89,16 +97,7 @@ def start_service(name: str, make_cmd, probe=None) -> int:
         raise RuntimeError(f"{name} is not installed (scripts/setup.sh installs it)")
     for _ in range(5):
         port = free_port()
-        log = open(os.path.join(_workdir, f"{os.path.basename(name)}.log"), "wb")
-        proc = subprocess.Popen(
-            make_cmd(exe, port),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=_workdir,
-            preexec_fn=die_with_parent,
-        )
-        _running.append(proc)
+        proc = _spawn(make_cmd(exe, port), os.path.basename(name))
         # Something listening is not enough: another process may have taken the port between
         # free_port and the service's bind, and the service then exits ("Address already in
         # use") while the other one answers for a moment (seen once in CI: redis refused later).
@@ -150,16 +149,7 @@ def start_agents(broker_port: int, *extra: str) -> None:
     """The reference's own agents (``antikythera-agents run``) on the broker; ``extra`` such as
     ``--sys-only``. They hold no port: started, and given a moment to subscribe."""
     agents = os.path.join(os.path.dirname(sys.executable), "antikythera-agents")
-    log = open(os.path.join(_workdir, "agents.log"), "wb")
-    proc = subprocess.Popen(
-        [agents, "run", "--broker-host", "127.0.0.1", "--broker-port", str(broker_port), *extra],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        cwd=_workdir,
-        preexec_fn=die_with_parent,
-    )
-    _running.append(proc)
+    proc = _spawn([agents, "run", "--broker-host", "127.0.0.1", "--broker-port", str(broker_port), *extra], "agents")
     time.sleep(1.0)
     if proc.poll() is not None:
         raise RuntimeError("the reference's agents exited at start; see agents.log")

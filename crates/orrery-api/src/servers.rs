@@ -204,6 +204,10 @@ fn server_for(db: &Path, name_or_url: &str, token: Option<String>) -> Result<Ser
     }
 }
 
+async fn server_named(api: &Api, name_or_url: String, token: Option<String>) -> Result<Server, Failure> {
+    api.blocking(move |db| server_for(db, &name_or_url, token)).await
+}
+
 /// A blueprint to publish: its file, what it is, and the text that goes to the server.
 struct Outgoing {
     file: PathBuf,
@@ -415,7 +419,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "remote_sessions",
         "A server's sessions, as it lists them.",
         |api: Api, args: RemoteArguments| async move {
-            let server = api.blocking(move |db| server_for(db, &args.server, args.token)).await?;
+            let server = server_named(&api, args.server, args.token).await?;
             Ok(server.sessions(1000).await?)
         },
     ));
@@ -423,8 +427,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "remote_run",
         "Starts a session of a blueprint the server holds (created, then started unless `start` is false); its id.",
         |api: Api, args: RemoteRunArguments| async move {
-            let (name, token) = (args.server, args.token);
-            let server = api.blocking(move |db| server_for(db, &name, token)).await?;
+            let server = server_named(&api, args.server, args.token).await?;
             let created = server.create_session(&args.blueprint_id, &args.params, args.name.as_deref()).await?;
             if args.start == Some(false) {
                 return Ok(created);
@@ -436,8 +439,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "remote_control",
         "Pauses, stops, resumes or restarts a session on a server (a restart answers the new session).",
         |api: Api, args: RemoteControlArguments| async move {
-            let (name, token) = (args.server, args.token);
-            let server = api.blocking(move |db| server_for(db, &name, token)).await?;
+            let server = server_named(&api, args.server, args.token).await?;
             let id = &args.session_id;
             Ok::<SessionAnswer, Failure>(match args.action {
                 RemoteAction::Pause => server.pause(id).await?,
@@ -456,8 +458,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "remote_wait",
         "Follows a session on a server (its event stream) until it ends, at most `timeout_s`.",
         |api: Api, args: RemoteWaitArguments| async move {
-            let (name, token) = (args.server, args.token);
-            let server = api.blocking(move |db| server_for(db, &name, token)).await?;
+            let server = server_named(&api, args.server, args.token).await?;
             let timeout = std::time::Duration::from_secs_f64(args.timeout_s.unwrap_or(600.0).clamp(0.0, 86_400.0));
             wait_remote(&server, &args.session_id, args.start, timeout).await
         },
@@ -498,8 +499,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             if args.files.is_empty() {
                 return Err(Failure::new("invalid_argument", "give the blueprint files to publish"));
             }
-            let (name, token) = (args.server, args.token);
-            let server = api.blocking(move |db| server_for(db, &name, token)).await?;
+            let server = server_named(&api, args.server, args.token).await?;
             publish(server, args.files, args.force).await
         },
     ));

@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from "react";
 import { useWorkspace } from "../store/context";
 import type { Launching } from "../store/workspace";
+import { useEscape } from "../useEscape";
 
 export function LaunchDialog() {
   const launching = useWorkspace((s) => s.launching);
@@ -40,14 +41,8 @@ function LaunchForm({ launching }: { launching: Launching }) {
   const [elements, setElements] = useState<Record<string, string>>({});
   const first = useRef<HTMLTextAreaElement>(null);
   const parsed = launchParams(text, elements);
-  useEffect(() => {
-    first.current?.focus();
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") cancel();
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [cancel]);
+  useEffect(() => first.current?.focus(), []);
+  useEscape(cancel);
   return (
     <div className="modal-backdrop">
       <form

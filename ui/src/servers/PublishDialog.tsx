@@ -1,12 +1,13 @@
 // Publishing the shown blueprint to an antikythera server: pick a saved server (or type an
 // address), add or remove saved ones, publish; then what happened to each blueprint sent
 // (inner ones first), the server's problems on their tasks, a click away from the task.
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { useStore } from "zustand";
 import type { PublishedBlueprint } from "../backend/generated";
 import { useWorkspace, useWorkspaceStore } from "../store/context";
 import type { ServersStore } from "../store/servers";
 import { currentEditor } from "../store/workspace";
+import { useEscape } from "../useEscape";
 import "./servers.css";
 
 /** What the address field holds when "another address" is chosen instead of a saved server. */
@@ -38,13 +39,7 @@ function PublishForm({ store }: { store: ServersStore }) {
   const target = chosen ?? servers[0]?.name ?? ADDRESS;
   const server = target === ADDRESS ? address.trim() : target;
 
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") close();
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [close]);
+  useEscape(close);
 
   if (!publishing) return null;
   const invalid = result?.blueprints.some((b) => b.outcome === "invalid") ?? false;
