@@ -102,7 +102,7 @@ async function mounted(answer: PublishBlueprintsAnswer = refused) {
 describe("publishing to a server", () => {
   it("publishes the saved file to the server chosen and shows what happened to each blueprint", async () => {
     const { workspace, container, published, button } = await mounted();
-    workspace.getState().preparePublish();
+    await act(async () => workspace.getState().preparePublish());
     await settled();
     expect(container.querySelector("#publish-title")!.textContent).toBe("Publish flow.json");
     const options = [...container.querySelectorAll("[data-testid=publish-server] option")].map((o) => o.textContent);
@@ -124,11 +124,11 @@ describe("publishing to a server", () => {
 
   it("asks to save an edited blueprint first, and publishes it once saved", async () => {
     const { workspace, published, button, backend } = await mounted();
-    currentEditor(workspace.getState()).getState().edit((b) => connect(b, "start", "b"));
-    workspace.getState().preparePublish();
+    act(() => currentEditor(workspace.getState()).getState().edit((b) => connect(b, "start", "b")));
+    act(() => workspace.getState().preparePublish());
     expect(workspace.getState().ask?.title).toBe("Save flow.json before publishing it?");
     expect(workspace.getState().servers.getState().publishing).toBeNull();
-    await workspace.getState().ask!.choices.find((c) => c.label === "Save and Publish")!.run();
+    await act(async () => workspace.getState().ask!.choices.find((c) => c.label === "Save and Publish")!.run());
     await settled();
     expect(backend.files.get("/w/flow.json")).toContain('"depends_on"');
     act(() => button("publish-start").click());
@@ -143,7 +143,7 @@ describe("publishing to a server", () => {
       blueprints: [{ ...refused.blueprints[1]!, outcome: "invalid", message: "it has errors, or the server would refuse it" }],
     };
     const { workspace, container, published, button, type } = await mounted(invalid);
-    workspace.getState().preparePublish();
+    await act(async () => workspace.getState().preparePublish());
     await settled();
     act(() => {
       const select = container.querySelector<HTMLSelectElement>("[data-testid=publish-server]")!;
@@ -163,7 +163,7 @@ describe("publishing to a server", () => {
 
   it("saves and removes servers by name, and says why one cannot be saved", async () => {
     const { workspace, container, button, type, servers } = await mounted();
-    workspace.getState().preparePublish();
+    await act(async () => workspace.getState().preparePublish());
     await settled();
     type("server-name", "cell");
     type("server-url", "http://127.0.0.1:8000");
