@@ -1,7 +1,8 @@
 //! Antikythera servers: the ones the user works with (`list_servers`, `save_server`,
 //! `remove_server`, kept in the store so the app and the CLI share them), publishing blueprint
 //! files to one (`publish_blueprints`), and its sessions (`remote_sessions`, `remote_run`,
-//! `remote_control`, `remote_wait`, which follows a session's event stream to its end).
+//! `remote_control`, `remote_intervene`, `remote_wait`, which follows a session's event stream
+//! to its end).
 //!
 //! Publishing checks every file first, with the blueprints of its folder as its library, as a
 //! run does: nothing is sent when one of them has errors or would be refused by the server
@@ -167,6 +168,32 @@ pub struct RemoteControlArguments {
     pub token: Option<String>,
     pub session_id: String,
     pub action: RemoteAction,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoteIntervention {
+    /// The task back to PENDING (and what runs after it unless `downstream` is false).
+    Reset,
+    /// The task skipped when it would start.
+    Skip,
+    /// The scope that `task` names (its name, or its start task's id) back to PENDING.
+    ResetScope,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteInterveneArguments {
+    pub server: String,
+    pub token: Option<String>,
+    pub session_id: String,
+    pub action: RemoteIntervention,
+    /// `{blueprint_id}.{task_id}` (a scope's name for `reset_scope`).
+    pub task: String,
+    /// Reset what runs after the task too (default true).
+    pub downstream: Option<bool>,
+    /// Clear the task's outputs (default true).
+    pub clear_outputs: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -450,6 +477,38 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     let again = server.restart(id).await?;
                     server.resume(&again.session_id).await?;
                     again
+                }
+            })
+        },
+    ));
+    jobs.push(job(
+        "remote_intervene",
+        "Resets or skips a task, or resets a scope, of a session on a server that is not running.",
+        |api: Api, args: RemoteInterveneArguments| async move {
+            let server = server_named(&api, args.server, args.token).await?;
+            let (session, task) = (&args.session_id, &args.task);
+            if let RemoteIntervention::ResetScope = args.action {
+                return Ok::<SessionAnswer, Failure>(server.reset_scope(session, task).await?);
+            }
+            // A node key: the instance is everything before the last dot (a task id has none).
+            let Some((blueprint_id, task_id)) = task.rsplit_once('.') else {
+                return Err(Failure::new(
+                    "invalid_argument",
+                    format!("name the task as blueprint_id.task_id, not {task:?}"),
+                ));
+            };
+            Ok(match args.action {
+                RemoteIntervention::Skip => server.skip_task(session, blueprint_id, task_id).await?,
+                _ => {
+                    server
+                        .reset_task(
+                            session,
+                            blueprint_id,
+                            task_id,
+                            args.downstream.unwrap_or(true),
+                            args.clear_outputs.unwrap_or(true),
+                        )
+                        .await?
                 }
             })
         },

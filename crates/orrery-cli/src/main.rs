@@ -306,6 +306,9 @@ enum RemoteCommand {
         session: String,
         #[arg(long, default_value_t = 600.0)]
         timeout: f64,
+        /// Start (or resume) it once its stream is open.
+        #[arg(long)]
+        start: bool,
     },
     Pause {
         session: String,
@@ -320,6 +323,28 @@ enum RemoteCommand {
     /// A new session of the same blueprint, started.
     Restart {
         session: String,
+    },
+    /// A task of a session that is not running back to PENDING, with what runs after it.
+    Reset {
+        session: String,
+        /// `blueprint_id.task_id`.
+        task: String,
+        /// Only this task, not what runs after it.
+        #[arg(long)]
+        alone: bool,
+        #[arg(long)]
+        keep_outputs: bool,
+    },
+    /// A task skipped when it would start (on a session that is not running).
+    Skip {
+        session: String,
+        /// `blueprint_id.task_id`.
+        task: String,
+    },
+    /// A scope's tasks back to PENDING (on a session that is not running).
+    ResetScope {
+        session: String,
+        scope: String,
     },
 }
 
@@ -434,11 +459,34 @@ fn main() -> ExitCode {
                 RemoteCommand::Run { blueprint_id, params, name, timeout } => {
                     remote::RemoteAction::Run { blueprint_id, params, name, timeout }
                 }
-                RemoteCommand::Wait { session, timeout } => remote::RemoteAction::Wait { session, timeout },
+                RemoteCommand::Wait { session, timeout, start } => {
+                    remote::RemoteAction::Wait { session, timeout, start }
+                }
                 RemoteCommand::Pause { session } => remote::RemoteAction::Control { session, action: "pause" },
                 RemoteCommand::Stop { session } => remote::RemoteAction::Control { session, action: "stop" },
                 RemoteCommand::Resume { session } => remote::RemoteAction::Control { session, action: "resume" },
                 RemoteCommand::Restart { session } => remote::RemoteAction::Control { session, action: "restart" },
+                RemoteCommand::Reset { session, task, alone, keep_outputs } => remote::RemoteAction::Intervene {
+                    session,
+                    action: "reset",
+                    task,
+                    downstream: !alone,
+                    clear_outputs: !keep_outputs,
+                },
+                RemoteCommand::Skip { session, task } => remote::RemoteAction::Intervene {
+                    session,
+                    action: "skip",
+                    task,
+                    downstream: false,
+                    clear_outputs: false,
+                },
+                RemoteCommand::ResetScope { session, scope } => remote::RemoteAction::Intervene {
+                    session,
+                    action: "reset_scope",
+                    task: scope,
+                    downstream: false,
+                    clear_outputs: false,
+                },
             };
             remote::remote(&server, token, action, db, format)
         }

@@ -120,8 +120,9 @@ pub fn servers(action: ServersAction, db: Option<PathBuf>, format: ReportFormat)
 pub enum RemoteAction {
     Sessions,
     Run { blueprint_id: String, params: Vec<String>, name: Option<String>, timeout: f64 },
-    Wait { session: String, timeout: f64 },
+    Wait { session: String, timeout: f64, start: bool },
     Control { session: String, action: &'static str },
+    Intervene { session: String, action: &'static str, task: String, downstream: bool, clear_outputs: bool },
 }
 
 pub fn remote(
@@ -165,20 +166,11 @@ pub fn remote(
             Ok(0)
         }
         RemoteAction::Control { session, action } => {
-            let envelope = call(db, "remote_control", with(json!({"session_id": session, "action": action})))?;
-            if !envelope.success {
-                return Ok(failed(&envelope));
-            }
-            if json {
-                println!("{}", serde_json::to_string_pretty(&envelope.answer)?);
-            } else {
-                println!(
-                    "{}: {}",
-                    envelope.answer["session_id"].as_str().unwrap_or(""),
-                    envelope.answer["message"].as_str().unwrap_or("")
-                );
-            }
-            Ok(0)
+            act(db, "remote_control", with(json!({"session_id": session, "action": action})), json)
+        }
+        RemoteAction::Intervene { session, action, task, downstream, clear_outputs } => {
+            let arguments = json!({"session_id": session, "action": action, "task": task, "downstream": downstream, "clear_outputs": clear_outputs});
+            act(db, "remote_intervene", with(arguments), json)
         }
         RemoteAction::Run { blueprint_id, params, name, timeout } => {
             let mut given = serde_json::Map::new();
@@ -201,10 +193,25 @@ pub fn remote(
             }
             wait(db, with(json!({"session_id": session, "timeout_s": timeout, "start": true})), json)
         }
-        RemoteAction::Wait { session, timeout } => {
-            wait(db, with(json!({"session_id": session, "timeout_s": timeout})), json)
+        RemoteAction::Wait { session, timeout, start } => {
+            wait(db, with(json!({"session_id": session, "timeout_s": timeout, "start": start})), json)
         }
     }
+}
+
+/// A session action on a server: the server's message.
+fn act(db: Option<PathBuf>, job: &str, arguments: Value, json: bool) -> Result<u8> {
+    let envelope = call(db, job, arguments)?;
+    if !envelope.success {
+        return Ok(failed(&envelope));
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&envelope.answer)?);
+    } else {
+        let text = |k: &str| envelope.answer[k].as_str().unwrap_or("").to_string();
+        println!("{}: {}", text("session_id"), text("message"));
+    }
+    Ok(0)
 }
 
 /// Follows a remote session to its end: exit 0 completed, 1 failed or stopped, 3 still going.

@@ -195,6 +195,40 @@ impl Server {
         self.post_json(&format!("/sessions/{}/restart", segment(session_id)), &serde_json::json!({})).await
     }
 
+    /// `POST /sessions/{id}/tasks/reset`: a task of a paused, stopped or failed session back to
+    /// PENDING (with what runs after it when `downstream`; its outputs cleared when `clear_outputs`).
+    pub async fn reset_task(
+        &self,
+        session_id: &str,
+        blueprint_id: &str,
+        task_id: &str,
+        downstream: bool,
+        clear_outputs: bool,
+    ) -> Result<SessionAnswer, RemoteError> {
+        let body = serde_json::json!({"blueprint_id": blueprint_id, "task_id": task_id, "include_downstream": downstream, "clear_outputs": clear_outputs});
+        self.post_json(&format!("/sessions/{}/tasks/reset", segment(session_id)), &body).await
+    }
+
+    /// `POST /sessions/{id}/tasks/skip`: a task skipped when it would start.
+    pub async fn skip_task(
+        &self,
+        session_id: &str,
+        blueprint_id: &str,
+        task_id: &str,
+    ) -> Result<SessionAnswer, RemoteError> {
+        let body = serde_json::json!({"blueprint_id": blueprint_id, "task_id": task_id});
+        self.post_json(&format!("/sessions/{}/tasks/skip", segment(session_id)), &body).await
+    }
+
+    /// `POST /sessions/{id}/scopes/{name}/reset`: a scope's tasks back to PENDING, its counter to 0.
+    pub async fn reset_scope(&self, session_id: &str, scope: &str) -> Result<SessionAnswer, RemoteError> {
+        self.post_json(
+            &format!("/sessions/{}/scopes/{}/reset", segment(session_id), segment(scope)),
+            &serde_json::json!({}),
+        )
+        .await
+    }
+
     /// `GET /sessions`: the server's sessions, at most `limit` (1..=1000).
     pub async fn sessions(&self, limit: u32) -> Result<Vec<RemoteSession>, RemoteError> {
         let (status, answer) =

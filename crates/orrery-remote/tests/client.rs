@@ -203,3 +203,27 @@ async fn a_session_is_created_with_its_params_as_text_and_found_in_the_servers_l
     let err = Server::new(&url, None).unwrap().session("gone").await.unwrap_err();
     assert!(err.to_string().contains("no session gone"), "{err}");
 }
+
+#[tokio::test]
+async fn task_interventions_name_the_blueprint_and_the_task() {
+    let ok = r#"{"session_id": "s", "message": "Reset 2 task(s) to PENDING."}"#;
+    let (url, served) = answer_once("200 OK", ok).await;
+    let answer = Server::new(&url, None).unwrap().reset_task("s", "flow", "b", true, false).await.unwrap();
+    assert_eq!(answer.message, "Reset 2 task(s) to PENDING.");
+    let request = served.await.unwrap();
+    assert!(request.starts_with("POST /sessions/s/tasks/reset HTTP/1.1"), "{request}");
+    assert!(
+        request.ends_with(r#"{"blueprint_id":"flow","task_id":"b","include_downstream":true,"clear_outputs":false}"#),
+        "{request}"
+    );
+    let (url, served) = answer_once("200 OK", ok).await;
+    Server::new(&url, None).unwrap().skip_task("s", "flow", "b").await.unwrap();
+    assert!(served.await.unwrap().ends_with(r#""task_id":"b"}"#));
+    let (url, served) = answer_once("200 OK", ok).await;
+    Server::new(&url, None).unwrap().reset_scope("s", "retry loop").await.unwrap();
+    assert!(served.await.unwrap().starts_with("POST /sessions/s/scopes/retry%20loop/reset HTTP/1.1"));
+    let (url, _) =
+        answer_once("409 Conflict", r#"{"detail": "Session is running. Pause it before skipping tasks."}"#).await;
+    let err = Server::new(&url, None).unwrap().skip_task("s", "flow", "b").await.unwrap_err();
+    assert!(matches!(&err, RemoteError::Refused { status: 409, .. }) && err.to_string().contains("Pause it"), "{err}");
+}

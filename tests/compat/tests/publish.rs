@@ -255,6 +255,34 @@ fn a_blueprint_runs_on_the_server_with_the_references_agents_and_is_followed_to_
     assert_eq!(states("end", "SUCCEEDED"), 1);
 
     let session = waited["session"]["session_id"].as_str().unwrap().to_string();
+
+    // Its last tasks reset, the session resumed: they run again, the rest does not.
+    let reset = orrery(
+        &[&["remote", "reset", session.as_str(), "scope_retry_example.post_assembly"][..], &server].concat(),
+        &db,
+    );
+    assert_eq!(reset.status.code(), Some(0), "{}", String::from_utf8_lossy(&reset.stderr));
+    assert!(
+        String::from_utf8_lossy(&reset.stdout).contains("Reset 2 task(s)"),
+        "post_assembly and end: {}",
+        String::from_utf8_lossy(&reset.stdout)
+    );
+    let again = orrery(
+        &[&["remote", "wait", session.as_str(), "--start", "--format", "json", "--timeout", "120"][..], &server]
+            .concat(),
+        &db,
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stdout));
+    let again = json_of(&again);
+    assert_eq!(again["session"]["state"], "completed", "{again}");
+    let ran: BTreeSet<&str> = again["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["state"] == "SUCCEEDED")
+        .map(|t| t["task_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, BTreeSet::from(["post_assembly", "end"]), "only the tasks reset ran again: {again}");
     let listed = json_of(&orrery(&[&["remote", "sessions", "--format", "json"][..], &server].concat(), &db));
     assert!(
         listed.as_array().unwrap().iter().any(|s| s["session_id"] == session.as_str() && s["state"] == "completed"),

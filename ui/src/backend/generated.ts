@@ -236,6 +236,8 @@ export type PublishedBlueprint = {
 
 export type RemoteAction = ("pause" | "stop") | "resume" | "restart";
 
+export type RemoteIntervention = "reset" | "skip" | "reset_scope";
+
 /** A session as the server lists it (`GET /sessions`). */
 export type RemoteSession = {
   session_id: string;
@@ -1120,6 +1122,26 @@ export type RemoteControlAnswer = {
   message: string;
 };
 
+/** Resets or skips a task, or resets a scope, of a session on a server that is not running. */
+export type RemoteInterveneArguments = {
+  server: string;
+  token?: string | null;
+  session_id: string;
+  action: RemoteIntervention;
+  /** `{blueprint_id}.{task_id}` (a scope's name for `reset_scope`). */
+  task: string;
+  /** Reset what runs after the task too (default true). */
+  downstream?: boolean | null;
+  /** Clear the task's outputs (default true). */
+  clear_outputs?: boolean | null;
+};
+
+/** What the server says to a session action: the session (a new one for a restart) and a message. */
+export type RemoteInterveneAnswer = {
+  session_id: string;
+  message: string;
+};
+
 /** Follows a session on a server (its event stream) until it ends, at most `timeout_s`. */
 export type RemoteWaitArguments = {
   server: string;
@@ -1371,6 +1393,7 @@ export interface Jobs {
   remote_sessions: { arguments: RemoteSessionsArguments; answer: RemoteSessionsAnswer };
   remote_run: { arguments: RemoteRunArguments; answer: RemoteRunAnswer };
   remote_control: { arguments: RemoteControlArguments; answer: RemoteControlAnswer };
+  remote_intervene: { arguments: RemoteInterveneArguments; answer: RemoteInterveneAnswer };
   remote_wait: { arguments: RemoteWaitArguments; answer: RemoteWaitAnswer };
   list_servers: { arguments: ListServersArguments; answer: ListServersAnswer };
   save_server: { arguments: SaveServerArguments; answer: SaveServerAnswer };
