@@ -17,7 +17,7 @@ use super::*;
 use std::collections::HashSet;
 
 use orrery_blueprint::check::{blueprints_in, check_in_folder, Source};
-use orrery_blueprint::{save, validate, Encoding, Library};
+use orrery_blueprint::{save, validate, Encoding};
 use orrery_remote::{RemoteError, RemoteSession, Server, SessionAnswer};
 
 use crate::catalogue::NoArguments;
@@ -250,6 +250,7 @@ struct Outgoing {
 fn outgoing(files: &[PathBuf]) -> Result<Vec<Outgoing>, Failure> {
     let mut out: Vec<Outgoing> = Vec::new();
     let mut placed: HashSet<String> = HashSet::new();
+    let given: HashSet<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
     for file in files {
         let text = std::fs::read_to_string(file)
             .map_err(|e| Failure::new("io", format!("cannot read {}: {e}", file.display())))?;
@@ -261,21 +262,14 @@ fn outgoing(files: &[PathBuf]) -> Result<Vec<Outgoing>, Failure> {
             text: text.clone(),
             loaded: orrery_blueprint::load(&text).map_err(|e| e.diagnostics),
         };
-        let Ok(loaded) = &root.loaded else {
+        if root.loaded.is_err() {
             let report = check_in_folder(file, text).map_err(|e| Failure::new("io", e.to_string()))?;
             out.push(invalid_file(file, report));
             continue;
-        };
-        let mut library = Library::new();
-        library.add(&loaded.blueprint);
-        for s in &beside {
-            if let Ok(l) = &s.loaded {
-                library.add(&l.blueprint);
-            }
         }
         // Depth first: a blueprint goes once everything it calls is placed.
         let mut order: Vec<&Source> = Vec::new();
-        visit(&root, &beside, &library, &mut HashSet::new(), &mut order);
+        visit(&root, &beside, &mut HashSet::new(), &mut order);
         for source in order {
             let Ok(l) = &source.loaded else { continue };
             if !placed.insert(l.blueprint.id.clone()) {
@@ -292,7 +286,7 @@ fn outgoing(files: &[PathBuf]) -> Result<Vec<Outgoing>, Failure> {
             out.push(Outgoing {
                 file: source.path.clone(),
                 blueprint_id: l.blueprint.id.clone(),
-                given: std::ptr::eq(source, &root),
+                given: source.path.canonicalize().is_ok_and(|p| given.contains(&p)),
                 text: save::to_string(&l.blueprint, Encoding::Plain),
                 problems,
             });
@@ -301,23 +295,15 @@ fn outgoing(files: &[PathBuf]) -> Result<Vec<Outgoing>, Failure> {
     Ok(out)
 }
 
-fn visit<'a>(
-    source: &'a Source,
-    beside: &'a [Source],
-    library: &Library<'_>,
-    seen: &mut HashSet<String>,
-    order: &mut Vec<&'a Source>,
-) {
+fn visit<'a>(source: &'a Source, beside: &'a [Source], seen: &mut HashSet<String>, order: &mut Vec<&'a Source>) {
     let Ok(loaded) = &source.loaded else { return };
     if !seen.insert(loaded.blueprint.id.clone()) {
         return;
     }
+    // The first file of the folder with that id, as composites find blueprints (check.rs).
     for id in validate::calls(&loaded.blueprint) {
-        if library.get(&id).is_none() {
-            continue;
-        }
         if let Some(inner) = beside.iter().find(|s| s.loaded.as_ref().is_ok_and(|l| l.blueprint.id == id)) {
-            visit(inner, beside, library, seen, order);
+            visit(inner, beside, seen, order);
         }
     }
     order.push(source);

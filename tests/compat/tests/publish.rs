@@ -134,8 +134,13 @@ fn the_server_takes_what_orrery_predicts_it_takes_and_refuses_the_rest_on_the_ta
             &db,
         );
         let answer = json_of(&out);
-        let given =
-            answer["blueprints"].as_array().unwrap().iter().find(|b| b["given"] == true).expect("the file given");
+        let sent = answer["blueprints"].as_array().unwrap();
+        let given = sent.last().expect("something to send");
+        assert_eq!(given["given"], true, "what it calls goes before it: {answer}");
+        if file.ends_with("toy_problem_4.json") {
+            let ids: Vec<&str> = sent.iter().map(|b| b["blueprint_id"].as_str().unwrap()).collect();
+            assert_eq!(ids, ["TP4_PnP", "TP4"], "the inner blueprint it calls by id, found beside it, first");
+        }
         let accepts = report["server_accepts"] == true;
         let name = file.file_name().unwrap().to_string_lossy();
         if given["outcome"] == "refused" {
