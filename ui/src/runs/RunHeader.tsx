@@ -27,8 +27,8 @@ export function RunHeader({ run }: { run: OpenRun }) {
           )}
           version <code title={session.blueprint_hash}>{session.blueprint_hash.slice(0, 12)}</code> · <code>{session.id}</code>
         </span>
+        <RunLineage run={run} />
       </div>
-      <RunLineage run={run} />
       {waiting.length > 0 && (
         <button type="button" className="run-waiting" onClick={() => select({ node: waiting[0]!, attempt: latest(run, waiting[0]!) })} data-testid="waiting">
           {waiting.length === 1 ? `${waiting[0]} waits for an answer` : `${waiting.length} tasks wait for an answer`}
