@@ -99,7 +99,6 @@ pub struct RemoteEvent {
 pub struct Server {
     /// Its address without a trailing slash, as given.
     url: String,
-    base: Uri,
     token: Option<String>,
     client: Client<HttpConnector, Full<Bytes>>,
 }
@@ -130,7 +129,7 @@ impl Server {
             return Err(bad("it names no host"));
         }
         let client = Client::builder(TokioExecutor::new()).build_http();
-        Ok(Server { url: trimmed.to_string(), base, token: token.filter(|t| !t.is_empty()), client })
+        Ok(Server { url: trimmed.to_string(), token: token.filter(|t| !t.is_empty()), client })
     }
 
     pub fn url(&self) -> &str {
@@ -254,16 +253,8 @@ impl Server {
         &self,
         session_id: &str,
     ) -> Result<tokio::sync::mpsc::Receiver<Result<RemoteEvent, RemoteError>>, RemoteError> {
-        let uri: Uri = format!("{}/sessions/{}/stream", self.url, segment(session_id))
-            .parse()
-            .map_err(|e| RemoteError::BadAddress { url: self.url.clone(), why: format!("{e}") })?;
-        let mut request = Request::builder().method(Method::GET).uri(uri).header(header::ACCEPT, "text/event-stream");
-        if let Some(token) = &self.token {
-            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        let request = request
-            .body(Full::new(Bytes::new()))
-            .map_err(|e| RemoteError::BadAddress { url: self.url.clone(), why: e.to_string() })?;
+        let request =
+            self.request(Method::GET, &format!("/sessions/{}/stream", segment(session_id)), "text/event-stream", None)?;
         let unreachable = |why: String| RemoteError::Unreachable { url: self.url.clone(), why };
         let response = tokio::time::timeout(TIMEOUT, self.client.request(request))
             .await
@@ -316,27 +307,36 @@ impl Server {
         expect(status, answer)
     }
 
+    /// A request to `path` of the server, its token with it.
+    fn request(
+        &self,
+        method: Method,
+        path: &str,
+        accept: &str,
+        body: Option<(String, Vec<u8>)>,
+    ) -> Result<Request<Full<Bytes>>, RemoteError> {
+        let bad = |why: String| RemoteError::BadAddress { url: self.url.clone(), why };
+        let uri: Uri = format!("{}{path}", self.url).parse().map_err(|e| bad(format!("{e}")))?;
+        let mut request = Request::builder().method(method).uri(uri).header(header::ACCEPT, accept);
+        if let Some(token) = &self.token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        match body {
+            Some((content_type, bytes)) => {
+                request.header(header::CONTENT_TYPE, content_type).body(Full::new(Bytes::from(bytes)))
+            }
+            None => request.body(Full::new(Bytes::new())),
+        }
+        .map_err(|e| bad(e.to_string()))
+    }
+
     async fn send(
         &self,
         method: Method,
         path: &str,
         body: Option<(String, Vec<u8>)>,
     ) -> Result<(StatusCode, Bytes), RemoteError> {
-        let uri: Uri = format!("{}{path}", self.url)
-            .parse()
-            .map_err(|e| RemoteError::BadAddress { url: self.url.clone(), why: format!("{e}") })?;
-        debug_assert_eq!(uri.authority(), self.base.authority());
-        let mut request = Request::builder().method(method).uri(uri).header(header::ACCEPT, "application/json");
-        if let Some(token) = &self.token {
-            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        let request = match body {
-            Some((content_type, bytes)) => {
-                request.header(header::CONTENT_TYPE, content_type).body(Full::new(Bytes::from(bytes)))
-            }
-            None => request.body(Full::new(Bytes::new())),
-        }
-        .map_err(|e| RemoteError::BadAddress { url: self.url.clone(), why: e.to_string() })?;
+        let request = self.request(method, path, "application/json", body)?;
         let unreachable = |why: String| RemoteError::Unreachable { url: self.url.clone(), why };
         let exchange = async {
             let response = self.client.request(request).await.map_err(|e| unreachable(describe(&e)))?;

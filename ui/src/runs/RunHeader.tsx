@@ -3,7 +3,7 @@
 // from the point of failure) and restart when none does.
 import { useEffect, useState } from "react";
 import { useRuns } from "../store/context";
-import type { OpenRun } from "../store/runs";
+import { latestAttempt, type OpenRun } from "../store/runs";
 import { StatePill, whenLabel } from "./RunList";
 import { durationLabel } from "./timeline/model";
 
@@ -30,7 +30,7 @@ export function RunHeader({ run }: { run: OpenRun }) {
         <RunLineage run={run} />
       </div>
       {waiting.length > 0 && (
-        <button type="button" className="run-waiting" onClick={() => select({ node: waiting[0]!, attempt: latest(run, waiting[0]!) })} data-testid="waiting">
+        <button type="button" className="run-waiting" onClick={() => select({ node: waiting[0]!, attempt: latestAttempt(run.attempts, waiting[0]!)?.attempt ?? 0 })} data-testid="waiting">
           {waiting.length === 1 ? `${waiting[0]} waits for an answer` : `${waiting.length} tasks wait for an answer`}
         </button>
       )}
@@ -98,10 +98,6 @@ function RunLineage({ run }: { run: OpenRun }) {
       )}
     </nav>
   );
-}
-
-function latest(run: OpenRun, node: string): number {
-  return run.attempts.filter((a) => a.node === node).reduce((n, a) => Math.max(n, a.attempt), 0);
 }
 
 /** The time now, ticking every second while `live`. */
