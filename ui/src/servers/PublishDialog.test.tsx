@@ -3,6 +3,7 @@ import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PublishBlueprintsAnswer, PublishBlueprintsArguments, ServerInfo } from "../backend/generated";
+import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
 import { WorkspaceProvider } from "../store/context";
@@ -50,13 +51,7 @@ async function mounted(answer: PublishBlueprintsAnswer = refused) {
   const published: PublishBlueprintsArguments[] = [];
   const backend = new MemoryBackend(
     {
-      validate_blueprint: ({ file }) => [{ file: file ?? "", valid: true, server_accepts: true, diagnostics: [] }],
-      format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
-      list_installed_task_definitions: () => [],
-      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
-      save_layout: ({ file, positions }) => ({ layout_file: `${file}.layout`, found: true, positions }),
-      task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
-      blueprint_scopes: () => [],
+      ...editorJobs(),
       list_servers: () => servers,
       save_server: ({ name, url, token }) => {
         // As the facade checks it.

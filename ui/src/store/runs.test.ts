@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Attempt, Diagnostic, EventView, Scope, SessionListing, TaskState } from "../backend/generated";
+import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
 import { launchParams } from "../runs/LaunchDialog";
@@ -43,13 +44,7 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
   let attempts: Attempt[] = [attempt("deploy.start", 1, "succeeded")];
   const backend = new MemoryBackend(
     {
-      validate_blueprint: ({ file }) => [{ file: file ?? "", valid: true, server_accepts: true, diagnostics }],
-      format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
-      list_installed_task_definitions: () => [],
-      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
-      save_layout: ({ file, positions }) => ({ layout_file: `${file}.layout`, found: true, positions }),
-      task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
-      blueprint_scopes: () => [],
+      ...editorJobs(diagnostics),
       list_sessions: () => [{ ...session, waiting: [], interrupted: false }],
       start_session: (args) => (started.push(args), { session_id: "s1" }),
       get_session: () => ({
