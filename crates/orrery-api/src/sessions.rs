@@ -354,6 +354,7 @@ impl Api {
             work_dir: self.inner.work_dir.clone(),
             events: Some(events),
             control: Some(control.clone()),
+            broker: None,
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {

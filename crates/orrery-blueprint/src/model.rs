@@ -297,7 +297,8 @@ impl ExecutionMode {
     }
 }
 
-/// Error codes of failed tasks and sessions (COMPAT.md section 2).
+/// Error codes of failed tasks and sessions (COMPAT.md section 2), and Orrery's own
+/// `AGENT_TIMEOUT` (an agent on the broker claimed a task, then went silent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     ToolBindingError,
@@ -307,6 +308,7 @@ pub enum ErrorCode {
     TaskFailed,
     TaskDispatchFailed,
     ScopeConditionError,
+    AgentTimeout,
 }
 
 impl ErrorCode {
@@ -319,7 +321,23 @@ impl ErrorCode {
             Self::TaskFailed => "TASK_FAILED",
             Self::TaskDispatchFailed => "TASK_DISPATCH_FAILED",
             Self::ScopeConditionError => "SCOPE_CONDITION_ERROR",
+            Self::AgentTimeout => "AGENT_TIMEOUT",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::ToolBindingError,
+            Self::ToolFailure,
+            Self::LauncherFailure,
+            Self::NoAgentClaimed,
+            Self::TaskFailed,
+            Self::TaskDispatchFailed,
+            Self::ScopeConditionError,
+            Self::AgentTimeout,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == s)
     }
 }
 

@@ -3,6 +3,7 @@
 //! error (or would change, or would be refused), 2 a file cannot be read or the arguments are
 //! wrong.
 
+mod agent;
 mod commands;
 mod interventions;
 mod jobs;
@@ -77,6 +78,8 @@ enum Command {
         /// How many processes may run at once (default: the number of cores).
         #[arg(long)]
         max_parallel: Option<usize>,
+        #[command(flatten)]
+        broker: BrokerArgs,
         /// The task store (default: `ORRERY_DB`, else the user's data directory).
         #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
@@ -232,6 +235,28 @@ enum Command {
         #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
     },
+    /// Offer Orrery's built-in agents (shell.run, system.sleep, the display types, and
+    /// system.start|end|composite) to the antikythera orchestrators on an MQTT broker, until
+    /// interrupted.
+    Agent {
+        /// The broker: mqtt://HOST:PORT (default: `ORRERY_BROKER`).
+        #[arg(long, env = "ORRERY_BROKER")]
+        broker: String,
+        /// The agent's id on the broker (default: orrery-HOST-PID).
+        #[arg(long)]
+        id: Option<String>,
+        /// Offer only these types: names, or prefixes ending in `*`. Repeatable, or
+        /// comma-separated.
+        #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+        types: Vec<String>,
+        /// Where shell.run attempts keep their logs and files (default: a folder in the
+        /// system's temporary directory).
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        /// Seconds between the heartbeats of a running task.
+        #[arg(long, default_value_t = 2.0)]
+        heartbeat: f64,
+    },
     /// Upload blueprint files to an antikythera server, the inner blueprints they call first;
     /// nothing is sent when one has errors or would be refused.
     Publish {
@@ -379,6 +404,36 @@ pub struct Driving {
     pub db: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
+    #[command(flatten)]
+    pub broker: BrokerArgs,
+}
+
+/// Antikythera agents on an MQTT broker, for the task types Orrery has no agent for.
+#[derive(Args, Clone, Default)]
+pub struct BrokerArgs {
+    /// An MQTT broker (mqtt://HOST:PORT) whose antikythera agents run the task types Orrery has
+    /// no agent for, and those of --via-broker (default: `ORRERY_BROKER`; none: built-in agents
+    /// only).
+    #[arg(long, env = "ORRERY_BROKER")]
+    pub broker: Option<String>,
+    /// Task types sent to the broker's agents although Orrery runs them itself: a name, or a
+    /// prefix ending in `*` (`system.sleep`, `user_interaction.*`, `*`). Repeatable, or
+    /// comma-separated. `system.start|end|composite` always run in Orrery.
+    #[arg(long = "via-broker", value_name = "TYPE", value_delimiter = ',')]
+    pub via_broker: Vec<String>,
+    /// Seconds an agent that claimed a task may stay silent (no completion; Orrery's agents send
+    /// a heartbeat) before the task is published again (--agent-retries) or fails with
+    /// AGENT_TIMEOUT. Default: no limit. A task's param `agent_timeout_s` wins.
+    #[arg(long, value_name = "SECONDS")]
+    pub agent_timeout: Option<f64>,
+    /// How many times a task whose agent went silent is published again (a task's param
+    /// `agent_retries` wins).
+    #[arg(long, default_value_t = 0)]
+    pub agent_retries: u32,
+    /// Seconds before an unclaimed task is first published again; the wait doubles up to 90 s,
+    /// 5 times, then the task fails with NO_AGENT_CLAIMED.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub claim_wait: f64,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -442,7 +497,10 @@ fn main() -> ExitCode {
         Command::Status { session, db, format } => sessions::status(&session, db, format),
         Command::Run { params, driving, file } => run::run(&file, &params, driving),
         Command::Resume { session, driving } => run::go_on(&session, run::Stored::Resume, driving),
-        Command::Recover { max_parallel, db, format } => run::recover(max_parallel, db, format),
+        Command::Recover { max_parallel, broker, db, format } => run::recover(max_parallel, broker, db, format),
+        Command::Agent { broker, id, types, work_dir, heartbeat } => {
+            agent::agent(&broker, id, types, work_dir, heartbeat)
+        }
         Command::Restart { session, driving } => run::go_on(&session, run::Stored::Restart, driving),
         Command::Cancel { session, task, db, format } => interventions::cancel(&session, task.as_deref(), db, format),
         Command::Pause { session, db, format } => interventions::pause(&session, db, format),

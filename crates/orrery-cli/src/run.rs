@@ -21,10 +21,12 @@
 //! When standard output is a terminal and the format is text, the events are shown by the
 //! live display ([`live`]) instead of one line each; the plain lines stay for pipes and files.
 
-use crate::{Driving, ReportFormat};
+use crate::{BrokerArgs, Driving, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::{load_runnable, Runnable};
+use orrery_broker::{BrokerAddress, Dispatcher, Policy};
 use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
+use orrery_engine::broker::BrokerOptions;
 use orrery_engine::runner::{
     restart_session, resume_session, run_session, RunError, RunOptions, RunReport, SessionControl,
 };
@@ -48,7 +50,7 @@ pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
     };
     let max_parallel = driving.max_parallel.unwrap_or_else(default_parallelism);
     note_interrupted(&db);
-    drive(&db, max_parallel, driving.format, answers, move |db, options| async move {
+    drive(&db, max_parallel, driving.format, answers, driving.broker, move |db, options| async move {
         run_session(&db, root, library, params, options).await
     })
 }
@@ -70,7 +72,7 @@ pub fn go_on(session: &str, how: Stored, driving: Driving) -> Result<u8> {
     let db = crate::db_path(driving.db)?;
     let max_parallel = driving.max_parallel.unwrap_or_else(default_parallelism);
     let session = session.to_string();
-    drive(&db, max_parallel, driving.format, answers, move |db, options| async move {
+    drive(&db, max_parallel, driving.format, answers, driving.broker, move |db, options| async move {
         match how {
             Stored::Resume => resume_session(&db, &session, options).await,
             Stored::Restart => restart_session(&db, &session, options).await,
@@ -96,7 +98,12 @@ fn note_interrupted(db: &Path) {
 /// `orrery recover`: resumes, one after the other, every session of the store whose runner was
 /// interrupted (`running` or `pending` with no live runner: a crash, a power cut). Exit 0 when
 /// there was none or all completed, else the first other exit code of `orrery resume`.
-pub fn recover(max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+pub fn recover(
+    max_parallel: Option<usize>,
+    broker: BrokerArgs,
+    db: Option<PathBuf>,
+    format: ReportFormat,
+) -> Result<u8> {
     let path = crate::db_path(db)?;
     let interrupted = {
         let store = orrery_store::Store::open(&path)?;
@@ -114,7 +121,8 @@ pub fn recover(max_parallel: Option<usize>, db: Option<PathBuf>, format: ReportF
             session.blueprint_id,
             session.state.as_str()
         );
-        let driving = Driving { answers: Vec::new(), max_parallel, db: Some(path.clone()), format };
+        let driving =
+            Driving { answers: Vec::new(), max_parallel, db: Some(path.clone()), format, broker: broker.clone() };
         let ended = go_on(&session.id, Stored::Resume, driving)?;
         if code == 0 {
             code = ended;
@@ -134,6 +142,7 @@ fn drive<F, Fut>(
     max_parallel: usize,
     format: ReportFormat,
     answers: Map<String, Value>,
+    broker: BrokerArgs,
     session: F,
 ) -> Result<u8>
 where
@@ -147,6 +156,13 @@ where
     let db = db.to_path_buf();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
+        let broker = match broker_options(&broker).await {
+            Ok(broker) => broker,
+            Err(e) => {
+                eprintln!("orrery: {e:#}");
+                return Ok(2);
+            }
+        };
         let interactive = std::io::stdin().is_terminal();
         let given = Answers::new(if interactive { WhenUnanswered::Wait } else { WhenUnanswered::Fail });
         for (task, value) in answers {
@@ -188,7 +204,7 @@ where
                 }
             }
         });
-        let options = RunOptions { max_parallel, work_dir, events: Some(events), control: Some(control) };
+        let options = RunOptions { max_parallel, work_dir, events: Some(events), control: Some(control), broker };
         let report = session(db.clone(), options).await;
         interrupts.abort();
         let _ = printer.await;
@@ -333,4 +349,25 @@ fn print_event(event: &Event, format: ReportFormat) {
 /// their end.
 fn out(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+/// Connects to the broker the arguments name, if any.
+async fn broker_options(args: &BrokerArgs) -> Result<Option<BrokerOptions>> {
+    let Some(address) = &args.broker else { return Ok(None) };
+    let seconds = |flag: &str, s: f64| {
+        if s.is_finite() && s > 0.0 {
+            Ok(std::time::Duration::from_secs_f64(s))
+        } else {
+            Err(anyhow::anyhow!("{flag} must be a number of seconds > 0, got {s}"))
+        }
+    };
+    let policy = Policy {
+        redispatch_base: seconds("--claim-wait", args.claim_wait)?,
+        silence: args.agent_timeout.map(|s| seconds("--agent-timeout", s)).transpose()?,
+        silence_retries: args.agent_retries,
+        ..Policy::default()
+    };
+    let address: BrokerAddress = address.parse()?;
+    let dispatcher = Dispatcher::connect(&address, &format!("orrery-run-{}", std::process::id())).await?;
+    Ok(Some(BrokerOptions { dispatcher, types: args.via_broker.clone(), policy }))
 }

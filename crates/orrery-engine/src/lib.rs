@@ -3,6 +3,7 @@
 //! runner that owns each session's side effects, and the agents that execute tasks.
 
 pub mod agents;
+pub mod broker;
 pub mod data;
 pub mod interventions;
 pub mod plan;

@@ -52,8 +52,13 @@ impl Fixture {
             ValidBlueprint::new(root.clone(), &lib).expect("the root is valid")
         };
         let (sender, receiver) = broadcast::channel(10_000);
-        let options =
-            RunOptions { max_parallel: 2, work_dir: self.dir.path().join("work"), events: Some(sender), control };
+        let options = RunOptions {
+            max_parallel: 2,
+            work_dir: self.dir.path().join("work"),
+            events: Some(sender),
+            control,
+            broker: None,
+        };
         let db = self.db();
         let handle = tokio::spawn(async move {
             tokio::time::timeout(Duration::from_secs(30), run_session(&db, valid, library, Map::new(), options))

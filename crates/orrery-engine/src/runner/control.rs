@@ -180,7 +180,7 @@ impl Runner {
                 }
                 Ok(format!("cancelling {}", self.key(n)))
             }
-            RunKind::Sleep | RunKind::Prompt | RunKind::Instant => {
+            RunKind::Sleep | RunKind::Prompt | RunKind::Instant | RunKind::Broker => {
                 if let Some(handle) = run.sleep.take() {
                     handle.abort();
                 }

@@ -36,6 +36,7 @@ impl Runner {
 
         let interaction = interaction::interaction(task.task_type.as_str());
         let kind = match task.task_type.as_str() {
+            name if self.broker.as_ref().is_some_and(|b| b.takes(name)) => RunKind::Broker,
             orrery_blueprint::TaskType::START | orrery_blueprint::TaskType::END => RunKind::Instant,
             orrery_blueprint::TaskType::SLEEP => RunKind::Sleep,
             orrery_blueprint::TaskType::COMPOSITE => RunKind::Composite,
@@ -181,12 +182,50 @@ impl Runner {
                 });
                 run.sleep = Some(handle.abort_handle());
             }
+            RunKind::Broker => {
+                let Some(options) = self.broker.clone() else { unreachable!("a broker run needs a broker") };
+                let policy = match broker::policy_for(&task, &options.policy) {
+                    Ok(policy) => policy,
+                    Err(error) => {
+                        self.runs[n] = Some(run);
+                        return self.fail_run(n, task_error_record(&error), None).await;
+                    }
+                };
+                let assignment = orrery_broker::Assignment {
+                    id: format!("{key}@{}", run_id.as_str()),
+                    task_type: task.task_type.as_str().to_string(),
+                    inputs,
+                    params: broker::params_of(&task),
+                    output_keys: task.outputs.iter().map(|o| o.io.name.clone()).collect(),
+                    context,
+                    mode: broker::mode_of(&task),
+                };
+                let tx = self.tx.clone();
+                let handle = tokio::spawn({
+                    let run_id = run_id.clone();
+                    async move {
+                        let steps = tx.clone();
+                        let on_progress = |progress| {
+                            let _ = steps.send(Report::Dispatch { run_id: run_id.clone(), progress });
+                        };
+                        let outcome = match options.dispatcher.execute(assignment, &policy, on_progress).await {
+                            Ok(ending) => broker::outcome(ending),
+                            Err(e) => AgentOutcome::Failed {
+                                error: TaskError::new(
+                                    ErrorCode::LauncherFailure,
+                                    format!("{e} (broker {})", options.dispatcher.address()),
+                                ),
+                                exit_code: None,
+                            },
+                        };
+                        let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                    }
+                });
+                // Dropped like a sleep when the session stops or fails: the agents are told.
+                run.sleep = Some(handle.abort_handle());
+            }
             RunKind::Shell => {
-                let params: Map<String, Value> = task
-                    .params
-                    .iter()
-                    .map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null)))
-                    .collect();
+                let params = broker::params_of(&task);
                 let mut attempt = shell::ShellAttempt::new(params, inputs, stem, log_path.clone());
                 attempt.run_id = Some(run_id.as_str().to_string());
                 attempt.session_id = Some(self.session_id.clone());

@@ -119,6 +119,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use crate::agents::interaction::{self, Answers, Interaction, WhenUnanswered};
 use crate::agents::progress::{self as agent_progress, ProgressEvent, ProgressLine};
 use crate::agents::{self, shell, AgentOutcome, TaskError};
+use crate::broker::{self, BrokerOptions};
 use crate::data::{self, Data};
 use crate::plan::{self, PlanError, SessionPlan};
 use crate::process::{is_alive, Canceller};
@@ -145,6 +146,9 @@ pub struct RunOptions {
     pub events: Option<broadcast::Sender<Event>>,
     /// Stops the session from outside (see the module notes); `None`: it runs to its end.
     pub control: Option<SessionControl>,
+    /// Agents on an MQTT broker for the task types it takes ([`crate::broker`]); `None`: only
+    /// built-in agents.
+    pub broker: Option<BrokerOptions>,
 }
 
 /// How a session ended.
@@ -180,8 +184,11 @@ pub enum RunError {
 /// `{"inner": {"<blueprint id>": "<version hash>", ...}}`.
 pub const SESSION_BLUEPRINTS: &str = "session_blueprints";
 
-/// Refuses a plan with task types no agent runs.
-fn check_agents(plan: &SessionPlan) -> Result<(), RunError> {
+/// Refuses a plan with task types no agent runs (with a broker, its agents may run any type).
+fn check_agents(plan: &SessionPlan, broker: Option<&BrokerOptions>) -> Result<(), RunError> {
+    if broker.is_some() {
+        return Ok(());
+    }
     let mut unknown: Vec<String> = plan
         .tasks
         .iter()
@@ -222,7 +229,7 @@ pub(crate) async fn run_new_session(
         let lib: Library = library.iter().collect();
         plan::build(&root, &lib, &params)?
     };
-    check_agents(&plan)?;
+    check_agents(&plan, options.broker.as_ref())?;
     let db = Db::open(store_path, &options).await?;
 
     let blueprint = root.blueprint();
@@ -289,6 +296,8 @@ enum RunKind {
     Composite,
     /// An interactive prompt waiting for its answer.
     Prompt,
+    /// Executed by an agent on the broker.
+    Broker,
 }
 
 /// A `shell.run` attempt begun, whose process starts at the next [`Runner::launch`].
@@ -301,9 +310,27 @@ struct Launch {
 
 /// What agents report to the owner.
 enum Report {
-    Started { node: usize, run_id: RunId, process: ProcessIdentity, canceller: Canceller },
-    Progress { node: usize, run_id: RunId, line: ProgressLine },
-    Ended { node: usize, run_id: RunId, outcome: AgentOutcome },
+    Started {
+        node: usize,
+        run_id: RunId,
+        process: ProcessIdentity,
+        canceller: Canceller,
+    },
+    Progress {
+        node: usize,
+        run_id: RunId,
+        line: ProgressLine,
+    },
+    Ended {
+        node: usize,
+        run_id: RunId,
+        outcome: AgentOutcome,
+    },
+    /// A step of a task dispatched over the broker (an allocation, a re-publication, ...).
+    Dispatch {
+        run_id: RunId,
+        progress: orrery_broker::Progress,
+    },
 }
 
 struct Runner {
@@ -339,6 +366,7 @@ struct Runner {
     poll: tokio::time::Interval,
     /// The control's answers; without a control a prompt fails at once (nobody can answer).
     answers: Option<Answers>,
+    broker: Option<BrokerOptions>,
 }
 
 /// How [`Runner::drive`] ended.
@@ -426,6 +454,7 @@ impl Runner {
             launches: Vec::new(),
             iterations,
             answers: options.control.as_ref().map(|c| c.answers().clone()),
+            broker: options.broker.clone(),
             control,
             asked,
             pausing,

@@ -56,7 +56,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
         return Err(RunError::NotResumable { session_id: session.id, state: session.state });
     }
     let plan = plan_from_versions(&session, &root_version, &inner_versions)?;
-    check_agents(&plan)?;
+    check_agents(&plan, options.broker.as_ref())?;
 
     // Refused while another runner drives the session; from here on, the session is ours.
     db.take_lease(&session.id).await?;

@@ -29,6 +29,10 @@ impl Runner {
                 self.record_progress(node, run_id, line).await?;
                 Ok(None)
             }
+            Report::Dispatch { run_id, progress } => {
+                self.publish(broker::DISPATCH, &run_id, broker::progress_payload(progress)).await?;
+                Ok(None)
+            }
             Report::Ended { node, run_id, outcome } => {
                 self.processes.remove(&run_id);
                 let Some(run) = self.runs[node].as_mut().filter(|r| r.run_id == run_id && r.ended.is_none()) else {
@@ -262,7 +266,7 @@ impl Runner {
                 Some(Report::Ended { run_id, .. }) => {
                     self.processes.remove(&run_id);
                 }
-                Some(Report::Progress { .. }) => {}
+                Some(Report::Progress { .. } | Report::Dispatch { .. }) => {}
                 None => break,
             }
         }
@@ -303,6 +307,7 @@ impl Runner {
                     }
                 }
                 Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,
+                Report::Dispatch { .. } => {}
                 Report::Ended { run_id, outcome, .. } => {
                     self.processes.remove(&run_id);
                     let exit_code = match outcome {

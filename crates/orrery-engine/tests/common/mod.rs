@@ -90,6 +90,7 @@ impl Fixture {
             work_dir: self.path("work"),
             events: Some(sender),
             control: control.cloned(),
+            broker: None,
         };
         (options, receiver)
     }
