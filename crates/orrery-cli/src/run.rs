@@ -26,7 +26,7 @@ use anyhow::{bail, Context, Result};
 use orrery_blueprint::{load_runnable, Runnable};
 use orrery_broker::{BrokerAddress, Dispatcher, Policy};
 use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
-use orrery_engine::broker::BrokerOptions;
+use orrery_engine::broker::{BrokerOptions, DISPATCH};
 use orrery_engine::runner::{
     restart_session, resume_session, run_session, RunError, RunOptions, RunReport, SessionControl,
 };
@@ -336,6 +336,19 @@ fn print_event(event: &Event, format: ReportFormat) {
                 "attempt_settled" => {
                     let outcome = payload.get("outcome").map(Value::to_string).unwrap_or_default();
                     format!("settled    {} {outcome}", field("node"))
+                }
+                DISPATCH => {
+                    let step = match field("step").as_str() {
+                        "allocated" => format!("allocated to agent {}", field("agent")),
+                        "republished" => format!("unclaimed, published again ({})", payload["n"]),
+                        "silent" => format!(
+                            "agents {} went silent: published again as {}",
+                            payload["agents"],
+                            field("assignment")
+                        ),
+                        other => other.to_string(),
+                    };
+                    format!("{:<10} {} {step}", "broker", field("node"))
                 }
                 other => format!("{other:<10} {}", field("node")),
             };

@@ -18,63 +18,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-
-/// A running deployment; stopped when dropped: its stdin closes, and it stops every service
-/// and waits for them before it exits.
-struct Deployment {
-    url: String,
-    child: Child,
-    stdin: Option<ChildStdin>,
-}
-
-impl Drop for Deployment {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        for _ in 0..300 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn deploy() -> Deployment {
-    deploy_with(&[])
-}
-
-fn deploy_with(options: &[&str]) -> Deployment {
-    let script = compat_dir().join("server/serve_reference.py");
-    let mut child = Command::new(reference_python())
-        .arg(&script)
-        .args(options)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", script.display()));
-    let stdin = child.stdin.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let started: Value = serde_json::from_str(&line)
-        .unwrap_or_else(|e| panic!("the deployment did not start ({e}): {line:?}; see its stderr above"));
-    Deployment { url: started["url"].as_str().unwrap().to_string(), child, stdin: Some(stdin) }
-}
-
-fn orrery(args: &[&str], db: &Path) -> Output {
-    Command::new(orrery_binary()).args(args).env("ORRERY_DB", db).output().expect("orrery runs")
-}
-
-fn json_of(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-    })
-}
 
 /// The blueprints the server holds, by id (`GET /blueprints`, HTTP/1.0 by hand: no client needed).
 fn held(url: &str) -> BTreeSet<String> {
@@ -118,7 +62,7 @@ fn refused_blueprint(dir: &Path) -> PathBuf {
 #[test]
 fn the_server_takes_what_orrery_predicts_it_takes_and_refuses_the_rest_on_the_tasks_orrery_named() {
     let deployment = deploy();
-    let scratch = tempfile_dir("publish-corpus");
+    let scratch = scratch_dir("publish-corpus");
     let db = scratch.join("orrery.db");
     let mut files = corpus_files();
     files.push(refused_blueprint(&scratch));
@@ -180,7 +124,7 @@ fn the_server_takes_what_orrery_predicts_it_takes_and_refuses_the_rest_on_the_ta
 #[test]
 fn a_blueprint_known_to_be_refused_is_not_sent_nor_anything_with_it_and_saved_servers_go_by_name() {
     let deployment = deploy();
-    let scratch = tempfile_dir("publish-gate");
+    let scratch = scratch_dir("publish-gate");
     let db = scratch.join("orrery.db");
     let bad = refused_blueprint(&scratch);
     let good = corpus_dir().join("toy_problem_1.json");
@@ -220,19 +164,11 @@ fn a_blueprint_known_to_be_refused_is_not_sent_nor_anything_with_it_and_saved_se
 }
 
 /// A scratch folder under the target directory, left for inspection when a test fails.
-fn tempfile_dir(name: &str) -> PathBuf {
-    let root = workspace_root().join("target/tmp");
-    sweep_old_scratch(&root, "orrery-publish-");
-    let dir = root.join(format!("orrery-publish-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 #[test]
 fn a_blueprint_runs_on_the_server_with_the_references_agents_and_is_followed_to_its_end() {
     let deployment = deploy_with(&["--sys-agents"]);
-    let scratch = tempfile_dir("remote-run");
+    let scratch = scratch_dir("remote-run");
     let db = scratch.join("orrery.db");
     let retry = corpus_dir().join("scope_retry.json");
     let sent = orrery(&["publish", "--server", &deployment.url, retry.to_str().unwrap()], &db);

@@ -33,7 +33,7 @@ pub struct AgentOptions {
     pub id: String,
     /// The types it offers: names or prefixes ending in `*`; empty: every type of [`offered`].
     pub types: Vec<String>,
-    /// Where `shell.run` attempts keep their files: `{work_dir}/{assignment id}.log`, ...
+    /// Where `shell.run` attempts keep their files: `{work_dir}/{assignment id}.run-{n}.log`, ...
     pub work_dir: PathBuf,
     pub heartbeat: Duration,
 }
@@ -114,6 +114,8 @@ pub async fn serve(
     let (tx, mut rx) = mpsc::unbounded_channel::<Internal>();
     let mut claimed: HashMap<String, (Instant, TaskAssignmentMessage)> = HashMap::new();
     let mut running: HashMap<String, Running> = HashMap::new();
+    // Numbers the runs, so that a task run again (the reference reuses ids) keeps its old files.
+    let mut runs = 0u64;
     let mut heartbeat = tokio::time::interval(options.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -141,7 +143,9 @@ pub async fn serve(
                         let Some((_, a)) = claimed.remove(&al.task_id) else { continue };
                         on_note(AgentNote::Started { id: a.id.clone(), task_type: a.task_type.clone() });
                         let id = a.id.clone();
-                        let handle = tokio::spawn(execute(a, options.id.clone(), options.work_dir.clone(), tx.clone()));
+                        runs += 1;
+                        let stem = options.work_dir.join(format!("{}.run-{runs}", file_stem(&a.id)));
+                        let handle = tokio::spawn(execute(a, options.id.clone(), stem, tx.clone()));
                         running.insert(id, Running { handle: handle.abort_handle(), canceller: None });
                     }
                     BusEvent::Message(_, Message::Ack(ack)) => {
@@ -192,11 +196,11 @@ pub async fn serve(
     }
 }
 
-/// Runs one allocated task and sends its completion.
-async fn execute(a: TaskAssignmentMessage, agent_id: String, work_dir: PathBuf, tx: mpsc::UnboundedSender<Internal>) {
+/// Runs one allocated task and sends its completion. A `shell.run` keeps its files at `stem`.
+async fn execute(a: TaskAssignmentMessage, agent_id: String, stem: PathBuf, tx: mpsc::UnboundedSender<Internal>) {
     let started = Instant::now();
     let outcome = match values(&a) {
-        Ok((inputs, params, context)) => run(&a, inputs, params, context, &work_dir, &tx).await,
+        Ok((inputs, params, context)) => run(&a, inputs, params, context, stem, &tx).await,
         Err(error) => AgentOutcome::Failed { error, exit_code: None },
     };
     let (state, outputs, error) = match outcome {
@@ -255,7 +259,7 @@ async fn run(
     inputs: Map<String, Value>,
     params: Map<String, Value>,
     context: Map<String, Value>,
-    work_dir: &std::path::Path,
+    stem: PathBuf,
     tx: &mpsc::UnboundedSender<Internal>,
 ) -> AgentOutcome {
     let succeeded = |outputs: Map<String, Value>| AgentOutcome::Succeeded { outputs, exit_code: None };
@@ -283,7 +287,6 @@ async fn run(
             succeeded(Map::new())
         }
         shell::TYPE => {
-            let stem = work_dir.join(file_stem(&a.id));
             let log_path = shell::attempt_file(&stem, "log");
             let attempt = shell::ShellAttempt::new(params, inputs, stem, log_path);
             let (id, tx) = (a.id.clone(), tx.clone());

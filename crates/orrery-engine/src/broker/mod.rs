@@ -61,16 +61,18 @@ pub fn matches_pattern(pattern: &str, name: &str) -> bool {
 }
 
 /// The kind of the event that records a step of a task's dispatch over the broker, for its
-/// attempt: payload `{"step": "allocated", "assignment", "agent"}`,
-/// `{"step": "republished", "assignment", "n"}` or `{"step": "silent", "agents", "assignment"}`
-/// (the new id it goes out under).
+/// attempt: payload `{"node", "step": "allocated", "assignment", "agent"}`,
+/// `{"node", "step": "republished", "assignment", "n"}` or
+/// `{"node", "step": "silent", "agents", "assignment"}` (the new id it goes out under).
 pub const DISPATCH: &str = "broker_dispatch";
 
-pub(crate) fn progress_payload(progress: Progress) -> Value {
+pub(crate) fn progress_payload(node: &str, progress: Progress) -> Value {
     match progress {
-        Progress::Allocated { id, agent } => json!({"step": "allocated", "assignment": id, "agent": agent}),
-        Progress::Republished { id, n } => json!({"step": "republished", "assignment": id, "n": n}),
-        Progress::Silent { agents, id } => json!({"step": "silent", "agents": agents, "assignment": id}),
+        Progress::Allocated { id, agent } => {
+            json!({"node": node, "step": "allocated", "assignment": id, "agent": agent})
+        }
+        Progress::Republished { id, n } => json!({"node": node, "step": "republished", "assignment": id, "n": n}),
+        Progress::Silent { agents, id } => json!({"node": node, "step": "silent", "agents": agents, "assignment": id}),
     }
 }
 

@@ -206,7 +206,7 @@ impl Runner {
                     async move {
                         let steps = tx.clone();
                         let on_progress = |progress| {
-                            let _ = steps.send(Report::Dispatch { run_id: run_id.clone(), progress });
+                            let _ = steps.send(Report::Dispatch { node: n, run_id: run_id.clone(), progress });
                         };
                         let outcome = match options.dispatcher.execute(assignment, &policy, on_progress).await {
                             Ok(ending) => broker::outcome(ending),

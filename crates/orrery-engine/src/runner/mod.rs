@@ -328,6 +328,7 @@ enum Report {
     },
     /// A step of a task dispatched over the broker (an allocation, a re-publication, ...).
     Dispatch {
+        node: usize,
         run_id: RunId,
         progress: orrery_broker::Progress,
     },

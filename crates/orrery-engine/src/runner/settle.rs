@@ -29,8 +29,9 @@ impl Runner {
                 self.record_progress(node, run_id, line).await?;
                 Ok(None)
             }
-            Report::Dispatch { run_id, progress } => {
-                self.publish(broker::DISPATCH, &run_id, broker::progress_payload(progress)).await?;
+            Report::Dispatch { node, run_id, progress } => {
+                let payload = broker::progress_payload(&self.key(node), progress);
+                self.publish(broker::DISPATCH, &run_id, payload).await?;
                 Ok(None)
             }
             Report::Ended { node, run_id, outcome } => {
