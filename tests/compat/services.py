@@ -135,6 +135,10 @@ def start_mosquitto() -> int:
         with open(conf, "w") as f:
             # No websockets listener: Debian 12's Mosquitto would bind it to every interface.
             f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+            if os.environ.get("MOSQUITTO_NODELAY"):
+                # Each small message is sent at once rather than after the client's delayed ACK
+                # (Nagle's algorithm): see bench_broker.py.
+                f.write("set_tcp_nodelay true\n")
             if os.geteuid() == 0:
                 # Run as root it would switch to the user 'mosquitto', which clears the
                 # parent-death signal; staying root keeps it (the listener is loopback only).
