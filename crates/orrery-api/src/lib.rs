@@ -42,6 +42,7 @@
 //!   by side).
 
 mod blueprints;
+pub mod broker;
 mod catalogue;
 mod compare;
 mod files;
@@ -204,6 +205,8 @@ struct Inner {
     /// The protocol tasks being submitted here (see `protocol::Submitting`).
     submitting: Mutex<std::collections::HashSet<String>>,
     events: broadcast::Sender<Event>,
+    /// One connection per MQTT broker address, shared by the sessions started here.
+    brokers: tokio::sync::Mutex<HashMap<String, Arc<orrery_broker::Dispatcher>>>,
 }
 
 /// The facade over one task store. Cheap to clone; clones share everything. Must be used
@@ -238,6 +241,7 @@ impl Api {
         protocol::register(&mut jobs);
         stream::register(&mut jobs);
         servers::register(&mut jobs);
+        broker::register(&mut jobs);
         let (events, _) = broadcast::channel(16_384);
         Api {
             inner: Arc::new(Inner {
@@ -248,6 +252,7 @@ impl Api {
                 running: Mutex::new(HashMap::new()),
                 submitting: Mutex::new(Default::default()),
                 events,
+                brokers: Default::default(),
             }),
         }
     }

@@ -348,13 +348,14 @@ impl Api {
             given.answer(&task, value);
         }
         let control = SessionControl::new().with_answers(given);
+        let broker = self.broker_options().await?;
         let (events, mut receiver) = broadcast::channel(16_384);
         let options = RunOptions {
             max_parallel: self.inner.max_parallel,
             work_dir: self.inner.work_dir.clone(),
             events: Some(events),
             control: Some(control.clone()),
-            broker: None,
+            broker,
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {

@@ -1,9 +1,13 @@
-//! `orrery agent --broker URL`: Orrery's built-in agents offered on an MQTT broker.
+//! `orrery agent --broker URL`: Orrery's built-in agents offered on an MQTT broker; and
+//! `orrery broker`: the broker saved for sessions.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use crate::{remote, BrokerCommand, ReportFormat};
 use orrery_broker::BrokerAddress;
 use orrery_engine::broker::agent::{self, AgentNote, AgentOptions};
 use orrery_engine::broker::matches_pattern;
@@ -70,4 +74,67 @@ pub fn agent(
             _ = tokio::signal::ctrl_c() => Ok(0),
         }
     })
+}
+
+/// `orrery broker [set BROKER [flags] | clear | check [BROKER]]`.
+pub fn broker(action: Option<BrokerCommand>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let json = matches!(format, ReportFormat::Json);
+    let (job, arguments) = match action {
+        None => ("broker_settings", json!({})),
+        Some(BrokerCommand::Clear) => ("save_broker_settings", json!({})),
+        Some(BrokerCommand::Set { broker, policy }) => {
+            let args = crate::BrokerArgs { broker: Some(broker), policy };
+            let settings = crate::run::broker_settings(&args, &crate::db_path(db.clone())?)?;
+            ("save_broker_settings", serde_json::to_value(settings)?)
+        }
+        Some(BrokerCommand::Check { broker }) => {
+            let broker = match broker {
+                Some(b) => b,
+                None => {
+                    let saved = remote::call(db.clone(), "broker_settings", json!({}))?;
+                    match saved.answer["broker"].as_str() {
+                        Some(b) => b.to_string(),
+                        None => bail!("no broker is saved: give one (orrery broker check mqtt://HOST:PORT)"),
+                    }
+                }
+            };
+            let envelope = remote::call(db, "check_broker", json!({ "broker": broker }))?;
+            if !envelope.success {
+                return Ok(remote::failed(&envelope));
+            }
+            let a = &envelope.answer;
+            if json {
+                println!("{}", serde_json::to_string_pretty(a)?);
+            } else if a["reachable"] == true {
+                println!("{}: answers", a["broker"].as_str().unwrap_or(""));
+            } else {
+                eprintln!("orrery: {}", a["message"].as_str().unwrap_or("the broker does not answer"));
+            }
+            return Ok(if a["reachable"] == true { 0 } else { 2 });
+        }
+    };
+    let envelope = remote::call(db, job, arguments)?;
+    if !envelope.success {
+        return Ok(remote::failed(&envelope));
+    }
+    let s = &envelope.answer;
+    if json {
+        println!("{}", serde_json::to_string_pretty(s)?);
+        return Ok(0);
+    }
+    match s["broker"].as_str() {
+        None => println!("no broker: tasks run on Orrery's built-in agents"),
+        Some(broker) => {
+            println!("broker         {broker}");
+            let types: Vec<&str> = s["via_broker"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            println!(
+                "via broker     types with no built-in agent{}",
+                if types.is_empty() { String::new() } else { format!(", {}", types.join(", ")) }
+            );
+            let timeout = s["agent_timeout_s"].as_f64().map_or("none".to_string(), |t| format!("{t} s"));
+            println!("agent timeout  {timeout}, {} retries", s["agent_retries"]);
+            println!("claim wait     {} s, doubling, 5 times", s["claim_wait_s"].as_f64().unwrap_or(2.0));
+        }
+    }
+    Ok(0)
 }

@@ -235,6 +235,16 @@ enum Command {
         #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
     },
+    /// The MQTT broker whose antikythera agents run tasks (shared with the app): show it, set
+    /// it, clear it, or check that it answers.
+    Broker {
+        #[command(subcommand)]
+        action: Option<BrokerCommand>,
+        #[arg(long, env = "ORRERY_DB", global = true)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text, global = true)]
+        format: ReportFormat,
+    },
     /// Offer Orrery's built-in agents (shell.run, system.sleep, the display types, and
     /// system.start|end|composite) to the antikythera orchestrators on an MQTT broker, until
     /// interrupted.
@@ -408,14 +418,22 @@ pub struct Driving {
     pub broker: BrokerArgs,
 }
 
-/// Antikythera agents on an MQTT broker, for the task types Orrery has no agent for.
+/// Antikythera agents on an MQTT broker, for the task types Orrery has no agent for. Each
+/// defaults to the settings saved with `orrery broker set` (shared with the app).
 #[derive(Args, Clone, Default)]
 pub struct BrokerArgs {
     /// An MQTT broker (mqtt://HOST:PORT) whose antikythera agents run the task types Orrery has
-    /// no agent for, and those of --via-broker (default: `ORRERY_BROKER`; none: built-in agents
-    /// only).
+    /// no agent for, and those of --via-broker (default: `ORRERY_BROKER`, else the saved
+    /// broker; none: built-in agents only).
     #[arg(long, env = "ORRERY_BROKER")]
     pub broker: Option<String>,
+    #[command(flatten)]
+    pub policy: BrokerPolicyArgs,
+}
+
+/// How tasks go to the broker's agents.
+#[derive(Args, Clone, Default)]
+pub struct BrokerPolicyArgs {
     /// Task types sent to the broker's agents although Orrery runs them itself: a name, or a
     /// prefix ending in `*` (`system.sleep`, `user_interaction.*`, `*`). Repeatable, or
     /// comma-separated. `system.start|end|composite` always run in Orrery.
@@ -426,14 +444,29 @@ pub struct BrokerArgs {
     /// AGENT_TIMEOUT. Default: no limit. A task's param `agent_timeout_s` wins.
     #[arg(long, value_name = "SECONDS")]
     pub agent_timeout: Option<f64>,
-    /// How many times a task whose agent went silent is published again (a task's param
-    /// `agent_retries` wins).
-    #[arg(long, default_value_t = 0)]
-    pub agent_retries: u32,
-    /// Seconds before an unclaimed task is first published again; the wait doubles up to 90 s,
-    /// 5 times, then the task fails with NO_AGENT_CLAIMED.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
-    pub claim_wait: f64,
+    /// How many times a task whose agent went silent is published again (default 0; a task's
+    /// param `agent_retries` wins).
+    #[arg(long)]
+    pub agent_retries: Option<u32>,
+    /// Seconds before an unclaimed task is first published again (default 2); the wait doubles
+    /// up to 90 s, 5 times, then the task fails with NO_AGENT_CLAIMED.
+    #[arg(long, value_name = "SECONDS")]
+    pub claim_wait: Option<f64>,
+}
+
+#[derive(Subcommand)]
+pub enum BrokerCommand {
+    /// Saves the broker and how tasks go to it (the flags not given keep their saved value).
+    Set {
+        /// mqtt://HOST:PORT
+        broker: String,
+        #[command(flatten)]
+        policy: BrokerPolicyArgs,
+    },
+    /// Forgets the broker: sessions use built-in agents only.
+    Clear,
+    /// Connects to the saved broker (or BROKER) and says whether it answered (exit 0, else 2).
+    Check { broker: Option<String> },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -498,6 +531,7 @@ fn main() -> ExitCode {
         Command::Run { params, driving, file } => run::run(&file, &params, driving),
         Command::Resume { session, driving } => run::go_on(&session, run::Stored::Resume, driving),
         Command::Recover { max_parallel, broker, db, format } => run::recover(max_parallel, broker, db, format),
+        Command::Broker { action, db, format } => agent::broker(action, db, format),
         Command::Agent { broker, id, types, work_dir, heartbeat } => {
             agent::agent(&broker, id, types, work_dir, heartbeat)
         }
@@ -578,5 +612,15 @@ fn main() -> ExitCode {
             eprintln!("orrery: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks a command's arguments only when that command is parsed: every one, here.
+    #[test]
+    fn every_command_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

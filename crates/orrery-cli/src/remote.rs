@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// Calls one job in this process: its envelope.
-fn call(db: Option<PathBuf>, name: &str, arguments: Value) -> Result<Envelope> {
+pub(crate) fn call(db: Option<PathBuf>, name: &str, arguments: Value) -> Result<Envelope> {
     let db = crate::db_path(db)?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
@@ -23,7 +23,7 @@ fn call(db: Option<PathBuf>, name: &str, arguments: Value) -> Result<Envelope> {
 }
 
 /// A failed job's message on stderr; its exit code.
-fn failed(envelope: &Envelope) -> u8 {
+pub(crate) fn failed(envelope: &Envelope) -> u8 {
     eprintln!("orrery: {}", envelope.answer.as_str().unwrap_or("the job failed"));
     match envelope.metadata["error"].as_str() {
         Some("invalid_argument" | "not_found" | "io") => 2,

@@ -23,8 +23,9 @@
 
 use crate::{BrokerArgs, Driving, ReportFormat};
 use anyhow::{bail, Context, Result};
+use orrery_api::broker::BrokerSettings;
 use orrery_blueprint::{load_runnable, Runnable};
-use orrery_broker::{BrokerAddress, Dispatcher, Policy};
+use orrery_broker::Dispatcher;
 use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
 use orrery_engine::broker::{BrokerOptions, DISPATCH};
 use orrery_engine::runner::{
@@ -155,6 +156,7 @@ where
         .context("cannot name the folder of the attempt logs")?;
     let db = db.to_path_buf();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let broker = broker_settings(&broker, &db)?;
     runtime.block_on(async move {
         let broker = match broker_options(&broker).await {
             Ok(broker) => broker,
@@ -364,23 +366,34 @@ fn out(line: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
-/// Connects to the broker the arguments name, if any.
-async fn broker_options(args: &BrokerArgs) -> Result<Option<BrokerOptions>> {
-    let Some(address) = &args.broker else { return Ok(None) };
-    let seconds = |flag: &str, s: f64| {
-        if s.is_finite() && s > 0.0 {
-            Ok(std::time::Duration::from_secs_f64(s))
-        } else {
-            Err(anyhow::anyhow!("{flag} must be a number of seconds > 0, got {s}"))
-        }
+/// The broker settings of a run: the saved ones, each replaced by its flag when given.
+pub fn broker_settings(args: &BrokerArgs, db: &Path) -> Result<BrokerSettings> {
+    let mut settings = match orrery_store::Store::open(db) {
+        Ok(store) => BrokerSettings::stored(&store).map_err(|f| anyhow::anyhow!("{}", f.message))?,
+        Err(_) => BrokerSettings::default(),
     };
-    let policy = Policy {
-        redispatch_base: seconds("--claim-wait", args.claim_wait)?,
-        silence: args.agent_timeout.map(|s| seconds("--agent-timeout", s)).transpose()?,
-        silence_retries: args.agent_retries,
-        ..Policy::default()
-    };
-    let address: BrokerAddress = address.parse()?;
+    if let Some(broker) = &args.broker {
+        settings.broker = Some(broker.clone());
+    }
+    let policy = &args.policy;
+    if !policy.via_broker.is_empty() {
+        settings.via_broker = policy.via_broker.clone();
+    }
+    if policy.agent_timeout.is_some() {
+        settings.agent_timeout_s = policy.agent_timeout;
+    }
+    if let Some(n) = policy.agent_retries {
+        settings.agent_retries = n;
+    }
+    if policy.claim_wait.is_some() {
+        settings.claim_wait_s = policy.claim_wait;
+    }
+    Ok(settings)
+}
+
+/// Connects to the broker the settings name, if any.
+async fn broker_options(settings: &BrokerSettings) -> Result<Option<BrokerOptions>> {
+    let Some(address) = settings.validate().map_err(|f| anyhow::anyhow!("{}", f.message))? else { return Ok(None) };
     let dispatcher = Dispatcher::connect(&address, &format!("orrery-run-{}", std::process::id())).await?;
-    Ok(Some(BrokerOptions { dispatcher, types: args.via_broker.clone(), policy }))
+    Ok(Some(BrokerOptions { dispatcher, types: settings.via_broker.clone(), policy: settings.policy() }))
 }

@@ -757,6 +757,24 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     }
     assert_eq!(client.ok("remove_server", json!({"name": "nowhere"}))["removed"], true);
 
+    // A broker: saved (not checked then), checked (nothing listens), and a session launched
+    // while it is set fails before it exists, naming it; cleared, sessions run again.
+    assert_eq!(client.ok("broker_settings", json!({}))["broker"], Value::Null);
+    assert_eq!(client.fails("save_broker_settings", json!({"broker": "amqp://h"})), "invalid_argument");
+    assert_eq!(client.fails("save_broker_settings", json!({"broker": "h", "agent_timeout_s": -1})), "invalid_argument");
+    let saved = client.ok("save_broker_settings", json!({"broker": "127.0.0.1:9", "via_broker": ["system.sleep"]}));
+    assert_eq!(saved["broker"], "mqtt://127.0.0.1:9", "kept as understood");
+    assert_eq!(client.ok("broker_settings", json!({})), saved);
+    let check = client.ok("check_broker", json!({"broker": "mqtt://127.0.0.1:9"}));
+    assert_eq!(check["reachable"], false, "{check}");
+    let sessions_before = client.ok("list_sessions", json!({})).as_array().unwrap().len();
+    let envelope = client.envelope("start_session", json!({"file": written}));
+    assert_eq!(envelope["metadata"]["error"], "broker_unreachable", "{envelope}");
+    assert!(envelope["answer"].as_str().unwrap().contains("mqtt://127.0.0.1:9"), "{envelope}");
+    assert_eq!(client.ok("list_sessions", json!({})).as_array().unwrap().len(), sessions_before, "no session was made");
+    client.ok("save_broker_settings", json!({}));
+    assert_eq!(client.ok("broker_settings", json!({}))["broker"], Value::Null);
+
     let called = client.called.borrow().clone();
     let missed: Vec<&String> = catalogue.difference(&called).collect();
     assert!(missed.is_empty(), "every job of the catalogue was called over HTTP; not: {missed:?}");

@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0005_submitted_tasks", include_str!("../migrations/0005_submitted_tasks.sql")),
     ("0006_session_origin", include_str!("../migrations/0006_session_origin.sql")),
     ("0007_servers", include_str!("../migrations/0007_servers.sql")),
+    ("0008_settings", include_str!("../migrations/0008_settings.sql")),
 ];
 
 /// The schema version this code writes.

@@ -1,5 +1,6 @@
 //! The antikythera servers the user works with, by name: where blueprints are published and
-//! (later) sessions run remotely. Kept in the store so that the app and the CLI share them.
+//! sessions run remotely; and the user's other settings (the MQTT broker). Kept in the store so
+//! that the app and the CLI share them.
 
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,35 @@ impl Store {
             let mut stmt = conn.prepare("SELECT name, url, token, updated_ms FROM servers ORDER BY name").at(path)?;
             let rows = stmt.query_map([], server_row).at(path)?;
             rows.map(|r| r.at(path)).collect()
+        })
+    }
+
+    /// The setting `key` (JSON), if it was ever set.
+    pub fn setting(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        let text: Option<String> = self.read(|conn, path| {
+            conn.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0)).optional().at(path)
+        })?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| {
+                StoreError::invalid(format!("setting '{key}' in {} is not JSON: {e}", self.path.display()))
+            })
+        })
+        .transpose()
+    }
+
+    /// Sets `key` to `value`; `None` removes it.
+    pub fn put_setting(&mut self, key: &str, value: Option<&serde_json::Value>) -> Result<(), StoreError> {
+        self.write(|tx| {
+            match value {
+                Some(value) => tx.sql.execute(
+                    "INSERT INTO settings (key, value, updated_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (key) DO UPDATE SET value = ?2, updated_ms = ?3",
+                    params![key, value.to_string(), tx.now_ms],
+                ),
+                None => tx.sql.execute("DELETE FROM settings WHERE key = ?1", [key]),
+            }
+            .at(tx.path)?;
+            Ok(())
         })
     }
 

@@ -235,3 +235,17 @@ fn servers_are_kept_by_name_changed_in_place_and_forgotten() {
     assert!(!fixture.store.remove_server("lab").unwrap(), "a second removal finds nothing");
     assert_eq!(fixture.store.server("lab").unwrap(), None);
 }
+
+#[test]
+fn settings_are_json_by_key_replaced_and_removed() {
+    let mut fixture = Fixture::open();
+    assert_eq!(fixture.store.setting("broker").unwrap(), None);
+    let first = serde_json::json!({"broker": "mqtt://127.0.0.1:1883", "via_broker": ["system.sleep"]});
+    fixture.store.put_setting("broker", Some(&first)).unwrap();
+    assert_eq!(fixture.store.setting("broker").unwrap(), Some(first));
+    let second = serde_json::json!({"broker": "mqtt://10.0.0.9:1883"});
+    fixture.store.put_setting("broker", Some(&second)).unwrap();
+    assert_eq!(fixture.store.setting("broker").unwrap(), Some(second), "replaced");
+    fixture.store.put_setting("broker", None).unwrap();
+    assert_eq!(fixture.store.setting("broker").unwrap(), None, "removed");
+}
