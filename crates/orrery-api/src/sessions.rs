@@ -241,6 +241,10 @@ pub struct AttemptDetails {
     pub steps: Vec<orrery_store::Step>,
     /// How long it ran (so far, while it runs), in milliseconds.
     pub duration_ms: i64,
+    /// For a task executed by an agent on an MQTT broker: the steps of its dispatch, in order
+    /// (`orrery_engine::broker::DISPATCH` payloads: allocated to an agent, published again,
+    /// its agents silent); empty otherwise.
+    pub dispatch: Vec<Value>,
 }
 
 /// A session as a list of runs shows it.
@@ -561,7 +565,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
     jobs.push(job(
         "get_attempt",
         "One attempt of a task (the latest by default): inputs, outputs, error, exit code, agent, run_id, \
-         duration, and its checklist of progress steps.",
+         duration, its checklist of progress steps, and its dispatch over a broker.",
         |api: Api, args: AttemptArguments| async move {
             api.blocking(move |db| {
                 let store = open(db)?;
@@ -570,7 +574,15 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     .map_err(|why| Failure::new("not_found", why))?;
                 let steps = store.steps(&attempt.run_id)?;
                 let duration_ms = attempt.finished_ms.unwrap_or_else(now_ms) - attempt.started_ms;
-                Ok(AttemptDetails { attempt, steps, duration_ms })
+                let dispatch = store
+                    .run_events(&attempt.run_id, orrery_engine::broker::DISPATCH)?
+                    .into_iter()
+                    .filter_map(|e| match e.payload {
+                        orrery_store::EventPayload::Whole { value } => Some(value),
+                        orrery_store::EventPayload::Cut { .. } => None,
+                    })
+                    .collect();
+                Ok(AttemptDetails { attempt, steps, duration_ms, dispatch })
             })
             .await
         },

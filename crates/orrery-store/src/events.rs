@@ -107,6 +107,20 @@ impl Store {
         })
     }
 
+    /// The events of kind `kind` about the attempt `run_id`, oldest first (the first 200).
+    pub fn run_events(&self, run_id: &RunId, kind: &str) -> Result<Vec<Event>, StoreError> {
+        self.read(|conn, path| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256, global_seq
+                     FROM events WHERE run_id = ?1 AND kind = ?2 ORDER BY seq LIMIT ?3",
+                )
+                .at(path)?;
+            let rows = stmt.query_map(params![run_id.as_str(), kind, MAX_PAGE_LIMIT], event_row).at(path)?;
+            rows.map(|r| r.at(path).and_then(|raw| raw.into_event(path))).collect()
+        })
+    }
+
     /// Up to `limit` (1..=200) events of every session with `global_seq > after`, in commit
     /// order: what a client that saw everything up to `after` missed.
     pub fn events_since(&self, after: u64, limit: u32) -> Result<Vec<Event>, StoreError> {

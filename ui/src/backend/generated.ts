@@ -638,7 +638,7 @@ export type ListSessionsArguments = {
 
 export type ListSessionsAnswer = SessionListing[];
 
-/** One attempt of a task (the latest by default): inputs, outputs, error, exit code, agent, run_id, duration, and its checklist of progress steps. */
+/** One attempt of a task (the latest by default): inputs, outputs, error, exit code, agent, run_id, duration, its checklist of progress steps, and its dispatch over a broker. */
 export type GetAttemptArguments = {
   session_id: string;
   /** `{instance}.{task}`, or a task id of the root blueprint. */
@@ -654,6 +654,12 @@ export type GetAttemptAnswer = {
   steps: Step[];
   /** How long it ran (so far, while it runs), in milliseconds. */
   duration_ms: number;
+  /**
+   * For a task executed by an agent on an MQTT broker: the steps of its dispatch, in order
+   * (`orrery_engine::broker::DISPATCH` payloads: allocated to an agent, published again,
+   * its agents silent); empty otherwise.
+   */
+  dispatch: unknown[];
 };
 
 /** A session with every task's state and every attempt (a timeline's data). */
@@ -1215,6 +1221,90 @@ export type PublishBlueprintsAnswer = {
   all_uploaded: boolean;
 };
 
+/** The MQTT broker whose antikythera agents run tasks of sessions started here, and how. */
+export type BrokerSettingsArguments = Record<string, never>;
+
+export type BrokerSettingsAnswer = {
+  /** `mqtt://HOST:PORT`; none: built-in agents only. */
+  broker?: string | null;
+  /**
+   * Task types sent to the broker's agents although Orrery runs them itself: names, or
+   * prefixes ending in `*`.
+   */
+  via_broker?: string[];
+  /**
+   * Seconds an agent that claimed a task may stay silent before the task is published again
+   * or fails with `AGENT_TIMEOUT`; none: no limit.
+   */
+  agent_timeout_s?: number | null;
+  /** How many times a task whose agent went silent is published again. */
+  agent_retries?: number;
+  /**
+   * Seconds before an unclaimed task is first published again (default 2; it doubles up to
+   * 90 s, 5 times, then the task fails with `NO_AGENT_CLAIMED`).
+   */
+  claim_wait_s?: number | null;
+};
+
+/** Saves the broker settings (checked; an empty broker clears it). Sessions started afterwards use them. */
+export type SaveBrokerSettingsArguments = {
+  /** `mqtt://HOST:PORT`; none: built-in agents only. */
+  broker?: string | null;
+  /**
+   * Task types sent to the broker's agents although Orrery runs them itself: names, or
+   * prefixes ending in `*`.
+   */
+  via_broker?: string[];
+  /**
+   * Seconds an agent that claimed a task may stay silent before the task is published again
+   * or fails with `AGENT_TIMEOUT`; none: no limit.
+   */
+  agent_timeout_s?: number | null;
+  /** How many times a task whose agent went silent is published again. */
+  agent_retries?: number;
+  /**
+   * Seconds before an unclaimed task is first published again (default 2; it doubles up to
+   * 90 s, 5 times, then the task fails with `NO_AGENT_CLAIMED`).
+   */
+  claim_wait_s?: number | null;
+};
+
+export type SaveBrokerSettingsAnswer = {
+  /** `mqtt://HOST:PORT`; none: built-in agents only. */
+  broker?: string | null;
+  /**
+   * Task types sent to the broker's agents although Orrery runs them itself: names, or
+   * prefixes ending in `*`.
+   */
+  via_broker?: string[];
+  /**
+   * Seconds an agent that claimed a task may stay silent before the task is published again
+   * or fails with `AGENT_TIMEOUT`; none: no limit.
+   */
+  agent_timeout_s?: number | null;
+  /** How many times a task whose agent went silent is published again. */
+  agent_retries?: number;
+  /**
+   * Seconds before an unclaimed task is first published again (default 2; it doubles up to
+   * 90 s, 5 times, then the task fails with `NO_AGENT_CLAIMED`).
+   */
+  claim_wait_s?: number | null;
+};
+
+/** Connects to an MQTT broker and says whether it answered. */
+export type CheckBrokerArguments = {
+  /** `mqtt://HOST:PORT` */
+  broker: string;
+};
+
+export type CheckBrokerAnswer = {
+  /** The address as understood. */
+  broker: string;
+  reachable: boolean;
+  /** Why not, when it cannot be reached. */
+  message?: string | null;
+};
+
 /**
  * The arguments of each command, by name as the UI passes them (the command functions take
  * them one by one, as Tauri wants).
@@ -1399,6 +1489,9 @@ export interface Jobs {
   save_server: { arguments: SaveServerArguments; answer: SaveServerAnswer };
   remove_server: { arguments: RemoveServerArguments; answer: RemoveServerAnswer };
   publish_blueprints: { arguments: PublishBlueprintsArguments; answer: PublishBlueprintsAnswer };
+  broker_settings: { arguments: BrokerSettingsArguments; answer: BrokerSettingsAnswer };
+  save_broker_settings: { arguments: SaveBrokerSettingsArguments; answer: SaveBrokerSettingsAnswer };
+  check_broker: { arguments: CheckBrokerArguments; answer: CheckBrokerAnswer };
 }
 
 /** Every command of the shell: its arguments and its answer on success. */
