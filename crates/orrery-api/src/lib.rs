@@ -48,6 +48,7 @@ mod compare;
 mod files;
 pub mod http;
 mod log_growth;
+pub mod mirror;
 mod protocol;
 mod servers;
 mod sessions;
@@ -205,6 +206,8 @@ struct Inner {
     /// The protocol tasks being submitted here (see `protocol::Submitting`).
     submitting: Mutex<std::collections::HashSet<String>>,
     events: broadcast::Sender<Event>,
+    /// The followers of remote sessions' mirrors (`mirror`), by local session id.
+    mirrors: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
     /// One connection per MQTT broker address, shared by the sessions started here.
     brokers: tokio::sync::Mutex<HashMap<String, Arc<orrery_broker::Dispatcher>>>,
 }
@@ -253,6 +256,7 @@ impl Api {
                 submitting: Mutex::new(Default::default()),
                 events,
                 brokers: Default::default(),
+                mirrors: Default::default(),
             }),
         }
     }

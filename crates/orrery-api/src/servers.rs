@@ -148,6 +148,27 @@ pub struct RemoteRunArguments {
     /// Start it at once (default); when false it waits, pending, for `remote_wait` with
     /// `start: true` (which misses none of its events) or `remote_control` resume.
     pub start: Option<bool>,
+    /// Follow it into a local mirror (`follow_remote_session`) before it starts; the answer
+    /// then names the mirror (`mirror`).
+    #[serde(default)]
+    pub follow: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FollowArguments {
+    pub server: String,
+    pub token: Option<String>,
+    /// The session's id on the server.
+    pub session_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RemoteRunAnswer {
+    #[serde(flatten)]
+    pub answer: SessionAnswer,
+    /// The local session that mirrors it, when it is followed.
+    pub mirror: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -442,10 +463,28 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |api: Api, args: RemoteRunArguments| async move {
             let server = server_named(&api, args.server, args.token).await?;
             let created = server.create_session(&args.blueprint_id, &args.params, args.name.as_deref()).await?;
+            let mirror = match args.follow {
+                true => Some(api.mirror_opened(server.clone(), &created.session_id).await?),
+                false => None,
+            };
             if args.start == Some(false) {
-                return Ok(created);
+                return Ok(RemoteRunAnswer { answer: created, mirror });
             }
-            Ok::<SessionAnswer, Failure>(server.resume(&created.session_id).await?)
+            Ok::<RemoteRunAnswer, Failure>(RemoteRunAnswer {
+                answer: server.resume(&created.session_id).await?,
+                mirror,
+            })
+        },
+    ));
+    jobs.push(job(
+        "follow_remote_session",
+        "Follows a session of a server into a local mirror, which the run views show like a local run \
+         (its actions go to the server); the mirror's id.",
+        |api: Api, args: FollowArguments| async move {
+            let server = server_named(&api, args.server, args.token).await?;
+            Ok::<crate::sessions::Started, Failure>(crate::sessions::Started {
+                session_id: api.mirror(server, &args.session_id).await?,
+            })
         },
     ));
     jobs.push(job(

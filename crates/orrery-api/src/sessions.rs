@@ -2,6 +2,8 @@
 
 use super::*;
 
+use crate::mirror::RemoteStep;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -221,6 +223,8 @@ pub struct SessionView {
     /// The sessions that restart this one, oldest first (the one it restarts is
     /// `session.restarted_from`): the lineage between sessions.
     pub restarts: Vec<Session>,
+    /// For the mirror of a server's session (`session.remote`): whether the server answers.
+    pub link: Option<crate::mirror::LinkState>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -340,6 +344,36 @@ fn request_failure(e: RequestError) -> Failure {
 }
 
 impl Api {
+    /// An intervention on a mirror, done by its server: the view of what the mirror became.
+    async fn remote_intervention(
+        &self,
+        local: &str,
+        server: orrery_remote::Server,
+        step: RemoteStep<'_>,
+    ) -> Result<InterventionView, Failure> {
+        let before = self
+            .blocking({
+                let local = local.to_string();
+                move |db| Ok(open(db)?.session(&local)?.state)
+            })
+            .await?;
+        self.remote_step(local, server, step).await?;
+        let after = self
+            .blocking({
+                let local = local.to_string();
+                move |db| Ok(open(db)?.session(&local)?.state)
+            })
+            .await?;
+        Ok(InterventionView {
+            session_id: local.to_string(),
+            session_before: before,
+            session_after: after,
+            tasks: Vec::new(),
+            cleared_data: Vec::new(),
+            cleared_counters: Vec::new(),
+        })
+    }
+
     /// Starts a session in the background with `run` (a new run, a resume, a restart) and
     /// answers its id once it exists; an error before it exists is the failure.
     pub(crate) async fn launch<F, Fut>(&self, answers: Map<String, Value>, run: F) -> Result<Started, Failure>
@@ -525,6 +559,9 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "Goes on with a stopped, failed or interrupted session from where it ended, in the background.",
         |api: Api, args: SessionArguments| async move {
             let id = args.session_id;
+            if let Some(server) = api.remote_of(&id).await? {
+                return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Resume).await? });
+            }
             api.launch(Map::new(), move |db, options| async move { runner::resume_session(&db, &id, options).await })
                 .await
         },
@@ -534,6 +571,9 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "Runs a stored session over as a new session: the same blueprint versions and params.",
         |api: Api, args: SessionArguments| async move {
             let id = args.session_id;
+            if let Some(server) = api.remote_of(&id).await? {
+                return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Restart).await? });
+            }
             api.launch(Map::new(), move |db, options| async move { runner::restart_session(&db, &id, options).await })
                 .await
         },
@@ -553,7 +593,9 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 for session in sessions {
                     let waiting =
                         prompts.iter().filter(|a| a.session_id == session.id).map(|a| a.node.clone()).collect();
-                    let active = matches!(session.state, SessionState::Running | SessionState::Pending);
+                    // A mirror is driven by its server.
+                    let active = session.remote.is_none()
+                        && matches!(session.state, SessionState::Running | SessionState::Pending);
                     let driven = active && runner::is_driven(&store, &session.id)?;
                     listed.push(SessionListing { interrupted: active && !driven, waiting, session });
                 }
@@ -591,16 +633,23 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "get_session",
         "A session with every task's state and every attempt (a timeline's data).",
         |api: Api, args: SessionArguments| async move {
+            // A mirror that is not over is followed again (the app restarted, say).
+            let following = api.keep_following(&args.session_id).await?;
             api.blocking(move |db| {
                 let store = open(db)?;
                 let session = store.session(&args.session_id)?;
                 let attempts = store.attempts(&session.id)?;
+                let link = match &session.remote {
+                    Some(_) => Some(crate::mirror::link_state(&store, &session.id, following)?),
+                    None => None,
+                };
                 Ok(SessionView {
                     tasks: store.task_nodes(&session.id)?,
                     waiting: waiting(&attempts).map(|a| a.node.clone()).collect(),
                     attempts,
-                    driven: runner::is_driven(&store, &session.id)?,
+                    driven: following || runner::is_driven(&store, &session.id)?,
                     restarts: store.restarts_of(&session.id)?,
+                    link,
                     session,
                 })
             })
@@ -621,6 +670,10 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "stop_session",
         "Stops a running session: its runs are cancelled, it ends `stopped`.",
         |api: Api, args: SessionArguments| async move {
+            if let Some(server) = api.remote_of(&args.session_id).await? {
+                api.remote_step(&args.session_id, server, RemoteStep::Stop).await?;
+                return Ok(Done { outcome: "stopping on the server".into() });
+            }
             match api.control(&args.session_id) {
                 Some(control) => {
                     control.stop();
@@ -634,6 +687,10 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "pause_session",
         "Pauses a running session: nothing new starts, what runs finishes, then it is `stopped`.",
         |api: Api, args: SessionArguments| async move {
+            if let Some(server) = api.remote_of(&args.session_id).await? {
+                api.remote_step(&args.session_id, server, RemoteStep::Pause).await?;
+                return Ok(Done { outcome: "pausing on the server".into() });
+            }
             match api.control(&args.session_id) {
                 Some(control) => {
                     control.pause();
@@ -648,6 +705,12 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "Cancels the running attempt of a task: its process group gets SIGTERM, a grace period, \
          then SIGKILL; the task fails, and with it the session (resume runs it again).",
         |api: Api, args: TaskArguments| async move {
+            if api.remote_of(&args.session_id).await?.is_some() {
+                return Err(Failure::new(
+                    "refused",
+                    "this run is on an antikythera server, which cannot cancel one task: stop the session",
+                ));
+            }
             // Through the store even for a session run here: the runner says what it did.
             api.ask(args.session_id, Request::Cancel { task: args.task }).await
         },
@@ -669,6 +732,9 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "skip_task",
         "On a session that is not running: the task is skipped when it would start.",
         |api: Api, args: TaskArguments| async move {
+            if let Some(server) = api.remote_of(&args.session_id).await? {
+                return api.remote_intervention(&args.session_id, server, RemoteStep::Skip { node: &args.task }).await;
+            }
             api.blocking(move |db| {
                 interventions::skip_task(db, &args.session_id, &args.task)
                     .map(InterventionView::from)
@@ -682,6 +748,14 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "On a session that is not running: the task (and with `downstream`, everything after it) \
          goes back to PENDING; `clear_outputs` sets the data they wrote to null.",
         |api: Api, args: ResetArguments| async move {
+            if let Some(server) = api.remote_of(&args.session_id).await? {
+                let step = RemoteStep::Reset {
+                    node: &args.task,
+                    downstream: args.downstream,
+                    clear_outputs: args.clear_outputs,
+                };
+                return api.remote_intervention(&args.session_id, server, step).await;
+            }
             api.blocking(move |db| {
                 interventions::reset_task(db, &args.session_id, &args.task, args.downstream, args.clear_outputs)
                     .map(InterventionView::from)
@@ -694,6 +768,11 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "reset_scope",
         "On a session that is not running: a scope's members go back to PENDING, its counters to 0.",
         |api: Api, args: ResetScopeArguments| async move {
+            if let Some(server) = api.remote_of(&args.session_id).await? {
+                return api
+                    .remote_intervention(&args.session_id, server, RemoteStep::ResetScope { node: &args.scope_start })
+                    .await;
+            }
             api.blocking(move |db| {
                 interventions::reset_scope(db, &args.session_id, &args.scope_start)
                     .map(InterventionView::from)

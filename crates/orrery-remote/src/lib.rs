@@ -246,6 +246,20 @@ impl Server {
         })
     }
 
+    /// `GET /sessions/{id}`: the whole session as the server keeps it (a COMPAS envelope whose
+    /// `data` holds `blueprint` and `inner_blueprints` with every task's state, `state`,
+    /// `params`, `last_task_error`, ...).
+    pub async fn snapshot(&self, session_id: &str) -> Result<Value, RemoteError> {
+        let (status, answer) = self.send(Method::GET, &format!("/sessions/{}", segment(session_id)), None).await?;
+        expect(status, answer)
+    }
+
+    /// `GET /blueprints/{id}`: a blueprint the server holds, as a COMPAS envelope.
+    pub async fn blueprint(&self, blueprint_id: &str) -> Result<Value, RemoteError> {
+        let (status, answer) = self.send(Method::GET, &format!("/blueprints/{}", segment(blueprint_id)), None).await?;
+        expect(status, answer)
+    }
+
     /// `GET /sessions/{id}/stream`: the session's events as they come, until the server closes
     /// the stream (it does at a terminal state) or the receiver is dropped. The server sends no
     /// snapshot first: open it before starting the session, or read the state after.

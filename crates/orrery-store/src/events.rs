@@ -107,6 +107,21 @@ impl Store {
         })
     }
 
+    /// The latest event of kind `kind` of a session.
+    pub fn last_event_of(&self, session_id: &str, kind: &str) -> Result<Option<Event>, StoreError> {
+        let raw = self.read(|conn, path| {
+            conn.prepare_cached(
+                "SELECT session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256, global_seq
+                 FROM events WHERE session_id = ?1 AND kind = ?2 ORDER BY seq DESC LIMIT 1",
+            )
+            .at(path)?
+            .query_row(params![session_id, kind], event_row)
+            .optional()
+            .at(path)
+        })?;
+        raw.map(|r| r.into_event(&self.path)).transpose()
+    }
+
     /// The events of kind `kind` about the attempt `run_id`, oldest first (the first 200).
     pub fn run_events(&self, run_id: &RunId, kind: &str) -> Result<Vec<Event>, StoreError> {
         self.read(|conn, path| {

@@ -82,7 +82,7 @@ pub use error::StoreError;
 pub use events::{kinds, Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts, StepState};
 pub use servers::ServerEntry;
-pub use sessions::{ErrorRecord, NewSession, Session, SessionFilter, SessionState};
+pub use sessions::{ErrorRecord, NewSession, RemoteLink, Session, SessionFilter, SessionState};
 pub use submitted::SubmittedTask;
 
 use error::SqliteResultExt;

@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0006_session_origin", include_str!("../migrations/0006_session_origin.sql")),
     ("0007_servers", include_str!("../migrations/0007_servers.sql")),
     ("0008_settings", include_str!("../migrations/0008_settings.sql")),
+    ("0009_remote_sessions", include_str!("../migrations/0009_remote_sessions.sql")),
 ];
 
 /// The schema version this code writes.

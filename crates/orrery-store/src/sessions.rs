@@ -51,6 +51,18 @@ pub struct Session {
     /// The session this one runs over again, when it is a restart (and that session is kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarted_from: Option<String>,
+    /// The session of an antikythera server this one mirrors ([`Store::link_remote`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteLink>,
+}
+
+/// Where a mirrored session runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RemoteLink {
+    /// The server's address (`http://host:port`).
+    pub url: String,
+    /// The session's id on the server.
+    pub session_id: String,
 }
 
 /// Which sessions [`Store::sessions`] lists, newest first.
@@ -96,6 +108,7 @@ impl Store {
                 finished_ms: None,
                 last_error: None,
                 restarted_from: new.restarted_from.clone(),
+                remote: None,
             };
             tx.sql
                 .execute(
@@ -153,6 +166,43 @@ impl Store {
         rows.map(|r| r.at(&self.path).and_then(|raw| raw.into_session(&self.path))).collect()
     }
 
+    /// Marks session `id` as the mirror of session `link.session_id` on the server `link.url`.
+    /// A remote session has one mirror: linking a second is refused (`invalid_argument`).
+    pub fn link_remote(&mut self, id: &str, link: &RemoteLink) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let changed = tx
+                .sql
+                .execute(
+                    "UPDATE sessions SET remote_url = ?2, remote_session = ?3 WHERE id = ?1",
+                    params![id, link.url, link.session_id],
+                )
+                .map_err(|e| match e {
+                    rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+                        StoreError::invalid(format!("session {} of {} has a mirror already", link.session_id, link.url))
+                    }
+                    e => StoreError::sqlite(tx.path, e),
+                })?;
+            if changed == 0 {
+                return Err(StoreError::not_found("session", id));
+            }
+            Ok(())
+        })
+    }
+
+    /// The local mirror of a server's session, if there is one.
+    pub fn mirror_of(&self, link: &RemoteLink) -> Result<Option<Session>, StoreError> {
+        let raw = self.read(|conn, path| {
+            conn.query_row(
+                &format!("{SELECT_SESSION} WHERE remote_url = ?1 AND remote_session = ?2"),
+                params![link.url, link.session_id],
+                session_row,
+            )
+            .optional()
+            .at(path)
+        })?;
+        raw.map(|r| r.into_session(&self.path)).transpose()
+    }
+
     /// The sessions that restart `id` (run it over again), oldest first.
     pub fn restarts_of(&self, id: &str) -> Result<Vec<Session>, StoreError> {
         let mut stmt = self
@@ -208,7 +258,7 @@ pub(crate) fn require_session(conn: &Connection, path: &Path, id: &str) -> Resul
 }
 
 const SELECT_SESSION: &str = "SELECT id, blueprint_hash, blueprint_id, name, state, params_json,
-    created_ms, started_ms, finished_ms, last_error_json, restarted_from FROM sessions";
+    created_ms, started_ms, finished_ms, last_error_json, restarted_from, remote_url, remote_session FROM sessions";
 
 struct RawSession {
     id: String,
@@ -222,6 +272,8 @@ struct RawSession {
     finished_ms: Option<i64>,
     last_error_json: Option<String>,
     restarted_from: Option<String>,
+    remote_url: Option<String>,
+    remote_session: Option<String>,
 }
 
 fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
@@ -237,6 +289,8 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
         finished_ms: row.get(8)?,
         last_error_json: row.get(9)?,
         restarted_from: row.get(10)?,
+        remote_url: row.get(11)?,
+        remote_session: row.get(12)?,
     })
 }
 
@@ -264,6 +318,10 @@ impl RawSession {
             finished_ms: self.finished_ms,
             last_error,
             restarted_from: self.restarted_from,
+            remote: match (self.remote_url, self.remote_session) {
+                (Some(url), Some(session_id)) => Some(RemoteLink { url, session_id }),
+                _ => None,
+            },
         })
     }
 }

@@ -248,3 +248,125 @@ fn a_blueprint_runs_on_the_server_with_the_references_agents_and_is_followed_to_
         String::from_utf8_lossy(&unknown.stderr)
     );
 }
+
+/// `orrery serve` on a free port, stopped when dropped.
+struct Serving {
+    child: std::process::Child,
+    addr: String,
+    token: String,
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(db: &Path) -> Serving {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(orrery_binary())
+        .args(["serve", "--port", "0", "--db", db.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    // orrery serve: http://127.0.0.1:PORT token TOKEN
+    let words: Vec<&str> = line.split_whitespace().collect();
+    Serving { addr: words[2].trim_start_matches("http://").to_string(), token: words[4].to_string(), child }
+}
+
+impl Serving {
+    /// Calls a job over HTTP; its envelope.
+    fn job(&self, name: &str, arguments: Value) -> Value {
+        use std::io::{Read, Write};
+        let body = json!({ "arguments": arguments }).to_string();
+        let mut socket = std::net::TcpStream::connect(&self.addr).unwrap();
+        write!(
+            socket,
+            "POST /jobs/{name} HTTP/1.0\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.addr,
+            self.token,
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        socket.read_to_string(&mut answer).unwrap();
+        let (_, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{name}: not JSON ({e}): {body}"))
+    }
+
+    fn ok(&self, name: &str, arguments: Value) -> Value {
+        let envelope = self.job(name, arguments.clone());
+        assert_eq!(envelope["success"], true, "{name} {arguments}: {envelope}");
+        envelope["answer"].clone()
+    }
+
+    /// The mirror's view once its session is `state` (or the test fails after 60 s).
+    fn until_state(&self, session: &str, state: &str) -> Value {
+        let start = std::time::Instant::now();
+        loop {
+            let view = self.ok("get_session", json!({ "session_id": session }));
+            if view["session"]["state"] == state {
+                return view;
+            }
+            assert!(start.elapsed().as_secs() < 60, "session {session} is not {state}: {view}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn a_run_on_the_server_is_followed_into_a_local_mirror_that_the_run_views_read() {
+    let deployment = deploy_with(&["--sys-agents"]);
+    let scratch = scratch_dir("mirror");
+    let db = scratch.join("orrery.db");
+    let file = scratch.join("naps.json");
+    let blueprint = json!({"id": "naps", "name": "naps", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "a", "type": "system.sleep", "params": [{"name": "duration", "value": 0.3}], "depends_on": [{"id": "start"}]},
+        {"id": "b", "type": "system.sleep", "params": [{"name": "duration", "value": 0.3}], "depends_on": [{"id": "a"}]},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "b"}]},
+    ]});
+    std::fs::write(&file, serde_json::to_string_pretty(&blueprint).unwrap()).unwrap();
+    let out = orrery(&["publish", "--server", &deployment.url, file.to_str().unwrap()], &db);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let serving = serve(&db);
+    let started = serving.ok("remote_run", json!({"server": deployment.url, "blueprint_id": "naps", "follow": true}));
+    let mirror = started["mirror"].as_str().expect("the run is followed").to_string();
+    let view = serving.until_state(&mirror, "completed");
+    assert_eq!(view["session"]["remote"], json!({"url": deployment.url, "session_id": started["session_id"]}));
+    let states: Vec<(String, String)> = view["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["node"].as_str().unwrap().to_string(), t["state"].as_str().unwrap().to_string()))
+        .collect();
+    for node in ["naps.start", "naps.a", "naps.b", "naps.end"] {
+        assert!(states.contains(&(node.to_string(), "SUCCEEDED".to_string())), "{node}: {states:?}");
+    }
+    // The timeline's bars: the sleeps ran while the mirror followed, each for about 0.3 s.
+    for node in ["naps.a", "naps.b"] {
+        let attempt = view["attempts"].as_array().unwrap().iter().find(|a| a["node"] == node).expect(node);
+        assert_eq!(attempt["state"], "succeeded", "{attempt}");
+        let ran = attempt["finished_ms"].as_i64().unwrap() - attempt["started_ms"].as_i64().unwrap();
+        assert!((200..3000).contains(&ran), "{node} ran {ran} ms");
+    }
+    // The graph: the blueprint version the server ran.
+    let blueprints = serving.ok("get_session_blueprints", json!({ "session_id": mirror }));
+    assert_eq!(blueprints["root"]["blueprint_id"], "naps");
+    assert!(blueprints["root"]["text"].as_str().unwrap().contains("\"id\": \"b\""), "{blueprints}");
+    // The local actions go to the server: a restart is a new session there, followed too.
+    let again =
+        serving.ok("restart_session", json!({ "session_id": mirror }))["session_id"].as_str().unwrap().to_string();
+    assert_ne!(again, mirror);
+    let view = serving.until_state(&again, "completed");
+    assert_ne!(view["session"]["remote"]["session_id"], started["session_id"], "{view}");
+    // A task no agent can cancel alone: refused, naming why.
+    let refused = serving.job("cancel_task", json!({"session_id": again, "task": "naps.a"}));
+    assert_eq!(refused["success"], false);
+    assert!(refused["answer"].as_str().unwrap().contains("stop the session"), "{refused}");
+}

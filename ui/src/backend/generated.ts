@@ -167,6 +167,16 @@ export type LineageSource = {
   attempt: number;
 };
 
+/** Whether a mirror's server answers, as its latest `remote_link` event says. */
+export type LinkState = {
+  /** Its server answered at the last try (`false` also before the first one). */
+  reachable: boolean;
+  /** Why not, when it does not. */
+  message?: string | null;
+  /** Whether this process follows it now (a mirror over on the server is not followed). */
+  following: boolean;
+};
+
 /** Bytes of an attempt's log: `content` lies at `start_offset..next_offset` of the file. */
 export type LogItem = {
   /** The task, `{instance}.{task}`. */
@@ -237,6 +247,14 @@ export type PublishedBlueprint = {
 export type RemoteAction = ("pause" | "stop") | "resume" | "restart";
 
 export type RemoteIntervention = "reset" | "skip" | "reset_scope";
+
+/** Where a mirrored session runs. */
+export type RemoteLink = {
+  /** The server's address (`http://host:port`). */
+  url: string;
+  /** The session's id on the server. */
+  session_id: string;
+};
 
 /** A session as the server lists it (`GET /sessions`). */
 export type RemoteSession = {
@@ -326,6 +344,8 @@ export type Session = {
   last_error?: ErrorRecord | null;
   /** The session this one runs over again, when it is a restart (and that session is kept). */
   restarted_from?: string | null;
+  /** The session of an antikythera server this one mirrors ([`Store::link_remote`]). */
+  remote?: RemoteLink | null;
 };
 
 /** A session as a list of runs shows it. */
@@ -344,6 +364,8 @@ export type SessionListing = {
   last_error?: ErrorRecord | null;
   /** The session this one runs over again, when it is a restart (and that session is kept). */
   restarted_from?: string | null;
+  /** The session of an antikythera server this one mirrors ([`Store::link_remote`]). */
+  remote?: RemoteLink | null;
   /** Its tasks waiting for an answer (`answer_prompt`), by node key. */
   waiting: string[];
   /** `running` or `pending` with no live runner: a crash stopped it (`resume_session` goes on). */
@@ -682,6 +704,8 @@ export type GetSessionAnswer = {
    * `session.restarted_from`): the lineage between sessions.
    */
   restarts: Session[];
+  /** For the mirror of a server's session (`session.remote`): whether the server answers. */
+  link?: LinkState | null;
 };
 
 /** Waits until a session has ended (completed, failed or stopped), at most `timeout_s`. */
@@ -1106,12 +1130,31 @@ export type RemoteRunArguments = {
    * `start: true` (which misses none of its events) or `remote_control` resume.
    */
   start?: boolean | null;
+  /**
+   * Follow it into a local mirror (`follow_remote_session`) before it starts; the answer
+   * then names the mirror (`mirror`).
+   */
+  follow?: boolean;
 };
 
 /** What the server says to a session action: the session (a new one for a restart) and a message. */
 export type RemoteRunAnswer = {
   session_id: string;
   message: string;
+  /** The local session that mirrors it, when it is followed. */
+  mirror?: string | null;
+};
+
+/** Follows a session of a server into a local mirror, which the run views show like a local run (its actions go to the server); the mirror's id. */
+export type FollowRemoteSessionArguments = {
+  server: string;
+  token?: string | null;
+  /** The session's id on the server. */
+  session_id: string;
+};
+
+export type FollowRemoteSessionAnswer = {
+  session_id: string;
 };
 
 /** Pauses, stops, resumes or restarts a session on a server (a restart answers the new session). */
@@ -1482,6 +1525,7 @@ export interface Jobs {
   stream_task: { arguments: StreamTaskArguments; answer: StreamTaskAnswer };
   remote_sessions: { arguments: RemoteSessionsArguments; answer: RemoteSessionsAnswer };
   remote_run: { arguments: RemoteRunArguments; answer: RemoteRunAnswer };
+  follow_remote_session: { arguments: FollowRemoteSessionArguments; answer: FollowRemoteSessionAnswer };
   remote_control: { arguments: RemoteControlArguments; answer: RemoteControlAnswer };
   remote_intervene: { arguments: RemoteInterveneArguments; answer: RemoteInterveneAnswer };
   remote_wait: { arguments: RemoteWaitArguments; answer: RemoteWaitAnswer };

@@ -109,7 +109,8 @@ pub fn interrupted_sessions(store: &Store) -> Result<Vec<orrery_store::Session>,
     for state in [SessionState::Running, SessionState::Pending] {
         let filter = orrery_store::SessionFilter { state: Some(state), ..Default::default() };
         for session in store.sessions(&filter)? {
-            if !is_driven(store, &session.id)? {
+            // A mirror of a server's session is driven there.
+            if session.remote.is_none() && !is_driven(store, &session.id)? {
                 found.push(session);
             }
         }

@@ -249,3 +249,22 @@ fn settings_are_json_by_key_replaced_and_removed() {
     fixture.store.put_setting("broker", None).unwrap();
     assert_eq!(fixture.store.setting("broker").unwrap(), None, "removed");
 }
+
+#[test]
+fn a_mirror_is_linked_to_its_remote_session_once() {
+    let mut fixture = Fixture::open();
+    let hash = fixture.store.put_blueprint_version("bp", r#"{"id":"bp"}"#).unwrap();
+    let new = || NewSession { blueprint_hash: hash.clone(), name: "m".into(), params: json!({}), restarted_from: None };
+    let first = fixture.store.create_session(&new(), None).unwrap();
+    let second = fixture.store.create_session(&new(), None).unwrap();
+    let link = orrery_store::RemoteLink { url: "http://10.0.0.5:8000".into(), session_id: "abc".into() };
+    assert_eq!(fixture.store.mirror_of(&link).unwrap(), None);
+    fixture.store.link_remote(&first.id, &link).unwrap();
+    let mirror = fixture.store.mirror_of(&link).unwrap().expect("found by its remote session");
+    assert_eq!((mirror.id.as_str(), mirror.remote.as_ref()), (first.id.as_str(), Some(&link)));
+    assert_eq!(fixture.store.session(&second.id).unwrap().remote, None, "a local session has no link");
+    let err = fixture.store.link_remote(&second.id, &link).unwrap_err();
+    assert_eq!(err.code(), "invalid_argument");
+    assert!(err.to_string().contains("abc"), "{err}");
+    assert_eq!(fixture.store.link_remote("nope", &link).unwrap_err().code(), "not_found");
+}
