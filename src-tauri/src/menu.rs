@@ -49,8 +49,14 @@ const VIEW: &[Option<(&str, &str)>] = &[
     Some(("view.minimap", "Minimap")),
     Some(("view.wiring", "Data Wiring")),
 ];
-const RUN: &[Option<(&str, &str)>] =
-    &[Some(("run.start", "Run…")), None, Some(("view.blueprints", "Blueprints")), Some(("view.runs", "Runs"))];
+const RUN: &[Option<(&str, &str)>] = &[
+    Some(("run.start", "Run…")),
+    None,
+    Some(("view.blueprints", "Blueprints")),
+    Some(("view.runs", "Runs")),
+    None,
+    Some(("run.broker", "Agents on a Broker…")),
+];
 
 /// The app's menu bar: File (with Open Recent), Edit, View, Run.
 pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {

@@ -6,6 +6,7 @@ import { AskDialog } from "./editor/AskDialog";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { RunsView } from "./runs/RunsView";
 import { LaunchDialog } from "./runs/LaunchDialog";
+import { BrokerDialog } from "./servers/BrokerDialog";
 import { PublishDialog } from "./servers/PublishDialog";
 import { EditorProvider, useWorkspaceStore } from "./store/context";
 import { currentEditor } from "./store/workspace";
@@ -31,6 +32,7 @@ export function App() {
       <AskDialog />
       <LaunchDialog />
       <PublishDialog />
+      <BrokerDialog />
     </>
   );
 }

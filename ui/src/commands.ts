@@ -147,6 +147,7 @@ export const COMMANDS: Command[] = [
   { id: "view.minimap", title: "Toggle minimap", enabled: hasBlueprint, run: (s) => s.toggleMinimap() },
   { id: "view.wiring", title: "Toggle data wiring", enabled: hasBlueprint, run: (s) => s.toggleWiring() },
   { id: "run.start", title: "Run…", shortcut: { key: "F5", bare: true }, whileTyping: true, enabled: hasBlueprint, run: (_, w) => w.prepareRun() },
+  { id: "run.broker", title: "Agents on a broker…", run: (_, w) => w.broker.getState().open() },
   { id: "view.runs", title: "Show the runs", shortcut: { key: "r", shift: true }, whileTyping: true, run: (_, w) => w.setMode("runs") },
   {
     id: "view.blueprints",

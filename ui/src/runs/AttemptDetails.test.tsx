@@ -194,11 +194,34 @@ describe("the details of an attempt", () => {
       { position: 1, name: "build", state: "in_progress" as const, percentage: 40, updated_ms: 0 },
     ];
     const { container } = mount(
-      openRun({ attempts: [running], selected: { node: "bp.work", attempt: 1 }, details: { attempt: running, steps, duration_ms: 1200 } }),
+      openRun({ attempts: [running], selected: { node: "bp.work", attempt: 1 }, details: { attempt: running, steps, duration_ms: 1200, dispatch: [] } }),
     );
     const shown = [...container.querySelectorAll("[data-testid=steps] li")].map((li) => li.textContent);
     expect(shown).toEqual(["✓fetch", "◐build"]);
     expect(container.querySelector<HTMLElement>(".step-bar span")!.style.width).toBe("40%");
+  });
+
+  it("shows how a task went out to the agents on a broker, and nothing of it for a built-in agent", () => {
+    const done = attempt("bp.work", 1, "succeeded", "shell.run");
+    const dispatch = [
+      { node: "bp.work", step: "republished", assignment: "a1", n: 1 },
+      { node: "bp.work", step: "allocated", assignment: "a1", agent: "agent-7" },
+      { node: "bp.work", step: "silent", agents: ["agent-7", "agent-8"], assignment: "a2" },
+    ];
+    const details = (steps: unknown[]) => ({ attempt: done, steps: [], duration_ms: 10, dispatch: steps });
+    const brokered = mount(openRun({ attempts: [done], selected: { node: "bp.work", attempt: 1 }, details: details(dispatch) }));
+    const lines = [...brokered.container.querySelectorAll("[data-testid=attempt-dispatch] li")].map((li) => li.textContent);
+    expect(lines).toEqual([
+      "unclaimed, published again (1)",
+      "allocated to agent agent-7",
+      "agents agent-7, agent-8 went silent: published again as a2",
+    ]);
+    act(() => root!.unmount());
+
+    const local = mount(openRun({ attempts: [done], selected: { node: "bp.work", attempt: 1 }, details: details([]) }));
+    expect(local.container.querySelector("[data-testid=attempt-details]")).not.toBeNull();
+    expect(local.container.querySelector("[data-testid=attempt-dispatch]")).toBeNull();
+    expect([...local.container.querySelectorAll("dt")].map((dt) => dt.textContent)).not.toContain("Broker");
   });
 
   it("links the runs it restarts and is restarted as, and opens the same task in them", async () => {

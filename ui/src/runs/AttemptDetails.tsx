@@ -40,7 +40,11 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       {attempt?.state === "running" && run.waiting.includes(selected.node) && definition && (
         <PromptAnswer node={selected.node} task={definition} />
       )}
-      {attempt ? <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} /> : <p className="muted">Not run yet.</p>}
+      {attempt ? (
+        <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} dispatch={run.details?.dispatch ?? []} />
+      ) : (
+        <p className="muted">Not run yet.</p>
+      )}
       {run.details && run.details.steps.length > 0 && <Steps steps={run.details.steps} />}
       <Lineage run={run} />
     </div>
@@ -162,7 +166,7 @@ export function parseAnswer(text: string): unknown {
   }
 }
 
-function AttemptFields({ attempt, durationMs }: { attempt: Attempt; durationMs: number | null }) {
+function AttemptFields({ attempt, durationMs, dispatch }: { attempt: Attempt; durationMs: number | null; dispatch: unknown[] }) {
   return (
     <dl className="attempt-fields">
       <dt>Attempt</dt>
@@ -181,6 +185,18 @@ function AttemptFields({ attempt, durationMs }: { attempt: Attempt; durationMs: 
       )}
       <dt>Agent</dt>
       <dd>{attempt.agent}</dd>
+      {dispatch.length > 0 && (
+        <>
+          <dt>Broker</dt>
+          <dd>
+            <ol className="dispatch" data-testid="attempt-dispatch">
+              {dispatch.map((step, i) => (
+                <li key={i}>{dispatchLine(step as DispatchStep)}</li>
+              ))}
+            </ol>
+          </dd>
+        </>
+      )}
       <dt>run_id</dt>
       <dd className="mono">{attempt.run_id}</dd>
       {attempt.error && (
@@ -195,6 +211,27 @@ function AttemptFields({ attempt, durationMs }: { attempt: Attempt; durationMs: 
       <Json label="Outputs" value={attempt.outputs} />
     </dl>
   );
+}
+
+/** A step of a task's dispatch to the agents on a broker, as `get_attempt` answers it. */
+type DispatchStep =
+  | { step: "allocated"; assignment: string; agent: string }
+  | { step: "republished"; assignment: string; n: number }
+  | { step: "silent"; agents: string[]; assignment: string };
+
+/** A dispatch step in words, as `orrery run` prints it. */
+function dispatchLine(step: DispatchStep): string {
+  switch (step.step) {
+    case "allocated":
+      return `allocated to agent ${step.agent}`;
+    case "republished":
+      return `unclaimed, published again (${step.n})`;
+    case "silent":
+      return `agents ${step.agents.join(", ")} went silent: published again as ${step.assignment}`;
+    default:
+      // A step this UI does not know yet.
+      return JSON.stringify(step);
+  }
 }
 
 function Json({ label, value }: { label: string; value: unknown }) {

@@ -65,6 +65,7 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
         attempt: attempts.find((a) => a.node === task && a.attempt === n)!,
         steps: [],
         duration_ms: 5,
+        dispatch: [],
       }),
       ...jobs,
     },

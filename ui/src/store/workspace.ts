@@ -8,6 +8,7 @@ import type { Backend, MenuAction } from "../backend/types";
 import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
+import { createBroker, type BrokerStore } from "./broker";
 import { createRuns, type RunsStore } from "./runs";
 import { createServers, type ServersStore } from "./servers";
 import { createEditorStore, isDirty, type EditorOptions, type EditorState, type EditorStore, type Layout } from "./editor";
@@ -28,6 +29,7 @@ export type WorkspaceState = {
   mode: "edit" | "runs";
   runs: RunsStore;
   servers: ServersStore;
+  broker: BrokerStore;
   launching: Launching | null;
   tabs: Tab[];
   active: number;
@@ -89,6 +91,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
   let untitled = 0;
   const runs = createRuns(backend, layout);
   const servers = createServers(backend);
+  const broker = createBroker(backend);
   const watching = new Map<EditorStore, () => void>();
 
   return createStore<WorkspaceState>()((set, get) => {
@@ -264,6 +267,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       mode: "edit",
       runs,
       servers,
+      broker,
       launching: null,
       tabs: [],
       active: 0,
