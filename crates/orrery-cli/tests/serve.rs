@@ -752,6 +752,7 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
         ("remote_control", json!({"server": "nowhere", "session_id": "s", "action": "pause"})),
         ("remote_wait", json!({"server": "nowhere", "session_id": "s", "timeout_s": 1})),
         ("remote_intervene", json!({"server": "nowhere", "session_id": "s", "action": "skip", "task": "flow.a"})),
+        ("follow_remote_session", json!({"server": "nowhere", "session_id": "s"})),
     ] {
         assert_eq!(client.fails(job, arguments), "unreachable", "{job}");
     }

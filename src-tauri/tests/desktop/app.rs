@@ -361,19 +361,24 @@ impl App {
     }
 }
 
-/// The reference implementation's verdict on a file (tests/compat/reference_verdict.py), with the
-/// reference venv the test script prepares (`ORRERY_REFERENCE_PYTHON`, else set up here).
-pub fn reference_verdict(file: &Path) -> Value {
-    let compat = repo_root().join("tests/compat");
-    let python = match std::env::var_os("ORRERY_REFERENCE_PYTHON") {
+/// The Python of the reference venv the test script prepares (`ORRERY_REFERENCE_PYTHON`, else
+/// set up here).
+pub fn reference_python() -> PathBuf {
+    match std::env::var_os("ORRERY_REFERENCE_PYTHON") {
         Some(python) => PathBuf::from(python),
         None => {
-            let out = Command::new("bash").arg(compat.join("setup_reference.sh")).output().unwrap();
+            let setup = repo_root().join("tests/compat/setup_reference.sh");
+            let out = Command::new("bash").arg(setup).output().unwrap();
             assert!(out.status.success(), "the reference venv: {}", String::from_utf8_lossy(&out.stderr));
             PathBuf::from(String::from_utf8_lossy(&out.stdout).lines().last().unwrap().trim())
         }
-    };
-    let out = Command::new(python).arg(compat.join("reference_verdict.py")).arg(file).output().unwrap();
+    }
+}
+
+/// The reference implementation's verdict on a file (tests/compat/reference_verdict.py).
+pub fn reference_verdict(file: &Path) -> Value {
+    let compat = repo_root().join("tests/compat");
+    let out = Command::new(reference_python()).arg(compat.join("reference_verdict.py")).arg(file).output().unwrap();
     assert!(out.status.success(), "reference_verdict.py: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(String::from_utf8_lossy(&out.stdout).lines().next().unwrap().as_bytes()).unwrap()
 }

@@ -6,5 +6,6 @@ mod authoring;
 mod commands;
 mod driver;
 mod generated_types;
+mod network;
 mod runs;
 mod window;

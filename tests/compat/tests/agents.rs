@@ -166,6 +166,12 @@ fn orrerys_engine_runs_tasks_on_the_reference_agents_without_cross_talk() {
             "{node} went to an agent: {steps:?}"
         );
     }
+    // The attempt's details (what the app shows) name both launchers.
+    let out =
+        orrery(&["job", "get_attempt", &json!({"session_id": mixed_session, "task": "mixed.race"}).to_string()], &db);
+    let details = json_of(&out);
+    let agents: Vec<&Value> = details["answer"]["dispatch"].as_array().unwrap().iter().map(|s| &s["agent"]).collect();
+    assert_eq!(agents, [&race[0]["agent"], &race[1]["agent"]], "{details}");
     let attempts = store.attempts(mixed_session).unwrap();
     assert_eq!(attempts.iter().filter(|a| a.node == "mixed.race").count(), 1, "the race settles once");
 

@@ -1,0 +1,92 @@
+//! The app on the network (issue 7), against the real thing (tests/compat/server/
+//! serve_reference.py stands up Mosquitto, the reference's agents and its server on loopback):
+//! agents on a broker set in the app run the tasks of its runs.
+
+use crate::app::{reference_python, repo_root, App};
+use crate::driver::eventually;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+/// A deployment; stopped when dropped (its stdin closes and it stops what it started).
+struct Deployment {
+    started: Value,
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Drop for Deployment {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+fn deploy(options: &[&str]) -> Deployment {
+    let script = repo_root().join("tests/compat/server/serve_reference.py");
+    let mut child = Command::new(reference_python())
+        .arg(&script)
+        .args(options)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let started =
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("the deployment did not start ({e}): {line:?}"));
+    Deployment { started, child, stdin }
+}
+
+/// Runs a command of the palette by its title.
+async fn command(app: &App, title: &str) {
+    app.ctrl('k').await;
+    app.wait_count("[data-testid=command-palette]", 1).await;
+    app.retype("[data-testid=command-palette-filter]", title).await;
+    app.wait_count("[data-testid=command-item]", 1).await;
+    app.click("[data-testid=command-item]").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_on_a_broker_set_in_the_app_run_its_tasks() {
+    let deployment = deploy(&["--broker-only", "--agents"]);
+    let broker = format!("mqtt://127.0.0.1:{}", deployment.started["broker_port"]);
+    let app = App::start(|dir| {
+        let file = dir.join("relay.json");
+        let blueprint = json!({"id": "relay", "name": "relay", "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "echo", "type": "reference.passthrough", "inputs": [{"name": "word", "value": "hello"}],
+                "outputs": [{"name": "word"}], "depends_on": [{"id": "start"}]},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "echo"}]},
+        ]});
+        std::fs::write(&file, serde_json::to_string_pretty(&blueprint).unwrap()).unwrap();
+        Some(file)
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 3).await;
+
+    // The broker, set in the app: checked, then saved.
+    command(&app, "Agents on a broker").await;
+    app.wait_count("[data-testid=broker-dialog]", 1).await;
+    app.retype("[data-testid=broker-address]", &broker).await;
+    app.click("[data-testid=broker-check]").await;
+    app.wait_attr("[data-testid=broker-check-result]", "data-reachable", "true").await;
+    app.click("[data-testid=broker-save]").await;
+    app.wait_count("[data-testid=broker-saved]", 1).await;
+    app.screenshot("network-broker-settings.png").await;
+    app.click("[data-testid=broker-cancel]").await;
+    app.wait_count("[data-testid=broker-dialog]", 0).await;
+
+    // A run: the reference's agent runs the task Orrery has no agent for; the details say which.
+    app.click("[data-testid=run]").await;
+    app.click("[data-testid=launch-start]").await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.click("[data-testid=task-node][data-task-id='echo']").await;
+    let dispatch = eventually("the broker's steps in the details", || async {
+        app.content("[data-testid=attempt-dispatch]").await.filter(|t| t.contains("allocated to agent"))
+    })
+    .await;
+    assert!(!dispatch.contains("orrery"), "a reference launcher ran it: {dispatch}");
+    app.screenshot("network-broker-run.png").await;
+}
