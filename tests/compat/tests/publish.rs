@@ -370,3 +370,106 @@ fn a_run_on_the_server_is_followed_into_a_local_mirror_that_the_run_views_read()
     assert_eq!(refused["success"], false);
     assert!(refused["answer"].as_str().unwrap().contains("stop the session"), "{refused}");
 }
+
+/// A TCP relay to the server that can be cut (every connection closed, new ones refused) and
+/// restored: the server going away and coming back, as the mirror sees it.
+struct Relay {
+    url: String,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    fn to(url: &str) -> Relay {
+        use std::sync::atomic::Ordering;
+        let upstream = url.trim_start_matches("http://").to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (is_down, conns) = (down.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if is_down.load(Ordering::SeqCst) {
+                    continue; // dropped: the connection is reset
+                }
+                let Ok(server) = std::net::TcpStream::connect(&upstream) else { continue };
+                let pipe = |mut from: std::net::TcpStream, mut to: std::net::TcpStream| {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                };
+                conns.lock().unwrap().extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
+                pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
+                pipe(server, client);
+            }
+        });
+        Relay { url, down, open }
+    }
+
+    fn cut(&self) {
+        self.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        for socket in self.open.lock().unwrap().drain(..) {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn restore(&self) {
+        self.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_mirror_shows_its_server_unreachable_and_catches_up_when_it_answers_again() {
+    let deployment = deploy_with(&["--sys-agents"]);
+    let scratch = scratch_dir("mirror-outage");
+    let db = scratch.join("orrery.db");
+    let file = scratch.join("slow.json");
+    let mut tasks = vec![json!({"id": "start", "type": "system.start"})];
+    for (i, after) in ["start", "t0", "t1", "t2"].iter().enumerate() {
+        tasks.push(json!({"id": format!("t{i}"), "type": "system.sleep",
+            "params": [{"name": "duration", "value": 1.0}], "depends_on": [{"id": after}]}));
+    }
+    tasks.push(json!({"id": "end", "type": "system.end", "depends_on": [{"id": "t3"}]}));
+    let blueprint = json!({"id": "slow", "name": "slow", "version": "1.0", "tasks": tasks});
+    std::fs::write(&file, serde_json::to_string_pretty(&blueprint).unwrap()).unwrap();
+    assert!(orrery(&["publish", "--server", &deployment.url, file.to_str().unwrap()], &db).status.success());
+
+    let relay = Relay::to(&deployment.url);
+    let serving = serve(&db);
+    let started = serving.ok("remote_run", json!({"server": relay.url, "blueprint_id": "slow", "follow": true}));
+    let mirror = started["mirror"].as_str().unwrap().to_string();
+    let state_of = |view: &Value, node: &str| {
+        view["tasks"].as_array().unwrap().iter().find(|t| t["node"] == node).map(|t| t["state"].clone())
+    };
+    let wait = |what: &str, done: &dyn Fn(&Value) -> bool| {
+        let start = std::time::Instant::now();
+        loop {
+            let view = serving.ok("get_session", json!({ "session_id": mirror }));
+            if done(&view) {
+                return view;
+            }
+            assert!(start.elapsed().as_secs() < 60, "{what}: {view}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    wait("t0 succeeded", &|v| state_of(v, "slow.t0") == Some(json!("SUCCEEDED")));
+
+    // The server goes away mid-run: the mirror says so and keeps what it has.
+    relay.cut();
+    let view = wait("the link lost", &|v| v["link"]["reachable"] == false);
+    assert!(view["link"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{view}");
+    assert_eq!(state_of(&view, "slow.t0"), Some(json!("SUCCEEDED")), "nothing local is lost");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+
+    // Back: the mirror catches up and follows the run to its end.
+    relay.restore();
+    let view = serving.until_state(&mirror, "completed");
+    assert_eq!(view["link"]["reachable"], true, "{view}");
+    for node in ["slow.t0", "slow.t1", "slow.t2", "slow.t3", "slow.end"] {
+        assert_eq!(state_of(&view, node), Some(json!("SUCCEEDED")), "{node}: {view}");
+    }
+    let attempts = view["attempts"].as_array().unwrap();
+    assert!(attempts.iter().any(|a| a["node"] == "slow.t0" && a["state"] == "succeeded"), "t0's bar is kept: {view}");
+}
