@@ -2,13 +2,13 @@
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Attempt, Session } from "../backend/generated";
+import type { Attempt, EventView, Session } from "../backend/generated";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import type { Blueprint } from "../blueprint";
 import { WorkspaceProvider } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { createWorkspace, type WorkspaceStore } from "../store/workspace";
-import { AttemptDetails } from "./AttemptDetails";
+import { AttemptDetails, AttemptLog } from "./AttemptDetails";
 import { RunHeader } from "./RunHeader";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -60,13 +60,14 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     selected: null,
     details: null,
     lineage: null,
+    link: null,
     ...change,
   };
 }
 
 let root: Root | null = null;
 
-/** The details panel and the header of `run`, over a backend answering `jobs`; the calls it made. */
+/** The header, the details panel and the log of `run`, over a backend answering `jobs`; the calls it made. */
 function mount(run: OpenRun, jobs: JobHandlers = {}) {
   const calls: [string, unknown][] = [];
   const recording = new Proxy(jobs, {
@@ -87,6 +88,7 @@ function mount(run: OpenRun, jobs: JobHandlers = {}) {
         <WorkspaceProvider store={workspace}>
           <RunHeader run={workspace.getState().runs.getState().run!} />
           <AttemptDetails run={workspace.getState().runs.getState().run!} />
+          <AttemptLog run={workspace.getState().runs.getState().run!} />
         </WorkspaceProvider>,
       ),
     );
@@ -256,5 +258,69 @@ describe("the details of an attempt", () => {
     const opened = workspace.getState().runs.getState().run!;
     expect(opened.session.id).toBe("s0");
     expect(opened.selected).toEqual({ node: "bp.work", attempt: 3 });
+  });
+});
+
+describe("a run mirrored from a server", () => {
+  const remote = { url: "http://lab:8000", session_id: "nightly-7" };
+  const mirror: Session = { ...session, remote };
+  const linkEvent = (value: unknown): EventView => ({ session_id: "s1", seq: 2, global_seq: 2, time_ms: 0, kind: "remote_link", payload: { form: "whole", value } });
+  const linkShown = (container: HTMLElement) => {
+    const link = container.querySelector("[data-testid=remote-link]");
+    return link && [link.getAttribute("data-reachable"), link.textContent];
+  };
+
+  it("names its server and session there, warns while the server does not answer, and follows the link live", () => {
+    const { container, workspace, render } = mount(
+      openRun({ session: mirror, link: { reachable: false, message: "connection refused", following: true } }),
+    );
+    expect(container.querySelector("[data-testid=run-remote]")?.textContent).toBe("Runs on http://lab:8000 · session nightly-7");
+    expect(linkShown(container)).toEqual([
+      "false",
+      "Server unreachable: connection refused — Orrery keeps what it has and picks the run up again when the server answers",
+    ]);
+
+    act(() => workspace.getState().runs.getState().event(linkEvent({ reachable: true, url: remote.url })));
+    render();
+    expect(linkShown(container)).toEqual(["true", " · live from the server"]);
+
+    act(() => workspace.getState().runs.getState().event(linkEvent({ reachable: false, message: "timed out", url: remote.url })));
+    render();
+    expect(linkShown(container)?.[1]).toMatch(/^Server unreachable: timed out — /);
+  });
+
+  it("says nothing of the link once it is not followed (over on the server), and nothing of servers for a local run", () => {
+    const ended = mount(openRun({ session: { ...mirror, state: "completed" }, driven: false, link: { reachable: false, message: "gone", following: false } }));
+    expect(ended.container.querySelector("[data-testid=run-remote]")).not.toBeNull();
+    expect(ended.container.querySelector("[data-testid=remote-link]")).toBeNull();
+    act(() => root!.unmount());
+
+    const local = mount(openRun({}));
+    expect(local.container.querySelector("[data-testid=run-remote]")).toBeNull();
+    expect(local.container.querySelector("[data-testid=remote-link]")).toBeNull();
+  });
+
+  it("offers no cancel of one task, and reads no log of an attempt the server ran", async () => {
+    // Even with a log path: the server's agent wrote it, on the server.
+    const running = attempt("bp.work", 1, "running", "remote", { log_path: "/logs/work.log" });
+    const { container, calls, button } = mount(
+      openRun({ session: mirror, link: { reachable: true, following: true }, attempts: [running], selected: { node: "bp.work", attempt: 1 } }),
+    );
+    await settled();
+    expect(button("Pause")).toBeDefined();
+    expect(button("Cancel task")).toBeUndefined();
+    expect(container.querySelector("[data-testid=remote-log]")?.textContent).toBe("Remote task: its output stays on the server's agent");
+    expect(calls.map(([job]) => job)).not.toContain("read_attempt_log");
+  });
+
+  it("reads the log of a local attempt that wrote one (as the mirror's does not)", async () => {
+    const running = attempt("bp.work", 1, "running", "shell.run", { log_path: "/logs/work.log" });
+    const window = { content: "hello\n", start_offset: 0, next_offset: 6, file_size: 6, has_more_before: false, has_more_after: false, reset: false };
+    const { container, calls } = mount(openRun({ attempts: [running], selected: { node: "bp.work", attempt: 1 } }), {
+      read_attempt_log: () => ({ run_id: "bp.work#1", node: "bp.work", attempt: 1, running: true, window }),
+    });
+    await settled();
+    expect(calls.map(([job]) => job)).toContain("read_attempt_log");
+    expect(container.querySelector("[data-testid=remote-log]")).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 // The selected attempt: what it read and wrote, how it ended, which iteration of a looped scope
 // it ran in, its checklist of progress steps (live), the actions on its task, the question it
-// asks when it is a prompt waiting for an answer, and its log in the log viewer (live tail).
+// asks when it is a prompt waiting for an answer, and its log in the log viewer (live tail). An
+// attempt of a mirrored run ran on the server's agents: it has no log here.
 import { useMemo, useState } from "react";
 import type { Attempt, Step } from "../backend/generated";
 import { ioOf, type Task } from "../blueprint";
@@ -86,9 +87,11 @@ function TaskActions({ run, node, attempt }: { run: OpenRun; node: string; attem
   const running = attempt?.state === "running";
   // Skip and reset change what a runner would do next: only while none drives the session.
   const idle = !run.driven;
+  // A server cancels no single task of its sessions: a mirror's cancel would only be refused.
+  const cancellable = running && run.driven && !run.session.remote;
   return (
     <div className="task-actions">
-      {running && run.driven && (
+      {cancellable && (
         <button type="button" className="danger" onClick={() => void actOnTask("cancel", node)} data-testid="cancel-task">
           Cancel task
         </button>
@@ -266,6 +269,9 @@ function Steps({ steps }: { steps: Step[] }) {
   );
 }
 
+/** The agent the attempts of a mirrored run name: the server ran them. */
+const REMOTE_AGENT = "remote";
+
 /** The selected attempt's log, live while it runs. */
 export function AttemptLog({ run }: { run: OpenRun }) {
   const saveLog = useRuns((s) => s.saveLog);
@@ -274,12 +280,24 @@ export function AttemptLog({ run }: { run: OpenRun }) {
   const sessionId = run.session.id;
   const node = run.selected?.node;
   const attempt = run.selected?.attempt ?? 0;
+  const shown = run.attempts.find((a) => a.node === node && a.attempt === attempt);
+  // The server's agent ran it: its output was never written here, there is nothing to read.
+  const remote = shown?.agent === REMOTE_AGENT;
   // Only some agents write a log (shell.run does, a prompt does not).
-  const logged = run.attempts.some((a) => a.node === node && a.attempt === attempt && a.log_path != null);
+  const logged = !remote && shown?.log_path != null;
   const source = useMemo(
     () => (node && logged ? logSource(sessionId, node, attempt) : null),
     [logSource, sessionId, node, attempt, logged],
   );
+  if (remote) {
+    return (
+      <section className="attempt-log" aria-label="Log">
+        <p className="muted remote-log" data-testid="remote-log">
+          Remote task: its output stays on the server's agent
+        </p>
+      </section>
+    );
+  }
   if (!source) return null;
   return (
     <section className="attempt-log" aria-label="Log">

@@ -1,6 +1,7 @@
 // The open run's header: what it runs and how it stands (live duration, who waits for an
 // answer), and what can be done to it: pause and stop while a runner drives it; resume (retry
-// from the point of failure) and restart when none does.
+// from the point of failure) and restart when none does. A run mirrored from an antikythera
+// server names it and says whether it answers: the actions go to it.
 import { useEffect, useState } from "react";
 import { useRuns } from "../store/context";
 import { latestAttempt, type OpenRun } from "../store/runs";
@@ -27,6 +28,18 @@ export function RunHeader({ run }: { run: OpenRun }) {
           )}
           version <code title={session.blueprint_hash}>{session.blueprint_hash.slice(0, 12)}</code> · <code>{session.id}</code>
         </span>
+        {session.remote && (
+          <span className="run-remote" data-testid="run-remote">
+            Runs on <code>{session.remote.url}</code> · session <code>{session.remote.session_id}</code>
+            {/* Followed and answering: said quietly. Not followed (over on the server): nothing to say. */}
+            {run.link?.following && run.link.reachable && (
+              <span data-testid="remote-link" data-reachable="true">
+                {" "}
+                · live from the server
+              </span>
+            )}
+          </span>
+        )}
         <RunLineage run={run} />
       </div>
       {waiting.length > 0 && (
@@ -63,6 +76,12 @@ export function RunHeader({ run }: { run: OpenRun }) {
           </button>
         )}
       </div>
+      {run.link?.following && !run.link.reachable && (
+        <p className="run-unreachable" role="status" data-testid="remote-link" data-reachable="false">
+          Server unreachable{run.link.message ? `: ${run.link.message}` : ""} — Orrery keeps what it has and picks the run up again when the
+          server answers
+        </p>
+      )}
       {session.last_error && session.state === "failed" && (
         <p className="run-error" data-testid="run-error">
           {session.last_error.message}

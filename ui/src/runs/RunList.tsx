@@ -1,7 +1,8 @@
 // The runs of the store, newest first: blueprint, version, state, start, duration, and who waits
-// for an answer; filtered by text and state. Choosing one opens it.
+// for an answer; filtered by text and state. A run mirrored from an antikythera server says
+// which. Choosing one opens it.
 import { useMemo } from "react";
-import type { SessionListing, SessionState } from "../backend/generated";
+import type { RemoteLink, SessionListing, SessionState } from "../backend/generated";
 import { useRuns } from "../store/context";
 import { filterSessions } from "../store/runs";
 import { durationLabel } from "./timeline/model";
@@ -54,6 +55,11 @@ export function RunList() {
               <span className="run-meta">
                 {whenLabel(s.started_ms ?? s.created_ms)} · {runDuration(s)} · v{s.blueprint_hash.slice(0, 7)}
               </span>
+              {s.remote && (
+                <span className="run-remote" title={`Runs on ${s.remote.url} as session ${s.remote.session_id}`} data-testid="run-remote">
+                  ⇄ {serverLabel(s.remote)}
+                </span>
+              )}
               {s.waiting.length > 0 && (
                 <span className="run-waiting" title={s.waiting.join(", ")}>
                   waiting for an answer ({s.waiting.length})
@@ -73,6 +79,11 @@ export function StatePill({ state, interrupted = false }: { state: SessionState;
       {interrupted ? "interrupted" : state}
     </span>
   );
+}
+
+/** A server as a row has room for it: its address without the scheme. */
+export function serverLabel(remote: RemoteLink): string {
+  return remote.url.replace(/^[a-z]+:\/\//i, "");
 }
 
 function runDuration(s: Pick<SessionListing, "started_ms" | "finished_ms">): string {

@@ -1,12 +1,13 @@
 // The runs: the list of sessions beside the open one, whose graph sits over its timeline, with
-// the selected attempt's details and log on the right.
+// the selected attempt's details and log on the right; the sessions of a server to follow here.
 import { useEffect } from "react";
 import { commandForKey, WINDOW_COMMANDS } from "../commands";
 import { isTyping } from "../editor/typing";
 import { currentEditor } from "../store/workspace";
 import { ModeSwitch } from "../ModeSwitch";
 import { ErrorBoundary } from "../ErrorBoundary";
-import { useRuns, useWorkspaceStore } from "../store/context";
+import { ServerRunsDialog } from "../servers/ServerRunsDialog";
+import { useRuns, useWorkspace, useWorkspaceStore } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { AttemptDetails, AttemptLog } from "./AttemptDetails";
 import { CompareView } from "./CompareView";
@@ -20,6 +21,7 @@ export function RunsView() {
   const run = useRuns((s) => s.run);
   const notice = useRuns((s) => s.notice);
   const workspace = useWorkspaceStore();
+  const serverRuns = useWorkspace((s) => s.serverRuns);
 
   // The window's shortcuts (new, open, quit, back to the blueprints) act here too.
   useEffect(() => {
@@ -36,6 +38,15 @@ export function RunsView() {
     <div className="runs-view" data-testid="runs-view">
       <header className="toolbar">
         <ModeSwitch />
+        <span className="separator" />
+        <button
+          type="button"
+          onClick={() => void serverRuns.getState().open()}
+          title="The sessions of an antikythera server: follow one here"
+          data-testid="servers-runs-open"
+        >
+          Servers…
+        </button>
       </header>
       <RunList />
       {run ? (
@@ -46,6 +57,7 @@ export function RunsView() {
         </main>
       )}
       <footer className="status">{notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}</footer>
+      <ServerRunsDialog />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Attempt, Diagnostic, EventView, Scope, SessionListing, TaskState } from "../backend/generated";
+import type { Attempt, Diagnostic, EventView, LinkState, Scope, SessionListing, TaskState } from "../backend/generated";
 import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
@@ -286,6 +286,37 @@ describe("an open run", () => {
     expect(runs.getState().notice).toEqual({ text: "Pausing: what runs finishes, nothing new starts", error: false });
     await runs.getState().act("stop");
     expect(runs.getState().notice).toEqual({ text: "session s1 is not running", error: true });
+  });
+});
+
+describe("a run mirrored from a server", () => {
+  it("keeps whether the server answers: from the facade when read, from its own link events between", async () => {
+    let link: LinkState = { reachable: false, message: "connection refused", following: true };
+    const { workspace } = await loaded([], {
+      get_session: () => ({
+        session: { ...session, remote: { url: "http://lab:8000", session_id: "nightly-7" } },
+        tasks: [],
+        attempts: [],
+        driven: true,
+        waiting: [],
+        restarts: [],
+        link,
+      }),
+    });
+    const runs = workspace.getState().runs;
+    await runs.getState().open("s1");
+    expect(run(workspace).link).toEqual({ reachable: false, message: "connection refused", following: true });
+
+    runs.getState().event(event("remote_link", { reachable: true, url: "http://other:8000" }, "another session"));
+    expect(run(workspace).link?.reachable).toBe(false);
+    runs.getState().event(event("remote_link", { reachable: true, url: "http://lab:8000" }));
+    expect(run(workspace).link).toEqual({ reachable: true, message: null, following: true });
+
+    // Over on the server: the facade follows it no more.
+    link = { reachable: true, following: false };
+    runs.getState().resync();
+    await settled();
+    expect(run(workspace).link).toEqual({ reachable: true, following: false });
   });
 });
 

@@ -2,7 +2,8 @@
 // kept live from the facade's event stream (no polling): its tasks' states, its attempts, the
 // exact blueprint versions it runs (drawn on a read-only canvas, inner blueprints openable) and
 // their scopes (the timeline shows the iterations of those that loop), the selected attempt with
-// its details, and the controls that act on it.
+// its details, and the controls that act on it. A run mirrored from an antikythera server shows
+// the same way; its link to the server (whether it answers) is kept live too.
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type {
   Attempt,
@@ -11,6 +12,7 @@ import type {
   GetAttemptAnswer,
   InputLineage,
   InstanceInfo,
+  LinkState,
   RunBlueprint,
   Scope,
   Session,
@@ -53,6 +55,8 @@ export type OpenRun = {
   details: GetAttemptAnswer | null;
   /** Which output fed which input, the whole session's; loaded once an attempt is selected. */
   lineage: InputLineage[] | null;
+  /** For the mirror of a server's session (`session.remote`): whether the server answers; null for a local run. */
+  link: LinkState | null;
 };
 
 export type RunFilter = { text: string; state: SessionState | "all" };
@@ -183,7 +187,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         const view = await backend.call("get_session", { session_id: run.session.id });
         if (mine !== opened) return;
         const { session, driven, waiting, restarts, attempts } = view;
-        patchRun({ session, driven, waiting, restarts, states: statesOf(view.tasks), attempts });
+        patchRun({ session, driven, waiting, restarts, states: statesOf(view.tasks), attempts, link: view.link ?? null });
         void loadDetails();
         void loadLineage();
       } catch (e) {
@@ -305,6 +309,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               selected: null,
               details: null,
               lineage: null,
+              link: view.link ?? null,
             },
           });
           mark("run-shown");
@@ -382,6 +387,13 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             if (selected && value?.node === selected.node) void loadDetails();
             break;
           case "data_updated":
+            break;
+          // Only a following mirror hears from its server: lost (with the reason) or back.
+          case "remote_link":
+            if (typeof value?.reachable === "boolean") {
+              const message = typeof value.message === "string" ? value.message : null;
+              patchRun({ link: { reachable: value.reachable, message, following: true } });
+            }
             break;
           default:
             // The session's own state, prompts, resets: read it again.

@@ -10,6 +10,7 @@ import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
 import { createBroker, type BrokerStore } from "./broker";
 import { createRuns, type RunsStore } from "./runs";
+import { createServerRuns, type ServerRunsStore } from "./serverRuns";
 import { createServers, type ServersStore } from "./servers";
 import { createEditorStore, isDirty, type EditorOptions, type EditorState, type EditorStore, type Layout } from "./editor";
 
@@ -30,6 +31,8 @@ export type WorkspaceState = {
   runs: RunsStore;
   servers: ServersStore;
   broker: BrokerStore;
+  /** The sessions of a server, to follow one in the run views. */
+  serverRuns: ServerRunsStore;
   launching: Launching | null;
   tabs: Tab[];
   active: number;
@@ -92,6 +95,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
   const runs = createRuns(backend, layout);
   const servers = createServers(backend);
   const broker = createBroker(backend);
+  const serverRuns = createServerRuns(backend, runs);
   const watching = new Map<EditorStore, () => void>();
 
   return createStore<WorkspaceState>()((set, get) => {
@@ -268,6 +272,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       runs,
       servers,
       broker,
+      serverRuns,
       launching: null,
       tabs: [],
       active: 0,

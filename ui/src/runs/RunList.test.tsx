@@ -1,0 +1,55 @@
+// @vitest-environment jsdom
+import { act } from "react";
+import { createRoot, type Root } from "react-dom/client";
+import { afterEach, describe, expect, it } from "vitest";
+import type { SessionListing } from "../backend/generated";
+import { MemoryBackend } from "../backend/memory";
+import { WorkspaceProvider } from "../store/context";
+import { createWorkspace } from "../store/workspace";
+import { RunList } from "./RunList";
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+function listing(id: string, change: Partial<SessionListing> = {}): SessionListing {
+  return {
+    id,
+    blueprint_hash: "abcdef0123456789",
+    blueprint_id: "bp",
+    name: id,
+    state: "running",
+    params: {},
+    created_ms: 0,
+    started_ms: 0,
+    waiting: [],
+    interrupted: false,
+    ...change,
+  };
+}
+
+let root: Root | null = null;
+afterEach(() => {
+  act(() => root?.unmount());
+  root = null;
+});
+
+describe("the list of runs", () => {
+  it("marks a run mirrored from a server with its address, and a local run with nothing", () => {
+    const workspace = createWorkspace(new MemoryBackend({}), async () => ({}));
+    workspace.getState().runs.setState({
+      sessions: [listing("local"), listing("mirror", { remote: { url: "http://lab:8000", session_id: "nightly-7" } })],
+    });
+    const container = document.createElement("div");
+    root = createRoot(container);
+    act(() =>
+      root!.render(
+        <WorkspaceProvider store={workspace}>
+          <RunList />
+        </WorkspaceProvider>,
+      ),
+    );
+    const badge = (id: string) => container.querySelector(`[data-session-id=${id}] [data-testid=run-remote]`);
+    expect(badge("local")).toBeNull();
+    expect(badge("mirror")?.textContent).toBe("⇄ lab:8000");
+    expect(badge("mirror")?.getAttribute("title")).toBe("Runs on http://lab:8000 as session nightly-7");
+  });
+});
