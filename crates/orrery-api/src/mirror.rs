@@ -52,7 +52,8 @@ impl Api {
                 let snapshot = server.snapshot(remote_id).await?;
                 let versions = versions_of(&server, &snapshot).await?;
                 let params = snapshot["data"]["params"].clone();
-                let name = format!("{} on {}", remote_id, server.url());
+                // The blueprint's name, as a local run of it is named (the header says where it runs).
+                let name = snapshot["data"]["blueprint"]["data"]["name"].as_str().unwrap_or(remote_id).to_string();
                 self.blocking(move |db| {
                     let mut store = open(db)?;
                     create_mirror(&mut store, &link, versions, params, name)

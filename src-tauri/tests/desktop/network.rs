@@ -90,3 +90,66 @@ async fn agents_on_a_broker_set_in_the_app_run_its_tasks() {
     assert!(!dispatch.contains("orrery"), "a reference launcher ran it: {dispatch}");
     app.screenshot("network-broker-run.png").await;
 }
+
+/// Uploads `blueprint` to the server at `url` and starts a session of it there (the reference's
+/// HTTP API, from its own Python); the session's id.
+fn start_on_server(url: &str, blueprint: &Value) -> String {
+    let script = r#"
+import json, sys, urllib.request
+url, text = sys.argv[1], sys.argv[2]
+body = ("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"bp.json\"\r\n"
+        "Content-Type: application/json\r\n\r\n" + text + "\r\n--b--\r\n").encode()
+urllib.request.urlopen(urllib.request.Request(url + "/blueprints/upload", data=body,
+    headers={"Content-Type": "multipart/form-data; boundary=b"}))
+def post(path, payload):
+    req = urllib.request.Request(url + path, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    return json.loads(urllib.request.urlopen(req).read())
+sid = post("/blueprints/start", {"blueprint_id": json.loads(text)["id"]})["session_id"]
+post(f"/sessions/{sid}/start", {})
+print(sid)
+"#;
+    let out = Command::new(reference_python()).args(["-c", script, url, &blueprint.to_string()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_on_a_server_is_followed_in_the_run_views() {
+    let deployment = deploy(&["--sys-agents"]);
+    let url = deployment.started["url"].as_str().unwrap().to_string();
+    let mut tasks = vec![json!({"id": "start", "type": "system.start"})];
+    for (i, after) in ["start", "t0", "t1"].iter().enumerate() {
+        tasks.push(json!({"id": format!("t{i}"), "type": "system.sleep",
+            "params": [{"name": "duration", "value": 1.5}], "depends_on": [{"id": after}]}));
+    }
+    tasks.push(json!({"id": "end", "type": "system.end", "depends_on": [{"id": "t2"}]}));
+    let remote = start_on_server(&url, &json!({"id": "far", "name": "far", "version": "1.0", "tasks": tasks}));
+    let app = App::start(|_| None).await;
+
+    // The server's sessions, listed in the app; the one running is followed.
+    app.click("[data-testid=mode-runs]").await;
+    app.click("[data-testid=servers-runs-open]").await;
+    app.wait_count("[data-testid=servers-runs-dialog]", 1).await;
+    app.retype("[data-testid=servers-runs-address]", &url).await;
+    app.click("[data-testid=servers-runs-list-sessions]").await;
+    let row = format!("[data-testid=servers-runs-row][data-session='{remote}']");
+    app.wait_count(&row, 1).await;
+    app.screenshot("network-server-runs.png").await;
+    app.click(&format!("{row} [data-testid=servers-runs-follow]")).await;
+
+    // Its run views, live: marked remote, the graph following the server's states.
+    app.wait_count("[data-testid=run-header] [data-testid=run-remote]", 1).await;
+    app.wait_attr("[data-testid=run-header] [data-testid=remote-link]", "data-reachable", "true").await;
+    app.screenshot("network-remote-run-live.png").await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.wait_attr("[data-testid=task-node][data-task-id='t2']", "data-state", "SUCCEEDED").await;
+    assert_eq!(
+        app.count("[data-testid=run-item] [data-testid=run-remote]").await,
+        1,
+        "listed beside local runs, marked"
+    );
+    // The tasks it saw run have their bars on the timeline.
+    let bars: usize = app.attr("[data-testid=timeline]", "data-bars").await.and_then(|b| b.parse().ok()).unwrap_or(0);
+    assert!(bars >= 2, "t1 and t2 at least: {bars}");
+    app.screenshot("network-remote-run.png").await;
+}
