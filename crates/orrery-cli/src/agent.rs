@@ -36,6 +36,7 @@ pub fn agent(
         Some(dir) => dir,
         None => std::env::temp_dir().join(format!("orrery-agent-{id}")),
     };
+    std::fs::create_dir_all(&work_dir).with_context(|| format!("cannot create the work dir {}", work_dir.display()))?;
     let options = AgentOptions {
         id: id.clone(),
         types,

@@ -745,3 +745,41 @@ fn lineage_traces_each_input_to_the_attempt_that_wrote_it() {
     assert_eq!(unknown.status.code(), Some(1));
     assert!(stderr(&unknown).contains("\"nope\" not found"), "{}", stderr(&unknown));
 }
+
+#[test]
+fn the_broker_commands_say_what_is_wrong_with_their_arguments_or_the_broker() {
+    let dir = Scratch::new("broker");
+    let db = &dir.0.join("orrery.db");
+    let db = db.to_str().unwrap();
+    // Nothing listens on port 9 of loopback.
+    let out = orrery(&["agent", "--broker", "mqtt://127.0.0.1:9"], &dir.0);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot reach the MQTT broker at mqtt://127.0.0.1:9"), "{}", stderr(&out));
+    let out = orrery(&["agent", "--broker", "mqtt://127.0.0.1:9", "--type", "user_prompt.confirm"], &dir.0);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no type the agent can offer matches"), "prompts are not offered: {}", stderr(&out));
+    let out = orrery(&["agent", "--broker", "mqtts://h:8883"], &dir.0);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not TLS"), "{}", stderr(&out));
+    // A run with a broker that does not answer starts nothing.
+    let file = examples().join("assembly.json");
+    let out = orrery(&["run", "--db", db, "--broker", "mqtt://127.0.0.1:9", file.to_str().unwrap()], &dir.0);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("mqtt://127.0.0.1:9"), "{}", stderr(&out));
+    let out = orrery(&["sessions", "--db", db, "--format", "json"], &dir.0);
+    assert_eq!(stdout(&out).trim(), "[]", "no session was made");
+    // Saved settings: shown, checked, cleared.
+    let out = orrery(
+        &["broker", "--db", db, "set", "127.0.0.1:9", "--via-broker", "system.sleep", "--agent-timeout", "5"],
+        &dir.0,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = stdout(&orrery(&["broker", "--db", db], &dir.0));
+    assert!(shown.contains("mqtt://127.0.0.1:9") && shown.contains("system.sleep") && shown.contains("5 s"), "{shown}");
+    let out = orrery(&["broker", "--db", db, "check"], &dir.0);
+    assert_eq!(out.status.code(), Some(2), "nothing answers: {}", stderr(&out));
+    let out = orrery(&["broker", "--db", db, "set", "127.0.0.1:9", "--agent-timeout", "-1"], &dir.0);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(orrery(&["broker", "--db", db, "clear"], &dir.0).status.success());
+    assert!(stdout(&orrery(&["broker", "--db", db], &dir.0)).contains("no broker"));
+}

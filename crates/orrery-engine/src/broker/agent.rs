@@ -107,10 +107,6 @@ pub async fn serve(
 ) -> Result<(), BusError> {
     let (bus, mut events) = Bus::connect(address, &options.id, &[Topic::Start, Topic::Allocation, Topic::Ack]).await?;
     on_note(AgentNote::Connected);
-    std::fs::create_dir_all(&options.work_dir).map_err(|e| BusError::BadAddress {
-        address: options.work_dir.display().to_string(),
-        reason: format!("cannot create the agent's work dir: {e}"),
-    })?;
     let (tx, mut rx) = mpsc::unbounded_channel::<Internal>();
     let mut claimed: HashMap<String, (Instant, TaskAssignmentMessage)> = HashMap::new();
     let mut running: HashMap<String, Running> = HashMap::new();
