@@ -48,7 +48,7 @@ impl From<orrery_store::ServerEntry> for ServerInfo {
 pub struct SaveServerArguments {
     /// What the user calls it: `orrery publish --server NAME`.
     pub name: String,
-    /// `http://host:port`.
+    /// `http://host:port` or `https://host[:port][/prefix]`.
     pub url: String,
     /// The server's token, when it wants one; absent or empty: none.
     pub token: Option<String>,

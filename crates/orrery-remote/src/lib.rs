@@ -2,16 +2,19 @@
 //! server (upload a blueprint, start and control a session, follow it), and the server's own
 //! answer when it refuses.
 //!
-//! Plain HTTP/1.1 (`http://host:port`, as servers listen on a LAN or behind a tunnel); an
-//! `https://` address is refused with a clear error rather than sent in the clear. A token, when
-//! the server is configured with one, goes as `Authorization: Bearer`. Every request has a
-//! deadline ([`TIMEOUT`]): a server that went away is an error, never a hang.
+//! HTTP/1.1 over plain TCP (`http://host:port`, as servers listen on a LAN) or TLS
+//! (`https://`, behind a reverse proxy): rustls, the system's root certificates (`SSL_CERT_FILE`
+//! or `SSL_CERT_DIR` name others, as for curl); a certificate that is not trusted is an error
+//! that says so. A token, when the server is configured with one, goes as `Authorization:
+//! Bearer`. Every request has a deadline ([`TIMEOUT`]): a server that went away is an error,
+//! never a hang.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{header, Method, Request, StatusCode, Uri};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use serde::{Deserialize, Serialize};
@@ -100,7 +103,7 @@ pub struct Server {
     /// Its address without a trailing slash, as given.
     url: String,
     token: Option<String>,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -116,19 +119,16 @@ impl Server {
         let trimmed = url.trim().trim_end_matches('/');
         let bad = |why: &str| RemoteError::BadAddress { url: url.to_string(), why: why.to_string() };
         let base: Uri = trimmed.parse().map_err(|e| bad(&format!("{e}")))?;
-        match base.scheme_str() {
-            Some("http") => {}
-            Some("https") => {
-                return Err(bad(
-                    "https is not supported yet: reach the server over http (a LAN address or an SSH tunnel)",
-                ))
-            }
-            _ => return Err(bad("it must start with http://")),
+        if !matches!(base.scheme_str(), Some("http" | "https")) {
+            return Err(bad("it must start with http:// or https://"));
         }
         if base.host().is_none_or(str::is_empty) {
             return Err(bad("it names no host"));
         }
-        let client = Client::builder(TokioExecutor::new()).build_http();
+        let tls = tls_config().map_err(|why| bad(&why))?;
+        let connector =
+            hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http().enable_http1().build();
+        let client = Client::builder(TokioExecutor::new()).build(connector);
         Ok(Server { url: trimmed.to_string(), token: token.filter(|t| !t.is_empty()), client })
     }
 
@@ -454,6 +454,28 @@ impl SseParser {
 }
 
 /// What went wrong on the way, the innermost cause included (hyper's own message is terse).
+/// The TLS settings of every server: the system's roots, read once.
+fn tls_config() -> Result<rustls::ClientConfig, String> {
+    static CONFIG: std::sync::OnceLock<Result<rustls::ClientConfig, String>> = std::sync::OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let mut roots = rustls::RootCertStore::empty();
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _) = roots.add_parsable_certificates(found.certs);
+            if added == 0 {
+                let why = found.errors.first().map(|e| format!(": {e}")).unwrap_or_default();
+                return Err(format!("no root certificate of this system can be read for https{why}"));
+            }
+            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+            Ok(rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?
+                .with_root_certificates(roots)
+                .with_no_client_auth())
+        })
+        .clone()
+}
+
 fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut cause = e.source();
@@ -461,6 +483,9 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         text.push_str(": ");
         text.push_str(&c.to_string());
         cause = c.source();
+    }
+    if text.contains("invalid peer certificate") {
+        text.push_str(" (no root this system trusts vouches for it: SSL_CERT_FILE names another)");
     }
     text
 }
