@@ -71,6 +71,9 @@ pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Resul
             if let Some(e) = &s.last_error {
                 println!("error     {}: {}", e.code, e.message);
             }
+            if let Some(remote) = &s.remote {
+                println!("runs on   {} as session {}", remote.url, remote.session_id);
+            }
             if let Some(origin) = &s.restarted_from {
                 println!("restarts  {origin}");
             }
