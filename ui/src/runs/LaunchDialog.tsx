@@ -1,9 +1,14 @@
-// Before a run starts: its session parameters (a JSON object) and, for each dynamic composite,
-// the elements it fans out over (one per line), which become `params.elements`.
+// Before a run starts: where it runs (this machine, or a saved antikythera server), its session
+// parameters (a JSON object) and, for each dynamic composite, the elements it fans out over (one
+// per line), which become `params.elements`.
 import { useEffect, useRef, useState } from "react";
+import { Published } from "../servers/Published";
 import { useWorkspace } from "../store/context";
-import type { Launching } from "../store/workspace";
+import { runOnServer, type Launching } from "../store/workspace";
 import { useEscape } from "../useEscape";
+
+/** The value of the "Run on" choice for this machine (a saved server is chosen by its name). */
+const HERE = "";
 
 export function LaunchDialog() {
   const launching = useWorkspace((s) => s.launching);
@@ -37,6 +42,9 @@ export function launchParams(
 function LaunchForm({ launching }: { launching: Launching }) {
   const launch = useWorkspace((s) => s.launch);
   const cancel = useWorkspace((s) => s.cancelLaunch);
+  const runOn = useWorkspace((s) => s.runOn);
+  const choose = useWorkspace((s) => s.chooseRunOn);
+  const server = runOnServer(runOn);
   const [text, setText] = useState("{}");
   const [elements, setElements] = useState<Record<string, string>>({});
   const first = useRef<HTMLTextAreaElement>(null);
@@ -58,6 +66,20 @@ function LaunchForm({ launching }: { launching: Launching }) {
       >
         <h3 id="launch-title">Run {launching.name}</h3>
         <p className="muted">{launching.file}</p>
+        {runOn.servers.length > 0 && (
+          <label>
+            Run on
+            <select value={server ?? HERE} onChange={(e) => choose(e.target.value === HERE ? null : e.target.value)} data-testid="launch-where">
+              <option value={HERE}>This machine</option>
+              {runOn.servers.map((s) => (
+                <option key={s.name} value={s.name}>
+                  {s.name} — {s.url}
+                </option>
+              ))}
+            </select>
+            {server !== null && <span className="muted">It goes to the server first, with the inner blueprints it calls; the run there is followed here.</span>}
+          </label>
+        )}
         <label>
           Session parameters (JSON object)
           <textarea ref={first} value={text} onChange={(e) => setText(e.target.value)} rows={4} spellCheck={false} data-testid="launch-params" />
@@ -79,9 +101,15 @@ function LaunchForm({ launching }: { launching: Launching }) {
             {parsed.error}
           </p>
         )}
+        {runOn.error && (
+          <p className="field-error" role="alert" data-testid="launch-error">
+            {runOn.error}
+          </p>
+        )}
+        {runOn.published && <Published result={runOn.published} close={cancel} testid="launch-publish-result" />}
         <div className="choices">
-          <button type="submit" className="primary" disabled={"error" in parsed} data-testid="launch-start">
-            ▶ Start
+          <button type="submit" className="primary" disabled={"error" in parsed || runOn.step !== null} data-testid="launch-start">
+            {runOn.step === "publishing" ? "Publishing…" : runOn.step === "starting" ? "Starting…" : "▶ Start"}
           </button>
           <button type="button" className="plain" onClick={cancel}>
             Cancel

@@ -3,11 +3,10 @@
 // (inner ones first), the server's problems on their tasks, a click away from the task.
 import { useState } from "react";
 import { useStore } from "zustand";
-import type { PublishedBlueprint } from "../backend/generated";
-import { useWorkspace, useWorkspaceStore } from "../store/context";
+import { useWorkspace } from "../store/context";
 import type { ServersStore } from "../store/servers";
-import { currentEditor } from "../store/workspace";
 import { useEscape } from "../useEscape";
+import { Published } from "./Published";
 import "./servers.css";
 
 /** What the address field holds when "another address" is chosen instead of a saved server. */
@@ -20,18 +19,9 @@ export function PublishDialog() {
   return <PublishForm key={publishing.file} store={store} />;
 }
 
-const OUTCOMES: Record<PublishedBlueprint["outcome"], string> = {
-  uploaded: "uploaded",
-  invalid: "not valid",
-  refused: "refused",
-  failed: "failed",
-  not_sent: "not sent",
-};
-
 function PublishForm({ store }: { store: ServersStore }) {
   const { servers, publishing, result, busy, error } = useStore(store);
   const { close, publish, save, remove } = store.getState();
-  const workspace = useWorkspaceStore();
   // A saved server by name, or ADDRESS for the address typed.
   const [chosen, setChosen] = useState<string | null>(null);
   const [address, setAddress] = useState("http://127.0.0.1:8000");
@@ -43,11 +33,6 @@ function PublishForm({ store }: { store: ServersStore }) {
 
   if (!publishing) return null;
   const invalid = result?.blueprints.some((b) => b.outcome === "invalid") ?? false;
-  const shownId = currentEditor(workspace.getState()).getState().blueprint?.id;
-  const goTo = (task: string) => {
-    close();
-    currentEditor(workspace.getState()).getState().focusTask(task);
-  };
 
   return (
     <div className="modal-backdrop">
@@ -126,33 +111,7 @@ function PublishForm({ store }: { store: ServersStore }) {
             {error}
           </p>
         )}
-        {result && (
-          <ol className="published" data-testid="published">
-            {result.blueprints.map((b) => (
-              <li key={b.file} data-testid="published-blueprint" data-outcome={b.outcome} data-blueprint-id={b.blueprint_id}>
-                <span className={`outcome outcome-${b.outcome}`}>{OUTCOMES[b.outcome]}</span> <b>{b.blueprint_id || b.file}</b>
-                {!b.given && <span className="muted"> (called by it)</span>}
-                {b.outcome !== "uploaded" && b.message && <div className="muted">{b.message}</div>}
-                {b.problems.length > 0 && (
-                  <ul>
-                    {b.problems.map((p, i) => (
-                      <li key={i}>
-                        {p.task_id && b.blueprint_id === shownId ? (
-                          <button type="button" className="link" onClick={() => goTo(p.task_id!)} data-testid="problem-task">
-                            {p.task_id}
-                          </button>
-                        ) : (
-                          p.task_id && <code>{p.task_id}</code>
-                        )}{" "}
-                        {p.message}
-                      </li>
-                    ))}
-                  </ul>
-                )}
-              </li>
-            ))}
-          </ol>
-        )}
+        {result && <Published result={result} close={close} testid="published" />}
         <div className="choices">
           <button type="submit" className="primary" disabled={busy || !server} autoFocus data-testid="publish-start">
             {busy ? "Publishing…" : "Publish"}

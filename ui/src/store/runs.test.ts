@@ -106,7 +106,7 @@ describe("launching a run", () => {
     await workspace.getState().ask!.choices.find((c) => c.label === "Save and Run")!.run();
     await settled();
     expect(backend.files.get("/w/deploy.json")).toContain('"id":"ask"');
-    expect(workspace.getState().launching).toEqual({ file: "/w/deploy.json", name: "deploy.json", dynamic: ["fan"] });
+    expect(workspace.getState().launching).toEqual({ file: "/w/deploy.json", name: "deploy.json", id: "deploy", dynamic: ["fan"] });
 
     await workspace.getState().launch({ elements: { fan: ["a", "b"] } });
     await settled();

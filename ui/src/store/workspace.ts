@@ -3,7 +3,7 @@
 // and the question asked before unsaved work would be lost (closing a tab, the window, or
 // leaving an inner blueprint).
 import { createStore, type StoreApi } from "zustand/vanilla";
-import type { EventView, TaskDefinitionSummary } from "../backend/generated";
+import type { EventView, PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskDefinitionSummary } from "../backend/generated";
 import type { Backend, MenuAction } from "../backend/types";
 import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
@@ -22,8 +22,31 @@ export type Choice = { label: string; kind: "primary" | "danger" | "plain"; run:
 /** A question the user must answer before going on. */
 export type Ask = { title: string; message: string; choices: Choice[] };
 
-/** A run about to start: the saved blueprint file, and the dynamic composites asking for elements. */
-export type Launching = { file: string; name: string; dynamic: string[] };
+/** A run about to start: the saved blueprint file and its id, and the dynamic composites asking for elements. */
+export type Launching = { file: string; name: string; id: string; dynamic: string[] };
+
+/** Where the launch dialog starts the run, and how starting it on a server goes (while the dialog is open). */
+export type RunOn = {
+  /** The saved servers, read when the dialog opens. */
+  servers: ServerInfo[];
+  /** A saved server by name, or null for this machine: the last choice, kept while the app runs. */
+  server: string | null;
+  /** What Start is doing on the server. */
+  step: "publishing" | "starting" | null;
+  /** The publication that stopped the start: a blueprint did not go up. */
+  published: PublishBlueprintsAnswer | null;
+  error: string | null;
+};
+
+/** The server the launch dialog runs on: the choice, if it is among the saved servers read; null: this machine. */
+export function runOnServer({ server, servers }: RunOn): string | null {
+  return servers.some((s) => s.name === server) ? server : null;
+}
+
+/** Why a blueprint did not go up: its first problem, else what the facade says of it. */
+function notSent(b: PublishedBlueprint): string {
+  return `${b.blueprint_id || b.file}: ${b.problems[0]?.message ?? b.message ?? b.outcome}`;
+}
 
 export type WorkspaceState = {
   /** What the window shows: the blueprint editor, or the runs. */
@@ -34,6 +57,7 @@ export type WorkspaceState = {
   /** The sessions of a server, to follow one in the run views. */
   serverRuns: ServerRunsStore;
   launching: Launching | null;
+  runOn: RunOn;
   tabs: Tab[];
   active: number;
   recent: string[];
@@ -60,8 +84,14 @@ export type WorkspaceState = {
    * block, warnings ask; then the launch dialog asks for the session's parameters.
    */
   prepareRun(): void;
-  /** Starts the run being launched with these parameters and shows it. */
+  /**
+   * Starts the run being launched with these parameters and shows it. On a server, the file and
+   * the inner blueprints it calls are published there first, and the run is followed into a
+   * local mirror; the dialog stays open with what went wrong.
+   */
   launch(params: Record<string, unknown>): Promise<void>;
+  /** Where the next run starts: a saved server by name, or null for this machine. */
+  chooseRunOn(server: string | null): void;
   cancelLaunch(): void;
   /** Publishes the shown blueprint's file to an antikythera server: it must be saved first. */
   preparePublish(): void;
@@ -206,7 +236,47 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
 
     function openLaunch(state: EditorState) {
       const dynamic = (state.blueprint?.tasks ?? []).filter((t) => innerOf(t)?.sequencer != null).map((t) => t.id);
-      set({ launching: { file: state.path!, name: titleOf(state), dynamic } });
+      const id = state.blueprint?.id;
+      const launching = { file: state.path!, name: titleOf(state), id: typeof id === "string" ? id : "", dynamic };
+      set({ launching, runOn: { ...get().runOn, servers: [], step: null, published: null, error: null } });
+      void loadServers(launching);
+    }
+
+    /** What the launch dialog for `launching` learns, dropped once it is closed (or opened again). */
+    function progress(launching: Launching, change: Partial<RunOn>) {
+      if (get().launching === launching) set({ runOn: { ...get().runOn, ...change } });
+    }
+
+    async function loadServers(launching: Launching) {
+      try {
+        progress(launching, { servers: await backend.call("list_servers", {}) });
+      } catch {
+        // Without the saved servers, the run still starts on this machine.
+      }
+    }
+
+    /** Publishes the file to `server`, then runs it there, followed into a local mirror that the run views open. */
+    async function launchOn(server: string, launching: Launching, params: Record<string, unknown>) {
+      if (get().runOn.step !== null) return; // already under way
+      progress(launching, { step: "publishing", published: null, error: null });
+      try {
+        const published = await backend.call("publish_blueprints", { server, files: [launching.file] });
+        const stopped = published.blueprints.find((b) => b.outcome !== "uploaded");
+        if (stopped) return progress(launching, { published, error: notSent(stopped) });
+        if (get().launching !== launching) return; // cancelled: nothing starts
+        progress(launching, { step: "starting" });
+        const { mirror, message } = await backend.call("remote_run", { server, blueprint_id: launching.id, params, follow: true });
+        if (!mirror) throw new Error(`${message} (not followed here)`);
+        // Started on the server: shown, even if the dialog was cancelled meanwhile.
+        if (get().launching === launching) set({ launching: null, runOn: { ...get().runOn, step: null } });
+        await runs.getState().refresh();
+        await runs.getState().open(mirror);
+        set({ mode: "runs" });
+      } catch (e) {
+        progress(launching, { error: e instanceof Error ? e.message : String(e) });
+      } finally {
+        progress(launching, { step: null });
+      }
     }
 
     /**
@@ -274,6 +344,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       broker,
       serverRuns,
       launching: null,
+      runOn: { servers: [], server: null, step: null, published: null, error: null },
       tabs: [],
       active: 0,
       recent: [],
@@ -413,10 +484,16 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       async launch(params) {
         const launching = get().launching;
         if (!launching) return;
+        const server = runOnServer(get().runOn);
+        if (server !== null) return launchOn(server, launching, params);
         set({ launching: null });
         const started = await runs.getState().launch(launching.file, params);
         if (started !== null) set({ mode: "runs" });
         else notify(runs.getState().notice?.text ?? `${launching.name} did not start`);
+      },
+
+      chooseRunOn(server) {
+        set({ runOn: { ...get().runOn, server, published: null, error: null } });
       },
 
       cancelLaunch() {
