@@ -153,3 +153,53 @@ async fn a_run_on_a_server_is_followed_in_the_run_views() {
     assert!(bars >= 2, "t1 and t2 at least: {bars}");
     app.screenshot("network-remote-run.png").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blueprint_is_run_on_a_server_from_the_launch_dialog_and_watched_in_the_app() {
+    use fantoccini::Locator;
+    let deployment = deploy(&["--sys-agents"]);
+    let url = deployment.started["url"].as_str().unwrap().to_string();
+    let app = App::start(|dir| {
+        let file = dir.join("naps.json");
+        let blueprint = json!({"id": "naps", "name": "naps", "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "nap", "type": "system.sleep", "params": [{"name": "duration", "value": 0.5}],
+                "depends_on": [{"id": "start"}]},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "nap"}]},
+        ]});
+        std::fs::write(&file, serde_json::to_string_pretty(&blueprint).unwrap()).unwrap();
+        Some(file)
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 3).await;
+
+    // The server saved in the publish dialog (shared with the CLI).
+    command(&app, "Publish to a server").await;
+    app.wait_count("[data-testid=publish-dialog]", 1).await;
+    // No server saved yet: the list of saved servers is open, with the form to add one.
+    app.retype("[data-testid=server-name]", "lab").await;
+    app.retype("[data-testid=server-url]", &url).await;
+    app.screenshot("network-save-server.png").await;
+    app.click("[data-testid=server-save]").await;
+    app.wait_count("[data-testid=server-remove]", 1).await;
+    app.keys("\u{E00C}").await; // Escape
+    app.wait_count("[data-testid=publish-dialog]", 0).await;
+
+    // ▶ Run on the server: published, started there, its mirror opened in the run views.
+    app.click("[data-testid=run]").await;
+    app.wait_count("[data-testid=launch-where]", 1).await;
+    let select = app.client.find(Locator::Css("[data-testid=launch-where]")).await.unwrap();
+    select.select_by_value("lab").await.unwrap();
+    app.screenshot("network-launch-on-server.png").await;
+    app.click("[data-testid=launch-start]").await;
+    app.wait_count("[data-testid=run-header] [data-testid=run-remote]", 1).await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.wait_attr("[data-testid=task-node][data-task-id='nap']", "data-state", "SUCCEEDED").await;
+    // Followed from before it started: every task has its bar.
+    let bars = eventually("the timeline's bars", || async {
+        app.attr("[data-testid=timeline]", "data-bars").await.filter(|b| b == "3")
+    })
+    .await;
+    assert_eq!(bars, "3");
+    app.screenshot("network-launched-on-server.png").await;
+}

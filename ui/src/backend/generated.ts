@@ -1220,7 +1220,7 @@ export type ListServersAnswer = ServerInfo[];
 export type SaveServerArguments = {
   /** What the user calls it: `orrery publish --server NAME`. */
   name: string;
-  /** `http://host:port`. */
+  /** `http://host:port` or `https://host[:port][/prefix]`. */
   url: string;
   /** The server's token, when it wants one; absent or empty: none. */
   token?: string | null;
