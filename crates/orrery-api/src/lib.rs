@@ -208,6 +208,8 @@ struct Inner {
     events: broadcast::Sender<Event>,
     /// The followers of remote sessions' mirrors (`mirror`), by local session id.
     mirrors: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
+    /// When each ended mirror's server was last looked at (`mirror`).
+    mirror_looks: Mutex<HashMap<String, std::time::Instant>>,
     /// One connection per MQTT broker address, shared by the sessions started here.
     brokers: tokio::sync::Mutex<HashMap<String, Arc<orrery_broker::Dispatcher>>>,
 }
@@ -257,6 +259,7 @@ impl Api {
                 events,
                 brokers: Default::default(),
                 mirrors: Default::default(),
+                mirror_looks: Default::default(),
             }),
         }
     }

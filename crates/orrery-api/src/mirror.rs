@@ -17,7 +17,8 @@
 //!   the reason), keeps what it has, and tries again (1 s, doubling to 10 s); once back, the
 //!   snapshot brings it up to date. Nothing local is lost.
 //! - One follower per mirror in this process; opening a mirror again starts it if it is not
-//!   running (after the app restarted, say).
+//!   running (after the app restarted, say). Opening a mirror whose session had ended looks at
+//!   the server once: a session resumed or reset there since is followed again.
 
 use super::*;
 
@@ -33,6 +34,9 @@ use crate::sessions::open;
 /// The kind of the event that says whether a mirror's server answers: payload
 /// `{"reachable": bool, "message"?, "url"}`.
 pub const REMOTE_LINK: &str = "remote_link";
+
+/// How often an ended mirror's server is looked at again when the mirror is read.
+const LOOK_AGAIN: Duration = Duration::from_secs(5);
 
 /// The agent an attempt of a mirror names: the server runs it.
 const REMOTE_AGENT: &str = "remote";
@@ -388,7 +392,8 @@ fn create_mirror(
 /// Whether a mirror's server answers, as its latest `remote_link` event says.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct LinkState {
-    /// Its server answered at the last try (`false` also before the first one).
+    /// Its server answered at the last try (and before the first: a mirror is made from the
+    /// server's answer).
     pub reachable: bool,
     /// Why not, when it does not.
     pub message: Option<String>,
@@ -403,7 +408,7 @@ pub(crate) fn link_state(store: &Store, local: &str, following: bool) -> Result<
         _ => Value::Null,
     };
     Ok(LinkState {
-        reachable: payload["reachable"] == true,
+        reachable: payload["reachable"] != false,
         message: payload["message"].as_str().map(str::to_string),
         following,
     })
@@ -424,27 +429,55 @@ impl Api {
     /// For a mirror whose session is not over: makes sure this process follows it; whether it
     /// does. False for local sessions.
     pub(crate) async fn keep_following(&self, local: &str) -> Result<bool, Failure> {
-        let over = {
+        let (remote, over) = {
             let local = local.to_string();
             self.blocking(move |db| {
                 let session = open(db)?.session(&local)?;
-                Ok(session.remote.is_none()
-                    || matches!(session.state, SessionState::Completed | SessionState::Failed | SessionState::Stopped))
+                let over =
+                    matches!(session.state, SessionState::Completed | SessionState::Failed | SessionState::Stopped);
+                Ok((session.remote.is_some(), over))
             })
             .await?
         };
-        if over {
-            return Ok(self
-                .inner
-                .mirrors
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(local)
-                .is_some_and(|h| !h.is_finished()));
+        let following =
+            self.inner.mirrors.lock().unwrap_or_else(|e| e.into_inner()).get(local).is_some_and(|h| !h.is_finished());
+        if !remote || following {
+            return Ok(following);
         }
         let Some(server) = self.remote_of(local).await? else { return Ok(false) };
-        self.follow_mirror(local.to_string(), server);
-        Ok(true)
+        if !over {
+            self.follow_mirror(local.to_string(), server);
+            return Ok(true);
+        }
+        // Over here; perhaps resumed or reset on the server since: one look (in the background,
+        // silent when the server does not answer, at most every few seconds), followed again
+        // when it runs there.
+        {
+            let mut looked = self.inner.mirror_looks.lock().unwrap_or_else(|e| e.into_inner());
+            if looked.get(local).is_some_and(|at| at.elapsed() < LOOK_AGAIN) {
+                return Ok(false);
+            }
+            looked.insert(local.to_string(), std::time::Instant::now());
+        }
+        let api = self.clone();
+        let local = local.to_string();
+        tokio::spawn(async move {
+            let Ok(Some(link)) = api
+                .blocking({
+                    let local = local.clone();
+                    move |db| Ok(open(db)?.session(&local)?.remote)
+                })
+                .await
+            else {
+                return;
+            };
+            if let Ok(snapshot) = server.snapshot(&link.session_id).await {
+                if !api.apply_snapshot(&local, snapshot).await {
+                    api.follow_mirror(local, server);
+                }
+            }
+        });
+        Ok(false)
     }
 
     /// The server of session `local` when it is a mirror (the token of a saved server of that

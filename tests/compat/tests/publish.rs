@@ -365,6 +365,21 @@ fn a_run_on_the_server_is_followed_into_a_local_mirror_that_the_run_views_read()
     assert_ne!(again, mirror);
     let view = serving.until_state(&again, "completed");
     assert_ne!(view["session"]["remote"]["session_id"], started["session_id"], "{view}");
+    // Changed on the server behind Orrery's back: opening the ended mirror again looks there,
+    // and shows it.
+    let first = started["session_id"].as_str().unwrap();
+    let out = orrery(&["remote", "--server", &deployment.url, "reset", first, "naps.b", "--alone"], &db);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let start = std::time::Instant::now();
+    loop {
+        let view = serving.ok("get_session", json!({ "session_id": mirror }));
+        let b = view["tasks"].as_array().unwrap().iter().find(|t| t["node"] == "naps.b").unwrap()["state"].clone();
+        if b == "PENDING" {
+            break;
+        }
+        assert!(start.elapsed().as_secs() < 30, "the mirror did not see the reset: {view}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
     // A task no agent can cancel alone: refused, naming why.
     let refused = serving.job("cancel_task", json!({"session_id": again, "task": "naps.a"}));
     assert_eq!(refused["success"], false);

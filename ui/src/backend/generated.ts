@@ -169,7 +169,10 @@ export type LineageSource = {
 
 /** Whether a mirror's server answers, as its latest `remote_link` event says. */
 export type LinkState = {
-  /** Its server answered at the last try (`false` also before the first one). */
+  /**
+   * Its server answered at the last try (and before the first: a mirror is made from the
+   * server's answer).
+   */
   reachable: boolean;
   /** Why not, when it does not. */
   message?: string | null;
