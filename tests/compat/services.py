@@ -152,12 +152,17 @@ def start_mosquitto() -> int:
 def start_agents(broker_port: int, *extra: str) -> None:
     """The reference's own agents (``antikythera-agents run``) on the broker; ``extra`` such as
     ``--sys-only``. They hold no port: started, and given a moment to subscribe."""
+    global _launchers
     agents = os.path.join(os.path.dirname(sys.executable), "antikythera-agents")
-    name = "agents" if not any(p.args[1:2] == ["run"] for p in _running) else f"agents-{len(_running)}"
+    _launchers += 1
+    name = f"agents-{_launchers}"
     proc = _spawn([agents, "run", "--broker-host", "127.0.0.1", "--broker-port", str(broker_port), *extra], name)
     time.sleep(1.0)
     if proc.poll() is not None:
-        raise RuntimeError("the reference's agents exited at start; see agents.log")
+        raise RuntimeError(f"the reference's agents exited at start; see {name}.log")
+
+
+_launchers = 0
 
 
 def _server_answers(port: int) -> bool:

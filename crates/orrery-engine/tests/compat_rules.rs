@@ -36,7 +36,8 @@
 //! | Intervention: skip a task (PENDING -> SKIP_REQUESTED -> SKIPPED) | `interventions.rs::skipping_the_task_a_stopped_session_was_waiting_on_*`; defaults written for downstream: this file `a_skip_requested_task_is_skipped_when_it_would_dispatch_*` |
 //! | Intervention: reset a scope | `interventions.rs::resetting_a_scope_clears_its_counter_and_runs_its_body_again` |
 //! | Interventions only while not running | `interventions.rs::a_running_session_is_refused_until_it_is_stopped` |
-//! | Agents over MQTT, EXCLUSIVE/COMPETITIVE, NO_AGENT_CLAIMED | not applicable: Orrery's agents run in-process (unknown types are refused before a session exists: `runner.rs::an_unknown_task_type_*`) |
+//! | Agents over MQTT, EXCLUSIVE/COMPETITIVE, NO_AGENT_CLAIMED | against the reference's agents and broker: `tests/compat/tests/agents.rs` (the wire against the reference's bytes: `orrery-broker/tests/reference_bytes.rs`); without a broker, unknown types are refused before a session exists: `runner.rs::an_unknown_task_type_*` |
+//! | Weakness not copied: an agent that dies after claiming | `tests/compat/tests/agents.rs::a_killed_agent_times_out_*` (silence limit, retried or `AGENT_TIMEOUT`) |
 //! | Weaknesses not copied: scope counters per instance; two runs of one blueprint never cross-talk | `scopes.rs::one_inner_blueprint_used_twice_*`; this file `two_sessions_of_one_blueprint_run_at_once_without_crossing_data` |
 
 use std::path::Path;
