@@ -79,6 +79,10 @@
 //!   (nobody could answer), when it fails with `TOOL_FAILURE`. The answers ride on
 //!   [`SessionControl`], the existing handle for acting on a running session, rather than on a
 //!   new [`RunOptions`] field. Prompts are not counted by `max_parallel`.
+//! - **Agents on a broker** ([`RunOptions::broker`], [`crate::broker`]): a task of a type the
+//!   broker takes runs like a sleep (a tokio task the runner aborts on a stop or failure, which
+//!   cancels it on the agents); its dispatch steps are events of its attempt
+//!   ([`crate::broker::DISPATCH`]). They are not counted by `max_parallel`: they run elsewhere.
 //! - **Scope counters** are stored under (instance id, scope key `"{instance}.{start task}"`).
 //! - **max_parallel** bounds the `shell.run` processes running at once (at least 1);
 //!   `system.*` tasks run in-process and are not counted.
