@@ -56,6 +56,7 @@ const RUN: &[Option<(&str, &str)>] = &[
     Some(("view.runs", "Runs")),
     None,
     Some(("run.broker", "Agents on a Broker…")),
+    Some(("run.servers", "Runs on a Server…")),
 ];
 
 /// The app's menu bar: File (with Open Recent), Edit, View, Run.

@@ -148,6 +148,15 @@ export const COMMANDS: Command[] = [
   { id: "view.wiring", title: "Toggle data wiring", enabled: hasBlueprint, run: (s) => s.toggleWiring() },
   { id: "run.start", title: "Run…", shortcut: { key: "F5", bare: true }, whileTyping: true, enabled: hasBlueprint, run: (_, w) => w.prepareRun() },
   { id: "run.broker", title: "Agents on a broker…", run: (_, w) => w.broker.getState().open() },
+  {
+    id: "run.servers",
+    title: "Runs on a server…",
+    // The dialog lives in the run views: they show the run it follows.
+    run: (_, w) => {
+      w.setMode("runs");
+      void w.serverRuns.getState().open();
+    },
+  },
   { id: "view.runs", title: "Show the runs", shortcut: { key: "r", shift: true }, whileTyping: true, run: (_, w) => w.setMode("runs") },
   {
     id: "view.blueprints",

@@ -123,8 +123,9 @@ async fn a_run_on_a_server_is_followed_in_the_run_views() {
             "params": [{"name": "duration", "value": 1.5}], "depends_on": [{"id": after}]}));
     }
     tasks.push(json!({"id": "end", "type": "system.end", "depends_on": [{"id": "t2"}]}));
-    let remote = start_on_server(&url, &json!({"id": "far", "name": "far", "version": "1.0", "tasks": tasks}));
     let app = App::start(|_| None).await;
+    // Started once the app is up (tests take the window one at a time): it still runs when followed.
+    let remote = start_on_server(&url, &json!({"id": "far", "name": "far", "version": "1.0", "tasks": tasks}));
 
     // The server's sessions, listed in the app; the one running is followed.
     app.click("[data-testid=mode-runs]").await;

@@ -9,7 +9,8 @@ import type { Blueprint } from "../blueprint";
 import { WorkspaceProvider } from "../store/context";
 import type { Positions } from "../store/editor";
 import { mirrorOf } from "../store/serverRuns";
-import { createWorkspace, type WorkspaceStore } from "../store/workspace";
+import { createWorkspace, currentEditor, type WorkspaceStore } from "../store/workspace";
+import { runCommand } from "../commands";
 import { RunsView } from "../runs/RunsView";
 import { ServerRunsDialog } from "./ServerRunsDialog";
 
@@ -102,6 +103,16 @@ async function mounted(jobs: JobHandlers = {}, view = false) {
 }
 
 describe("the runs on a server", () => {
+  it("are a command away from anywhere (menu, palette): the Runs view shows, the dialog open", async () => {
+    const { workspace } = await mounted({}, true);
+    await act(async () => workspace.getState().load());
+    act(() => workspace.getState().setMode("edit"));
+    await act(async () => runCommand("run.servers", currentEditor(workspace.getState()).getState(), workspace.getState()));
+    await settled();
+    expect(workspace.getState().mode).toBe("runs");
+    expect(workspace.getState().serverRuns.getState().shown).toBe(true);
+  });
+
   it("are a click away in the Runs view's toolbar", async () => {
     const { container, rows } = await mounted({}, true);
     expect(container.querySelector("[data-testid=servers-runs-dialog]")).toBeNull();

@@ -185,6 +185,19 @@ describe("an open run", () => {
     expect(run(workspace).attempts[1]).toMatchObject({ state: "failed", finished_ms: 9, exit_code: 2, error: outcome.error });
   });
 
+  it("reads the run again when its events came while it was being opened", async () => {
+    const { workspace, change } = await loaded();
+    const runs = workspace.getState().runs.getState();
+    const opening = runs.open("s1");
+    // The facade answered with what was before; then the run moved on (a run just followed).
+    change({ tasks: [{ node: "deploy.start", state: "SUCCEEDED" }, { node: "deploy.end", state: "SUCCEEDED" }] });
+    runs.event(event("session_state_changed", { state: "completed" }));
+    await opening;
+    expect(run(workspace).states["deploy.end"]).toBeUndefined();
+    await settled(100);
+    expect(run(workspace).states["deploy.end"]).toBe("SUCCEEDED");
+  });
+
   it("reads the run again when an attempt's event cannot be applied", async () => {
     const { workspace, change } = await opened();
     change({ attempts: [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "succeeded")] });

@@ -125,6 +125,8 @@ const LIST_AFTER_MS = 400;
 export function createRuns(backend: Backend, layout: Layout): RunsStore {
   // Answers for a run that is no longer the one open are dropped.
   let opened = 0;
+  /** The session being opened, and whether an event of it came while it was read. */
+  let opening: { id: string; missed: boolean } | null = null;
   let reloadTimer: ReturnType<typeof setTimeout> | undefined;
   let listTimer: ReturnType<typeof setTimeout> | undefined;
   let detailsSerial = 0;
@@ -278,6 +280,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
 
       async open(sessionId, node) {
         const mine = ++opened;
+        const watch = { id: sessionId, missed: false };
+        opening = watch;
         set({ notice: null, comparison: null });
         mark("run-open");
         try {
@@ -313,10 +317,14 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             },
           });
           mark("run-shown");
+          // What changed while it was read (a run just launched or followed) is read again.
+          if (watch.missed) reloadSoon();
           void loadScopes([ran.root, ...ran.inner], ran.instances);
           if (node) get().select({ node, attempt: latestAttempt(view.attempts, node)?.attempt ?? 0 });
         } catch (e) {
           if (mine === opened) fail(e);
+        } finally {
+          if (opening === watch) opening = null;
         }
       },
 
@@ -356,6 +364,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       event(event) {
         // The list shows sessions, their states and who waits: only those events change it.
         if (LIST_EVENTS.has(event.kind)) refreshListSoon();
+        if (opening?.id === event.session_id) opening.missed = true;
         const { run } = get();
         if (!run || event.session_id !== run.session.id) return;
         const value = payloadOf(event);
