@@ -104,17 +104,15 @@ impl Api {
         followers.insert(local, tokio::spawn(async move { api.follow(id, server).await }));
     }
 
+    /// Where mirror `local` runs (None for a local session).
+    async fn link_of(&self, local: &str) -> Result<Option<RemoteLink>, Failure> {
+        let local = local.to_string();
+        self.blocking(move |db| Ok(open(db)?.session(&local)?.remote)).await
+    }
+
     /// Follows the server's session into mirror `local` until it ends there.
     async fn follow(self, local: String, server: Server) {
-        let Ok(Some(link)) = self
-            .blocking({
-                let local = local.clone();
-                move |db| Ok(open(db)?.session(&local)?.remote)
-            })
-            .await
-        else {
-            return;
-        };
+        let Ok(Some(link)) = self.link_of(&local).await else { return };
         let mut wait = Duration::from_secs(1);
         let mut reachable: Option<bool> = None;
         loop {
@@ -462,15 +460,7 @@ impl Api {
         let api = self.clone();
         let local = local.to_string();
         tokio::spawn(async move {
-            let Ok(Some(link)) = api
-                .blocking({
-                    let local = local.clone();
-                    move |db| Ok(open(db)?.session(&local)?.remote)
-                })
-                .await
-            else {
-                return;
-            };
+            let Ok(Some(link)) = api.link_of(&local).await else { return };
             if let Ok(snapshot) = server.snapshot(&link.session_id).await {
                 if !api.apply_snapshot(&local, snapshot).await {
                     api.follow_mirror(local, server);
@@ -501,11 +491,7 @@ impl Api {
         server: Server,
         step: RemoteStep<'_>,
     ) -> Result<String, Failure> {
-        let remote_id = {
-            let local = local.to_string();
-            self.blocking(move |db| Ok(open(db)?.session(&local)?.remote.map(|l| l.session_id).unwrap_or_default()))
-                .await?
-        };
+        let remote_id = self.link_of(local).await?.map(|l| l.session_id).unwrap_or_default();
         let split = |node: &str| -> Result<(String, String), Failure> {
             node.rsplit_once('.').map(|(b, t)| (b.to_string(), t.to_string())).ok_or_else(|| {
                 Failure::new("invalid_argument", format!("name the task as blueprint_id.task_id, not {node:?}"))
