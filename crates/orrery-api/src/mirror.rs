@@ -76,19 +76,19 @@ impl Api {
         let mut events = self.inner.events.subscribe();
         let opened = {
             let local = local.clone();
-            move |db: &Path| {
-                let store = open(db)?;
-                let seen = store.events_after(&local, 0, 200)?;
-                Ok(seen.iter().any(|e| e.kind == REMOTE_LINK))
-            }
+            move |db: &Path| Ok(open(db)?.last_event_of(&local, REMOTE_LINK)?.is_some())
         };
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while !self.blocking(opened.clone()).await? {
-            let wait = tokio::time::sleep_until(deadline);
-            tokio::select! {
-                _ = events.recv() => {}
-                () = wait => break,
-            }
+        if !self.blocking(opened).await? {
+            let said = async {
+                loop {
+                    match events.recv().await {
+                        Ok(e) if e.session_id == local && e.kind == REMOTE_LINK => return,
+                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(5), said).await;
         }
         Ok(local)
     }
@@ -258,13 +258,14 @@ impl Api {
 /// RUNNING begins an attempt (a snapshot's RUNNING only sets the state).
 fn apply_state(store: &mut Store, local: &str, node: &str, state: &str, live: bool) -> Result<Vec<Event>, Failure> {
     let Some(state) = TaskState::parse(state) else { return Ok(Vec::new()) };
-    let open_run: Option<RunId> = store
-        .attempts(local)?
-        .into_iter()
-        .rev()
-        .find(|a| a.node == node && a.state == orrery_store::AttemptState::Running)
-        .map(|a| a.run_id);
-    let current = store.task_nodes(local)?.into_iter().find(|n| n.node == node).map(|n| n.state);
+    // Both by index: the store's running attempts (few), and the one node.
+    let open_run: Option<RunId> =
+        store.running_attempts()?.into_iter().find(|a| a.session_id == local && a.node == node).map(|a| a.run_id);
+    let current = match store.task_node(local, node) {
+        Ok(n) => Some(n.state),
+        Err(e) if e.code() == "not_found" => None,
+        Err(e) => return Err(e.into()),
+    };
     let mut events = Vec::new();
     match (state, open_run) {
         (TaskState::Running, None) if live => {
@@ -426,42 +427,33 @@ pub(crate) enum RemoteStep<'a> {
 impl Api {
     /// For a mirror whose session is not over: makes sure this process follows it; whether it
     /// does. False for local sessions.
-    pub(crate) async fn keep_following(&self, local: &str) -> Result<bool, Failure> {
-        let (remote, over) = {
-            let local = local.to_string();
-            self.blocking(move |db| {
-                let session = open(db)?.session(&local)?;
-                let over =
-                    matches!(session.state, SessionState::Completed | SessionState::Failed | SessionState::Stopped);
-                Ok((session.remote.is_some(), over))
-            })
-            .await?
-        };
+    pub(crate) async fn keep_following(&self, session: &orrery_store::Session) -> Result<bool, Failure> {
+        let local = session.id.as_str();
+        let Some(link) = &session.remote else { return Ok(false) };
+        let over = matches!(session.state, SessionState::Completed | SessionState::Failed | SessionState::Stopped);
         let following =
             self.inner.mirrors.lock().unwrap_or_else(|e| e.into_inner()).get(local).is_some_and(|h| !h.is_finished());
-        if !remote || following {
-            return Ok(following);
-        }
-        let Some(server) = self.remote_of(local).await? else { return Ok(false) };
-        if !over {
-            self.follow_mirror(local.to_string(), server);
+        if following {
             return Ok(true);
         }
         // Over here; perhaps resumed or reset on the server since: one look (in the background,
         // silent when the server does not answer, at most every few seconds), followed again
         // when it runs there.
-        {
+        if over {
             let mut looked = self.inner.mirror_looks.lock().unwrap_or_else(|e| e.into_inner());
             if looked.get(local).is_some_and(|at| at.elapsed() < LOOK_AGAIN) {
                 return Ok(false);
             }
             looked.insert(local.to_string(), std::time::Instant::now());
         }
-        let api = self.clone();
-        let local = local.to_string();
+        let Some(server) = self.remote_of(local).await? else { return Ok(false) };
+        if !over {
+            self.follow_mirror(local.to_string(), server);
+            return Ok(true);
+        }
+        let (api, local, remote_id) = (self.clone(), local.to_string(), link.session_id.clone());
         tokio::spawn(async move {
-            let Ok(Some(link)) = api.link_of(&local).await else { return };
-            if let Ok(snapshot) = server.snapshot(&link.session_id).await {
+            if let Ok(snapshot) = server.snapshot(&remote_id).await {
                 if !api.apply_snapshot(&local, snapshot).await {
                     api.follow_mirror(local, server);
                 }

@@ -633,27 +633,31 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "get_session",
         "A session with every task's state and every attempt (a timeline's data).",
         |api: Api, args: SessionArguments| async move {
-            // A mirror that is not over is followed again (the app restarted, say).
-            let following = api.keep_following(&args.session_id).await?;
-            api.blocking(move |db| {
-                let store = open(db)?;
-                let session = store.session(&args.session_id)?;
-                let attempts = store.attempts(&session.id)?;
-                let link = match &session.remote {
-                    Some(_) => Some(crate::mirror::link_state(&store, &session.id, following)?),
-                    None => None,
-                };
-                Ok(SessionView {
-                    tasks: store.task_nodes(&session.id)?,
-                    waiting: waiting(&attempts).map(|a| a.node.clone()).collect(),
-                    attempts,
-                    driven: following || runner::is_driven(&store, &session.id)?,
-                    restarts: store.restarts_of(&session.id)?,
-                    link,
-                    session,
+            let mut view = api
+                .blocking(move |db| {
+                    let store = open(db)?;
+                    let session = store.session(&args.session_id)?;
+                    let attempts = store.attempts(&session.id)?;
+                    Ok(SessionView {
+                        tasks: store.task_nodes(&session.id)?,
+                        waiting: waiting(&attempts).map(|a| a.node.clone()).collect(),
+                        attempts,
+                        driven: runner::is_driven(&store, &session.id)?,
+                        restarts: store.restarts_of(&session.id)?,
+                        link: None,
+                        session,
+                    })
                 })
-            })
-            .await
+                .await?;
+            if view.session.remote.is_some() {
+                // A mirror that is not over is followed again (the app restarted, say); its
+                // follower is what drives it here.
+                let following = api.keep_following(&view.session).await?;
+                let id = view.session.id.clone();
+                view.link = Some(api.blocking(move |db| crate::mirror::link_state(&open(db)?, &id, following)).await?);
+                view.driven = following;
+            }
+            Ok(view)
         },
     ));
     jobs.push(job(
