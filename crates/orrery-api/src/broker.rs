@@ -69,6 +69,11 @@ impl BrokerSettings {
         }
     }
 
+    /// How a run reaches the broker's agents over `dispatcher` (connected to [`Self::broker`]).
+    pub fn options(&self, dispatcher: Arc<Dispatcher>) -> BrokerOptions {
+        BrokerOptions { dispatcher, types: self.via_broker.clone(), policy: self.policy() }
+    }
+
     /// The settings kept in the store (defaults when none were saved).
     pub fn stored(store: &orrery_store::Store) -> Result<BrokerSettings, Failure> {
         match store.setting(SETTING)? {
@@ -113,7 +118,7 @@ impl Api {
                 d
             }
         };
-        Ok(Some(BrokerOptions { dispatcher, types: settings.via_broker.clone(), policy: settings.policy() }))
+        Ok(Some(settings.options(dispatcher)))
     }
 }
 

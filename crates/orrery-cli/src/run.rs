@@ -395,5 +395,5 @@ pub fn broker_settings(args: &BrokerArgs, db: &Path) -> Result<BrokerSettings> {
 async fn broker_options(settings: &BrokerSettings) -> Result<Option<BrokerOptions>> {
     let Some(address) = settings.validate().map_err(|f| anyhow::anyhow!("{}", f.message))? else { return Ok(None) };
     let dispatcher = Dispatcher::connect(&address, &format!("orrery-run-{}", std::process::id())).await?;
-    Ok(Some(BrokerOptions { dispatcher, types: settings.via_broker.clone(), policy: settings.policy() }))
+    Ok(Some(settings.options(dispatcher)))
 }
