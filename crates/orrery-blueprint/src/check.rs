@@ -3,6 +3,7 @@
 //! `orrery validate` prints and what the differential test compares with the reference.
 
 use crate::diagnostic::{self, Code, Diagnostic};
+use crate::fsio;
 use crate::load::{self, Loaded};
 use crate::span;
 use crate::validate::{self, Library};
@@ -30,8 +31,10 @@ pub struct Source {
 
 impl Source {
     /// Reads and loads a file; an unreadable file is an `Err` (the caller decides the exit).
+    /// Only a regular file of at most [`fsio::BLUEPRINT_LIMIT`] is read (see [`fsio`]): a FIFO,
+    /// a device or a folder is an error saying so, never a hang.
     pub fn read(path: &Path) -> std::io::Result<Source> {
-        let text = std::fs::read_to_string(path)?;
+        let text = fsio::read_blueprint(path)?;
         let loaded = load::load(&text).map_err(|e| e.diagnostics);
         Ok(Source { path: path.to_path_buf(), text, loaded })
     }
@@ -149,7 +152,8 @@ fn folder_library(file: &Path) -> std::io::Result<Vec<Source>> {
 }
 
 /// The blueprint files of `folder` (`*.json`, `except` left out) that load, by path. A folder
-/// that does not exist has none.
+/// that does not exist has none. Only regular files (or symlinks to them) are read: a FIFO,
+/// socket, device or folder named `*.json` is left out, as is a file that cannot be read.
 pub fn blueprints_in(folder: &Path, except: Option<&Path>) -> std::io::Result<Vec<Source>> {
     let entries = match std::fs::read_dir(folder) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -158,7 +162,10 @@ pub fn blueprints_in(folder: &Path, except: Option<&Path>) -> std::io::Result<Ve
     let mut found = Vec::new();
     for entry in entries {
         let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "json") && !except.is_some_and(|f| same_file(&path, f)) {
+        if path.extension().is_some_and(|e| e == "json")
+            && fsio::is_regular_file(&path)
+            && !except.is_some_and(|f| same_file(&path, f))
+        {
             if let Ok(source) = Source::read(&path) {
                 if source.loaded.is_ok() {
                     found.push(source);

@@ -6,6 +6,7 @@ pub mod check;
 pub mod condition;
 pub mod dataflow;
 pub mod diagnostic;
+pub mod fsio;
 pub mod graph;
 pub mod load;
 pub mod model;
