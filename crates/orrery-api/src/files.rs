@@ -2,16 +2,19 @@
 //! (so that a saved file diffs cleanly), and its layout beside it, never inside it.
 //!
 //! - `write_blueprint_file` writes the canonical text of a blueprint (its encoding kept)
-//!   atomically: a temporary file in the same folder, then a rename, so a crash never leaves a
-//!   half-written blueprint.
+//!   atomically (`orrery_blueprint::fsio::write_atomic`): a temporary file with a random name,
+//!   created exclusively in the same folder (a planted symlink is never followed), given the
+//!   file's mode, then a rename, so a crash never leaves a half-written blueprint.
 //! - The layout of `flow.json` lives in `flow.json.layout` (not `*.json`, so that globs of
 //!   blueprints do not pick it up): `{"orrery_layout": 1, "positions": {task id: [x, y]}}`,
 //!   task ids sorted, coordinates rounded to whole pixels, one task per line: moving one node
 //!   changes one line. A missing layout is no layout; an unreadable one is an error that names
-//!   the file and the line.
+//!   the file and the line (a layout that is not a regular file, or over 64 MiB, is refused
+//!   without blocking: `fsio`).
 
 use super::*;
 
+use orrery_blueprint::fsio;
 use std::collections::BTreeMap;
 
 /// The layout format's version.
@@ -70,18 +73,11 @@ pub fn layout_file(file: &Path) -> PathBuf {
     file.with_file_name(name)
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder and a rename.
+/// Writes `text` to `path` atomically: `fsio::write_atomic` (a random, exclusive temporary name
+/// in the same folder, never a planted symlink followed, the file's mode kept, then a rename).
 fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
-    let io =
-        |what: &str, p: &Path, e: std::io::Error| Failure::new("io", format!("cannot {what} {}: {e}", p.display()));
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| Failure::new("invalid_argument", "the path has no file name"))?;
-    let tmp = dir.join(format!(".{}.orrery-tmp", name.to_string_lossy()));
-    std::fs::write(&tmp, text).map_err(|e| io("write", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io("replace", path, e)
-    })
+    fsio::write_atomic(path, text.as_bytes())
+        .map_err(|e| Failure::new("io", format!("cannot write {}: {e}", path.display())))
 }
 
 fn layout_text(positions: &BTreeMap<String, Point>) -> String {
@@ -97,7 +93,7 @@ fn layout_text(positions: &BTreeMap<String, Point>) -> String {
 
 fn read_layout(file: &Path) -> Result<Layout, Failure> {
     let layout_file = layout_file(file);
-    let text = match std::fs::read_to_string(&layout_file) {
+    let text = match fsio::read_blueprint(&layout_file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Layout { layout_file, found: false, positions: BTreeMap::new() })
@@ -129,7 +125,9 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |api: Api, args: WriteArguments| async move {
             api.blocking(move |_| {
                 let text = crate::blueprints::canonical(&args.text, None)?;
-                let changed = std::fs::read(&args.file).map_or(true, |old| old != text.as_bytes());
+                // Only a regular file is compared (a FIFO there is refused by the write).
+                let old = fsio::read_limited(&args.file, fsio::BLUEPRINT_LIMIT);
+                let changed = old.map_or(true, |old| old != text.as_bytes());
                 if changed {
                     write_atomically(&args.file, &text)?;
                 }

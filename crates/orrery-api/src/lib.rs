@@ -62,6 +62,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub use log_growth::LOG_GREW;
+/// Safe file IO (ids as file names, bounded reads of regular files, atomic writes), for the shell.
+pub use orrery_blueprint::fsio;
 /// The kind of the event a prompt appends when it starts waiting for an answer.
 pub use orrery_engine::agents::interaction::PROMPT_WAITING;
 use orrery_engine::runner::{RunReport, SessionControl};

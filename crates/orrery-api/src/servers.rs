@@ -273,7 +273,7 @@ fn outgoing(files: &[PathBuf]) -> Result<Vec<Outgoing>, Failure> {
     let mut placed: HashSet<String> = HashSet::new();
     let given: HashSet<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
     for file in files {
-        let text = std::fs::read_to_string(file)
+        let text = orrery_blueprint::fsio::read_blueprint(file)
             .map_err(|e| Failure::new("io", format!("cannot read {}: {e}", file.display())))?;
         let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let beside = blueprints_in(folder, Some(file))

@@ -34,7 +34,7 @@ pub fn agent(
         id.unwrap_or_else(|| format!("orrery-{}-{}", if host.is_empty() { "host" } else { &host }, std::process::id()));
     let work_dir = match work_dir {
         Some(dir) => dir,
-        None => std::env::temp_dir().join(format!("orrery-agent-{id}")),
+        None => std::env::temp_dir().join(format!("orrery-agent-{}", orrery_blueprint::fsio::file_name(&id))),
     };
     std::fs::create_dir_all(&work_dir).with_context(|| format!("cannot create the work dir {}", work_dir.display()))?;
     let options = AgentOptions {

@@ -4,7 +4,7 @@
 use crate::{ExportFormat, GraphFormatArg, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::render::{self, GraphFormat};
-use orrery_blueprint::{check_sources, save, Diagnostic, Encoding, FileReport, Severity, Source};
+use orrery_blueprint::{check_sources, fsio, save, Diagnostic, Encoding, FileReport, Severity, Source};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -98,13 +98,10 @@ pub fn fmt(check: bool, files: &[PathBuf]) -> Result<u8> {
     Ok(code)
 }
 
-/// Writes through a temporary file in the same folder, so a crash never leaves half a file.
+/// Writes through a temporary file in the same folder, so a crash never leaves half a file
+/// (`fsio::write_atomic`: a random, exclusive temporary name, the file's mode kept).
 fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().context("no file name")?.to_string_lossy();
-    let tmp = dir.join(format!(".{name}.orrery-tmp"));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
+    fsio::write_atomic(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub fn export(to: ExportFormat, output: Option<&Path>, files: &[PathBuf]) -> Result<u8> {

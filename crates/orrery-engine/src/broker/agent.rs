@@ -304,9 +304,10 @@ async fn run(
     }
 }
 
-/// An assignment id as a file name: what is not a letter, digit, `.`, `-` or `_` becomes `_`.
+/// An assignment id as a file name: `fsio::file_name`, which keeps it in the work dir, bounds
+/// its length and gives distinct ids distinct names.
 fn file_stem(id: &str) -> String {
-    id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect()
+    orrery_blueprint::fsio::file_name(id)
 }
 
 #[cfg(test)]
@@ -327,6 +328,8 @@ mod tests {
             heartbeat: Duration::from_secs(1),
         };
         assert!(only_shell.offers("shell.run") && !only_shell.offers("system.sleep"));
-        assert_eq!(file_stem("bp.t@r/1#2"), "bp.t_r_1_2");
+        assert_eq!(file_stem("bp.t@r/1#2"), "bp.t%40r%2F1%232");
+        assert_ne!(file_stem("bp.t@r/1#2"), file_stem("bp.t_r_1_2"));
+        assert_eq!(file_stem(".."), "%2E.");
     }
 }

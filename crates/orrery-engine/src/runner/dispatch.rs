@@ -50,7 +50,7 @@ impl Runner {
         // same way without a read, so the log can be named before the attempt begins.
         self.attempt_counts[n] += 1;
         let attempt_no = self.attempt_counts[n];
-        let stem = self.work_dir.join(format!("{key}.attempt-{attempt_no}"));
+        let stem = self.work_dir.join(format!("{}.attempt-{attempt_no}", orrery_blueprint::fsio::file_name(&key)));
         let log_path = shell::attempt_file(&stem, "log");
         let input_sources = task
             .inputs
