@@ -344,7 +344,12 @@ async fn ask_path<R: Runtime>(app: &AppHandle<R>, dialog: Dialog) -> Option<Path
 }
 
 async fn read<R: Runtime>(window: &WebviewWindow<R>, recent: &Recent, path: PathBuf) -> Result<OpenedFile, IpcError> {
-    let text = tokio::fs::read_to_string(&path).await.map_err(|e| IpcError::io("read", &path, e))?;
+    // A regular file only, at most 64 MiB (a FIFO or a device is refused, never waited on).
+    let file = path.clone();
+    let text = tauri::async_runtime::spawn_blocking(move || orrery_api::fsio::read_blueprint(&file))
+        .await
+        .map_err(|e| IpcError::io("read", &path, std::io::Error::other(e)))?
+        .map_err(|e| IpcError::io("read", &path, e))?;
     remember(window.app_handle(), recent, &path);
     Ok(OpenedFile { path, text })
 }

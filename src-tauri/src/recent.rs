@@ -1,8 +1,11 @@
 //! The blueprint files opened or saved lately, newest first, at most [`MAX_RECENT`]: what the
 //! editor offers to open again. Kept in `recent.json` in Orrery's config folder, written
-//! atomically after each change; a list that cannot be read or written costs the list, never
-//! the file the user works on (a note on stderr says why).
+//! atomically after each change (`fsio::write_atomic`: a random exclusive temporary name, never
+//! a planted symlink followed, the file's mode kept) and read only when it is a regular file of
+//! at most 64 MiB; a list that cannot be read or written costs the list, never the file the
+//! user works on (a note on stderr says why).
 
+use orrery_api::fsio;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -20,7 +23,7 @@ impl Recent {
     pub fn load(file: Option<PathBuf>) -> Recent {
         let list = match &file {
             None => Vec::new(),
-            Some(path) => match std::fs::read_to_string(path) {
+            Some(path) => match fsio::read_to_string_limited(path, fsio::BLUEPRINT_LIMIT) {
                 Ok(text) => serde_json::from_str::<Vec<PathBuf>>(&text).unwrap_or_else(|e| {
                     eprintln!(
                         "orrery-desktop: the recent files list {} does not read ({e}); starting a new one",
@@ -69,9 +72,7 @@ fn keep(file: &Path, list: &[PathBuf]) -> std::io::Result<()> {
         std::fs::create_dir_all(folder)?;
     }
     let text = serde_json::to_string_pretty(list).map_err(std::io::Error::other)?;
-    let tmp = file.with_extension("json.tmp");
-    std::fs::write(&tmp, text + "\n")?;
-    std::fs::rename(&tmp, file)
+    fsio::write_atomic(file, (text + "\n").as_bytes())
 }
 
 #[cfg(test)]
@@ -96,6 +97,29 @@ mod tests {
             ["5.json", "11.json", "10.json", "9.json", "8.json", "7.json", "6.json", "4.json", "3.json", "2.json"]
         );
         assert!(again.contains(&dir.path().join("5.json")) && !again.contains(&dir.path().join("1.json")));
+    }
+
+    #[test]
+    fn the_list_is_never_written_through_a_planted_symlink_nor_read_from_a_fifo() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("recent.json");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        // The temporary name the list was written through before.
+        std::os::unix::fs::symlink(&victim, dir.path().join("recent.json.tmp")).unwrap();
+        std::fs::write(&file, "[]").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let recent = Recent::load(Some(file.clone()));
+        recent.add(Path::new("/a.json"));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "the symlink was followed");
+        assert_eq!(Recent::load(Some(file.clone())).list(), [PathBuf::from("/a.json")]);
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600, "its mode kept");
+
+        // A FIFO where the list should be: refused at once (not waited on), an empty list.
+        let fifo = dir.path().join("fifo.json");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert!(Recent::load(Some(fifo)).list().is_empty());
     }
 
     #[test]
