@@ -34,8 +34,8 @@ pub enum StoreError {
     #[error("no space left to write {path}: {detail}")]
     DiskFull { path: PathBuf, detail: String },
 
-    #[error("{path} is locked by another writer for longer than the busy timeout")]
-    Busy { path: PathBuf },
+    #[error("{path} is locked by another writer for too long: {detail}")]
+    Busy { path: PathBuf, detail: String },
 
     #[error("cannot migrate {path}: {message}")]
     Migration { path: PathBuf, message: String },
@@ -93,7 +93,10 @@ impl StoreError {
             ffi::SQLITE_NOTADB | ffi::SQLITE_CORRUPT => StoreError::Corrupt { path, detail },
             ffi::SQLITE_READONLY | ffi::SQLITE_PERM | ffi::SQLITE_AUTH => StoreError::ReadOnly { path, detail },
             ffi::SQLITE_FULL => StoreError::DiskFull { path, detail },
-            ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => StoreError::Busy { path },
+            ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => StoreError::Busy {
+                path,
+                detail: "another connection held it for longer than the busy timeout".into(),
+            },
             ffi::SQLITE_CANTOPEN if !writable(&path) => StoreError::ReadOnly { path, detail },
             ffi::SQLITE_IOERR if ffi_err.extended_code == ffi::SQLITE_IOERR_WRITE && no_space(&path) => {
                 StoreError::DiskFull { path, detail }

@@ -8,7 +8,10 @@
 //!   it from a blocking thread; nothing here needs an async runtime. Several `Store` handles
 //!   (several connections, several processes) may share one file: every write transaction is
 //!   `BEGIN IMMEDIATE`, so writers queue on the busy timeout instead of failing on a lock
-//!   upgrade, and counters such as event sequence numbers are computed inside that lock.
+//!   upgrade, and counters such as event sequence numbers are computed inside that lock. The
+//!   writers of one process first queue in arrival order (the `gate` module), so a burst waits
+//!   its turn instead of racing SQLite's busy handler until one writer loses for the whole
+//!   busy timeout.
 //! - **Written before announced.** Every state change the engine announces (session state,
 //!   task state, attempt start and settlement, progress, session data) is written in one
 //!   transaction together with the event that describes it, and the write returns that
@@ -58,6 +61,7 @@ mod control;
 mod data;
 mod error;
 mod events;
+mod gate;
 mod idempotency;
 pub mod migrations;
 mod progress;
@@ -110,8 +114,11 @@ pub struct StoreOptions {
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdSource>,
     pub synchronous: Synchronous,
-    /// How long a write waits for another connection's write lock before `busy`.
+    /// How long a write waits for another process's write lock before `busy`.
     pub busy_timeout: Duration,
+    /// How long a write waits for its turn behind the other writers of this process before
+    /// `busy` (the `gate` module).
+    pub write_queue_timeout: Duration,
     /// A cap on the database size in pages (`PRAGMA max_page_count`); writes beyond it fail as
     /// `disk_full`. A quota, and the honest way for tests to fill the "disk".
     pub max_page_count: Option<u32>,
@@ -124,6 +131,7 @@ impl Default for StoreOptions {
             ids: Arc::new(UuidV7Ids),
             synchronous: Synchronous::Full,
             busy_timeout: Duration::from_secs(5),
+            write_queue_timeout: Duration::from_secs(60),
             max_page_count: None,
         }
     }
@@ -138,6 +146,11 @@ pub struct Store {
     synchronous: Synchronous,
     /// The level of the batch open between [`Store::begin_batch`] and [`Store::commit_batch`].
     batch: Option<Synchronous>,
+    /// The line of this process's writers of the file, and this store's turn while its batch is
+    /// open.
+    gate: Arc<gate::Gate>,
+    turn: Option<gate::Turn>,
+    write_queue_timeout: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -171,11 +184,65 @@ impl Store {
         };
         Ok(Store {
             conn,
+            gate: gate::Gate::of(path)?,
             path: path.to_path_buf(),
             clock: options.clock,
             ids: options.ids,
             synchronous: options.synchronous,
             batch: None,
+            turn: None,
+            write_queue_timeout: options.write_queue_timeout,
+        })
+    }
+
+    /// Opens an existing store only to read it, for a store this process may not write (its
+    /// file or folder read-only, another user's): listing and inspecting sessions work, every
+    /// write is refused as `read_only`. When SQLite cannot open it read-only in place (a WAL
+    /// database whose `-shm` file is missing and cannot be created in a read-only folder), it
+    /// is opened as immutable: nobody can be writing it, since nobody can write its folder.
+    /// A store whose schema is older or newer than this code's is refused (`migration`): it
+    /// cannot be migrated without writing.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let options = StoreOptions::default();
+        if !path.is_file() {
+            return Err(StoreError::NotFound { what: "task store", id: path.display().to_string() });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let check = |conn: Connection| -> Result<Connection, StoreError> {
+            conn.busy_timeout(options.busy_timeout).at(path)?;
+            let version = migrations::schema_version(&conn, path)?;
+            if version != migrations::SCHEMA_VERSION {
+                return Err(StoreError::Migration {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "its schema is version {version} and this Orrery reads version {}; it cannot be \
+                         migrated read-only (open it once where it is writable)",
+                        migrations::SCHEMA_VERSION
+                    ),
+                });
+            }
+            Ok(conn)
+        };
+        let in_place = Connection::open_with_flags(path, flags).at(path).and_then(check);
+        let conn = match in_place {
+            Ok(conn) => conn,
+            Err(StoreError::Migration { path, message }) => return Err(StoreError::Migration { path, message }),
+            Err(_) => {
+                let absolute = std::path::absolute(path).map_err(|e| StoreError::io(path, e))?;
+                let uri = format!("file:{}?immutable=1", uri_path(&absolute));
+                check(Connection::open_with_flags(uri, flags).at(path)?)?
+            }
+        };
+        Ok(Store {
+            conn,
+            gate: gate::Gate::of(path)?,
+            path: path.to_path_buf(),
+            clock: options.clock,
+            ids: options.ids,
+            synchronous: options.synchronous,
+            batch: None,
+            turn: None,
+            write_queue_timeout: options.write_queue_timeout,
         })
     }
 
@@ -237,6 +304,7 @@ impl Store {
             Some(_) => self.commit_batch()?,
             None => {}
         }
+        let turn = self.gate.enter(self.write_queue_timeout, &self.path)?;
         if level != self.synchronous {
             self.conn.pragma_update(None, "synchronous", "NORMAL").at(&self.path)?;
         }
@@ -245,6 +313,7 @@ impl Store {
             return Err(e);
         }
         self.batch = Some(level);
+        self.turn = Some(turn);
         Ok(())
     }
 
@@ -266,6 +335,7 @@ impl Store {
         if committed.is_err() && !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+        self.turn = None;
         if level != self.synchronous {
             self.restore_synchronous()?;
         }
@@ -278,6 +348,7 @@ impl Store {
         if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+        self.turn = None;
         if level != self.synchronous {
             let _ = self.restore_synchronous();
         }
@@ -307,6 +378,8 @@ impl Store {
             savepoint.commit().at(&self.path)?;
             return Ok(answer);
         }
+        // The turn is given back once the transaction has ended, committed or rolled back.
+        let _turn = self.gate.enter(self.write_queue_timeout, &self.path)?;
         let sql = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).at(&self.path)?;
         let answer = f(&Tx { sql: &sql, path: &self.path, now_ms, ids: &*self.ids })?;
         sql.commit().at(&self.path)?;
@@ -324,6 +397,21 @@ impl Store {
         tx.finish().at(&self.path)?;
         Ok(answer)
     }
+}
+
+/// A path as the path part of an SQLite `file:` URI: every byte but unreserved ones and `/`
+/// percent-encoded (`?`, `#` and `%` in a file name would otherwise end or change it).
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// One write transaction with the time and ids it may use.

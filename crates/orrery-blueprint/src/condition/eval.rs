@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::time::Instant;
 
 use rustpython_parser::ast::{self, Constant, Expr};
 
@@ -14,6 +15,11 @@ pub(crate) struct Interpreter<'a> {
     namespace: &'a Namespace,
     pub(super) limits: &'a Limits,
     steps: u64,
+    /// The step count at which the clock is read next.
+    next_clock_check: u64,
+    deadline: Option<Instant>,
+    /// Bytes of the values built so far ([`Limits::max_memory_bytes`]).
+    memory: u64,
     depth: usize,
     /// Namespace values converted on first use, so a name read twice is the same object.
     converted: HashMap<&'a str, Value>,
@@ -23,16 +29,70 @@ pub(crate) struct Interpreter<'a> {
 
 impl<'a> Interpreter<'a> {
     pub fn new(namespace: &'a Namespace, limits: &'a Limits) -> Self {
-        Self { namespace, limits, steps: 0, depth: 0, converted: HashMap::new(), locals: Vec::new() }
+        Self {
+            namespace,
+            limits,
+            steps: 0,
+            next_clock_check: CLOCK_EVERY,
+            deadline: Instant::now().checked_add(limits.max_time),
+            memory: 0,
+            depth: 0,
+            converted: HashMap::new(),
+            locals: Vec::new(),
+        }
     }
 
-    /// Charges `count` steps against [`Limits::max_steps`].
+    /// Charges `count` steps against [`Limits::max_steps`], and reads the clock against
+    /// [`Limits::max_time`] every few thousand steps.
     pub fn charge(&mut self, count: u64) -> Result<(), EvalError> {
         self.steps = self.steps.saturating_add(count);
         if self.steps > self.limits.max_steps {
-            return Err(EvalError::limit(format!("evaluation took more than {} steps", self.limits.max_steps)));
+            return Err(EvalError::limit(format!(
+                "the condition exceeds its work budget of {} steps",
+                self.limits.max_steps
+            )));
+        }
+        if self.steps >= self.next_clock_check {
+            self.next_clock_check = self.steps.saturating_add(CLOCK_EVERY);
+            self.check_clock()?;
         }
         Ok(())
+    }
+
+    fn check_clock(&self) -> Result<(), EvalError> {
+        if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            return Err(EvalError::limit(format!(
+                "the condition exceeds its time budget of {}",
+                human_duration(self.limits.max_time)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Charges `bytes` of newly built values against [`Limits::max_memory_bytes`].
+    pub fn charge_memory(&mut self, bytes: u64) -> Result<(), EvalError> {
+        self.memory = self.memory.saturating_add(bytes);
+        if self.memory > self.limits.max_memory_bytes {
+            return Err(EvalError::limit(format!(
+                "the condition exceeds its memory budget of {} (the values it builds, added up)",
+                human_bytes(self.limits.max_memory_bytes)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Charges what `value` holds that nothing else holds: the parts an operation just built.
+    /// Call it while the operation's operands are still alive, so that what the result shares
+    /// with them is not counted.
+    pub fn charge_fresh(&mut self, value: &Value) -> Result<(), EvalError> {
+        let bytes = value::fresh_bytes(value);
+        self.charge_memory(bytes)
+    }
+
+    /// Bytes of memory charged so far.
+    #[cfg(test)]
+    pub fn memory_charged(&self) -> u64 {
+        self.memory
     }
 
     pub fn check_len(&self, len: usize) -> Result<(), EvalError> {
@@ -80,7 +140,11 @@ impl<'a> Interpreter<'a> {
         // Each arm lives in its own function: in debug builds a single big match gives every
         // recursion level the stack frame of all arms together.
         match expr {
-            Expr::Constant(constant) => constant_value(&constant.value),
+            Expr::Constant(constant) => {
+                let value = constant_value(&constant.value)?;
+                self.charge_fresh(&value)?;
+                Ok(value)
+            }
             Expr::Name(name) => self.lookup(name.id.as_str()),
             Expr::BoolOp(node) => self.eval_boolop(node),
             Expr::UnaryOp(node) => self.eval_unary(node),
@@ -120,14 +184,18 @@ impl<'a> Interpreter<'a> {
     #[inline(never)]
     fn eval_unary(&mut self, unary: &'a ast::ExprUnaryOp) -> Result<Value, EvalError> {
         let operand = self.eval(&unary.operand)?;
-        ops::unary(unary.op, &operand)
+        let result = ops::unary(unary.op, &operand)?;
+        self.charge_fresh(&result)?;
+        Ok(result)
     }
 
     #[inline(never)]
     fn eval_binop(&mut self, binop: &'a ast::ExprBinOp) -> Result<Value, EvalError> {
         let left = self.eval(&binop.left)?;
         let right = self.eval(&binop.right)?;
-        ops::binary(self, binop.op, &left, &right)
+        let result = ops::binary(self, binop.op, &left, &right)?;
+        self.charge_fresh(&result)?;
+        Ok(result)
     }
 
     #[inline(never)]
@@ -157,10 +225,19 @@ impl<'a> Interpreter<'a> {
     #[inline(never)]
     fn eval_display(&mut self, expr: &'a Expr) -> Result<Value, EvalError> {
         match expr {
-            Expr::List(list) => Ok(Value::list(self.eval_elements(&list.elts)?)),
-            Expr::Tuple(tuple) => Ok(Value::tuple(self.eval_elements(&tuple.elts)?)),
+            Expr::List(list) => {
+                let items = self.eval_elements(&list.elts)?;
+                self.charge_memory(value::vec_bytes(items.len()))?;
+                Ok(Value::list(items))
+            }
+            Expr::Tuple(tuple) => {
+                let items = self.eval_elements(&tuple.elts)?;
+                self.charge_memory(value::vec_bytes(items.len()))?;
+                Ok(Value::tuple(items))
+            }
             Expr::Set(set) => {
                 let items = self.eval_elements(&set.elts)?;
+                self.charge_memory(value::map_bytes(items.len()))?;
                 Ok(Value::Set(Rc::new(build_set(items)?)))
             }
             Expr::Dict(dict) => {
@@ -173,6 +250,7 @@ impl<'a> Interpreter<'a> {
                     let value = self.eval(value)?;
                     insert_dict(&mut out, key, value)?;
                 }
+                self.charge_memory(value::map_bytes(out.len()))?;
                 Ok(Value::Dict(Rc::new(out)))
             }
             _ => unreachable!("eval_display is only called for displays"),
@@ -186,16 +264,22 @@ impl<'a> Interpreter<'a> {
             let lower = self.eval_optional(slice.lower.as_deref())?;
             let upper = self.eval_optional(slice.upper.as_deref())?;
             let step = self.eval_optional(slice.step.as_deref())?;
-            return ops::slice(self, &container, &lower, &upper, &step);
+            let result = ops::slice(self, &container, &lower, &upper, &step)?;
+            self.charge_fresh(&result)?;
+            return Ok(result);
         }
         let index = self.eval(&subscript.slice)?;
-        ops::subscript(&container, &index)
+        let result = ops::subscript(&container, &index)?;
+        self.charge_fresh(&result)?;
+        Ok(result)
     }
 
     #[inline(never)]
     fn eval_attribute(&mut self, attribute: &'a ast::ExprAttribute) -> Result<Value, EvalError> {
         let object = self.eval(&attribute.value)?;
-        builtins::attribute(object, attribute.attr.as_str())
+        let result = builtins::attribute(object, attribute.attr.as_str())?;
+        self.charge_memory(value::SLOT_BYTES)?;
+        Ok(result)
     }
 
     #[inline(never)]
@@ -218,7 +302,13 @@ impl<'a> Interpreter<'a> {
             };
             kwargs.push((name.as_str(), self.eval(&keyword.value)?));
         }
-        builtins::call(self, &function, args, kwargs)
+        // The arguments stay alive while the result is measured: what it shares with them
+        // (elements copied into a new list, say) was counted when they were built.
+        let operands: Vec<Value> = args.iter().chain(kwargs.iter().map(|(_, value)| value)).cloned().collect();
+        let result = builtins::call(self, &function, args, kwargs)?;
+        self.charge_fresh(&result)?;
+        drop(operands);
+        Ok(result)
     }
 
     #[inline(never)]
@@ -229,6 +319,7 @@ impl<'a> Interpreter<'a> {
                 self.comprehension(&comp.generators, &mut |interpreter| {
                     let item = interpreter.eval(&comp.elt)?;
                     out.push(item);
+                    interpreter.charge_memory(value::SLOT_BYTES)?;
                     interpreter.check_len(out.len())
                 })?;
                 Ok(Value::list(out))
@@ -238,6 +329,7 @@ impl<'a> Interpreter<'a> {
                 self.comprehension(&comp.generators, &mut |interpreter| {
                     let item = interpreter.eval(&comp.elt)?;
                     out.push(item);
+                    interpreter.charge_memory(value::SLOT_BYTES + value::ENTRY_BYTES)?;
                     interpreter.check_len(out.len())
                 })?;
                 Ok(Value::Set(Rc::new(build_set(out)?)))
@@ -248,6 +340,7 @@ impl<'a> Interpreter<'a> {
                     let key = interpreter.eval(&comp.key)?;
                     let value = interpreter.eval(&comp.value)?;
                     insert_dict(&mut out, key, value)?;
+                    interpreter.charge_memory(value::ENTRY_BYTES)?;
                     interpreter.check_len(out.len())
                 })?;
                 Ok(Value::Dict(Rc::new(out)))
@@ -269,9 +362,11 @@ impl<'a> Interpreter<'a> {
                         },
                         other => value::to_str(&self.eval(other)?)?,
                     };
+                    self.charge_memory(piece.len() as u64)?;
                     out.push_str(&piece);
                     self.check_str_bytes(out.len())?;
                 }
+                self.charge_memory(value::str_bytes(out.len()))?;
                 Ok(Value::str(out))
             }
             Expr::FormattedValue(formatted) => {
@@ -283,6 +378,7 @@ impl<'a> Interpreter<'a> {
                     ast::ConversionFlag::Repr | ast::ConversionFlag::Ascii => value::repr(&value)?,
                     _ => value::to_str(&value)?,
                 };
+                self.charge_memory(value::str_bytes(text.len()))?;
                 Ok(Value::str(text))
             }
             _ => unreachable!("eval_fstring is only called for f-strings"),
@@ -316,6 +412,7 @@ impl<'a> Interpreter<'a> {
         }
         if let Some((key, json)) = self.namespace.entry(name) {
             let value = Value::from_json(json);
+            self.charge_fresh(&value)?;
             self.converted.insert(key, value.clone());
             return Ok(value);
         }
@@ -385,6 +482,27 @@ impl<'a> Interpreter<'a> {
             }
             _ => Err(EvalError::unsupported("only names and tuples of names can be comprehension targets")),
         }
+    }
+}
+
+/// How many steps pass between two readings of the clock.
+const CLOCK_EVERY: u64 = 1 << 12;
+
+fn human_bytes(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn human_duration(duration: std::time::Duration) -> String {
+    if duration.subsec_nanos() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
     }
 }
 

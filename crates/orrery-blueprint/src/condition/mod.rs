@@ -11,6 +11,8 @@
 //!
 //! Known differences from the reference are listed in `tests/condition_differential.rs`.
 
+#[cfg(test)]
+mod budget_tests;
 mod builtins;
 mod eval;
 mod ops;
@@ -161,7 +163,29 @@ impl From<serde_json::Map<String, serde_json::Value>> for Namespace {
 }
 
 /// Bounds on one evaluation. Exceeding any of them is [`EvalErrorKind::LimitExceeded`],
-/// raised before the work or allocation happens.
+/// raised before the work or allocation happens where its size is known beforehand (a string
+/// product, a range materialised), else as soon as the value that crosses it is built.
+///
+/// The per-value limits (`max_collection_len`, `max_string_bytes`, `max_int_bits`) bound one
+/// value; the budgets bound the whole evaluation, so that many values each under its limit
+/// (`['a' * 262000 + str(i) for i in range(1000000)]`, 262 GB) cannot add up:
+///
+/// - `max_memory_bytes` (default 64 MiB) counts every value the evaluation builds, when it is
+///   built: strings by their bytes, lists, tuples, dicts and sets by their slots, big integers
+///   by their digits, namespace values when first converted, and the element copies that
+///   iterating, comprehensions and builtins make. A value shared with an existing one (a name
+///   read again, an element taken from a list) costs nothing; nothing is given back when a
+///   value is dropped, so the budget also bounds the allocation work. Scratch space inside one
+///   builtin call (the order `sorted` computes, say) is not counted: it is bounded by the
+///   per-value limits.
+/// - `max_steps` (default 10 million) counts expression nodes evaluated plus elements
+///   iterated, compared, copied or sorted.
+/// - `max_time` (default 5 s) is a deadline on the wall clock, checked as steps are counted:
+///   a backstop for work the step count undervalues.
+///
+/// They are far above what a real condition needs (a comparison of a few outputs uses a few
+/// hundred bytes and steps); a condition over one fails with a message naming the budget and
+/// its size, and the engine fails its task (or its scope's while check) with that message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Nesting of evaluation (expression depth plus nested comprehensions and containers).
@@ -174,6 +198,10 @@ pub struct Limits {
     pub max_string_bytes: usize,
     /// Bits in any integer that evaluation builds.
     pub max_int_bits: u64,
+    /// Bytes of all the values one evaluation builds, added up (never given back).
+    pub max_memory_bytes: u64,
+    /// Wall-clock time one evaluation may take.
+    pub max_time: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -184,6 +212,8 @@ impl Default for Limits {
             max_collection_len: 1_000_000,
             max_string_bytes: 16 << 20,
             max_int_bits: 1 << 18,
+            max_memory_bytes: 64 << 20,
+            max_time: std::time::Duration::from_secs(5),
         }
     }
 }

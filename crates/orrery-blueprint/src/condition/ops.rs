@@ -398,6 +398,7 @@ pub(crate) fn compare(
     left: &Value,
     right: &Value,
 ) -> Result<Value, EvalError> {
+    interpreter.charge(comparison_cost(op, left, right))?;
     let result = match op {
         CmpOp::Eq => py_eq(left, right),
         CmpOp::NotEq => !py_eq(left, right),
@@ -442,11 +443,33 @@ pub(crate) fn compare(
     Ok(Value::Bool(result))
 }
 
+/// The elements a comparison may visit, for the step count: the shorter operand's for an
+/// ordering or equality of containers, a 64th of the bytes for strings. (`in` is counted by
+/// [`contains`].)
+fn comparison_cost(op: CmpOp, left: &Value, right: &Value) -> u64 {
+    if matches!(op, CmpOp::In | CmpOp::NotIn | CmpOp::Is | CmpOp::IsNot) {
+        return 0;
+    }
+    let size = |value: &Value| -> u64 {
+        match value {
+            Value::Str(s) => s.len() as u64 / 64,
+            Value::List(items) | Value::Tuple(items) => items.len() as u64,
+            Value::Dict(d) => d.len() as u64,
+            Value::Set(s) => s.len() as u64,
+            _ => 0,
+        }
+    };
+    size(left).min(size(right))
+}
+
 /// Python `item in container`.
 pub(crate) fn contains(interpreter: &mut Interpreter, container: &Value, item: &Value) -> Result<bool, EvalError> {
     match container {
         Value::Str(haystack) => match item {
-            Value::Str(needle) => Ok(haystack.contains(&**needle)),
+            Value::Str(needle) => {
+                interpreter.charge(haystack.len() as u64 / 64)?;
+                Ok(haystack.contains(&**needle))
+            }
             other => Err(EvalError::type_error(format!(
                 "'in <string>' requires string as left operand, not {}",
                 other.type_name()
@@ -600,7 +623,9 @@ pub(crate) fn iterate(interpreter: &mut Interpreter, iterable: &Value) -> Result
     let items = match iterable {
         Value::List(items) | Value::Tuple(items) => (**items).clone(),
         Value::Str(text) => {
-            interpreter.check_len(text.len().min(text.chars().count()))?;
+            let len = text.chars().count();
+            interpreter.check_len(len)?;
+            interpreter.charge_memory(value::vec_bytes(len) + len as u64 * value::str_bytes(4))?;
             text.chars().map(|c| Value::str(c.to_string())).collect()
         }
         Value::Dict(dict) => dict.values().map(|(key, _)| key.clone()).collect(),
@@ -609,10 +634,15 @@ pub(crate) fn iterate(interpreter: &mut Interpreter, iterable: &Value) -> Result
             let len = range.len();
             interpreter.check_len(usize::try_from(len).unwrap_or(usize::MAX))?;
             interpreter.charge(len)?;
+            interpreter.charge_memory(value::vec_bytes(len as usize))?;
             (0..len).map(|i| Value::int(range.get(i))).collect()
         }
         other => return Err(EvalError::type_error(format!("'{}' object is not iterable", other.type_name()))),
     };
     interpreter.charge(items.len() as u64)?;
+    // The copy of the elements (a range's and a string's were counted before they were made).
+    if !matches!(iterable, Value::Range(_) | Value::Str(_)) {
+        interpreter.charge_memory(value::vec_bytes(items.len()))?;
+    }
     Ok(items)
 }

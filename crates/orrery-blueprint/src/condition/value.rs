@@ -247,6 +247,109 @@ impl Value {
     }
 }
 
+/// Bytes one element slot of a list or tuple takes.
+pub(crate) const SLOT_BYTES: u64 = std::mem::size_of::<Value>() as u64;
+/// Bytes one entry of a dict or set takes: its hash key, its key and value, its index slot.
+pub(crate) const ENTRY_BYTES: u64 = (std::mem::size_of::<Key>() + 2 * std::mem::size_of::<Value>() + 16) as u64;
+/// Bytes of the header of a shared allocation (an `Rc`'s counts).
+const RC_BYTES: u64 = 16;
+
+pub(crate) fn str_bytes(len: usize) -> u64 {
+    RC_BYTES + len as u64
+}
+
+pub(crate) fn vec_bytes(len: usize) -> u64 {
+    RC_BYTES + 24 + len as u64 * SLOT_BYTES
+}
+
+pub(crate) fn map_bytes(len: usize) -> u64 {
+    RC_BYTES + 64 + len as u64 * ENTRY_BYTES
+}
+
+fn int_heap_bytes(i: &BigInt) -> u64 {
+    let bits = i.bits();
+    if bits > 64 {
+        bits.div_ceil(64) * 8
+    } else {
+        0
+    }
+}
+
+fn key_heap_bytes(key: &Key) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![key];
+    while let Some(key) = stack.pop() {
+        match key {
+            Key::Int(i) => total += int_heap_bytes(i),
+            Key::Tuple(items) => {
+                total += items.len() as u64 * std::mem::size_of::<Key>() as u64;
+                stack.extend(items.iter());
+            }
+            _ => {}
+        }
+    }
+    total
+}
+
+/// The bytes of `value` that nothing else holds: the parts of it built since its operands
+/// (which must still be alive) were. A shared part (an `Rc` held elsewhere too) is not
+/// entered: it was counted when it was built. Iterative, so a deep value cannot overflow the
+/// stack.
+pub(crate) fn fresh_bytes(value: &Value) -> u64 {
+    let mut total = 0u64;
+    let mut stack: Vec<&Value> = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Int(i) => total += int_heap_bytes(i),
+            Value::Str(s) if Rc::strong_count(s) == 1 => total += str_bytes(s.len()),
+            Value::List(items) | Value::Tuple(items) if Rc::strong_count(items) == 1 => {
+                total += vec_bytes(items.len());
+                for item in items.iter() {
+                    match item {
+                        Value::Int(i) => total += int_heap_bytes(i),
+                        item if !is_scalar(item) => stack.push(item),
+                        _ => {}
+                    }
+                }
+            }
+            Value::Dict(dict) if Rc::strong_count(dict) == 1 => {
+                total += map_bytes(dict.len());
+                for (hashed, (key, value)) in dict.iter() {
+                    total += key_heap_bytes(hashed);
+                    match key {
+                        // A string key is held twice, as the hash key and as the key object.
+                        Value::Str(s) if Rc::strong_count(s) <= 2 => total += str_bytes(s.len()),
+                        Value::Str(_) => {}
+                        other => stack.push(other),
+                    }
+                    if !is_scalar(value) {
+                        stack.push(value);
+                    }
+                }
+            }
+            Value::Set(set) if Rc::strong_count(set) == 1 => {
+                total += map_bytes(set.len());
+                for (hashed, item) in set.iter() {
+                    total += key_heap_bytes(hashed);
+                    match item {
+                        Value::Str(s) if Rc::strong_count(s) <= 2 => total += str_bytes(s.len()),
+                        Value::Str(_) => {}
+                        other => stack.push(other),
+                    }
+                }
+            }
+            Value::Method(method) if Rc::strong_count(method) == 1 => total += RC_BYTES + SLOT_BYTES,
+            _ => {}
+        }
+    }
+    total
+}
+
+/// A value with nothing on the heap but (perhaps) a big integer's digits.
+fn is_scalar(value: &Value) -> bool {
+    matches!(value, Value::None | Value::Bool(_) | Value::Float(_) | Value::Range(_) | Value::Builtin(_))
+}
+
 /// A number with bool folded into int.
 #[derive(Clone, Debug)]
 pub(crate) enum Number {

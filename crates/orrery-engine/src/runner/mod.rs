@@ -50,6 +50,13 @@
 //!   A `Finishing` run is settled the same way (its completion never landed). A cancelled
 //!   attempt records the exit code its agent reported: 130 for a process that was cancelled,
 //!   the real one for a process that had already ended; none for runs without a process.
+//! - **The runner's own failure.** When the loop itself fails (the store refuses a write: the
+//!   disk is full, another process held the lock past the busy timeout), the open batch is
+//!   rolled back, the processes in flight are stopped, and the session is set `failed` with
+//!   that error (`TASK_DISPATCH_FAILED`, "the runner could not go on: ...") in a transaction of
+//!   its own, tried three times a second apart. A session is never left `running` with no
+//!   runner and no word; `resume` (retry from failure) settles its open attempts as after a
+//!   crash.
 //! - **Stop.** [`SessionControl`] (cloneable, given in [`RunOptions::control`]) stops the
 //!   session from outside: [`SessionControl::stop`] makes the runner cancel and settle every
 //!   run in flight exactly as after a failure (attempts `cancelled`, exit code 130 for
@@ -401,6 +408,9 @@ fn log_warning(log_path: &Path, message: &str) {
 /// Where the session stands after a step.
 type Step = Result<Option<ErrorRecord>, RunError>;
 
+/// How many times a runner whose loop failed tries to record that on its session.
+const RECORD_TRIES: u32 = 3;
+
 fn error_record(code: ErrorCode, message: impl Into<String>) -> ErrorRecord {
     ErrorRecord { code: code.as_str().to_string(), message: message.into(), details: None }
 }
@@ -507,17 +517,45 @@ impl Runner {
 
     /// Writes the `initial` node states, sets the session RUNNING and drives it to its end.
     /// Runs the session (see [`Runner::run_to_end`]), then lets go of its lease, whatever
-    /// happened: an error leaves nothing of its unfinished round in the store.
+    /// happened: an error leaves nothing of its unfinished round in the store, and the session
+    /// says why it ended ([`Runner::record_runner_error`]).
     async fn run(&mut self, initial: Vec<(usize, NodeState)>) -> Result<RunReport, RunError> {
-        let result = self.run_to_end(initial).await;
-        if result.is_err() {
+        let mut result = self.run_to_end(initial).await;
+        if let Err(error) = &result {
             self.db.abandon().await;
             self.abandon_in_flight().await;
+            if let Some(report) = self.record_runner_error(error).await {
+                result = Ok(report);
+            }
         }
         let released = self.db.release_lease(&self.session_id).await;
         let report = result?;
         released?;
         Ok(report)
+    }
+
+    /// After an error that ended the loop (the store refused a write, say): the session is set
+    /// `failed` with that error in a transaction of its own, tried [`RECORD_TRIES`] times a
+    /// second apart, so that it is never left `running` with no runner and no word. Its
+    /// attempts still open are settled by the next resume (retry from failure), as after a
+    /// crash. `None` when even that could not be written: the caller answers the error.
+    async fn record_runner_error(&self, error: &RunError) -> Option<RunReport> {
+        let record = error_record(ErrorCode::TaskDispatchFailed, format!("the runner could not go on: {error}"));
+        for tried in 0..RECORD_TRIES {
+            if tried > 0 {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            let written = match self.set_session(SessionState::Failed, Some(record.clone())).await {
+                Ok(()) => self.db.flush().await,
+                Err(e) => Err(e),
+            };
+            if written.is_ok() {
+                let session_id = self.session_id.clone();
+                return Some(RunReport { session_id, state: SessionState::Failed, error: Some(record) });
+            }
+            self.db.abandon().await;
+        }
+        None
     }
 
     async fn run_to_end(&mut self, initial: Vec<(usize, NodeState)>) -> Result<RunReport, RunError> {

@@ -127,6 +127,26 @@ fn a_read_only_folder_is_reported_as_read_only() {
 }
 
 #[test]
+fn a_store_in_a_read_only_folder_can_still_be_listed_and_read_but_not_written() {
+    let mut fixture = Fixture::open();
+    let session = fixture.session();
+    let path = fixture.path();
+    let folder = path.parent().unwrap().to_path_buf();
+    drop(fixture.store);
+    assert!(!folder.join("orrery.db-shm").exists(), "closed cleanly: no -shm file is left to read with");
+    let _guard = Unwritable::new(&folder);
+    let mut store = Store::open_read_only(&path).expect("a read-only store opens to be read");
+    let listed = store.sessions(&orrery_store::SessionFilter::default()).expect("its sessions are listed");
+    assert_eq!(listed.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [session.id.as_str()]);
+    assert_eq!(store.events_after(&session.id, 0, 200).unwrap().len(), 1, "its events are read");
+    let note = NewEvent { kind: "note".into(), run_id: None, payload: json!({}) };
+    let err = store.append_event(&session.id, &note, None).expect_err("nothing is written");
+    assert_eq!(err.code(), "read_only", "{err}");
+    let err = Store::open_read_only(&folder.join("missing.db")).expect_err("a missing store is not created");
+    assert_eq!(err.code(), "not_found", "{err}");
+}
+
+#[test]
 fn sqlite_opened_read_only_by_the_os_is_reported_as_read_only() {
     // The same mapping seen from SQLite's side: a write through a read-only connection.
     let fixture = Fixture::open();

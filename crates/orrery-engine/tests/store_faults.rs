@@ -1,0 +1,52 @@
+//! The runner when the store refuses it: another process holds the write lock past the busy
+//! timeout while a task runs. The session must say why it ended (never `running` with no runner
+//! and no word), and retry from failure must finish it.
+
+use std::time::Duration;
+
+use orrery_blueprint::SessionState;
+use orrery_engine::runner::{resume_session, run_session};
+use serde_json::Map;
+
+mod common;
+use common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_the_store_refuses_records_why_on_the_session_and_resume_finishes_it() {
+    let fx = Fixture::new();
+    let root = blueprint("held", vec![start(), sh("slow", "sleep 1", "start"), end("slow")]);
+    let (valid, library) = valid(&root, &[]);
+    let (options, mut receiver) = fx.options(None);
+    let db = fx.db();
+    let run = tokio::spawn(async move { run_session(&db, valid, library, Map::new(), options).await });
+    let started = wait_for_attempt(&mut receiver, "held.slow").await;
+
+    // Another process's writer (a bare connection: it does not queue with this process's
+    // writers) takes the lock while `slow` runs and keeps it past the 5 s busy timeout.
+    let blocker = rusqlite::Connection::open(fx.db()).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let holder = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(7));
+        blocker.execute_batch("ROLLBACK").unwrap();
+    });
+    let report = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the runner ended in time")
+        .unwrap()
+        .expect("the runner answers a report: it recorded its failure");
+    holder.join().unwrap();
+    assert_eq!(report.state, SessionState::Failed);
+    let error = report.error.expect("the report says why");
+    assert!(error.message.contains("could not go on") && error.message.contains("busy"), "{}", error.message);
+
+    let session = fx.store().session(&started.session_id).unwrap();
+    assert_eq!(session.state, SessionState::Failed, "the store says it too");
+    assert_eq!(session.last_error.as_ref().map(|e| e.message.as_str()), Some(error.message.as_str()));
+
+    let (options, _) = fx.options(None);
+    let resumed = tokio::time::timeout(Duration::from_secs(60), resume_session(&fx.db(), &started.session_id, options))
+        .await
+        .expect("the resume ended in time")
+        .expect("the session resumes");
+    assert_eq!(resumed.state, SessionState::Completed);
+}
