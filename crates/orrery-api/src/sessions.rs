@@ -454,6 +454,11 @@ impl Api {
                 Ok(Err(e)) => Err(e.to_string()),
                 Err(e) => Err(format!("the runner failed: {e}")),
             };
+            if let Err(why) = &ended {
+                // The runner could not even record this on the session: say it where the
+                // server's operator looks.
+                eprintln!("orrery: session {id} was left unfinished: {why}");
+            }
             // Every event of the session reaches `subscribe` before it counts as ended: a
             // `wait_all` caller (a server shutting down) may rely on having seen them all.
             let _ = forwarder.await;

@@ -5,10 +5,15 @@ use anyhow::{Context, Result};
 use orrery_store::{SessionFilter, Store};
 use std::path::PathBuf;
 
-/// The task store a read-only command uses, opened.
+/// The task store a read-only command uses, opened: read-only when this process may not write
+/// it (another user's store, a read-only folder), so it can still be listed and inspected.
 pub(crate) fn open(db: Option<PathBuf>) -> Result<Store> {
     let path = crate::db_path(db)?;
-    Store::open(&path).with_context(|| format!("cannot open the task store {}", path.display()))
+    match Store::open(&path) {
+        Err(e) if e.code() == "read_only" => Store::open_read_only(&path),
+        opened => opened,
+    }
+    .with_context(|| format!("cannot open the task store {}", path.display()))
 }
 
 fn duration(from: Option<i64>, to: Option<i64>) -> String {

@@ -93,10 +93,9 @@ impl StoreError {
             ffi::SQLITE_NOTADB | ffi::SQLITE_CORRUPT => StoreError::Corrupt { path, detail },
             ffi::SQLITE_READONLY | ffi::SQLITE_PERM | ffi::SQLITE_AUTH => StoreError::ReadOnly { path, detail },
             ffi::SQLITE_FULL => StoreError::DiskFull { path, detail },
-            ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => StoreError::Busy {
-                path,
-                detail: "another connection held it for longer than the busy timeout".into(),
-            },
+            ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => {
+                StoreError::Busy { path, detail: "another connection held it for longer than the busy timeout".into() }
+            }
             ffi::SQLITE_CANTOPEN if !writable(&path) => StoreError::ReadOnly { path, detail },
             ffi::SQLITE_IOERR if ffi_err.extended_code == ffi::SQLITE_IOERR_WRITE && no_space(&path) => {
                 StoreError::DiskFull { path, detail }
