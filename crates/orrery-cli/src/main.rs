@@ -85,6 +85,9 @@ enum Command {
         db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
+        /// At most this many bytes of output are kept in each attempt's log (as `run`).
+        #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+        log_cap: Option<u64>,
     },
     /// Run a stored session over as a new session: the same blueprint versions and params.
     Restart {
@@ -416,6 +419,10 @@ pub struct Driving {
     pub format: ReportFormat,
     #[command(flatten)]
     pub broker: BrokerArgs,
+    /// At most this many bytes of output are kept in each attempt's log (default 1 GiB; a
+    /// task's `log_cap_bytes` param wins); the rest is dropped, with a note in the log.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub log_cap: Option<u64>,
 }
 
 /// Antikythera agents on an MQTT broker, for the task types Orrery has no agent for. Each
@@ -521,6 +528,17 @@ fn main() -> ExitCode {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
+    // The log cap of this process's attempts (the engine's default, see orrery_engine::process).
+    let log_cap = match &cli.command {
+        Command::Run { driving, .. } | Command::Resume { driving, .. } | Command::Restart { driving, .. } => {
+            driving.log_cap
+        }
+        Command::Recover { log_cap, .. } => *log_cap,
+        _ => None,
+    };
+    if let Some(bytes) = log_cap {
+        orrery_engine::process::set_default_log_cap(bytes);
+    }
     let outcome = match cli.command {
         Command::Validate { format, files } => commands::validate(format, &files),
         Command::Fmt { check, files } => commands::fmt(check, &files),
@@ -530,7 +548,7 @@ fn main() -> ExitCode {
         Command::Status { session, db, format } => sessions::status(&session, db, format),
         Command::Run { params, driving, file } => run::run(&file, &params, driving),
         Command::Resume { session, driving } => run::go_on(&session, run::Stored::Resume, driving),
-        Command::Recover { max_parallel, broker, db, format } => run::recover(max_parallel, broker, db, format),
+        Command::Recover { max_parallel, broker, db, format, .. } => run::recover(max_parallel, broker, db, format),
         Command::Broker { action, db, format } => agent::broker(action, db, format),
         Command::Agent { broker, id, types, work_dir, heartbeat } => {
             agent::agent(&broker, id, types, work_dir, heartbeat)

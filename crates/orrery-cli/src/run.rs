@@ -122,8 +122,14 @@ pub fn recover(
             session.blueprint_id,
             session.state.as_str()
         );
-        let driving =
-            Driving { answers: Vec::new(), max_parallel, db: Some(path.clone()), format, broker: broker.clone() };
+        let driving = Driving {
+            answers: Vec::new(),
+            max_parallel,
+            db: Some(path.clone()),
+            format,
+            broker: broker.clone(),
+            log_cap: None,
+        };
         let ended = go_on(&session.id, Stored::Resume, driving)?;
         if code == 0 {
             code = ended;

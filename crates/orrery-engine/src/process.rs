@@ -9,32 +9,43 @@
 //!   exit 0`), they are stopped the same way (TERM, grace, KILL) before [`Supervised::wait`]
 //!   returns: an attempt is over only when nothing it started is left. The [`Exit`] is still
 //!   the leader's own; [`Finished::group`] says what had to be done to the rest.
-//! - stdout and stderr are the same open file (the attempt's log, opened in append mode), so
-//!   their interleaving is exactly the order of the writes and there is no pipe to drain: a
-//!   grandchild that keeps the file open cannot hold anything up. stdin is `/dev/null`.
+//! - stdout and stderr are the same pipe, read by the process's supervisor (below), which
+//!   appends what comes to the attempt's log, so their interleaving is exactly the order of
+//!   the writes. The supervisor never waits for the pipe's end: a grandchild that keeps it
+//!   open cannot hold anything up. stdin is `/dev/null`.
+//! - **Log cap.** The supervisor writes at most [`ProcessSpec::log_cap`] bytes of output to
+//!   the log ([`DEFAULT_LOG_CAP`], 1 GiB, unless [`set_default_log_cap`] or the spec says
+//!   otherwise); the rest is read and dropped, and one note at the end of the log says how much
+//!   ([`Finished::log`] too).
 //! - The environment is minimal: only [`INHERITED_ENV`] is taken from the engine's own, then
 //!   the spec's variables are added (and win).
-//! - The leader is reaped here and only here: no zombie of ours is left. Grandchildren orphaned
-//!   by the leader's exit belong to init, which reaps them (an init that does not, as in some
-//!   containers, leaves zombies that run nothing; group checks here ignore them).
+//! - **The supervisor** ([`supervisor`]): each process is started by a small process of its
+//!   own, forked from the engine, that waits for it and records its exit durably
+//!   ([`ProcessSpec::exit_record`], `STEM.exit`), so that its outcome survives the engine's death:
+//!   recovery reads the record, or, while the supervisor lives, waits for it ([`adopt`]). The
+//!   engine learns the outcome from that same record. The supervisor reaps the leader only once
+//!   the engine has done with its group (or is gone); the engine reaps the supervisor. No
+//!   zombie of ours is left. Grandchildren orphaned by the leader's exit belong to init, which
+//!   reaps them (an init that does not, as in some containers, leaves zombies that run
+//!   nothing; group checks here ignore them).
 //!
-//! How: the standard library's `process_group(0)` and `libc::killpg`, with no process-wrapping
-//! crate. The one thing a wrapper would not give is the order needed to signal a group safely:
-//! the leader's exit is observed without reaping it, which leaves it a zombie, so its pid
-//! (the group id) cannot be reused by an unrelated process while the rest of the group is being
-//! signalled; only then is it reaped. The exit is seen through a pidfd on tokio's reactor (the
-//! runtime needs its IO driver: `enable_all`), or, on kernels before 5.3, by `waitid(WNOWAIT)`
-//! on a small thread per process. Linux only for now: start times and group members are read
-//! from `/proc`.
+//! How: a raw `fork` (no exec, so it works in every binary the engine runs in: `orrery`, the
+//! app, a test) whose child calls only async-signal-safe functions, and `libc::killpg`, with no
+//! process-wrapping crate. The order needed to signal a group safely: the leader's exit is
+//! observed without reaping it, which leaves it a zombie, so its pid (the group id) cannot be
+//! reused by an unrelated process while the rest of the group is being signalled; only then is
+//! it reaped. The supervisor sees the exit through a pidfd (or, on kernels before 5.3, by
+//! `waitid(WNOWAIT)` every 50 ms) and tells the engine over a pipe on tokio's reactor (the
+//! runtime needs its IO driver: `enable_all`). Linux only for now: start times and group
+//! members are read from `/proc`.
 
 mod procfs;
+pub mod supervisor;
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,6 +53,22 @@ use tokio::sync::{oneshot, Notify};
 
 /// How long a stopped group gets between SIGTERM and SIGKILL unless the spec says otherwise.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
+/// The log cap of a process whose spec does not change it, unless [`set_default_log_cap`]
+/// did: 1 GiB, more than any normal task writes.
+pub const DEFAULT_LOG_CAP: u64 = 1 << 30;
+
+static LOG_CAP: AtomicU64 = AtomicU64::new(DEFAULT_LOG_CAP);
+
+/// Sets the log cap that [`ProcessSpec::new`] gives (for this process: `orrery run --log-cap`).
+pub fn set_default_log_cap(bytes: u64) {
+    LOG_CAP.store(bytes, Ordering::Relaxed);
+}
+
+/// The log cap [`ProcessSpec::new`] gives.
+pub fn default_log_cap() -> u64 {
+    LOG_CAP.load(Ordering::Relaxed)
+}
 
 /// The only variables a child inherits from the engine's environment (when they are set
 /// there). Everything else it sees comes from [`ProcessSpec::env`]. `PATH` falls back to
@@ -82,6 +109,12 @@ pub struct ProcessSpec {
     pub timeout: Option<Duration>,
     /// Between SIGTERM and SIGKILL when a group is stopped.
     pub grace: Duration,
+    /// Where the supervisor records the leader's exit, durably (see [`supervisor`]); a stale
+    /// file there is removed at spawn. `None`: no record (the exit is known only while this
+    /// process lives).
+    pub exit_record: Option<PathBuf>,
+    /// At most this many bytes of output go to the log (see the module notes).
+    pub log_cap: u64,
 }
 
 impl ProcessSpec {
@@ -94,6 +127,8 @@ impl ProcessSpec {
             log_path: log_path.into(),
             timeout: None,
             grace: DEFAULT_GRACE,
+            exit_record: None,
+            log_cap: default_log_cap(),
         }
     }
 
@@ -188,6 +223,43 @@ pub struct Finished {
     /// From spawn until the leader was reaped and its group was empty.
     pub duration: Duration,
     pub group: GroupCleanup,
+    /// What the log took.
+    pub log: LogSummary,
+}
+
+/// What the supervisor wrote to the log and what the cap dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogSummary {
+    pub written: u64,
+    pub dropped: u64,
+    pub cap: u64,
+}
+
+impl LogSummary {
+    fn of(record: &supervisor::ExitRecord) -> LogSummary {
+        LogSummary { written: record.log_bytes, dropped: record.log_dropped, cap: record.log_cap }
+    }
+
+    /// Some output was dropped past the cap.
+    pub fn is_capped(&self) -> bool {
+        self.dropped > 0
+    }
+}
+
+impl supervisor::ExitRecord {
+    /// The leader's exit as the record has it (a stop on purpose as such).
+    pub fn exit(&self) -> Exit {
+        match self.stopped.as_deref() {
+            Some("cancelled") => return Exit::Cancelled,
+            Some("timed_out") => return Exit::TimedOut,
+            _ => {}
+        }
+        match (self.code, self.signal) {
+            (Some(code), _) => Exit::Exited { code },
+            (None, Some(signal)) => Exit::Signalled { signal },
+            (None, None) => Exit::Signalled { signal: 0 },
+        }
+    }
 }
 
 /// A running process and its group, supervised by a tokio task of its own: cancel and
@@ -279,7 +351,13 @@ pub async fn terminate_group(pid: u32, start_time: u64) {
 /// SIGKILL to those left, and one more search for processes they forked meanwhile. How many
 /// were found.
 pub async fn terminate_tagged(name: &str, value: &str) -> usize {
-    let found = procfs::with_env(name, value);
+    terminate_tagged_except(name, value, "", &[]).await
+}
+
+/// [`terminate_tagged`], sparing the processes whose environment holds `except=V` for any V
+/// of `values` (the attempts a recovery adopts).
+pub async fn terminate_tagged_except(name: &str, value: &str, except: &str, values: &[String]) -> usize {
+    let found = procfs::with_env_except(name, value, except, values);
     if found.is_empty() {
         return 0;
     }
@@ -304,7 +382,7 @@ pub async fn terminate_tagged(name: &str, value: &str) -> usize {
         while !all_gone(&left) && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        left = procfs::with_env(name, value);
+        left = procfs::with_env_except(name, value, except, values);
         if left.is_empty() {
             break;
         }
@@ -333,8 +411,9 @@ pub fn current_process() -> io::Result<(u32, u64)> {
     Ok((pid, procfs::read_stat(pid as i32)?.start_time))
 }
 
-/// Starts `spec` as the leader of a new process group, under supervision. Must be called
-/// within a tokio runtime.
+/// Starts `spec` as the leader of a new process group, under a supervisor process of its own
+/// ([`supervisor`]): it survives this process, copies the output to the log and records the
+/// exit durably ([`ProcessSpec::exit_record`]). Must be called within a tokio runtime.
 pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
     let argv = spec.argv_to_run();
     let Some(program) = argv.first().cloned() else {
@@ -352,39 +431,54 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
     }
     let log = open_log(&spec.log_path)
         .map_err(|source| ProcessError::LogUnwritable { path: spec.log_path.clone(), source })?;
-    let log_for_stderr =
-        log.try_clone().map_err(|source| ProcessError::LogUnwritable { path: spec.log_path.clone(), source })?;
-
-    let mut command = Command::new(&program);
-    command
-        .args(&argv[1..])
-        .env_clear()
-        .envs(minimal_env())
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_for_stderr)
-        .process_group(0);
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
+    let env = child_env(&spec.env);
+    let resolved = resolve_program(&program, &env, spec.cwd.as_deref())?;
+    let spawn_failed = |source: io::Error| ProcessError::Spawn { program: program.clone(), source };
+    if let Some(record) = &spec.exit_record {
+        // A record left by an earlier use of the name would be taken for this exit.
+        match fs::remove_file(record) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(spawn_failed(e)),
+            _ => {}
+        }
     }
+    let prepared = supervisor::Prepared::new(
+        &resolved,
+        &argv,
+        &env,
+        spec.cwd.as_deref(),
+        spec.exit_record.as_deref(),
+        spec.log_cap,
+    )
+    .map_err(spawn_failed)?;
     let started = Instant::now();
-    let child = command.spawn().map_err(|source| spawn_error(&spec, program, source))?;
-    let pid = child.id();
-    // The std handle is dropped without waiting: it neither kills nor reaps, and reaping is
-    // this module's job (below), done only once the group has been dealt with.
-    drop(child);
-
-    let supervise = || -> io::Result<(u64, oneshot::Receiver<()>)> {
-        let start_time = procfs::read_stat(pid as i32)?.start_time;
-        Ok((start_time, watch_leader_exit(pid)?))
+    let mut link = Link::fork(prepared, &log).map_err(spawn_failed)?;
+    drop(log);
+    let pid = match link.next().await {
+        Some((supervisor::TAG_STARTED, pid, _)) => pid as u32,
+        Some((supervisor::TAG_FAILED, phase, errno)) => {
+            link.finish().await;
+            let source = io::Error::from_raw_os_error(errno as i32);
+            return Err(match (phase, errno as i32) {
+                (supervisor::PHASE_CWD, _) => ProcessError::CwdMissing { cwd: spec.cwd.clone().unwrap_or_default() },
+                (supervisor::PHASE_EXEC, libc::ENOENT) => ProcessError::ProgramNotFound { program },
+                (supervisor::PHASE_EXEC, libc::EACCES) => ProcessError::ProgramNotExecutable { program },
+                _ => ProcessError::Spawn { program, source },
+            });
+        }
+        _ => {
+            let pid = link.supervisor as u32;
+            link.finish().await;
+            let source = io::Error::other("the supervisor process ended before the task started");
+            return Err(ProcessError::Supervision { pid, source });
+        }
     };
-    let (start_time, leader_exited) = match supervise() {
-        Ok(ok) => ok,
+    // The leader stays at least a zombie of the supervisor until the control pipe closes.
+    let start_time = match procfs::read_stat(pid as i32) {
+        Ok(stat) => stat.start_time,
         Err(source) => {
             // Nothing may be left running behind an error.
             kill_group(pid as i32, libc::SIGKILL);
-            reap(pid as i32);
+            link.finish().await;
             return Err(ProcessError::Supervision { pid, source });
         }
     };
@@ -394,12 +488,261 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
     let request = canceller.request.clone();
     let deadline = spec.timeout.map(|timeout| started + timeout);
     tokio::spawn(async move {
-        let finished = supervise_group(pid as i32, leader_exited, request, deadline, spec.grace, started).await;
+        let finished = supervise_group(link, pid as i32, request, deadline, &spec, started).await;
         // The handle may have been dropped; the process was supervised to its end anyway.
         let _ = finished_tx.send(finished);
     });
 
     Ok(Supervised { pid, start_time, canceller, finished: finished_rx })
+}
+
+/// Waits for a task process that a runner which died left behind, still under its supervisor,
+/// through its exit record (see [`supervisor`]): the [`Finished`] of the record once it is
+/// written. `leader` is the process (pid, start time) when it may still run; none when only
+/// the record is left to read. A cancel stops its group (SIGTERM, `grace`, SIGKILL) and waits
+/// for the record all the same. After the record, every process still carrying `tag`
+/// (`name=value` in its environment: the attempt's run id) is stopped, as [`terminate_tagged`].
+/// No record and no leader left: the exit is [`Exit::Signalled`] with signal 0 (lost).
+pub fn adopt(leader: Option<(u32, u64)>, record: PathBuf, grace: Duration, tag: (String, String)) -> Supervised {
+    let canceller = Canceller { request: Arc::new(CancelRequest::default()) };
+    let request = canceller.request.clone();
+    let (finished_tx, finished_rx) = oneshot::channel();
+    let (pid, start_time) = leader.unwrap_or((0, 0));
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let present = |pid: u32, start_time: u64| {
+            leader.is_some() && procfs::read_stat(pid as i32).is_ok_and(|s| s.start_time == start_time)
+        };
+        let signal = |signal| {
+            // Alive or a zombie of its supervisor: the group id is still the leader's.
+            if present(pid, start_time) {
+                kill_group(pid as i32, signal);
+            }
+        };
+        let mut cancelled = false;
+        let mut kill_at: Option<Instant> = None;
+        let record = loop {
+            match supervisor::read_record(&record) {
+                Ok(Some(record)) => break Some(record),
+                Ok(None) => {}
+                Err(_) => break None,
+            }
+            if !present(pid, start_time) {
+                // Gone: its supervisor wrote the record before reaping it, if it ever did.
+                break supervisor::read_record(&record).ok().flatten();
+            }
+            if kill_at.is_some_and(|at| Instant::now() >= at) {
+                signal(libc::SIGKILL);
+                kill_at = None;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = request.notify.notified(), if !cancelled => {
+                    cancelled = true;
+                    signal(libc::SIGTERM);
+                    kill_at = Some(Instant::now() + grace);
+                }
+            }
+        };
+        let left = terminate_tagged(&tag.0, &tag.1).await;
+        let group = if left == 0 { GroupCleanup::NotNeeded } else { GroupCleanup::Terminated };
+        let (exit, log) = match record {
+            _ if cancelled => (Exit::Cancelled, record.as_ref().map(LogSummary::of).unwrap_or_default()),
+            Some(record) => (record.exit(), LogSummary::of(&record)),
+            None => (Exit::Signalled { signal: 0 }, LogSummary::default()),
+        };
+        let _ = finished_tx.send(Finished { exit, duration: started.elapsed(), group, log });
+    });
+    Supervised { pid, start_time, canceller, finished: finished_rx }
+}
+
+/// Whether the live or zombie process (pid, start time) is the task of a live supervisor
+/// ([`supervisor::SUPERVISOR_NAME`] is its parent): then its exit will be recorded.
+pub fn has_supervisor(pid: u32, start_time: u64) -> bool {
+    let Ok(stat) = procfs::read_stat(pid as i32) else { return false };
+    if stat.start_time != start_time || stat.ppid <= 1 {
+        return false;
+    }
+    let parent_alive = procfs::read_stat(stat.ppid).is_ok_and(|p| !p.has_exited());
+    parent_alive
+        && fs::read_to_string(format!("/proc/{}/comm", stat.ppid))
+            .is_ok_and(|comm| comm.trim_end() == supervisor::SUPERVISOR_NAME)
+}
+
+/// The leader of the process group tagged `name=value` that a live supervisor runs (see
+/// [`has_supervisor`]): how recovery finds a task whose start its runner never recorded.
+pub fn supervised_leader(name: &str, value: &str) -> Option<(u32, u64)> {
+    procfs::with_env(name, value).into_iter().map(|(pid, start_time)| (pid as u32, start_time)).find(
+        |&(pid, start_time)| {
+            // SAFETY: getpgid has no memory-safety preconditions.
+            (unsafe { libc::getpgid(pid as i32) }) == pid as i32 && has_supervisor(pid, start_time)
+        },
+    )
+}
+
+/// The engine's end of a supervisor: its pid, its status pipe, the control pipe it watches.
+struct Link {
+    supervisor: i32,
+    status: tokio::net::unix::pipe::Receiver,
+    pending: Vec<u8>,
+    eof: bool,
+    /// Closed (dropped) when the engine has done with the group: the supervisor may then reap.
+    control: Option<std::os::fd::OwnedFd>,
+}
+
+fn pipe_cloexec() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0i32; 2];
+    // SAFETY: a valid pointer to two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    Ok(unsafe { (std::os::fd::OwnedFd::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) })
+}
+
+impl Link {
+    fn fork(mut prepared: supervisor::Prepared, log: &File) -> io::Result<Link> {
+        use std::os::fd::AsRawFd;
+        let devnull = OpenOptions::new().read(true).write(true).open("/dev/null")?;
+        let (status_r, status_w) = pipe_cloexec()?;
+        let (control_r, control_w) = pipe_cloexec()?;
+        let fds = supervisor::Fds {
+            devnull: devnull.as_raw_fd(),
+            log: log.as_raw_fd(),
+            status: status_w.as_raw_fd(),
+            control: control_r.as_raw_fd(),
+        };
+        // SAFETY: the child calls only async-signal-safe functions (see `supervisor`) and
+        // never returns.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: in the child, on its own copy of what was prepared.
+            unsafe { supervisor::run(&mut prepared, fds) }
+        }
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        drop((status_w, control_r, devnull));
+        let status = tokio::net::unix::pipe::Receiver::from_owned_fd(status_r)?;
+        Ok(Link { supervisor: pid, status, pending: Vec::new(), eof: false, control: Some(control_w) })
+    }
+
+    /// The next message of the supervisor; `None` once it closed its end (it ended).
+    async fn next(&mut self) -> Option<(u8, i64, i64)> {
+        loop {
+            if self.pending.len() >= supervisor::MSG_LEN {
+                let msg: Vec<u8> = self.pending.drain(..supervisor::MSG_LEN).collect();
+                let a = i64::from_le_bytes(msg[1..9].try_into().unwrap_or_default());
+                let b = i64::from_le_bytes(msg[9..17].try_into().unwrap_or_default());
+                return Some((msg[0], a, b));
+            }
+            if self.eof {
+                return None;
+            }
+            let mut buf = [0u8; 256];
+            match self.status.try_read(&mut buf) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.pending.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.status.readable().await.is_err() {
+                        self.eof = true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => self.eof = true,
+            }
+        }
+    }
+
+    /// Writes one byte on the control pipe (see [`supervisor`]).
+    fn tell(&self, byte: u8) {
+        use std::os::fd::AsRawFd;
+        if let Some(control) = &self.control {
+            // SAFETY: a valid descriptor and a one-byte buffer; a pipe takes it at once.
+            unsafe { libc::write(control.as_raw_fd(), [byte].as_ptr().cast(), 1) };
+        }
+    }
+
+    /// The leader's exit (kind 0: code, 1: signal); `None` if the supervisor ended first.
+    async fn leader_exit(&mut self) -> Option<(i64, i64)> {
+        loop {
+            match self.next().await? {
+                (supervisor::TAG_EXITED, kind, value) => return Some((kind, value)),
+                _ => continue,
+            }
+        }
+    }
+
+    /// Lets the supervisor go, reads what it says until it ends, and reaps it: (written,
+    /// dropped) of the log.
+    async fn finish(&mut self) -> (u64, u64) {
+        self.control = None;
+        let mut log = (0, 0);
+        while let Some((tag, a, b)) = self.next().await {
+            if tag == supervisor::TAG_LOG {
+                log = (a as u64, b as u64);
+            }
+        }
+        // It closed its status pipe by exiting: this waits a moment at most.
+        let mut status = 0;
+        loop {
+            // SAFETY: a valid pointer to a c_int owned by this frame.
+            let rc = unsafe { libc::waitpid(self.supervisor, &mut status, libc::WNOHANG) };
+            if rc == self.supervisor || (rc < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        log
+    }
+}
+
+/// The child's environment: [`INHERITED_ENV`] from the engine's, then the spec's (which win).
+fn child_env(extra: &[(String, String)]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> =
+        minimal_env().into_iter().map(|(k, v)| (std::ffi::OsString::from(k), v)).collect();
+    for (name, value) in extra {
+        match env.iter_mut().find(|(k, _)| k == name.as_str()) {
+            Some(entry) => entry.1 = value.into(),
+            None => env.push((name.into(), value.into())),
+        }
+    }
+    env
+}
+
+/// The program to exec: as given when it holds a `/` (relative to the working directory),
+/// else the first executable file of that name in the child's `PATH`.
+fn resolve_program(
+    program: &str,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+    cwd: Option<&std::path::Path>,
+) -> Result<PathBuf, ProcessError> {
+    use std::os::unix::ffi::OsStrExt;
+    if program.contains('/') {
+        return Ok(PathBuf::from(program));
+    }
+    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_else(|| FALLBACK_PATH.into());
+    let mut denied = false;
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let candidate = dir.join(program);
+        let on_disk = match cwd {
+            Some(cwd) if candidate.is_relative() => cwd.join(&candidate),
+            _ => candidate.clone(),
+        };
+        if !on_disk.is_file() {
+            continue;
+        }
+        let Ok(c_path) = std::ffi::CString::new(on_disk.as_os_str().as_bytes()) else { continue };
+        // SAFETY: a valid NUL-terminated path.
+        if unsafe { libc::access(c_path.as_ptr(), libc::X_OK) } == 0 {
+            return Ok(candidate);
+        }
+        denied = true;
+    }
+    let program = program.to_string();
+    Err(if denied { ProcessError::ProgramNotExecutable { program } } else { ProcessError::ProgramNotFound { program } })
 }
 
 fn open_log(path: &std::path::Path) -> io::Result<File> {
@@ -418,69 +761,6 @@ fn minimal_env() -> Vec<(&'static str, std::ffi::OsString)> {
     env
 }
 
-fn spawn_error(spec: &ProcessSpec, program: String, source: io::Error) -> ProcessError {
-    match source.kind() {
-        // The cwd was checked before the spawn, but may have vanished since.
-        io::ErrorKind::NotFound if spec.cwd.as_ref().is_some_and(|cwd| !cwd.is_dir()) => {
-            ProcessError::CwdMissing { cwd: spec.cwd.clone().unwrap_or_default() }
-        }
-        io::ErrorKind::NotFound => ProcessError::ProgramNotFound { program },
-        io::ErrorKind::PermissionDenied => ProcessError::ProgramNotExecutable { program },
-        _ => ProcessError::Spawn { program, source },
-    }
-}
-
-/// Resolves when the process `pid` (our child) has exited, without reaping it: the zombie
-/// keeps its pid, and with it the process group id, reserved until [`reap`].
-fn watch_leader_exit(pid: u32) -> io::Result<oneshot::Receiver<()>> {
-    // A pidfd turns readable when the process exits, without reaping it: no thread needed.
-    // Kernels before 5.3 have none; then a thread waits.
-    match watch_with_pidfd(pid) {
-        Ok(rx) => Ok(rx),
-        Err(_) => watch_with_thread(pid),
-    }
-}
-
-fn watch_with_thread(pid: u32) -> io::Result<oneshot::Receiver<()>> {
-    let (tx, rx) = oneshot::channel();
-    std::thread::Builder::new().name(format!("orrery-wait-{pid}")).stack_size(64 * 1024).spawn(move || {
-        loop {
-            // SAFETY: siginfo_t is plain data; waitid writes into it and reads nothing.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: a valid pointer to a siginfo_t owned by this frame.
-            let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
-            if rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                // Exited, or no longer our child to wait for (ECHILD): either way over.
-                break;
-            }
-        }
-        let _ = tx.send(());
-    })?;
-    Ok(rx)
-}
-
-fn watch_with_pidfd(pid: u32) -> io::Result<oneshot::Receiver<()>> {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the descriptor was just created and is owned by nothing else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-    // SAFETY: the AsyncFd owns the OwnedFd, so the descriptor stays open and the same until
-    // the AsyncFd is dropped.
-    let exited = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-        .map_err(|e| e.into_parts().1)?;
-    let (tx, rx) = oneshot::channel();
-    tokio::spawn(async move {
-        // Readable means exited; an error means the same for our purpose (nothing to wait on).
-        let _ = exited.readable().await;
-        let _ = tx.send(());
-    });
-    Ok(rx)
-}
-
 #[derive(Debug, Clone, Copy)]
 enum StopReason {
     Cancelled,
@@ -488,11 +768,11 @@ enum StopReason {
 }
 
 async fn supervise_group(
+    mut link: Link,
     pgid: i32,
-    mut leader_exited: oneshot::Receiver<()>,
     cancel: Arc<CancelRequest>,
     deadline: Option<Instant>,
-    grace: Duration,
+    spec: &ProcessSpec,
     started: Instant,
 ) -> Finished {
     let timeout = async {
@@ -501,26 +781,46 @@ async fn supervise_group(
             None => std::future::pending().await,
         }
     };
+    let mut leader = None;
     // An exit that lands together with a cancel or the deadline counts as the leader's own.
     let stop = tokio::select! {
         biased;
-        _ = &mut leader_exited => None,
+        exit = link.leader_exit() => { leader = exit; None }
         _ = cancel.notify.notified() => Some(StopReason::Cancelled),
         _ = timeout => Some(StopReason::TimedOut),
     };
-    let group = stop_group(pgid, grace).await;
-    if stop.is_some() {
-        // After SIGKILL the leader can only exit (unless stuck in the kernel, and then there
-        // is nothing to reap yet either).
-        let _ = leader_exited.await;
+    match stop {
+        Some(StopReason::Cancelled) => link.tell(supervisor::CONTROL_CANCEL),
+        Some(StopReason::TimedOut) => link.tell(supervisor::CONTROL_TIMEOUT),
+        None => {}
     }
-    let status = reap(pgid);
+    // The leader is a zombie of the supervisor until `finish`: the group id is still its own.
+    let group = stop_group(pgid, spec.grace).await;
+    if stop.is_some() {
+        // After SIGKILL the leader can only exit (unless stuck in the kernel).
+        leader = link.leader_exit().await;
+    }
+    let (written, dropped) = link.finish().await;
+    // One way to learn an outcome: the record, as recovery reads it; the status pipe only
+    // when no record was asked for (or it could not be written).
+    let record = spec.exit_record.as_deref().and_then(|path| supervisor::read_record(path).ok().flatten());
+    let (status, log) = match (record, leader) {
+        (Some(record), _) => (record.exit(), LogSummary::of(&record)),
+        (None, Some((0, code))) => {
+            (Exit::Exited { code: code as i32 }, LogSummary { written, dropped, cap: spec.log_cap })
+        }
+        (None, Some((_, signal))) => {
+            (Exit::Signalled { signal: signal as i32 }, LogSummary { written, dropped, cap: spec.log_cap })
+        }
+        // The supervisor died before the leader: its status is lost.
+        (None, None) => (Exit::Signalled { signal: 0 }, LogSummary { written, dropped, cap: spec.log_cap }),
+    };
     let exit = match stop {
         Some(StopReason::Cancelled) => Exit::Cancelled,
         Some(StopReason::TimedOut) => Exit::TimedOut,
         None => status,
     };
-    Finished { exit, duration: started.elapsed(), group }
+    Finished { exit, duration: started.elapsed(), group, log }
 }
 
 /// Stops every live member of the group: SIGTERM, up to `grace` for all to exit, then SIGKILL
@@ -571,47 +871,5 @@ fn kill_group(pgid: i32, signal: libc::c_int) {
     // child, so the group cannot belong to anyone else.
     unsafe {
         libc::killpg(pgid, signal);
-    }
-}
-
-/// Reaps our child `pid`, which has exited (so this does not block), and decodes its status.
-fn reap(pid: i32) -> Exit {
-    let mut status: libc::c_int = 0;
-    loop {
-        // SAFETY: a valid pointer to a c_int owned by this frame.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if rc == pid {
-            break;
-        }
-        if rc == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
-        }
-        // ECHILD: someone else reaped it; its status is lost.
-        return Exit::Signalled { signal: 0 };
-    }
-    if libc::WIFEXITED(status) {
-        Exit::Exited { code: libc::WEXITSTATUS(status) }
-    } else {
-        Exit::Signalled { signal: libc::WTERMSIG(status) }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Both ways of seeing a leader's exit leave it a zombie until [`reap`].
-    #[tokio::test]
-    async fn the_pidfd_and_the_thread_both_see_an_exit_without_reaping_it() {
-        for watch in [watch_with_pidfd, watch_with_thread] {
-            let child = Command::new("/bin/sh").args(["-c", "exit 3"]).spawn().unwrap();
-            let pid = child.id();
-            drop(child);
-            let exited = watch(pid).expect("the exit can be watched");
-            tokio::time::timeout(Duration::from_secs(10), exited).await.expect("seen in time").unwrap();
-            let stat = procfs::read_stat(pid as i32).expect("still in the process table");
-            assert!(stat.has_exited(), "a zombie, not reaped yet");
-            assert!(matches!(reap(pid as i32), Exit::Exited { code: 3 }));
-        }
     }
 }

@@ -8,6 +8,11 @@
 //! - `cwd` (string): the working directory; a relative one is taken from the engine's own.
 //! - `env` (object of string to string): added to the minimal environment.
 //! - `timeout_s` (number > 0): the group is stopped (TERM, grace, KILL) when it runs longer.
+//! - `log_cap_bytes` (integer > 0): at most this many bytes of output go to the attempt's
+//!   log; the rest is dropped and one note at the end of the log says how much (default: the
+//!   runner's, [`ShellAttempt::log_cap`], else [`crate::process::default_log_cap`]). A
+//!   capped log is named in a failure's details (`log_capped`) and reported by
+//!   [`ShellEnd::log`].
 //!
 //! Anything else is a `TOOL_BINDING_ERROR` naming the param (and the key, for `env`), reported
 //! before anything runs.
@@ -28,8 +33,11 @@
 //!
 //! `env` may not set any of these variables (a binding error): the agent's files would be lost.
 //! The three files share the attempt's stem: `{stem}.inputs.json`, `{stem}.outputs.json` and
-//! `{stem}.progress.jsonl` ([`INPUTS_FILE`], [`OUTPUTS_FILE`], [`PROGRESS_FILE`]); stale outputs
-//! and progress files from an earlier use of the stem are removed first. An attempt with no
+//! `{stem}.progress.jsonl` ([`INPUTS_FILE`], [`OUTPUTS_FILE`], [`PROGRESS_FILE`]); beside them
+//! the process's supervisor writes `{stem}.exit` ([`EXIT_FILE`], see
+//! [`crate::process::supervisor`]), the durable record of its exit that the outcome is read
+//! from, now or by a recovery after the runner died ([`adopt`]); stale outputs, progress and
+//! exit files from an earlier use of the stem are removed first. An attempt with no
 //! inputs reads the folder's shared [`NO_INPUTS_FILE`] (`{}`) instead. Few files, no folder per
 //! attempt: on a busy file system every inode created costs (ext4's inode allocator dominated
 //! the runner's CPU when each attempt had a folder and an inputs file of its own).
@@ -38,6 +46,8 @@
 //! `TOOL_FAILURE` whose message ends with the last [`LOG_TAIL_BYTES`] of the log; a process
 //! that cannot start (program not found, cwd missing, log unwritable) is a `LAUNCHER_FAILURE`;
 //! a timeout is [`AgentOutcome::TimedOut`]; a cancel is [`AgentOutcome::Cancelled`] (130).
+//! A process whose exit status is lost (its supervisor died before recording it) is a
+//! `TASK_FAILED` whose details hold [`STATUS_LOST`]: its outcome cannot be known.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -51,7 +61,8 @@ use super::progress::{ProgressEvent, ProgressFollower};
 use super::registry::execution_mode_schema;
 use super::{AgentOutcome, TaskError};
 use crate::process::{
-    self, Canceller, Exit, ProcessError, ProcessSpec, Program, CANCELLED_EXIT_CODE, DEFAULT_GRACE, TIMED_OUT_EXIT_CODE,
+    self, Canceller, Exit, Finished, LogSummary, ProcessError, ProcessSpec, Program, CANCELLED_EXIT_CODE,
+    DEFAULT_GRACE, TIMED_OUT_EXIT_CODE,
 };
 
 /// The task type this agent runs.
@@ -60,6 +71,14 @@ pub const TYPE: &str = "shell.run";
 pub const INPUTS_FILE: &str = "inputs.json";
 pub const OUTPUTS_FILE: &str = "outputs.json";
 pub const PROGRESS_FILE: &str = "progress.jsonl";
+/// The kind of the event of an attempt whose log reached its cap (the runner appends it):
+/// payload `{"node", "cap_bytes", "dropped_bytes"}`.
+pub const LOG_CAPPED_EVENT: &str = "log_capped";
+/// The supervisor's record of the process's exit.
+pub const EXIT_FILE: &str = "exit";
+/// The key, in a failure's details, saying that the process's exit status was lost (its
+/// outcome cannot be known; a runner runs such a task again).
+pub const STATUS_LOST: &str = "exit_status_lost";
 /// The inputs file of every attempt with no inputs, in the stem's folder: `{}`.
 pub const NO_INPUTS_FILE: &str = "no-inputs.json";
 
@@ -105,6 +124,8 @@ pub struct ShellAttempt {
     pub run_id: Option<String>,
     /// Given to the process as `ORRERY_SESSION_ID` when set.
     pub session_id: Option<String>,
+    /// The log cap unless the params say `log_cap_bytes`; `None`: the process default.
+    pub log_cap: Option<u64>,
 }
 
 impl ShellAttempt {
@@ -122,6 +143,7 @@ impl ShellAttempt {
             grace: DEFAULT_GRACE,
             run_id: None,
             session_id: None,
+            log_cap: None,
         }
     }
 }
@@ -143,6 +165,8 @@ pub struct ShellParams {
     pub env: Vec<(String, String)>,
     /// In seconds, as given.
     pub timeout_s: Option<f64>,
+    /// `log_cap_bytes`, as given.
+    pub log_cap: Option<u64>,
 }
 
 /// The JSON Schema of the params (see the module notes); `command` and `argv` exclude each
@@ -168,6 +192,11 @@ pub fn params_schema() -> Value {
                 "type": "number",
                 "exclusiveMinimum": 0,
                 "description": "Seconds before the process group is stopped and the task fails."
+            },
+            "log_cap_bytes": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "At most this many bytes of output are kept in the attempt's log; the rest is dropped, with a note."
             },
             "execution_mode": execution_mode_schema()
         },
@@ -286,7 +315,20 @@ pub fn bind_params(params: &Map<String, Value>) -> Result<ShellParams, TaskError
         },
     };
 
-    Ok(ShellParams { program, cwd, env, timeout_s })
+    let log_cap = match get("log_cap_bytes") {
+        None => None,
+        Some(value) => match value.as_u64() {
+            Some(bytes) if bytes > 0 => Some(bytes),
+            _ => {
+                return Err(TaskError::binding(
+                    "log_cap_bytes",
+                    format!("param 'log_cap_bytes' must be a whole number of bytes > 0, found {}", shown(value)),
+                ))
+            }
+        },
+    };
+
+    Ok(ShellParams { program, cwd, env, timeout_s, log_cap })
 }
 
 /// `ORRERY_INPUT_<NAME>` for a name: upper-cased, anything but an ASCII letter or digit → `_`.
@@ -327,6 +369,14 @@ pub fn input_variables(inputs: &Map<String, Value>) -> Result<Vec<(String, Strin
     Ok(vars)
 }
 
+/// How an attempt ended, with what its log took.
+#[derive(Debug)]
+pub struct ShellEnd {
+    pub outcome: AgentOutcome,
+    /// None when no process ran.
+    pub log: Option<LogSummary>,
+}
+
 /// Runs one attempt to its end. `on_started` is called once the process runs, before it is
 /// waited for (not at all when it cannot start); a cancel requested earlier should be applied
 /// there (a cancel right after the spawn is not lost). `on_progress` gets every progress line
@@ -334,9 +384,18 @@ pub fn input_variables(inputs: &Map<String, Value>) -> Result<Vec<(String, Strin
 pub async fn run(
     attempt: ShellAttempt,
     on_started: impl FnOnce(Started),
-    mut on_progress: impl FnMut(ProgressEvent),
+    on_progress: impl FnMut(ProgressEvent),
 ) -> AgentOutcome {
-    let failed = |error: TaskError| AgentOutcome::Failed { error, exit_code: None };
+    run_attempt(attempt, on_started, on_progress).await.outcome
+}
+
+/// [`run`], saying also what the log took.
+pub async fn run_attempt(
+    attempt: ShellAttempt,
+    on_started: impl FnOnce(Started),
+    mut on_progress: impl FnMut(ProgressEvent),
+) -> ShellEnd {
+    let failed = |error: TaskError| ShellEnd { outcome: AgentOutcome::Failed { error, exit_code: None }, log: None };
     let params = match bind_params(&attempt.params) {
         Ok(params) => params,
         Err(error) => return failed(error),
@@ -377,6 +436,8 @@ pub async fn run(
         log_path: attempt.log_path.clone(),
         timeout: params.timeout_s.map(Duration::from_secs_f64),
         grace: attempt.grace,
+        exit_record: Some(files.exit.clone()),
+        log_cap: params.log_cap.or(attempt.log_cap).unwrap_or_else(process::default_log_cap),
     };
     let supervised = match process::spawn(spec).await {
         Ok(supervised) => supervised,
@@ -398,47 +459,107 @@ pub async fn run(
         }
     };
     follower.finish(&mut on_progress);
+    let outcome = outcome_of(&finished, params.timeout_s, &attempt.log_path, &files.outputs);
+    ShellEnd { outcome, log: Some(finished.log) }
+}
 
+/// An attempt whose runner died while its process ran (see [`crate::runner::recovery`]).
+#[derive(Debug, Clone)]
+pub struct Adoption {
+    /// The task's params by name (for what a timeout says).
+    pub params: Map<String, Value>,
+    /// The attempt's stem: its exit record and outputs file are read beside it.
+    pub stem: PathBuf,
+    pub log_path: PathBuf,
+    pub run_id: String,
+    /// The process (pid, start time), if it may still run.
+    pub leader: Option<(u32, u64)>,
+    pub grace: Duration,
+}
+
+/// The attempt's stem from its log path (`{stem}.log`).
+pub fn stem_of_log(log_path: &Path) -> Option<PathBuf> {
+    let name = log_path.file_name()?.to_str()?;
+    Some(log_path.with_file_name(name.strip_suffix(".log")?))
+}
+
+/// Goes on with an attempt a dead runner left (see [`Adoption`]): waits for its exit record
+/// and turns it into an outcome exactly as [`run`] does (its outputs file read, its log kept).
+/// `on_started` is called at once when its process may still run (a cancel stops it).
+pub async fn adopt(adoption: Adoption, on_started: impl FnOnce(Started)) -> ShellEnd {
+    let stem = std::path::absolute(&adoption.stem).unwrap_or(adoption.stem.clone());
+    let record = attempt_file(&stem, EXIT_FILE);
+    let outputs = attempt_file(&stem, OUTPUTS_FILE);
+    let tag = (RUN_ID_VAR.to_string(), adoption.run_id.clone());
+    let supervised = process::adopt(adoption.leader, record, adoption.grace, tag);
+    if let Some((pid, start_time)) = adoption.leader {
+        on_started(Started { pid, start_time, canceller: supervised.canceller() });
+    }
+    let finished = supervised.wait().await;
+    let timeout_s = bind_params(&adoption.params).ok().and_then(|p| p.timeout_s);
+    ShellEnd { outcome: outcome_of(&finished, timeout_s, &adoption.log_path, &outputs), log: Some(finished.log) }
+}
+
+/// The outcome of a finished process (see the module notes).
+fn outcome_of(finished: &Finished, timeout_s: Option<f64>, log_path: &Path, outputs_file: &Path) -> AgentOutcome {
     let code = finished.exit.code();
+    let capped = finished
+        .log
+        .is_capped()
+        .then(|| json!({"log_capped": {"cap_bytes": finished.log.cap, "dropped_bytes": finished.log.dropped}}));
+    let with_cap = |mut details: Value| {
+        if let (Value::Object(d), Some(Value::Object(c))) = (&mut details, capped.clone()) {
+            d.extend(c);
+        }
+        details
+    };
     match finished.exit {
         Exit::Cancelled => AgentOutcome::Cancelled { exit_code: CANCELLED_EXIT_CODE },
         Exit::TimedOut => {
-            let seconds = params.timeout_s.unwrap_or_default();
+            let seconds = timeout_s.unwrap_or_default();
             AgentOutcome::TimedOut {
                 error: tool_failure(
                     format!("the process timed out after {seconds} s and was stopped"),
-                    &attempt.log_path,
-                    json!({ "timeout_s": seconds }),
+                    log_path,
+                    with_cap(json!({ "timeout_s": seconds })),
                 ),
                 exit_code: TIMED_OUT_EXIT_CODE,
             }
         }
-        Exit::Signalled { signal: 0 } => AgentOutcome::Failed {
-            error: tool_failure("the process ended but its exit status was lost".into(), &attempt.log_path, json!({})),
-            exit_code: None,
-        },
+        Exit::Signalled { signal: 0 } => {
+            let mut error = tool_failure(
+                "the process ended but its exit status was lost: its outcome cannot be known".into(),
+                log_path,
+                with_cap(json!({ STATUS_LOST: true })),
+            );
+            error.code = ErrorCode::TaskFailed;
+            AgentOutcome::Failed { error, exit_code: None }
+        }
         Exit::Signalled { signal } => AgentOutcome::Failed {
             error: tool_failure(
                 format!("the process was killed by signal {signal}"),
-                &attempt.log_path,
-                json!({ "signal": signal, "exit_code": code }),
+                log_path,
+                with_cap(json!({ "signal": signal, "exit_code": code })),
             ),
             exit_code: Some(code),
         },
         Exit::Exited { code } if code != 0 => AgentOutcome::Failed {
             error: tool_failure(
                 format!("the process exited with code {code}"),
-                &attempt.log_path,
-                json!({ "exit_code": code }),
+                log_path,
+                with_cap(json!({ "exit_code": code })),
             ),
             exit_code: Some(code),
         },
-        Exit::Exited { code } => match read_outputs(&files.outputs) {
+        Exit::Exited { code } => match read_outputs(outputs_file) {
             Ok(mut outputs) => {
                 outputs.insert("exit_code".into(), Value::from(code));
                 AgentOutcome::Succeeded { outputs, exit_code: Some(code) }
             }
-            Err(error) => AgentOutcome::Failed { error, exit_code: Some(code) },
+            Err(mut error) => {
+                error.details = error.details.map(with_cap);
+                AgentOutcome::Failed { error, exit_code: Some(code) }
+            }
         },
     }
 }
@@ -447,6 +568,7 @@ struct AttemptFiles {
     inputs: PathBuf,
     outputs: PathBuf,
     progress: PathBuf,
+    exit: PathBuf,
 }
 
 /// Creates the attempt directory, writes the inputs file and removes stale outputs and
@@ -463,6 +585,7 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
         inputs: attempt_file(&stem, INPUTS_FILE),
         outputs: attempt_file(&stem, OUTPUTS_FILE),
         progress: attempt_file(&stem, PROGRESS_FILE),
+        exit: attempt_file(&stem, EXIT_FILE),
     };
     if attempt.inputs.is_empty() {
         // One shared `{}` per folder rather than a file per attempt.
@@ -476,7 +599,7 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
         fs::write(&files.inputs, text)
             .map_err(|e| launcher(format!("cannot write the inputs file {}", files.inputs.display()), e))?;
     }
-    for stale in [&files.outputs, &files.progress] {
+    for stale in [&files.outputs, &files.progress, &files.exit] {
         match fs::remove_file(stale) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}

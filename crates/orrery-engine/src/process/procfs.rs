@@ -11,6 +11,7 @@ use std::io;
 pub(crate) struct Stat {
     /// One letter: `R`, `S`, `D`, `T`, `Z` (zombie), `X` (dead), ...
     pub state: char,
+    pub ppid: i32,
     pub pgrp: i32,
     /// Field 22: clock ticks since boot when the process started.
     pub start_time: u64,
@@ -37,18 +38,26 @@ fn parse_stat(text: &str) -> Option<Stat> {
     let after_comm = &text[text.rfind(')')? + 1..];
     let fields: Vec<&str> = after_comm.split_ascii_whitespace().collect();
     let state = fields.first()?.chars().next()?;
+    let ppid = fields.get(1)?.parse().ok()?;
     let pgrp = fields.get(2)?.parse().ok()?;
     let start_time = fields.get(19)?.parse().ok()?;
-    Some(Stat { state, pgrp, start_time })
+    Some(Stat { state, ppid, pgrp, start_time })
 }
 
 /// The live processes (pid, start time) whose environment holds `name=value`. Processes of
 /// other users (whose environment cannot be read) are not seen.
 pub(crate) fn with_env(name: &str, value: &str) -> Vec<(i32, u64)> {
+    with_env_except(name, value, "", &[])
+}
+
+/// [`with_env`], leaving out the processes whose environment holds `except=V` for any V of
+/// `values`.
+pub(crate) fn with_env_except(name: &str, value: &str, except: &str, values: &[String]) -> Vec<(i32, u64)> {
     let Ok(entries) = fs::read_dir("/proc") else {
         return Vec::new();
     };
     let wanted = format!("{name}={value}");
+    let unwanted: Vec<String> = values.iter().map(|v| format!("{except}={v}")).collect();
     let mut found = Vec::new();
     for entry in entries.flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else {
@@ -56,6 +65,9 @@ pub(crate) fn with_env(name: &str, value: &str) -> Vec<(i32, u64)> {
         };
         let Ok(environ) = fs::read(format!("/proc/{pid}/environ")) else { continue };
         if !environ.split(|b| *b == 0).any(|var| var == wanted.as_bytes()) {
+            continue;
+        }
+        if environ.split(|b| *b == 0).any(|var| unwanted.iter().any(|u| var == u.as_bytes())) {
             continue;
         }
         if let Ok(stat) = read_stat(pid) {
@@ -104,7 +116,7 @@ mod tests {
         let line = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 \
                     987654 1234 56 18446744073709551615\n";
         let stat = parse_stat(line).expect("a well-formed stat line parses");
-        assert_eq!(stat, Stat { state: 'S', pgrp: 4242, start_time: 987654 });
+        assert_eq!(stat, Stat { state: 'S', ppid: 1, pgrp: 4242, start_time: 987654 });
     }
 
     #[test]

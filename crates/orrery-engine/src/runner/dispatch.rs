@@ -245,33 +245,59 @@ impl Runner {
     pub(super) async fn launch(&mut self) -> Result<(), RunError> {
         for Launch { node, run_id, attempt, log_path } in std::mem::take(&mut self.launches) {
             let tx = self.tx.clone();
+            let (started, progress) = self.shell_reports(node, &run_id, log_path);
             tokio::spawn(async move {
-                let started_tx = tx.clone();
-                let started_run = run_id.clone();
-                let (progress_tx, progress_run) = (tx.clone(), run_id.clone());
-                let outcome = shell::run(
-                    attempt,
-                    move |started| {
-                        let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
-                        let _ = started_tx.send(Report::Started {
-                            node,
-                            run_id: started_run,
-                            process,
-                            canceller: started.canceller,
-                        });
-                    },
-                    move |progress| match progress {
-                        ProgressEvent::Report(line) => {
-                            let _ = progress_tx.send(Report::Progress { node, run_id: progress_run.clone(), line });
-                        }
-                        ProgressEvent::Warning(warning) => log_warning(&log_path, &warning.message),
-                    },
-                )
-                .await;
-                let _ = tx.send(Report::Ended { node, run_id, outcome });
+                let end = shell::run_attempt(attempt, started, progress).await;
+                report_end(&tx, node, run_id, end);
             });
         }
         self.db.flush().await
+    }
+
+    /// Goes on with the attempts a dead runner left (see [`super::recovery`]): each is a
+    /// `shell.run` run in flight whose end comes from its exit record.
+    pub(super) fn adopt(&mut self, adopted: Vec<super::recovery::Adopted>) {
+        for super::recovery::Adopted { node, run_id, adoption } in adopted {
+            self.runs[node] = Some(Run {
+                run_id: run_id.clone(),
+                kind: RunKind::Shell,
+                ended: None,
+                canceller: None,
+                sleep: None,
+                cancel_on_start: false,
+            });
+            self.states[node] = NodeState::Running;
+            self.processes.insert(run_id.clone());
+            let tx = self.tx.clone();
+            let (started, _) = self.shell_reports(node, &run_id, adoption.log_path.clone());
+            tokio::spawn(async move {
+                let end = shell::adopt(adoption, started).await;
+                report_end(&tx, node, run_id, end);
+            });
+        }
+    }
+
+    /// What a `shell.run` task reports while it runs: its start and its progress lines.
+    fn shell_reports(
+        &self,
+        node: usize,
+        run_id: &RunId,
+        log_path: PathBuf,
+    ) -> (impl FnOnce(shell::Started) + Send + 'static, impl FnMut(ProgressEvent) + Send + 'static) {
+        let (started_tx, started_run) = (self.tx.clone(), run_id.clone());
+        let (progress_tx, progress_run) = (self.tx.clone(), run_id.clone());
+        let started = move |started: shell::Started| {
+            let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
+            let _ =
+                started_tx.send(Report::Started { node, run_id: started_run, process, canceller: started.canceller });
+        };
+        let progress = move |progress| match progress {
+            ProgressEvent::Report(line) => {
+                let _ = progress_tx.send(Report::Progress { node, run_id: progress_run.clone(), line });
+            }
+            ProgressEvent::Warning(warning) => log_warning(&log_path, &warning.message),
+        };
+        (started, progress)
     }
 
     /// Appends an event of `kind` for the attempt `run_id`, announced once committed.
@@ -359,4 +385,13 @@ impl Runner {
             })
             .await
     }
+}
+
+/// Sends the end of a `shell.run` run: first that its log was capped, if it was.
+fn report_end(tx: &mpsc::UnboundedSender<Report>, node: usize, run_id: RunId, end: shell::ShellEnd) {
+    if let Some(log) = end.log.filter(|l| l.is_capped()) {
+        let payload = json!({"cap_bytes": log.cap, "dropped_bytes": log.dropped});
+        let _ = tx.send(Report::LogCapped { node, run_id: run_id.clone(), payload });
+    }
+    let _ = tx.send(Report::Ended { node, run_id, outcome: end.outcome });
 }

@@ -339,6 +339,12 @@ enum Report {
         run_id: RunId,
         outcome: AgentOutcome,
     },
+    /// The log of a `shell.run` attempt reached its cap: an event of the attempt.
+    LogCapped {
+        node: usize,
+        run_id: RunId,
+        payload: Value,
+    },
     /// A step of a task dispatched over the broker (an allocation, a re-publication, ...).
     Dispatch {
         node: usize,

@@ -22,20 +22,39 @@
 //! - **States accepted.** `running` (a crash), `stopped`, `failed` and `pending` (a crash
 //!   before it ran); `completed` is refused ([`RunError::NotResumable`]). An unknown session is
 //!   [`StoreError::NotFound`].
-//! - **Attempts left `running`.** Each is checked by its recorded process (pid plus start
-//!   time, [`is_alive`]). *Alive*: its process group gets SIGTERM, the grace period, then
-//!   SIGKILL, and the attempt is settled `cancelled` (no exit code: it is not our child). It is
-//!   killed rather than waited for: its runner is gone, so nothing reads its outputs file or its
-//!   progress any more, it may run forever (a `sleep 30`, a hung tool), and letting it go on
-//!   beside a new attempt of the same node would break "one running attempt per node". Then
-//!   every process whose environment holds the attempt's `ORRERY_RUN_ID` is stopped the same
-//!   way: a process the runner spawned but died before recording, or a grandchild that left
-//!   the group. Any found: settled `cancelled`. *Gone* (none found): settled `unknown` with a
-//!   `TASK_FAILED` error saying its outcome cannot be known. Last, every process that carries
-//!   the session's `ORRERY_SESSION_ID` is stopped: the runner starts a process before the
-//!   commit of its attempt lands (so that no process waits for an fsync), and a crash in
-//!   between leaves a process no attempt names. Either way its steps left in
-//!   progress become `unknown` and its node goes back to PENDING, to run again as a new attempt.
+//! - **Attempts left `running`.** A `shell.run` process runs under a supervisor of its own that
+//!   outlives the runner and records the process's exit durably beside the attempt's files
+//!   (`STEM.exit`, [`crate::process::supervisor`]). So each attempt left `running` is, in order:
+//!   - *adopted* when its process is still run by a live supervisor (the recorded pid and
+//!     start time, or, when the runner died before recording them, the group leader carrying
+//!     the attempt's `ORRERY_RUN_ID`, [`crate::process::supervised_leader`]): the resumed runner
+//!     keeps the attempt and its node RUNNING and waits for the record instead of killing the
+//!     process ([`shell::adopt`]); a stop or a cancel of the resumed session stops it as any
+//!     other (TERM, grace, KILL of its group). Its timeout is not enforced any more;
+//!   - *settled from its record* when the record is there (the process finished while no
+//!     runner lived): the same adoption, whose record is read at once, so the outcome is the
+//!     one the runner would have given (its outputs file read, its log kept) and lands through
+//!     the usual path (a success waits for FF/SF like any run). The leader is looked for before
+//!     the record: a supervisor writes the record before it reaps the leader, so no exit falls
+//!     between the two looks;
+//!   - *cancelled* when its record says its runner cancelled it (a stop, a failure of the
+//!     session) and died before settling it: settled `cancelled`, its node back to PENDING, as
+//!     the runner would have;
+//!   - otherwise *its outcome cannot be known*, as before supervisors: by its recorded process
+//!     ([`is_alive`]) still alive but orphaned (its supervisor was killed): its process group
+//!     gets SIGTERM, the grace period, then SIGKILL, and the attempt is settled `cancelled` (no
+//!     exit code: it is not our child); then every process whose environment holds the
+//!     attempt's `ORRERY_RUN_ID` is stopped the same way (a process the runner spawned but died
+//!     before recording, a grandchild that left the group). Any found: settled `cancelled`.
+//!     *Gone* (none found): settled `unknown` with a `TASK_FAILED` error saying its outcome
+//!     cannot be known; an unreadable record is `unknown` too, the error naming the file.
+//!     Either way its steps left in progress become `unknown` and its node goes back to
+//!     PENDING, to run again as a new attempt.
+//!
+//!   Last, every process that carries the session's `ORRERY_SESSION_ID` is stopped, but those
+//!   of adopted attempts: the runner starts a process before the commit of its attempt lands
+//!   (so that no process waits for an fsync), and a crash in between leaves a process no
+//!   attempt names.
 //! - **Node states** come from `task_nodes`: SUCCEEDED, SKIPPED and SKIP_REQUESTED stay; every
 //!   other state (PENDING, READY, RUNNING, FAILED: COMPAT.md section 4's retry from failure)
 //!   becomes PENDING. Only the nodes whose state changes are written. Attempt numbers go on
@@ -61,9 +80,10 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     // Refused while another runner drives the session; from here on, the session is ours.
     db.take_lease(&session.id).await?;
     match settle_interrupted(&db, &session, &plan).await {
-        Ok((states, initial, attempt_counts, iterations)) => {
+        Ok((states, initial, attempt_counts, iterations, adopted)) => {
             let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations);
             runner.states = states;
+            runner.adopt(adopted);
             runner.run(initial).await
         }
         Err(e) => {
@@ -120,7 +140,51 @@ pub fn interrupted_sessions(store: &Store) -> Result<Vec<orrery_store::Session>,
 }
 
 /// Node states to go on from.
-type Resumed = (Vec<NodeState>, Vec<(usize, NodeState)>, Vec<u32>, HashMap<usize, u32>);
+type Resumed = (Vec<NodeState>, Vec<(usize, NodeState)>, Vec<u32>, HashMap<usize, u32>, Vec<Adopted>);
+
+/// An attempt left `running` that the resumed runner goes on with (see the module notes).
+pub(super) struct Adopted {
+    pub node: usize,
+    pub run_id: RunId,
+    pub adoption: shell::Adoption,
+}
+
+/// Whether an interrupted attempt can be adopted: a `shell.run` attempt whose process a live
+/// supervisor still runs, or whose exit record is there. An unreadable record is an error
+/// naming it.
+fn adoption_of(attempt: &orrery_store::Attempt, plan: &SessionPlan) -> Result<Option<Adopted>, String> {
+    let Some(node) = plan.node(&attempt.node) else { return Ok(None) };
+    let task = &plan.tasks[node].1;
+    if attempt.agent != shell::TYPE || task.task_type.as_str() != shell::TYPE {
+        return Ok(None);
+    }
+    let Some(log_path) = attempt.log_path.clone() else { return Ok(None) };
+    let Some(stem) = shell::stem_of_log(&log_path) else { return Ok(None) };
+    // The leader first, then the record (see the module notes).
+    let leader = attempt
+        .process
+        .map(|p| (p.pid, p.start_time))
+        .filter(|&(pid, start_time)| crate::process::has_supervisor(pid, start_time))
+        .or_else(|| crate::process::supervised_leader(shell::RUN_ID_VAR, attempt.run_id.as_str()));
+    let record = shell::attempt_file(&std::path::absolute(&stem).unwrap_or(stem.clone()), shell::EXIT_FILE);
+    let found = crate::process::supervisor::read_record(&record)?;
+    // Its runner cancelled it (a stop, a failure) and died before settling it: as before.
+    if leader.is_none() && found.as_ref().is_some_and(|r| r.exit() == crate::process::Exit::Cancelled) {
+        return Ok(None);
+    }
+    if leader.is_none() && found.is_none() {
+        return Ok(None);
+    }
+    let adoption = shell::Adoption {
+        params: broker::params_of(task),
+        stem,
+        log_path,
+        run_id: attempt.run_id.as_str().to_string(),
+        leader,
+        grace: crate::process::DEFAULT_GRACE,
+    };
+    Ok(Some(Adopted { node, run_id: attempt.run_id.clone(), adoption }))
+}
 
 /// Settles the attempts an interrupted runner left `running`, and reads back where the session
 /// stands: node states (and those to write), attempt numbers, scope counters.
@@ -131,6 +195,29 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
         db.call(move |s| Ok(s.running_attempts()?.into_iter().filter(|a| a.session_id == sid).collect())).await?;
     // Not holding the store's write lock through the grace periods below.
     db.flush().await?;
+    // Adopted: a live supervisor runs it, or its record is there.
+    let mut adopted = Vec::new();
+    let mut unreadable: HashMap<RunId, String> = HashMap::new();
+    let cancelled_by_record = |attempt: &orrery_store::Attempt| {
+        let stem = attempt.log_path.as_deref().and_then(shell::stem_of_log);
+        stem.and_then(|stem| {
+            let stem = std::path::absolute(&stem).unwrap_or(stem);
+            crate::process::supervisor::read_record(&shell::attempt_file(&stem, shell::EXIT_FILE)).ok().flatten()
+        })
+        .is_some_and(|r| r.exit() == crate::process::Exit::Cancelled)
+    };
+    let mut left = Vec::with_capacity(running.len());
+    for attempt in running {
+        match adoption_of(&attempt, plan) {
+            Ok(Some(a)) => adopted.push(a),
+            Ok(None) => left.push(attempt),
+            Err(message) => {
+                unreadable.insert(attempt.run_id.clone(), message);
+                left.push(attempt);
+            }
+        }
+    }
+    let running = left;
     // Which attempts still had a process: the one recorded, or any carrying its run id (the
     // runner died before recording it, or a grandchild left the group).
     let mut had_process = Vec::with_capacity(running.len());
@@ -140,13 +227,24 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
             crate::process::terminate_group(process.pid, process.start_time).await;
         }
         let tagged = crate::process::terminate_tagged(shell::RUN_ID_VAR, attempt.run_id.as_str()).await;
-        had_process.push(alive.is_some() || tagged > 0);
+        had_process.push(alive.is_some() || tagged > 0 || cancelled_by_record(attempt));
     }
     // Then whatever else the session's runner left: a process it spawned for an attempt whose
     // start it had not committed yet.
-    crate::process::terminate_tagged(shell::SESSION_ID_VAR, &session.id).await;
+    let spared: Vec<String> = adopted.iter().map(|a| a.run_id.as_str().to_string()).collect();
+    crate::process::terminate_tagged_except(shell::SESSION_ID_VAR, &session.id, shell::RUN_ID_VAR, &spared).await;
     for (attempt, had_process) in running.into_iter().zip(had_process) {
-        let outcome = if had_process {
+        let outcome = if let Some(message) = unreadable.get(&attempt.run_id) {
+            Outcome::Unknown {
+                error: error_record(
+                    ErrorCode::TaskFailed,
+                    format!(
+                        "attempt {} of task '{}' was interrupted and its outcome cannot be known: {message}",
+                        attempt.attempt, attempt.node
+                    ),
+                ),
+            }
+        } else if had_process {
             Outcome::Cancelled { exit_code: None }
         } else {
             Outcome::Unknown {
@@ -193,8 +291,10 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
     let iterations: HashMap<usize, u32> = counts.into_iter().filter(|(_, c)| *c > 0).collect();
     let mut initial = Vec::new();
     let mut states = Vec::with_capacity(plan.graph.nodes.len());
-    for node in &plan.graph.nodes {
+    for (n, node) in plan.graph.nodes.iter().enumerate() {
         let state = match stored.get(node.key.as_str()) {
+            // Its attempt goes on (adopted): still running.
+            _ if adopted.iter().any(|a| a.node == n) => NodeState::Running,
             Some(TaskState::Succeeded) => NodeState::Succeeded,
             Some(TaskState::Skipped) => NodeState::Skipped,
             Some(TaskState::SkipRequested) => NodeState::SkipRequested,
@@ -206,7 +306,7 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
             initial.push((states.len() - 1, state));
         }
     }
-    Ok((states, initial, attempt_counts, iterations))
+    Ok((states, initial, attempt_counts, iterations, adopted))
 }
 
 /// A blueprint instance of a session, as its plan has it: the root, and one per composite

@@ -10,6 +10,11 @@ fn record_process(store: &mut Store, run_id: &RunId, process: ProcessIdentity) -
     }
 }
 
+/// A failure whose details say the process's exit status was lost ([`shell::STATUS_LOST`]).
+fn is_status_lost(error: &TaskError) -> bool {
+    error.details.as_ref().and_then(|d| d.get(shell::STATUS_LOST)) == Some(&Value::Bool(true))
+}
+
 impl Runner {
     pub(super) async fn on_report(&mut self, report: Report) -> Step {
         match report {
@@ -34,6 +39,10 @@ impl Runner {
                 self.publish(broker::DISPATCH, &run_id, payload).await?;
                 Ok(None)
             }
+            Report::LogCapped { node, run_id, payload } => {
+                self.log_capped(node, run_id, payload).await?;
+                Ok(None)
+            }
             Report::Ended { node, run_id, outcome } => {
                 self.processes.remove(&run_id);
                 let Some(run) = self.runs[node].as_mut().filter(|r| r.run_id == run_id && r.ended.is_none()) else {
@@ -50,6 +59,10 @@ impl Runner {
                         let Some(run) = self.runs[node].as_mut() else { unreachable!("checked above") };
                         run.ended = Some((exit_code, outputs));
                         self.states[node] = NodeState::Finishing;
+                        Ok(None)
+                    }
+                    AgentOutcome::Failed { error, .. } if is_status_lost(&error) => {
+                        self.unknown_run(node, task_error_record(&error)).await?;
                         Ok(None)
                     }
                     AgentOutcome::Failed { error, exit_code } => {
@@ -96,6 +109,37 @@ impl Runner {
             .await?;
         self.db.announce(update);
         Ok(())
+    }
+
+    /// Appends the event saying that a run's log reached its cap.
+    async fn log_capped(&mut self, node: usize, run_id: RunId, mut payload: Value) -> Result<(), RunError> {
+        if self.runs[node].as_ref().is_none_or(|r| r.run_id != run_id) {
+            return Ok(());
+        }
+        if let Value::Object(p) = &mut payload {
+            p.insert("node".into(), Value::String(self.key(node)));
+        }
+        self.publish(shell::LOG_CAPPED_EVENT, &run_id, payload).await
+    }
+
+    /// Settles a run whose outcome cannot be known (its process's exit status was lost):
+    /// `unknown`, its steps in progress too, and its node back to PENDING, to run again.
+    async fn unknown_run(&mut self, n: usize, error: ErrorRecord) -> Result<(), RunError> {
+        let Some(run) = self.runs[n].take() else { return Ok(()) };
+        self.states[n] = NodeState::Pending;
+        self.db
+            .write(move |s| {
+                s.mark_unknown_in_progress(&run.run_id)?;
+                s.settle_attempt(
+                    &run.run_id,
+                    Settlement {
+                        outcome: Outcome::Unknown { error },
+                        node_state: Some(TaskState::Pending),
+                        data: Vec::new(),
+                    },
+                )
+            })
+            .await
     }
 
     /// Settles a failed run: the node FAILED, the session fails with its error.
@@ -267,7 +311,7 @@ impl Runner {
                 Some(Report::Ended { run_id, .. }) => {
                     self.processes.remove(&run_id);
                 }
-                Some(Report::Progress { .. } | Report::Dispatch { .. }) => {}
+                Some(Report::Progress { .. } | Report::Dispatch { .. } | Report::LogCapped { .. }) => {}
                 None => break,
             }
         }
@@ -309,6 +353,7 @@ impl Runner {
                 }
                 Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,
                 Report::Dispatch { .. } => {}
+                Report::LogCapped { node, run_id, payload } => self.log_capped(node, run_id, payload).await?,
                 Report::Ended { run_id, outcome, .. } => {
                     self.processes.remove(&run_id);
                     let exit_code = match outcome {

@@ -1,0 +1,600 @@
+//! The supervisor: a small process between the engine and each task process, so that the
+//! task's outcome survives the engine's death (issue 16, item 3).
+//!
+//! The engine forks it (no exec: it works the same in `orrery`, `orrery serve`, the desktop app
+//! and a test binary); it forks and execs the task, copies the task's output from a pipe to
+//! the attempt's log (up to the log cap), and when the task's leader exits it records that
+//! exit durably: a small JSON file written to a temporary name, fsynced, renamed over the
+//! record's name and its folder fsynced ([`ExitRecord`]). The engine, while it lives, is told
+//! everything over a status pipe and reads the record at the end like recovery would: one way
+//! to learn an outcome. When the engine dies the supervisor goes on alone; a later runner
+//! reads the record, or adopts the task while its supervisor lives.
+//!
+//! Rules, because it is the child of a fork of a multi-threaded process:
+//! - it calls only async-signal-safe functions (raw system calls: `fork`, `execve`, `poll`,
+//!   `read`, `write`, `waitid`, `waitpid`, `open`, `fsync`, `rename`, `close`, `dup2`,
+//!   `sigaction`, `clock_gettime`, `_exit`), never allocates, formats or panics: everything it
+//!   needs (paths, argv, environment, the copy buffer) is prepared by the engine beforehand
+//!   ([`Prepared`]);
+//! - first thing, it resets every signal to its default (a handler of the engine's would run
+//!   here on closed descriptors), ignores SIGPIPE (the engine's end of the status pipe may be
+//!   gone), leads a process group of its own (a Ctrl-C to the terminal's group does not reach
+//!   it), points its stdin, stdout and stderr at `/dev/null` (it must not keep the engine's
+//!   terminal or pipe open) and closes every other descriptor it inherited but its own;
+//! - the task's leader is reaped only once the record is written and the engine has let go
+//!   (it closed the control pipe, or died): until then the leader is a zombie, so its pid, which
+//!   is also its process group id, cannot be reused while the engine signals the group; and
+//!   whoever sees the leader gone knows its record was written, if it ever will be.
+//!
+//! Messages on the status pipe, 17 bytes each (a tag and two little-endian i64): `P pid` the
+//! task runs (its exec succeeded); `F phase errno` it could not start (nothing is left running
+//! and the supervisor ends); `X kind value` the leader exited (kind 0: exit code, 1: signal);
+//! `L written dropped` what the log took; `R errno` the record was written (0) or not. On the
+//! control pipe the engine writes one byte before it stops the group on purpose, `C` (a
+//! cancel) or `T` (a timeout), which the record keeps (`stopped`): a recovery must not take a
+//! process its runner killed for one that failed by itself.
+
+use std::ffi::CString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The name a supervisor gives itself (`/proc/PID/comm`): how recovery knows a live task
+/// process still has its supervisor (its parent).
+pub const SUPERVISOR_NAME: &str = "orrery-supervis";
+
+pub(super) const MSG_LEN: usize = 17;
+pub(super) const TAG_STARTED: u8 = b'P';
+pub(super) const TAG_FAILED: u8 = b'F';
+pub(super) const TAG_EXITED: u8 = b'X';
+pub(super) const TAG_LOG: u8 = b'L';
+pub(super) const TAG_RECORDED: u8 = b'R';
+
+/// What the engine writes on the control pipe before it stops the group on purpose.
+pub(super) const CONTROL_CANCEL: u8 = b'C';
+pub(super) const CONTROL_TIMEOUT: u8 = b'T';
+
+/// Where a start failed (the first value of `F`).
+pub(super) const PHASE_SETUP: i64 = 1;
+pub(super) const PHASE_CWD: i64 = 2;
+pub(super) const PHASE_EXEC: i64 = 3;
+
+/// The durable record of a leader's exit, `STEM.exit` (see the module notes).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct ExitRecord {
+    pub version: u32,
+    /// The leader's pid.
+    pub leader: u32,
+    /// Its exit code when it exited by itself.
+    pub code: Option<i32>,
+    /// The signal that ended it, otherwise.
+    pub signal: Option<i32>,
+    /// When the supervisor saw it exit, in milliseconds since the epoch.
+    pub ended_ms: i64,
+    /// Bytes of output written to the log, and dropped past the cap.
+    pub log_bytes: u64,
+    pub log_dropped: u64,
+    pub log_cap: u64,
+    /// `"cancelled"` or `"timed_out"` when the engine stopped the group on purpose.
+    #[serde(default)]
+    pub stopped: Option<String>,
+}
+
+/// Reads a record: `Ok(None)` when there is none (yet); an error names the file.
+pub fn read_record(path: &Path) -> Result<Option<ExitRecord>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read the exit record {}: {e}", path.display())),
+    };
+    let record: ExitRecord = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("the exit record {} is not a valid record: {e}", path.display()))?;
+    if record.code.is_none() == record.signal.is_none() {
+        return Err(format!("the exit record {} names neither an exit code nor a signal", path.display()));
+    }
+    Ok(Some(record))
+}
+
+/// Everything the supervisor and the task's child need, prepared before the fork.
+pub(super) struct Prepared {
+    pub program: CString,
+    /// Owned here; `argv_ptrs` points into them.
+    #[allow(dead_code)]
+    pub argv: Vec<CString>,
+    pub argv_ptrs: Vec<*const libc::c_char>,
+    /// Owned here; `envp_ptrs` points into them.
+    #[allow(dead_code)]
+    pub envp: Vec<CString>,
+    pub envp_ptrs: Vec<*const libc::c_char>,
+    pub cwd: Option<CString>,
+    /// (temporary name, record name, its folder).
+    pub record: Option<(CString, CString, CString)>,
+    pub log_cap: u64,
+    pub buf: Vec<u8>,
+    pub scratch: Vec<u8>,
+}
+
+// SAFETY: the raw pointers point into the CStrings the struct owns; it is only moved, never
+// shared across threads while in use.
+unsafe impl Send for Prepared {}
+
+fn cstring(bytes: impl Into<Vec<u8>>) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a path or argument"))
+}
+
+impl Prepared {
+    pub fn new(
+        program: &Path,
+        argv: &[String],
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+        cwd: Option<&Path>,
+        record: Option<&Path>,
+        log_cap: u64,
+    ) -> io::Result<Prepared> {
+        use std::os::unix::ffi::OsStrExt;
+        let program = cstring(program.as_os_str().as_bytes())?;
+        let argv: Vec<CString> = argv.iter().map(|a| cstring(a.as_bytes())).collect::<io::Result<_>>()?;
+        let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+        argv_ptrs.push(std::ptr::null());
+        let envp: Vec<CString> = env
+            .iter()
+            .map(|(k, v)| {
+                let mut entry = k.as_bytes().to_vec();
+                entry.push(b'=');
+                entry.extend_from_slice(v.as_bytes());
+                cstring(entry)
+            })
+            .collect::<io::Result<_>>()?;
+        let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
+        envp_ptrs.push(std::ptr::null());
+        let cwd = cwd.map(|c| cstring(c.as_os_str().as_bytes())).transpose()?;
+        let record = match record {
+            None => None,
+            Some(path) => {
+                let path = std::path::absolute(path)?;
+                let mut tmp = path.as_os_str().to_owned();
+                tmp.push(".tmp");
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+                Some((
+                    cstring(tmp.as_bytes())?,
+                    cstring(path.as_os_str().as_bytes())?,
+                    cstring(dir.as_os_str().as_bytes())?,
+                ))
+            }
+        };
+        Ok(Prepared {
+            program,
+            argv,
+            argv_ptrs,
+            envp,
+            envp_ptrs,
+            cwd,
+            record,
+            log_cap,
+            buf: vec![0; 64 * 1024],
+            scratch: vec![0; 512],
+        })
+    }
+}
+
+/// The descriptors the supervisor keeps (all opened by the engine with `O_CLOEXEC`).
+#[derive(Clone, Copy)]
+pub(super) struct Fds {
+    pub devnull: i32,
+    pub log: i32,
+    pub status: i32,
+    pub control: i32,
+}
+
+// ---- everything below runs in the forked supervisor or the task's child: no allocation ----
+
+fn errno() -> i32 {
+    // SAFETY: __errno_location returns this thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+unsafe fn write_all(fd: i32, mut data: &[u8]) -> bool {
+    while !data.is_empty() {
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        if n < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            return false;
+        }
+        data = &data[n as usize..];
+    }
+    true
+}
+
+unsafe fn send(fd: i32, tag: u8, a: i64, b: i64) {
+    let mut msg = [0u8; MSG_LEN];
+    msg[0] = tag;
+    msg[1..9].copy_from_slice(&a.to_le_bytes());
+    msg[9..17].copy_from_slice(&b.to_le_bytes());
+    // The engine may be gone (EPIPE, SIGPIPE ignored): nothing to do about it.
+    write_all(fd, &msg);
+}
+
+/// Closes every descriptor but `keep` (at most 8, any order).
+unsafe fn close_all_except(keep: &[i32]) {
+    let mut sorted = [0i32; 8];
+    let n = keep.len().min(8);
+    sorted[..n].copy_from_slice(&keep[..n]);
+    // Insertion sort: no allocation.
+    for i in 1..n {
+        let mut j = i;
+        while j > 0 && sorted[j - 1] > sorted[j] {
+            sorted.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    let mut from: u32 = 0;
+    for &fd in &sorted[..n] {
+        let fd = fd as u32;
+        if fd > from {
+            close_range(from, fd - 1);
+        }
+        from = fd + 1;
+    }
+    close_range(from, u32::MAX);
+}
+
+unsafe fn close_range(first: u32, last: u32) {
+    if libc::syscall(libc::SYS_close_range, first, last, 0) == 0 {
+        return;
+    }
+    // Kernels before 5.9: one by one, up to the descriptor limit.
+    let mut limit: libc::rlimit = std::mem::zeroed();
+    let max =
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 { limit.rlim_cur.min(1 << 20) as u32 } else { 1024 };
+    let mut fd = first;
+    while fd <= last && fd < max {
+        libc::close(fd as i32);
+        fd += 1;
+    }
+}
+
+unsafe fn reset_signals() {
+    let mut action: libc::sigaction = std::mem::zeroed();
+    action.sa_sigaction = libc::SIG_DFL;
+    libc::sigemptyset(&mut action.sa_mask);
+    for signal in 1..65 {
+        if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+    let mut empty: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut empty);
+    libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+}
+
+fn now_ms() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid pointer to a timespec owned by this frame.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+}
+
+/// Appends `text` to `out` at `*at`; false when it does not fit.
+fn put(out: &mut [u8], at: &mut usize, text: &[u8]) -> bool {
+    if *at + text.len() > out.len() {
+        return false;
+    }
+    out[*at..*at + text.len()].copy_from_slice(text);
+    *at += text.len();
+    true
+}
+
+fn put_int(out: &mut [u8], at: &mut usize, value: i64) -> bool {
+    let mut digits = [0u8; 24];
+    let mut n = digits.len();
+    let negative = value < 0;
+    let mut v = value.unsigned_abs();
+    loop {
+        n -= 1;
+        digits[n] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if negative {
+        n -= 1;
+        digits[n] = b'-';
+    }
+    put(out, at, &digits[n..])
+}
+
+/// The task's child: its own group, default signals, output to the pipe, then exec. Reports
+/// a failure as (phase, errno) on `error_fd` and exits 127.
+unsafe fn exec_task(p: &Prepared, out_w: i32, error_fd: i32) -> ! {
+    libc::setpgid(0, 0);
+    reset_signals();
+    let fail = |phase: i64| -> ! {
+        let mut msg = [0u8; 16];
+        msg[..8].copy_from_slice(&phase.to_le_bytes());
+        msg[8..].copy_from_slice(&(errno() as i64).to_le_bytes());
+        write_all(error_fd, &msg);
+        libc::_exit(127)
+    };
+    if libc::dup2(out_w, 1) < 0 || libc::dup2(out_w, 2) < 0 {
+        fail(PHASE_SETUP);
+    }
+    close_all_except(&[0, 1, 2, error_fd]);
+    if let Some(cwd) = &p.cwd {
+        if libc::chdir(cwd.as_ptr()) != 0 {
+            fail(PHASE_CWD);
+        }
+    }
+    libc::execve(p.program.as_ptr(), p.argv_ptrs.as_ptr(), p.envp_ptrs.as_ptr());
+    fail(PHASE_EXEC)
+}
+
+/// The log as the supervisor writes it: what was written, what the cap dropped.
+struct LogCopy {
+    fd: i32,
+    cap: u64,
+    written: u64,
+    dropped: u64,
+    last: u8,
+}
+
+impl LogCopy {
+    unsafe fn take(&mut self, data: &[u8]) {
+        let room = self.cap.saturating_sub(self.written);
+        let n = (data.len() as u64).min(room) as usize;
+        if n > 0 && write_all(self.fd, &data[..n]) {
+            self.written += n as u64;
+            self.last = data[n - 1];
+        }
+        self.dropped += (data.len() - n) as u64;
+    }
+
+    /// Reads what the pipe holds now (it is non-blocking); false once it is at its end.
+    unsafe fn drain(&mut self, pipe: i32, buf: &mut [u8]) -> bool {
+        loop {
+            let n = libc::read(pipe, buf.as_mut_ptr().cast(), buf.len());
+            if n > 0 {
+                self.take(&buf[..n as usize]);
+                continue;
+            }
+            if n == 0 {
+                return false;
+            }
+            return match errno() {
+                libc::EINTR => continue,
+                libc::EAGAIN => true,
+                _ => false,
+            };
+        }
+    }
+
+    /// The one note past the cap: how much was dropped.
+    unsafe fn note(&self, scratch: &mut [u8]) {
+        if self.dropped == 0 {
+            return;
+        }
+        let mut at = 0;
+        let ok = (self.last == b'\n' || self.written == 0 || put(scratch, &mut at, b"\n"))
+            && put(scratch, &mut at, b"orrery: this attempt's log reached its cap of ")
+            && put_int(scratch, &mut at, self.cap as i64)
+            && put(scratch, &mut at, b" bytes; the ")
+            && put_int(scratch, &mut at, self.dropped as i64)
+            && put(scratch, &mut at, b" bytes of output after it were dropped\n");
+        if ok {
+            write_all(self.fd, &scratch[..at]);
+        }
+    }
+}
+
+/// The supervisor's life (see the module notes). Never returns.
+pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
+    reset_signals();
+    libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    libc::setpgid(0, 0);
+    let mut name = [0u8; 16];
+    name[..SUPERVISOR_NAME.len()].copy_from_slice(SUPERVISOR_NAME.as_bytes());
+    libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
+    libc::dup2(fds.devnull, 0);
+    libc::dup2(fds.devnull, 1);
+    libc::dup2(fds.devnull, 2);
+    close_all_except(&[0, 1, 2, fds.log, fds.status, fds.control]);
+    let status = fds.status;
+
+    let mut out = [0i32; 2];
+    let mut err = [0i32; 2];
+    if libc::pipe2(out.as_mut_ptr(), libc::O_CLOEXEC) != 0 || libc::pipe2(err.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+        send(status, TAG_FAILED, PHASE_SETUP, errno() as i64);
+        libc::_exit(1);
+    }
+    let leader = libc::fork();
+    if leader == 0 {
+        exec_task(p, out[1], err[1]);
+    }
+    if leader < 0 {
+        send(status, TAG_FAILED, PHASE_SETUP, errno() as i64);
+        libc::_exit(1);
+    }
+    libc::close(out[1]);
+    libc::close(err[1]);
+    // The exec's result: the error pipe closes (exec succeeded) or brings (phase, errno).
+    let mut report = [0u8; 16];
+    let mut got = 0usize;
+    loop {
+        let n = libc::read(err[0], report[got..].as_mut_ptr().cast(), 16 - got);
+        if n < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+        if got == 16 {
+            break;
+        }
+    }
+    libc::close(err[0]);
+    if got == 16 {
+        let mut raw = 0;
+        libc::waitpid(leader, &mut raw, 0);
+        let phase = i64::from_le_bytes(report[..8].try_into().unwrap_or([0; 8]));
+        let code = i64::from_le_bytes(report[8..].try_into().unwrap_or([0; 8]));
+        send(status, TAG_FAILED, phase, code);
+        libc::_exit(1);
+    }
+    send(status, TAG_STARTED, leader as i64, 0);
+
+    let pipe = out[0];
+    libc::fcntl(pipe, libc::F_SETFL, libc::fcntl(pipe, libc::F_GETFL) | libc::O_NONBLOCK);
+    let pidfd = libc::syscall(libc::SYS_pidfd_open, leader, 0) as i32;
+    let mut log = LogCopy { fd: fds.log, cap: p.log_cap, written: 0, dropped: 0, last: b'\n' };
+    let mut pipe_open = true;
+    let mut control_open = true;
+    // (kind, value, when): kind 0 an exit code, 1 a signal.
+    let mut exited: Option<(i64, i64, i64)> = None;
+    // 1: the engine cancelled it, 2: its timeout expired.
+    let mut stopped = 0;
+    loop {
+        if exited.is_some() && !control_open {
+            break;
+        }
+        let mut polled = [libc::pollfd { fd: -1, events: libc::POLLIN, revents: 0 }; 3];
+        if pipe_open {
+            polled[0].fd = pipe;
+        }
+        if control_open {
+            polled[1].fd = fds.control;
+        }
+        if exited.is_none() && pidfd >= 0 {
+            polled[2].fd = pidfd;
+        }
+        // Without a pidfd (kernels before 5.3) the leader is looked at every 50 ms.
+        let timeout = if exited.is_none() && pidfd < 0 { 50 } else { -1 };
+        let n = libc::poll(polled.as_mut_ptr(), 3, timeout);
+        if n < 0 && errno() != libc::EINTR {
+            // Cannot happen with valid descriptors; do not spin.
+            libc::usleep(50_000);
+        }
+        if pipe_open && polled[0].revents != 0 {
+            pipe_open = log.drain(pipe, &mut p.buf);
+        }
+        if control_open && polled[1].revents != 0 {
+            let mut bytes = [0u8; 16];
+            let n = libc::read(fds.control, bytes.as_mut_ptr().cast(), bytes.len());
+            if n == 0 || (n < 0 && errno() != libc::EINTR && errno() != libc::EAGAIN) {
+                control_open = false;
+            }
+            for &byte in &bytes[..n.max(0) as usize] {
+                match byte {
+                    CONTROL_CANCEL => stopped = 1,
+                    CONTROL_TIMEOUT if stopped == 0 => stopped = 2,
+                    _ => {}
+                }
+            }
+        }
+        if exited.is_none() {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let rc = libc::waitid(
+                libc::P_PID,
+                leader as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            if rc == 0 && info.si_pid() == leader {
+                let (kind, value) = match info.si_code {
+                    libc::CLD_EXITED => (0, info.si_status() as i64),
+                    _ => (1, info.si_status() as i64),
+                };
+                exited = Some((kind, value, now_ms()));
+                if pipe_open {
+                    pipe_open = log.drain(pipe, &mut p.buf);
+                }
+                send(status, TAG_EXITED, kind, value);
+            } else if rc != 0 && errno() == libc::ECHILD {
+                // Not ours any more (cannot happen: only this process reaps it).
+                exited = Some((1, 0, now_ms()));
+                send(status, TAG_EXITED, 1, 0);
+            }
+        }
+    }
+    if pipe_open {
+        log.drain(pipe, &mut p.buf);
+    }
+    log.note(&mut p.scratch);
+    send(status, TAG_LOG, log.written as i64, log.dropped as i64);
+    let (kind, value, ended) = exited.unwrap_or((1, 0, now_ms()));
+    let recorded = match &p.record {
+        Some((tmp, path, dir)) => {
+            write_record(&mut p.scratch, tmp, path, dir, leader, (kind, value, stopped), ended, &log)
+        }
+        None => 0,
+    };
+    send(status, TAG_RECORDED, recorded as i64, 0);
+    // Only now: whoever finds the leader gone knows the record was written.
+    let mut raw = 0;
+    while libc::waitpid(leader, &mut raw, 0) < 0 && errno() == libc::EINTR {}
+    libc::_exit(0)
+}
+
+/// Writes the record atomically and durably; 0 or the errno of what failed.
+#[allow(clippy::too_many_arguments)]
+unsafe fn write_record(
+    scratch: &mut [u8],
+    tmp: &CString,
+    path: &CString,
+    dir: &CString,
+    leader: i32,
+    (kind, value, stopped): (i64, i64, i32),
+    ended: i64,
+    log: &LogCopy,
+) -> i32 {
+    let stopped: &[u8] = match stopped {
+        1 => b",\"stopped\":\"cancelled\"",
+        2 => b",\"stopped\":\"timed_out\"",
+        _ => b"",
+    };
+    let mut at = 0;
+    let ok = put(scratch, &mut at, b"{\"version\":1,\"leader\":")
+        && put_int(scratch, &mut at, leader as i64)
+        && put(scratch, &mut at, if kind == 0 { b",\"code\":" } else { b",\"signal\":" })
+        && put_int(scratch, &mut at, value)
+        && put(scratch, &mut at, b",\"ended_ms\":")
+        && put_int(scratch, &mut at, ended)
+        && put(scratch, &mut at, b",\"log_bytes\":")
+        && put_int(scratch, &mut at, log.written as i64)
+        && put(scratch, &mut at, b",\"log_dropped\":")
+        && put_int(scratch, &mut at, log.dropped as i64)
+        && put(scratch, &mut at, b",\"log_cap\":")
+        && put_int(scratch, &mut at, log.cap as i64)
+        && put(scratch, &mut at, stopped)
+        && put(scratch, &mut at, b"}\n");
+    if !ok {
+        return libc::E2BIG;
+    }
+    let fd = libc::open(
+        tmp.as_ptr(),
+        libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        0o644,
+    );
+    if fd < 0 {
+        return errno();
+    }
+    if !write_all(fd, &scratch[..at]) || libc::fsync(fd) != 0 {
+        let e = errno();
+        libc::close(fd);
+        libc::unlink(tmp.as_ptr());
+        return e;
+    }
+    libc::close(fd);
+    if libc::rename(tmp.as_ptr(), path.as_ptr()) != 0 {
+        let e = errno();
+        libc::unlink(tmp.as_ptr());
+        return e;
+    }
+    let dir_fd = libc::open(dir.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
+    if dir_fd >= 0 {
+        libc::fsync(dir_fd);
+        libc::close(dir_fd);
+    }
+    0
+}
