@@ -30,28 +30,57 @@
 //!
 //! | status | `error` | when |
 //! | --- | --- | --- |
+//! | 400 | `invalid_request` | a body that cannot be read (a broken chunked framing, a connection cut mid-body) |
 //! | 401 | `unauthorized` | no `Authorization: Bearer` header, or the wrong token (with `WWW-Authenticate: Bearer`) |
+//! | 403 | `wrong_origin` | an `Origin` other than `http://127.0.0.1:PORT`, `http://localhost:PORT`, `http://[::1]:PORT` (a web page of another site) |
 //! | 404 | `unknown_job` | `POST /jobs/{name}` of a job the catalogue does not have |
 //! | 404 | `not_found` | any other path |
 //! | 405 | `method_not_allowed` | a known path with another method |
-//! | 413 | `body_too_large` | a body over [`BODY_LIMIT`] (8 MiB) |
+//! | 408 | `body_timeout` | a body not all there [`BODY_TIMEOUT`] (30 s) after the request head |
+//! | 413 | `body_too_large` | a body over [`BODY_LIMIT`] (8 MiB), by its `Content-Length` or by what came, chunked or not |
+//! | 421 | `wrong_host` | a `Host` (or absolute request target) other than `127.0.0.1`, `localhost` or `[::1]`, with this port or none; or no `Host` |
 //! | 422 | `invalid_request` | a body that is not JSON, or not `{"arguments": {...}}` |
 //! | 422 | `invalid_arguments` | arguments that break the job's schema ([`CallError::InvalidArguments`]) |
 //! | 503 | `shutting_down` | a request still in flight when [`Server::shutdown`]'s grace is over |
 //!
+//! The Host and Origin checks come before the token's: a web page whose site name an attacker
+//! points at 127.0.0.1 (DNS rebinding) sends that name as `Host` and its own `Origin`, and is
+//! refused whatever it knows. Scripts, `curl` and the CLI send `Host: 127.0.0.1:PORT` and no
+//! `Origin`; the desktop app does not use HTTP.
+//!
+//! Connections are served by hand (hyper's HTTP/1.1 connection, one task each), not by
+//! `axum::serve`, for their limits:
+//!
+//! - A connection must send a whole request head within [`HEADER_TIMEOUT`] (10 s) of its opening
+//!   and of each answer (the idle keep-alive time is the same 10 s); else it is closed. Silent
+//!   sockets and slow-header clients go that way.
+//! - A body must arrive within [`BODY_TIMEOUT`] (30 s) of its head (408). A body over the limit
+//!   is read on and dropped (at most 32 MiB, 2 s) before the 413, so that a client that sends
+//!   everything before it reads gets the answer, not a reset; one that waits for `100 Continue`
+//!   gets the 413 at once.
+//! - At most [`ServeConfig::max_connections`] connections are open at once; one beyond is closed
+//!   as soon as it is accepted (the backlog never fills), and an event stream counts as one.
+//!   `orrery serve` raises its soft `RLIMIT_NOFILE` to the hard limit and takes
+//!   [`connection_cap`] of it: the limit less a quarter (at least [`RUNNER_RESERVE`], 256)
+//!   kept for the runner, at most [`MAX_CONNECTIONS`] (4,096). So 20,000 idle sockets cost
+//!   the server at most the cap's descriptors for at most 10 s each, and a running task never
+//!   meets `Too many open files` because of them. An accept that fails all the same
+//!   (descriptors used up elsewhere) is tried again 100 ms later, never in a busy loop.
+//!
 //! Only 127.0.0.1: the API starts processes as the user who runs it, so it is never offered to
 //! the network; reach it from another machine through an SSH tunnel. The token is compared in
-//! constant time (its length is not secret).
+//! constant time (its length is not secret). `--token` on the command line shows in `ps` to
+//! every user of the machine; `ORRERY_TOKEN` does not.
 
 use std::convert::Infallible;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -61,8 +90,8 @@ use futures_util::{Stream, StreamExt};
 use orrery_store::Event;
 use serde_json::{json, Map, Value};
 use subtle::ConstantTimeEq;
-use tokio::net::TcpListener;
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::{Api, CallError, JobInfo, StreamItem, Streamed};
@@ -78,6 +107,34 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// The shortest token accepted from the user.
 pub const MIN_TOKEN_LEN: usize = 16;
 
+/// How long a connection may take to send a whole request head, counted from its opening and
+/// again from the end of each answer (so it is also the idle keep-alive time); then it is
+/// closed. Slow-header clients and silent sockets are closed by it.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request's whole body may take to arrive once its head came; then 408
+/// `body_timeout`.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most connections served at once, whatever the descriptor limit (each costs a
+/// descriptor and some memory); a connection beyond the cap is closed as soon as it is
+/// accepted. An event stream holds its connection, so it counts.
+pub const MAX_CONNECTIONS: usize = 4096;
+
+/// The fewest file descriptors kept for the runner (its processes' pipes and logs, the store);
+/// [`connection_cap`] keeps a quarter of the limit when that is more.
+pub const RUNNER_RESERVE: u64 = 256;
+
+/// The connection cap for a descriptor limit (the soft `RLIMIT_NOFILE`): the limit less what
+/// is kept for the runner (a quarter, at least [`RUNNER_RESERVE`]), within 16 and
+/// [`MAX_CONNECTIONS`]. 1,024 descriptors give 768 connections; 2,048 give 1,536; 4,096 give
+/// 3,072; 5,462 or more give [`MAX_CONNECTIONS`].
+pub fn connection_cap(descriptor_limit: u64) -> usize {
+    let reserve = (descriptor_limit / 4).max(RUNNER_RESERVE);
+    let cap = usize::try_from(descriptor_limit.saturating_sub(reserve)).unwrap_or(MAX_CONNECTIONS);
+    cap.clamp(16, MAX_CONNECTIONS)
+}
+
 /// How to serve.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
@@ -91,11 +148,26 @@ pub struct ServeConfig {
     pub token: Option<String>,
     /// How long [`Server::shutdown`] lets requests in flight finish ([`SHUTDOWN_GRACE`]).
     pub shutdown_grace: Duration,
+    /// The most connections open at once ([`connection_cap`] of the process's descriptor
+    /// limit; the default is that of 1,024).
+    pub max_connections: usize,
+    /// [`HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
+    /// [`BODY_TIMEOUT`].
+    pub body_timeout: Duration,
 }
 
 impl Default for ServeConfig {
     fn default() -> Self {
-        ServeConfig { host: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 0, token: None, shutdown_grace: SHUTDOWN_GRACE }
+        ServeConfig {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            token: None,
+            shutdown_grace: SHUTDOWN_GRACE,
+            max_connections: connection_cap(1024),
+            header_timeout: HEADER_TIMEOUT,
+            body_timeout: BODY_TIMEOUT,
+        }
     }
 }
 
@@ -159,13 +231,11 @@ impl Server {
         let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: wanted, source })?;
         let (stop_accepting, stopped) = oneshot::channel::<()>();
         let (phase, phases) = watch::channel(Phase::Serving);
-        let app = router(api.clone(), token.clone(), phases);
+        let app = router(api.clone(), token.clone(), phases, addr.port(), config.body_timeout);
+        let connections = Connections { max: config.max_connections.max(1), header_timeout: config.header_timeout };
         let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
+            accept(listener, app, stopped, connections).await;
+            Ok(())
         });
         Ok(Server {
             addr,
@@ -209,7 +279,7 @@ impl Server {
             if tokio::time::timeout(self.grace, &mut task).await.is_err() {
                 let _ = self.phase.send(Phase::CutOff);
                 // Every request answers at once now; a connection that never sends a whole
-                // request is left to the runtime.
+                // request head is closed by the header timeout.
                 if tokio::time::timeout(self.grace, &mut task).await.is_err() {
                     task.abort();
                 }
@@ -219,6 +289,80 @@ impl Server {
         stopped.extend(stop_sessions(&self.api).await);
         stopped
     }
+}
+
+/// How connections are served.
+#[derive(Clone, Copy)]
+struct Connections {
+    max: usize,
+    header_timeout: Duration,
+}
+
+/// Accepts connections until `stop` (or its sender's drop), each served on its own task while
+/// fewer than `limits.max` are open; one beyond is closed at once. Then every connection is
+/// asked to close once its request in flight (if any) is answered, and awaited.
+async fn accept(listener: TcpListener, app: Router, mut stop: oneshot::Receiver<()>, limits: Connections) {
+    let open = std::sync::Arc::new(Semaphore::new(limits.max));
+    let (closing, closing_seen) = watch::channel(false);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // A client that gave up before it was accepted.
+                Err(e) if matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused
+                ) => continue,
+                // Out of descriptors (or memory) all the same: the clients wait in the backlog
+                // while the runner's reserve is untouched; never a busy loop.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut stop => break,
+        };
+        match open.clone().try_acquire_owned() {
+            Ok(permit) => {
+                tokio::spawn(serve_connection(
+                    stream,
+                    app.clone(),
+                    limits.header_timeout,
+                    closing_seen.clone(),
+                    permit,
+                ));
+            }
+            // Over the cap: closed at once, so that the backlog never holds the flood.
+            Err(_) => drop(stream),
+        }
+    }
+    drop(listener);
+    let _ = closing.send(true);
+    let _ = open.acquire_many(u32::try_from(limits.max).unwrap_or(u32::MAX)).await;
+}
+
+/// One HTTP/1.1 connection: closed when it does not send a whole request head within
+/// `header_timeout` of its opening or of its last answer; closed after the answer in flight once
+/// `closing` turns true (or its sender goes). `_permit` is its place under the cap.
+async fn serve_connection(
+    stream: TcpStream,
+    app: Router,
+    header_timeout: Duration,
+    mut closing: watch::Receiver<bool>,
+    _permit: OwnedSemaphorePermit,
+) {
+    let _ = stream.set_nodelay(true);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
+    let connection = builder
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), hyper_util::service::TowerToHyperService::new(app));
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        _ = closing.wait_for(|closing| *closing) => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    let _ = connection.await;
 }
 
 impl Drop for Server {
@@ -259,23 +403,82 @@ struct Shared {
     api: Api,
     token: std::sync::Arc<str>,
     phase: watch::Receiver<Phase>,
+    /// The port it listens on: the one a request's `Host` may name.
+    port: u16,
+    body_timeout: Duration,
 }
 
-/// The routes over `api`, guarded by `token`; event streams end once `phase` reaches
-/// [`Phase::StreamsEnded`] (or its sender is dropped), requests in flight are cut off at
-/// [`Phase::CutOff`].
-fn router(api: Api, token: String, phase: watch::Receiver<Phase>) -> Router {
-    let shared = Shared { api, token: token.into(), phase };
+/// The routes over `api`, guarded by `token`, for requests to `port` on this machine; event
+/// streams end once `phase` reaches [`Phase::StreamsEnded`] (or its sender is dropped),
+/// requests in flight are cut off at [`Phase::CutOff`]; a body must arrive within
+/// `body_timeout`.
+fn router(api: Api, token: String, phase: watch::Receiver<Phase>, port: u16, body_timeout: Duration) -> Router {
+    let shared = Shared { api, token: token.into(), phase, port, body_timeout };
     Router::new()
         .route("/jobs", get(catalogue))
         .route("/jobs/{name}", post(call))
         .route("/events", get(events))
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn_with_state(shared.clone(), authenticate))
+        .layer(middleware::from_fn_with_state(shared.clone(), check_host))
         .layer(middleware::from_fn_with_state(shared.clone(), cut_off))
         .with_state(shared)
+}
+
+/// Refuses a request addressed to another name than this server's (its `Host`, or the
+/// authority of an absolute request target): 421 `wrong_host`; and one a web page sent from
+/// another origin (its `Origin`): 403 `wrong_origin`. A page of a site whose name an attacker
+/// points at 127.0.0.1 (DNS rebinding) sends that name as `Host` and its own origin.
+async fn check_host(State(shared): State<Shared>, request: Request, next: Next) -> Response {
+    let port = shared.port;
+    let named = |value: Option<&HeaderValue>| value.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let host = named(request.headers().get(header::HOST));
+    let target = request.uri().authority().map(|a| a.as_str().to_string());
+    let wrong = match (&host, &target) {
+        (None, None) => Some("no Host header".to_string()),
+        (Some(host), _) if !is_this_server(host, port) => Some(format!("Host {host:?}")),
+        (_, Some(target)) if !is_this_server(target, port) => Some(format!("the request target names {target:?}")),
+        _ => None,
+    };
+    if let Some(wrong) = wrong {
+        let message = format!(
+            "this API answers only requests to 127.0.0.1:{port}, localhost:{port} or [::1]:{port} (or those \
+             names without the port), not {wrong}"
+        );
+        return refusal(StatusCode::MISDIRECTED_REQUEST, "wrong_host", message, Value::Null);
+    }
+    if let Some(origin) = named(request.headers().get(header::ORIGIN)) {
+        let local = origin.strip_prefix("http://").is_some_and(|authority| is_this_server(authority, port));
+        if !local {
+            let message = format!(
+                "a web page of origin {origin:?} may not call this API: only http://127.0.0.1:{port}, \
+                 http://localhost:{port} or http://[::1]:{port} (scripts and tools send no Origin)"
+            );
+            return refusal(StatusCode::FORBIDDEN, "wrong_origin", message, Value::Null);
+        }
+    }
+    next.run(request).await
+}
+
+/// Whether `authority` (`HOST` or `HOST:PORT`) is `127.0.0.1`, `localhost` (any case) or
+/// `[::1]`, with no port or `port`.
+fn is_this_server(authority: &str, port: u16) -> bool {
+    let (host, rest) = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((address, rest)) => (&authority[..address.len() + 2], rest),
+            None => return false,
+        },
+        None => match authority.find(':') {
+            Some(colon) => (&authority[..colon], &authority[colon..]),
+            None => (authority, ""),
+        },
+    };
+    let port_ok = match rest.strip_prefix(':') {
+        None => rest.is_empty(),
+        Some(digits) => !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && digits.parse() == Ok(port),
+    };
+    port_ok && (host == "127.0.0.1" || host == "[::1]" || host.eq_ignore_ascii_case("localhost"))
 }
 
 /// Answers 503 when the server cuts off the requests still in flight at its shutdown.
@@ -331,15 +534,16 @@ async fn catalogue(State(shared): State<Shared>) -> Json<Vec<JobInfo>> {
 async fn call(
     State(shared): State<Shared>,
     name: Result<UrlPath<String>, PathRejection>,
-    body: Result<Bytes, BytesRejection>,
+    headers: HeaderMap,
+    body: Body,
 ) -> Response {
     let Ok(UrlPath(name)) = name else {
         let message = "there is no job of that name (it is not UTF-8; GET /jobs lists them)";
         return refusal(StatusCode::NOT_FOUND, "unknown_job", message, Value::Null);
     };
     let known = || shared.api.jobs().iter().any(|j| j.name == name);
-    let arguments = match body {
-        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+    let arguments = match read_body(&headers, body, shared.body_timeout).await {
+        Err(BodyError::TooLarge) => {
             return refusal(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "body_too_large",
@@ -347,8 +551,13 @@ async fn call(
                 json!({ "job": name }),
             )
         }
-        Err(rejection) => {
-            return refusal(rejection.status(), "invalid_request", rejection.body_text(), json!({ "job": name }))
+        Err(BodyError::Slow) => {
+            let message = format!("the body did not arrive within {} s", shared.body_timeout.as_secs_f64());
+            return refusal(StatusCode::REQUEST_TIMEOUT, "body_timeout", message, json!({ "job": name }));
+        }
+        Err(BodyError::Unreadable(e)) => {
+            let message = format!("the body cannot be read: {e}");
+            return refusal(StatusCode::BAD_REQUEST, "invalid_request", message, json!({ "job": name }));
         }
         Ok(bytes) => match arguments_of(&bytes) {
             Ok(arguments) => arguments,
@@ -376,6 +585,67 @@ async fn call(
                 CallError::UnknownJob { name } => name.clone(),
             };
             refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments", e.to_string(), json!({ "job": job }))
+        }
+    }
+}
+
+/// Why a request's body was not read.
+#[derive(Debug, PartialEq)]
+enum BodyError {
+    /// Over [`BODY_LIMIT`], by its `Content-Length` or by what came, whatever its framing.
+    TooLarge,
+    /// Not all there within the body timeout.
+    Slow,
+    /// The connection broke, or the chunked framing is wrong.
+    Unreadable(String),
+}
+
+/// The most bytes of a refused body read and dropped (in at most [`DRAIN_TIME`]) before the
+/// 413 answer: a client that sends a whole body before it reads the answer gets the 413 rather
+/// than a connection reset.
+const DRAIN_LIMIT: usize = 4 * BODY_LIMIT;
+const DRAIN_TIME: Duration = Duration::from_secs(2);
+
+/// The whole body, at most [`BODY_LIMIT`] bytes whatever its framing (`Content-Length` or
+/// chunked), within `within`.
+async fn read_body(headers: &HeaderMap, body: Body, within: Duration) -> Result<Vec<u8>, BodyError> {
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
+    let mut chunks = body.into_data_stream();
+    if declared.is_some_and(|length| length > BODY_LIMIT as u64) {
+        // A client that waits for `100 Continue` has sent nothing: reading would ask for it.
+        let waits = headers.get(header::EXPECT).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        if !waits {
+            drain(&mut chunks).await;
+        }
+        return Err(BodyError::TooLarge);
+    }
+    let deadline = tokio::time::Instant::now() + within;
+    let mut data = Vec::with_capacity(declared.map_or(0, |length| length as usize));
+    loop {
+        let chunk = match tokio::time::timeout_at(deadline, chunks.next()).await {
+            Err(_) => return Err(BodyError::Slow),
+            Ok(None) => return Ok(data),
+            Ok(Some(Err(e))) => return Err(BodyError::Unreadable(e.to_string())),
+            Ok(Some(Ok(chunk))) => chunk,
+        };
+        if data.len() + chunk.len() > BODY_LIMIT {
+            drain(&mut chunks).await;
+            return Err(BodyError::TooLarge);
+        }
+        data.extend_from_slice(&chunk);
+    }
+}
+
+/// Reads and drops what more of a refused body comes, at most [`DRAIN_LIMIT`] bytes in
+/// [`DRAIN_TIME`].
+async fn drain(chunks: &mut axum::body::BodyDataStream) {
+    let deadline = tokio::time::Instant::now() + DRAIN_TIME;
+    let mut drained = 0;
+    while drained < DRAIN_LIMIT {
+        match tokio::time::timeout_at(deadline, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => drained += chunk.len(),
+            _ => return,
         }
     }
 }
@@ -597,6 +867,8 @@ mod tests {
     use tower::ServiceExt;
 
     const TOKEN: &str = "a-test-token-of-some-length";
+    /// The port the fixture's router believes it listens on.
+    const PORT: u16 = 4000;
 
     struct Fixture {
         _dir: tempfile::TempDir,
@@ -608,11 +880,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
         let (end, streams_end) = watch::channel(Phase::Serving);
-        Fixture { app: router(api, TOKEN.into(), streams_end), _dir: dir, _end: end }
+        Fixture { app: router(api, TOKEN.into(), streams_end, PORT, BODY_TIMEOUT), _dir: dir, _end: end }
     }
 
     async fn send(app: &Router, method: &str, path: &str, auth: Option<&str>, body: Vec<u8>) -> (StatusCode, Response) {
+        let host = format!("127.0.0.1:{PORT}");
+        send_with(app, method, path, &[("host", &host)], auth, body).await
+    }
+
+    /// A request with the headers given.
+    async fn send_with(
+        app: &Router,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        auth: Option<&str>,
+        body: Vec<u8>,
+    ) -> (StatusCode, Response) {
         let mut request = axum::http::Request::builder().method(method).uri(path);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         if let Some(auth) = auth {
             request = request.header(header::AUTHORIZATION, auth);
         }
@@ -889,7 +1177,7 @@ mod tests {
         let server = Server::start(api, config).await.unwrap();
         let mut stream = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
         let head = format!(
-            "POST /jobs/get_session HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+            "POST /jobs/get_session HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\n\
              Content-Length: 100\r\nExpect: 100-continue\r\n\r\n",
             server.token()
         );
@@ -911,5 +1199,261 @@ mod tests {
         let rest = String::from_utf8_lossy(&rest);
         assert!(rest.starts_with("HTTP/1.1 503"), "{rest}");
         assert!(rest.contains("\"error\":\"shutting_down\""), "{rest}");
+    }
+
+    #[test]
+    fn the_connection_cap_keeps_a_quarter_of_the_descriptors_at_least_256_for_the_runner() {
+        let cases = [(64, 16), (512, 256), (1024, 768), (2048, 1536), (4096, 3072), (5462, 4096), (20_000, 4096)];
+        for (limit, cap) in cases {
+            assert_eq!(connection_cap(limit), cap, "{limit}");
+        }
+        assert_eq!(connection_cap(u64::MAX), MAX_CONNECTIONS);
+    }
+
+    #[test]
+    fn this_server_is_127_0_0_1_localhost_or_ipv6_loopback_with_its_port_or_none() {
+        for good in
+            ["127.0.0.1:4000", "localhost:4000", "LocalHost:4000", "[::1]:4000", "127.0.0.1", "localhost", "[::1]"]
+        {
+            assert!(is_this_server(good, 4000), "{good}");
+        }
+        for bad in [
+            "127.0.0.1:4001",
+            "localhost:40000",
+            "127.0.0.1:",
+            "127.0.0.1:+4000",
+            "127.0.0.1:4000:4000",
+            "127.0.0.2:4000",
+            "evil.example:4000",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io:4000",
+            "[::1",
+            "[::1]4000",
+            "[::2]:4000",
+            "::1",
+            "0.0.0.0:4000",
+            "",
+        ] {
+            assert!(!is_this_server(bad, 4000), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_to_another_host_name_or_from_a_web_origin_is_refused_before_the_token() {
+        let f = fixture();
+        let auth = format!("Bearer {TOKEN}");
+        for host in ["evil.example", "evil.example:4000", "127.0.0.1:4001", "localhost.evil.example:4000"] {
+            for auth in [Some(auth.as_str()), None] {
+                let (status, response) = send_with(&f.app, "GET", "/jobs", &[("host", host)], auth, Vec::new()).await;
+                assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{host} {auth:?}");
+                let body = json_of(response).await;
+                assert_eq!(body["error"], "wrong_host", "{body}");
+                assert!(body["message"].as_str().unwrap().contains(host), "{body}");
+            }
+        }
+        // No Host at all, and an absolute target naming another host.
+        let (status, _) = send_with(&f.app, "GET", "/jobs", &[], Some(&auth), Vec::new()).await;
+        assert_eq!(status, StatusCode::MISDIRECTED_REQUEST);
+        let (status, response) = send_with(
+            &f.app,
+            "GET",
+            "http://evil.example/jobs",
+            &[("host", "127.0.0.1:4000")],
+            Some(&auth),
+            Vec::new(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::MISDIRECTED_REQUEST);
+        assert!(json_of(response).await["message"].as_str().unwrap().contains("evil.example"));
+        for origin in
+            ["http://evil.example", "null", "https://127.0.0.1:4000", "http://127.0.0.1:4001", "http://localhost.evil"]
+        {
+            let headers = [("host", "127.0.0.1:4000"), ("origin", origin)];
+            let (status, response) =
+                send_with(&f.app, "POST", "/jobs/get_session", &headers, Some(&auth), Vec::new()).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{origin}");
+            let body = json_of(response).await;
+            assert_eq!(body["error"], "wrong_origin", "{body}");
+            assert!(body["message"].as_str().unwrap().contains(origin), "{body}");
+        }
+        for (host, origin) in [
+            ("127.0.0.1:4000", None),
+            ("localhost:4000", Some("http://localhost:4000")),
+            ("[::1]:4000", Some("http://[::1]:4000")),
+            ("LOCALHOST", None),
+        ] {
+            let mut headers = vec![("host", host)];
+            headers.extend(origin.map(|o| ("origin", o)));
+            let (status, _) = send_with(&f.app, "GET", "/jobs", &headers, Some(&auth), Vec::new()).await;
+            assert_eq!(status, StatusCode::OK, "{host} {origin:?}");
+        }
+    }
+
+    /// A server of its own on a free port, with `config` but a fresh store.
+    async fn serving(config: ServeConfig) -> (tempfile::TempDir, Server) {
+        let dir = tempfile::tempdir().unwrap();
+        let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
+        let server = Server::start(api, config).await.unwrap();
+        (dir, server)
+    }
+
+    /// Reads until the server closes the connection (or resets it): what it sent.
+    async fn read_all(stream: &mut (impl tokio::io::AsyncRead + Unpin)) -> String {
+        use tokio::io::AsyncReadExt;
+        let mut seen = Vec::new();
+        let mut buffer = [0u8; 4096];
+        let read = async {
+            loop {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen.extend_from_slice(&buffer[..n]),
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(120), read).await.expect("the server never closed the connection");
+        String::from_utf8_lossy(&seen).into_owned()
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_413_whatever_its_framing_over_a_real_connection() {
+        use tokio::io::AsyncWriteExt;
+        let (_dir, server) = serving(ServeConfig::default()).await;
+        let chunk = vec![b' '; 64 * 1024];
+        let over = BODY_LIMIT / chunk.len() + 1;
+        for framing in ["chunked", "content-length"] {
+            let stream = TcpStream::connect(server.addr()).await.unwrap();
+            let (mut reading, mut writing) = stream.into_split();
+            let length = match framing {
+                "chunked" => "Transfer-Encoding: chunked".to_string(),
+                _ => format!("Content-Length: {}", over * chunk.len()),
+            };
+            let head = format!(
+                "POST /jobs/get_session HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
+                 {length}\r\n\r\n",
+                server.addr(),
+                server.token()
+            );
+            let chunk = chunk.clone();
+            let framing_ = framing;
+            // The whole body is sent, as a client that reads the answer only then would.
+            let writer = tokio::spawn(async move {
+                writing.write_all(head.as_bytes()).await?;
+                for _ in 0..over {
+                    if framing_ == "chunked" {
+                        writing.write_all(format!("{:x}\r\n", chunk.len()).as_bytes()).await?;
+                        writing.write_all(&chunk).await?;
+                        writing.write_all(b"\r\n").await?;
+                    } else {
+                        writing.write_all(&chunk).await?;
+                    }
+                }
+                if framing_ == "chunked" {
+                    writing.write_all(b"0\r\n\r\n").await?;
+                }
+                // Not shut down: hyper takes a client that half-closes before its answer for
+                // one that went away.
+                Ok::<_, io::Error>(writing)
+            });
+            let answer = read_all(&mut reading).await;
+            writer.await.unwrap().unwrap();
+            assert!(answer.starts_with("HTTP/1.1 413"), "{framing}: {}", &answer[..answer.len().min(300)]);
+            assert!(answer.contains("\"error\":\"body_too_large\""), "{framing}: {answer}");
+        }
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn silent_and_slow_header_connections_are_closed_by_the_header_timeout() {
+        use tokio::io::AsyncWriteExt;
+        let timeout = Duration::from_millis(300);
+        let (_dir, server) = serving(ServeConfig { header_timeout: timeout, ..ServeConfig::default() }).await;
+        // Silent.
+        let began = std::time::Instant::now();
+        let mut silent = TcpStream::connect(server.addr()).await.unwrap();
+        let answer = read_all(&mut silent).await;
+        println!("a silent connection closed after {:?} (header timeout {timeout:?})", began.elapsed());
+        assert!(!answer.contains("HTTP/1.1 200"), "{answer}");
+        // A byte of the head every 50 ms, for ever.
+        let began = std::time::Instant::now();
+        let slow = TcpStream::connect(server.addr()).await.unwrap();
+        let (mut reading, mut writing) = slow.into_split();
+        let dripping = tokio::spawn(async move {
+            writing.write_all(b"GET /jobs HTTP/1.1\r\nX-Slow: ").await?;
+            loop {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                writing.write_all(b"a").await?;
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), io::Error>(())
+        });
+        read_all(&mut reading).await;
+        println!("a slow-header connection closed after {:?}", began.elapsed());
+        dripping.abort();
+        // Idle after an answer (keep-alive): closed by the same timeout.
+        let mut idle = TcpStream::connect(server.addr()).await.unwrap();
+        let request = format!(
+            "GET /jobs HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+            server.addr(),
+            server.token()
+        );
+        idle.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_all(&mut idle).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_body_that_does_not_arrive_in_time_is_408() {
+        use tokio::io::AsyncWriteExt;
+        let config = ServeConfig { body_timeout: Duration::from_millis(300), ..ServeConfig::default() };
+        let (_dir, server) = serving(config).await;
+        let mut stream = TcpStream::connect(server.addr()).await.unwrap();
+        let head = format!(
+            "POST /jobs/get_session HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Length: 100\r\n\r\n{{\"arg",
+            server.addr(),
+            server.token()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let answer = read_all(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("\"error\":\"body_timeout\""), "{answer}");
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn connections_beyond_the_cap_are_closed_at_once_and_served_again_once_one_goes() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (_dir, server) = serving(ServeConfig { max_connections: 2, ..ServeConfig::default() }).await;
+        let request = format!(
+            "GET /jobs HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+            server.addr(),
+            server.token()
+        );
+        // Two held (one answered and kept alive, one silent).
+        let mut first = TcpStream::connect(server.addr()).await.unwrap();
+        first.write_all(request.as_bytes()).await.unwrap();
+        let mut buffer = [0u8; 64];
+        let n = first.read(&mut buffer).await.unwrap();
+        assert!(buffer[..n].starts_with(b"HTTP/1.1 200"));
+        let second = TcpStream::connect(server.addr()).await.unwrap();
+        // The third is closed without an answer.
+        let mut third = TcpStream::connect(server.addr()).await.unwrap();
+        let _ = third.write_all(request.as_bytes()).await;
+        assert_eq!(read_all(&mut third).await, "", "beyond the cap");
+        // Once one goes, a new one is served.
+        drop(second);
+        let began = std::time::Instant::now();
+        loop {
+            let mut next = TcpStream::connect(server.addr()).await.unwrap();
+            let _ = next.write_all(request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n").as_bytes()).await;
+            if read_all(&mut next).await.starts_with("HTTP/1.1 200") {
+                break;
+            }
+            assert!(began.elapsed() < Duration::from_secs(120), "never served again");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        println!("served again {:?} after a connection went", began.elapsed());
+        drop(first);
+        server.shutdown().await;
     }
 }

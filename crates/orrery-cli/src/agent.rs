@@ -72,7 +72,7 @@ pub fn agent(
                     Ok(2)
                 }
             },
-            _ = tokio::signal::ctrl_c() => Ok(0),
+            _ = crate::signals::stop() => Ok(0),
         }
     })
 }

@@ -136,7 +136,7 @@ fn follow(store: Store, attempt: &Attempt, path: &Path, start: u64, format: Repo
                         let _ = tx.send(());
                     }
                 }
-                _ = tokio::signal::ctrl_c() => return Ok(130),
+                _ = crate::signals::stop() => return Ok(130),
             }
         }
     })

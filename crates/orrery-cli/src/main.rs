@@ -14,6 +14,7 @@ mod remote;
 mod run;
 mod serve;
 mod sessions;
+mod signals;
 
 // Loading a large blueprint makes millions of small allocations; mimalloc serves them about
 // twice as fast as glibc's allocator.
@@ -225,7 +226,8 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
         /// The bearer token clients must send (at least 16 visible ASCII characters); generated
-        /// when absent.
+        /// when absent. On the command line it shows in `ps` to every user of the machine:
+        /// prefer the environment variable ORRERY_TOKEN.
         #[arg(long, env = "ORRERY_TOKEN", hide_env_values = true)]
         token: Option<String>,
         /// How many processes a session it runs may run at once (default: the number of cores).

@@ -7,7 +7,11 @@
 //! SIGTERM, a grace period, then SIGKILL; their attempts are settled `cancelled` with their
 //! tasks back to PENDING; the session ends `stopped`. The task processes run in their own
 //! process groups, so the terminal's SIGINT reaches only `orrery`, which stops them itself.
-//! Further Ctrl-Cs while it stops are acknowledged and change nothing.
+//! Further Ctrl-Cs while it stops are acknowledged and change nothing. SIGTERM (`kill`, a
+//! service manager's stop) and SIGHUP (the terminal closed) do exactly what Ctrl-C does, and
+//! the exit code is the same 130 ([`crate::signals`]); after SIGHUP nothing written to a
+//! terminal that is gone can make the runner fail. `orrery recover` stops at the session a
+//! signal stopped and leaves the ones after it interrupted.
 //!
 //! `orrery resume SESSION` ([`resume`]) goes on with a stored session the same way.
 //!
@@ -116,6 +120,12 @@ pub fn recover(
     }
     let mut code = 0;
     for session in interrupted {
+        // A stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the recovery: the session it stopped is
+        // `stopped`, the others stay interrupted, for a later `recover`.
+        if crate::signals::received() {
+            eprintln!("orrery: stopped; session {} and any after it are left for `orrery recover`", session.id);
+            return Ok(if code == 0 { 130 } else { code });
+        }
         eprintln!(
             "orrery: resuming session {} ({}), interrupted while {}",
             session.id,
@@ -161,6 +171,8 @@ where
     let work_dir = std::path::absolute(db.parent().unwrap_or(Path::new(".")).join("runs"))
         .context("cannot name the folder of the attempt logs")?;
     let db = db.to_path_buf();
+    // SIGINT, SIGTERM and SIGHUP stop the session alike, from here on (crate::signals).
+    let mut stops = crate::signals::watch()?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let broker = broker_settings(&broker, &db)?;
     runtime.block_on(async move {
@@ -199,15 +211,17 @@ where
         let interrupts = tokio::spawn({
             let control = control.clone();
             async move {
-                while tokio::signal::ctrl_c().await.is_ok() {
+                while let Some(name) = stops.next().await {
                     let note = if control.is_stop_requested() {
                         "already stopping: waiting for the running tasks to end"
                     } else {
                         control.stop();
                         "stopping: cancelling the running tasks"
                     };
-                    if !live || notes.send(note.to_string()).is_err() {
-                        eprintln!("{note}");
+                    // Ctrl-C is seen on the terminal; another signal is named.
+                    let note = if name == "SIGINT" { note.to_string() } else { format!("{name}: {note}") };
+                    if !live || notes.send(note.clone()).is_err() {
+                        say(&note);
                     }
                 }
             }
@@ -224,9 +238,9 @@ where
             }
             Err(e) => return Err(e.into()),
         };
-        eprintln!("session {} {} (store {})", report.session_id, report.state.as_str(), db.display());
+        say(&format!("session {} {} (store {})", report.session_id, report.state.as_str(), db.display()));
         if let Some(error) = &report.error {
-            eprintln!("{}: {}", error.code, error.message);
+            say(&format!("{}: {}", error.code, error.message));
         }
         Ok(match report.state {
             orrery_blueprint::SessionState::Completed => 0,
@@ -234,6 +248,12 @@ where
             _ => 1,
         })
     })
+}
+
+/// A line on stderr that never panics: after SIGHUP the terminal may be gone (writes fail with
+/// EIO), and the runner must still see its session to its end and exit with its code.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// `KEY=VALUE` pairs; a VALUE that parses as JSON is taken as JSON.

@@ -2,11 +2,15 @@
 //! Ctrl-C.
 //!
 //! Prints one line on stdout, `orrery serve: http://127.0.0.1:PORT token TOKEN`, once it
-//! listens. On SIGINT or SIGTERM it stops accepting, stops every session it runs (they end
+//! listens. On SIGINT, SIGTERM or SIGHUP ([`crate::signals`]) it stops accepting, stops every session it runs (they end
 //! `stopped`, their processes get SIGTERM, a grace period, then SIGKILL; `orrery resume` goes
 //! on with them later), ends the event streams and exits 0: it never leaves processes behind
 //! with no runner to settle them. Exit 2 when it cannot start (a store that does not open, a
 //! port in use, a token too short).
+//!
+//! At start it raises the soft limit of open descriptors to the hard one, and serves at most
+//! [`orrery_api::http::connection_cap`] of it in connections (a quarter, at least 256, kept for
+//! the runner), saying so on stderr.
 //!
 //! At start it resumes the sessions of the store a crash interrupted (`running` or `pending`
 //! with no live runner), as the engine does when it opens a store, saying so on stderr;
@@ -17,7 +21,6 @@ use orrery_api::http::{ServeConfig, Server};
 use orrery_api::{Api, ApiOptions};
 use std::io::Write;
 use std::path::PathBuf;
-use tokio::signal::unix::{signal, SignalKind};
 
 pub fn serve(
     port: u16,
@@ -32,10 +35,12 @@ pub fn serve(
         orrery_store::Store::open(&db).with_context(|| format!("cannot open the task store {}", db.display()))?;
     let interrupted = if recover { orrery_engine::runner::interrupted_sessions(&store)? } else { Vec::new() };
     drop(store);
+    let descriptors = raise_descriptor_limit();
+    let max_connections = orrery_api::http::connection_cap(descriptors);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let api = Api::new(ApiOptions { db: db.clone(), work_dir: None, max_parallel });
-        let config = ServeConfig { port, token, ..ServeConfig::default() };
+        let config = ServeConfig { port, token, max_connections, ..ServeConfig::default() };
         let server = match Server::start(api.clone(), config).await {
             Ok(server) => server,
             Err(e) => {
@@ -45,11 +50,15 @@ pub fn serve(
         };
         // Watch the signals before telling anyone where to connect: a Ctrl-C right after the
         // line must stop cleanly too.
-        let mut interrupt = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
-        let mut terminate = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+        let mut stops = crate::signals::watch()?;
         println!("orrery serve: {} token {}", server.url(), server.token());
         std::io::stdout().flush()?;
         eprintln!("orrery serve: store {}; Ctrl-C stops", db.display());
+        eprintln!(
+            "orrery serve: at most {max_connections} connections at once (descriptor limit {descriptors}, {} kept for \
+             the runner)",
+            descriptors.saturating_sub(max_connections as u64)
+        );
         // Interrupted sessions go on here, while the server already answers.
         tokio::spawn(async move {
             for session in interrupted {
@@ -65,15 +74,33 @@ pub fn serve(
                 }
             }
         });
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-        }
-        eprintln!("orrery serve: stopping");
+        let signal = stops.next().await.unwrap_or("the end of the signal watch");
+        eprintln!("orrery serve: stopping ({signal})");
         let sessions = server.shutdown().await;
         for id in &sessions {
             eprintln!("orrery serve: stopped session {id}");
         }
         Ok(0)
     })
+}
+
+/// Raises the soft limit of open file descriptors (`RLIMIT_NOFILE`) to the hard one, as far as
+/// the system lets it, and answers the soft limit now in force (1,024 if it cannot be read).
+/// The connection cap is computed from it ([`orrery_api::http::connection_cap`]), keeping the
+/// rest for the runner: a flood of clients never takes the descriptors a task needs.
+fn raise_descriptor_limit() -> u64 {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit only read and write the struct given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return 1024;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit = raised;
+            }
+        }
+    }
+    limit.rlim_cur as u64
 }

@@ -43,9 +43,15 @@ struct Serving {
 
 impl Serving {
     fn start(db: &Path, dir: &Path, token: Option<&str>) -> Serving {
+        Serving::start_with(db, dir, &[], token)
+    }
+
+    /// With more arguments of `orrery serve`, and `token` as `ORRERY_TOKEN`.
+    fn start_with(db: &Path, dir: &Path, args: &[&str], token: Option<&str>) -> Serving {
         let mut command = Command::new(env!("CARGO_BIN_EXE_orrery"));
         command
             .args(["serve", "--port", "0", "--db", db.to_str().unwrap()])
+            .args(args)
             .current_dir(dir)
             .env_remove("ORRERY_TOKEN")
             .stdout(Stdio::piped())
@@ -474,10 +480,10 @@ fn serve_refuses_a_weak_token_a_port_in_use_and_a_store_that_is_not_a_database()
 }
 
 #[test]
-fn sigterm_or_ctrl_c_right_after_the_line_stop_it_cleanly() {
+fn sigterm_sighup_or_ctrl_c_right_after_the_line_stop_it_cleanly() {
     let s = Scratch::new("signals");
     let db = s.0.join("store.db");
-    for signal in ["-TERM", "-INT"] {
+    for signal in ["-TERM", "-HUP", "-INT"] {
         let serving = Serving::start(&db, &s.0, None);
         let (code, stderr) = serving.signal(signal);
         assert_eq!(code, Some(0), "{signal}: {stderr}");
@@ -781,4 +787,129 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     assert!(missed.is_empty(), "every job of the catalogue was called over HTTP; not: {missed:?}");
     let (code, stderr) = serving.interrupt();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// Sends `head` (a request head without its blank line) then `body`, written on a thread of its
+/// own as a client that reads the answer only once it sent everything; the answer.
+fn send_raw(addr: &str, head: &str, body: Vec<u8>) -> Reply {
+    let mut stream = connect(addr);
+    let mut writing = stream.try_clone().unwrap();
+    let head = format!("{head}\r\n\r\n");
+    let writer = std::thread::spawn(move || {
+        writing.write_all(head.as_bytes())?;
+        writing.write_all(&body)
+    });
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let _ = writer.join();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no answer: {answer:?}"));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{head}"));
+    Reply { status, head: head.to_string(), body: body.as_bytes().to_vec() }
+}
+
+#[test]
+fn a_chunked_body_over_8_mib_is_413_like_any_other() {
+    let s = Scratch::new("chunked");
+    let serving = Serving::start(&s.0.join("store.db"), &s.0, None);
+    let head = |framing: &str| {
+        format!(
+            "POST /jobs/get_session HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nConnection: close\r\n{framing}",
+            serving.addr,
+            serving.bearer()
+        )
+    };
+    let chunk = vec![b' '; 1 << 16];
+    let mut chunked = Vec::new();
+    for _ in 0..(8 << 20) / chunk.len() + 1 {
+        chunked.extend(format!("{:x}\r\n", chunk.len()).into_bytes());
+        chunked.extend(&chunk);
+        chunked.extend(b"\r\n");
+    }
+    chunked.extend(b"0\r\n\r\n");
+    let plain = vec![b' '; (8 << 20) + 1];
+    let cases = [
+        ("chunked", head("Transfer-Encoding: chunked"), chunked),
+        ("content-length", head(&format!("Content-Length: {}", plain.len())), plain),
+    ];
+    for (framing, head, body) in cases {
+        let reply = send_raw(&serving.addr, &head, body);
+        assert_eq!(reply.status, 413, "{framing}: {}", reply.head);
+        assert_eq!(reply.json()["error"], "body_too_large", "{framing}");
+    }
+    // A body within the limit, chunked, is read as any other.
+    let small = br#"{"arguments": {"session_id": "nope"}}"#;
+    let mut body = format!("{:x}\r\n", small.len()).into_bytes();
+    body.extend(small);
+    body.extend(b"\r\n0\r\n\r\n");
+    let reply = send_raw(&serving.addr, &head("Transfer-Encoding: chunked"), body);
+    assert_eq!(reply.status, 200, "{}", reply.head);
+    assert_eq!(reply.json()["metadata"]["error"], "not_found");
+}
+
+#[test]
+fn requests_for_another_host_or_from_a_web_origin_are_refused() {
+    let s = Scratch::new("hosts");
+    let serving = Serving::start(&s.0.join("store.db"), &s.0, None);
+    let port = serving.addr.rsplit(':').next().unwrap().to_string();
+    let get = |host: Option<&str>, origin: Option<&str>| {
+        let mut head = "GET /jobs HTTP/1.1\r\nConnection: close".to_string();
+        if let Some(host) = host {
+            head.push_str(&format!("\r\nHost: {host}"));
+        }
+        if let Some(origin) = origin {
+            head.push_str(&format!("\r\nOrigin: {origin}"));
+        }
+        head.push_str(&format!("\r\nAuthorization: {}", serving.bearer()));
+        send_raw(&serving.addr, &head, Vec::new())
+    };
+    // A page of a site whose name was pointed at 127.0.0.1 (DNS rebinding) names that site.
+    for host in ["rebind.example:".to_string() + &port, "rebind.example".into(), format!("127.0.0.1:{}", 1)] {
+        let reply = get(Some(&host), None);
+        assert_eq!(reply.status, 421, "{host}: {}", reply.head);
+        let body = reply.json();
+        assert_eq!(body["error"], "wrong_host");
+        assert!(body["message"].as_str().unwrap().contains(&host), "{body}");
+    }
+    for origin in ["http://rebind.example", "null", &format!("http://evil.example:{port}")] {
+        let reply = get(Some(&serving.addr), Some(origin));
+        assert_eq!(reply.status, 403, "{origin}: {}", reply.head);
+        assert_eq!(reply.json()["error"], "wrong_origin");
+    }
+    for (host, origin) in [
+        (serving.addr.clone(), None),
+        (format!("localhost:{port}"), Some(format!("http://localhost:{port}"))),
+        (format!("[::1]:{port}"), None),
+        ("127.0.0.1".to_string(), Some(format!("http://127.0.0.1:{port}"))),
+    ] {
+        let reply = get(Some(&host), origin.as_deref());
+        assert_eq!(reply.status, 200, "{host} {origin:?}: {}", reply.head);
+    }
+}
+
+#[test]
+fn the_token_is_the_flag_or_orrery_token_and_only_the_flag_shows_in_the_process_table() {
+    let s = Scratch::new("token");
+    let db = s.0.join("store.db");
+    let help = Command::new(env!("CARGO_BIN_EXE_orrery")).args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    assert!(help.contains("`ps`") && help.contains("ORRERY_TOKEN"), "{help}");
+    let cmdline = |serving: &Serving| {
+        let pid = serving.child.as_ref().unwrap().id();
+        String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap()).replace('\0', " ")
+    };
+    let flag = "a-token-given-on-the-command-line";
+    let serving = Serving::start_with(&db, &s.0, &["--token", flag], None);
+    assert_eq!(serving.token, flag);
+    assert_eq!(serving.call("GET", "/jobs", None).status, 200);
+    assert!(cmdline(&serving).contains(flag), "what ps shows: {}", cmdline(&serving));
+    assert_eq!(serving.interrupt().0, Some(0));
+    let env = "a-token-given-in-the-environment";
+    let serving = Serving::start(&db, &s.0, Some(env));
+    assert_eq!(serving.token, env);
+    assert_eq!(serving.call("GET", "/jobs", None).status, 200);
+    let wrong = request(&serving.addr, "GET", "/jobs", Some(&format!("Bearer {flag}")), None);
+    assert_eq!(wrong.status, 401);
+    assert!(!cmdline(&serving).contains(env), "what ps shows: {}", cmdline(&serving));
+    assert_eq!(serving.interrupt().0, Some(0));
 }
