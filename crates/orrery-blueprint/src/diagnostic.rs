@@ -85,6 +85,12 @@ codes! {
     ScopeEndUnreachable = "scope-end-unreachable",
     PolicyRange = "policy-range",
     NotPortable = "not-portable",
+    // An id or name with a NUL character: the reference stores any JSON string (its schema has
+    // no pattern and Redis keys are binary-safe), but Orrery makes ids and names into file
+    // names, process arguments and environment variables, none of which can hold a NUL; the
+    // run would fail part-way instead. Only NUL is refused: `/`, `..` and the like are made
+    // safe by the engine's encoding of ids into file names, so they need no rule here.
+    NulInId = "nul-in-id",
 }
 
 /// A code is its text on the wire.

@@ -100,12 +100,13 @@ pub fn validate_encoded(bp: &Blueprint, encoding: Encoding, library: &Library<'_
         out.iter_mut().for_each(|d| d.server_rejects = false);
     }
     let graph = TaskGraph::new(bp);
-    let scopes = scope::scopes_in(bp, &graph);
+    let scopes = Scopes::new(bp, &graph);
     reference_rules(bp, &graph, &scopes, plain, &mut out);
     parser_rules(bp, &mut out);
     compas_objects(bp, &mut out);
     dataflow::check(bp, &graph, &mut out);
     identity_rules(bp, &graph, &mut out);
+    nul_rules(bp, &mut out);
     composite_rules(bp, library, &mut out);
     policy_rules(bp, &scopes, &mut out);
     out
@@ -134,13 +135,7 @@ fn check_version(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
 }
 
 /// The nine rules of the reference's `validate()`, which runs only when there are tasks.
-fn reference_rules(
-    bp: &Blueprint,
-    graph: &TaskGraph<'_>,
-    scopes: &[ScopeSpan],
-    plain: bool,
-    out: &mut Vec<Diagnostic>,
-) {
+fn reference_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &Scopes, plain: bool, out: &mut Vec<Diagnostic>) {
     if bp.tasks.is_empty() {
         // Loading a plain file validates again, tasks or not; envelopes skip that.
         let mut d = Diagnostic::error(
@@ -197,7 +192,7 @@ fn reference_rules(
     scope_rules(bp, graph, scopes, out);
 }
 
-fn scope_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>) {
+fn scope_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &Scopes, out: &mut Vec<Diagnostic>) {
     let starts: HashSet<&str> = bp.tasks.iter().filter(|t| t.scope_start.is_some()).map(|t| t.id.as_str()).collect();
     let mut ends: HashMap<&str, &str> = HashMap::new();
     let mut broken = false;
@@ -240,7 +235,49 @@ fn scope_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &[ScopeSpan], out:
         }
     }
     if !broken && starts.len() > 1 {
-        interlaced(bp, scopes, out);
+        if let Some(spans) = &scopes.spans {
+            interlaced(bp, spans, out);
+        }
+    }
+}
+
+/// The scopes validation needs: each closed scope and whether it is empty, from the scope tree
+/// (linear in the nesting depth); only when scopes are interlaced (or the graph has a cycle)
+/// every scope's members too, to name the interlaced pairs.
+struct Scopes {
+    closed: Vec<ClosedScope>,
+    /// Every scope's members; `None` when the scopes nest (nothing is interlaced).
+    spans: Option<Vec<ScopeSpan>>,
+}
+
+struct ClosedScope {
+    start: usize,
+    end: usize,
+    empty: bool,
+}
+
+impl Scopes {
+    fn new(bp: &Blueprint, graph: &TaskGraph<'_>) -> Self {
+        match scope::scope_tree(bp, graph) {
+            Some(tree) => Scopes {
+                closed: tree
+                    .scopes
+                    .iter()
+                    .map(|s| ClosedScope { start: s.start, end: s.end, empty: s.size == 0 })
+                    .collect(),
+                spans: None,
+            },
+            None => {
+                let spans = scope::scopes_in(bp, graph);
+                Scopes {
+                    closed: spans
+                        .iter()
+                        .map(|s| ClosedScope { start: s.start, end: s.end, empty: s.members.is_empty() })
+                        .collect(),
+                    spans: Some(spans),
+                }
+            }
+        }
     }
 }
 
@@ -503,6 +540,61 @@ fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnosti
     }
 }
 
+/// Ids and names with a NUL character ([`Code::NulInId`]): every string that names something
+/// (the blueprint, a task, a scope, a dependency, an input, output or param and the session data
+/// key it reads or writes). Orrery-only: the reference accepts them.
+fn nul_rules(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
+    fn shown(text: &str) -> String {
+        text.replace('\0', "\\0")
+    }
+    let mut report = |task: Option<&str>, path: String, what: String, text: &str| {
+        if !text.contains('\0') {
+            return;
+        }
+        let message = format!(
+            "{what} '{}' contains a NUL character, which no file name or process argument can hold",
+            shown(text)
+        );
+        let diagnostic = Diagnostic::error(Code::NulInId, path, message);
+        out.push(match task {
+            Some(task) => diagnostic.task(task),
+            None => diagnostic,
+        });
+    };
+    report(None, "$.id".into(), "the blueprint id".into(), &bp.id);
+    for (i, t) in bp.tasks.iter().enumerate() {
+        let task = Some(t.id.as_str());
+        let at = task_path(i);
+        report(task, format!("{at}.id"), "the task id".into(), &t.id);
+        if let Some(name) = t.scope_start.as_ref().and_then(|s| s.name.as_deref()) {
+            report(task, format!("{at}.scope_start.name"), format!("task '{}': the scope name", shown(&t.id)), name);
+        }
+        if let Some(end) = t.scope_end.as_deref() {
+            report(task, format!("{at}.scope_end"), format!("task '{}': scope_end", shown(&t.id)), end);
+        }
+        for (j, d) in t.depends_on.iter().enumerate() {
+            let what = format!("task '{}': the dependency id", shown(&t.id));
+            report(task, format!("{at}.depends_on[{j}].id"), what, &d.id);
+        }
+        for (list, j, io) in t.io_items() {
+            let what = format!("task '{}': the name of {list} item {j}", shown(&t.id));
+            report(task, format!("{at}.{list}[{j}].name"), what, &io.name);
+        }
+        for (j, input) in t.inputs.iter().enumerate() {
+            if let Some(key) = input.get_from.as_deref() {
+                let what = format!("task '{}': get_from of input '{}'", shown(&t.id), shown(&input.io.name));
+                report(task, format!("{at}.inputs[{j}].get_from"), what, key);
+            }
+        }
+        for (j, output) in t.outputs.iter().enumerate() {
+            if let Some(key) = output.set_to.as_deref() {
+                let what = format!("task '{}': set_to of output '{}'", shown(&t.id), shown(&output.io.name));
+                report(task, format!("{at}.outputs[{j}].set_to"), what, key);
+            }
+        }
+    }
+}
+
 fn repeated_names<T>(
     out: &mut Vec<Diagnostic>,
     i: usize,
@@ -712,7 +804,7 @@ fn calls_back(from: &Blueprint, target: &str, library: &Library<'_>) -> Option<S
 
 /// Scope policies and dependency types that run differently (or not at all) on an antikythera
 /// server, and policy values beyond what anyone means.
-fn policy_rules(bp: &Blueprint, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>) {
+fn policy_rules(bp: &Blueprint, scopes: &Scopes, out: &mut Vec<Diagnostic>) {
     const MAX_RETRIES: u64 = 1_000;
     const MAX_ITERATIONS: u64 = 100_000;
     const MAX_BACKOFF_MS: u64 = 3_600_000;
@@ -801,8 +893,8 @@ fn policy_rules(bp: &Blueprint, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>)
             }
         }
     }
-    for s in scopes {
-        if s.members.is_empty() {
+    for s in &scopes.closed {
+        if s.empty {
             let t = &bp.tasks[s.start];
             out.push(
                 Diagnostic::warning(
@@ -816,5 +908,76 @@ fn policy_rules(bp: &Blueprint, scopes: &[ScopeSpan], out: &mut Vec<Diagnostic>)
                 .task(&t.id),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod nul_tests {
+    use super::*;
+    use crate::diagnostic::server_accepts;
+
+    fn blueprint(id: &str, task: &str, scope_name: &str, input: &str, set_to: &str) -> Blueprint {
+        let text = serde_json::json!({
+            "id": id, "name": "N", "version": "1.0",
+            "tasks": [
+                {"id": "start", "type": "system.start"},
+                {"id": task, "type": "shell.run", "depends_on": [{"id": "start"}],
+                 "scope_start": {"name": scope_name},
+                 "inputs": [{"name": input}],
+                 "outputs": [{"name": "o", "set_to": set_to}],
+                 "params": [{"name": "command", "value": "true"}]},
+                {"id": "close", "type": "shell.run", "depends_on": [{"id": task}], "scope_end": task,
+                 "params": [{"name": "command", "value": "true"}]},
+                {"id": "end", "type": "system.end", "depends_on": [{"id": "close"}]}
+            ]
+        })
+        .to_string();
+        crate::load(&text).expect("loads").blueprint
+    }
+
+    fn nul_paths(bp: &Blueprint) -> Vec<(String, Option<String>)> {
+        validate(bp, &Library::new())
+            .into_iter()
+            .filter(|d| d.code == Code::NulInId)
+            .map(|d| {
+                assert!(d.is_error(), "{d}");
+                assert!(!d.server_rejects, "the reference accepts any string: {d}");
+                assert!(d.message.contains("NUL"), "{d}");
+                (d.path, d.task_id)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_nul_in_any_id_or_name_is_an_error_naming_its_path() {
+        let clean = blueprint("b", "work", "loop", "x", "y");
+        assert!(nul_paths(&clean).is_empty());
+        assert!(crate::diagnostic::is_valid(&validate(&clean, &Library::new())));
+
+        let bp = blueprint("b\0", "w\0rk", "lo\0op", "x\0", "y\0");
+        let paths = nul_paths(&bp);
+        let task = Some("w\0rk".to_string());
+        for expected in [
+            ("$.id".to_string(), None),
+            ("$.tasks[1].id".to_string(), task.clone()),
+            ("$.tasks[1].scope_start.name".to_string(), task.clone()),
+            ("$.tasks[1].inputs[0].name".to_string(), task.clone()),
+            ("$.tasks[1].outputs[0].set_to".to_string(), task.clone()),
+            ("$.tasks[2].depends_on[0].id".to_string(), Some("close".to_string())),
+            ("$.tasks[2].scope_end".to_string(), Some("close".to_string())),
+        ] {
+            assert!(paths.contains(&expected), "{expected:?} not in {paths:?}");
+        }
+        let diagnostics = validate(&bp, &Library::new());
+        assert!(!crate::diagnostic::is_valid(&diagnostics));
+        assert!(server_accepts(&diagnostics), "NUL alone is an Orrery-only error");
+        let message = &diagnostics.iter().find(|d| d.path == "$.tasks[1].id").unwrap().message;
+        assert!(message.contains("'w\\0rk'"), "the NUL is shown escaped: {message}");
+    }
+
+    #[test]
+    fn path_like_ids_are_left_to_the_engine_encoding() {
+        let bp = blueprint(".", "/../../../tmp/x", "a/b", "../in", "..");
+        assert!(nul_paths(&bp).is_empty());
     }
 }
