@@ -115,6 +115,9 @@ pub struct ProcessSpec {
     pub exit_record: Option<PathBuf>,
     /// At most this many bytes of output go to the log (see the module notes).
     pub log_cap: u64,
+    /// Written into the record as its `run_id` (the attempt's), and required of it when the
+    /// exit is read back: a record another attempt left under the name is not this one's.
+    pub record_id: Option<String>,
 }
 
 impl ProcessSpec {
@@ -129,6 +132,7 @@ impl ProcessSpec {
             grace: DEFAULT_GRACE,
             exit_record: None,
             log_cap: default_log_cap(),
+            record_id: None,
         }
     }
 
@@ -447,6 +451,7 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
         &env,
         spec.cwd.as_deref(),
         spec.exit_record.as_deref(),
+        spec.record_id.as_deref(),
         spec.log_cap,
     )
     .map_err(spawn_failed)?;
@@ -502,7 +507,8 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
 /// the record is left to read. A cancel stops its group (SIGTERM, `grace`, SIGKILL) and waits
 /// for the record all the same. After the record, every process still carrying `tag`
 /// (`name=value` in its environment: the attempt's run id) is stopped, as [`terminate_tagged`].
-/// No record and no leader left: the exit is [`Exit::Signalled`] with signal 0 (lost).
+/// No record and no leader left: the exit is [`Exit::Signalled`] with signal 0 (lost). A record
+/// of another run id than the tag's value is not this process's (see [`ProcessSpec::record_id`]).
 pub fn adopt(leader: Option<(u32, u64)>, record: PathBuf, grace: Duration, tag: (String, String)) -> Supervised {
     let canceller = Canceller { request: Arc::new(CancelRequest::default()) };
     let request = canceller.request.clone();
@@ -521,15 +527,16 @@ pub fn adopt(leader: Option<(u32, u64)>, record: PathBuf, grace: Duration, tag: 
         };
         let mut cancelled = false;
         let mut kill_at: Option<Instant> = None;
+        let read = |path: &std::path::Path| supervisor::read_record(path).map(|r| r.filter(|r| r.is_of(&tag.1)));
         let record = loop {
-            match supervisor::read_record(&record) {
+            match read(&record) {
                 Ok(Some(record)) => break Some(record),
                 Ok(None) => {}
                 Err(_) => break None,
             }
             if !present(pid, start_time) {
                 // Gone: its supervisor wrote the record before reaping it, if it ever did.
-                break supervisor::read_record(&record).ok().flatten();
+                break read(&record).ok().flatten();
             }
             if kill_at.is_some_and(|at| Instant::now() >= at) {
                 signal(libc::SIGKILL);
@@ -803,7 +810,11 @@ async fn supervise_group(
     let (written, dropped) = link.finish().await;
     // One way to learn an outcome: the record, as recovery reads it; the status pipe only
     // when no record was asked for (or it could not be written).
-    let record = spec.exit_record.as_deref().and_then(|path| supervisor::read_record(path).ok().flatten());
+    let record = spec
+        .exit_record
+        .as_deref()
+        .and_then(|path| supervisor::read_record(path).ok().flatten())
+        .filter(|r| spec.record_id.as_deref().is_none_or(|id| r.is_of(id)));
     let (status, log) = match (record, leader) {
         (Some(record), _) => (record.exit(), LogSummary::of(&record)),
         (None, Some((0, code))) => {

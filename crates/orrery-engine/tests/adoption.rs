@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use orrery_blueprint::{Blueprint, SessionState};
-use orrery_engine::agents::shell;
+use orrery_engine::agents::{shell, AgentOutcome};
 use orrery_engine::runner::{resume_session, run_session, RunError, RunReport, SessionControl};
 use orrery_store::{AttemptState, NewAttempt, ProcessIdentity, RunId};
 use serde_json::{json, Map};
@@ -246,4 +246,31 @@ async fn a_process_its_runner_cancelled_before_dying_is_settled_cancelled_and_ru
         vec![AttemptState::Cancelled, AttemptState::Cancelled, AttemptState::Succeeded]
     );
     assert_eq!(read(&fx.path("ran.txt")), "one\ntwo\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_whose_attempt_never_landed_and_that_finished_is_adopted_from_its_record() {
+    let fx = Fixture::new();
+    let root = two_tasks(&fx);
+    let session = stopped_at_t2(&fx, &root).await;
+    let mut store = fx.store();
+    store.set_session_state(&session, SessionState::Running, None, None).unwrap();
+    // The runner spawned attempt 2 of t2 and died before its commit: the store knows nothing.
+    let stem =
+        fx.path("work").join(&session).join(format!("{}.attempt-2", orrery_blueprint::fsio::file_name("root.t2")));
+    let ran = fx.path("ran.txt");
+    let mut params = Map::new();
+    params.insert("command".into(), json!(format!("echo two >> '{}'", ran.display())));
+    let mut attempt = shell::ShellAttempt::new(params, Map::new(), &stem, shell::attempt_file(&stem, "log"));
+    attempt.run_id = Some("a-run-that-never-landed".into());
+    attempt.session_id = Some(session.clone());
+    let outcome = shell::run(attempt, |_| {}, |_| {}).await;
+    assert!(matches!(outcome, AgentOutcome::Succeeded { .. }), "{outcome:?}");
+    std::fs::write(fx.path("go"), "").unwrap();
+
+    let report = resume(&fx, &session, None).await.expect("the session resumes");
+
+    assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
+    assert_eq!(read(&ran), "one\ntwo\n", "its process finished: it did not run again");
+    assert_eq!(t2_states(&fx, &session), vec![AttemptState::Cancelled, AttemptState::Succeeded]);
 }

@@ -185,10 +185,14 @@ fn a_task_that_finished_while_the_runner_was_dead_is_settled_from_its_record() {
     let mut child = Command::new(bin())
         .args(["run", "--db", db_s, "one.json"])
         .current_dir(&dir)
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // 1 s after the task started (on a busy machine the runner itself may take a while).
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = lines.map_while(Result::ok).any(|l| l.contains("RUNNING    one.slow"));
+    assert!(started, "the task started");
     std::thread::sleep(Duration::from_secs(1));
     child.kill().unwrap();
     child.wait().unwrap();
@@ -203,4 +207,59 @@ fn a_task_that_finished_while_the_runner_was_dead_is_settled_from_its_record() {
     let states: Vec<_> =
         store.attempts(&session).unwrap().into_iter().filter(|a| a.node == "one.slow").map(|a| a.state).collect();
     assert_eq!(states, vec![orrery_store::AttemptState::Succeeded], "one attempt, settled from its record");
+}
+
+/// Item 10's log cap through the command line: `orrery run --log-cap` caps each attempt's log
+/// (a task's `log_cap_bytes` wins), one note says how much was dropped, and the attempt has a
+/// `log_capped` event.
+#[test]
+fn run_log_cap_caps_each_attempt_log_with_one_note_and_an_event() {
+    let dir = scratch("logcap");
+    let blueprint = json!({"id": "loud", "name": "loud", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "flag", "type": "shell.run", "depends_on": [{"id": "start"}],
+         "params": [{"name": "command", "value": "head -c 200000 /dev/zero | tr '\\0' a"}]},
+        {"id": "param", "type": "shell.run", "depends_on": [{"id": "start"}],
+         "params": [{"name": "command", "value": "head -c 200000 /dev/zero | tr '\\0' b"},
+                    {"name": "log_cap_bytes", "value": 10}]},
+        {"id": "quiet", "type": "shell.run", "depends_on": [{"id": "start"}],
+         "params": [{"name": "command", "value": "echo hi"}]},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "flag"}, {"id": "param"}, {"id": "quiet"}]}
+    ]});
+    std::fs::write(dir.join("loud.json"), blueprint.to_string()).unwrap();
+    let db = dir.join("store.db");
+    let o = orrery(&dir, &["run", "--db", db.to_str().unwrap(), "--log-cap", "1000", "loud.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let store = orrery_store::Store::open(&db).unwrap();
+    let session = store.sessions(&Default::default()).unwrap().remove(0).id;
+    let attempts = store.attempts(&session).unwrap();
+    let log_of = |node: &str| {
+        let attempt = attempts.iter().find(|a| a.node == node).unwrap();
+        std::fs::read_to_string(attempt.log_path.as_ref().unwrap()).unwrap()
+    };
+    let note = |cap: u64, dropped: u64| {
+        format!("\norrery: this attempt's log reached its cap of {cap} bytes; the {dropped} bytes of output after it were dropped\n")
+    };
+    assert_eq!(log_of("loud.flag"), format!("{}{}", "a".repeat(1000), note(1000, 199_000)));
+    assert_eq!(log_of("loud.param"), format!("{}{}", "b".repeat(10), note(10, 199_990)));
+    assert_eq!(log_of("loud.quiet"), "hi\n");
+    let capped: Vec<Value> = store
+        .events_after(&session, 0, 200)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "log_capped")
+        .map(|e| match e.payload {
+            orrery_store::EventPayload::Whole { value } => value,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let mut nodes: Vec<&str> = capped.iter().map(|v| v["node"].as_str().unwrap()).collect();
+    nodes.sort();
+    assert_eq!(nodes, vec!["loud.flag", "loud.param"], "{capped:?}");
+    assert!(capped.iter().any(|v| v["cap_bytes"] == 10 && v["dropped_bytes"] == 199_990), "{capped:?}");
+
+    let bad = orrery(&dir, &["run", "--db", db.to_str().unwrap(), "--log-cap", "0", "loud.json"]);
+    assert_eq!(bad.status.code(), Some(2), "a cap of 0 is refused");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--log-cap"), "{}", String::from_utf8_lossy(&bad.stderr));
 }

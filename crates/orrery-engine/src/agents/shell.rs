@@ -438,6 +438,7 @@ pub async fn run_attempt(
         grace: attempt.grace,
         exit_record: Some(files.exit.clone()),
         log_cap: params.log_cap.or(attempt.log_cap).unwrap_or_else(process::default_log_cap),
+        record_id: attempt.run_id.clone(),
     };
     let supervised = match process::spawn(spec).await {
         Ok(supervised) => supervised,

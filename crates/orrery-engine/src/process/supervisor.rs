@@ -77,6 +77,17 @@ pub struct ExitRecord {
     /// `"cancelled"` or `"timed_out"` when the engine stopped the group on purpose.
     #[serde(default)]
     pub stopped: Option<String>,
+    /// Whose exit it is ([`crate::process::ProcessSpec::record_id`]: the attempt's run id): a
+    /// record another attempt left under the same name is not taken for this one's.
+    #[serde(default)]
+    pub run_id: Option<String>,
+}
+
+impl ExitRecord {
+    /// Whether the record is the exit of `run_id`'s process (a record naming none is).
+    pub fn is_of(&self, run_id: &str) -> bool {
+        self.run_id.as_deref().is_none_or(|id| id == run_id)
+    }
 }
 
 /// Reads a record: `Ok(None)` when there is none (yet); an error names the file.
@@ -108,6 +119,8 @@ pub(super) struct Prepared {
     pub cwd: Option<CString>,
     /// (temporary name, record name, its folder).
     pub record: Option<(CString, CString, CString)>,
+    /// `,"run_id":"..."` for the record, or nothing.
+    pub record_id: Vec<u8>,
     pub log_cap: u64,
     pub buf: Vec<u8>,
     pub scratch: Vec<u8>,
@@ -128,6 +141,7 @@ impl Prepared {
         env: &[(std::ffi::OsString, std::ffi::OsString)],
         cwd: Option<&Path>,
         record: Option<&Path>,
+        record_id: Option<&str>,
         log_cap: u64,
     ) -> io::Result<Prepared> {
         use std::os::unix::ffi::OsStrExt;
@@ -169,6 +183,9 @@ impl Prepared {
             envp_ptrs,
             cwd,
             record,
+            record_id: record_id
+                .map(|id| format!(",\"run_id\":{}", serde_json::Value::String(id.to_string())).into_bytes())
+                .unwrap_or_default(),
             log_cap,
             buf: vec![0; 64 * 1024],
             scratch: vec![0; 512],
@@ -525,7 +542,7 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
     let (kind, value, ended) = exited.unwrap_or((1, 0, now_ms()));
     let recorded = match &p.record {
         Some((tmp, path, dir)) => {
-            write_record(&mut p.scratch, tmp, path, dir, leader, (kind, value, stopped), ended, &log)
+            write_record(&mut p.scratch, (tmp, path, dir), &p.record_id, leader, (kind, value, stopped), ended, &log)
         }
         None => 0,
     };
@@ -540,9 +557,8 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
 #[allow(clippy::too_many_arguments)]
 unsafe fn write_record(
     scratch: &mut [u8],
-    tmp: &CString,
-    path: &CString,
-    dir: &CString,
+    (tmp, path, dir): (&CString, &CString, &CString),
+    record_id: &[u8],
     leader: i32,
     (kind, value, stopped): (i64, i64, i32),
     ended: i64,
@@ -567,6 +583,7 @@ unsafe fn write_record(
         && put(scratch, &mut at, b",\"log_cap\":")
         && put_int(scratch, &mut at, log.cap as i64)
         && put(scratch, &mut at, stopped)
+        && put(scratch, &mut at, record_id)
         && put(scratch, &mut at, b"}\n");
     if !ok {
         return libc::E2BIG;

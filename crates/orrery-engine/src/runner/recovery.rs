@@ -79,7 +79,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
 
     // Refused while another runner drives the session; from here on, the session is ours.
     db.take_lease(&session.id).await?;
-    match settle_interrupted(&db, &session, &plan).await {
+    match settle_interrupted(&db, &session, &plan, &options.work_dir.join(&session.id)).await {
         Ok((states, initial, attempt_counts, iterations, adopted)) => {
             let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations);
             runner.states = states;
@@ -149,6 +149,81 @@ pub(super) struct Adopted {
     pub adoption: shell::Adoption,
 }
 
+/// The stem of attempt `attempt_no` of node `key`, as [`Runner::start`] names it.
+fn attempt_stem(work_dir: &Path, key: &str, attempt_no: u32) -> PathBuf {
+    work_dir.join(format!("{}.attempt-{attempt_no}", orrery_blueprint::fsio::file_name(key)))
+}
+
+/// See [`settle_interrupted`]: the attempts whose process finished by itself (its record says
+/// an exit code, and no stop on purpose) but which never landed in the store, begun now (its
+/// inputs read back from its inputs file) and adopted. Nodes done, or with an attempt that was
+/// left `running` (the next attempt number is theirs), are left out.
+async fn adopt_unlanded(
+    db: &Db,
+    session: &orrery_store::Session,
+    plan: &SessionPlan,
+    work_dir: &Path,
+    adopted: &HashSet<usize>,
+    settled: &HashSet<String>,
+) -> Result<Vec<Adopted>, RunError> {
+    let sid = session.id.clone();
+    let (nodes, attempts) = db.call(move |s| Ok((s.task_nodes(&sid)?, s.attempts(&sid)?))).await?;
+    let mut found = Vec::new();
+    for (n, node) in plan.graph.nodes.iter().enumerate() {
+        let (instance, task) = &plan.tasks[n];
+        if task.task_type.as_str() != shell::TYPE || adopted.contains(&n) || settled.contains(&node.key) {
+            continue;
+        }
+        let state = nodes.iter().find(|s| s.node == node.key).map(|s| s.state);
+        if matches!(state, Some(TaskState::Succeeded | TaskState::Skipped | TaskState::SkipRequested)) {
+            continue;
+        }
+        let next = attempts.iter().filter(|a| a.node == node.key).map(|a| a.attempt).max().unwrap_or(0) + 1;
+        let stem = attempt_stem(work_dir, &node.key, next);
+        let stem = std::path::absolute(&stem).unwrap_or(stem);
+        let Ok(Some(record)) = crate::process::supervisor::read_record(&shell::attempt_file(&stem, shell::EXIT_FILE))
+        else {
+            continue;
+        };
+        let (Some(run_id), Some(_), None) = (record.run_id.clone(), record.code, record.stopped.as_ref()) else {
+            continue;
+        };
+        let inputs = std::fs::read(shell::attempt_file(&stem, shell::INPUTS_FILE))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+            .unwrap_or_else(|| json!({}));
+        let instance_id = plan.instances[*instance].id.clone();
+        let new = NewAttempt {
+            agent: shell::TYPE.to_string(),
+            log_path: Some(shell::attempt_file(&stem, "log")),
+            inputs: Some(inputs),
+            process: None,
+            input_sources: task
+                .inputs
+                .iter()
+                .map(|i| InputSource {
+                    input: i.io.name.clone(),
+                    instance: instance_id.clone(),
+                    key: i.source_key().to_string(),
+                })
+                .collect(),
+        };
+        let (sid, key) = (session.id.clone(), node.key.clone());
+        let (attempt, events) = db.call(move |s| s.begin_attempt(&sid, &key, &new)).await?;
+        db.announce(events);
+        let adoption = shell::Adoption {
+            params: broker::params_of(task),
+            log_path: shell::attempt_file(&stem, "log"),
+            stem,
+            run_id,
+            leader: None,
+            grace: crate::process::DEFAULT_GRACE,
+        };
+        found.push(Adopted { node: n, run_id: attempt.run_id, adoption });
+    }
+    Ok(found)
+}
+
 /// Whether an interrupted attempt can be adopted: a `shell.run` attempt whose process a live
 /// supervisor still runs, or whose exit record is there. An unreadable record is an error
 /// naming it.
@@ -167,7 +242,7 @@ fn adoption_of(attempt: &orrery_store::Attempt, plan: &SessionPlan) -> Result<Op
         .filter(|&(pid, start_time)| crate::process::has_supervisor(pid, start_time))
         .or_else(|| crate::process::supervised_leader(shell::RUN_ID_VAR, attempt.run_id.as_str()));
     let record = shell::attempt_file(&std::path::absolute(&stem).unwrap_or(stem.clone()), shell::EXIT_FILE);
-    let found = crate::process::supervisor::read_record(&record)?;
+    let found = crate::process::supervisor::read_record(&record)?.filter(|r| r.is_of(attempt.run_id.as_str()));
     // Its runner cancelled it (a stop, a failure) and died before settling it: as before.
     if leader.is_none() && found.as_ref().is_some_and(|r| r.exit() == crate::process::Exit::Cancelled) {
         return Ok(None);
@@ -188,7 +263,12 @@ fn adoption_of(attempt: &orrery_store::Attempt, plan: &SessionPlan) -> Result<Op
 
 /// Settles the attempts an interrupted runner left `running`, and reads back where the session
 /// stands: node states (and those to write), attempt numbers, scope counters.
-async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &SessionPlan) -> Result<Resumed, RunError> {
+async fn settle_interrupted(
+    db: &Db,
+    session: &orrery_store::Session,
+    plan: &SessionPlan,
+    work_dir: &Path,
+) -> Result<Resumed, RunError> {
     // Settle what a crash (or a runner that is gone) left running.
     let sid = session.id.clone();
     let running: Vec<orrery_store::Attempt> =
@@ -204,6 +284,7 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
             let stem = std::path::absolute(&stem).unwrap_or(stem);
             crate::process::supervisor::read_record(&shell::attempt_file(&stem, shell::EXIT_FILE)).ok().flatten()
         })
+        .filter(|r| r.is_of(attempt.run_id.as_str()))
         .is_some_and(|r| r.exit() == crate::process::Exit::Cancelled)
     };
     let mut left = Vec::with_capacity(running.len());
@@ -231,8 +312,14 @@ async fn settle_interrupted(db: &Db, session: &orrery_store::Session, plan: &Ses
     }
     // Then whatever else the session's runner left: a process it spawned for an attempt whose
     // start it had not committed yet.
-    let spared: Vec<String> = adopted.iter().map(|a| a.run_id.as_str().to_string()).collect();
+    let spared: Vec<String> = adopted.iter().map(|a| a.adoption.run_id.clone()).collect();
     crate::process::terminate_tagged_except(shell::SESSION_ID_VAR, &session.id, shell::RUN_ID_VAR, &spared).await;
+    // Then the processes whose attempt never landed (the runner died between their spawn and
+    // its commit) that finished by themselves meanwhile: their record is at the stem of the
+    // node's next attempt. Such an attempt is begun now and adopted (settled from its record).
+    let adopted_nodes: HashSet<usize> = adopted.iter().map(|a| a.node).collect();
+    let settled_nodes: HashSet<String> = running.iter().map(|a| a.node.clone()).collect();
+    adopted.extend(adopt_unlanded(db, session, plan, work_dir, &adopted_nodes, &settled_nodes).await?);
     for (attempt, had_process) in running.into_iter().zip(had_process) {
         let outcome = if let Some(message) = unreadable.get(&attempt.run_id) {
             Outcome::Unknown {
