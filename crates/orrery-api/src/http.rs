@@ -1403,6 +1403,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_event_stream_outlives_the_header_timeout() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let timeout = Duration::from_millis(200);
+        let (_dir, server) = serving(ServeConfig { header_timeout: timeout, ..ServeConfig::default() }).await;
+        let mut stream = TcpStream::connect(server.addr()).await.unwrap();
+        let request = format!(
+            "GET /events HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+            server.addr(),
+            server.token()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut seen = Vec::new();
+        while !String::from_utf8_lossy(&seen).contains(": subscribed") {
+            let mut buffer = [0u8; 1024];
+            let n = stream.read(&mut buffer).await.unwrap();
+            assert!(n > 0, "closed: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buffer[..n]);
+        }
+        // Five header timeouts later it is still open: the timeout bounds waiting for a request,
+        // not an answer being streamed.
+        let mut buffer = [0u8; 1024];
+        let waited = tokio::time::timeout(timeout * 5, stream.read(&mut buffer)).await;
+        assert!(waited.is_err(), "the stream was closed or sent something: {waited:?}");
+        // It ends with the server.
+        server.shutdown().await;
+        read_all(&mut stream).await;
+    }
+
+    #[tokio::test]
     async fn a_body_that_does_not_arrive_in_time_is_408() {
         use tokio::io::AsyncWriteExt;
         let config = ServeConfig { body_timeout: Duration::from_millis(300), ..ServeConfig::default() };

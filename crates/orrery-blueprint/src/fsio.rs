@@ -12,7 +12,8 @@
 //!   SHA-256 in hex (`~` is escaped everywhere else, so a long name never equals a short one):
 //!   with the suffixes the runner adds (`.attempt-N.outputs.json`) the name stays well within
 //!   the 255 bytes a file name may have.
-//! - **Reads** ([`read_limited`], [`read_to_string_limited`], [`read_blueprint`]): the file is
+//! - **Reads** ([`read_limited`], [`read_to_string_limited`], [`read_blueprint`], and
+//!   [`open_regular_file`] for readers that seek and bound themselves): the file is
 //!   opened with `O_NONBLOCK` (a FIFO never blocks the open) and `O_NOCTTY`, the open descriptor
 //!   is `fstat`ed and only a regular file is read (a symlink to one is fine); its size is
 //!   checked against a limit ([`BLUEPRINT_LIMIT`], 64 MiB, for blueprints, layouts and the
@@ -157,6 +158,13 @@ fn open_regular(path: &Path, limit: u64) -> io::Result<(File, u64)> {
         return Err(too_large(limit));
     }
     Ok((file, meta.len()))
+}
+
+/// The regular file `path` (a symlink to one is fine), open for reading, opened without
+/// blocking on a FIFO: for readers that seek or follow a file (logs, progress files) and bound
+/// what they read themselves.
+pub fn open_regular_file(path: &Path) -> io::Result<File> {
+    open_regular(path, u64::MAX).map(|(file, _)| file)
 }
 
 /// The bytes of the regular file `path`, at most `limit` of them (see the module notes).
@@ -438,6 +446,9 @@ mod tests {
         std::fs::write(&plain, b"\xff").unwrap();
         assert!(read_blueprint(&plain).unwrap_err().to_string().contains("not UTF-8"));
 
+        assert!(open_regular_file(&link).is_ok());
+        let e = open_regular_file(&fifo).unwrap_err();
+        assert!(e.to_string().contains("a named pipe"), "{e}");
         assert!(is_regular_file(&link) && !is_regular_file(&fifo) && !is_regular_file(&dir));
         assert_eq!(skipped_because(&fifo).as_deref(), Some("not a regular file (a named pipe)"));
         assert_eq!(skipped_because(&plain), None);

@@ -123,7 +123,7 @@ pub fn recover(
         // A stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the recovery: the session it stopped is
         // `stopped`, the others stay interrupted, for a later `recover`.
         if crate::signals::received() {
-            eprintln!("orrery: stopped; session {} and any after it are left for `orrery recover`", session.id);
+            say(&format!("orrery: stopped; session {} and any after it are left for `orrery recover`", session.id));
             return Ok(if code == 0 { 130 } else { code });
         }
         eprintln!(

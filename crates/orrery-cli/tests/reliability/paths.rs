@@ -398,3 +398,26 @@ fn special_files_never_hang_the_api_and_writes_never_follow_planted_symlinks() {
     let (status, jobs) = server.call("GET", "/jobs", "");
     assert_eq!(status, 200, "{jobs}");
 }
+
+#[test]
+fn a_task_that_makes_its_outputs_or_progress_file_special_never_hangs_the_runner() {
+    let s = Scratch::new("outputs");
+    let db = s.0.join("store/orrery.db");
+    for (name, command, code, said) in [
+        ("fifo", "mkfifo \"$ORRERY_OUTPUTS\"", 1, Some("not a regular file (a named pipe)")),
+        ("zero", "ln -s /dev/zero \"$ORRERY_OUTPUTS\"", 1, Some("not a regular file (a character device)")),
+        ("progress", "mkfifo \"$ORRERY_PROGRESS\"; sleep 0.5", 0, None),
+    ] {
+        let file = s.write(&format!("{name}.json"), &blueprint(name, vec![shell("t", command, "start")]));
+        let o = orrery(&["run", "--db", db.to_str().unwrap(), file.to_str().unwrap()], &s.0);
+        let out = text_of(&o);
+        assert_eq!(o.status.code(), Some(code), "{name}: {out}");
+        if let Some(said) = said {
+            assert!(out.contains("TOOL_FAILURE") && out.contains(said), "{name}: {out}");
+        }
+    }
+}
+
+fn text_of(o: &Output) -> String {
+    text(&o.stdout) + &text(&o.stderr)
+}

@@ -17,7 +17,6 @@
 //! done on success) is the store's rule (`orrery_store::progress`), applied by the runner.
 //! [`ProgressLine`] has the wire shape of the store's `ProgressReport`.
 
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -166,7 +165,8 @@ impl ProgressFollower {
 
     /// Appends the bytes past the offset to `out`; true when the file had shrunk below it.
     fn read_appended(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
-        let mut file = File::open(&self.path)?;
+        // A regular file only (a FIFO there would block the open).
+        let mut file = orrery_blueprint::fsio::open_regular_file(&self.path)?;
         let len = file.metadata()?.len();
         let shrunk = len < self.offset;
         if shrunk {
