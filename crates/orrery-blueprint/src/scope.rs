@@ -2,7 +2,10 @@
 //! `scope_end` names it closes it, and the members are the tasks reachable forward from the
 //! start and backward from the end. On an acyclic graph every member lies between start and end
 //! in a topological order, so both searches stay inside that window: the cost follows the size
-//! of the scopes, not of the blueprint.
+//! of the scopes, not of the blueprint. Listing members is quadratic for scopes nested N deep
+//! (N²/2 entries), so validation and rendering use [`scope_tree`] instead: the nesting (each
+//! scope's parent and size, each task's innermost scope) in time linear in N, falling back to
+//! the member lists only to name interlaced scopes (or on a graph with a cycle).
 
 use crate::graph::TaskGraph;
 use crate::model::Blueprint;
