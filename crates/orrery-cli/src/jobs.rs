@@ -5,7 +5,8 @@
 //! when it was refused before running (an unknown job, arguments that break its schema) or
 //! the arguments are not JSON. A job that starts a session (`start_session`, `resume_session`,
 //! `restart_session`) runs it in this process: the envelope is printed at once, then `orrery
-//! job` waits for the session to end before it exits. The streaming job `stream_task` prints
+//! job` waits for the session to end before it exits. SIGINT, SIGTERM or SIGHUP ends any job
+//! with exit 130, and stops the session it runs (`stopped`, resumable). The streaming job `stream_task` prints
 //! one JSON line per item (`{"kind", "data"}`) as it comes, and exits 0 after `result`.
 
 use crate::ReportFormat;
@@ -42,22 +43,39 @@ pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>) -> Result<u
         },
     };
     let db = crate::db_path(db)?;
+    // SIGINT, SIGTERM or SIGHUP ends any job (130), and stops a session it runs as `orrery run`
+    // does.
+    let mut stops = crate::signals::watch()?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let api = Api::new(ApiOptions { db, work_dir: None, max_parallel: None });
-        if api.jobs().iter().any(|j| j.name == name && j.streams) {
-            return stream(&api, arguments).await;
-        }
-        let envelope = match api.call(name, arguments).await {
-            Ok(envelope) => envelope,
-            Err(e) => {
-                eprintln!("orrery: {e}");
-                return Ok(2);
+        let called = async {
+            if api.jobs().iter().any(|j| j.name == name && j.streams) {
+                return stream(&api, arguments).await;
             }
+            let envelope = match api.call(name, arguments).await {
+                Ok(envelope) => envelope,
+                Err(e) => {
+                    eprintln!("orrery: {e}");
+                    return Ok(2);
+                }
+            };
+            println!("{}", serde_json::to_string_pretty(&envelope)?);
+            api.wait_all().await;
+            Ok(if envelope.success { 0 } else { 1 })
         };
-        println!("{}", serde_json::to_string_pretty(&envelope)?);
-        api.wait_all().await;
-        Ok(if envelope.success { 0 } else { 1 })
+        tokio::select! {
+            code = called => code,
+            Some(_) = stops.next() => {
+                // As `orrery serve` does: the processes of a session it runs get SIGTERM, a
+                // grace, SIGKILL; the session ends `stopped`, for `orrery resume`.
+                for id in api.running_sessions() {
+                    let _ = api.call("stop_session", serde_json::json!({ "session_id": id })).await;
+                }
+                api.wait_all().await;
+                Ok(130)
+            }
+        }
     })
 }
 
