@@ -505,11 +505,18 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
 /// through its exit record (see [`supervisor`]): the [`Finished`] of the record once it is
 /// written. `leader` is the process (pid, start time) when it may still run; none when only
 /// the record is left to read. A cancel stops its group (SIGTERM, `grace`, SIGKILL) and waits
-/// for the record all the same. After the record, every process still carrying `tag`
+/// for the record all the same; so does `deadline` (the attempt's timeout, from its start),
+/// whose expiry makes the exit [`Exit::TimedOut`]. After the record, every process still carrying `tag`
 /// (`name=value` in its environment: the attempt's run id) is stopped, as [`terminate_tagged`].
 /// No record and no leader left: the exit is [`Exit::Signalled`] with signal 0 (lost). A record
 /// of another run id than the tag's value is not this process's (see [`ProcessSpec::record_id`]).
-pub fn adopt(leader: Option<(u32, u64)>, record: PathBuf, grace: Duration, tag: (String, String)) -> Supervised {
+pub fn adopt(
+    leader: Option<(u32, u64)>,
+    record: PathBuf,
+    grace: Duration,
+    tag: (String, String),
+    deadline: Option<Instant>,
+) -> Supervised {
     let canceller = Canceller { request: Arc::new(CancelRequest::default()) };
     let request = canceller.request.clone();
     let (finished_tx, finished_rx) = oneshot::channel();
@@ -526,7 +533,15 @@ pub fn adopt(leader: Option<(u32, u64)>, record: PathBuf, grace: Duration, tag: 
             }
         };
         let mut cancelled = false;
+        let mut timed_out = false;
         let mut kill_at: Option<Instant> = None;
+        let timeout = async {
+            match deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(timeout);
         let read = |path: &std::path::Path| supervisor::read_record(path).map(|r| r.filter(|r| r.is_of(&tag.1)));
         let record = loop {
             match read(&record) {
@@ -547,6 +562,11 @@ pub fn adopt(leader: Option<(u32, u64)>, record: PathBuf, grace: Duration, tag: 
                 _ = request.notify.notified(), if !cancelled => {
                     cancelled = true;
                     signal(libc::SIGTERM);
+                    kill_at = kill_at.or(Some(Instant::now() + grace));
+                }
+                _ = &mut timeout, if !timed_out && !cancelled => {
+                    timed_out = true;
+                    signal(libc::SIGTERM);
                     kill_at = Some(Instant::now() + grace);
                 }
             }
@@ -555,6 +575,7 @@ pub fn adopt(leader: Option<(u32, u64)>, record: PathBuf, grace: Duration, tag: 
         let group = if left == 0 { GroupCleanup::NotNeeded } else { GroupCleanup::Terminated };
         let (exit, log) = match record {
             _ if cancelled => (Exit::Cancelled, record.as_ref().map(LogSummary::of).unwrap_or_default()),
+            _ if timed_out => (Exit::TimedOut, record.as_ref().map(LogSummary::of).unwrap_or_default()),
             Some(record) => (record.exit(), LogSummary::of(&record)),
             None => (Exit::Signalled { signal: 0 }, LogSummary::default()),
         };

@@ -274,3 +274,25 @@ async fn a_process_whose_attempt_never_landed_and_that_finished_is_adopted_from_
     assert_eq!(read(&ran), "one\ntwo\n", "its process finished: it did not run again");
     assert_eq!(t2_states(&fx, &session), vec![AttemptState::Cancelled, AttemptState::Succeeded]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adopted_process_still_times_out_from_its_attempt_start() {
+    let fx = Fixture::new();
+    let t1 = sh("t1", "true", "start");
+    let mut t2 = sh("t2", "sleep 30", "t1");
+    t2["params"].as_array_mut().unwrap().push(json!({"name": "timeout_s", "value": 1}));
+    let root = blueprint("root", vec![start(), t1, t2, end("t2")]);
+    let session = stopped_at_t2(&fx, &root).await;
+    let (_, _, process) = crash_during(&fx, &session, "sleep 30");
+    let (pid, start_time) = process.expect("the process started");
+
+    let began = std::time::Instant::now();
+    let report = resume(&fx, &session, None).await.expect("the session resumes");
+    eprintln!("the adopted attempt timed out {:?} into the resume", began.elapsed());
+
+    assert_eq!(report.state, SessionState::Failed);
+    let error = report.error.expect("why");
+    assert!(error.message.contains("timed out after 1 s"), "{error:?}");
+    assert!(!orrery_engine::process::is_alive(pid, start_time), "the timed-out process was stopped");
+    assert_eq!(t2_states(&fx, &session), vec![AttemptState::Cancelled, AttemptState::Failed]);
+}

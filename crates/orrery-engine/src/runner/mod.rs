@@ -95,8 +95,9 @@
 //!   `system.*` tasks run in-process and are not counted.
 //! - **Work dir.** The files of attempt `n` of node `K` of session `S` lie flat in the
 //!   session's folder: `work_dir/S/K.attempt-n.log` (its output), and beside it
-//!   `K.attempt-n.inputs.json`, `.outputs.json`, `.progress.jsonl` (see [`shell`]). Flat, so
-//!   that an attempt creates one or two files and no folder (see [`shell`] on inodes). `K` is
+//!   `K.attempt-n.inputs.json`, `.outputs.json`, `.progress.jsonl` and `.exit` (its process's
+//!   exit record, written by its supervisor: see [`recovery`]) (see [`shell`]). Flat, so
+//!   that an attempt creates a few files and no folder (see [`shell`] on inodes). `K` is
 //!   the node key as a file name (`orrery_blueprint::fsio::file_name`: escaped, bounded, so no
 //!   id can leave the folder); logs are found through the paths the store records.
 //!

@@ -30,7 +30,8 @@
 //!     the attempt's `ORRERY_RUN_ID`, [`crate::process::supervised_leader`]): the resumed runner
 //!     keeps the attempt and its node RUNNING and waits for the record instead of killing the
 //!     process ([`shell::adopt`]); a stop or a cancel of the resumed session stops it as any
-//!     other (TERM, grace, KILL of its group). Its timeout is not enforced any more;
+//!     other (TERM, grace, KILL of its group); its `timeout_s` still runs from the attempt's
+//!     start (what is left of it, none if it expired meanwhile);
 //!   - *settled from its record* when the record is there (the process finished while no
 //!     runner lived): the same adoption, whose record is read at once, so the outcome is the
 //!     one the runner would have given (its outputs file read, its log kept) and lands through
@@ -218,6 +219,7 @@ async fn adopt_unlanded(
             run_id,
             leader: None,
             grace: crate::process::DEFAULT_GRACE,
+            started_ms: None,
         };
         found.push(Adopted { node: n, run_id: attempt.run_id, adoption });
     }
@@ -257,6 +259,7 @@ fn adoption_of(attempt: &orrery_store::Attempt, plan: &SessionPlan) -> Result<Op
         run_id: attempt.run_id.as_str().to_string(),
         leader,
         grace: crate::process::DEFAULT_GRACE,
+        started_ms: Some(attempt.started_ms),
     };
     Ok(Some(Adopted { node, run_id: attempt.run_id.clone(), adoption }))
 }
