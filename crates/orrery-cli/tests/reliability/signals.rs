@@ -46,7 +46,7 @@ impl Drop for Scratch {
 /// the file `go` exists (see [`resume_to_completion`]), then succeed at once.
 fn write_blueprint(dir: &Path) -> PathBuf {
     let count = |task: &str| format!("n=$(cat {task}.count 2>/dev/null || echo 0); echo $((n+1)) > {task}.count; ");
-    let a = format!("{}[ -f go ] || exec sleep 30", count("a"));
+    let a = format!("{}echo started; [ -f go ] || exec sleep 30", count("a"));
     let b = format!("{}[ -f go ] || {{ sleep 30 & wait; }}", count("b"));
     let blueprint = serde_json::json!({"id": "sig", "name": "sig", "version": "1.0", "tasks": [
         {"id": "start", "type": "system.start"},
@@ -298,4 +298,25 @@ fn sigterm_stops_a_session_orrery_job_runs() {
     let job = Runner::start_as(&s.0, &["job", "start_session", &arguments, "--db", db.to_str().unwrap()], &[]);
     let session = stop_with(&s, job, "-TERM", "orrery job start_session", false);
     resume_to_completion(&s, &session);
+}
+
+#[test]
+fn sigterm_and_sighup_end_logs_follow_with_130_as_ctrl_c_does() {
+    let s = Scratch::new("logs");
+    let blueprint = write_blueprint(&s.0);
+    let db = s.db();
+    let db = db.to_str().unwrap();
+    let mut run = Runner::start(&s.0, &["run", "--db", db, blueprint.to_str().unwrap()]);
+    let session = run.session();
+    run.wait_for_processes(&session, 3, true);
+    for signal in ["-TERM", "-HUP"] {
+        // It printed the log's first line: it follows (and watches the signals) by then.
+        let mut follow = Runner::start_as(&s.0, &["logs", &session, "a", "--follow", "--db", db], &[]);
+        let line = follow.lines.recv_timeout(HANG).expect("the follower printed nothing");
+        assert_eq!(line, "started");
+        let (code, stderr, took) = follow.signal(signal);
+        println!("orrery logs --follow: {signal}: exit {code:?} after {took:?}");
+        assert_eq!(code, Some(130), "{signal}: {stderr}");
+    }
+    stop_with(&s, run, "-TERM", "orrery run", true);
 }
