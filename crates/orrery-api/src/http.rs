@@ -75,6 +75,7 @@
 use std::convert::Infallible;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -405,6 +406,8 @@ struct Shared {
     phase: watch::Receiver<Phase>,
     /// The port it listens on: the one a request's `Host` may name.
     port: u16,
+    /// The events for `/events`, each rendered once ([`render_events`]).
+    frames: broadcast::Sender<Arc<Frame>>,
     body_timeout: Duration,
 }
 
@@ -413,7 +416,8 @@ struct Shared {
 /// requests in flight are cut off at [`Phase::CutOff`]; a body must arrive within
 /// `body_timeout`.
 fn router(api: Api, token: String, phase: watch::Receiver<Phase>, port: u16, body_timeout: Duration) -> Router {
-    let shared = Shared { api, token: token.into(), phase, port, body_timeout };
+    let frames = render_events(&api);
+    let shared = Shared { api, token: token.into(), phase, port, body_timeout, frames };
     Router::new()
         .route("/jobs", get(catalogue))
         .route("/jobs/{name}", post(call))
@@ -715,7 +719,7 @@ async fn events(State(shared): State<Shared>, uri: Uri, headers: axum::http::Hea
     };
     // Subscribed before the store is read: an event committed in between comes twice, and the
     // live side skips what the replay gave.
-    let receiver = shared.api.subscribe();
+    let receiver = shared.frames.subscribe();
     let (replay, lagged_by) = match after {
         None => (Vec::new(), 0),
         Some(after) => match replay_since(&shared.api, after).await {
@@ -783,7 +787,7 @@ async fn replay_since(api: &Api, after: u64) -> Result<(Vec<Event>, u64), String
 /// replayed), then those of `receiver` after `through`, until it closes or `end` reaches
 /// [`Phase::StreamsEnded`] (or its sender goes); then the events it already holds, and the end.
 fn event_stream(
-    receiver: broadcast::Receiver<Event>,
+    receiver: broadcast::Receiver<Arc<Frame>>,
     end: watch::Receiver<Phase>,
     replay: Vec<Event>,
     lagged_by: u64,
@@ -793,7 +797,7 @@ fn event_stream(
     // something), telling the client that the subscription exists.
     let hello = futures_util::stream::once(async { Ok(SseEvent::default().comment("subscribed")) });
     let replayed = futures_util::stream::iter(
-        replay.into_iter().map(|e| Ok(sse_of(&e))).chain((lagged_by > 0).then(|| Ok(lagged(lagged_by)))),
+        replay.into_iter().map(|e| Ok(Frame::of(&e).sse)).chain((lagged_by > 0).then(|| Ok(lagged(lagged_by)))),
     );
     let live = futures_util::stream::unfold((receiver, end), move |(mut receiver, mut end)| async move {
         loop {
@@ -816,8 +820,8 @@ fn event_stream(
             };
             match next {
                 // Stored events the replay gave; transient ones (seq 0) are never replayed.
-                Ok(event) if event.seq > 0 && event.global_seq <= through => continue,
-                Ok(event) => return Some((Ok(sse_of(&event)), (receiver, end))),
+                Ok(frame) if frame.seq > 0 && frame.global_seq <= through => continue,
+                Ok(frame) => return Some((Ok(frame.sse.clone()), (receiver, end))),
                 Err(missed) => return Some((Ok(lagged(missed)), (receiver, end))),
             }
         }
@@ -829,14 +833,49 @@ fn lagged(missed: u64) -> SseEvent {
     SseEvent::default().event("lagged").data(json!({ "missed": missed }).to_string())
 }
 
-fn sse_of(event: &Event) -> SseEvent {
-    // serde_json escapes every control character: the text is one line.
-    let data = serde_json::to_string(event).unwrap_or_else(|e| json!({ "unserializable": e.to_string() }).to_string());
-    let sse = SseEvent::default().event(&event.kind);
-    // A transient event (log growth) has no id: a reconnecting client resumes after the last
-    // stored event it saw.
-    let sse = if event.seq == 0 { sse } else { sse.id(event.global_seq.to_string()) };
-    sse.data(data)
+/// An event as every client of `/events` is sent it, rendered once: 500 clients following a
+/// burst of sessions had the server clone and serialize each event 500 times, which starved the
+/// runners of the CPU they needed (issue 16). A client's copy is a copy of these bytes.
+#[derive(Debug)]
+struct Frame {
+    seq: u64,
+    global_seq: u64,
+    sse: SseEvent,
+}
+
+impl Frame {
+    fn of(event: &Event) -> Frame {
+        // serde_json escapes every control character: the text is one line.
+        let data =
+            serde_json::to_string(event).unwrap_or_else(|e| json!({ "unserializable": e.to_string() }).to_string());
+        let sse = SseEvent::default().event(&event.kind);
+        // A transient event (log growth) has no id: a reconnecting client resumes after the last
+        // stored event it saw.
+        let sse = if event.seq == 0 { sse } else { sse.id(event.global_seq.to_string()) };
+        Frame { seq: event.seq, global_seq: event.global_seq, sse: sse.data(data) }
+    }
+}
+
+/// Renders every event of `api` once, for all the clients of `/events`; a renderer that fell
+/// behind the facade's channel tells them all how many events they missed.
+fn render_events(api: &Api) -> broadcast::Sender<Arc<Frame>> {
+    let (frames, _) = broadcast::channel(16_384);
+    let mut events = api.subscribe();
+    let sender = frames.clone();
+    tokio::spawn(async move {
+        loop {
+            let frame = match events.recv().await {
+                Ok(event) => Frame::of(&event),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    Frame { seq: 0, global_seq: 0, sse: lagged(missed) }
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            };
+            // No client is not an error.
+            let _ = sender.send(Arc::new(frame));
+        }
+    });
+    frames
 }
 
 async fn no_route(method: Method, uri: Uri) -> Response {
@@ -1074,6 +1113,10 @@ mod tests {
         }
     }
 
+    fn frame(event: Event) -> Arc<Frame> {
+        Arc::new(Frame::of(&event))
+    }
+
     async fn text_of(stream: impl Stream<Item = Result<SseEvent, Infallible>> + Send + 'static) -> String {
         let body = Sse::new(stream).into_response().into_body().collect().await.unwrap().to_bytes();
         String::from_utf8(body.to_vec()).unwrap()
@@ -1084,7 +1127,7 @@ mod tests {
         let (sender, receiver) = broadcast::channel(1);
         let (_end, streams_end) = watch::channel(Phase::Serving);
         for seq in 1..=3 {
-            sender.send(event(seq, "task_state_changed")).unwrap();
+            sender.send(frame(event(seq, "task_state_changed"))).unwrap();
         }
         drop(sender);
         let text = text_of(event_stream(receiver, streams_end, Vec::new(), 0, 0)).await;
@@ -1106,10 +1149,10 @@ mod tests {
         // read), then 6.
         let replay = vec![event(4, "a"), event(5, "b")];
         let reading = tokio::spawn(text_of(event_stream(receiver, streams_end, replay, 0, 5)));
-        sender.send(event(5, "b")).unwrap();
+        sender.send(frame(event(5, "b"))).unwrap();
         // A transient event carries the last stored global_seq (5) and is not a repeat.
-        sender.send(Event { seq: 0, ..event(5, crate::LOG_GREW) }).unwrap();
-        sender.send(event(6, "c")).unwrap();
+        sender.send(frame(Event { seq: 0, ..event(5, crate::LOG_GREW) })).unwrap();
+        sender.send(frame(event(6, "c"))).unwrap();
         end.send(Phase::StreamsEnded).unwrap();
         let text = reading.await.unwrap();
         let ids: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
@@ -1151,8 +1194,8 @@ mod tests {
         let (sender, receiver) = broadcast::channel(8);
         let (end, streams_end) = watch::channel(Phase::Serving);
         let reading = tokio::spawn(text_of(event_stream(receiver, streams_end, Vec::new(), 0, 0)));
-        sender.send(event(1, "session_created")).unwrap();
-        sender.send(event(2, "session_state_changed")).unwrap();
+        sender.send(frame(event(1, "session_created"))).unwrap();
+        sender.send(frame(event(2, "session_state_changed"))).unwrap();
         end.send(Phase::StreamsEnded).unwrap();
         // The events sent before the end are delivered, however the reader was scheduled.
         let text = reading.await.unwrap();

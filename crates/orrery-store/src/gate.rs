@@ -6,7 +6,7 @@
 //! `busy` while the lock changed hands hundreds of times. So every [`crate::Store`] of a file
 //! takes a turn here before it begins a write transaction and gives it back when the
 //! transaction ends: writers of this process queue in order, each waits for those ahead of it,
-//! and only a wait longer than [`crate::StoreOptions::write_queue_timeout`] (a minute by
+//! and only a wait longer than [`crate::StoreOptions::write_queue_timeout`] (two minutes by
 //! default: a writer stuck that long is a bug, not a burst) fails `busy`, saying how long it
 //! waited. Writers of other processes still meet on SQLite's own lock and busy timeout.
 //!

@@ -131,7 +131,7 @@ impl Default for StoreOptions {
             ids: Arc::new(UuidV7Ids),
             synchronous: Synchronous::Full,
             busy_timeout: Duration::from_secs(5),
-            write_queue_timeout: Duration::from_secs(60),
+            write_queue_timeout: Duration::from_secs(120),
             max_page_count: None,
         }
     }
