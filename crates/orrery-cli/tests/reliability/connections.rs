@@ -1,6 +1,6 @@
 //! Item 5: a local denial of service without the token. `orrery serve` runs with a descriptor
 //! limit of 2,048 (set in the child before it starts: soft and hard, so that it cannot raise
-//! it), a session runs (`wait` sleeps 4 s, then `write` starts and writes a file), and 20,000
+//! it; lower if this process's own hard limit is), a session runs (`wait` sleeps 4 s, then `write` starts and writes a file), and 20,000
 //! idle TCP connections are opened to the server while a few clients send their request heads
 //! one byte a second. Before the fix the server took descriptors until it had none, `write`
 //! failed with `Too many open files`, and the slow clients were never closed. Now: the
@@ -67,10 +67,15 @@ impl Serving {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // At most this process's own hard limit, which an unprivileged child cannot exceed.
+        let mut own = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit only writes the struct given.
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut own) };
+        let server_limit = (SERVER_LIMIT as libc::rlim_t).min(own.rlim_max);
         // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
         unsafe {
-            command.pre_exec(|| {
-                let limit = libc::rlimit { rlim_cur: SERVER_LIMIT as _, rlim_max: SERVER_LIMIT as _ };
+            command.pre_exec(move || {
+                let limit = libc::rlimit { rlim_cur: server_limit, rlim_max: server_limit };
                 if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }

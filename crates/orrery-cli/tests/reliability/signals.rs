@@ -311,7 +311,7 @@ fn sigterm_and_sighup_end_logs_follow_with_130_as_ctrl_c_does() {
     run.wait_for_processes(&session, 3, true);
     for signal in ["-TERM", "-HUP"] {
         // It printed the log's first line: it follows (and watches the signals) by then.
-        let mut follow = Runner::start_as(&s.0, &["logs", &session, "a", "--follow", "--db", db], &[]);
+        let follow = Runner::start_as(&s.0, &["logs", &session, "a", "--follow", "--db", db], &[]);
         let line = follow.lines.recv_timeout(HANG).expect("the follower printed nothing");
         assert_eq!(line, "started");
         let (code, stderr, took) = follow.signal(signal);
