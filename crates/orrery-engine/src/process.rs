@@ -608,6 +608,34 @@ pub fn supervised_leader(name: &str, value: &str) -> Option<(u32, u64)> {
     )
 }
 
+/// The live supervisor that holds `log` open (it writes a task's output there until it has
+/// recorded the exit), and its task's leader, alive or a zombie (pid, start time): how
+/// recovery finds a task whose leader has just exited, whose environment can no longer be read,
+/// while its record is being written.
+pub fn supervisor_of_log(log: &std::path::Path) -> Option<((u32, u64), Option<(u32, u64)>)> {
+    let wanted = fs::canonicalize(log).ok()?;
+    let entries = fs::read_dir("/proc").ok()?;
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let is_supervisor = fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.trim_end() == supervisor::SUPERVISOR_NAME);
+        if !is_supervisor {
+            continue;
+        }
+        let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
+        if !fds.flatten().any(|fd| fs::read_link(fd.path()).is_ok_and(|target| target == wanted)) {
+            continue;
+        }
+        let Ok(stat) = procfs::read_stat(pid) else { continue };
+        if stat.has_exited() {
+            continue;
+        }
+        let leader = procfs::children_of(pid).into_iter().next().map(|(p, s)| (p as u32, s));
+        return Some(((pid as u32, stat.start_time), leader));
+    }
+    None
+}
+
 /// The engine's end of a supervisor: its pid, its status pipe, the control pipe it watches.
 struct Link {
     supervisor: i32,

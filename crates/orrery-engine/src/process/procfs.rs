@@ -79,6 +79,25 @@ pub(crate) fn with_env_except(name: &str, value: &str, except: &str, values: &[S
     found
 }
 
+/// The children of `parent` (pid, start time), zombies included.
+pub(crate) fn children_of(parent: i32) -> Vec<(i32, u64)> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = read_stat(pid) {
+            if stat.ppid == parent {
+                found.push((pid, stat.start_time));
+            }
+        }
+    }
+    found
+}
+
 /// The pids of the members of process group `pgid` that have not exited, the leader included.
 /// Zombies are left out on purpose: a grandchild orphaned to an init that does not reap (as in
 /// some containers) stays a zombie forever, and `kill(-pgid, 0)` would count it.

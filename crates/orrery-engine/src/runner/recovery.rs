@@ -182,8 +182,17 @@ async fn adopt_unlanded(
         let next = attempts.iter().filter(|a| a.node == node.key).map(|a| a.attempt).max().unwrap_or(0) + 1;
         let stem = attempt_stem(work_dir, &node.key, next);
         let stem = std::path::absolute(&stem).unwrap_or(stem);
-        let Ok(Some(record)) = crate::process::supervisor::read_record(&shell::attempt_file(&stem, shell::EXIT_FILE))
-        else {
+        let record_path = shell::attempt_file(&stem, shell::EXIT_FILE);
+        // A supervisor still at work on it (its leader just ended, or was stopped by the sweep
+        // above): its record comes in a moment.
+        let until = std::time::Instant::now() + crate::process::DEFAULT_GRACE;
+        while !record_path.exists()
+            && std::time::Instant::now() < until
+            && crate::process::supervisor_of_log(&shell::attempt_file(&stem, "log")).is_some()
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let Ok(Some(record)) = crate::process::supervisor::read_record(&record_path) else {
             continue;
         };
         let (Some(run_id), Some(_), None) = (record.run_id.clone(), record.code, record.stopped.as_ref()) else {
@@ -242,7 +251,10 @@ fn adoption_of(attempt: &orrery_store::Attempt, plan: &SessionPlan) -> Result<Op
         .process
         .map(|p| (p.pid, p.start_time))
         .filter(|&(pid, start_time)| crate::process::has_supervisor(pid, start_time))
-        .or_else(|| crate::process::supervised_leader(shell::RUN_ID_VAR, attempt.run_id.as_str()));
+        .or_else(|| crate::process::supervised_leader(shell::RUN_ID_VAR, attempt.run_id.as_str()))
+        // A leader that has just exited (a zombie: its environment cannot be read any more)
+        // while its supervisor writes the record: found by the log its supervisor holds open.
+        .or_else(|| crate::process::supervisor_of_log(&log_path).and_then(|(_, leader)| leader));
     let record = shell::attempt_file(&std::path::absolute(&stem).unwrap_or(stem.clone()), shell::EXIT_FILE);
     let found = crate::process::supervisor::read_record(&record)?.filter(|r| r.is_of(attempt.run_id.as_str()));
     // Its runner cancelled it (a stop, a failure) and died before settling it: as before.
