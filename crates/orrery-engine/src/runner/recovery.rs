@@ -27,7 +27,9 @@
 //!   (`STEM.exit`, [`crate::process::supervisor`]). So each attempt left `running` is, in order:
 //!   - *adopted* when its process is still run by a live supervisor (the recorded pid and
 //!     start time, or, when the runner died before recording them, the group leader carrying
-//!     the attempt's `ORRERY_RUN_ID`, [`crate::process::supervised_leader`]): the resumed runner
+//!     the attempt's `ORRERY_RUN_ID`, [`crate::process::supervised_leader`]; a leader that has
+//!     just exited, whose environment cannot be read, by the log its supervisor holds open,
+//!     [`crate::process::supervisor_of_log`]): the resumed runner
 //!     keeps the attempt and its node RUNNING and waits for the record instead of killing the
 //!     process ([`shell::adopt`]); a stop or a cancel of the resumed session stops it as any
 //!     other (TERM, grace, KILL of its group); its `timeout_s` still runs from the attempt's
