@@ -49,7 +49,7 @@
 //! A process whose exit status is lost (its supervisor died before recording it) is a
 //! `TASK_FAILED` whose details hold [`STATUS_LOST`]: its outcome cannot be known.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -623,7 +623,9 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
 fn read_outputs(path: &Path) -> Result<Map<String, Value>, TaskError> {
     let failure =
         |message: String, details: Value| TaskError::new(ErrorCode::ToolFailure, message).with_details(details);
-    let bytes = match fs::read(path) {
+    // A regular file only, of at most 64 MiB: a FIFO or `/dev/zero` put there by the task
+    // fails it, never hangs or exhausts the runner.
+    let bytes = match orrery_blueprint::fsio::read_limited(path, orrery_blueprint::fsio::BLUEPRINT_LIMIT) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Map::new()),
         Err(e) => {
@@ -669,7 +671,7 @@ fn tool_failure(what: String, log_path: &Path, mut details: Value) -> TaskError 
 /// The last `limit` bytes of the log, starting at a character boundary (invalid bytes are
 /// replaced). `None` when the log cannot be read.
 pub fn log_tail(path: &Path, limit: usize) -> Option<String> {
-    let mut file = File::open(path).ok()?;
+    let mut file = orrery_blueprint::fsio::open_regular_file(path).ok()?;
     let len = file.metadata().ok()?.len();
     let start = len.saturating_sub(limit as u64);
     file.seek(SeekFrom::Start(start)).ok()?;
