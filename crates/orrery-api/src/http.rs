@@ -97,6 +97,9 @@ use tokio::task::JoinHandle;
 
 use crate::{Api, CallError, JobInfo, StreamItem, Streamed};
 
+mod request;
+use request::{arguments_of, is_this_server};
+
 /// The largest request body accepted; a larger one is refused with 413.
 pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
 
@@ -465,26 +468,6 @@ async fn check_host(State(shared): State<Shared>, request: Request, next: Next) 
     next.run(request).await
 }
 
-/// Whether `authority` (`HOST` or `HOST:PORT`) is `127.0.0.1`, `localhost` (any case) or
-/// `[::1]`, with no port or `port`.
-fn is_this_server(authority: &str, port: u16) -> bool {
-    let (host, rest) = match authority.strip_prefix('[') {
-        Some(v6) => match v6.split_once(']') {
-            Some((address, rest)) => (&authority[..address.len() + 2], rest),
-            None => return false,
-        },
-        None => match authority.find(':') {
-            Some(colon) => (&authority[..colon], &authority[colon..]),
-            None => (authority, ""),
-        },
-    };
-    let port_ok = match rest.strip_prefix(':') {
-        None => rest.is_empty(),
-        Some(digits) => !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && digits.parse() == Ok(port),
-    };
-    port_ok && (host == "127.0.0.1" || host == "[::1]" || host.eq_ignore_ascii_case("localhost"))
-}
-
 /// Answers 503 when the server cuts off the requests still in flight at its shutdown.
 async fn cut_off(State(shared): State<Shared>, request: Request, next: Next) -> Response {
     let mut phase = shared.phase.clone();
@@ -678,37 +661,6 @@ fn unknown_job(name: &str) -> Response {
     )
 }
 
-/// The arguments of a `POST /jobs/{name}` body: `{"arguments": {...}}`; an empty body, an
-/// absent or `null` `arguments` are `null` (which [`Api::call`] takes as `{}`).
-fn arguments_of(body: &[u8]) -> Result<Value, String> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Null);
-    }
-    let value: Value = serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
-    let Value::Object(mut fields) = value else {
-        return Err(format!("the body must be a JSON object {{\"arguments\": {{...}}}}, not {}", kind_of(&value)));
-    };
-    if let Some(other) = fields.keys().find(|k| *k != "arguments") {
-        return Err(format!("the body has an unknown field {other:?}: it takes only \"arguments\""));
-    }
-    match fields.remove("arguments") {
-        None | Some(Value::Null) => Ok(Value::Null),
-        Some(arguments @ Value::Object(_)) => Ok(arguments),
-        Some(other) => Err(format!("\"arguments\" must be a JSON object, not {}", kind_of(&other))),
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// The most events a reconnecting client is replayed; one further behind is told it lagged.
 const REPLAY_LIMIT: usize = 100_000;
 
@@ -732,32 +684,9 @@ async fn events(State(shared): State<Shared>, uri: Uri, headers: axum::http::Hea
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive")).into_response()
 }
 
-/// Where a client resumes: `?after=N`, or the `Last-Event-ID` an EventSource sends when it
-/// reconnects (every event's `id` is its `global_seq`); none: live events only.
+/// Where a client resumes ([`request::resume_point`]).
 fn resume_point(uri: &Uri, headers: &axum::http::HeaderMap) -> Result<Option<u64>, String> {
-    let mut after = None;
-    for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        match pair.split_once('=').unwrap_or((pair, "")) {
-            ("after", value) => {
-                let value =
-                    value.parse().map_err(|_| format!("`after` must be a global_seq (0 or more), got {value:?}"))?;
-                after = Some(value);
-            }
-            (other, _) => return Err(format!("unknown query parameter {other:?}; the only one is `after`")),
-        }
-    }
-    if after.is_some() {
-        return Ok(after);
-    }
-    match headers.get("last-event-id") {
-        None => Ok(None),
-        Some(id) => id
-            .to_str()
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .map(Some)
-            .ok_or_else(|| "`Last-Event-ID` must be a global_seq".to_string()),
-    }
+    request::resume_point(uri.query(), headers.get("last-event-id").map(|v| v.as_bytes()))
 }
 
 /// The store's events after `after`, at most [`REPLAY_LIMIT`], and how many more there were.
