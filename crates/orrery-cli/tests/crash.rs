@@ -171,8 +171,8 @@ fn sessions_shows_a_crashed_run_as_interrupted_and_recover_finishes_it() {
 }
 
 /// A disk that fills up mid-run (here: a file size limit on the `orrery` process, SIGXFSZ
-/// ignored so writes fail with EFBIG as on a full disk): a clear error naming the store, a store
-/// that stays consistent, and a resume with room again that finishes without running any
+/// ignored so writes fail with EFBIG as on a full disk): a clear error naming the store, recorded
+/// on the session, a store that stays consistent, and a resume with room again that finishes without running any
 /// finished task again.
 #[test]
 fn a_run_that_fills_the_disk_stops_with_a_clear_error_and_resumes_once_there_is_room() {
@@ -210,13 +210,18 @@ fn a_run_that_fills_the_disk_stops_with_a_clear_error_and_resumes_once_there_is_
     }
     let o = command.output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "the full disk is an error of the store: {err}");
+    // The runner records why it could not go on (a few bytes still fit): the session failed.
+    assert_eq!(o.status.code(), Some(1), "the session failed over the full disk: {err}");
     assert!(err.contains("no space left to write") && err.contains("store.db"), "names the store: {err}");
     assert!(err.contains("file size limit"), "says why: {err}");
 
     let store = Store::open(Path::new(db)).unwrap();
     store.check_integrity().expect("the store is consistent after the full disk");
-    let session = store.sessions(&Default::default()).unwrap().remove(0).id;
+    let session = store.sessions(&Default::default()).unwrap().remove(0);
+    assert_eq!(session.state, orrery_store::SessionState::Failed, "never left running without a word");
+    let why = session.last_error.map(|e| e.message).unwrap_or_default();
+    assert!(why.contains("could not go on") && why.contains("no space left"), "the session says why: {why}");
+    let session = session.id;
     let finished: Vec<String> = store
         .attempts(&session)
         .unwrap()
