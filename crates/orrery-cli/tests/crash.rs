@@ -172,8 +172,8 @@ fn sessions_shows_a_crashed_run_as_interrupted_and_recover_finishes_it() {
 
 /// A disk that fills up mid-run (here: a file size limit on the `orrery` process, SIGXFSZ
 /// ignored so writes fail with EFBIG as on a full disk): a clear error naming the store, recorded
-/// on the session, a store that stays consistent, and a resume with room again that finishes without running any
-/// finished task again.
+/// on the session, a store that stays consistent, and a resume with room again that finishes
+/// without running any finished task again.
 #[test]
 fn a_run_that_fills_the_disk_stops_with_a_clear_error_and_resumes_once_there_is_room() {
     use std::os::unix::process::CommandExt;
