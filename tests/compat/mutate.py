@@ -3,8 +3,8 @@
 
     python mutate.py [--corpus DIR] [--seed N] [--count N] --out DIR
 
-Each mutant is derived from one file of the antikythera corpus (default: ../../../shared/fixtures/
-antikythera relative to this script, else $ORRERY_CORPUS) and written as
+Each mutant is derived from one file of the antikythera corpus (default: $ORRERY_CORPUS, else
+corpus/ beside this script) and written as
 ``NNNN-<kind>.json``; combinations of 2-3 mutations are named ``NNNN-combo-<kind>+<kind>.json``.
 A ``_manifest.tsv`` (file, kind, base) is written beside them. Same corpus + seed + count gives
 byte-identical output.
@@ -930,14 +930,10 @@ ENVELOPE_KINDS = [
 
 
 def default_corpus() -> Path:
-    here = Path(__file__).resolve().parent
-    cand = (here / ".." / ".." / ".." / "shared" / "fixtures" / "antikythera").resolve()
-    if cand.is_dir():
-        return cand
     env = os.environ.get("ORRERY_CORPUS")
     if env:
         return Path(env)
-    return cand
+    return Path(__file__).resolve().parent / "corpus"
 
 
 def load_corpus(corpus: Path):

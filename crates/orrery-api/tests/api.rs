@@ -227,13 +227,11 @@ async fn blueprints_are_validated_and_formatted_from_text_or_files() {
     assert_eq!(none.metadata["error"], "not_found");
 }
 
-/// The antikythera corpus: `ORRERY_CORPUS`, or `shared/fixtures/antikythera` above the crate.
+/// The antikythera corpus: `ORRERY_CORPUS`, or the repository's `tests/compat/corpus`.
 fn corpus_file(name: &str) -> PathBuf {
-    let dir = std::env::var_os("ORRERY_CORPUS").map(PathBuf::from).unwrap_or_else(|| {
-        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let found = manifest.ancestors().map(|a| a.join("shared/fixtures/antikythera")).find(|c| c.is_dir());
-        found.unwrap_or_else(|| PathBuf::from("/work/shared/fixtures/antikythera"))
-    });
+    let dir = std::env::var_os("ORRERY_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/compat/corpus"));
     dir.join(name)
 }
 

@@ -9,16 +9,7 @@ fn corpus_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("ORRERY_CORPUS") {
         return PathBuf::from(dir);
     }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    for ancestor in manifest.ancestors() {
-        let candidate = ancestor.join("shared/fixtures/antikythera");
-        if candidate.is_dir() {
-            return candidate;
-        }
-    }
-    let fallback = PathBuf::from("/work/shared/fixtures/antikythera");
-    assert!(fallback.is_dir(), "the antikythera corpus is not found: set ORRERY_CORPUS to its folder");
-    fallback
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/compat/corpus")
 }
 
 fn corpus_files() -> Vec<PathBuf> {

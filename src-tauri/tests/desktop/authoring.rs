@@ -10,12 +10,11 @@ use serde_json::Value;
 use super::app::{reference_verdict, App};
 use super::driver::eventually;
 
-const CORPUS: &str = "../../shared/fixtures/antikythera";
+/// The antikythera corpus, kept in the repository.
+const CORPUS: &str = "../tests/compat/corpus";
 
 fn corpus(name: &str) -> std::path::PathBuf {
-    let candidates = [Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS), "/work/shared/fixtures/antikythera".into()];
-    let dir = candidates.iter().find(|c| c.is_dir()).expect("the antikythera corpus beside the repository");
-    dir.join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS).join(name)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,20 +14,10 @@ pub fn compat_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The corpus lives in the steering checkout's `shared/fixtures/antikythera`, beside (an
-/// ancestor of) this repository; ORRERY_CORPUS overrides.
+/// The corpus is `tests/compat/corpus` (the reference's example blueprints and schema, MIT);
+/// ORRERY_CORPUS overrides.
 pub fn corpus_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ORRERY_CORPUS") {
-        return PathBuf::from(dir);
-    }
-    let found = compat_dir()
-        .ancestors()
-        .map(|a| a.join("shared/fixtures/antikythera"))
-        .chain([PathBuf::from("/work/shared/fixtures/antikythera")])
-        .find(|c| c.is_dir());
-    found.unwrap_or_else(|| {
-        panic!("the antikythera corpus is not found beside {}: set ORRERY_CORPUS", compat_dir().display())
-    })
+    std::env::var_os("ORRERY_CORPUS").map(PathBuf::from).unwrap_or_else(|| compat_dir().join("corpus"))
 }
 
 /// The reference venv's python: `$ORRERY_REFERENCE_PYTHON`, else what setup_reference.sh makes.
