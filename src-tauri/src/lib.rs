@@ -1,4 +1,4 @@
-//! Orrery's desktop shell (ARCHITECTURE.md): thin Tauri adapters over the `orrery-api` facade.
+//! Orrery's desktop shell (docs/architecture.md): thin Tauri adapters over the `orrery-api` facade.
 //! It owns windows, native dialogs and the files the user chose; every decision about
 //! blueprints and sessions belongs to the facade, reached through [`commands`].
 //!

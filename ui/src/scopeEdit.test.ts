@@ -117,7 +117,7 @@ describe("editing a scope's policy", () => {
   const scoped = wrapped(diamond, ["a", "b", "c", "d"], "fit").blueprint;
   const startOf = (b: Blueprint) => task(b, "a")?.scope_start;
 
-  it("switching policy writes only the chosen policy's key, as COMPAT has scope_start", () => {
+  it("switching policy writes only the chosen policy's key, as docs/format.md §1 has scope_start", () => {
     const retry = setScopePolicy(scoped, "a", "retry");
     expect(startOf(retry)).toEqual({ name: "fit", retry_policy: { retries: 1 } });
     const loop = setScopePolicy(retry, "a", "while");

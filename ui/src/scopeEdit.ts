@@ -1,5 +1,5 @@
 // Scopes as the editor changes them: wrapping tasks in a new scope, removing one, and writing its
-// `scope_start` exactly as COMPAT.md section 1 has it (`name`, `retry_policy {retries, backoff
+// `scope_start` exactly as docs/format.md §1 has it (`name`, `retry_policy {retries, backoff
 // {constant_ms}}`, `while_policy {condition, max_iterations}`, no other keys). Which tasks a scope
 // holds is the facade's answer (`blueprint_scopes`); what is checked here is only what the user
 // must fix in the selection before there is a scope to ask about.

@@ -1,6 +1,6 @@
 //! The HTTP transport: one [`Api`] served over HTTP/1.1 on 127.0.0.1, for scripts, agents and
-//! tools that do not link Rust. Same jobs, same envelope as every other face (COMPAT.md
-//! section 6).
+//! tools that do not link Rust. Same jobs, same envelope as every other face (docs/format.md
+//! §6).
 //!
 //! Routes (every one needs `Authorization: Bearer <token>`):
 //!

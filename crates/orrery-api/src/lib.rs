@@ -1,6 +1,6 @@
-//! The one facade every face of Orrery calls (ARCHITECTURE.md): the desktop app, the CLI, the
+//! The one facade every face of Orrery calls (docs/architecture.md): the desktop app, the CLI, the
 //! HTTP transport, scripts and AI agents all drive Orrery through named jobs with typed
-//! arguments and typed answers, answered in one envelope (COMPAT.md section 6):
+//! arguments and typed answers, answered in one envelope (docs/format.md §6):
 //! `{"answer", "success", "metadata"}`.
 //!
 //! - **The catalogue** ([`Api::jobs`]) names every job with its description and the JSON

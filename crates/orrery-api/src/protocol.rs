@@ -1,4 +1,4 @@
-//! The job protocol's named tasks (COMPAT.md section 6), mapped onto Orrery's world.
+//! The job protocol's named tasks (docs/format.md §6), mapped onto Orrery's world.
 //!
 //! - **A task** is a blueprint session or a single task of a registered type, named
 //!   `{type}#{registered_name}#{task_name}` (task name: 1-32 of `[A-Za-z0-9-]`):

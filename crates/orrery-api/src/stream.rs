@@ -1,4 +1,4 @@
-//! `stream_task`: one submitted task's run as it happens (COMPAT.md section 6), for clients that
+//! `stream_task`: one submitted task's run as it happens (docs/format.md §6), for clients that
 //! want to watch rather than poll: `progress` (every stored event of the run: task states,
 //! attempts, progress steps), `log` (the bytes of every attempt's log, in order per attempt),
 //! `artifact` (every value the run writes to its session data), then `result` (the run's final

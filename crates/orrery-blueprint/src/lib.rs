@@ -1,4 +1,4 @@
-//! The antikythera blueprint model (COMPAT.md sections 1-4): types, loading and canonical
+//! The antikythera blueprint model (docs/format.md §1-4): types, loading and canonical
 //! saving in both encodings, validation with the reference server's verdict kept apart from
 //! Orrery's own findings, dataflow, and the condition language.
 

@@ -1,4 +1,4 @@
-//! Reading a blueprint file, plain JSON or COMPAS envelopes (COMPAT.md section 1).
+//! Reading a blueprint file, plain JSON or COMPAS envelopes (docs/format.md §1).
 //!
 //! Loading checks what the reference's JSON schema checks (types, required keys, enums,
 //! ranges, the closed `scope_start` object) and reports every violation at once, each with its

@@ -1,4 +1,4 @@
-//! The blueprint as a document (COMPAT.md sections 1-2): what a file says, typed where the
+//! The blueprint as a document (docs/format.md §1-2): what a file says, typed where the
 //! reference schema is strict, with every key Orrery does not know kept in `extra` so that a
 //! user's data survives a load and save. Validation (see `validate`) judges this document; it
 //! does not make invalid documents unrepresentable, because the editor must hold them too.
@@ -119,7 +119,7 @@ pub struct Dependency {
     pub extra: Extra,
 }
 
-/// How a dependency constrains its task (COMPAT.md section 4).
+/// How a dependency constrains its task (docs/format.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub enum DependencyType {
     /// Finish to start: the task starts after the predecessor finished (or was skipped).
@@ -297,7 +297,7 @@ impl ExecutionMode {
     }
 }
 
-/// Error codes of failed tasks and sessions (COMPAT.md section 2), and Orrery's own
+/// Error codes of failed tasks and sessions (docs/format.md §2), and Orrery's own
 /// `AGENT_TIMEOUT` (an agent on the broker claimed a task, then went silent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {

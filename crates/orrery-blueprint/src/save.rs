@@ -1,4 +1,4 @@
-//! Writing a blueprint canonically (COMPAT.md section 1), in either encoding.
+//! Writing a blueprint canonically (docs/format.md §1), in either encoding.
 //!
 //! Plain form: the reference's key order, nulls and empty lists left out, `scope_start: {}`
 //! kept, keys Orrery does not know written after the known ones in their original order,

@@ -1,5 +1,5 @@
 //! The orchestrator's side of the agent protocol: hand one task to the agents on the broker and
-//! wait for its end (COMPAT.md section 4).
+//! wait for its end (docs/format.md §4).
 //!
 //! [`Dispatcher::execute`] publishes the assignment on `antikythera/task/start`; an agent whose
 //! tool matches claims it; the dispatcher allocates (EXCLUSIVE: the first claim only;

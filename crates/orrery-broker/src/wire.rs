@@ -1,4 +1,4 @@
-//! The agent protocol's messages as the reference puts them on the wire (COMPAT.md section 4).
+//! The agent protocol's messages as the reference puts them on the wire (docs/format.md §4).
 //!
 //! Each MQTT payload is a COMPAS envelope, compas_pb's `MessageData {data: AnyData, version}`,
 //! whose `data` packs one antikythera message as a `google.protobuf.Any`

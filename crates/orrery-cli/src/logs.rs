@@ -6,7 +6,7 @@
 //! - Without `--offset` or `--limit`, the whole log is printed, read in windows of
 //!   [`orrery_logs::MAX_LIMIT`] bytes (memory bounded whatever its size); `--format json` prints
 //!   each window as one JSON line.
-//! - With `--offset N` and/or `--limit N`, one window (COMPAT.md section 6): text prints its
+//! - With `--offset N` and/or `--limit N`, one window (docs/format.md §6): text prints its
 //!   content, json the whole window object. `--limit` alone reads the tail (offset -1).
 //! - `--follow` prints what is there (from `--offset` when given, -1 meaning the tail window's
 //!   start), then what is appended, until the attempt is settled in the store and its log is

@@ -1,4 +1,4 @@
-//! Session data as tasks read and write it (COMPAT.md section 4), as pure functions over one
+//! Session data as tasks read and write it (docs/format.md §4), as pure functions over one
 //! blueprint instance's key/value map. The session runner stores what these return.
 //!
 //! - An input reads `data[get_from or name]`; when that is absent or null and the input has no

@@ -1,4 +1,4 @@
-//! Interventions on a stored session that is not running (COMPAT.md section 4): skip a task,
+//! Interventions on a stored session that is not running (docs/format.md §4): skip a task,
 //! reset a task (optionally with everything downstream, optionally clearing its outputs), reset
 //! a scope. They change the store only; [`crate::runner::resume_session`] then goes on with the
 //! session. The plan is rebuilt from the store as `resume_session` does.

@@ -1,4 +1,4 @@
-//! The orchestrator (ARCHITECTURE.md): a pure scheduler that decides what may start and which
+//! The orchestrator (docs/architecture.md): a pure scheduler that decides what may start and which
 //! completions may land, the session flattening, data and scope rules it applies, the session
 //! runner that owns each session's side effects, and the agents that execute tasks.
 

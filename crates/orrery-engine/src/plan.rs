@@ -1,4 +1,4 @@
-//! Flattening a session (COMPAT.md section 4): the root blueprint and every inner blueprint
+//! Flattening a session (docs/format.md §4): the root blueprint and every inner blueprint
 //! its composites call become one graph whose nodes are `"{instance}.{task}"`. A composite C
 //! with inner instance I gets two extra edges, `C -> I.start` (SS) and `I.end -> C` (FF).
 //!

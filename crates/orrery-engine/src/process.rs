@@ -1,4 +1,4 @@
-//! Supervised child processes: what the `shell.run` agent runs (issue 3, COMPAT.md section 6).
+//! Supervised child processes: what the `shell.run` agent runs (issue 3, docs/format.md §6).
 //!
 //! Rules this module owns:
 //! - Every process leads its own process group (`setpgid(0, 0)` at spawn), so a signal to the

@@ -1,4 +1,4 @@
-//! The scheduler: a pure function of a session's task states (COMPAT.md section 4). It owns no
+//! The scheduler: a pure function of a session's task states (docs/format.md §4). It owns no
 //! state and performs no effect; the session runner asks it, after every transition, which
 //! tasks may start now and which finished runs may now be recorded as finished.
 //!

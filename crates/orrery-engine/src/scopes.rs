@@ -1,4 +1,4 @@
-//! Scope execution rules (COMPAT.md section 4), as pure functions over a [`SessionPlan`]: which
+//! Scope execution rules (docs/format.md §4), as pure functions over a [`SessionPlan`]: which
 //! nodes a scope holds, what happens when its end task succeeds (loop or go on), what a skip
 //! drags along with it, and what the intervention "reset a scope" resets. The session runner
 //! applies the answers (states, cleared outputs, iteration counters in the store).

@@ -1,4 +1,4 @@
-//! COMPAT.md section 4 ("Running"), rule by rule, on real blueprints: `shell.run` tasks (real
+//! docs/format.md §4 ("Running"), rule by rule, on real blueprints: `shell.run` tasks (real
 //! `/bin/sh` processes) on a real SQLite store in a temporary directory, driven through the
 //! public API ([`run_session`], [`resume_session`], the interventions) and checked from what
 //! the store recorded (attempt times, node states, session data, scope counters, events).

@@ -6,8 +6,8 @@
 //!   yet, and a replaced file is a new inode) wakes the follower on any change to the log's name.
 //!   Wake-ups are coalesced (a `tokio::sync::Notify` permit), so a burst of writes costs one read
 //!   pass, not one per event.
-//! - **Periodic rescan.** Events are lost while a watcher is down or overflowing (COMPAT.md
-//!   section 6, from AxonX's bug reports), so the follower also looks every
+//! - **Periodic rescan.** Events are lost while a watcher is down or overflowing (docs/format.md
+//!   §6, from AxonX's bug reports), so the follower also looks every
 //!   [`FollowOptions::rescan`] whatever the events say. No appended byte depends on an event.
 //! - **Polling fallback.** When no watcher can be set up (the folder does not exist yet, the
 //!   inotify limits are reached, a file system without events), the follower polls every

@@ -1,5 +1,5 @@
 //! Attempt logs as their readers see them: byte windows of a log file aligned to UTF-8
-//! characters ([`read_window`], COMPAT.md section 6) and a follower that yields every byte
+//! characters ([`read_window`], docs/format.md §6) and a follower that yields every byte
 //! appended to a log while its writer runs ([`follow`], [`follow_until`]).
 //!
 //! Offsets are always byte offsets of the file; content is always a `String`. The rules both

@@ -1,4 +1,4 @@
-//! Byte windows of a log file (COMPAT.md section 6), read with memory bounded by the limit.
+//! Byte windows of a log file (docs/format.md §6), read with memory bounded by the limit.
 
 use crate::utf8::{decode, is_incomplete_char, unit_at};
 use crate::LogError;

@@ -1,4 +1,4 @@
-//! A client of an antikythera server's HTTP API (COMPAT.md section 5): what Orrery asks of a
+//! A client of an antikythera server's HTTP API (docs/format.md §5): what Orrery asks of a
 //! server (upload a blueprint, start and control a session, follow it), and the server's own
 //! answer when it refuses.
 //!

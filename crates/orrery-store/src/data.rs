@@ -1,5 +1,5 @@
-//! Session data (a key/value store per session and per blueprint instance, COMPAT.md
-//! section 4) and scope iteration counters, keyed by instance so that one inner blueprint used
+//! Session data (a key/value store per session and per blueprint instance, docs/format.md
+//! §4) and scope iteration counters, keyed by instance so that one inner blueprint used
 //! twice never shares a counter (a weakness of the reference).
 
 use std::collections::BTreeMap;

@@ -20,7 +20,7 @@ use crate::{Store, StoreError, Tx};
 /// length and sha256.
 pub const MAX_EVENT_PAYLOAD_BYTES: usize = 64 * 1024;
 
-/// The largest page [`Store::events_after`] returns (COMPAT.md section 7: 1..200).
+/// The largest page [`Store::events_after`] returns (docs/format.md §7: 1..200).
 pub const MAX_PAGE_LIMIT: u32 = 200;
 
 /// Event kinds the store itself appends; callers may append any other kind.

@@ -1,4 +1,4 @@
-//! Idempotent writes (COMPAT.md section 7): one helper that every retriable write goes through.
+//! Idempotent writes (docs/format.md §7): one helper that every retriable write goes through.
 //!
 //! The request id, a digest of what was asked (operation name + canonical JSON of the
 //! arguments) and the answer are stored in the same transaction as the write itself, so

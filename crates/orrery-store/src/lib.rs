@@ -29,7 +29,7 @@
 //! - **Stale runs.** Every attempt has a fresh `run_id`; every write about a run is a
 //!   conditional update `WHERE run_id = ? AND state = 'running'`, so a late or duplicated
 //!   settlement is refused with [`StoreError::StaleRun`] and changes nothing.
-//! - **Idempotent writes** (COMPAT.md section 7). [`Store::create_session`],
+//! - **Idempotent writes** (docs/format.md §7). [`Store::create_session`],
 //!   [`Store::set_session_state`] and [`Store::append_event`] take an optional `request_id`;
 //!   the id, a sha256 of the operation name plus the canonical JSON of the arguments, and the
 //!   answer are stored in the write's own transaction. A repeat with the same arguments gets

@@ -1,5 +1,5 @@
 //! The checklist of one attempt: named steps reported by the task's process (issue 3,
-//! COMPAT.md section 7).
+//! docs/format.md §7).
 //!
 //! Rules (the reasons are in the crate notes):
 //! - a step is created by the first report that names it and keeps that position;

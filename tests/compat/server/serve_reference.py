@@ -1,5 +1,5 @@
 """Stands up an antikythera deployment on loopback for a test: Redis, Mosquitto and the
-reference's orchestrator server (COMPAT.md section 5), each on a free port.
+reference's orchestrator server (docs/format.md §5), each on a free port.
 
     serve_reference.py [--sys-agents | --agents [N]] [--broker-only]
 

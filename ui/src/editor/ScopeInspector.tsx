@@ -1,6 +1,6 @@
 // The selected scope, in the inspector's place: its name, its policy with the policy's values, its
 // members and its removal. Every change is an undoable edit of the `scope_start` of the task that
-// opens it (for a skip scope's condition, of that task's own `condition`), written as COMPAT.md
+// opens it (for a skip scope's condition, of that task's own `condition`), written as docs/format.md §1
 // has it; a number that cannot be written stays typed with the reason under it.
 import { useState } from "react";
 import type { Diagnostic } from "../backend/generated";

@@ -1,6 +1,6 @@
 // Which output feeds which input: the data flow of a blueprint, drawn on the canvas beside its
 // dependencies when asked. An input reads session data at `get_from`, or at its own name when it
-// has none (COMPAT §4: `data[get_from or name]`); an output writes at `set_to`, or at its own
+// has none (docs/format.md §4: `data[get_from or name]`); an output writes at `set_to`, or at its own
 // name. Session data is one store per blueprint instance, so the value an input reads is the one
 // written last before its task starts: the writer is the nearest task upstream through the
 // dependencies that writes the name.

@@ -20,7 +20,7 @@ describe("a composite's blueprint param", () => {
     expect(readTarget({ static: 3 })).toBe("unreadable");
   });
 
-  it("writes each form as COMPAT gives it, and nothing while no id is given", () => {
+  it("writes each form as docs/format.md §1 gives it, and nothing while no id is given", () => {
     expect(targetValue({ mode: "static", id: "inner" })).toEqual({ static: "inner" });
     expect(targetValue({ mode: "dynamic", id: "inner", sequencer: "basic_sequencer" })).toEqual({
       dynamic: { blueprint_id: "inner", sequencer: "basic_sequencer" },

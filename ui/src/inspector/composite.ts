@@ -1,4 +1,4 @@
-// The `blueprint` param of a `system.composite` task (COMPAT §1): `{"static": id}`, or
+// The `blueprint` param of a `system.composite` task (docs/format.md §1): `{"static": id}`, or
 // `{"dynamic": {"blueprint_id": id, "sequencer": ...}}` to run the inner blueprint once per
 // element of a list given at session start.
 import type { BlueprintFile } from "../backend/generated";

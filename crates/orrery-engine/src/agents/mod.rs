@@ -1,4 +1,4 @@
-//! Agents: what executes a task of a given type (issue 3, COMPAT.md section 4). This module
+//! Agents: what executes a task of a given type (issue 3, docs/format.md §4). This module
 //! owns the vocabulary the session runner speaks with every agent: the [`AgentOutcome`] of an
 //! attempt, the [`TaskError`] a failed one carries (agent-side codes `TOOL_BINDING_ERROR`,
 //! `TOOL_FAILURE`, `LAUNCHER_FAILURE`), and the [`registry`] of built-in task types, so that a

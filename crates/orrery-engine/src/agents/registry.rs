@@ -4,7 +4,7 @@
 //! of a blueprint against [`is_known`] before a run starts and names [`known_type_names`] when
 //! one is missing; the UI and `get_task_definition` show the descriptions and schemas.
 //!
-//! Every task may also carry `execution_mode` (COMPAT.md section 1), so each schema lists it.
+//! Every task may also carry `execution_mode` (docs/format.md §1), so each schema lists it.
 //! The schemas allow other params (`additionalProperties` is not closed): the reference passes
 //! a task's params through, and a tool ignores what it does not read.
 

@@ -1,4 +1,4 @@
-//! Tasks executed by antikythera agents over an MQTT broker (COMPAT.md section 4), and Orrery's
+//! Tasks executed by antikythera agents over an MQTT broker (docs/format.md §4), and Orrery's
 //! built-in agents offered to any orchestrator on a broker ([`agent`]).
 //!
 //! With [`BrokerOptions`] in the run options, the runner hands a task to the broker's agents

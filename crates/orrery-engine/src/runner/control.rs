@@ -9,7 +9,7 @@
 //!   settled `cancelled` like on a stop and run again on resume.
 //! - **Cancel a task** ends the running attempt of one task: a process gets SIGTERM, the grace
 //!   period, then SIGKILL (its whole group); a sleep or a prompt is dropped. The attempt is
-//!   settled `cancelled` (exit code 130 for a process, COMPAT.md section 6), the task FAILED,
+//!   settled `cancelled` (exit code 130 for a process, docs/format.md §6), the task FAILED,
 //!   the session fails with `TASK_FAILED` "task '…' was cancelled", as on any task failure: `resume` runs the task again (retry from
 //!   failure), or `skip` it first. A task that is not running is refused (the request says so);
 //!   a composite is refused too (cancel the inner task that runs).

@@ -59,7 +59,7 @@
 //!   (so that no process waits for an fsync), and a crash in between leaves a process no
 //!   attempt names.
 //! - **Node states** come from `task_nodes`: SUCCEEDED, SKIPPED and SKIP_REQUESTED stay; every
-//!   other state (PENDING, READY, RUNNING, FAILED: COMPAT.md section 4's retry from failure)
+//!   other state (PENDING, READY, RUNNING, FAILED: docs/format.md §4's retry from failure)
 //!   becomes PENDING. Only the nodes whose state changes are written. Attempt numbers go on
 //!   from the store's, scope counters are read back from the store, and session data is left
 //!   as stored. Then the session is set RUNNING and the usual loop runs.
