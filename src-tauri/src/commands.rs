@@ -286,8 +286,23 @@ pub async fn save_attempt_log<R: Runtime>(
     };
     let name = format!("{}-{attempt}.log", task.replace(['/', '\\'], "_"));
     let Some(path) = ask_path(&app, Dialog::SaveLog(name)).await else { return Ok(None) };
-    tokio::fs::copy(&log, &path).await.map_err(|e| IpcError::io("copy the log to", &path, e))?;
+    let (from, to) = (log.clone(), path.clone());
+    tokio::task::spawn_blocking(move || copy_log(&from, &to))
+        .await
+        .map_err(|e| IpcError { code: ErrorCode::Io, message: format!("the copy of {} stopped: {e}", log.display()) })?
+        .map_err(|e| IpcError::io("copy the log to", &path, e))?;
     Ok(Some(path))
+}
+
+/// Copies what the log holds now (it may still grow) to `to`. Only a regular file is read, and
+/// opened without blocking: a task can replace its own log with a FIFO or a link to a device.
+fn copy_log(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let file = orrery_blueprint::fsio::open_regular_file(from)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+    let len = file.metadata()?.len();
+    let mut out = std::fs::File::create(to)?;
+    std::io::copy(&mut file.take(len), &mut out)
 }
 
 /// Whether the window holds changes not saved yet: closing it then asks the UI first.
@@ -446,4 +461,25 @@ pub fn surface() -> Vec<CommandInfo> {
         declare::<NoArguments, ()>("close_window"),
         declare::<AttemptLogArguments, Option<PathBuf>>("save_attempt_log"),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_log;
+
+    #[test]
+    fn a_log_is_copied_as_it_is_and_a_fifo_in_its_place_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, to) = (dir.path().join("a.log"), dir.path().join("saved.log"));
+        std::fs::write(&log, "line 1\n\x1b[31mred\x1b[0m\n").unwrap();
+        assert_eq!(copy_log(&log, &to).unwrap(), std::fs::metadata(&log).unwrap().len());
+        assert_eq!(std::fs::read(&to).unwrap(), std::fs::read(&log).unwrap());
+
+        let fifo = dir.path().join("b.log");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        // Without a writer, opening a FIFO for reading would wait for ever.
+        let e = copy_log(&fifo, &dir.path().join("other.log")).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(!dir.path().join("other.log").exists(), "nothing is written for a refused log");
+    }
 }

@@ -112,7 +112,8 @@ impl LogGrowth {
 /// when it cannot be read or is not text.
 fn read_from(path: &Path, from: u64, len: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut file = std::fs::File::open(path).ok()?;
+    // A regular file only: a FIFO put in the log's place must not pin the poller.
+    let mut file = orrery_blueprint::fsio::open_regular_file(path).ok()?;
     file.seek(SeekFrom::Start(from)).ok()?;
     let mut bytes = Vec::with_capacity(len as usize);
     file.take(len).read_to_end(&mut bytes).ok()?;

@@ -805,7 +805,23 @@ fn open_log(path: &std::path::Path) -> io::Result<File> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent)?;
     }
-    OpenOptions::new().create(true).append(true).open(path)
+    open_append(path)
+}
+
+/// Opens a log of Orrery's own for appending, as a regular file only: a link or a FIFO left in
+/// its place (a task may leave either in its folder) is refused rather than followed or
+/// waited on.
+pub(crate) fn open_append(path: &std::path::Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display())));
+    }
+    Ok(file)
 }
 
 fn minimal_env() -> Vec<(&'static str, std::ffi::OsString)> {

@@ -285,7 +285,7 @@ impl Tail {
 
     /// Opens the file the path names; false when it went away in between.
     async fn open(&mut self) -> Result<bool, Stop> {
-        let file = match File::open(&self.path) {
+        let file = match crate::open_nonblocking(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
             Err(e) => return self.fail(LogError::io(&self.path, e)).await,

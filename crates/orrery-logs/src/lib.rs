@@ -15,3 +15,11 @@ mod window;
 pub use error::LogError;
 pub use follow::{follow, follow_until, FollowOptions, Follower, LogChunk, LogEvent, WatchMode};
 pub use window::{clamp_limit, read_window, Window, DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT};
+
+/// Opens a log for reading without blocking: a FIFO put where a log was expected (a task may
+/// replace its own log) opens at once instead of pinning the reader's thread, and is then
+/// refused by the caller's check that the open descriptor is a regular file.
+fn open_nonblocking(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC).open(path)
+}

@@ -63,19 +63,15 @@ pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Windo
         return Err(LogError::InvalidOffset { path: path.to_path_buf(), offset });
     }
     let limit = clamp_limit(limit);
-    // Looked at before it is opened: opening a FIFO would block.
-    match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => return Err(LogError::NotAFile { path: path.to_path_buf() }),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(empty(offset)),
-        Err(e) => return Err(LogError::io(path, e)),
-    }
-    let mut file = match std::fs::File::open(path) {
+    let mut file = match crate::open_nonblocking(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(empty(offset)),
         Err(e) => return Err(LogError::io(path, e)),
     };
     let meta = file.metadata().map_err(|e| LogError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(LogError::NotAFile { path: path.to_path_buf() });
+    }
     let size = meta.len();
     let (wanted, reset) = match u64::try_from(offset) {
         Ok(o) if o <= size => (o, false),

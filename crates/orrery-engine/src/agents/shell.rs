@@ -600,13 +600,13 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
     if attempt.inputs.is_empty() {
         // One shared `{}` per folder rather than a file per attempt.
         files.inputs = stem.with_file_name(NO_INPUTS_FILE);
-        if !files.inputs.exists() {
-            fs::write(&files.inputs, "{}")
+        if !fs::symlink_metadata(&files.inputs).is_ok_and(|m| m.is_file() && m.len() == 2) {
+            write_own_file(&files.inputs, b"{}")
                 .map_err(|e| launcher(format!("cannot write the inputs file {}", files.inputs.display()), e))?;
         }
     } else {
         let text = Value::Object(attempt.inputs.clone()).to_string();
-        fs::write(&files.inputs, text)
+        write_own_file(&files.inputs, text.as_bytes())
             .map_err(|e| launcher(format!("cannot write the inputs file {}", files.inputs.display()), e))?;
     }
     for stale in [&files.outputs, &files.progress, &files.exit] {
@@ -617,6 +617,25 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
         }
     }
     Ok(files)
+}
+
+/// Writes a file of the attempt's folder afresh. Whatever is at `path` (a task may leave a
+/// symlink or a FIFO in its folder) is removed first, and the new file is created exclusively
+/// without following a link: the write lands in the folder or fails, never elsewhere.
+fn write_own_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?
+        .write_all(bytes)
 }
 
 /// The outputs the process wrote; none when it wrote no file.
@@ -723,5 +742,53 @@ fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "a JSON array",
         Value::Object(_) => "a JSON object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_own_file;
+    use crate::process::open_append;
+    use std::io::Write;
+
+    fn mkfifo(path: &std::path::Path) {
+        assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success());
+    }
+
+    #[test]
+    fn an_inputs_file_replaces_a_link_or_a_fifo_left_in_its_place_and_writes_nowhere_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let (linked, piped) = (dir.path().join("a.inputs.json"), dir.path().join("b.inputs.json"));
+        std::os::unix::fs::symlink(&victim, &linked).unwrap();
+        mkfifo(&piped);
+        for path in [&linked, &piped] {
+            write_own_file(path, b"{\"x\":1}").unwrap();
+            assert!(std::fs::symlink_metadata(path).unwrap().is_file(), "{}", path.display());
+            assert_eq!(std::fs::read_to_string(path).unwrap(), "{\"x\":1}");
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "the link was followed");
+    }
+
+    #[test]
+    fn a_log_is_appended_to_but_a_link_or_a_fifo_in_its_place_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("task.log");
+        open_append(&log).unwrap().write_all(b"one\n").unwrap();
+        open_append(&log).unwrap().write_all(b"two\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "one\ntwo\n");
+
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let linked = dir.path().join("linked.log");
+        std::os::unix::fs::symlink(&victim, &linked).unwrap();
+        assert!(open_append(&linked).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+
+        // Opened for writing without a reader, a FIFO would block the runner for ever.
+        let piped = dir.path().join("piped.log");
+        mkfifo(&piped);
+        assert!(open_append(&piped).is_err());
     }
 }

@@ -407,7 +407,7 @@ fn store_step_state(state: agent_progress::StepState) -> orrery_store::StepState
 /// Appends a progress warning to the attempt's log (best effort: the log is the process's).
 fn log_warning(log_path: &Path, message: &str) {
     use std::io::Write;
-    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(log_path) {
+    if let Ok(mut file) = crate::process::open_append(log_path) {
         let _ = writeln!(file, "orrery: {message}");
     }
 }
