@@ -1,113 +1,14 @@
-//! The session runner (first version): runs one validated blueprint to its end as one session
-//! in the task store, applying COMPAT.md section 4.
+//! The session runner: runs one validated blueprint to its end as one session in the task store,
+//! applying docs/format.md §4. [`run_session`] stores the blueprint version, flattens the session
+//! ([`crate::plan::build`]), creates it and then loops: the pure scheduler
+//! ([`crate::scheduler::decide`]) says what may finish and start, the runner applies it and
+//! otherwise waits for an agent to report. It is the one owner of the session's side effects.
 //!
-//! [`run_session`] stores the blueprint version (canonical plain JSON), flattens the session
-//! ([`crate::plan::build`]), refuses task types with no agent, creates the session and every
-//! node PENDING, sets the session RUNNING and then loops: it asks the pure scheduler
-//! ([`crate::scheduler::decide`]) what may finish and start, applies that, and otherwise waits
-//! for an agent to report over an mpsc channel. It is the one owner of the session's side
-//! effects.
-//!
-//! # Decisions
-//!
-//! - **Store access and group commit.** [`orrery_store::Store`] is synchronous (rusqlite). The
-//!   runner keeps it in an `Arc<Mutex<Store>>` (`db::Db`). Writes land in a store batch (one
-//!   transaction) that the runner commits when a round of decisions is over: once it has
-//!   started the round's processes (they start while the commit is under way), before it waits
-//!   for an agent, and when the session ends. A task settled and
-//!   the next one begun thus cost one commit and one fsync (three before). Beginning a batch
-//!   (which may wait for another connection's lock) and committing it (the fsync) run on
-//!   tokio's blocking pool, so they never stall the runtime's workers nor the agents' tasks;
-//!   calls inside an open batch touch no disk and run on the owner task. The store is opened
-//!   with the default options (`synchronous=FULL`): every announced transition survives a power
-//!   cut. The process of an attempt and progress lines are written with
-//!   [`Synchronous::Normal`] when they are all a batch holds: they need survive only a killed
-//!   `orrery` (a power cut kills the process too; progress is advisory).
-//! - **Written before announced.** Every transition is committed first; the [`Event`]s the store
-//!   returns are kept until their batch is committed, then sent on [`RunOptions::events`] (a
-//!   broadcast channel; nobody listening is fine). `create_session` returns no events, so its `session_created` event is read back
-//!   with `events_after`.
-//! - **Unknown task types** are refused before anything is written: no blueprint version and
-//!   no session row exist afterwards. The plan is built first (it is pure), so types of inner
-//!   blueprints are checked too.
-//! - **Finishing.** A run that ended well keeps its attempt `running` in the store and its node
-//!   RUNNING until the scheduler lets it finish (FF/SF); then one `settle_attempt` lands the
-//!   outcome, the node's SUCCEEDED state and its outputs in session data in one transaction. A
-//!   composite is `Finishing` as soon as it starts (its inputs copied into its inner instance);
-//!   its outputs are read from the inner instance when it may finish.
-//! - **Skips** (SKIP_REQUESTED or a false condition) start no attempt: the node and its cascade
-//!   ([`crate::scopes::skip_cascade`]) become SKIPPED and each skipped node writes its declared
-//!   output defaults (or null) to its instance's data; a skipped dynamic element merges its
-//!   entry into the `{element_id: value}` map the elements before it gathered. Two deliberate
-//!   differences from the reference, which only sets the state of a cascade's tasks and writes
-//!   a skipped composite's outputs as read from its (empty) inner instance: here every skipped
-//!   node writes its declared defaults, so downstream inputs and conditions always find their
-//!   keys.
-//! - **Failure.** The first FAILED task (or a dispatch or while-condition error) fails the
-//!   session with that error. Runs still in flight are cancelled (shell processes get SIGTERM,
-//!   grace, SIGKILL; sleeps are dropped) and settled `cancelled` with their node back to
-//!   PENDING, like a run that was interrupted: starting the session again would run them anew.
-//!   A `Finishing` run is settled the same way (its completion never landed). A cancelled
-//!   attempt records the exit code its agent reported: 130 for a process that was cancelled,
-//!   the real one for a process that had already ended; none for runs without a process.
-//! - **The runner's own failure.** When the loop itself fails (the store refuses a write: the
-//!   disk is full, another process held the lock past the busy timeout), the open batch is
-//!   rolled back, the processes in flight are stopped, and the session is set `failed` with
-//!   that error (`TASK_DISPATCH_FAILED`, "the runner could not go on: ...") in a transaction of
-//!   its own, tried three times a second apart. A session is never left `running` with no
-//!   runner and no word; `resume` (retry from failure) settles its open attempts as after a
-//!   crash.
-//! - **Stop.** [`SessionControl`] (cloneable, given in [`RunOptions::control`]) stops the
-//!   session from outside: [`SessionControl::stop`] makes the runner cancel and settle every
-//!   run in flight exactly as after a failure (attempts `cancelled`, exit code 130 for
-//!   processes, nodes back to PENDING), set the session `stopped` and return a [`RunReport`]
-//!   whose state is [`SessionState::Stopped`]. The stop is seen between transitions (each
-//!   transition being one store call, that is at once when the runner waits for agents and
-//!   after the current commit otherwise); nothing starts after it. Everything committed before
-//!   was announced. A stop given before the session runs stops it as soon as it is RUNNING,
-//!   before any task starts; a stop after it ended does nothing. A handle was chosen over an mpsc
-//!   of commands: any number of observers (a signal handler, a UI) can hold one, and a stop
-//!   is a level, not a message that can be lost or queued twice.
-//! - **Progress.** The progress lines of a `shell.run` process ([`shell::run`]'s
-//!   `on_progress`) go to the owner over the agents' channel and are stored with
-//!   [`Store::report_progress`] through the same store path as every transition; the
-//!   `progress` event it returns is announced after the commit. A report the store refuses as
-//!   stale (the attempt was settled meanwhile) or invalid is dropped: progress is advisory and
-//!   never fails a task. Settling an attempt as succeeded marks its steps done (the store's
-//!   rule). Malformed-line warnings have no event kind (every event is a committed row of the
-//!   store): they are appended to the attempt's log file as `orrery: {warning}` lines, where
-//!   the user reads the process's output.
-//! - **Interactive tasks** ([`crate::agents::interaction`]). A display (`notify`,
-//!   `user_output`) appends a `notification` event for its attempt and succeeds at once. A
-//!   prompt (`user_prompt.confirm`, `user_input`) appends a `prompt_waiting` event (committed,
-//!   then announced) and takes its answer from the [`SessionControl`]'s [`Answers`]: one given
-//!   already lands at once; otherwise it stays RUNNING, waiting like a sleep (dropped on a stop
-//!   or failure), unless the answers say [`WhenUnanswered::Fail`], or no control was given
-//!   (nobody could answer), when it fails with `TOOL_FAILURE`. The answers ride on
-//!   [`SessionControl`], the existing handle for acting on a running session, rather than on a
-//!   new [`RunOptions`] field. Prompts are not counted by `max_parallel`.
-//! - **Agents on a broker** ([`RunOptions::broker`], [`crate::broker`]): a task of a type the
-//!   broker takes runs like a sleep (a tokio task the runner aborts on a stop or failure, which
-//!   cancels it on the agents); its dispatch steps are events of its attempt
-//!   ([`crate::broker::DISPATCH`]). They are not counted by `max_parallel`: they run elsewhere.
-//! - **Scope counters** are stored under (instance id, scope key `"{instance}.{start task}"`).
-//! - **max_parallel** bounds the `shell.run` processes running at once (at least 1);
-//!   `system.*` tasks run in-process and are not counted.
-//! - **Work dir.** The files of attempt `n` of node `K` of session `S` lie flat in the
-//!   session's folder: `work_dir/S/K.attempt-n.log` (its output), and beside it
-//!   `K.attempt-n.inputs.json`, `.outputs.json`, `.progress.jsonl` and `.exit` (its process's
-//!   exit record, written by its supervisor: see [`recovery`]) (see [`shell`]). Flat, so
-//!   that an attempt creates a few files and no folder (see [`shell`] on inodes). `K` is
-//!   the node key as a file name (`orrery_blueprint::fsio::file_name`: escaped, bounded, so no
-//!   id can leave the folder); logs are found through the paths the store records.
-//!
-//! # Control, lease and recovery
-//!
-//! Stop, pause, cancelling one task and answers, from this process or another one: see
-//! [`control`]. Skip, reset and reset a scope act on a session that is not running
-//! ([`crate::interventions`]). Resume, restart, the runner's lease and crash recovery: see
-//! [`recovery`]. A runner holds its session's lease from the moment it takes the session until it
-//! ends, so two runners never drive one session.
+//! Its decisions (group commit, written before announced, finishing, skips, failure, the
+//! runner's own failure, stop, progress, interactive tasks, broker agents, scope counters,
+//! `max_parallel`, the work dir's files) are in docs/architecture.md §4, "The session runner".
+//! Stop, pause, cancelling one task and answers: [`control`]. Resume, restart, the lease and
+//! crash recovery: [`recovery`]. Skip, reset and reset a scope: [`crate::interventions`].
 
 pub mod control;
 mod db;
