@@ -79,6 +79,8 @@ codes! {
     DuplicateIoName = "duplicate-io-name",
     TaskTypeFormat = "task-type-format",
     CompositeParam = "composite-param",
+    // A param that breaks its task type's params schema: the agent would refuse it at run time.
+    ParamSchema = "param-schema",
     CompositeTargetMissing = "composite-target-missing",
     CompositeRecursion = "composite-recursion",
     ExecutionModeInvalid = "execution-mode-invalid",

@@ -48,6 +48,11 @@ impl TaskType {
     pub const END: &'static str = "system.end";
     pub const SLEEP: &'static str = "system.sleep";
     pub const COMPOSITE: &'static str = "system.composite";
+    pub const SHELL: &'static str = "shell.run";
+    pub const NOTIFY: &'static str = "user_interaction.notify";
+    pub const USER_OUTPUT: &'static str = "user_interaction.user_output";
+    pub const USER_INPUT: &'static str = "user_interaction.user_input";
+    pub const CONFIRM: &'static str = "user_prompt.confirm";
 
     pub fn as_str(&self) -> &str {
         &self.0

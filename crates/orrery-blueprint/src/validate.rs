@@ -108,6 +108,7 @@ pub fn validate_encoded(bp: &Blueprint, encoding: Encoding, library: &Library<'_
     identity_rules(bp, &graph, &mut out);
     nul_rules(bp, &mut out);
     composite_rules(bp, library, &mut out);
+    crate::params::check(bp, &mut out);
     policy_rules(bp, &scopes, &mut out);
     out
 }

@@ -303,3 +303,71 @@ fn only_a_blueprint_without_errors_becomes_a_valid_blueprint() {
     let refused = ValidBlueprint::new(orphan, &Library::new()).expect_err("an orphan cannot run");
     assert!(refused.iter().any(|d| d.code == Code::OrphanTask));
 }
+
+#[test]
+fn a_param_that_breaks_its_task_types_schema_is_an_error_at_the_params_path() {
+    let text = blueprint(|v| {
+        v["tasks"][1]["params"] = json!([{"name": "duration", "value": -2}]);
+        v["tasks"][2]["type"] = json!("shell.run");
+        v["tasks"][2]["params"] = json!([{"name": "argv", "value": ["ls", 3]}, {"name": "env", "value": {"HOME": 1}}]);
+    });
+    let all: Vec<_> = diagnostics(&text).into_iter().filter(|d| d.code == Code::ParamSchema).collect();
+    let found: Vec<_> = all.iter().map(|d| (d.task_id.as_deref(), d.path.as_str())).collect();
+    assert_eq!(
+        found,
+        [
+            (Some("a"), "$.tasks[1].params[0].value"),
+            (Some("b"), "$.tasks[2].params[0].value[1]"),
+            (Some("b"), "$.tasks[2].params[1].value.HOME"),
+        ],
+        "one diagnostic per bad param, at the place inside its value: {all:#?}"
+    );
+    assert!(
+        all.iter().all(|d| d.severity == Severity::Error && !d.server_rejects),
+        "the reference passes params through unread: {all:#?}"
+    );
+    assert!(all[0].message.contains("'duration'") && all[0].message.contains("at least 0"), "{}", all[0].message);
+    assert!(all.iter().all(|d| d.line.is_none()), "only the file check places diagnostics");
+}
+
+#[test]
+fn a_missing_or_doubled_alternative_is_an_error_on_the_params_object() {
+    let none = blueprint(|v| v["tasks"][1]["type"] = json!("shell.run"));
+    let d = only(&none, Code::ParamSchema);
+    assert_eq!((d.task_id.as_deref(), d.path.as_str()), (Some("a"), "$.tasks[1].params"));
+    assert!(d.message.contains("'command'") && d.message.contains("'argv'"), "{}", d.message);
+    let both = blueprint(|v| {
+        v["tasks"][1]["type"] = json!("shell.run");
+        v["tasks"][1]["params"] = json!([{"name": "command", "value": "true"}, {"name": "argv", "value": ["true"]}]);
+    });
+    assert!(only(&both, Code::ParamSchema).message.contains("only one"));
+}
+
+#[test]
+fn params_the_schema_allows_and_types_it_does_not_know_are_not_judged() {
+    let fine = blueprint(|v| {
+        v["tasks"][1]["type"] = json!("shell.run");
+        v["tasks"][1]["params"] = json!([{"name": "command", "value": "true"}, {"name": "colour", "value": 3}]);
+        v["tasks"][2]["type"] = json!("python.run");
+        v["tasks"][2]["params"] = json!([{"name": "argv", "value": 3}]);
+    });
+    assert_eq!(diagnostics(&fine), vec![], "open schemas take other params; an unknown type has no schema");
+}
+
+#[test]
+fn execution_mode_and_composite_params_keep_their_own_codes() {
+    let mode = blueprint(|v| v["tasks"][2]["params"] = json!([{"name": "execution_mode", "value": 3}]));
+    assert!(diagnostics(&mode).iter().all(|d| d.code != Code::ParamSchema));
+    only(&mode, Code::ExecutionModeInvalid);
+    let composite = blueprint(|v| v["tasks"][2]["type"] = json!("system.composite"));
+    assert!(diagnostics(&composite).iter().all(|d| d.code != Code::ParamSchema));
+    only(&composite, Code::CompositeParam);
+}
+
+#[test]
+fn a_bad_param_keeps_a_blueprint_from_being_runnable() {
+    let text = blueprint(|v| v["tasks"][1]["params"] = json!([{"name": "duration", "value": "soon"}]));
+    let loaded = load(&text).unwrap();
+    let refused = ValidBlueprint::new(loaded.blueprint, &Library::new()).expect_err("the sleep would fail at once");
+    assert!(refused.iter().any(|d| d.code == Code::ParamSchema), "{refused:#?}");
+}
