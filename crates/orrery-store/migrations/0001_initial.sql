@@ -61,7 +61,7 @@ CREATE TABLE task_runs (
 CREATE INDEX task_runs_running ON task_runs (run_id) WHERE state = 'running';
 CREATE INDEX task_runs_by_session ON task_runs (session_id, started_ms);
 
--- Key/value data per session and per blueprint instance (COMPAT.md section 4).
+-- Key/value data per session and per blueprint instance (docs/format.md §4).
 CREATE TABLE session_data (
     session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     instance   TEXT NOT NULL,
@@ -71,7 +71,7 @@ CREATE TABLE session_data (
     PRIMARY KEY (session_id, instance, key)
 ) WITHOUT ROWID;
 
--- Keyed by instance too: the reference keys by bare task id and collides (COMPAT.md section 4).
+-- Keyed by instance too: the reference keys by bare task id and collides (docs/format.md §4).
 CREATE TABLE scope_iterations (
     session_id    TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     instance      TEXT NOT NULL,
@@ -95,7 +95,7 @@ CREATE TABLE events (
 ) WITHOUT ROWID;
 CREATE INDEX events_by_run ON events (run_id, seq) WHERE run_id IS NOT NULL;
 
--- Idempotent writes (COMPAT.md section 7): written in the same transaction as the write.
+-- Idempotent writes (docs/format.md §7): written in the same transaction as the write.
 CREATE TABLE requests (
     request_id  TEXT PRIMARY KEY,
     operation   TEXT NOT NULL,

@@ -1,4 +1,4 @@
--- Schema version 5: the job protocol's named tasks (COMPAT.md section 6). A task id names a
+-- Schema version 5: the job protocol's named tasks (docs/format.md §6). A task id names a
 -- blueprint session or a single task of a registered type; it points at its current run (a
 -- session). Resubmitting a finished task points it at a new session; the old one stays.
 CREATE TABLE submitted_tasks (
