@@ -38,7 +38,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "The task types this Orrery can run, with a one-line description each.",
         |_api, _: NoArguments| async move {
             Ok::<_, Failure>(
-                orrery_engine::agents::known_types()
+                orrery_blueprint::task_types::known_types()
                     .iter()
                     .map(|t| TaskDefinitionSummary { name: t.name.to_string(), description: t.description.to_string() })
                     .collect::<Vec<_>>(),
@@ -49,8 +49,8 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "get_task_definition",
         "One task type: its description and the JSON Schemas of its params, inputs and outputs.",
         |_api, args: TaskDefinitionArguments| async move {
-            let Some(t) = orrery_engine::agents::known_type(&args.name) else {
-                let known = orrery_engine::agents::known_type_names().join(", ");
+            let Some(t) = orrery_blueprint::task_types::known_type(&args.name) else {
+                let known = orrery_blueprint::task_types::known_type_names().join(", ");
                 return Err(Failure::new("not_found", format!("no task type {:?}; known: {known}", args.name)));
             };
             Ok(TaskDefinition {

@@ -102,6 +102,42 @@ fn validate_exits_two_on_an_unreadable_file_or_bad_arguments() {
     assert_eq!(orrery(&["validate"], &s.0).status.code(), Some(2));
 }
 
+const BAD_PARAM: &str = r#"{"id": "p", "name": "p", "version": "1.0", "tasks": [
+  {"id": "start", "type": "system.start"},
+  {"id": "nap", "type": "system.sleep", "params": [{"name": "duration", "value": "soon"}], "depends_on": [{"id": "start"}]},
+  {"id": "end", "type": "system.end", "depends_on": [{"id": "nap"}]}]}"#;
+
+#[test]
+fn validate_reports_a_param_that_breaks_its_schema_like_any_other_error() {
+    let s = Scratch::new("bad-param");
+    s.write("bad_param.json", BAD_PARAM);
+    let o = orrery(&["validate", "bad_param.json"], &s.0);
+    assert_eq!(o.status.code(), Some(1), "a param the agent would refuse is an error");
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("bad_param.json:nap:$.tasks[1].params[0].value: error[param-schema]: task 'nap': param 'duration': expected number, found string (line 3, column"),
+        "{out}"
+    );
+    assert!(
+        stderr(&o).contains("the reference server would refuse 0"),
+        "the reference passes params through: {}",
+        stderr(&o)
+    );
+
+    let json = orrery(&["validate", "--format", "json", "bad_param.json"], &s.0);
+    assert_eq!(json.status.code(), Some(1));
+    let reports: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let d = &reports[0]["diagnostics"][0];
+    assert_eq!(d["code"], "param-schema");
+    assert_eq!(d["task_id"], "nap");
+    assert_eq!(d["path"], "$.tasks[1].params[0].value");
+    assert_eq!(d["server_rejects"], false);
+    assert_eq!(
+        (reports[0]["valid"].clone(), reports[0]["server_accepts"].clone()),
+        (Value::Bool(false), Value::Bool(true))
+    );
+}
+
 #[test]
 fn fmt_rewrites_canonically_once_and_check_reports_what_would_change() {
     let s = Scratch::new("fmt");

@@ -1,8 +1,9 @@
 //! Agents: what executes a task of a given type (issue 3, docs/format.md §4). This module
 //! owns the vocabulary the session runner speaks with every agent: the [`AgentOutcome`] of an
 //! attempt, the [`TaskError`] a failed one carries (agent-side codes `TOOL_BINDING_ERROR`,
-//! `TOOL_FAILURE`, `LAUNCHER_FAILURE`), and the [`registry`] of built-in task types, so that a
-//! blueprint naming a type with no agent is refused before its run starts.
+//! `TOOL_FAILURE`, `LAUNCHER_FAILURE`). The built-in task types themselves are catalogued beside the blueprint
+//! model (`orrery_blueprint::task_types`, re-exported here), so that a blueprint is judged against
+//! them without the engine and one naming a type with no agent is refused before its run starts.
 //!
 //! The agents themselves live one per file: [`shell`] (`shell.run`), with the progress file it
 //! follows in [`progress`]; the `user_interaction.*` and `user_prompt.confirm` types in
@@ -10,13 +11,12 @@
 
 pub mod interaction;
 pub mod progress;
-pub mod registry;
 pub mod shell;
 
 use orrery_blueprint::ErrorCode;
 use serde_json::{json, Map, Value};
 
-pub use registry::{is_known, known_type, known_type_names, known_types, KnownType};
+pub use orrery_blueprint::task_types::{is_known, known_type, known_type_names, known_types, KnownType};
 
 /// Why an attempt failed, as it crosses every boundary: `{code, message, details}`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

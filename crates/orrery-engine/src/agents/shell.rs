@@ -58,7 +58,6 @@ use orrery_blueprint::ErrorCode;
 use serde_json::{json, Map, Value};
 
 use super::progress::{ProgressEvent, ProgressFollower};
-use super::registry::execution_mode_schema;
 use super::{AgentOutcome, TaskError};
 use crate::process::{
     self, Canceller, Exit, Finished, LogSummary, ProcessError, ProcessSpec, Program, CANCELLED_EXIT_CODE,
@@ -66,14 +65,11 @@ use crate::process::{
 };
 
 /// The task type this agent runs.
-pub const TYPE: &str = "shell.run";
+pub const TYPE: &str = orrery_blueprint::TaskType::SHELL;
 
 pub const INPUTS_FILE: &str = "inputs.json";
 pub const OUTPUTS_FILE: &str = "outputs.json";
 pub const PROGRESS_FILE: &str = "progress.jsonl";
-/// The kind of the event of an attempt whose log reached its cap (the runner appends it):
-/// payload `{"node", "cap_bytes", "dropped_bytes"}`.
-pub const LOG_CAPPED_EVENT: &str = "log_capped";
 /// The supervisor's record of the process's exit.
 pub const EXIT_FILE: &str = "exit";
 /// The key, in a failure's details, saying that the process's exit status was lost (its
@@ -167,44 +163,6 @@ pub struct ShellParams {
     pub timeout_s: Option<f64>,
     /// `log_cap_bytes`, as given.
     pub log_cap: Option<u64>,
-}
-
-/// The JSON Schema of the params (see the module notes); `command` and `argv` exclude each
-/// other and one of them is required.
-pub fn params_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": { "type": "string", "description": "A command line, run by /bin/sh -c." },
-            "argv": {
-                "type": "array",
-                "items": { "type": "string" },
-                "minItems": 1,
-                "description": "A program and its arguments, run directly (looked up in PATH when it has no '/')."
-            },
-            "cwd": { "type": "string", "description": "The working directory." },
-            "env": {
-                "type": "object",
-                "additionalProperties": { "type": "string" },
-                "description": "Environment variables added to the minimal environment."
-            },
-            "timeout_s": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "description": "Seconds before the process group is stopped and the task fails."
-            },
-            "log_cap_bytes": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "At most this many bytes of output are kept in the attempt's log; the rest is dropped, with a note."
-            },
-            "execution_mode": execution_mode_schema()
-        },
-        "oneOf": [
-            { "required": ["command"] },
-            { "required": ["argv"] }
-        ]
-    })
 }
 
 /// Validates the params; a `TOOL_BINDING_ERROR` names the param at fault.
