@@ -7,6 +7,20 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
 cd "$ROOT"
+# The design lives in the repository (docs/): no tracked file may refer to notes outside it.
+outside='\.\./shared\|shared/guide\|shared/reference\|COMPAT\.md\|ARCHITECTURE\.md'
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    found="$(git ls-files -z -- . ':(exclude)scripts/test.sh' ':(exclude,glob)**/node_modules/**' \
+        ':(exclude,glob)target/**' | xargs -0 -r grep -In -- "$outside" 2>/dev/null || true)"
+else
+    found="$(grep -rIn --exclude-dir=node_modules --exclude-dir=target --exclude-dir=.git \
+        --exclude=test.sh -- "$outside" . || true)"
+fi
+if [ -n "$found" ]; then
+    echo "test: these lines refer to notes outside the repository; cite docs/ instead:" >&2
+    echo "$found" >&2
+    exit 1
+fi
 ORRERY_REFERENCE_PYTHON="$("$ROOT/tests/compat/setup_reference.sh" | tail -n 1)"
 export ORRERY_REFERENCE_PYTHON
 # Formatting is part of the suite (rustfmt.toml sets the style).
