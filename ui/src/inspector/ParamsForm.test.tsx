@@ -1,12 +1,13 @@
 // @vitest-environment jsdom
 import { act } from "react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Diagnostic } from "../backend/generated";
 import { ioOf, type Blueprint } from "../blueprint";
 import type { EditorStore } from "../store/editor";
 import { change, mountInspector, settled, type Mounted } from "./testing";
 
 const executionMode = { enum: ["EXCLUSIVE", "COMPETITIVE"], default: "EXCLUSIVE" };
-// As the catalogue declares system.sleep (orrery-engine agents/registry.rs).
+// As the catalogue declares system.sleep (orrery-blueprint task_types.rs).
 const sleepSchema = {
   type: "object",
   properties: {
@@ -29,12 +30,30 @@ const text = JSON.stringify({
   ],
 });
 
+// What the facade's validation says of the values these tests give `duration` (orrery-blueprint
+// params.rs judges them; here the answers are canned).
+const durationProblems: Record<string, string> = {
+  "-1": "task 'nap': param 'duration': must be at least 0, found -1",
+  '"soon"': "task 'nap': param 'duration': expected number, found string",
+};
+
+function validate({ text }: { text?: string | null }) {
+  const nap = (JSON.parse(text ?? "{}") as Blueprint).tasks[1]!;
+  const diagnostics: Diagnostic[] = ioOf(nap, "params").flatMap((p, j) => {
+    const message = p.name === "duration" ? durationProblems[JSON.stringify(p.value)] : undefined;
+    if (!message) return [];
+    return [{ code: "param-schema", severity: "error", task_id: "nap", path: `$.tasks[1].params[${j}].value`, message, server_rejects: false }];
+  });
+  return [{ file: "/bp.json", valid: diagnostics.length === 0, server_accepts: true, diagnostics }];
+}
+
 let mounted: Mounted;
 let container: HTMLDivElement;
 let store: EditorStore;
 
 beforeEach(async () => {
   mounted = await mountInspector("/bp.json", text, "nap", {
+    validate_blueprint: validate,
     get_task_definition: ({ name }) => ({
       name,
       description: "Waits.",
@@ -85,7 +104,7 @@ describe("the params form", () => {
     expect(container.querySelectorAll("[data-testid=params-row]")).toHaveLength(1);
     await change(input, "-1");
     expect(params()[1]).toEqual({ name: "duration", value: -1 });
-    expect(field("duration").querySelector("[data-testid=param-error]")?.textContent).toBe("must be at least 0");
+    expect(field("duration").querySelector("[data-testid=param-error]")?.textContent).toBe("task 'nap': param 'duration': must be at least 0, found -1");
     await change(input, "");
     expect(params()).toEqual([{ name: "extra", value: 1 }]);
     expect(field("duration").querySelector("[data-testid=param-error]")).toBeNull();
@@ -109,7 +128,7 @@ describe("the params form", () => {
     );
     await settled();
     expect(field("duration").querySelector<HTMLInputElement>("[data-testid=json-value]")?.value).toBe('"soon"');
-    expect(field("duration").querySelector("[data-testid=param-error]")?.textContent).toBe("expected number, found string");
+    expect(field("duration").querySelector("[data-testid=param-error]")?.textContent).toBe("task 'nap': param 'duration': expected number, found string");
     expect(blueprint().tasks[1]?.params).toEqual([{ name: "duration", value: "soon" }]);
   });
 });

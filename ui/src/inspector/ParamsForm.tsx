@@ -1,30 +1,40 @@
 // The params a task type declares, as a form built from its params schema: one field per param
 // with the control its type calls for. A value is written as the param row `{name, value}` and
 // the row removed when the field is cleared; a value that does not fit the schema is still
-// written (the file says what the user typed) and the reason shown under the field.
+// written (the file says what the user typed) and the reason the facade's validation gives
+// (`param-schema`) is shown under the field.
 import { useEffect, useId, useState } from "react";
 import { ioOf, setParam, type Io, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
 import { JsonField } from "./JsonField";
-import { boundsText, defaultText, parseNumber, schemaError, type Control, type ParamField } from "./schema";
+import { paramProblems } from "./names";
+import { boundsText, defaultText, parseNumber, type Control, type ParamField } from "./schema";
 import "./params.css";
 
 export function ParamsForm({ task, fields }: { task: Task; fields: ParamField[] }) {
   const edit = useEditor((s) => s.edit);
+  const report = useEditor((s) => s.report);
   const rows = ioOf(task, "params");
   return (
     <section className="params-form" data-testid="params-form">
       <header>
         <h3>Params</h3>
       </header>
-      {fields.map((field) => (
-        <ParamRow
-          key={field.name}
-          field={field}
-          row={rows.find((r) => r.name === field.name)}
-          onSet={(value) => edit((b) => setParam(b, task.id, field.name, value), `${task.id}.params.${field.name}`)}
-        />
-      ))}
+      {fields.map((field) => {
+        const index = rows.findIndex((r) => r.name === field.name);
+        const row = rows[index];
+        // A row without a value has nothing to judge; a removed one leaves no stale reason behind.
+        const problem = row?.value === undefined ? undefined : paramProblems(report, task.id, index)[0];
+        return (
+          <ParamRow
+            key={field.name}
+            field={field}
+            row={row}
+            error={problem?.message ?? null}
+            onSet={(value) => edit((b) => setParam(b, task.id, field.name, value), `${task.id}.params.${field.name}`)}
+          />
+        );
+      })}
     </section>
   );
 }
@@ -48,13 +58,13 @@ function fits(control: Control, value: unknown, field: ParamField): boolean {
 
 type SetValue = (value: unknown) => void;
 
-function ParamRow({ field, row, onSet }: { field: ParamField; row: Io | undefined; onSet: SetValue }) {
+type RowProps = { field: ParamField; row: Io | undefined; error: string | null; onSet: SetValue };
+
+function ParamRow({ field, row, error, onSet }: RowProps) {
   const id = useId();
   const value = row?.value;
   const given = value !== undefined;
   const control = given && !fits(field.control, value, field) ? "json" : field.control;
-  // A row without a value can be removed too, though the field shows it empty.
-  const error = given ? schemaError(field.schema, value) : null;
   const description = field.schema.description;
   return (
     <div className="field param" data-testid="param-field" data-param={field.name}>

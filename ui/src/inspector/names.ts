@@ -40,6 +40,12 @@ export function conditionProblems(report: FileReport | null, taskId: string): Di
   );
 }
 
+/** What the facade finds wrong with the value of one params row (row `index` of the task's params). */
+export function paramProblems(report: FileReport | null, taskId: string, index: number): Diagnostic[] {
+  const at = new RegExp(`^\\$\\.tasks\\[\\d+\\]\\.params\\[${index}\\]\\.value(?![A-Za-z0-9_])`);
+  return (report?.diagnostics ?? []).filter((d) => d.task_id === taskId && d.code === "param-schema" && at.test(d.path));
+}
+
 /** Every problem of one task. */
 export function taskProblems(report: FileReport | null, taskId: string): Diagnostic[] {
   return (report?.diagnostics ?? []).filter((d) => d.task_id === taskId);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { boundsText, defaultText, paramFields, parseNumber, schemaError, type ValueSchema } from "./schema";
+import { boundsText, defaultText, paramFields, parseNumber } from "./schema";
 
-// As the catalogue declares them (orrery-engine agents: registry.rs, shell.rs, interaction.rs).
+// As the catalogue declares them (orrery-blueprint task_types.rs).
 const executionMode = {
   enum: ["EXCLUSIVE", "COMPETITIVE"],
   default: "EXCLUSIVE",
@@ -70,43 +70,6 @@ describe("a params schema as a form", () => {
     expect(boundsText(duration!.schema)).toBe("≥ 0");
     expect(defaultText(mode!.schema)).toBe("EXCLUSIVE");
     expect(boundsText({ exclusiveMinimum: 0, maximum: 10 })).toBe("> 0, ≤ 10");
-  });
-});
-
-describe("values that do not fit the schema", () => {
-  const field = (schema: object, name: string) => paramFields(schema).find((f) => f.name === name)!.schema;
-
-  it("accepts what fits", () => {
-    expect(schemaError(field(sleep, "duration"), 2.5)).toBeNull();
-    expect(schemaError(field(shell, "argv"), ["ls", "-l"])).toBeNull();
-    expect(schemaError(field(shell, "env"), { HOME: "/root" })).toBeNull();
-    expect(schemaError(field(notify, "count"), 3)).toBeNull();
-  });
-
-  it("says what is wrong with the type, the enum, the bounds", () => {
-    expect(schemaError(field(sleep, "duration"), -1)).toBe("must be at least 0");
-    expect(schemaError(field(sleep, "duration"), "soon")).toBe("expected number, found string");
-    expect(schemaError(field(shell, "timeout_s"), 0)).toBe("must be more than 0");
-    expect(schemaError(field(notify, "count"), 1.5)).toBe("expected integer, found number");
-    expect(schemaError(field(notify, "count"), 11)).toBe("must be at most 10");
-    expect(schemaError(field(sleep, "execution_mode"), "SHARED")).toBe('expected one of "EXCLUSIVE", "COMPETITIVE"');
-  });
-
-  it("finds the wrong item deep in a list or an object and names where", () => {
-    expect(schemaError(field(shell, "argv"), [])).toBe("needs at least 1 item(s)");
-    expect(schemaError(field(shell, "argv"), ["ls", 3])).toBe("[1]: expected string, found integer");
-    expect(schemaError(field(shell, "env"), { HOME: 1 })).toBe("HOME: expected string, found integer");
-  });
-
-  it("checks a value against the forms a oneOf allows", () => {
-    const blueprint: ValueSchema = {
-      oneOf: [
-        { type: "object", properties: { static: { type: "string", minLength: 1 } }, required: ["static"], additionalProperties: false },
-        { type: "object", properties: { dynamic: { type: "object" } }, required: ["dynamic"], additionalProperties: false },
-      ],
-    };
-    expect(schemaError(blueprint, { static: "inner" })).toBeNull();
-    expect(schemaError(blueprint, { static: "" })).toBe("fits none of the forms this param takes");
   });
 });
 
