@@ -267,4 +267,21 @@ mod tests {
         let any = json!({"anyOf": [{"type": "string"}, {"type": "string", "minLength": 1}]});
         assert_eq!(error(any, json!("x")), None);
     }
+
+    #[test]
+    fn the_catalogues_schemas_take_what_their_agents_take() {
+        let schema = |t: &str, p: &str| task_types::known_type(t).unwrap().params_schema()["properties"][p].clone();
+        assert_eq!(error(schema("system.sleep", "duration"), json!(2.5)), None);
+        assert_eq!(error(schema("shell.run", "argv"), json!(["ls", "-l"])), None);
+        assert_eq!(error(schema("shell.run", "env"), json!({"HOME": "/root"})), None);
+        assert_eq!(error(schema("shell.run", "timeout_s"), json!(0)).unwrap().1, "must be more than 0, found 0");
+        assert_eq!(
+            error(schema("shell.run", "log_cap_bytes"), json!(1.5)).unwrap().1,
+            "expected integer, found number"
+        );
+        assert_eq!(
+            error(schema("user_interaction.notify", "level"), json!("loud")).unwrap().1,
+            r#"expected one of "info", "success", "warning", "error", found "loud""#
+        );
+    }
 }
