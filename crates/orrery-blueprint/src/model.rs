@@ -130,17 +130,18 @@ pub enum DependencyType {
     /// Finish to start: the task starts after the predecessor finished (or was skipped).
     #[default]
     FS,
-    /// Finish to finish: the task may finish only after the predecessor finished.
-    FF,
     /// Start to start: the task starts once the predecessor has started.
     SS,
+    /// Finish to finish: the task may finish only after the predecessor finished.
+    FF,
     /// Start to finish: the task may finish only after the predecessor started. Not run by
     /// the reference: not portable.
     SF,
 }
 
 impl DependencyType {
-    pub const ALL: [DependencyType; 4] = [Self::FS, Self::FF, Self::SS, Self::SF];
+    /// In the order an editor offers them (clicking a dependency takes the next one).
+    pub const ALL: [DependencyType; 4] = [Self::FS, Self::SS, Self::FF, Self::SF];
     pub fn as_str(self) -> &'static str {
         match self {
             Self::FS => "FS",
@@ -151,6 +152,17 @@ impl DependencyType {
     }
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// A dependency type is its text on the wire.
+impl schemars::JsonSchema for DependencyType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DependencyType".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Self::ALL.iter().map(|t| t.as_str()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
     }
 }
 
@@ -373,6 +385,17 @@ impl Sequencer {
     }
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|q| q.as_str() == s)
+    }
+}
+
+/// A sequencer is its text on the wire.
+impl schemars::JsonSchema for Sequencer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Sequencer".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Self::ALL.iter().map(|q| q.as_str()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
     }
 }
 

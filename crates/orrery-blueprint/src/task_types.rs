@@ -9,7 +9,7 @@
 //! params (`additionalProperties` is not closed): the reference passes a task's params through,
 //! and a tool ignores what it does not read.
 
-use crate::model::TaskType;
+use crate::model::{Sequencer, TaskType};
 use serde_json::{json, Value};
 
 /// A task type Orrery can execute.
@@ -169,6 +169,7 @@ fn sleep_params() -> Value {
 }
 
 fn composite_params() -> Value {
+    let sequencers: Vec<&str> = Sequencer::ALL.iter().map(|q| q.as_str()).collect();
     json!({
         "type": "object",
         "properties": {
@@ -187,7 +188,7 @@ fn composite_params() -> Value {
                                 "type": "object",
                                 "properties": {
                                     "blueprint_id": { "type": "string", "minLength": 1 },
-                                    "sequencer": { "enum": ["basic_sequencer", "basic_stock_sequencer", "basic_element_sequencer"] }
+                                    "sequencer": { "enum": sequencers }
                                 },
                                 "required": ["blueprint_id", "sequencer"]
                             }

@@ -1480,6 +1480,13 @@ export type MenuAction = {
   path?: string | null;
 };
 
+export type DependencyType = "FS" | "SS" | "FF" | "SF";
+
+export type Sequencer = "basic_sequencer" | "basic_stock_sequencer" | "basic_element_sequencer";
+
+export const DEPENDENCY_TYPES = ["FS", "SS", "FF", "SF"] as const satisfies readonly DependencyType[];
+export const SEQUENCERS = ["basic_sequencer", "basic_stock_sequencer", "basic_element_sequencer"] as const satisfies readonly Sequencer[];
+
 /** Every job of the facade: its arguments and its answer on success. */
 export interface Jobs {
   list_installed_task_definitions: { arguments: ListInstalledTaskDefinitionsArguments; answer: ListInstalledTaskDefinitionsAnswer };

@@ -1,7 +1,7 @@
 // The blueprint as React Flow nodes and edges: one node per task, one edge per dependency.
 import { MarkerType, type Edge } from "@xyflow/react";
-import type { FileReport } from "../backend/generated";
-import type { Blueprint, Dependency, DependencyType } from "../blueprint";
+import type { DependencyType, FileReport } from "../backend/generated";
+import type { Blueprint, Dependency } from "../blueprint";
 import { kindOf } from "../nodes/registry";
 import type { RunMark, TaskNode } from "../nodes/types";
 import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "../store/positions";

@@ -5,7 +5,8 @@ import { useEffect, useId, useState } from "react";
 import { ioOf, setParam, type Task } from "../blueprint";
 import { fileName, folderOf } from "../paths";
 import { useDrillInto, useEditor } from "../store/context";
-import { findInner, readTarget, SEQUENCERS, targetValue, type CompositeTarget } from "./composite";
+import { SEQUENCERS } from "../backend/generated";
+import { findInner, readTarget, targetValue, type CompositeTarget } from "./composite";
 import { JsonField } from "./JsonField";
 import "./params.css";
 

@@ -5,9 +5,6 @@ import type { BlueprintFile } from "../backend/generated";
 import { ioOf, type Task } from "../blueprint";
 import { fileName } from "../paths";
 
-export const SEQUENCERS = ["basic_sequencer", "basic_stock_sequencer", "basic_element_sequencer"] as const;
-export type Sequencer = (typeof SEQUENCERS)[number];
-
 export type CompositeTarget = { mode: "static"; id: string } | { mode: "dynamic"; id: string; sequencer: string };
 
 function isObject(value: unknown): value is Record<string, unknown> {
