@@ -1,5 +1,6 @@
 import type { WorkspaceState } from "./store/workspace";
 import { describe, expect, it } from "vitest";
+import { blueprintEncoding } from "./backend/editor-jobs";
 import { MemoryBackend } from "./backend/memory";
 import { commandForKey, COMMANDS, matchingCommands, shortcutText } from "./commands";
 import { matchingTasks } from "./editor/find-task";
@@ -83,6 +84,7 @@ describe("running commands against the editor", () => {
   async function store() {
     const backend = new MemoryBackend({
       validate_blueprint: () => [{ file: "bp.json", valid: true, server_accepts: true, diagnostics: [] }],
+      blueprint_encoding: blueprintEncoding,
       read_layout: () => ({ layout_file: "bp.json.layout", found: false, positions: {} }),
       task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
     });

@@ -47,7 +47,7 @@ pub struct ExportArguments {
     pub to: TextEncoding,
 }
 
-#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TextEncoding {
     #[default]
@@ -62,6 +62,26 @@ impl TextEncoding {
             TextEncoding::Compas => orrery_blueprint::Encoding::Compas,
         }
     }
+
+    fn of(encoding: orrery_blueprint::Encoding) -> TextEncoding {
+        match encoding {
+            orrery_blueprint::Encoding::Plain => TextEncoding::Antikythera,
+            orrery_blueprint::Encoding::Compas => TextEncoding::Compas,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EncodingArguments {
+    /// A blueprint as text, loadable or not.
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TextEncodingOf {
+    /// `compas` for a COMPAS envelope (an object with `dtype` and `data`), else `antikythera`.
+    pub encoding: TextEncoding,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -82,7 +102,7 @@ pub struct TaskNamesArguments {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ScopesArguments {
+pub struct BlueprintText {
     /// A blueprint as text (antikythera JSON or a COMPAS envelope).
     pub text: String,
 }
@@ -306,6 +326,25 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         },
     ));
     jobs.push(job(
+        "blueprint_encoding",
+        "For an editor: which encoding a text is in, as loading decides it, whether or not the \
+         blueprint in it loads (an envelope is converted to plain JSON to be edited).",
+        |_api, args: EncodingArguments| async move {
+            Ok::<_, Failure>(TextEncodingOf {
+                encoding: TextEncoding::of(orrery_blueprint::load::encoding_of(&args.text)),
+            })
+        },
+    ));
+    jobs.push(job(
+        "blueprint_wiring",
+        "For an editor: which output feeds which input, each input wired to the nearest writers of \
+         the key it reads upstream through the dependencies (all of them on parallel branches).",
+        |_api, args: BlueprintText| async move {
+            let loaded = loaded(&args.text)?;
+            Ok::<_, Failure>(orrery_blueprint::wiring::wiring(&loaded.blueprint))
+        },
+    ));
+    jobs.push(job(
         "task_names",
         "For an editor: the names one task's condition and inputs may read (what the blueprint's \
          outputs write, with their producers and whether one runs before the task; its own params \
@@ -320,7 +359,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "blueprint_scopes",
         "For an editor: the scopes of a blueprint, each with its policy, its members as the \
          reference derives them, and the scope that holds it; a scope that no task closes too.",
-        |_api, args: ScopesArguments| async move {
+        |_api, args: BlueprintText| async move {
             let loaded = loaded(&args.text)?;
             Ok::<_, Failure>(scopes_of(&loaded.blueprint))
         },

@@ -19,6 +19,7 @@ pub mod task_types;
 mod typed_load;
 pub mod validate;
 pub mod version;
+pub mod wiring;
 
 pub use check::{
     blueprints_in, check_files, check_first, check_in_folder, check_sources, load_runnable, FileReport, Runnable,

@@ -168,10 +168,26 @@ fn python_only_json(text: &str) -> Option<(Value, &'static str)> {
     serde_json::from_str(&out).ok().map(|v| (v, what))
 }
 
+/// Whether a JSON value is a COMPAS envelope: an object with both `dtype` and `data`.
+fn is_envelope(value: &Value) -> bool {
+    value.get("dtype").is_some() && value.get("data").is_some()
+}
+
+/// The encoding a text is in, as loading decides it, whether or not the blueprint in it loads:
+/// what an editor asks before it converts an envelope to plain JSON to edit it. Text that is not
+/// JSON (even the Python-only kind) is plain.
+pub fn encoding_of(text: &str) -> Encoding {
+    let value = serde_json::from_str::<Value>(text).ok().or_else(|| python_only_json(text).map(|(v, _)| v));
+    match value {
+        Some(v) if is_envelope(&v) => Encoding::Compas,
+        _ => Encoding::Plain,
+    }
+}
+
 /// Loads a blueprint from a parsed JSON value (no positions in diagnostics). The value is
 /// consumed: its strings and values move into the blueprint instead of being copied.
 pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
-    let compas = value.get("dtype").is_some() && value.get("data").is_some();
+    let compas = is_envelope(&value);
     let mut reader = Reader { path: Vec::new(), problems: Vec::new(), notes: Vec::new(), compas, task_id: None };
     let blueprint = reader.blueprint(value);
     if reader.problems.is_empty() {

@@ -212,3 +212,19 @@ fn a_scope_opened_by_the_second_of_two_tasks_with_one_id_saves_in_both_encodings
         assert_eq!(load(&saved).unwrap().blueprint, bp, "{encoding:?} keeps the blueprint");
     }
 }
+
+#[test]
+fn the_encoding_of_a_text_is_the_one_loading_reads_it_in_whether_or_not_it_loads() {
+    let plain = r#"{"id": "bp", "name": "bp", "version": "1.0", "tasks": [{"id": "start", "type": "system.start"}]}"#;
+    let envelope = save::to_string(&load(plain).unwrap().blueprint, Encoding::Compas);
+    assert_eq!(orrery_blueprint::load::encoding_of(plain), Encoding::Plain);
+    assert_eq!(orrery_blueprint::load::encoding_of(&envelope), Encoding::Compas);
+    assert_eq!(load(&envelope).unwrap().encoding, Encoding::Compas, "loading agrees");
+    // A `dtype` alone does not make an envelope: loading reads such a file as plain JSON.
+    let dtype_only = r#"{"dtype": "antikythera.models/Blueprint", "tasks": []}"#;
+    assert_eq!(orrery_blueprint::load::encoding_of(dtype_only), Encoding::Plain);
+    // An envelope that does not load, or holds Python-only JSON, is still one.
+    assert_eq!(orrery_blueprint::load::encoding_of(r#"{"dtype": "x", "data": {}}"#), Encoding::Compas);
+    assert_eq!(orrery_blueprint::load::encoding_of(r#"{"dtype": "x", "data": {"n": NaN}}"#), Encoding::Compas);
+    assert_eq!(orrery_blueprint::load::encoding_of("not JSON"), Encoding::Plain);
+}

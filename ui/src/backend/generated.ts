@@ -475,6 +475,18 @@ export type Window = {
   reset: boolean;
 };
 
+/**
+ * One output feeding one input: `output` of task `from` writes `key`, which `input` of task
+ * `to` reads.
+ */
+export type Wire = {
+  from: string;
+  to: string;
+  key: string;
+  output: string;
+  input: string;
+};
+
 /** The task types this Orrery can run, with a one-line description each. */
 export type ListInstalledTaskDefinitionsArguments = Record<string, never>;
 
@@ -544,6 +556,25 @@ export type ExportBlueprintAnswer = {
   /** Its warnings (an export is refused on any error). */
   diagnostics: Diagnostic[];
 };
+
+/** For an editor: which encoding a text is in, as loading decides it, whether or not the blueprint in it loads (an envelope is converted to plain JSON to be edited). */
+export type BlueprintEncodingArguments = {
+  /** A blueprint as text, loadable or not. */
+  text: string;
+};
+
+export type BlueprintEncodingAnswer = {
+  /** `compas` for a COMPAS envelope (an object with `dtype` and `data`), else `antikythera`. */
+  encoding: TextEncoding;
+};
+
+/** For an editor: which output feeds which input, each input wired to the nearest writers of the key it reads upstream through the dependencies (all of them on parallel branches). */
+export type BlueprintWiringArguments = {
+  /** A blueprint as text (antikythera JSON or a COMPAS envelope). */
+  text: string;
+};
+
+export type BlueprintWiringAnswer = Wire[];
 
 /** For an editor: the names one task's condition and inputs may read (what the blueprint's outputs write, with their producers and whether one runs before the task; its own params and inputs). */
 export type TaskNamesArguments = {
@@ -1494,6 +1525,8 @@ export interface Jobs {
   validate_blueprint: { arguments: ValidateBlueprintArguments; answer: ValidateBlueprintAnswer };
   format_blueprint: { arguments: FormatBlueprintArguments; answer: FormatBlueprintAnswer };
   export_blueprint: { arguments: ExportBlueprintArguments; answer: ExportBlueprintAnswer };
+  blueprint_encoding: { arguments: BlueprintEncodingArguments; answer: BlueprintEncodingAnswer };
+  blueprint_wiring: { arguments: BlueprintWiringArguments; answer: BlueprintWiringAnswer };
   task_names: { arguments: TaskNamesArguments; answer: TaskNamesAnswer };
   blueprint_scopes: { arguments: BlueprintScopesArguments; answer: BlueprintScopesAnswer };
   list_blueprint_files: { arguments: ListBlueprintFilesArguments; answer: ListBlueprintFilesAnswer };

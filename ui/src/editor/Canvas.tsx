@@ -27,7 +27,7 @@ import { around, cardIn, cardsBounds, covers, overviewScene, taskAt, viewRect, t
 import { ScopeRegions } from "./ScopeRegions";
 import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
-import { isWire, reusingWiringEdges, wiring, type WiringEdge } from "./wiring";
+import { isWire, reusingWiringEdges, type WiringEdge } from "./wiring";
 import { edgeTypes } from "./WiringPath";
 import "./wiring.css";
 
@@ -126,7 +126,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
 
   // The wiring follows the blueprint only: moving a node does not compute it again.
   const toWiringEdges = useMemo(reusingWiringEdges, []);
-  const wires = useMemo(() => (showWiring && blueprint ? wiring(blueprint) : null), [showWiring, blueprint]);
+  const wires = useEditor((s) => (showWiring ? s.wires : null));
   const wireEdges = useMemo(
     () => (wires ? toWiringEdges(wires, wiringLabelled) : null),
     [toWiringEdges, wires, wiringLabelled],

@@ -2,6 +2,7 @@
 import { act } from "react";
 import { createRoot } from "react-dom/client";
 import { describe, expect, it } from "vitest";
+import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend } from "../backend/memory";
 import { EditorProvider } from "../store/context";
 import { createEditorStore } from "../store/editor";
@@ -13,6 +14,7 @@ describe("the verdict in the status bar", () => {
   it("shows nothing without a blueprint, then the facade's verdict with its reasons as the tooltip", async () => {
     const text = JSON.stringify({ id: "bp", tasks: [{ id: "start", type: "system.start" }] });
     const backend = new MemoryBackend({
+      blueprint_encoding: blueprintEncoding,
       validate_blueprint: () => [
         {
           file: "bp.json",

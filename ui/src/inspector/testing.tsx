@@ -2,6 +2,7 @@
 // with the selected task, and fields changed as typing changes them.
 import { act } from "react";
 import { createRoot } from "react-dom/client";
+import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { EditorProvider } from "../store/context";
 import { createEditorStore, type EditorStore } from "../store/editor";
@@ -19,6 +20,7 @@ export async function mountInspector(path: string, text: string, task: string, j
   const backend = new MemoryBackend(
     {
       validate_blueprint: () => [{ file: path, valid: true, server_accepts: true, diagnostics: [] }],
+      blueprint_encoding: blueprintEncoding,
       task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
       read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
       ...jobs,

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { BackendError } from "../backend/types";
 import type { FileReport, Scope } from "../backend/generated";
@@ -42,6 +43,7 @@ function setup(layouts: Record<string, Positions> = {}, handlers: JobHandlers = 
         return [orphans(parsed.blueprint)];
       },
       format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
+      blueprint_encoding: blueprintEncoding,
       list_installed_task_definitions: () => [{ name: "shell.run", description: "Runs a command." }],
       read_layout: ({ file }) => {
         const positions = layouts[file];
@@ -154,6 +156,26 @@ describe("the editor store", () => {
     // A plain file is saved plain.
     await store.getState().open("/bp.json", text);
     expect(store.getState().encoding).toBe("antikythera");
+  });
+
+  it("converts a text only when the facade says it is an envelope", async () => {
+    // A `dtype` without `data` is plain JSON to the loader, so the editor opens it as it is.
+    const dtyped = JSON.stringify({ ...JSON.parse(text), dtype: "antikythera.models/Blueprint" });
+    const asked: string[] = [];
+    const { store } = setup({}, {
+      blueprint_encoding: ({ text: given }) => {
+        asked.push(given);
+        return { encoding: "antikythera" };
+      },
+      format_blueprint: () => {
+        throw new Error("a plain text is not converted");
+      },
+    });
+    await store.getState().open("/dtyped.json", dtyped);
+    expect(asked).toEqual([dtyped]);
+    expect(store.getState().notice).toBeNull();
+    expect(store.getState().encoding).toBe("antikythera");
+    expect(store.getState().blueprint?.dtype).toBe("antikythera.models/Blueprint");
   });
 
   it("tells why an envelope that does not convert cannot be opened", async () => {
@@ -579,6 +601,42 @@ describe("the data wiring on the canvas", () => {
     expect(store.getState().past).toEqual([]);
     store.getState().toggleWiring();
     expect(store.getState().showWiring).toBe(false);
+  });
+
+  it("is the facade's answer for the newest blueprint while shown, and nothing once hidden", async () => {
+    const asked: string[] = [];
+    const { store } = setup({}, {
+      blueprint_wiring: ({ text: given }) => {
+        asked.push(given);
+        const ids = (JSON.parse(given) as Blueprint).tasks.map((t) => t.id);
+        return [{ from: ids[0]!, to: ids[ids.length - 1]!, key: "k", output: "o", input: "i" }];
+      },
+    });
+    await opened(store);
+    expect(asked).toEqual([]);
+    store.getState().toggleWiring();
+    await settled();
+    expect(store.getState().wires).toEqual([{ from: "start", to: "end", key: "k", output: "o", input: "i" }]);
+    store.getState().edit((b) => ({ ...b, tasks: [...b.tasks, { id: "last", type: "shell.run" }] }));
+    await settled();
+    expect(asked).toHaveLength(2);
+    expect(store.getState().wires?.[0]?.to).toBe("last");
+    store.getState().toggleWiring();
+    await settled();
+    expect(store.getState().wires).toBeNull();
+    expect(asked).toHaveLength(2);
+  });
+
+  it("draws no wire for a blueprint the facade cannot read", async () => {
+    const { store } = setup({}, {
+      blueprint_wiring: () => {
+        throw new Error("invalid_blueprint");
+      },
+    });
+    await opened(store);
+    store.getState().toggleWiring();
+    await settled();
+    expect(store.getState().wires).toEqual([]);
   });
 });
 

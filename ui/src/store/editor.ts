@@ -9,6 +9,7 @@ import type {
   Scope,
   TaskDefinitionSummary,
   TaskNamesAnswer,
+  Wire,
 } from "../backend/generated";
 import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, type Blueprint } from "../blueprint";
 import { edgeId } from "../editor/graph";
@@ -28,16 +29,6 @@ export type Layout = (blueprint: Blueprint) => Promise<Positions>;
  * moved nodes (an automatic layout); moves by hand are not steps.
  */
 export type Snapshot = { blueprint: Blueprint; positions?: Positions };
-
-/** Whether `text` is a COMPAS envelope (`{"dtype": ..., "data": ...}`) rather than plain JSON. */
-function isEnvelope(text: string): boolean {
-  try {
-    const value = JSON.parse(text) as { dtype?: unknown } | null;
-    return typeof value?.dtype === "string";
-  } catch {
-    return false;
-  }
-}
 
 export type EditorOptions = {
   /** How long the nodes must rest before their layout is written beside the file. */
@@ -85,6 +76,8 @@ export type EditorState = {
   notice: { text: string; error: boolean } | null;
   /** Whether the canvas draws which output feeds which input (editor/wiring.ts) beside the dependencies. */
   showWiring: boolean;
+  /** Which output feeds which input, from the facade, while the wiring is shown (null otherwise or until it answers). */
+  wires: Wire[] | null;
   /** The blueprints of a folder (what a composite may call), the open file's once asked for. */
   blueprintFiles: { folder: string; files: BlueprintFile[] } | null;
 
@@ -160,6 +153,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
   let validation = 0;
   let naming = 0;
   let scoping = 0;
+  let wiring = 0;
   let focusSerial = 0;
   // A layout that arrives after another file was opened is dropped.
   let opened = 0;
@@ -191,6 +185,23 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       } catch {
         // A blueprint the facade cannot read has no scopes to draw; validation says why.
         if (mine === scoping) set({ scopes: [] });
+      }
+    }
+
+    /** The wiring of the newest blueprint, from the facade, while it is shown. */
+    async function refreshWiring() {
+      const mine = ++wiring;
+      const { blueprint, showWiring } = get();
+      if (!showWiring || !blueprint) {
+        set({ wires: null });
+        return;
+      }
+      try {
+        const wires = await backend.call("blueprint_wiring", { text: toText(blueprint) });
+        if (mine === wiring) set({ wires });
+      } catch {
+        // A blueprint the facade cannot read has no wiring to draw; validation says why.
+        if (mine === wiring) set({ wires: [] });
       }
     }
 
@@ -244,6 +255,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       if (positions) scheduleLayoutSave();
       void validate(blueprint);
       void refreshScopes(blueprint);
+      void refreshWiring();
     }
 
     /**
@@ -336,20 +348,20 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
       definitions: {},
       notice: null,
       showWiring: false,
+      wires: null,
       blueprintFiles: null,
 
 
       async open(path, text) {
         mark("open");
-        let encoding: EditorState["encoding"] = "antikythera";
-        if (isEnvelope(text)) {
-          try {
-            text = (await backend.call("format_blueprint", { text, to: "antikythera" })).text;
-            encoding = "compas";
-          } catch (e) {
-            set({ notice: { text: `Cannot open ${path}: ${e instanceof Error ? e.message : String(e)}`, error: true } });
-            return;
-          }
+        let encoding: EditorState["encoding"];
+        try {
+          // Whether it is an envelope is the facade's to say: loading decides it, not the editor.
+          ({ encoding } = await backend.call("blueprint_encoding", { text }));
+          if (encoding === "compas") text = (await backend.call("format_blueprint", { text, to: "antikythera" })).text;
+        } catch (e) {
+          set({ notice: { text: `Cannot open ${path}: ${e instanceof Error ? e.message : String(e)}`, error: true } });
+          return;
         }
         const parsed = parseBlueprint(text);
         if ("error" in parsed) {
@@ -592,6 +604,7 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
 
       toggleWiring() {
         set({ showWiring: !get().showWiring });
+        void refreshWiring();
       },
 
       async loadBlueprintFiles() {

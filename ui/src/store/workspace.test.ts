@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend } from "../backend/memory";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
 import type { Positions } from "./editor";
@@ -36,6 +37,7 @@ function setup(startup: string | null = "/w/outer.json") {
         return [{ file: file ?? "", valid: true, server_accepts: true, diagnostics: [] }];
       },
       format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
+      blueprint_encoding: blueprintEncoding,
       export_blueprint: ({ text }) => ({ text: `exported ${JSON.parse(text).id}`, diagnostics: [] }),
       list_installed_task_definitions: () => [{ name: "shell.run", description: "Runs a command." }],
       read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
