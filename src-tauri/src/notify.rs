@@ -2,8 +2,8 @@
 //! a prompt that waits for an answer. None while a window of the app has the focus: the run
 //! views show the same, and a notification about what one is looking at is noise.
 
-use orrery_api::{Api, PROMPT_WAITING};
-use orrery_store::{kinds, Event, EventPayload};
+use orrery_api::{Api, Event, EventData};
+use orrery_blueprint::SessionState;
 use serde_json::json;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
@@ -21,23 +21,35 @@ pub fn worth_telling(event: &Event) -> bool {
 
 /// What to tell about an event of the run named `run`, if anything.
 pub fn notice(event: &Event, run: &str) -> Option<Notice> {
-    let EventPayload::Whole { value } = &event.payload else { return None };
-    let (title, body) = match event.kind.as_str() {
-        kinds::SESSION_STATE_CHANGED => match value["state"].as_str()? {
-            "completed" => (format!("{run} completed"), "Every task is done.".to_string()),
-            "failed" => {
-                let why = value["error"]["message"].as_str().unwrap_or("A task failed.");
+    let (title, body) = match event.data()? {
+        EventData::SessionStateChanged(changed) => match changed.state {
+            SessionState::Completed => (format!("{run} completed"), "Every task is done.".to_string()),
+            SessionState::Failed => {
+                let why = changed.error.as_ref().map_or("A task failed.", |e| e.message.as_str());
                 (format!("{run} failed"), why.to_string())
             }
-            "stopped" => (format!("{run} stopped"), "It can be resumed from where it ended.".to_string()),
-            _ => return None,
+            SessionState::Stopped => (format!("{run} stopped"), "It can be resumed from where it ended.".to_string()),
+            SessionState::Pending | SessionState::Running => return None,
         },
-        PROMPT_WAITING => {
-            let node = value["node"].as_str().unwrap_or("A task");
-            let question = value["message"].as_str().filter(|m| !m.is_empty()).unwrap_or("It asks for an answer.");
+        EventData::PromptWaiting(prompt) => {
+            let node = if prompt.node.is_empty() { "A task" } else { prompt.node.as_str() };
+            let question = if prompt.message.is_empty() { "It asks for an answer." } else { prompt.message.as_str() };
             (format!("{run} waits for an answer"), format!("{node}: {question}"))
         }
-        _ => return None,
+        // Nothing else is waited for by someone looking elsewhere.
+        EventData::SessionCreated(_)
+        | EventData::TaskStateChanged(_)
+        | EventData::AttemptStarted(_)
+        | EventData::AttemptSettled(_)
+        | EventData::Progress(_)
+        | EventData::DataUpdated(_)
+        | EventData::PromptAnswered(_)
+        | EventData::Notification(_)
+        | EventData::SessionBlueprints(_)
+        | EventData::BrokerDispatch(_)
+        | EventData::LogCapped(_)
+        | EventData::LogGrew(_)
+        | EventData::RemoteLink(_) => return None,
     };
     Some(Notice { title, body })
 }
@@ -64,38 +76,63 @@ pub fn tell<R: Runtime>(app: &AppHandle<R>, event: &Event) {
 mod tests {
     use super::*;
 
-    fn event(kind: &str, value: serde_json::Value) -> Event {
+    use orrery_api::{ErrorRecord, EventPayload, PromptWaiting, SessionStateChanged, TaskStateChanged};
+    use orrery_blueprint::TaskState;
+
+    fn event(data: EventData) -> Event {
         Event {
             session_id: "s".into(),
             seq: 1,
             global_seq: 1,
             time_ms: 0,
-            kind: kind.into(),
             run_id: None,
-            payload: EventPayload::Whole { value },
+            payload: EventPayload::Whole(data),
         }
+    }
+
+    fn session(state: SessionState, error: Option<&str>) -> EventData {
+        let error = error.map(|m| ErrorRecord { code: "TASK_FAILED".into(), message: m.into(), details: None });
+        EventData::SessionStateChanged(SessionStateChanged { state, error })
     }
 
     #[test]
     fn a_run_that_ends_or_waits_is_told_and_nothing_else() {
-        let told = |kind, value| notice(&event(kind, value), "deploy");
+        let told = |data| notice(&event(data), "deploy");
         assert_eq!(
-            told(kinds::SESSION_STATE_CHANGED, json!({"state": "failed", "error": {"message": "check exited with 1"}})),
+            told(session(SessionState::Failed, Some("check exited with 1"))),
             Some(Notice { title: "deploy failed".into(), body: "check exited with 1".into() })
         );
+        assert_eq!(told(session(SessionState::Completed, None)).unwrap().title, "deploy completed");
+        let asked = PromptWaiting {
+            node: "deploy.ask".into(),
+            task: "ask".into(),
+            task_type: "user_prompt.confirm".into(),
+            message: "Ship it?".into(),
+            outputs: vec!["result".into()],
+            inputs: Default::default(),
+            options: None,
+        };
         assert_eq!(
-            told(kinds::SESSION_STATE_CHANGED, json!({"state": "completed"})).unwrap().title,
-            "deploy completed"
-        );
-        assert_eq!(
-            told(PROMPT_WAITING, json!({"node": "deploy.ask", "message": "Ship it?"})),
+            told(EventData::PromptWaiting(asked)),
             Some(Notice { title: "deploy waits for an answer".into(), body: "deploy.ask: Ship it?".into() })
         );
-        assert_eq!(told(kinds::SESSION_STATE_CHANGED, json!({"state": "running"})), None);
-        assert_eq!(told(kinds::TASK_STATE_CHANGED, json!({"state": "FAILED"})), None);
+        assert_eq!(told(session(SessionState::Running, None)), None);
+        let failed = TaskStateChanged {
+            node: "deploy.check".into(),
+            blueprint_id: "deploy".into(),
+            task_id: "check".into(),
+            state: TaskState::Failed,
+            previous: Some(TaskState::Running),
+        };
+        assert_eq!(told(EventData::TaskStateChanged(failed)), None);
         let cut = Event {
-            payload: EventPayload::Cut { prefix: "{".into(), full_len: 1, full_sha256: String::new() },
-            ..event(kinds::SESSION_STATE_CHANGED, json!(null))
+            payload: EventPayload::Cut {
+                kind: "session_state_changed".into(),
+                prefix: "{".into(),
+                full_len: 1,
+                full_sha256: String::new(),
+            },
+            ..event(session(SessionState::Failed, None))
         };
         assert!(!worth_telling(&cut));
     }

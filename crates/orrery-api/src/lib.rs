@@ -61,13 +61,15 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-pub use log_growth::LOG_GREW;
 /// Safe file IO (ids as file names, bounded reads of regular files, atomic writes), for the shell.
 pub use orrery_blueprint::fsio;
-/// The kind of the event a prompt appends when it starts waiting for an answer.
-pub use orrery_engine::agents::interaction::PROMPT_WAITING;
 use orrery_engine::runner::{RunReport, SessionControl};
-use orrery_store::Event;
+/// The events of a session, typed by kind, as every face matches them.
+pub use orrery_store::{
+    AttemptSettled, AttemptStarted, BrokerDispatch, DataUpdated, ErrorRecord, Event, EventData, EventKind,
+    EventPayload, LogCapped, LogGrew, NotificationShown, Outcome, ProgressChanged, PromptAnswered, PromptWaiting,
+    RemoteLinkChanged, SessionBlueprints, SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
+};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -310,7 +312,7 @@ impl Api {
 
     /// Every committed event of the sessions running in this process, in commit order per
     /// session. Each carries its `global_seq`: after a gap (a lagging receiver, a reconnect),
-    /// the job `read_events` answers what was missed. Beside them, transient [`LOG_GREW`]
+    /// the job `read_events` answers what was missed. Beside them, transient `log_grew`
     /// events (`seq` 0, not stored) say that a running attempt's log grew (see
     /// `log_growth`).
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {

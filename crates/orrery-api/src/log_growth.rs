@@ -14,7 +14,7 @@ use super::*;
 
 use std::time::Duration;
 
-use orrery_store::{kinds, EventPayload, RunId};
+use orrery_store::{EventData, EventPayload, LogGrew, RunId};
 
 /// How often running attempts' logs are looked at: a log viewer that reads the new bytes when
 /// told sees a line within about this long plus its read (a stat per running attempt each time:
@@ -23,9 +23,6 @@ pub const LOOK_EVERY: Duration = Duration::from_millis(10);
 
 /// The most bytes of growth an event carries: a line or a few, not a burst of output.
 pub const CARRIED_MAX: u64 = 16 * 1024;
-
-/// The kind of the transient log growth events.
-pub const LOG_GREW: &str = "log_grew";
 
 /// The logs of one session's running attempts.
 #[derive(Default)]
@@ -37,7 +34,7 @@ pub(crate) struct LogGrowth {
 
 struct Watched {
     node: String,
-    attempt: u64,
+    attempt: u32,
     path: PathBuf,
     size: u64,
 }
@@ -47,18 +44,20 @@ impl LogGrowth {
     /// gets a last look (returned) and is forgotten.
     pub(crate) fn saw(&mut self, event: &Event) -> Option<Event> {
         self.last = Some((event.session_id.clone(), event.global_seq));
-        let (EventPayload::Whole { value }, Some(run_id)) = (&event.payload, &event.run_id) else { return None };
-        match event.kind.as_str() {
-            kinds::ATTEMPT_STARTED => {
-                let (Some(node), Some(path)) = (value["node"].as_str(), value["log_path"].as_str()) else {
-                    return None;
+        let (Some(data), Some(run_id)) = (event.data(), &event.run_id) else { return None };
+        match data {
+            EventData::AttemptStarted(started) => {
+                let path = started.log_path.as_ref()?;
+                let watched = Watched {
+                    node: started.node.clone(),
+                    attempt: started.attempt,
+                    path: PathBuf::from(path),
+                    size: 0,
                 };
-                let attempt = value["attempt"].as_u64().unwrap_or(0);
-                let watched = Watched { node: node.to_string(), attempt, path: PathBuf::from(path), size: 0 };
                 self.logs.insert(run_id.clone(), watched);
                 None
             }
-            kinds::ATTEMPT_SETTLED => {
+            EventData::AttemptSettled(_) => {
                 let mut watched = self.logs.remove(run_id)?;
                 self.grown(run_id, &mut watched)
             }
@@ -85,14 +84,15 @@ impl LogGrowth {
             return None;
         }
         let from = watched.size;
-        let mut value = json!({"node": watched.node, "attempt": watched.attempt, "file_size": size});
+        let mut grew =
+            LogGrew { node: watched.node.clone(), attempt: watched.attempt, file_size: size, from: None, text: None };
         watched.size = size;
         if size > from && size - from <= CARRIED_MAX {
             if let Some(text) = read_from(&watched.path, from, size - from) {
                 // A character cut at the end is carried by the next look, when it is whole.
                 watched.size = from + text.len() as u64;
-                value["from"] = json!(from);
-                value["text"] = json!(text);
+                grew.from = Some(from);
+                grew.text = Some(text);
             }
         }
         let (session_id, global_seq) = self.last.clone()?;
@@ -101,9 +101,8 @@ impl LogGrowth {
             seq: 0,
             global_seq,
             time_ms: now_ms(),
-            kind: LOG_GREW.to_string(),
             run_id: Some(run_id.clone()),
-            payload: EventPayload::Whole { value },
+            payload: EventPayload::Whole(EventData::LogGrew(grew)),
         })
     }
 }

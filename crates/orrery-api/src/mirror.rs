@@ -27,13 +27,12 @@ use std::time::Duration;
 
 use orrery_blueprint::{save, Encoding, SessionState, TaskState};
 use orrery_remote::{RemoteError, Server};
-use orrery_store::{ErrorRecord, NewAttempt, NewEvent, NewSession, Outcome, RemoteLink, RunId, Settlement, Store};
+use orrery_store::{
+    ErrorRecord, EventData, EventKind, NewAttempt, NewEvent, NewSession, Outcome, RemoteLink, RemoteLinkChanged, RunId,
+    SessionBlueprints, Settlement, Store,
+};
 
 use crate::sessions::open;
-
-/// The kind of the event that says whether a mirror's server answers: payload
-/// `{"reachable": bool, "message"?, "url"}`.
-pub const REMOTE_LINK: &str = "remote_link";
 
 /// How often an ended mirror's server is looked at again when the mirror is read.
 const LOOK_AGAIN: Duration = Duration::from_secs(5);
@@ -76,13 +75,13 @@ impl Api {
         let mut events = self.inner.events.subscribe();
         let opened = {
             let local = local.clone();
-            move |db: &Path| Ok(open(db)?.last_event_of(&local, REMOTE_LINK)?.is_some())
+            move |db: &Path| Ok(open(db)?.last_event_of(&local, EventKind::RemoteLink)?.is_some())
         };
         if !self.blocking(opened).await? {
             let said = async {
                 loop {
                     match events.recv().await {
-                        Ok(e) if e.session_id == local && e.kind == REMOTE_LINK => return,
+                        Ok(e) if e.session_id == local && e.kind() == EventKind::RemoteLink.as_str() => return,
                         Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                         Err(broadcast::error::RecvError::Closed) => return,
                     }
@@ -151,11 +150,8 @@ impl Api {
     }
 
     async fn say_link(&self, local: &str, reachable: bool, message: Option<String>, url: &str) {
-        let mut payload = json!({"reachable": reachable, "url": url});
-        if let Some(m) = message {
-            payload["message"] = Value::String(m);
-        }
-        let event = NewEvent { kind: REMOTE_LINK.into(), run_id: None, payload };
+        let link = RemoteLinkChanged { reachable, url: url.to_string(), message };
+        let event = NewEvent { run_id: None, data: EventData::RemoteLink(link) };
         let local = local.to_string();
         self.write_mirror(move |s| Ok(vec![s.append_event(&local, &event, None)?])).await;
     }
@@ -377,13 +373,8 @@ fn create_mirror(
         None,
     )?;
     store.link_remote(&session.id, link)?;
-    let inner: serde_json::Map<String, Value> =
-        hashes.iter().filter(|(id, _)| *id != root).map(|(id, h)| (id.clone(), Value::String(h.clone()))).collect();
-    let event = NewEvent {
-        kind: orrery_engine::runner::SESSION_BLUEPRINTS.into(),
-        run_id: None,
-        payload: json!({ "inner": inner }),
-    };
+    let inner = hashes.iter().filter(|(id, _)| *id != root).map(|(id, h)| (id.clone(), h.clone())).collect();
+    let event = NewEvent { run_id: None, data: EventData::SessionBlueprints(SessionBlueprints { inner }) };
     store.append_event(&session.id, &event, None)?;
     Ok(session.id)
 }
@@ -401,16 +392,13 @@ pub struct LinkState {
 }
 
 pub(crate) fn link_state(store: &Store, local: &str, following: bool) -> Result<LinkState, Failure> {
-    let last = store.last_event_of(local, REMOTE_LINK)?;
-    let payload = match last.map(|e| e.payload) {
-        Some(orrery_store::EventPayload::Whole { value }) => value,
-        _ => Value::Null,
+    let last = store.last_event_of(local, EventKind::RemoteLink)?;
+    // Before the first word from its server (or on a cut event), a mirror is taken to answer.
+    let (reachable, message) = match last.as_ref().and_then(|e| e.data()) {
+        Some(EventData::RemoteLink(link)) => (link.reachable, link.message.clone()),
+        _ => (true, None),
     };
-    Ok(LinkState {
-        reachable: payload["reachable"] != false,
-        message: payload["message"].as_str().map(str::to_string),
-        following,
-    })
+    Ok(LinkState { reachable, message, following })
 }
 
 /// What the run views ask of a mirror; the server does it.

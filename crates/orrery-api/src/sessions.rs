@@ -113,37 +113,9 @@ pub struct EventsArguments {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Events {
     /// In commit order; each names its session, its `seq` there and its `global_seq`.
-    pub events: Vec<EventView>,
+    pub events: Vec<Event>,
     /// The newest `global_seq` of the store when read: more may follow.
     pub last_global_seq: u64,
-}
-
-/// An event as the store keeps it (see `orrery_store::Event`).
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct EventView {
-    pub session_id: String,
-    pub seq: u64,
-    pub global_seq: u64,
-    pub time_ms: i64,
-    pub kind: String,
-    pub run_id: Option<String>,
-    /// `{"form": "whole", "value": ...}`, or `{"form": "cut", "prefix", "full_len",
-    /// "full_sha256"}` for a payload longer than 64 KiB.
-    pub payload: Value,
-}
-
-impl From<orrery_store::Event> for EventView {
-    fn from(e: orrery_store::Event) -> Self {
-        EventView {
-            payload: serde_json::to_value(&e.payload).unwrap_or(Value::Null),
-            session_id: e.session_id,
-            seq: e.seq,
-            global_seq: e.global_seq,
-            time_ms: e.time_ms,
-            kind: e.kind,
-            run_id: e.run_id.map(|r| r.as_str().to_string()),
-        }
-    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -246,9 +218,9 @@ pub struct AttemptDetails {
     /// How long it ran (so far, while it runs), in milliseconds.
     pub duration_ms: i64,
     /// For a task executed by an agent on an MQTT broker: the steps of its dispatch, in order
-    /// (`orrery_engine::broker::DISPATCH` payloads: allocated to an agent, published again,
-    /// its agents silent); empty otherwise.
-    pub dispatch: Vec<Value>,
+    /// (its `broker_dispatch` events: allocated to an agent, published again, its agents
+    /// silent); empty otherwise.
+    pub dispatch: Vec<BrokerDispatch>,
 }
 
 /// A session as a list of runs shows it.
@@ -622,11 +594,11 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 let steps = store.steps(&attempt.run_id)?;
                 let duration_ms = attempt.finished_ms.unwrap_or_else(now_ms) - attempt.started_ms;
                 let dispatch = store
-                    .run_events(&attempt.run_id, orrery_engine::broker::DISPATCH)?
+                    .run_events(&attempt.run_id, EventKind::BrokerDispatch)?
                     .into_iter()
                     .filter_map(|e| match e.payload {
-                        orrery_store::EventPayload::Whole { value } => Some(value),
-                        orrery_store::EventPayload::Cut { .. } => None,
+                        EventPayload::Whole(EventData::BrokerDispatch(step)) => Some(step),
+                        _ => None,
                     })
                     .collect();
                 Ok(AttemptDetails { attempt, steps, duration_ms, dispatch })
@@ -850,10 +822,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             api.blocking(move |db| {
                 let store = open(db)?;
                 let events = store.events_since(args.after, args.limit.unwrap_or(200))?;
-                Ok(Events {
-                    events: events.into_iter().map(EventView::from).collect(),
-                    last_global_seq: store.last_global_seq()?,
-                })
+                Ok(Events { events, last_global_seq: store.last_global_seq()? })
             })
             .await
         },

@@ -14,7 +14,7 @@
 use super::*;
 
 use orrery_blueprint::SessionState;
-use orrery_store::{kinds, RunId, Store, SubmittedTask};
+use orrery_store::{DataUpdated, EventData, RunId, Store, SubmittedTask};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -142,12 +142,12 @@ impl RunWatcher {
             }
             for (event, artifacts) in page.events {
                 after = event.seq;
-                if event.kind == kinds::ATTEMPT_SETTLED {
+                if matches!(event.data(), Some(EventData::AttemptSettled(_))) {
                     if let Some(done) = event.run_id.as_ref().and_then(|r| self.settled.remove(r)) {
                         let _ = done.send(());
                     }
                 }
-                let items = if event.kind == kinds::DATA_UPDATED {
+                let items = if matches!(event.data(), Some(EventData::DataUpdated(_))) {
                     artifacts.into_iter().map(StreamItem::Artifact).collect()
                 } else {
                     vec![StreamItem::Progress(serde_json::to_value(&event).unwrap_or(Value::Null))]
@@ -209,14 +209,16 @@ impl RunWatcher {
                 let mut page = Vec::new();
                 for event in events {
                     let mut artifacts = Vec::new();
-                    match (event.kind.as_str(), &event.run_id) {
-                        (kinds::ATTEMPT_STARTED, Some(run_id)) => {
+                    match (event.data(), &event.run_id) {
+                        (Some(EventData::AttemptStarted(_)), Some(run_id)) => {
                             let attempt = store.attempt(run_id)?;
                             if let Some(path) = attempt.log_path {
                                 logs.push((run_id.clone(), attempt.node, attempt.attempt, path));
                             }
                         }
-                        (kinds::DATA_UPDATED, _) => artifacts = written(&store, &session_id, &event)?,
+                        (Some(EventData::DataUpdated(updated)), _) => {
+                            artifacts = written(&store, &session_id, updated)?
+                        }
                         _ => {}
                     }
                     page.push((event, artifacts));
@@ -277,16 +279,15 @@ async fn ours(wake: &mut tokio::sync::broadcast::Receiver<Event>, session_id: &s
     }
 }
 
-/// The values a `data_updated` event says were written: `{"keys": {instance: [key, ...]}}`.
-fn written(store: &Store, session_id: &str, event: &Event) -> Result<Vec<Artifact>, Failure> {
-    let orrery_store::EventPayload::Whole { value } = &event.payload else { return Ok(Vec::new()) };
+/// The values a `data_updated` event says were written.
+fn written(store: &Store, session_id: &str, updated: &DataUpdated) -> Result<Vec<Artifact>, Failure> {
     let mut artifacts = Vec::new();
-    for (instance, keys) in value.get("keys").and_then(Value::as_object).into_iter().flatten() {
-        for key in keys.as_array().into_iter().flatten().filter_map(Value::as_str) {
+    for (instance, keys) in &updated.keys {
+        for key in keys {
             // A value written again since holds its newest content: the stream shows what is
             // stored when it looks.
             if let Some(value) = store.data_value(session_id, instance, key)? {
-                artifacts.push(Artifact { instance: instance.clone(), key: key.to_string(), value });
+                artifacts.push(Artifact { instance: instance.clone(), key: key.clone(), value });
             }
         }
     }

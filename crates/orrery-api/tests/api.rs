@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use orrery_api::{Api, ApiOptions, CallError, Envelope};
+use orrery_api::{Api, ApiOptions, CallError, Envelope, EventData};
 use serde_json::{json, Value};
 
 struct Fixture {
@@ -55,8 +55,8 @@ impl Fixture {
 async fn wait_for(events: &mut tokio::sync::broadcast::Receiver<orrery_store::Event>, kind: &str, node: &str) {
     loop {
         let event = events.recv().await.expect("events");
-        let orrery_store::EventPayload::Whole { value } = &event.payload else { continue };
-        if event.kind == kind && value["node"] == node {
+        let wire = serde_json::to_value(&event).expect("an event serializes");
+        if event.kind() == kind && wire["payload"]["value"]["node"] == node {
             return;
         }
     }
@@ -354,12 +354,12 @@ async fn a_session_started_through_the_facade_runs_in_the_background_and_is_read
     while let Ok(event) = events.try_recv() {
         assert_eq!(event.session_id, id);
         // Transient log growth is not stored; the rest is read back below.
-        if event.kind != orrery_api::LOG_GREW {
+        if !matches!(event.data(), Some(EventData::LogGrew(_))) {
             live.push(event);
         }
     }
-    assert_eq!(live.first().map(|e| e.kind.as_str()), Some("session_created"));
-    assert!(live.iter().any(|e| e.kind == "attempt_settled"));
+    assert_eq!(live.first().map(|e| e.kind()), Some("session_created"));
+    assert!(live.iter().any(|e| matches!(e.data(), Some(EventData::AttemptSettled(_)))));
     // What a client that saw the first three events missed, read back from the store: the rest.
     let missed = fx.ok("read_events", json!({"after": live[2].global_seq})).await;
     let globals: Vec<u64> =
@@ -718,17 +718,16 @@ async fn a_running_attempts_log_growth_is_announced_on_the_event_stream_without_
     let mut carried = String::new();
     let mut last_stored = 0;
     while let Ok(event) = events.try_recv() {
-        if event.kind != orrery_api::LOG_GREW {
+        let Some(EventData::LogGrew(grew)) = event.data() else {
             last_stored = event.global_seq;
             continue;
-        }
-        let orrery_store::EventPayload::Whole { value } = &event.payload else { panic!("a whole payload") };
-        assert_eq!((value["node"].as_str(), event.seq), (Some("chatty.a"), 0), "transient: {event:?}");
+        };
+        assert_eq!((grew.node.as_str(), event.seq), ("chatty.a", 0), "transient: {event:?}");
         assert_eq!(event.global_seq, last_stored, "it carries the last stored event's global_seq");
-        sizes.push(value["file_size"].as_u64().unwrap());
+        sizes.push(grew.file_size);
         // Small growth comes with its bytes, each piece where the last one ended.
-        let (from, text) = (value["from"].as_u64().expect("from"), value["text"].as_str().expect("text"));
-        assert_eq!(from, carried.len() as u64, "{value}");
+        let (from, text) = (grew.from.expect("from"), grew.text.as_deref().expect("text"));
+        assert_eq!(from, carried.len() as u64, "{grew:?}");
         carried.push_str(text);
     }
     assert_eq!(carried, "line 1\nline 2\nline 3\nline 4\n", "the events carried the whole log");
@@ -737,10 +736,7 @@ async fn a_running_attempts_log_growth_is_announced_on_the_event_stream_without_
     let window = fx.ok("read_attempt_log", json!({"session_id": id, "task": "a"})).await;
     assert_eq!(sizes.last().copied(), window["window"]["file_size"].as_u64(), "the last one is the final size");
     let stored = fx.ok("read_events", json!({"after": 0})).await;
-    assert!(
-        stored["events"].as_array().unwrap().iter().all(|e| e["kind"] != orrery_api::LOG_GREW),
-        "log growth is not stored"
-    );
+    assert!(stored["events"].as_array().unwrap().iter().all(|e| e["kind"] != "log_grew"), "log growth is not stored");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -21,10 +21,10 @@
 //! Ctrl-C acknowledgements) come in as notes and are printed as permanent lines.
 
 use crate::run::ask;
+use orrery_api::{Event, EventData, Outcome};
 use orrery_blueprint::{SessionState, TaskState};
-use orrery_engine::agents::interaction::{NOTIFICATION, PROMPT_WAITING};
 use orrery_engine::runner::SessionControl;
-use orrery_store::{kinds, Event, EventPayload, Store};
+use orrery_store::Store;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
@@ -302,7 +302,7 @@ impl LiveState {
     /// Whether the store must be read for what the events do not say: the first event is not
     /// the creation of the session.
     pub fn needs_seed(&self, event: &Event) -> bool {
-        self.session_id.is_empty() && event.kind != kinds::SESSION_CREATED
+        self.session_id.is_empty() && !matches!(event.data(), Some(EventData::SessionCreated(_)))
     }
 
     pub fn counts(&self) -> Counts {
@@ -359,39 +359,37 @@ impl LiveState {
         if self.session_id.is_empty() {
             self.session_id = event.session_id.clone();
         }
-        let value = match &event.payload {
-            EventPayload::Whole { value } => value,
-            // A cut payload is a huge one (outputs, a long message): nothing the display needs.
-            EventPayload::Cut { .. } => &Value::Null,
-        };
-        let text = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        // A cut payload is a huge one (outputs, a long message), and a kind of another build
+        // is not this display's: nothing the display needs.
+        let data = event.data();
         let run = event.run_id.as_ref().map(|r| r.as_str().to_string());
         let is_reset = self.running
-            && event.kind == kinds::TASK_STATE_CHANGED
-            && text("state") == TaskState::Pending.as_str()
-            && matches!(text("previous").as_str(), "SUCCEEDED" | "FAILED" | "SKIPPED");
+            && matches!(data, Some(EventData::TaskStateChanged(changed))
+                if changed.state == TaskState::Pending
+                    && matches!(changed.previous, Some(TaskState::Succeeded | TaskState::Failed | TaskState::Skipped)));
         if !is_reset {
             self.close_loop();
         }
-        match event.kind.as_str() {
-            kinds::SESSION_CREATED => {
-                let name = text("blueprint_id");
-                self.blueprint = if name.is_empty() { text("name") } else { name };
+        let Some(data) = data else { return };
+        match data {
+            EventData::SessionCreated(created) => {
+                let name = &created.blueprint_id;
+                self.blueprint = if name.is_empty() { created.name.clone() } else { name.clone() };
             }
-            kinds::SESSION_STATE_CHANGED => {
+            EventData::SessionStateChanged(changed) => {
                 self.begun = true;
-                let state = serde_json::from_value::<SessionState>(value["state"].clone()).ok();
-                self.running = state == Some(SessionState::Running);
+                let state = changed.state;
+                self.running = state == SessionState::Running;
                 self.ended = match state {
-                    Some(state @ (SessionState::Completed | SessionState::Failed | SessionState::Stopped)) => {
+                    SessionState::Completed | SessionState::Failed | SessionState::Stopped => {
                         Some(Ended { state, at_ms: event.time_ms })
                     }
                     _ => None,
                 };
             }
-            kinds::TASK_STATE_CHANGED => {
-                let Some(state) = TaskState::parse(&text("state")) else { return };
-                let node = text("node");
+            EventData::TaskStateChanged(changed) => {
+                let state = changed.state;
+                let node = changed.node.clone();
                 let i = self.task(&node);
                 let task = &mut self.tasks[i];
                 let was = task.state;
@@ -407,10 +405,10 @@ impl LiveState {
                     self.reset(node, event.seq);
                 }
             }
-            kinds::ATTEMPT_STARTED => {
-                let i = self.task(&text("node"));
+            EventData::AttemptStarted(started) => {
+                let i = self.task(&started.node);
                 let task = &mut self.tasks[i];
-                task.attempt = value.get("attempt").and_then(Value::as_u64).map_or(task.attempt + 1, |a| a as u32);
+                task.attempt = started.attempt;
                 task.since_ms = event.time_ms;
                 task.step = None;
                 task.error = None;
@@ -418,31 +416,39 @@ impl LiveState {
                     self.by_run.insert(run, i);
                 }
             }
-            kinds::ATTEMPT_SETTLED => {
-                let i = self.task(&text("node"));
-                let outcome = &value["outcome"];
-                if let Some(error) = outcome.get("error") {
-                    let field = |k: &str| error.get(k).and_then(Value::as_str).unwrap_or("");
-                    self.tasks[i].error = Some(format!("{}: {}", field("code"), field("message")));
+            EventData::AttemptSettled(settled) => {
+                let i = self.task(&settled.node);
+                if let Outcome::Failed { error, .. } | Outcome::Unknown { error } = &settled.outcome {
+                    self.tasks[i].error = Some(format!("{}: {}", error.code, error.message));
                 }
             }
-            kinds::PROGRESS => {
+            EventData::Progress(progress) => {
                 let Some(&i) = run.as_ref().and_then(|r| self.by_run.get(r)) else { return };
-                let name = text("step");
-                self.tasks[i].step =
-                    Some(StepView { name, percentage: value.get("percentage").and_then(Value::as_u64) });
+                let name = progress.step.clone();
+                self.tasks[i].step = Some(StepView { name, percentage: progress.percentage.map(u64::from) });
             }
-            NOTIFICATION => {
-                let text_of_it = match value.get("values") {
-                    Some(values) => values.to_string(),
-                    None => format!("[{}] {}: {}", text("level"), text("title"), text("message")),
+            EventData::Notification(shown) => {
+                let text_of_it = match &shown.values {
+                    Some(values) => Value::Object(values.clone()).to_string(),
+                    None => {
+                        let level = shown.level.as_ref().and_then(Value::as_str).unwrap_or("");
+                        let text = |t: &Option<String>| t.clone().unwrap_or_default();
+                        format!("[{level}] {}: {}", text(&shown.title), text(&shown.message))
+                    }
                 };
-                self.notices.push(Notice::Notification { node: text("node"), text: text_of_it });
+                self.notices.push(Notice::Notification { node: shown.node.clone(), text: text_of_it });
             }
-            PROMPT_WAITING => {
-                self.notices.push(Notice::Prompt { node: text("node"), message: text("message") });
+            EventData::PromptWaiting(prompt) => {
+                self.notices.push(Notice::Prompt { node: prompt.node.clone(), message: prompt.message.clone() });
             }
-            _ => {}
+            // Nothing of these is on the display.
+            EventData::DataUpdated(_)
+            | EventData::PromptAnswered(_)
+            | EventData::SessionBlueprints(_)
+            | EventData::BrokerDispatch(_)
+            | EventData::LogCapped(_)
+            | EventData::LogGrew(_)
+            | EventData::RemoteLink(_) => {}
         }
     }
 
@@ -666,7 +672,7 @@ pub async fn follow(
                         seed_from_store(&mut state, &db, &event.session_id, false);
                     }
                     state.apply(&event);
-                    if interactive && event.kind == PROMPT_WAITING {
+                    if interactive && matches!(event.data(), Some(EventData::PromptWaiting(_))) {
                         // The question asked is the line kept: no `prompt` notice besides it.
                         let mut notices = state.take_notices();
                         notices.retain(|n| !matches!(n, Notice::Prompt { .. }));
@@ -707,7 +713,26 @@ pub async fn follow(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use orrery_api::{
+        AttemptSettled, AttemptStarted, EventPayload, NotificationShown, ProgressChanged, PromptWaiting,
+        SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
+    };
+    use serde_json::{json, Map};
+
+    fn session_state(state: SessionState) -> EventData {
+        EventData::SessionStateChanged(SessionStateChanged { state, error: None })
+    }
+
+    fn task_state(node: &str, state: &str, previous: Option<&str>) -> EventData {
+        let (instance, task_id) = node.rsplit_once('.').unwrap();
+        EventData::TaskStateChanged(TaskStateChanged {
+            node: node.into(),
+            blueprint_id: instance.into(),
+            task_id: task_id.into(),
+            state: TaskState::parse(state).unwrap(),
+            previous: previous.map(|p| TaskState::parse(p).unwrap()),
+        })
+    }
 
     const T0: i64 = 1_700_000_000_000;
 
@@ -722,54 +747,55 @@ mod tests {
             Session { seq: 0, state: LiveState::new(T0) }
         }
 
-        fn event(&mut self, at: i64, kind: &str, run: Option<&str>, payload: Value) -> &mut Session {
+        fn event(&mut self, at: i64, run: Option<&str>, data: EventData) -> &mut Session {
             self.seq += 1;
             let event = Event {
                 session_id: "s-1".into(),
                 seq: self.seq,
                 global_seq: self.seq,
                 time_ms: T0 + at,
-                kind: kind.into(),
                 run_id: run.map(Into::into),
-                payload: EventPayload::Whole { value: payload },
+                payload: EventPayload::Whole(data),
             };
             self.state.apply(&event);
             self
         }
 
         fn created(&mut self, nodes: &[&str]) -> &mut Session {
-            self.event(0, kinds::SESSION_CREATED, None, json!({"blueprint_id": "bp", "name": "Blueprint"}));
+            let created = SessionCreated {
+                blueprint_hash: "h".into(),
+                blueprint_id: "bp".into(),
+                name: "Blueprint".into(),
+                restarted_from: None,
+            };
+            self.event(0, None, EventData::SessionCreated(created));
             for node in nodes {
                 self.task(0, node, "PENDING", None);
             }
-            self.event(0, kinds::SESSION_STATE_CHANGED, None, json!({"state": "running", "error": null}))
+            self.event(0, None, session_state(SessionState::Running))
         }
 
         fn task(&mut self, at: i64, node: &str, state: &str, previous: Option<&str>) -> &mut Session {
-            self.event(at, kinds::TASK_STATE_CHANGED, None, json!({"node": node, "state": state, "previous": previous}))
+            self.event(at, None, task_state(node, state, previous))
         }
 
         /// The task turns RUNNING and its attempt `attempt` starts, as run `run`.
         fn start(&mut self, at: i64, node: &str, run: &str, attempt: u32) -> &mut Session {
             self.task(at, node, "RUNNING", Some("PENDING"));
-            self.event(
-                at,
-                kinds::ATTEMPT_STARTED,
-                Some(run),
-                json!({"node": node, "attempt": attempt, "agent": "shell.run"}),
-            )
+            let started = AttemptStarted { node: node.into(), attempt, agent: "shell.run".into(), log_path: None };
+            self.event(at, Some(run), EventData::AttemptStarted(started))
         }
 
         fn succeed(&mut self, at: i64, node: &str, run: &str) -> &mut Session {
-            let outcome = json!({"state": "succeeded", "exit_code": 0, "outputs": {}});
-            self.event(at, kinds::ATTEMPT_SETTLED, Some(run), json!({"node": node, "outcome": outcome}));
+            let outcome = Outcome::Succeeded { exit_code: Some(0), outputs: json!({}) };
+            self.event(at, Some(run), EventData::AttemptSettled(AttemptSettled { node: node.into(), outcome }));
             self.task(at, node, "SUCCEEDED", Some("RUNNING"))
         }
 
-        fn progress(&mut self, at: i64, run: &str, step: &str, percentage: Option<u64>) -> &mut Session {
-            let payload =
-                json!({"step": step, "state": "in_progress", "percentage": percentage, "auto_completed": null});
-            self.event(at, kinds::PROGRESS, Some(run), payload)
+        fn progress(&mut self, at: i64, run: &str, step: &str, percentage: Option<u8>) -> &mut Session {
+            let progress =
+                ProgressChanged { step: step.into(), state: StepState::InProgress, percentage, auto_completed: None };
+            self.event(at, Some(run), EventData::Progress(progress))
         }
     }
 
@@ -871,13 +897,13 @@ mod tests {
         assert!(s.state.take_notices().is_empty(), "a loop waits for all its resets");
         s.start(50, "bp.pick", "r3", 2);
         s.start(60, "bp.boom", "r4", 1);
-        let error = json!({"code": "TOOL_FAILURE", "message": "the process exited with code 3"});
-        s.event(
-            70,
-            kinds::ATTEMPT_SETTLED,
-            Some("r4"),
-            json!({"node": "bp.boom", "outcome": {"state": "failed", "exit_code": 3, "error": error}}),
-        );
+        let error = orrery_api::ErrorRecord {
+            code: "TOOL_FAILURE".into(),
+            message: "the process exited with code 3".into(),
+            details: None,
+        };
+        let outcome = Outcome::Failed { exit_code: Some(3), error };
+        s.event(70, Some("r4"), EventData::AttemptSettled(AttemptSettled { node: "bp.boom".into(), outcome }));
         s.task(70, "bp.boom", "FAILED", Some("RUNNING"));
         let notices: Vec<String> = s.state.take_notices().iter().map(|n| n.line().paint(None, false)).collect();
         assert_eq!(
@@ -898,7 +924,7 @@ mod tests {
     fn a_failed_task_put_back_to_pending_by_a_resume_is_no_loop() {
         let mut s = Session::new();
         s.task(0, "bp.boom", "PENDING", Some("FAILED"));
-        s.event(10, kinds::SESSION_STATE_CHANGED, None, json!({"state": "running", "error": null}));
+        s.event(10, None, session_state(SessionState::Running));
         s.start(20, "bp.boom", "r1", 2);
         assert!(s.state.take_notices().is_empty(), "{:?}", s.state.notices);
     }
@@ -907,13 +933,26 @@ mod tests {
     fn notifications_and_prompts_are_kept() {
         let mut s = Session::new();
         s.created(&["bp.hello", "bp.ask"]);
-        s.event(
-            10,
-            NOTIFICATION,
-            Some("r1"),
-            json!({"node": "bp.hello", "level": "info", "title": "Hello", "message": "about to ask"}),
-        );
-        s.event(20, PROMPT_WAITING, Some("r2"), json!({"node": "bp.ask", "message": "Go on?"}));
+        let shown = NotificationShown {
+            node: "bp.hello".into(),
+            task: "hello".into(),
+            task_type: "user_interaction.notify".into(),
+            title: Some("Hello".into()),
+            message: Some("about to ask".into()),
+            level: Some(json!("info")),
+            values: None,
+        };
+        s.event(10, Some("r1"), EventData::Notification(shown));
+        let asked = PromptWaiting {
+            node: "bp.ask".into(),
+            task: "ask".into(),
+            task_type: "user_prompt.confirm".into(),
+            message: "Go on?".into(),
+            outputs: vec!["result".into()],
+            inputs: Map::new(),
+            options: None,
+        };
+        s.event(20, Some("r2"), EventData::PromptWaiting(asked));
         let notices: Vec<String> = s.state.take_notices().iter().map(|n| n.line().paint(None, false)).collect();
         assert_eq!(notices, ["notify     bp.hello [info] Hello: about to ask", "prompt     bp.ask Go on?"]);
     }
@@ -923,7 +962,7 @@ mod tests {
         let mut s = Session::new();
         s.created(&["bp.a", "bp.b", "bp.c"]).start(0, "bp.a", "r1", 1).succeed(500, "bp.a", "r1");
         s.task(600, "bp.b", "SKIPPED", Some("PENDING"));
-        s.event(3_456, kinds::SESSION_STATE_CHANGED, None, json!({"state": "stopped", "error": null}));
+        s.event(3_456, None, session_state(SessionState::Stopped));
         assert_eq!(
             texts(&summary(&s.state, T0 + 99_000), None),
             ["session    stopped after 3.4s: 3 tasks, 1 succeeded, 1 skipped, 1 not run"],
@@ -941,9 +980,8 @@ mod tests {
             seq: 40,
             global_seq: 40,
             time_ms: T0,
-            kind: kinds::SESSION_STATE_CHANGED.into(),
             run_id: None,
-            payload: EventPayload::Whole { value: json!({"state": "running", "error": null}) },
+            payload: EventPayload::Whole(session_state(SessionState::Running)),
         };
         assert!(state.needs_seed(&resumed), "a resume does not start with session_created");
         state.apply(&resumed);
@@ -951,8 +989,7 @@ mod tests {
         let running = Event {
             seq: 41,
             global_seq: 41,
-            kind: kinds::TASK_STATE_CHANGED.into(),
-            payload: EventPayload::Whole { value: json!({"node": "bp.b", "state": "RUNNING", "previous": "PENDING"}) },
+            payload: EventPayload::Whole(task_state("bp.b", "RUNNING", Some("PENDING"))),
             ..resumed
         };
         state.apply(&running);

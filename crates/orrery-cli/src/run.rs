@@ -28,14 +28,15 @@
 use crate::{BrokerArgs, Driving, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_api::broker::BrokerSettings;
+use orrery_api::{BrokerDispatch, Event, EventData, EventPayload};
 use orrery_blueprint::{load_runnable, Runnable};
 use orrery_broker::Dispatcher;
-use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_WAITING};
-use orrery_engine::broker::{BrokerOptions, DISPATCH};
+use orrery_engine::agents::interaction::{Answers, WhenUnanswered};
+use orrery_engine::broker::BrokerOptions;
 use orrery_engine::runner::{
     restart_session, resume_session, run_session, RunError, RunOptions, RunReport, SessionControl,
 };
-use orrery_store::{Event, EventPayload, StoreError};
+use orrery_store::StoreError;
 use serde_json::{Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -202,7 +203,7 @@ where
                 }
                 while let Ok(event) = receiver.recv().await {
                     print_event(&event, format);
-                    if interactive && event.kind == PROMPT_WAITING {
+                    if interactive && matches!(event.data(), Some(EventData::PromptWaiting(_))) {
                         ask(&event, &control).await;
                     }
                 }
@@ -282,13 +283,12 @@ fn json_or_text(value: &str) -> Value {
 /// line typed as its answer. The line is read on its own thread, so that a Ctrl-C stop is not
 /// held up by a read nobody finishes; end of input stops the session.
 pub(crate) async fn ask(event: &Event, control: &SessionControl) {
-    let EventPayload::Whole { value: prompt } = &event.payload else { return };
-    let field = |k: &str| prompt.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let (node, task) = (field("node"), field("task"));
-    if control.answers().get(&node, &task).is_some() {
+    let Some(EventData::PromptWaiting(prompt)) = event.data() else { return };
+    let node = &prompt.node;
+    if control.answers().get(node, &prompt.task).is_some() {
         return;
     }
-    let options = match prompt.get("options") {
+    let options = match &prompt.options {
         Some(Value::Array(options)) if !options.is_empty() => {
             let list: Vec<String> =
                 options.iter().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_string)).collect();
@@ -296,7 +296,7 @@ pub(crate) async fn ask(event: &Event, control: &SessionControl) {
         }
         _ => String::new(),
     };
-    eprint!("? {node}: {}{options} > ", field("message"));
+    eprint!("? {node}: {}{options} > ", prompt.message);
     let _ = std::io::stderr().flush();
     let (tx, mut rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
@@ -345,43 +345,60 @@ fn print_event(event: &Event, format: ReportFormat) {
             }
         }
         ReportFormat::Text => {
-            let payload = match &event.payload {
-                EventPayload::Whole { value } => value.clone(),
-                EventPayload::Cut { .. } => Value::Null,
-            };
-            let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            let line = match event.kind.as_str() {
-                "task_state_changed" => format!("{:<10} {}", field("state"), field("node")),
-                "session_state_changed" => format!("session    {}", field("state")),
-                NOTIFICATION => {
-                    let text = match payload.get("values") {
-                        Some(values) => values.to_string(),
-                        None => format!("[{}] {}: {}", field("level"), field("title"), field("message")),
-                    };
-                    format!("{:<10} {} {text}", "notify", field("node"))
+            let kind = event.kind();
+            let line = match &event.payload {
+                EventPayload::Whole(data) => text_line(kind, data),
+                // A kind of another build: its name and node, as far as they can be read.
+                EventPayload::Unknown { value, .. } => {
+                    format!("{kind:<10} {}", value.get("node").and_then(Value::as_str).unwrap_or(""))
                 }
-                PROMPT_WAITING => format!("{:<10} {} {}", "prompt", field("node"), field("message")),
-                "attempt_settled" => {
-                    let outcome = payload.get("outcome").map(Value::to_string).unwrap_or_default();
-                    format!("settled    {} {outcome}", field("node"))
-                }
-                DISPATCH => {
-                    let step = match field("step").as_str() {
-                        "allocated" => format!("allocated to agent {}", field("agent")),
-                        "republished" => format!("unclaimed, published again ({})", payload["n"]),
-                        "silent" => format!(
-                            "agents {} went silent: published again as {}",
-                            payload["agents"],
-                            field("assignment")
-                        ),
-                        other => other.to_string(),
-                    };
-                    format!("{:<10} {} {step}", "broker", field("node"))
-                }
-                other => format!("{other:<10} {}", field("node")),
+                EventPayload::Cut { .. } => format!("{kind:<10} "),
             };
             out(&format!("{:>5} {line}", event.seq));
         }
+    }
+}
+
+/// The text report's line for an event of kind `kind`.
+fn text_line(kind: &str, data: &EventData) -> String {
+    match data {
+        EventData::TaskStateChanged(changed) => format!("{:<10} {}", changed.state.as_str(), changed.node),
+        EventData::SessionStateChanged(changed) => format!("session    {}", changed.state.as_str()),
+        EventData::Notification(shown) => {
+            let text = match &shown.values {
+                Some(values) => Value::Object(values.clone()).to_string(),
+                None => {
+                    let level = shown.level.as_ref().and_then(Value::as_str).unwrap_or("");
+                    let said = |t: &Option<String>| t.clone().unwrap_or_default();
+                    format!("[{level}] {}: {}", said(&shown.title), said(&shown.message))
+                }
+            };
+            format!("{:<10} {} {text}", "notify", shown.node)
+        }
+        EventData::PromptWaiting(prompt) => format!("{:<10} {} {}", "prompt", prompt.node, prompt.message),
+        EventData::AttemptSettled(settled) => {
+            format!("settled    {} {}", settled.node, serde_json::to_string(&settled.outcome).unwrap_or_default())
+        }
+        EventData::BrokerDispatch(step) => {
+            let (node, step) = match step {
+                BrokerDispatch::Allocated { node, agent, .. } => (node, format!("allocated to agent {agent}")),
+                BrokerDispatch::Republished { node, n, .. } => (node, format!("unclaimed, published again ({n})")),
+                BrokerDispatch::Silent { node, agents, assignment } => {
+                    let agents = serde_json::to_string(agents).unwrap_or_default();
+                    (node, format!("agents {agents} went silent: published again as {assignment}"))
+                }
+            };
+            format!("{:<10} {node} {step}", "broker")
+        }
+        EventData::AttemptStarted(started) => format!("{kind:<10} {}", started.node),
+        EventData::PromptAnswered(answered) => format!("{kind:<10} {}", answered.node),
+        EventData::LogCapped(capped) => format!("{kind:<10} {}", capped.node),
+        EventData::LogGrew(grew) => format!("{kind:<10} {}", grew.node),
+        EventData::SessionCreated(_)
+        | EventData::Progress(_)
+        | EventData::DataUpdated(_)
+        | EventData::SessionBlueprints(_)
+        | EventData::RemoteLink(_) => format!("{kind:<10} "),
     }
 }
 

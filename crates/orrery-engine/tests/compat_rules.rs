@@ -46,7 +46,7 @@ use std::time::Duration;
 use orrery_blueprint::{Blueprint, SessionState, TaskState};
 use orrery_engine::interventions::reset_task;
 use orrery_engine::runner::{resume_session, run_session, RunReport};
-use orrery_store::{Attempt, AttemptState, EventPayload, Store};
+use orrery_store::{Attempt, AttemptState, EventData, Store};
 use serde_json::{json, Map, Value};
 
 mod common;
@@ -103,9 +103,10 @@ impl Ran {
         }
         events
             .iter()
-            .filter(|e| e.kind == "task_state_changed")
-            .filter_map(|e| match &e.payload {
-                EventPayload::Whole { value } if value["node"] == node => value["state"].as_str().map(str::to_string),
+            .filter_map(|e| match e.data() {
+                Some(EventData::TaskStateChanged(changed)) if changed.node == node => {
+                    Some(changed.state.as_str().to_string())
+                }
                 _ => None,
             })
             .collect()

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use orrery_blueprint::{load, Blueprint, Library, SessionState, TaskState, ValidBlueprint};
-use orrery_engine::agents::interaction::{Answers, WhenUnanswered, NOTIFICATION, PROMPT_ANSWERED, PROMPT_WAITING};
+use orrery_engine::agents::interaction::{Answers, WhenUnanswered};
 use orrery_engine::runner::{run_session, RunError, RunOptions, RunReport, SessionControl};
-use orrery_store::{Event, EventPayload, Store};
+use orrery_store::{Event, Store};
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
@@ -84,12 +84,14 @@ impl Fixture {
     }
 }
 
+/// The event's data as the wire carries it.
 fn payload(event: &Event) -> Value {
-    match &event.payload {
-        EventPayload::Whole { value } => value.clone(),
-        EventPayload::Cut { .. } => Value::Null,
-    }
+    serde_json::to_value(event).expect("an event serializes")["payload"]["value"].clone()
 }
+
+const PROMPT_WAITING: &str = "prompt_waiting";
+const PROMPT_ANSWERED: &str = "prompt_answered";
+const NOTIFICATION: &str = "notification";
 
 fn drain(receiver: &mut broadcast::Receiver<Event>) -> Vec<Event> {
     let mut events = Vec::new();
@@ -110,7 +112,7 @@ async fn a_confirm_answered_while_it_waits_completes_and_its_answer_is_in_sessio
             .await
             .expect("a prompt in time")
             .expect("events");
-        if event.kind == PROMPT_WAITING {
+        if event.kind() == PROMPT_WAITING {
             break payload(&event);
         }
     };
@@ -125,7 +127,7 @@ async fn a_confirm_answered_while_it_waits_completes_and_its_answer_is_in_sessio
     assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
     assert_eq!(fx.data(&report, "decision"), Some(json!("No")));
     let answered = std::iter::from_fn(|| receiver.try_recv().ok())
-        .find(|e| e.kind == PROMPT_ANSWERED)
+        .find(|e| e.kind() == PROMPT_ANSWERED)
         .expect("the answer is announced");
     assert_eq!(payload(&answered), json!({"node": "root.confirm", "outputs": {"result": "No"}}));
     assert_eq!(fx.node_state(&report, "root.confirm"), TaskState::Succeeded);
@@ -140,7 +142,7 @@ async fn a_pre_seeded_answer_is_taken_at_once_and_one_outside_the_options_fails_
     let report = handle.await.expect("the runner task").expect("the session runs");
     assert_eq!(report.state, SessionState::Completed, "{:?}", report.error);
     assert_eq!(fx.data(&report, "decision"), Some(json!("Yes")));
-    let kinds: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).map(|e| e.kind).collect();
+    let kinds: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).map(|e| e.kind().to_string()).collect();
     let waiting = kinds.iter().position(|k| k == PROMPT_WAITING).expect("the prompt was published");
     assert_eq!(kinds.get(waiting + 1).map(String::as_str), Some(PROMPT_ANSWERED), "{kinds:?}");
 
@@ -179,7 +181,7 @@ async fn a_stop_while_a_prompt_waits_stops_the_session() {
             .await
             .expect("a prompt in time")
             .expect("events");
-        if event.kind == PROMPT_WAITING {
+        if event.kind() == PROMPT_WAITING {
             break;
         }
     }
@@ -209,7 +211,7 @@ async fn notify_and_user_output_succeed_without_an_answer_and_user_input_takes_o
     assert_eq!(fx.data(&report, "name"), Some(json!("Ada")));
     assert_eq!(fx.data(&report, "status"), Some(json!("displayed")));
 
-    let shown: Vec<Value> = drain(&mut receiver).iter().filter(|e| e.kind == NOTIFICATION).map(payload).collect();
+    let shown: Vec<Value> = drain(&mut receiver).iter().filter(|e| e.kind() == NOTIFICATION).map(payload).collect();
     assert_eq!(shown.len(), 2);
     assert_eq!(shown[0]["title"], json!("Hi Ada"));
     assert_eq!(shown[0]["message"], json!("{name} {unknown}"), "an unknown key keeps the template");

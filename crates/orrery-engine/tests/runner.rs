@@ -114,7 +114,7 @@ async fn a_linear_blueprint_completes_and_outputs_flow_into_the_next_tasks_input
     let stored = ran.store.events_after(&ran.report.session_id, 0, 200).expect("events read");
     assert_eq!(stored, ran.events);
     let last = ran.events.last().expect("events were sent");
-    assert_eq!(last.kind, "session_state_changed");
+    assert_eq!(last.kind(), "session_state_changed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -458,10 +458,10 @@ async fn a_stop_cancels_the_running_process_settles_it_cancelled_and_the_session
     // What was committed was announced, ending with the stop.
     let stored = ran.store.events_after(&ran.report.session_id, 0, 200).expect("events read");
     assert_eq!(stored.last(), ran.events.last());
-    let orrery_store::EventPayload::Whole { value } = &stored.last().expect("events").payload else {
-        panic!("a small payload")
+    let Some(orrery_store::EventData::SessionStateChanged(last)) = stored.last().expect("events").data() else {
+        panic!("the last event is the session's state: {stored:?}")
     };
-    assert_eq!(value["state"], "stopped");
+    assert_eq!(last.state, orrery_store::SessionState::Stopped);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -529,7 +529,7 @@ async fn progress_lines_become_the_attempts_steps_in_order_all_done_after_succes
     assert_eq!(names, ["fetch", "build", "test"]);
     assert!(steps.iter().all(|s| s.state == orrery_store::StepState::Done), "{steps:?}");
     // Each report was committed, then announced, in order with everything else.
-    let progress: Vec<&Event> = ran.events.iter().filter(|e| e.kind == "progress").collect();
+    let progress: Vec<&Event> = ran.events.iter().filter(|e| e.kind() == "progress").collect();
     assert!(progress.len() >= 3, "{progress:?}");
     assert!(progress.iter().all(|e| e.run_id.as_ref() == Some(&work.run_id)));
     let stored = ran.store.events_after(&ran.report.session_id, 0, 200).expect("events read");
@@ -562,8 +562,8 @@ async fn every_event_is_committed_before_an_observer_sees_it() {
                 let stored = observer.events_after(&event.session_id, event.seq - 1, 1).expect("events read");
                 assert_eq!(stored.first(), Some(&event), "announced before it was committed");
                 checked += 1;
-                if event.kind == "session_state_changed"
-                    && matches!(&event.payload, orrery_store::EventPayload::Whole { value } if value["state"] == "completed")
+                if matches!(event.data(), Some(orrery_store::EventData::SessionStateChanged(s))
+                    if s.state == orrery_store::SessionState::Completed)
                 {
                     break;
                 }

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::SqliteResultExt;
-use crate::events::{append, kinds, Event};
+use crate::event_data::{AttemptSettled, AttemptStarted, EventData, TaskStateChanged};
+use crate::events::{append, Event};
 use crate::sessions::{require_session, ErrorRecord};
 use crate::{Store, StoreError, Tx};
 
@@ -359,13 +360,13 @@ impl Store {
             record_input_sources(tx, session_id, &run, &new.input_sources)?;
             let mut events = Vec::new();
             events.extend(set_node_state(tx, session_id, node, TaskState::Running)?);
-            events.push(append(
-                tx,
-                session_id,
-                kinds::ATTEMPT_STARTED,
-                Some(&run.run_id),
-                &json!({"node": node, "attempt": attempt, "agent": run.agent, "log_path": run.log_path}),
-            )?);
+            let started = AttemptStarted {
+                node: node.to_string(),
+                attempt,
+                agent: run.agent.clone(),
+                log_path: run.log_path.as_ref().map(|p| p.to_string_lossy().into_owned()),
+            };
+            events.push(append(tx, session_id, Some(&run.run_id), EventData::AttemptStarted(started))?);
             Ok((run, events))
         })
     }
@@ -514,13 +515,8 @@ impl Store {
             if outcome.state() == AttemptState::Succeeded {
                 crate::progress::complete_all_steps(tx, run_id)?;
             }
-            let mut events = vec![append(
-                tx,
-                &session_id,
-                kinds::ATTEMPT_SETTLED,
-                Some(run_id),
-                &json!({"node": node, "outcome": outcome}),
-            )?];
+            let settled = AttemptSettled { node: node.clone(), outcome: outcome.clone() };
+            let mut events = vec![append(tx, &session_id, Some(run_id), EventData::AttemptSettled(settled))?];
             if !settlement.data.is_empty() {
                 events.push(crate::data::put_data_in(tx, &session_id, &settlement.data, Some(run_id))?);
             }
@@ -623,14 +619,14 @@ pub(crate) fn set_node_state(
         .and_then(|mut s| s.execute(params![session_id, node, state.as_str(), tx.now_ms]))
         .at(tx.path)?;
     let (instance, task_id) = node.rsplit_once('.').unwrap_or(("", node));
-    append(
-        tx,
-        session_id,
-        kinds::TASK_STATE_CHANGED,
-        None,
-        &json!({"node": node, "blueprint_id": instance, "task_id": task_id, "state": state, "previous": previous}),
-    )
-    .map(Some)
+    let changed = TaskStateChanged {
+        node: node.to_string(),
+        blueprint_id: instance.to_string(),
+        task_id: task_id.to_string(),
+        state,
+        previous: previous.as_deref().and_then(TaskState::parse),
+    };
+    append(tx, session_id, None, EventData::TaskStateChanged(changed)).map(Some)
 }
 
 /// The error for a write refused because `run_id` is not running (or does not exist).

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{params, OptionalExtension};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::attempts::RunId;
 use crate::error::SqliteResultExt;
-use crate::events::{append, kinds, Event};
+use crate::event_data::{DataUpdated, EventData};
+use crate::events::{append, Event};
 use crate::sessions::require_session;
 use crate::{Store, StoreError, Tx};
 
@@ -172,14 +173,14 @@ pub(crate) fn put_data_in(
                  DO UPDATE SET value_json = ?4, updated_ms = ?5, run_id = ?6",
         )
         .at(tx.path)?;
-    let mut keys: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut keys: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let writer = writer.map(RunId::as_str);
     for (instance, key, value) in writes {
         stmt.execute(params![session_id, instance, key, value.to_string(), tx.now_ms, writer]).at(tx.path)?;
-        keys.entry(instance).or_default().push(key);
+        keys.entry(instance.to_string()).or_default().push(key.to_string());
     }
     drop(stmt);
-    append(tx, session_id, kinds::DATA_UPDATED, None, &json!({"keys": keys}))
+    append(tx, session_id, None, EventData::DataUpdated(DataUpdated { keys }))
 }
 
 fn parse_value(

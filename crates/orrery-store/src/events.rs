@@ -7,13 +7,17 @@
 //! in which they were committed, which a client following the whole store resumes from
 //! ([`Store::events_since`]).
 
+use std::borrow::Cow;
+
 use rusqlite::{params, Connection, OptionalExtension};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::attempts::RunId;
 use crate::canonical::sha256_hex;
 use crate::error::SqliteResultExt;
+use crate::event_data::{EventData, EventKind};
 use crate::{Store, StoreError, Tx};
 
 /// Payloads longer than this (in bytes of JSON text) are cut; the event keeps the full text's
@@ -23,50 +27,208 @@ pub const MAX_EVENT_PAYLOAD_BYTES: usize = 64 * 1024;
 /// The largest page [`Store::events_after`] returns (docs/format.md §7: 1..200).
 pub const MAX_PAGE_LIMIT: u32 = 200;
 
-/// Event kinds the store itself appends; callers may append any other kind.
-pub mod kinds {
-    pub const SESSION_CREATED: &str = "session_created";
-    pub const SESSION_STATE_CHANGED: &str = "session_state_changed";
-    pub const TASK_STATE_CHANGED: &str = "task_state_changed";
-    pub const ATTEMPT_STARTED: &str = "attempt_started";
-    pub const ATTEMPT_SETTLED: &str = "attempt_settled";
-    pub const PROGRESS: &str = "progress";
-    pub const DATA_UPDATED: &str = "data_updated";
-}
-
+/// An event of a session's log. On the wire (and in `serde`) it keeps the store's shape:
+/// `{session_id, seq, global_seq, time_ms, kind, run_id, payload}`, the payload being
+/// `{"form": "whole", "value": <the kind's data>}` or, for one longer than 64 KiB,
+/// `{"form": "cut", "prefix", "full_len", "full_sha256"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "WireEvent", into = "WireEvent")]
 pub struct Event {
     pub session_id: String,
     pub seq: u64,
     /// Its place among every session's events of the store: 1, 2, 3... in commit order.
     pub global_seq: u64,
     pub time_ms: i64,
-    pub kind: String,
     pub run_id: Option<RunId>,
     pub payload: EventPayload,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "form", rename_all = "snake_case")]
+/// What an event says, as far as this build can read it.
+#[derive(Debug, Clone, PartialEq)]
 pub enum EventPayload {
-    Whole {
-        value: Value,
-    },
+    Whole(EventData),
     /// The first bytes of the JSON text (cut at a character boundary, so not valid JSON), with
     /// the length and sha256 of the full text.
     Cut {
+        kind: String,
         prefix: String,
         full_len: u64,
         full_sha256: String,
     },
+    /// A kind this build does not know, or JSON its kind's data does not read: an older or
+    /// newer Orrery wrote it. Kept as it is, never dropped.
+    Unknown {
+        kind: String,
+        value: Value,
+    },
+}
+
+impl Event {
+    /// The kind's name, as the store keeps it.
+    pub fn kind(&self) -> &str {
+        match &self.payload {
+            EventPayload::Whole(data) => data.kind().as_str(),
+            EventPayload::Cut { kind, .. } | EventPayload::Unknown { kind, .. } => kind,
+        }
+    }
+
+    /// Its data, when whole and of a kind this build reads.
+    pub fn data(&self) -> Option<&EventData> {
+        match &self.payload {
+            EventPayload::Whole(data) => Some(data),
+            EventPayload::Cut { .. } | EventPayload::Unknown { .. } => None,
+        }
+    }
 }
 
 /// An event a caller appends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
-    pub kind: String,
     pub run_id: Option<RunId>,
-    pub payload: Value,
+    pub data: EventData,
+}
+
+/// [`Event`] as the wire and the database carry it.
+#[derive(Serialize, Deserialize)]
+struct WireEvent {
+    session_id: String,
+    seq: u64,
+    global_seq: u64,
+    time_ms: i64,
+    kind: String,
+    run_id: Option<RunId>,
+    payload: WirePayload,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "form", rename_all = "snake_case")]
+enum WirePayload {
+    Whole { value: Value },
+    Cut { prefix: String, full_len: u64, full_sha256: String },
+}
+
+impl WirePayload {
+    fn read(self, kind: String) -> EventPayload {
+        match self {
+            WirePayload::Whole { value } => match EventData::from_parts(&kind, &value) {
+                Some(data) => EventPayload::Whole(data),
+                None => EventPayload::Unknown { kind, value },
+            },
+            WirePayload::Cut { prefix, full_len, full_sha256 } => {
+                EventPayload::Cut { kind, prefix, full_len, full_sha256 }
+            }
+        }
+    }
+}
+
+impl From<WireEvent> for Event {
+    fn from(w: WireEvent) -> Event {
+        Event {
+            session_id: w.session_id,
+            seq: w.seq,
+            global_seq: w.global_seq,
+            time_ms: w.time_ms,
+            run_id: w.run_id,
+            payload: w.payload.read(w.kind),
+        }
+    }
+}
+
+impl From<Event> for WireEvent {
+    fn from(e: Event) -> WireEvent {
+        let (kind, payload) = match e.payload {
+            EventPayload::Whole(data) => {
+                let (kind, value) = data.to_parts();
+                (kind.to_string(), WirePayload::Whole { value })
+            }
+            EventPayload::Cut { kind, prefix, full_len, full_sha256 } => {
+                (kind, WirePayload::Cut { prefix, full_len, full_sha256 })
+            }
+            EventPayload::Unknown { kind, value } => (kind, WirePayload::Whole { value }),
+        };
+        WireEvent {
+            session_id: e.session_id,
+            seq: e.seq,
+            global_seq: e.global_seq,
+            time_ms: e.time_ms,
+            kind,
+            run_id: e.run_id,
+            payload,
+        }
+    }
+}
+
+/// The schema of a cut payload, named once in generated code.
+struct CutForm;
+
+impl JsonSchema for CutForm {
+    fn schema_name() -> Cow<'static, str> {
+        "EventCut".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A payload longer than 64 KiB: the first bytes of its JSON text (not valid JSON), with the length and sha256 of the whole.",
+            "type": "object",
+            "properties": {
+                "form": {"const": "cut"},
+                "prefix": generator.subschema_for::<String>(),
+                "full_len": generator.subschema_for::<u64>(),
+                "full_sha256": generator.subschema_for::<String>(),
+            },
+            "required": ["form", "prefix", "full_len", "full_sha256"],
+        })
+    }
+}
+
+/// The wire shape as a union by kind: each kind's payload is its data whole, or cut. An event of
+/// a kind this build does not know is not in the union; a reader of it passes it by.
+impl JsonSchema for Event {
+    fn schema_name() -> Cow<'static, str> {
+        // `Event` alone is the DOM's, in the UI's generated code.
+        "SessionEvent".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let cut = generator.subschema_for::<CutForm>();
+        let kinds: Vec<Value> = crate::event_data::data_schemas(generator)
+            .into_iter()
+            .map(|(kind, data)| {
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "kind": {"const": kind},
+                        "payload": {"oneOf": [
+                            {
+                                "type": "object",
+                                "properties": {"form": {"const": "whole"}, "value": data},
+                                "required": ["form", "value"],
+                            },
+                            cut,
+                        ]},
+                    },
+                    "required": ["kind", "payload"],
+                })
+            })
+            .collect();
+        json_schema!({
+            "description": "An event of a session's log, by kind.",
+            "allOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "session_id": generator.subschema_for::<String>(),
+                        "seq": generator.subschema_for::<u64>(),
+                        "global_seq": generator.subschema_for::<u64>(),
+                        "time_ms": generator.subschema_for::<i64>(),
+                        "run_id": generator.subschema_for::<Option<RunId>>(),
+                    },
+                    "required": ["session_id", "seq", "global_seq", "time_ms"],
+                },
+                {"oneOf": kinds},
+            ],
+        })
+    }
 }
 
 impl Store {
@@ -77,13 +239,10 @@ impl Store {
         event: &NewEvent,
         request_id: Option<&str>,
     ) -> Result<Event, StoreError> {
-        if event.kind.is_empty() {
-            return Err(StoreError::invalid("an event needs a kind"));
-        }
-        let args = (session_id, event);
+        let args = (session_id, &event.run_id, &event.data);
         self.write_once(request_id, "append_event", &args, |tx| {
             crate::sessions::require_session(tx.sql, tx.path, session_id)?;
-            append(tx, session_id, &event.kind, event.run_id.as_ref(), &event.payload)
+            append(tx, session_id, event.run_id.as_ref(), event.data.clone())
         })
     }
 
@@ -108,14 +267,14 @@ impl Store {
     }
 
     /// The latest event of kind `kind` of a session.
-    pub fn last_event_of(&self, session_id: &str, kind: &str) -> Result<Option<Event>, StoreError> {
+    pub fn last_event_of(&self, session_id: &str, kind: EventKind) -> Result<Option<Event>, StoreError> {
         let raw = self.read(|conn, path| {
             conn.prepare_cached(
                 "SELECT session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256, global_seq
                  FROM events WHERE session_id = ?1 AND kind = ?2 ORDER BY seq DESC LIMIT 1",
             )
             .at(path)?
-            .query_row(params![session_id, kind], event_row)
+            .query_row(params![session_id, kind.as_str()], event_row)
             .optional()
             .at(path)
         })?;
@@ -123,7 +282,7 @@ impl Store {
     }
 
     /// The events of kind `kind` about the attempt `run_id`, oldest first (the first 200).
-    pub fn run_events(&self, run_id: &RunId, kind: &str) -> Result<Vec<Event>, StoreError> {
+    pub fn run_events(&self, run_id: &RunId, kind: EventKind) -> Result<Vec<Event>, StoreError> {
         self.read(|conn, path| {
             let mut stmt = conn
                 .prepare_cached(
@@ -131,7 +290,7 @@ impl Store {
                      FROM events WHERE run_id = ?1 AND kind = ?2 ORDER BY seq LIMIT ?3",
                 )
                 .at(path)?;
-            let rows = stmt.query_map(params![run_id.as_str(), kind, MAX_PAGE_LIMIT], event_row).at(path)?;
+            let rows = stmt.query_map(params![run_id.as_str(), kind.as_str(), MAX_PAGE_LIMIT], event_row).at(path)?;
             rows.map(|r| r.at(path).and_then(|raw| raw.into_event(path))).collect()
         })
     }
@@ -188,10 +347,10 @@ fn last_global_seq(conn: &Connection, path: &std::path::Path) -> Result<u64, Sto
 pub(crate) fn append(
     tx: &Tx<'_>,
     session_id: &str,
-    kind: &str,
     run_id: Option<&RunId>,
-    payload: &Value,
+    data: EventData,
 ) -> Result<Event, StoreError> {
+    let (kind, payload) = data.to_parts();
     let seq = last_seq(tx.sql, tx.path, session_id)? + 1;
     let global_seq = last_global_seq(tx.sql, tx.path)? + 1;
     let text = payload.to_string();
@@ -202,11 +361,15 @@ pub(crate) fn append(
         }
         let prefix = text[..cut].to_string();
         let sha = sha256_hex(&text);
-        let payload =
-            EventPayload::Cut { prefix: prefix.clone(), full_len: text.len() as u64, full_sha256: sha.clone() };
+        let payload = EventPayload::Cut {
+            kind: kind.to_string(),
+            prefix: prefix.clone(),
+            full_len: text.len() as u64,
+            full_sha256: sha.clone(),
+        };
         (prefix, Some(text.len() as i64), Some(sha), payload)
     } else {
-        (text, None, None, EventPayload::Whole { value: payload.clone() })
+        (text, None, None, EventPayload::Whole(data))
     };
     tx.sql
         .prepare_cached(
@@ -232,7 +395,6 @@ pub(crate) fn append(
         seq,
         global_seq,
         time_ms: tx.now_ms,
-        kind: kind.to_string(),
         run_id: run_id.cloned(),
         payload: event_payload,
     })
@@ -268,9 +430,9 @@ impl RawEvent {
     pub(crate) fn into_event(self, path: &std::path::Path) -> Result<Event, StoreError> {
         let payload = match (self.full_len, self.full_sha256) {
             (Some(full_len), Some(full_sha256)) => {
-                EventPayload::Cut { prefix: self.payload, full_len: full_len as u64, full_sha256 }
+                WirePayload::Cut { prefix: self.payload, full_len: full_len as u64, full_sha256 }
             }
-            _ => EventPayload::Whole {
+            _ => WirePayload::Whole {
                 value: serde_json::from_str(&self.payload).map_err(|e| StoreError::Corrupt {
                     path: path.to_path_buf(),
                     detail: format!(
@@ -285,9 +447,8 @@ impl RawEvent {
             seq: self.seq as u64,
             global_seq: self.global_seq as u64,
             time_ms: self.time_ms,
-            kind: self.kind,
             run_id: self.run_id.map(RunId::from),
-            payload,
+            payload: payload.read(self.kind),
         })
     }
 }

@@ -60,6 +60,7 @@ mod clock;
 mod control;
 mod data;
 mod error;
+mod event_data;
 mod events;
 mod gate;
 mod idempotency;
@@ -83,7 +84,12 @@ pub use blueprints::BlueprintVersion;
 pub use clock::{Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
 pub use control::{Lease, OpenRequest, Request};
 pub use error::StoreError;
-pub use events::{kinds, Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
+pub use event_data::{
+    AttemptSettled, AttemptStarted, BrokerDispatch, DataUpdated, EventData, EventKind, LogCapped, LogGrew,
+    NotificationShown, ProgressChanged, PromptAnswered, PromptWaiting, RemoteLinkChanged, SessionBlueprints,
+    SessionCreated, SessionStateChanged, TaskStateChanged,
+};
+pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts, StepState};
 pub use servers::ServerEntry;
 pub use sessions::{ErrorRecord, NewSession, RemoteLink, Session, SessionFilter, SessionState};

@@ -13,11 +13,11 @@
 
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::attempts::{stale, AttemptState, RunId};
 use crate::error::SqliteResultExt;
-use crate::events::{append, kinds, last_seq_of_run, Event};
+use crate::event_data::{EventData, ProgressChanged};
+use crate::events::{append, last_seq_of_run, Event};
 use crate::{Store, StoreError, Tx};
 
 /// How many steps the resume view shows.
@@ -175,14 +175,13 @@ impl Store {
                 Some(s) => s.state != state || s.percentage != percentage,
             };
             let event = if changed || auto_completed.is_some() {
-                Some(append(
-                    tx,
-                    &session_id,
-                    kinds::PROGRESS,
-                    Some(run_id),
-                    &json!({"step": report.step, "state": state, "percentage": percentage,
-                            "auto_completed": auto_completed}),
-                )?)
+                let data = ProgressChanged {
+                    step: report.step.clone(),
+                    state,
+                    percentage,
+                    auto_completed: auto_completed.clone(),
+                };
+                Some(append(tx, &session_id, Some(run_id), EventData::Progress(data))?)
             } else {
                 None
             };

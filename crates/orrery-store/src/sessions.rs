@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::SqliteResultExt;
-use crate::events::{append, kinds, Event};
+use crate::event_data::{EventData, SessionCreated, SessionStateChanged};
+use crate::events::{append, Event};
 use crate::{Store, StoreError};
 
 pub use orrery_blueprint::SessionState;
@@ -129,13 +130,12 @@ impl Store {
             append(
                 tx,
                 &session.id,
-                kinds::SESSION_CREATED,
                 None,
-                &json!({
-                    "blueprint_hash": session.blueprint_hash,
-                    "blueprint_id": session.blueprint_id,
-                    "name": session.name,
-                    "restarted_from": session.restarted_from,
+                EventData::SessionCreated(SessionCreated {
+                    blueprint_hash: session.blueprint_hash.clone(),
+                    blueprint_id: session.blueprint_id.clone(),
+                    name: session.name.clone(),
+                    restarted_from: session.restarted_from.clone(),
                 }),
             )?;
             Ok(session)
@@ -242,7 +242,8 @@ impl Store {
                     params![id, state.as_str(), started, finished, error_json],
                 )
                 .at(tx.path)?;
-            append(tx, id, kinds::SESSION_STATE_CHANGED, None, &json!({"state": state, "error": error}))
+            let data = SessionStateChanged { state, error: error.cloned() };
+            append(tx, id, None, EventData::SessionStateChanged(data))
         })
     }
 }

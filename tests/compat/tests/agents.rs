@@ -32,10 +32,12 @@ fn dispatch_steps(db: &Path, session: &str) -> Vec<Value> {
         .events_after(session, 0, 200)
         .unwrap()
         .into_iter()
-        .filter(|e| e.kind == "broker_dispatch")
+        .filter(|e| e.kind() == "broker_dispatch")
         .map(|e| match e.payload {
-            orrery_store::EventPayload::Whole { value } => value,
-            other => panic!("a cut dispatch payload: {other:?}"),
+            orrery_store::EventPayload::Whole(orrery_store::EventData::BrokerDispatch(step)) => {
+                serde_json::to_value(step).unwrap()
+            }
+            other => panic!("a cut or unreadable dispatch payload: {other:?}"),
         })
         .collect()
 }

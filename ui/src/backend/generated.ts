@@ -32,6 +32,19 @@ export type Attempt = {
   outputs?: unknown;
 };
 
+export type AttemptSettled = {
+  node: string;
+  outcome: Outcome;
+};
+
+export type AttemptStarted = {
+  node: string;
+  attempt: number;
+  agent: string;
+  /** Where its output goes, for a task that runs a process. */
+  log_path?: string | null;
+};
+
 /** The state of one attempt. */
 export type AttemptState = ("running" | "succeeded" | "failed" | "cancelled" | "skipped") | "unknown";
 
@@ -44,11 +57,34 @@ export type BlueprintFile = {
   tasks: number;
 };
 
+/** A step of a task's dispatch over the broker; `assignment` is the id it goes out under. */
+export type BrokerDispatch = {
+  step: "allocated";
+  node: string;
+  assignment: string;
+  agent: string;
+} | {
+  step: "republished";
+  node: string;
+  assignment: string;
+  n: number;
+} | {
+  step: "silent";
+  node: string;
+  agents: string[];
+  assignment: string;
+};
+
 export type DataDifference = {
   instance: string;
   key: string;
   a?: unknown;
   b?: unknown;
+};
+
+export type DataUpdated = {
+  /** The keys written, by instance. */
+  keys: { [key: string]: string[] };
 };
 
 /** One finding. */
@@ -79,19 +115,12 @@ export type ErrorRecord = {
   details?: unknown;
 };
 
-/** An event as the store keeps it (see `orrery_store::Event`). */
-export type EventView = {
-  session_id: string;
-  seq: number;
-  global_seq: number;
-  time_ms: number;
-  kind: string;
-  run_id?: string | null;
-  /**
-   * `{"form": "whole", "value": ...}`, or `{"form": "cut", "prefix", "full_len",
-   * "full_sha256"}` for a payload longer than 64 KiB.
-   */
-  payload: unknown;
+/** A payload longer than 64 KiB: the first bytes of its JSON text (not valid JSON), with the length and sha256 of the whole. */
+export type EventCut = {
+  form: "cut";
+  prefix: string;
+  full_len: number;
+  full_sha256: string;
 };
 
 /** The verdict on one file. */
@@ -180,6 +209,23 @@ export type LinkState = {
   following: boolean;
 };
 
+export type LogCapped = {
+  cap_bytes: number;
+  dropped_bytes: number;
+  node: string;
+};
+
+/** The new size of an attempt's log, with the bytes it grew by when they are few. */
+export type LogGrew = {
+  node: string;
+  attempt: number;
+  file_size: number;
+  /** The offset `text` starts at. */
+  from?: number | null;
+  /** The growth, whole characters only. */
+  text?: string | null;
+};
+
 /** Bytes of an attempt's log: `content` lies at `start_offset..next_offset` of the file. */
 export type LogItem = {
   /** The task, `{instance}.{task}`. */
@@ -199,10 +245,44 @@ export type NodeChangeView = {
   to: TaskState;
 };
 
+/**
+ * What a display task showed: `title`, `message` and `level` for `user_interaction.notify`,
+ * `values` (its inputs) for `user_interaction.user_output`.
+ */
+export type NotificationShown = {
+  node: string;
+  task: string;
+  type: string;
+  title?: string | null;
+  message?: string | null;
+  /** As the task gave it (`"info"` unless it says). */
+  level?: unknown;
+  values?: { [key: string]: unknown } | null;
+};
+
 /** A blueprint file and its text. */
 export type OpenedFile = {
   path: string;
   text: string;
+};
+
+/** How an attempt ended; each outcome carries what belongs to it. */
+export type Outcome = ({
+  state: "succeeded";
+  exit_code?: number | null;
+  outputs: unknown;
+}) | ({
+  state: "failed";
+  exit_code?: number | null;
+  error: ErrorRecord;
+}) | ({
+  state: "cancelled";
+  exit_code?: number | null;
+}) | {
+  state: "skipped";
+} | {
+  state: "unknown";
+  error: ErrorRecord;
 };
 
 export type Point = {
@@ -233,6 +313,32 @@ export type ProducedName = {
   upstream: boolean;
 };
 
+export type ProgressChanged = {
+  step: string;
+  state: StepState;
+  percentage?: number | null;
+  /** The step that was in progress and was completed by this one starting. */
+  auto_completed?: string | null;
+};
+
+export type PromptAnswered = {
+  node: string;
+  /** The outputs the answer became. */
+  outputs: { [key: string]: unknown };
+};
+
+export type PromptWaiting = {
+  node: string;
+  task: string;
+  type: string;
+  message: string;
+  /** The outputs the answer becomes. */
+  outputs: string[];
+  inputs?: { [key: string]: unknown };
+  /** The answers it takes, when it lists them. */
+  options?: unknown;
+};
+
 export type PublishOutcome = "uploaded" | "invalid" | "refused" | "failed" | "not_sent";
 
 export type PublishedBlueprint = {
@@ -257,6 +363,14 @@ export type RemoteLink = {
   url: string;
   /** The session's id on the server. */
   session_id: string;
+};
+
+export type RemoteLinkChanged = {
+  reachable: boolean;
+  /** The server's address. */
+  url?: string;
+  /** Why it does not answer. */
+  message?: string | null;
 };
 
 /** A session as the server lists it (`GET /sessions`). */
@@ -351,6 +465,118 @@ export type Session = {
   remote?: RemoteLink | null;
 };
 
+export type SessionBlueprints = {
+  /** The hash of each inner blueprint's version, by blueprint id. */
+  inner: { [key: string]: string };
+};
+
+export type SessionCreated = {
+  blueprint_hash: string;
+  blueprint_id: string;
+  name: string;
+  /** The session it runs over again, when it is a restart. */
+  restarted_from?: string | null;
+};
+
+/** An event of a session's log, by kind. */
+export type SessionEvent = ({
+  session_id: string;
+  seq: number;
+  global_seq: number;
+  time_ms: number;
+  run_id?: RunId | null;
+}) & (({
+  kind: "session_created";
+  payload: {
+    form: "whole";
+    value: SessionCreated;
+  } | EventCut;
+}) | ({
+  kind: "session_state_changed";
+  payload: {
+    form: "whole";
+    value: SessionStateChanged;
+  } | EventCut;
+}) | ({
+  kind: "task_state_changed";
+  payload: {
+    form: "whole";
+    value: TaskStateChanged;
+  } | EventCut;
+}) | ({
+  kind: "attempt_started";
+  payload: {
+    form: "whole";
+    value: AttemptStarted;
+  } | EventCut;
+}) | ({
+  kind: "attempt_settled";
+  payload: {
+    form: "whole";
+    value: AttemptSettled;
+  } | EventCut;
+}) | ({
+  kind: "progress";
+  payload: {
+    form: "whole";
+    value: ProgressChanged;
+  } | EventCut;
+}) | ({
+  kind: "data_updated";
+  payload: {
+    form: "whole";
+    value: DataUpdated;
+  } | EventCut;
+}) | ({
+  kind: "prompt_waiting";
+  payload: {
+    form: "whole";
+    value: PromptWaiting;
+  } | EventCut;
+}) | ({
+  kind: "prompt_answered";
+  payload: {
+    form: "whole";
+    value: PromptAnswered;
+  } | EventCut;
+}) | ({
+  kind: "notification";
+  payload: {
+    form: "whole";
+    value: NotificationShown;
+  } | EventCut;
+}) | ({
+  kind: "session_blueprints";
+  payload: {
+    form: "whole";
+    value: SessionBlueprints;
+  } | EventCut;
+}) | ({
+  kind: "broker_dispatch";
+  payload: {
+    form: "whole";
+    value: BrokerDispatch;
+  } | EventCut;
+}) | ({
+  kind: "log_capped";
+  payload: {
+    form: "whole";
+    value: LogCapped;
+  } | EventCut;
+}) | ({
+  kind: "log_grew";
+  payload: {
+    form: "whole";
+    value: LogGrew;
+  } | EventCut;
+}) | ({
+  kind: "remote_link";
+  payload: {
+    form: "whole";
+    value: RemoteLinkChanged;
+  } | EventCut;
+}));
+
 /** A session as a list of runs shows it. */
 export type SessionListing = {
   id: string;
@@ -377,6 +603,12 @@ export type SessionListing = {
 
 /** Session states, lowercase on the wire; pause is `Stopped`. */
 export type SessionState = "pending" | "running" | "completed" | "failed" | "stopped";
+
+export type SessionStateChanged = {
+  state: SessionState;
+  /** Why it failed or stopped, when it says. */
+  error?: ErrorRecord | null;
+};
 
 export type Severity = "error" | "warning" | "info";
 
@@ -430,6 +662,17 @@ export type TaskRun = {
 
 /** A task state, spelled as antikythera spells it. */
 export type TaskState = "UNSPECIFIED" | "PENDING" | "READY" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED" | "SKIP_REQUESTED";
+
+export type TaskStateChanged = {
+  /** `{instance}.{task}`. */
+  node: string;
+  /** The instance the task is in. */
+  blueprint_id: string;
+  task_id: string;
+  state: TaskState;
+  /** None for the first state the task is given. */
+  previous?: TaskState | null;
+};
 
 export type TaskStatus = {
   task_id: string;
@@ -576,24 +819,6 @@ export type BlueprintWiringArguments = {
 
 export type BlueprintWiringAnswer = Wire[];
 
-/** For an editor: whether some tasks can become one scope, holding exactly them as the core derives members and nesting with the scopes already there, and which of them opens and closes it; why not otherwise. */
-export type CheckScopeArguments = {
-  /** A blueprint as text (antikythera JSON or a COMPAS envelope). */
-  text: string;
-  /** The tasks the new scope should hold, by id. */
-  tasks: string[];
-};
-
-/** Whether some tasks can become one scope. */
-export type CheckScopeAnswer = {
-  verdict: "fits";
-  start: string;
-  end: string;
-} | {
-  verdict: "refused";
-  reason: string;
-};
-
 /** For an editor: the names one task's condition and inputs may read (what the blueprint's outputs write, with their producers and whether one runs before the task; its own params and inputs). */
 export type TaskNamesArguments = {
   /** A blueprint as text (antikythera JSON or a COMPAS envelope). */
@@ -730,10 +955,10 @@ export type GetAttemptAnswer = {
   duration_ms: number;
   /**
    * For a task executed by an agent on an MQTT broker: the steps of its dispatch, in order
-   * (`orrery_engine::broker::DISPATCH` payloads: allocated to an agent, published again,
-   * its agents silent); empty otherwise.
+   * (its `broker_dispatch` events: allocated to an agent, published again, its agents
+   * silent); empty otherwise.
    */
-  dispatch: unknown[];
+  dispatch: BrokerDispatch[];
 };
 
 /** A session with every task's state and every attempt (a timeline's data). */
@@ -932,7 +1157,7 @@ export type ReadEventsArguments = {
 
 export type ReadEventsAnswer = {
   /** In commit order; each names its session, its `seq` there and its `global_seq`. */
-  events: EventView[];
+  events: SessionEvent[];
   /** The newest `global_seq` of the store when read: more may follow. */
   last_global_seq: number;
 };
@@ -1545,7 +1770,6 @@ export interface Jobs {
   export_blueprint: { arguments: ExportBlueprintArguments; answer: ExportBlueprintAnswer };
   blueprint_encoding: { arguments: BlueprintEncodingArguments; answer: BlueprintEncodingAnswer };
   blueprint_wiring: { arguments: BlueprintWiringArguments; answer: BlueprintWiringAnswer };
-  check_scope: { arguments: CheckScopeArguments; answer: CheckScopeAnswer };
   task_names: { arguments: TaskNamesArguments; answer: TaskNamesAnswer };
   blueprint_scopes: { arguments: BlueprintScopesArguments; answer: BlueprintScopesAnswer };
   list_blueprint_files: { arguments: ListBlueprintFilesArguments; answer: ListBlueprintFilesAnswer };

@@ -1,5 +1,5 @@
 // An in-memory backend for tests: jobs answered by the handlers a test gives, files in a map.
-import type { EventView, Jobs } from "./generated";
+import type { SessionEvent, Jobs } from "./generated";
 import { BackendError, type Backend, type MenuAction, type OpenedFile } from "./types";
 
 export type JobHandlers = {
@@ -15,7 +15,7 @@ export class MemoryBackend implements Backend {
   readonly recent: string[] = [];
   /** The window's title and whether it holds unsaved work, as last set; whether it closed. */
   window = { title: "", unsaved: false, closed: false };
-  private readonly listeners = new Set<(event: EventView) => void>();
+  private readonly listeners = new Set<(event: SessionEvent) => void>();
   private readonly menuListeners = new Set<(action: MenuAction) => void>();
   private readonly lagListeners = new Set<() => void>();
   private readonly closeListeners = new Set<() => void>();
@@ -90,7 +90,7 @@ export class MemoryBackend implements Backend {
     this.window = { ...this.window, closed: true };
   }
 
-  onEvent(handler: (event: EventView) => void): () => void {
+  onEvent(handler: (event: SessionEvent) => void): () => void {
     this.listeners.add(handler);
     return () => this.listeners.delete(handler);
   }
@@ -130,7 +130,7 @@ export class MemoryBackend implements Backend {
   }
 
   /** Delivers an event as the facade would. */
-  emit(event: EventView): void {
+  emit(event: SessionEvent): void {
     for (const listener of this.listeners) listener(event);
   }
 

@@ -8,7 +8,7 @@ import {
   EVENTS_LAGGED,
   MENU,
   type Commands,
-  type EventView,
+  type SessionEvent,
   type IpcError,
   type Jobs,
   type MenuAction,
@@ -53,7 +53,7 @@ export const tauriBackend: Backend = {
   async closeWindow() {
     await command("close_window", {});
   },
-  onEvent: (handler) => follow<EventView>(EVENT, handler),
+  onEvent: (handler) => follow<SessionEvent>(EVENT, handler),
   onEventsLagged: (handler) => follow<number>(EVENTS_LAGGED, () => handler()),
   onMenu: (handler) => follow<MenuAction>(MENU, handler),
   onCloseRequested: (handler) => follow<null>(CLOSE_REQUESTED, () => handler()),

@@ -1,6 +1,6 @@
 // The backend as the UI sees it: typed jobs of the facade, the files the user chooses, and the
 // facade's events. `tauri.ts` implements it over IPC, `memory.ts` in memory for tests.
-import type { EventView, Jobs, MenuAction, OpenedFile } from "./generated";
+import type { SessionEvent, Jobs, MenuAction, OpenedFile } from "./generated";
 
 export type { MenuAction, OpenedFile };
 
@@ -29,7 +29,7 @@ export interface Backend {
   /** Closes the window for good. */
   closeWindow(): Promise<void>;
   /** Follows the facade's session events; returns how to stop. */
-  onEvent(handler: (event: EventView) => void): () => void;
+  onEvent(handler: (event: SessionEvent) => void): () => void;
   /** Called when the app fell behind the event stream and missed some: what is shown must be read again. */
   onEventsLagged(handler: () => void): () => void;
   /** Follows the native menu's choices; returns how to stop. */

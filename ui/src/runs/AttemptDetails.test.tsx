@@ -2,7 +2,7 @@
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Attempt, EventView, Session } from "../backend/generated";
+import type { Attempt, BrokerDispatch, RemoteLinkChanged, Session, SessionEvent } from "../backend/generated";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import type { Blueprint } from "../blueprint";
 import { WorkspaceProvider } from "../store/context";
@@ -205,12 +205,12 @@ describe("the details of an attempt", () => {
 
   it("shows how a task went out to the agents on a broker, and nothing of it for a built-in agent", () => {
     const done = attempt("bp.work", 1, "succeeded", "shell.run");
-    const dispatch = [
+    const dispatch: BrokerDispatch[] = [
       { node: "bp.work", step: "republished", assignment: "a1", n: 1 },
       { node: "bp.work", step: "allocated", assignment: "a1", agent: "agent-7" },
       { node: "bp.work", step: "silent", agents: ["agent-7", "agent-8"], assignment: "a2" },
     ];
-    const details = (steps: unknown[]) => ({ attempt: done, steps: [], duration_ms: 10, dispatch: steps });
+    const details = (steps: BrokerDispatch[]) => ({ attempt: done, steps: [], duration_ms: 10, dispatch: steps });
     const brokered = mount(openRun({ attempts: [done], selected: { node: "bp.work", attempt: 1 }, details: details(dispatch) }));
     const lines = [...brokered.container.querySelectorAll("[data-testid=attempt-dispatch] li")].map((li) => li.textContent);
     expect(lines).toEqual([
@@ -264,7 +264,14 @@ describe("the details of an attempt", () => {
 describe("a run mirrored from a server", () => {
   const remote = { url: "http://lab:8000", session_id: "nightly-7" };
   const mirror: Session = { ...session, remote };
-  const linkEvent = (value: unknown): EventView => ({ session_id: "s1", seq: 2, global_seq: 2, time_ms: 0, kind: "remote_link", payload: { form: "whole", value } });
+  const linkEvent = (value: RemoteLinkChanged): SessionEvent => ({
+    session_id: "s1",
+    seq: 2,
+    global_seq: 2,
+    time_ms: 0,
+    kind: "remote_link",
+    payload: { form: "whole", value },
+  });
   const linkShown = (container: HTMLElement) => {
     const link = container.querySelector("[data-testid=remote-link]");
     return link && [link.getAttribute("data-reachable"), link.textContent];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Attempt, Diagnostic, EventView, LinkState, Scope, SessionListing, TaskState } from "../backend/generated";
+import type { Attempt, Diagnostic, LinkState, Scope, SessionEvent, SessionListing, TaskState } from "../backend/generated";
 import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
@@ -85,8 +85,9 @@ const settled = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 const editor = (w: WorkspaceStore) => currentEditor(w.getState()).getState();
 const run = (w: WorkspaceStore) => w.getState().runs.getState().run!;
 
-function event(kind: string, value: unknown, session_id = "s1"): EventView {
-  return { session_id, seq: 1, global_seq: 1, time_ms: 0, kind, payload: { form: "whole", value } };
+/** An event of kind `kind` with the parts of its data a test needs (the rest is not read). */
+function event<K extends SessionEvent["kind"]>(kind: K, value: object, session_id = "s1"): Extract<SessionEvent, { kind: K }> {
+  return { session_id, seq: 1, global_seq: 1, time_ms: 0, kind, payload: { form: "whole", value } } as Extract<SessionEvent, { kind: K }>;
 }
 
 async function loaded(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {

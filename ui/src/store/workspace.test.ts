@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend } from "../backend/memory";
+import type { SessionEvent } from "../backend/generated";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
 import type { Positions } from "./editor";
 import { createWorkspace, currentEditor, type WorkspaceStore } from "./workspace";
@@ -223,7 +224,14 @@ describe("the workspace", () => {
   it("follows the facade's session events", async () => {
     const { backend, workspace } = setup();
     await workspace.getState().load();
-    const event = { session_id: "s1", seq: 1, global_seq: 7, time_ms: 0, kind: "session_started", payload: null };
+    const event: SessionEvent = {
+      session_id: "s1",
+      seq: 1,
+      global_seq: 7,
+      time_ms: 0,
+      kind: "session_state_changed",
+      payload: { form: "whole", value: { state: "running", error: null } },
+    };
     backend.emit(event);
     expect(workspace.getState().lastEvent).toEqual(event);
   });

@@ -3,7 +3,7 @@
 // and the question asked before unsaved work would be lost (closing a tab, the window, or
 // leaving an inner blueprint).
 import { createStore, type StoreApi } from "zustand/vanilla";
-import type { EventView, PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskDefinitionSummary } from "../backend/generated";
+import type { SessionEvent, PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskDefinitionSummary } from "../backend/generated";
 import type { Backend, MenuAction } from "../backend/types";
 import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
@@ -63,7 +63,7 @@ export type WorkspaceState = {
   recent: string[];
   ask: Ask | null;
   taskTypes: TaskDefinitionSummary[];
-  lastEvent: EventView | null;
+  lastEvent: SessionEvent | null;
 
   load(): Promise<void>;
   newBlueprint(): void;

@@ -248,11 +248,8 @@ fn run_log_cap_caps_each_attempt_log_with_one_note_and_an_event() {
         .events_after(&session, 0, 200)
         .unwrap()
         .into_iter()
-        .filter(|e| e.kind == "log_capped")
-        .map(|e| match e.payload {
-            orrery_store::EventPayload::Whole { value } => value,
-            other => panic!("{other:?}"),
-        })
+        .filter(|e| e.kind() == "log_capped")
+        .map(|e| serde_json::to_value(&e).unwrap()["payload"]["value"].clone())
         .collect();
     let mut nodes: Vec<&str> = capped.iter().map(|v| v["node"].as_str().unwrap()).collect();
     nodes.sort();

@@ -9,8 +9,8 @@
 //!   filled from the instance context and the inputs (inputs win); a template naming an unknown
 //!   key is kept as written (the reference's `.format` raising and being ignored). It returns
 //!   `{"status": "displayed"}`. `user_output` (user_interaction.py:32-44) shows every input and
-//!   returns nothing. Neither waits: the runner publishes a [`NOTIFICATION`] event and the task
-//!   succeeds at once.
+//!   returns nothing. Neither waits: the runner publishes a `notification` event
+//!   ([`NotificationShown`]) and the task succeeds at once.
 //! - **Prompts wait for an answer.** `user_input` (user_interaction.py:15-29) asks one value per
 //!   declared output; the answer is that value when the task declares one output, else a JSON
 //!   object holding every declared output name. `user_prompt.confirm` has no agent in the
@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use orrery_blueprint::{ErrorCode, Task, TaskType};
+use orrery_store::{NotificationShown, PromptWaiting};
 use serde_json::{json, Map, Value};
 use tokio::sync::watch;
 
@@ -39,16 +40,6 @@ pub const NOTIFY: &str = TaskType::NOTIFY;
 pub const USER_OUTPUT: &str = TaskType::USER_OUTPUT;
 pub const USER_INPUT: &str = TaskType::USER_INPUT;
 pub const CONFIRM: &str = TaskType::CONFIRM;
-
-/// Kind of the event a prompt publishes when it starts waiting: payload `{node, task, type,
-/// message, options?, outputs}`.
-pub const PROMPT_WAITING: &str = "prompt_waiting";
-/// Kind of the event a prompt publishes when its answer was taken: payload `{node, outputs}`
-/// (the outputs the answer became). A refused answer fails the task instead.
-pub const PROMPT_ANSWERED: &str = "prompt_answered";
-/// Kind of the event a display publishes: payload `{node, task, type, title?, message?, level?,
-/// values?}`.
-pub const NOTIFICATION: &str = "notification";
 
 /// What an interactive task type does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,14 +154,22 @@ fn interpolate(template: &str, data: &Map<String, Value>) -> String {
     out
 }
 
-/// A display task: the [`NOTIFICATION`] payload and the task's outputs.
+/// A display task: what it shows and the task's outputs.
 pub fn display(
     node_key: &str,
     task: &Task,
     inputs: &Map<String, Value>,
     context: &Map<String, Value>,
-) -> (Value, Map<String, Value>) {
-    let mut payload = json!({ "node": node_key, "task": task.id, "type": task.task_type.as_str() });
+) -> (NotificationShown, Map<String, Value>) {
+    let mut shown = NotificationShown {
+        node: node_key.to_string(),
+        task: task.id.clone(),
+        task_type: task.task_type.as_str().to_string(),
+        title: None,
+        message: None,
+        level: None,
+        values: None,
+    };
     let mut outputs = Map::new();
     if task.task_type.as_str() == NOTIFY {
         let params = params_of(task);
@@ -182,18 +181,18 @@ pub fn display(
             Some(other) => other.to_string(),
             None => default.to_string(),
         };
-        payload["title"] = Value::String(text(pick("title"), "Notification"));
-        payload["message"] = Value::String(text(pick("message"), ""));
-        payload["level"] = pick("level").unwrap_or_else(|| Value::String("info".into()));
+        shown.title = Some(text(pick("title"), "Notification"));
+        shown.message = Some(text(pick("message"), ""));
+        shown.level = Some(pick("level").unwrap_or_else(|| Value::String("info".into())));
         outputs.insert("status".into(), Value::String("displayed".into()));
     } else {
-        payload["values"] = Value::Object(inputs.clone());
+        shown.values = Some(inputs.clone());
     }
-    (payload, outputs)
+    (shown, outputs)
 }
 
-/// A prompt task: the [`PROMPT_WAITING`] payload.
-pub fn prompt(node_key: &str, task: &Task, inputs: &Map<String, Value>) -> Value {
+/// A prompt task: what it asks.
+pub fn prompt(node_key: &str, task: &Task, inputs: &Map<String, Value>) -> PromptWaiting {
     let params = params_of(task);
     let outputs: Vec<&str> = task.outputs.iter().map(|o| o.io.name.as_str()).collect();
     let message = match params.get("message") {
@@ -202,14 +201,15 @@ pub fn prompt(node_key: &str, task: &Task, inputs: &Map<String, Value>) -> Value
         _ if task.task_type.as_str() == USER_INPUT => format!("Enter {}", outputs.join(", ")),
         _ => format!("Confirm {node_key}?"),
     };
-    let mut payload = json!({
-        "node": node_key, "task": task.id, "type": task.task_type.as_str(),
-        "message": message, "outputs": outputs, "inputs": inputs,
-    });
-    if let Some(options) = params.get("options").filter(|v| !v.is_null()) {
-        payload["options"] = options.clone();
+    PromptWaiting {
+        node: node_key.to_string(),
+        task: task.id.clone(),
+        task_type: task.task_type.as_str().to_string(),
+        message,
+        outputs: outputs.into_iter().map(str::to_string).collect(),
+        inputs: inputs.clone(),
+        options: params.get("options").filter(|v| !v.is_null()).cloned(),
     }
-    payload
 }
 
 /// The outputs an answer gives a prompt task, or why it is not a valid answer.

@@ -70,9 +70,6 @@ pub const TYPE: &str = orrery_blueprint::TaskType::SHELL;
 pub const INPUTS_FILE: &str = "inputs.json";
 pub const OUTPUTS_FILE: &str = "outputs.json";
 pub const PROGRESS_FILE: &str = "progress.jsonl";
-/// The kind of the event of an attempt whose log reached its cap (the runner appends it):
-/// payload `{"node", "cap_bytes", "dropped_bytes"}`.
-pub const LOG_CAPPED_EVENT: &str = "log_capped";
 /// The supervisor's record of the process's exit.
 pub const EXIT_FILE: &str = "exit";
 /// The key, in a failure's details, saying that the process's exit status was lost (its

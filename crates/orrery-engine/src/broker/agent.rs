@@ -297,8 +297,8 @@ async fn run(
         }
         _ => {
             let task = task_of(a, &params);
-            let (payload, outputs) = interaction::display(&a.id, &task, &inputs, &context);
-            println!("{payload}");
+            let (shown, outputs) = interaction::display(&a.id, &task, &inputs, &context);
+            println!("{}", serde_json::to_string(&shown).unwrap_or_default());
             succeeded(outputs)
         }
     }

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use orrery_blueprint::{ErrorCode, Task, TaskType};
 use orrery_broker::{Dispatcher, Ending, ExecutionMode, Policy, Progress};
+use orrery_store::BrokerDispatch;
 use serde_json::{json, Map, Value};
 
 use crate::agents::{self, AgentOutcome, TaskError};
@@ -60,19 +61,13 @@ pub fn matches_pattern(pattern: &str, name: &str) -> bool {
     }
 }
 
-/// The kind of the event that records a step of a task's dispatch over the broker, for its
-/// attempt: payload `{"node", "step": "allocated", "assignment", "agent"}`,
-/// `{"node", "step": "republished", "assignment", "n"}` or
-/// `{"node", "step": "silent", "agents", "assignment"}` (the new id it goes out under).
-pub const DISPATCH: &str = "broker_dispatch";
-
-pub(crate) fn progress_payload(node: &str, progress: Progress) -> Value {
+/// The `broker_dispatch` event of a step of a task's dispatch, for its attempt.
+pub(crate) fn dispatch_event(node: &str, progress: Progress) -> BrokerDispatch {
+    let node = node.to_string();
     match progress {
-        Progress::Allocated { id, agent } => {
-            json!({"node": node, "step": "allocated", "assignment": id, "agent": agent})
-        }
-        Progress::Republished { id, n } => json!({"node": node, "step": "republished", "assignment": id, "n": n}),
-        Progress::Silent { agents, id } => json!({"node": node, "step": "silent", "agents": agents, "assignment": id}),
+        Progress::Allocated { id, agent } => BrokerDispatch::Allocated { node, assignment: id, agent },
+        Progress::Republished { id, n } => BrokerDispatch::Republished { node, assignment: id, n },
+        Progress::Silent { agents, id } => BrokerDispatch::Silent { node, agents, assignment: id },
     }
 }
 

@@ -91,22 +91,22 @@ impl Runner {
                     outputs.insert(key.to_string(), json!(now.as_secs_f64()));
                 }
                 if interaction == Some(Interaction::Display) {
-                    let (payload, displayed) = interaction::display(&key, &task, &inputs, &context);
+                    let (shown, displayed) = interaction::display(&key, &task, &inputs, &context);
                     outputs = displayed;
-                    self.publish(interaction::NOTIFICATION, &run_id, payload).await?;
+                    self.publish(&run_id, EventData::Notification(shown)).await?;
                 }
                 run.ended = Some((None, outputs));
                 self.states[n] = NodeState::Finishing;
             }
             RunKind::Prompt => {
-                self.publish(interaction::PROMPT_WAITING, &run_id, interaction::prompt(&key, &task, &inputs)).await?;
+                self.publish(&run_id, EventData::PromptWaiting(interaction::prompt(&key, &task, &inputs))).await?;
                 let answers = self.answers.clone();
                 let given = answers.as_ref().and_then(|a| a.get(&key, &task.id));
                 match (given, answers) {
                     (Some(answer), _) => match interaction::answer_outputs(&task, answer) {
                         Ok(outputs) => {
-                            let payload = json!({"node": key, "outputs": outputs});
-                            self.publish(interaction::PROMPT_ANSWERED, &run_id, payload).await?;
+                            let answered = PromptAnswered { node: key.clone(), outputs: outputs.clone() };
+                            self.publish(&run_id, EventData::PromptAnswered(answered)).await?;
                             run.ended = Some((None, outputs));
                             self.states[n] = NodeState::Finishing;
                         }
@@ -300,10 +300,10 @@ impl Runner {
         (started, progress)
     }
 
-    /// Appends an event of `kind` for the attempt `run_id`, announced once committed.
-    pub(super) async fn publish(&self, kind: &str, run_id: &RunId, payload: Value) -> Result<(), RunError> {
+    /// Appends an event for the attempt `run_id`, announced once committed.
+    pub(super) async fn publish(&self, run_id: &RunId, data: EventData) -> Result<(), RunError> {
         let session = self.session_id.clone();
-        let event = NewEvent { kind: kind.to_string(), run_id: Some(run_id.clone()), payload };
+        let event = NewEvent { run_id: Some(run_id.clone()), data };
         self.db.write(move |s| Ok(vec![s.append_event(&session, &event, None)?])).await
     }
 
@@ -390,8 +390,8 @@ impl Runner {
 /// Sends the end of a `shell.run` run: first that its log was capped, if it was.
 fn report_end(tx: &mpsc::UnboundedSender<Report>, node: usize, run_id: RunId, end: shell::ShellEnd) {
     if let Some(log) = end.log.filter(|l| l.is_capped()) {
-        let payload = json!({"cap_bytes": log.cap, "dropped_bytes": log.dropped});
-        let _ = tx.send(Report::LogCapped { node, run_id: run_id.clone(), payload });
+        let capped = Report::LogCapped { node, run_id: run_id.clone(), cap_bytes: log.cap, dropped_bytes: log.dropped };
+        let _ = tx.send(capped);
     }
     let _ = tx.send(Report::Ended { node, run_id, outcome: end.outcome });
 }

@@ -25,8 +25,8 @@ use orrery_blueprint::condition;
 use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
-    ErrorRecord, Event, InputSource, Lease, NewAttempt, NewEvent, NewSession, Outcome, ProcessIdentity, RunId,
-    Settlement, Store, StoreError, Synchronous,
+    ErrorRecord, Event, EventData, InputSource, Lease, LogCapped, NewAttempt, NewEvent, NewSession, Outcome,
+    ProcessIdentity, PromptAnswered, RunId, SessionBlueprints, Settlement, Store, StoreError, Synchronous,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -94,11 +94,6 @@ pub enum RunError {
     StoredBlueprint { hash: String, message: String },
 }
 
-/// The kind of the event, appended right after `session_created` (seq 2), that links a session
-/// to the stored versions of the inner blueprints its composites call: payload
-/// `{"inner": {"<blueprint id>": "<version hash>", ...}}`.
-pub const SESSION_BLUEPRINTS: &str = "session_blueprints";
-
 /// Refuses a plan with task types no agent runs (with a broker, its agents may run any type).
 fn check_agents(plan: &SessionPlan, broker: Option<&BrokerOptions>) -> Result<(), RunError> {
     if broker.is_some() {
@@ -165,17 +160,17 @@ pub(crate) async fn run_new_session(
     let session = db
         .call(move |s| {
             let hash = s.put_blueprint_version(&id, &text)?;
-            let mut links = Map::new();
+            // Appended right after `session_created` (seq 2): what recovery and restarts read.
+            let mut links = SessionBlueprints { inner: Default::default() };
             for (id, text) in &inner {
-                links.insert(id.clone(), Value::String(s.put_blueprint_version(id, text)?));
+                links.inner.insert(id.clone(), s.put_blueprint_version(id, text)?);
             }
             let session = s.create_session(
                 &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from },
                 None,
             )?;
             s.acquire_lease(&session.id, &lease, |_| true)?;
-            let link =
-                NewEvent { kind: SESSION_BLUEPRINTS.to_string(), run_id: None, payload: json!({ "inner": links }) };
+            let link = NewEvent { run_id: None, data: EventData::SessionBlueprints(links) };
             s.append_event(&session.id, &link, None)?;
             let events = s.events_after(&session.id, 0, 200)?;
             Ok((session, events))
@@ -245,7 +240,8 @@ enum Report {
     LogCapped {
         node: usize,
         run_id: RunId,
-        payload: Value,
+        cap_bytes: u64,
+        dropped_bytes: u64,
     },
     /// A step of a task dispatched over the broker (an allocation, a re-publication, ...).
     Dispatch {

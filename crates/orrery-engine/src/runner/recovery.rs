@@ -14,7 +14,7 @@
 //!
 //! - **What is stored for it.** The root blueprint version is the session's `blueprint_hash`;
 //!   the versions of the inner blueprints the plan uses are stored too (`blueprint_versions`)
-//!   and linked to the session by a [`SESSION_BLUEPRINTS`] event appended right after
+//!   and linked to the session by a `session_blueprints` event appended right after
 //!   `session_created` (no new table: the event log is the session's own append-only record,
 //!   and the link is written once). The plan is rebuilt from these versions and the stored
 //!   session params, so it is the plan the session started with. A session with no link event
@@ -509,7 +509,7 @@ pub async fn restart_session(store_path: &Path, session_id: &str, options: RunOp
     run_new_session(store_path, root, library, params, Some(session.id), options).await
 }
 
-/// The inner blueprint versions linked to a session by its [`SESSION_BLUEPRINTS`] event (none
+/// The inner blueprint versions linked to a session by its `session_blueprints` event (none
 /// for a session created before the link existed or with no composite).
 fn inner_links(store: &Store, session_id: &str) -> Result<Vec<String>, StoreError> {
     let mut after = 0;
@@ -517,15 +517,15 @@ fn inner_links(store: &Store, session_id: &str) -> Result<Vec<String>, StoreErro
         let page = store.events_after(session_id, after, 200)?;
         let Some(last) = page.last() else { return Ok(Vec::new()) };
         after = last.seq;
-        if let Some(event) = page.iter().find(|e| e.kind == SESSION_BLUEPRINTS) {
-            let orrery_store::EventPayload::Whole { value } = &event.payload else {
+        let kind = orrery_store::EventKind::SessionBlueprints.as_str();
+        if let Some(event) = page.iter().find(|e| e.kind() == kind) {
+            let Some(EventData::SessionBlueprints(links)) = event.data() else {
                 return Err(StoreError::Corrupt {
                     path: PathBuf::new(),
-                    detail: format!("the {SESSION_BLUEPRINTS} event of session {session_id:?} was cut"),
+                    detail: format!("the {kind} event of session {session_id:?} was cut or unreadable"),
                 });
             };
-            let inner = value.get("inner").and_then(Value::as_object);
-            return Ok(inner.into_iter().flatten().filter_map(|(_, h)| h.as_str().map(str::to_string)).collect());
+            return Ok(links.inner.values().cloned().collect());
         }
     }
 }

@@ -35,12 +35,12 @@ impl Runner {
                 Ok(None)
             }
             Report::Dispatch { node, run_id, progress } => {
-                let payload = broker::progress_payload(&self.key(node), progress);
-                self.publish(broker::DISPATCH, &run_id, payload).await?;
+                let step = broker::dispatch_event(&self.key(node), progress);
+                self.publish(&run_id, EventData::BrokerDispatch(step)).await?;
                 Ok(None)
             }
-            Report::LogCapped { node, run_id, payload } => {
-                self.log_capped(node, run_id, payload).await?;
+            Report::LogCapped { node, run_id, cap_bytes, dropped_bytes } => {
+                self.log_capped(node, run_id, cap_bytes, dropped_bytes).await?;
                 Ok(None)
             }
             Report::Ended { node, run_id, outcome } => {
@@ -53,8 +53,8 @@ impl Runner {
                 match outcome {
                     AgentOutcome::Succeeded { outputs, exit_code } => {
                         if run.kind == RunKind::Prompt {
-                            let payload = json!({"node": self.key(node), "outputs": outputs});
-                            self.publish(interaction::PROMPT_ANSWERED, &run_id, payload).await?;
+                            let answered = PromptAnswered { node: self.key(node), outputs: outputs.clone() };
+                            self.publish(&run_id, EventData::PromptAnswered(answered)).await?;
                         }
                         let Some(run) = self.runs[node].as_mut() else { unreachable!("checked above") };
                         run.ended = Some((exit_code, outputs));
@@ -112,14 +112,18 @@ impl Runner {
     }
 
     /// Appends the event saying that a run's log reached its cap.
-    async fn log_capped(&mut self, node: usize, run_id: RunId, mut payload: Value) -> Result<(), RunError> {
+    async fn log_capped(
+        &mut self,
+        node: usize,
+        run_id: RunId,
+        cap_bytes: u64,
+        dropped_bytes: u64,
+    ) -> Result<(), RunError> {
         if self.runs[node].as_ref().is_none_or(|r| r.run_id != run_id) {
             return Ok(());
         }
-        if let Value::Object(p) = &mut payload {
-            p.insert("node".into(), Value::String(self.key(node)));
-        }
-        self.publish(shell::LOG_CAPPED_EVENT, &run_id, payload).await
+        let capped = LogCapped { cap_bytes, dropped_bytes, node: self.key(node) };
+        self.publish(&run_id, EventData::LogCapped(capped)).await
     }
 
     /// Settles a run whose outcome cannot be known (its process's exit status was lost):
@@ -353,7 +357,9 @@ impl Runner {
                 }
                 Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,
                 Report::Dispatch { .. } => {}
-                Report::LogCapped { node, run_id, payload } => self.log_capped(node, run_id, payload).await?,
+                Report::LogCapped { node, run_id, cap_bytes, dropped_bytes } => {
+                    self.log_capped(node, run_id, cap_bytes, dropped_bytes).await?
+                }
                 Report::Ended { run_id, outcome, .. } => {
                     self.processes.remove(&run_id);
                     let exit_code = match outcome {

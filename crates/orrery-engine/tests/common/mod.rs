@@ -51,8 +51,7 @@ pub async fn wait_for_attempt(receiver: &mut broadcast::Receiver<Event>, node: &
     let wait = async {
         loop {
             let event = receiver.recv().await.expect("the session is still running");
-            let orrery_store::EventPayload::Whole { value } = &event.payload else { continue };
-            if event.kind == "attempt_started" && value["node"] == node {
+            if matches!(event.data(), Some(orrery_store::EventData::AttemptStarted(s)) if s.node == node) {
                 return event;
             }
         }

@@ -14,7 +14,7 @@ fn an_attempt_gets_a_fresh_run_id_and_makes_its_node_running() {
     assert_eq!(attempt.inputs, Some(json!({"who": "world"})));
     assert_eq!(fixture.store.task_node(&session.id, "hello.greet").unwrap().state, TaskState::Running);
     let kinds: Vec<String> =
-        fixture.store.events_after(&session.id, 0, 200).unwrap().into_iter().map(|e| e.kind).collect();
+        fixture.store.events_after(&session.id, 0, 200).unwrap().iter().map(|e| e.kind().to_string()).collect();
     assert_eq!(kinds, ["session_created", "task_state_changed", "task_state_changed", "attempt_started"]);
 }
 
@@ -52,7 +52,7 @@ fn settling_lands_outcome_data_and_node_state_together() {
             },
         )
         .unwrap();
-    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind()).collect();
     assert_eq!(kinds, ["attempt_settled", "data_updated", "task_state_changed"]);
     let attempt = fixture.store.attempt(&run_id).unwrap();
     assert_eq!(attempt.state, AttemptState::Succeeded);
@@ -162,10 +162,10 @@ fn task_states_are_upserted_and_unchanged_states_are_not_announced() {
         .set_task_state(&s.id, "hello.start", TaskState::SkipRequested)
         .unwrap()
         .expect("a change is announced");
-    let orrery_store::EventPayload::Whole { value } = event.payload else { panic!("a small payload is whole") };
-    assert_eq!(value["state"], "SKIP_REQUESTED");
-    assert_eq!(value["previous"], "PENDING");
-    assert_eq!(value["task_id"], "start");
+    let Some(orrery_store::EventData::TaskStateChanged(changed)) = event.data() else { panic!("{event:?}") };
+    assert_eq!(changed.state, TaskState::SkipRequested);
+    assert_eq!(changed.previous, Some(TaskState::Pending));
+    assert_eq!((changed.blueprint_id.as_str(), changed.task_id.as_str()), ("hello", "start"));
     let nodes = fixture.store.task_nodes(&s.id).unwrap();
     assert_eq!(
         nodes.iter().map(|n| (n.node.as_str(), n.state)).collect::<Vec<_>>(),

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use orrery_store::{ManualClock, NewEvent, Store, StoreOptions};
+use orrery_store::{ManualClock, Store, StoreOptions};
 use serde_json::json;
 
 use crate::{options, Fixture};
@@ -80,7 +80,7 @@ fn a_database_with_damaged_pages_is_reported_as_corrupt() {
     let mut fixture = Fixture::open();
     let session = fixture.session();
     for i in 0..300 {
-        let event = NewEvent { kind: "note".into(), run_id: None, payload: json!({"i": i, "pad": "x".repeat(200)}) };
+        let event = crate::note(format!("{i} {}", "x".repeat(200)));
         fixture.store.append_event(&session.id, &event, None).unwrap();
     }
     let path = fixture.path();
@@ -139,8 +139,7 @@ fn a_store_in_a_read_only_folder_can_still_be_listed_and_read_but_not_written() 
     let listed = store.sessions(&orrery_store::SessionFilter::default()).expect("its sessions are listed");
     assert_eq!(listed.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [session.id.as_str()]);
     assert_eq!(store.events_after(&session.id, 0, 200).unwrap().len(), 1, "its events are read");
-    let note = NewEvent { kind: "note".into(), run_id: None, payload: json!({}) };
-    let err = store.append_event(&session.id, &note, None).expect_err("nothing is written");
+    let err = store.append_event(&session.id, &crate::note("hi"), None).expect_err("nothing is written");
     assert_eq!(err.code(), "read_only", "{err}");
     let err = Store::open_read_only(&folder.join("missing.db")).expect_err("a missing store is not created");
     assert_eq!(err.code(), "not_found", "{err}");
@@ -177,7 +176,7 @@ fn a_full_disk_is_reported_and_leaves_the_store_consistent() {
             None,
         )
         .unwrap();
-    let big = NewEvent { kind: "log".into(), run_id: None, payload: json!("z".repeat(16 * 1024)) };
+    let big = crate::note("z".repeat(16 * 1024));
     let mut written = 0;
     let err = loop {
         match store.append_event(&session.id, &big, None) {
@@ -212,7 +211,7 @@ fn a_writer_held_up_past_the_busy_timeout_gets_busy_and_writes_nothing() {
             .unwrap();
     let blocker = rusqlite::Connection::open(&path).unwrap();
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let note = NewEvent { kind: "note".into(), run_id: None, payload: json!({}) };
+    let note = crate::note("hi");
     let err = impatient.append_event(&session.id, &note, None).unwrap_err();
     assert_eq!(err.code(), "busy", "{err}");
     assert!(err.to_string().contains("orrery.db"), "names the file: {err}");

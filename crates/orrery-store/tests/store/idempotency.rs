@@ -1,4 +1,4 @@
-use orrery_store::{NewEvent, NewSession, SessionState};
+use orrery_store::{NewSession, SessionState};
 use serde_json::json;
 
 use crate::{count_rows, Fixture};
@@ -59,12 +59,12 @@ fn repeated_state_changes_and_events_with_a_request_id_are_written_once() {
     let a = fixture.store.set_session_state(&session.id, SessionState::Running, None, Some("start-1")).unwrap();
     let b = fixture.store.set_session_state(&session.id, SessionState::Running, None, Some("start-1")).unwrap();
     assert_eq!(a, b, "the same event is answered");
-    let event = NewEvent { kind: "note".into(), run_id: None, payload: json!({"text": "hi"}) };
+    let event = crate::note("hi");
     let c = fixture.store.append_event(&session.id, &event, Some("note-1")).unwrap();
     let d = fixture.store.append_event(&session.id, &event, Some("note-1")).unwrap();
     assert_eq!(c, d);
     assert_eq!(fixture.store.last_event_seq(&session.id).unwrap(), 3, "created, running, note: nothing twice");
-    let other = NewEvent { payload: json!({"text": "bye"}), ..event };
+    let other = crate::note("bye");
     assert_eq!(
         fixture.store.append_event(&session.id, &other, Some("note-1")).unwrap_err().code(),
         "request_id_reused"

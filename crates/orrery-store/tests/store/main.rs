@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use orrery_store::{
-    ManualClock, NewAttempt, NewSession, RunId, SequentialIds, Session, Store, StoreOptions, TaskState,
+    EventData, ManualClock, NewAttempt, NewEvent, NewSession, NotificationShown, RunId, SequentialIds, Session, Store,
+    StoreOptions, TaskState,
 };
 use serde_json::json;
 
@@ -92,6 +93,20 @@ pub fn shell_attempt() -> NewAttempt {
         process: None,
         input_sources: Vec::new(),
     }
+}
+
+/// An event a caller appends: a display task's message.
+pub fn note(message: impl Into<String>) -> NewEvent {
+    let shown = NotificationShown {
+        node: "hello.show".into(),
+        task: "show".into(),
+        task_type: "user_interaction.notify".into(),
+        title: None,
+        message: Some(message.into()),
+        level: None,
+        values: None,
+    };
+    NewEvent { run_id: None, data: EventData::Notification(shown) }
 }
 
 /// Rows of a table, read with a separate plain connection so the store cannot hide anything.

@@ -113,10 +113,14 @@ fn events_written_before_version_3_get_their_global_order_by_time() {
     drop(conn);
 
     let mut store = Store::open(&path).expect("version 2 upgrades");
-    let order: Vec<(String, u64, u64)> =
-        store.events_since(0, 200).unwrap().into_iter().map(|e| (e.session_id, e.seq, e.global_seq)).collect();
-    assert_eq!(order, [("s2".to_string(), 1, 1), ("s1".to_string(), 1, 2), ("s1".to_string(), 2, 3)]);
-    let next =
-        store.append_event("s2", &orrery_store::NewEvent { kind: "n".into(), run_id: None, payload: json!(1) }, None);
+    let events = store.events_since(0, 200).unwrap();
+    let order: Vec<(&str, u64, u64)> = events.iter().map(|e| (e.session_id.as_str(), e.seq, e.global_seq)).collect();
+    assert_eq!(order, [("s2", 1, 1), ("s1", 1, 2), ("s1", 2, 3)]);
+    assert_eq!(
+        events[2].payload,
+        orrery_store::EventPayload::Unknown { kind: "note".into(), value: json!({}) },
+        "a kind this build does not know is kept as it was stored"
+    );
+    let next = store.append_event("s2", &crate::note("after"), None);
     assert_eq!(next.unwrap().global_seq, 4, "new events go on after the numbered ones");
 }

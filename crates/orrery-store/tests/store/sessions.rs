@@ -15,7 +15,7 @@ fn a_new_session_is_pending_with_its_blueprint_and_params() {
     assert_eq!(fixture.store.session("session-1").unwrap(), session);
     let events = fixture.store.events_after(&session.id, 0, 10).unwrap();
     assert_eq!(events.len(), 1, "creation is announced once");
-    assert_eq!(events[0].kind, "session_created");
+    assert_eq!(events[0].kind(), "session_created");
 }
 
 #[test]
@@ -56,7 +56,7 @@ fn state_changes_record_times_and_the_last_error() {
         details: Some(json!({"node": "hello.greet"})),
     };
     let event = fixture.store.set_session_state(&session.id, SessionState::Failed, Some(&error), None).unwrap();
-    assert_eq!(event.kind, "session_state_changed");
+    assert_eq!(event.kind(), "session_state_changed");
     let stored = fixture.store.session(&session.id).unwrap();
     assert_eq!(stored.state, SessionState::Failed);
     assert_eq!(stored.started_ms, Some(START_MS + 10));
@@ -117,7 +117,7 @@ fn session_data_is_kept_per_instance_and_written_together() {
     let mut fixture = Fixture::open();
     let s = fixture.session();
     let event = fixture.store.put_data(&s.id, "hello", &[("a", json!(1)), ("b", json!({"x": [1, 2]}))]).unwrap();
-    assert_eq!(event.kind, "data_updated");
+    assert_eq!(event.kind(), "data_updated");
     fixture.store.put_data(&s.id, "hello_inner", &[("a", json!("inner"))]).unwrap();
     assert_eq!(fixture.store.data_value(&s.id, "hello", "a").unwrap(), Some(json!(1)));
     assert_eq!(fixture.store.data_value(&s.id, "hello", "zzz").unwrap(), None);
@@ -192,9 +192,8 @@ fn a_restart_records_the_session_it_runs_again_and_is_listed_as_its_restart() {
     assert_eq!(ids(fixture.store.restarts_of(&first.id).unwrap()), [second.id.clone(), third.id], "oldest first");
     assert_eq!(ids(fixture.store.restarts_of(&second.id).unwrap()), [of_second.id]);
     let created = &fixture.store.events_after(&second.id, 0, 1).unwrap()[0];
-    assert_eq!(created.kind, "session_created");
-    let orrery_store::EventPayload::Whole { value } = &created.payload else { panic!("cut: {created:?}") };
-    assert_eq!(value["restarted_from"], json!(first.id), "the creation event says what it restarts");
+    let Some(orrery_store::EventData::SessionCreated(data)) = created.data() else { panic!("{created:?}") };
+    assert_eq!(data.restarted_from, Some(first.id), "the creation event says what it restarts");
 }
 
 #[test]
