@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Blueprint, Task } from "./blueprint";
 import {
+  openScope,
   parseCount,
   setBackoff,
   setMaxIterations,
@@ -10,7 +11,6 @@ import {
   setSkipCondition,
   setWhileCondition,
   unwrapScope,
-  wrapInScope,
 } from "./scopeEdit";
 
 const fs = (...ids: string[]) => ids.map((id) => ({ id, type: "FS" as const }));
@@ -27,16 +27,9 @@ const diamond: Blueprint = {
   ],
 };
 const task = (b: Blueprint, id: string): Task | undefined => b.tasks.find((t) => t.id === id);
-const wrapped = (b: Blueprint, ids: string[], name?: string) => {
-  const result = wrapInScope(b, ids, name);
-  if ("error" in result) throw new Error(result.error);
-  return result;
-};
-
-describe("wrapping tasks in a scope", () => {
-  it("opens the scope at the one first task and closes it at the one last task", () => {
-    const { blueprint, start, end } = wrapped(diamond, ["d", "b", "a", "c"], " fit ");
-    expect([start, end]).toEqual(["a", "d"]);
+describe("opening a scope where the facade found it", () => {
+  it("writes the start's scope_start with the trimmed name and the end's scope_end", () => {
+    const blueprint = openScope(diamond, "a", "d", " fit ");
     expect(task(blueprint, "a")?.scope_start).toEqual({ name: "fit" });
     expect(task(blueprint, "d")?.scope_end).toBe("a");
     expect(blueprint.tasks.filter((t) => "scope_start" in t || "scope_end" in t).map((t) => t.id)).toEqual(["a", "d"]);
@@ -44,77 +37,19 @@ describe("wrapping tasks in a scope", () => {
   });
 
   it("makes a one-task scope, which opens and closes at that task, with an empty scope_start", () => {
-    const { blueprint, start, end } = wrapped(diamond, ["b"]);
-    expect([start, end]).toEqual(["b", "b"]);
+    const blueprint = openScope(diamond, "b", "b");
     expect(task(blueprint, "b")).toMatchObject({ scope_start: {}, scope_end: "b" });
   });
 
-  it("refuses a selection with two first or two last tasks, naming them", () => {
-    expect(wrapInScope(diamond, ["b", "c", "d"])).toEqual({
-      error: expect.stringContaining("but b and c each start the selection") as unknown,
-    });
-    expect(wrapInScope(diamond, ["a", "b", "c"])).toEqual({
-      error: expect.stringContaining("but b and c each end the selection") as unknown,
-    });
-  });
-
-  it("refuses a selection that leaves out a task between its first and last", () => {
-    expect(wrapInScope(diamond, ["a", "b", "d"])).toEqual({
-      error: "A scope from a to d would also hold c: select it too.",
-    });
-  });
-
-  it("refuses nothing selected, an unknown task, and tasks that already open or close a scope", () => {
-    expect(wrapInScope(diamond, [])).toHaveProperty("error");
-    expect(wrapInScope(diamond, ["zz"])).toEqual({ error: "There is no task zz." });
-    const scoped = wrapped(diamond, ["b"]).blueprint;
-    expect(wrapInScope(scoped, ["b", "d"])).toEqual({ error: "b already opens a scope: a task opens one scope at most." });
-    expect(wrapInScope(scoped, ["a", "b"])).toEqual({
-      error: "b already closes the scope of b: a task closes one scope at most.",
-    });
-  });
-
-  it("refuses a selection that would interlace with a scope, and accepts one around it or inside it", () => {
-    // a -> b -> c -> d -> e, with a scope from b to d.
-    const chain: Blueprint = {
-      tasks: [
-        { id: "a", type: "a.b" },
-        { id: "b", type: "a.b", depends_on: fs("a"), scope_start: {} },
-        { id: "c", type: "a.b", depends_on: fs("b") },
-        { id: "d", type: "a.b", depends_on: fs("c"), scope_end: "b" },
-        { id: "e", type: "a.b", depends_on: fs("d") },
-      ],
-    };
-    const existing = [{ start: "b", end: "d", policy: "skip" as const, members: ["b", "c", "d"], depth: 0 }];
-    expect(wrapInScope(chain, ["a", "b"], undefined, existing)).toEqual({
-      error: "The scope opened by b shares b with the selection, but neither holds the other: scopes must nest or stay apart.",
-    });
-    expect(wrapInScope(chain, ["c", "d", "e"], undefined, existing)).toEqual({
-      error: expect.stringContaining("shares c and d with the selection") as unknown,
-    });
-    expect(wrapInScope(chain, ["a", "b", "c", "d", "e"], undefined, existing)).not.toHaveProperty("error");
-    expect(wrapInScope(chain, ["c"], undefined, existing)).not.toHaveProperty("error");
-  });
-
-  it("refuses tasks that depend on each other in a cycle", () => {
-    const cycle: Blueprint = {
-      tasks: [
-        { id: "x", type: "a.b", depends_on: fs("y") },
-        { id: "y", type: "a.b", depends_on: fs("x") },
-      ],
-    };
-    expect(wrapInScope(cycle, ["x", "y"])).toEqual({ error: expect.stringContaining("in a cycle") as unknown });
-  });
-
   it("unwraps a scope: its start and its end lose their keys, nothing else changes", () => {
-    const { blueprint } = wrapped(diamond, ["a", "b", "c", "d"]);
+    const blueprint = openScope(diamond, "a", "d");
     expect(unwrapScope(blueprint, "a")).toEqual(diamond);
     expect(unwrapScope(diamond, "a")).toBe(diamond); // nothing to remove: the same blueprint, no undo step
   });
 });
 
 describe("editing a scope's policy", () => {
-  const scoped = wrapped(diamond, ["a", "b", "c", "d"], "fit").blueprint;
+  const scoped = openScope(diamond, "a", "d", "fit");
   const startOf = (b: Blueprint) => task(b, "a")?.scope_start;
 
   it("switching policy writes only the chosen policy's key, as docs/format.md §1 has scope_start", () => {

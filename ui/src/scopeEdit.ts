@@ -1,9 +1,8 @@
 // Scopes as the editor changes them: wrapping tasks in a new scope, removing one, and writing its
 // `scope_start` exactly as docs/format.md §1 has it (`name`, `retry_policy {retries, backoff
 // {constant_ms}}`, `while_policy {condition, max_iterations}`, no other keys). Which tasks a scope
-// holds is the facade's answer (`blueprint_scopes`); what is checked here is only what the user
-// must fix in the selection before there is a scope to ask about.
-import type { Scope } from "./backend/generated";
+// holds and whether a selection makes one are the facade's answers (`blueprint_scopes`,
+// `check_scope`).
 import { mapTask, setTaskField, type Blueprint, type Task } from "./blueprint";
 
 export type ScopePolicyName = "skip" | "retry" | "while";
@@ -28,81 +27,14 @@ export function scopeStartOf(task: Task | undefined): ScopeStartJson | null {
 }
 
 /**
- * Makes the tasks `ids` one scope: the one task among them that no other of them precedes (through
- * dependencies, directly or not) opens it, the one that precedes none of the others closes it. A
- * selection the scope would not hold exactly is refused with the reason and the tasks concerned,
- * and so is one that would interlace with a scope of `existing` (the facade's answer).
+ * Opens a scope at `start` and closes it at `end`, as the facade's `check_scope` found them for
+ * the tasks chosen (it also says why tasks make no scope): `scope_start` gets the name when one
+ * is given, and `scope_end` names the start.
  */
-export function wrapInScope(
-  blueprint: Blueprint,
-  ids: string[],
-  name?: string,
-  existing: Scope[] = [],
-): { blueprint: Blueprint; start: string; end: string } | { error: string } {
-  const chosen = [...new Set(ids)];
-  if (chosen.length === 0) return { error: "Select the tasks the scope should hold first." };
-  const byId = new Map<string, Task>();
-  for (const t of blueprint.tasks) if (!byId.has(t.id)) byId.set(t.id, t);
-  const missing = chosen.filter((id) => !byId.has(id));
-  if (missing.length > 0) return { error: `There is no task ${list(missing)}.` };
-
-  const before = (id: string) => (byId.get(id)?.depends_on ?? []).map((d) => d.id);
-  const afterMap = new Map<string, string[]>();
-  for (const t of blueprint.tasks) {
-    for (const d of t.depends_on ?? []) {
-      const next = afterMap.get(d.id);
-      if (next) next.push(t.id);
-      else afterMap.set(d.id, [t.id]);
-    }
-  }
-  const after = (id: string) => afterMap.get(id) ?? [];
-  const selected = new Set(chosen);
-  // Entries: no other chosen task runs before them; exits: none runs after them.
-  const entries = chosen.filter((id) => !someReached(id, before, selected));
-  const exits = chosen.filter((id) => !someReached(id, after, selected));
-  if (entries.length === 0 || exits.length === 0) {
-    return { error: `The tasks ${list(chosen)} depend on each other in a cycle: a scope needs a first and a last task.` };
-  }
-  if (entries.length > 1) {
-    return {
-      error: `A scope has one first task, but ${list(entries)} each start the selection: select a task they all depend on too, or fewer tasks.`,
-    };
-  }
-  if (exits.length > 1) {
-    return {
-      error: `A scope has one last task, but ${list(exits)} each end the selection: select a task that depends on them all too, or fewer tasks.`,
-    };
-  }
-  const start = entries[0]!;
-  const end = exits[0]!;
-  if (scopeStartOf(byId.get(start))) return { error: `${start} already opens a scope: a task opens one scope at most.` };
-  const closes = byId.get(end)?.scope_end;
-  if (typeof closes === "string" && closes !== "") {
-    return { error: `${end} already closes the scope of ${closes}: a task closes one scope at most.` };
-  }
-  // The scope holds what lies between its start and its end, selected or not: the selection must
-  // be that whole stretch, or the scope would take in tasks the user did not choose.
-  const between = reach(start, after);
-  const toEnd = reach(end, before);
-  const extra = blueprint.tasks.filter((t) => between.has(t.id) && toEnd.has(t.id) && !selected.has(t.id)).map((t) => t.id);
-  if (extra.length > 0) {
-    const left = unique(extra);
-    return { error: `A scope from ${start} to ${end} would also hold ${list(left)}: select ${left.length > 1 ? "them" : "it"} too.` };
-  }
-
-  // Scopes nest or stay apart: one that shares tasks with the new one must hold it or lie in it.
-  for (const other of existing) {
-    const shared = other.members.filter((m) => selected.has(m));
-    if (shared.length === 0 || shared.length === selected.size || shared.length === other.members.length) continue;
-    return {
-      error: `The scope opened by ${other.start} shares ${list(shared)} with the selection, but neither holds the other: scopes must nest or stay apart.`,
-    };
-  }
-
+export function openScope(blueprint: Blueprint, start: string, end: string, name?: string): Blueprint {
   const label = name?.trim() ?? "";
-  let changed = mapTask(blueprint, start, (t) => ({ ...t, scope_start: label === "" ? {} : { name: label } }));
-  changed = setTaskField(changed, end, "scope_end", start);
-  return { blueprint: changed, start, end };
+  const opened = mapTask(blueprint, start, (t) => ({ ...t, scope_start: label === "" ? {} : { name: label } }));
+  return setTaskField(opened, end, "scope_end", start);
 }
 
 /** Removes the scope opened by `start`: its `scope_start`, and the `scope_end` that closes it. */
@@ -227,38 +159,4 @@ function withKey<T extends Record<string, unknown>>(object: T, key: string, valu
     return rest as T;
   }
   return object[key] === value ? object : { ...object, [key]: value };
-}
-
-/** Whether a task of `targets` other than `from` is reached from `from` by `next`. */
-function someReached(from: string, next: (id: string) => string[], targets: Set<string>): boolean {
-  const seen = reach(from, next);
-  // A cycle back to `from` itself says nothing about the other tasks.
-  seen.delete(from);
-  for (const id of seen) if (targets.has(id)) return true;
-  return false;
-}
-
-/** The tasks reachable from `from` by `next`, `from` included. */
-function reach(from: string, next: (id: string) => string[]): Set<string> {
-  const seen = new Set<string>([from]);
-  const todo = [from];
-  for (let id = todo.pop(); id !== undefined; id = todo.pop()) {
-    for (const n of next(id)) {
-      if (!seen.has(n)) {
-        seen.add(n);
-        todo.push(n);
-      }
-    }
-  }
-  return seen;
-}
-
-function unique(ids: string[]): string[] {
-  return [...new Set(ids)];
-}
-
-/** Task ids for a message: `a`, `a and b`, `a, b and c`. */
-function list(ids: string[]): string {
-  if (ids.length <= 1) return ids.join("");
-  return `${ids.slice(0, -1).join(", ")} and ${ids.at(-1)}`;
 }

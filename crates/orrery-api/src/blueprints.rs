@@ -107,6 +107,25 @@ pub struct BlueprintText {
     pub text: String,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeCheckArguments {
+    /// A blueprint as text (antikythera JSON or a COMPAS envelope).
+    pub text: String,
+    /// The tasks the new scope should hold, by id.
+    pub tasks: Vec<String>,
+}
+
+/// Whether some tasks can become one scope.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum ScopeCheck {
+    /// They make one scope: `start` opens it, `end` closes it (the same task for one task).
+    Fits { start: String, end: String },
+    /// They make none, for this reason (in words the user acts on).
+    Refused { reason: String },
+}
+
 /// One scope of a blueprint, as an editor draws and edits it.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Scope {
@@ -342,6 +361,19 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |_api, args: BlueprintText| async move {
             let loaded = loaded(&args.text)?;
             Ok::<_, Failure>(orrery_blueprint::wiring::wiring(&loaded.blueprint))
+        },
+    ));
+    jobs.push(job(
+        "check_scope",
+        "For an editor: whether some tasks can become one scope, holding exactly them as the core \
+         derives members and nesting with the scopes already there, and which of them opens and \
+         closes it; why not otherwise.",
+        |_api, args: ScopeCheckArguments| async move {
+            let loaded = loaded(&args.text)?;
+            Ok::<_, Failure>(match orrery_blueprint::scope_proposal::propose(&loaded.blueprint, &args.tasks) {
+                Ok(scope) => ScopeCheck::Fits { start: scope.start, end: scope.end },
+                Err(reason) => ScopeCheck::Refused { reason },
+            })
         },
     ));
     jobs.push(job(

@@ -14,6 +14,7 @@ pub mod params;
 pub mod render;
 pub mod save;
 pub mod scope;
+pub mod scope_proposal;
 pub mod span;
 pub mod task_types;
 mod typed_load;

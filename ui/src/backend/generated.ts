@@ -819,6 +819,24 @@ export type BlueprintWiringArguments = {
 
 export type BlueprintWiringAnswer = Wire[];
 
+/** For an editor: whether some tasks can become one scope, holding exactly them as the core derives members and nesting with the scopes already there, and which of them opens and closes it; why not otherwise. */
+export type CheckScopeArguments = {
+  /** A blueprint as text (antikythera JSON or a COMPAS envelope). */
+  text: string;
+  /** The tasks the new scope should hold, by id. */
+  tasks: string[];
+};
+
+/** Whether some tasks can become one scope. */
+export type CheckScopeAnswer = {
+  verdict: "fits";
+  start: string;
+  end: string;
+} | {
+  verdict: "refused";
+  reason: string;
+};
+
 /** For an editor: the names one task's condition and inputs may read (what the blueprint's outputs write, with their producers and whether one runs before the task; its own params and inputs). */
 export type TaskNamesArguments = {
   /** A blueprint as text (antikythera JSON or a COMPAS envelope). */
@@ -1770,6 +1788,7 @@ export interface Jobs {
   export_blueprint: { arguments: ExportBlueprintArguments; answer: ExportBlueprintAnswer };
   blueprint_encoding: { arguments: BlueprintEncodingArguments; answer: BlueprintEncodingAnswer };
   blueprint_wiring: { arguments: BlueprintWiringArguments; answer: BlueprintWiringAnswer };
+  check_scope: { arguments: CheckScopeArguments; answer: CheckScopeAnswer };
   task_names: { arguments: TaskNamesArguments; answer: TaskNamesAnswer };
   blueprint_scopes: { arguments: BlueprintScopesArguments; answer: BlueprintScopesAnswer };
   list_blueprint_files: { arguments: ListBlueprintFilesArguments; answer: ListBlueprintFilesAnswer };

@@ -51,7 +51,7 @@ export function Toolbar() {
       </button>
       <button
         type="button"
-        onClick={() => createScope(selection)}
+        onClick={() => void createScope(selection)}
         disabled={selection.length === 0}
         title="Put the selected tasks in a scope of their own (Ctrl+G)"
         data-testid="scope-from-selection"

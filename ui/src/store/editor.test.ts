@@ -44,6 +44,11 @@ function setup(layouts: Record<string, Positions> = {}, handlers: JobHandlers = 
       },
       format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
       blueprint_encoding: blueprintEncoding,
+      // The core's verdict, canned: one task makes a scope of its own; `start` and `end` would hold `work` too.
+      check_scope: ({ tasks }) =>
+        tasks.length === 1
+          ? { verdict: "fits", start: tasks[0]!, end: tasks[0]! }
+          : { verdict: "refused", reason: "A scope from start to end would also hold work: select it too." },
       list_installed_task_definitions: () => [{ name: "shell.run", description: "Runs a command." }],
       read_layout: ({ file }) => {
         const positions = layouts[file];
@@ -689,7 +694,7 @@ describe("scopes in the editor", () => {
     const { store } = setup();
     await opened(store);
     store.getState().select("work");
-    expect(store.getState().createScope(["work"], "once")).toBeNull();
+    expect(await store.getState().createScope(["work"], "once")).toBeNull();
     const work = () => store.getState().blueprint?.tasks.find((t) => t.id === "work");
     expect(work()).toMatchObject({ scope_start: { name: "once" }, scope_end: "work" });
     expect(store.getState().past).toHaveLength(1);
@@ -702,7 +707,7 @@ describe("scopes in the editor", () => {
   it("refuses a selection that is not one stretch of tasks, with a notice naming the task left out", async () => {
     const { store } = setup();
     await opened(store);
-    const refusal = store.getState().createScope(["start", "end"]);
+    const refusal = await store.getState().createScope(["start", "end"]);
     expect(refusal).toContain("would also hold work");
     expect(store.getState().notice).toEqual({ text: `No scope made: ${refusal}`, error: true });
     expect(store.getState().past).toEqual([]);
@@ -711,7 +716,7 @@ describe("scopes in the editor", () => {
   it("edits and removes the selected scope as undoable steps; selecting a task or a scope clears the other", async () => {
     const { store } = setup();
     await opened(store);
-    store.getState().createScope(["work"]);
+    await store.getState().createScope(["work"]);
     store.getState().edit((b) => setScopePolicy(b, "work", "retry"));
     const startOf = () => store.getState().blueprint?.tasks.find((t) => t.id === "work")?.scope_start;
     expect(startOf()).toEqual({ retry_policy: { retries: 1 } });

@@ -14,7 +14,7 @@ import type {
 import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, type Blueprint } from "../blueprint";
 import { edgeId } from "../editor/graph";
 import { folderOf } from "../paths";
-import { scopeStartOf, unwrapScope, wrapInScope } from "../scopeEdit";
+import { openScope, scopeStartOf, unwrapScope } from "../scopeEdit";
 import { mark, markNextRender } from "../timing";
 import { copyPasteSlice, type CopyPasteSlice } from "./copy-paste";
 import { viewSlice, type ViewSlice } from "./view";
@@ -131,7 +131,7 @@ export type EditorState = {
    * Wraps tasks `ids` in a new scope (one undo step) and selects it; answers why not when
    * refused, which the notice says too.
    */
-  createScope(ids: string[], name?: string): string | null;
+  createScope(ids: string[], name?: string): Promise<string | null>;
   /** Removes the scope opened by `start`, its tasks kept (one undo step). */
   removeScope(start: string): void;
 } & CopyPasteSlice &
@@ -626,16 +626,25 @@ export function createEditorStore(backend: Backend, layout: Layout, options: Edi
         void refreshNames();
       },
 
-      createScope(ids, name) {
+      async createScope(ids, name) {
         const { blueprint } = get();
         if (!blueprint) return "no blueprint is open";
-        const wrapped = wrapInScope(blueprint, ids, name, get().scopes);
-        if ("error" in wrapped) {
-          set({ notice: { text: `No scope made: ${wrapped.error}`, error: true } });
-          return wrapped.error;
+        let check;
+        try {
+          check = await backend.call("check_scope", { text: toText(blueprint), tasks: ids });
+        } catch (e) {
+          fail(e);
+          return e instanceof Error ? e.message : String(e);
         }
-        get().edit(() => wrapped.blueprint);
-        get().selectScope(wrapped.start);
+        if (check.verdict === "refused") {
+          set({ notice: { text: `No scope made: ${check.reason}`, error: true } });
+          return check.reason;
+        }
+        // Judged for the blueprint as it was asked about: one changed meanwhile is asked again.
+        if (get().blueprint !== blueprint) return get().createScope(ids, name);
+        const { start, end } = check;
+        get().edit((b) => openScope(b, start, end, name));
+        get().selectScope(start);
         return null;
       },
 
