@@ -213,7 +213,9 @@ struct Reader {
 
 type Object = Map<String, Value>;
 
-fn kind_of(v: &Value) -> &'static str {
+/// What a JSON value is, for a message that says what was found instead ("a string", "an
+/// array", ...).
+pub fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -243,7 +243,7 @@ async fn an_outputs_file_holding_a_list_fails_the_task_naming_the_file() {
     assert_eq!(exit_code, Some(0), "the process itself exited cleanly");
     let file = shell::attempt_file(&fx.path("attempt-1"), shell::OUTPUTS_FILE);
     assert!(error.message.contains(&file.display().to_string()), "the message names the file: {}", error.message);
-    assert!(error.message.contains("JSON array"), "the message says what was found: {}", error.message);
+    assert!(error.message.contains("found an array"), "the message says what was found: {}", error.message);
 }
 
 #[tokio::test]

@@ -1,8 +1,9 @@
 //! Orrery's own parsing of what a request carries, apart from the transport so that it can
 //! be fuzzed alone (`fuzz/fuzz_targets/http_request.rs` includes this file): the body's
 //! `{"arguments": ...}`, the resume point of `GET /events`, and the `Host` / `Origin`
-//! authorities. Only the standard library and `serde_json`.
+//! authorities. Only the standard library, `serde_json` and `orrery_blueprint::load::kind_of`.
 
+use orrery_blueprint::load::kind_of;
 use serde_json::Value;
 
 /// The arguments of a `POST /jobs/{name}` body: `{"arguments": {...}}`; an empty body, an
@@ -22,17 +23,6 @@ pub fn arguments_of(body: &[u8]) -> Result<Value, String> {
         None | Some(Value::Null) => Ok(Value::Null),
         Some(arguments @ Value::Object(_)) => Ok(arguments),
         Some(other) => Err(format!("\"arguments\" must be a JSON object, not {}", kind_of(&other))),
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

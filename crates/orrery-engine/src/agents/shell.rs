@@ -49,6 +49,7 @@
 //! A process whose exit status is lost (its supervisor died before recording it) is a
 //! `TASK_FAILED` whose details hold [`STATUS_LOST`]: its outcome cannot be known.
 
+use orrery_blueprint::load::kind_of;
 use std::fs;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -689,17 +690,6 @@ fn shown(value: &Value) -> String {
         format!("{} {cut}...", kind_of(value))
     } else {
         format!("{} {text}", kind_of(value))
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a JSON array",
-        Value::Object(_) => "a JSON object",
     }
 }
 
