@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Blueprint } from "./blueprint";
-import { copyFragment, freshId, pasteFragment, placeBelow, type Pasted } from "./clipboard";
+import { boundsOf, copyFragment, freshId, pasteFragment as pasteInto, placeBelow, type Pasted } from "./clipboard";
 
 const blueprint: Blueprint = {
   id: "bp",
@@ -12,6 +12,14 @@ const blueprint: Blueprint = {
     { id: "end", type: "system.end", depends_on: [{ id: "close", type: "FS" }] },
   ],
 };
+
+// As the catalogue lists the start and the end (orrery-blueprint task_types.rs).
+const bounds = boundsOf([
+  { name: "system.start", description: "Opens a blueprint.", bound: "start" },
+  { name: "system.end", description: "Closes a blueprint.", bound: "end" },
+  { name: "shell.run", description: "Runs a command." },
+]);
+const pasteFragment = (into: Blueprint, text: string) => pasteInto(into, text, bounds);
 
 function pasted(result: Pasted | { error: string }): Pasted {
   if ("error" in result) throw new Error(`expected a paste, got the error: ${result.error}`);

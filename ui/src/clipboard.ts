@@ -2,10 +2,11 @@
 // can be pasted into another blueprint, into a text editor, or into another Orrery. Pasting
 // accepts such a fragment, a whole blueprint file, one task or a list of tasks.
 //
-// A pasted `system.start` or `system.end` is left out when the blueprint already has one (a
-// blueprint has one of each): the pasted tasks that depended on the left-out start depend on
-// the blueprint's own start instead, so a whole blueprint pasted into another hangs from its
-// start. Into a blueprint without them, they are pasted like any task.
+// A pasted task of a type each blueprint has exactly one of (the catalogue's `bound`: the start
+// and the end) is left out when the blueprint already has one: the pasted tasks that depended on
+// the left-out start depend on the blueprint's own start instead, so a whole blueprint pasted
+// into another hangs from its start. Into a blueprint without them, they are pasted like any task.
+import type { BlueprintBound, TaskDefinitionSummary } from "./backend/generated";
 import { toText, type Blueprint, type Dependency, type Task } from "./blueprint";
 import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "./store/positions";
 
@@ -19,7 +20,15 @@ export type Pasted = {
   skipped: string[];
 };
 
-const TERMINALS = ["system.start", "system.end"];
+/** The task types each blueprint has exactly one of, with the part each plays. */
+export type Bounds = Readonly<Record<string, BlueprintBound>>;
+
+/** The bounds among the task types the catalogue lists. */
+export function boundsOf(types: readonly TaskDefinitionSummary[]): Bounds {
+  const bounds: Record<string, BlueprintBound> = {};
+  for (const t of types) if (t.bound) bounds[t.name] = t.bound;
+  return bounds;
+}
 
 /**
  * The tasks `ids` of `blueprint` as blueprint text, in blueprint order. They keep only what points
@@ -40,18 +49,18 @@ export function copyFragment(blueprint: Blueprint, ids: Iterable<string>): strin
  * among the pasted tasks follow the new ids. A reference to a task that is neither pasted nor
  * in the blueprint is dropped; one to a task of the blueprint is kept.
  */
-export function pasteFragment(blueprint: Blueprint, text: string): Pasted | { error: string } {
+export function pasteFragment(blueprint: Blueprint, text: string, bounds: Bounds): Pasted | { error: string } {
   const read = readTasks(text);
   if ("error" in read) return read;
   const existing = new Set(blueprint.tasks.map((t) => t.id));
-  const ownStart = blueprint.tasks.find((t) => t.type === "system.start")?.id;
+  const ownStart = blueprint.tasks.find((t) => bounds[t.type] === "start")?.id;
   const types = new Set(blueprint.tasks.map((t) => t.type));
 
-  const skipped = read.tasks.filter((t) => TERMINALS.includes(t.type) && types.has(t.type));
+  const skipped = read.tasks.filter((t) => bounds[t.type] !== undefined && types.has(t.type));
   const pasted = read.tasks.filter((t) => !skipped.includes(t));
   // What a left-out start stood for: the blueprint's own start.
   const instead = new Map<string, string>();
-  for (const t of skipped) if (t.type === "system.start" && ownStart !== undefined) instead.set(t.id, ownStart);
+  for (const t of skipped) if (bounds[t.type] === "start" && ownStart !== undefined) instead.set(t.id, ownStart);
 
   // A pasted task keeps its id when it is free; the fresh ids avoid those kept ids too.
   const taken = new Set([...existing, ...pasted.map((t) => t.id)]);

@@ -106,6 +106,7 @@ describe("running commands against the editor", () => {
 
   it("selects all, duplicates, and deletes through the store", async () => {
     const editor = await store();
+    editor.getState().setTaskTypes([{ name: "system.start", description: "Opens a blueprint.", bound: "start" }]);
     command("edit.select-all").run(editor.getState(), workspace);
     command("edit.duplicate").run(editor.getState(), workspace);
     // The blueprint has a start: the duplicate leaves it out.

@@ -11,6 +11,9 @@ pub struct TaskDefinitionSummary {
     /// `"{agent_type}.{tool}"`, as written in a blueprint.
     pub name: String,
     pub description: String,
+    /// For the types each blueprint has exactly one of: whether it opens or closes the blueprint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<orrery_blueprint::task_types::BlueprintBound>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -40,7 +43,11 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             Ok::<_, Failure>(
                 orrery_blueprint::task_types::known_types()
                     .iter()
-                    .map(|t| TaskDefinitionSummary { name: t.name.to_string(), description: t.description.to_string() })
+                    .map(|t| TaskDefinitionSummary {
+                        name: t.name.to_string(),
+                        description: t.description.to_string(),
+                        bound: t.bound,
+                    })
                     .collect::<Vec<_>>(),
             )
         },

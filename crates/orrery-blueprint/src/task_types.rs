@@ -12,12 +12,25 @@
 use crate::model::{Sequencer, TaskType};
 use serde_json::{json, Value};
 
+/// The part a task type plays in every blueprint: the types each blueprint has exactly one of
+/// (validation says so otherwise), the one that opens it and the one that closes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BlueprintBound {
+    /// Every other task runs after it.
+    Start,
+    /// It runs after every other task.
+    End,
+}
+
 /// A task type Orrery can execute.
 #[derive(Debug, Clone, Copy)]
 pub struct KnownType {
     /// `"{agent_type}.{tool}"`, as written in a blueprint.
     pub name: &'static str,
     pub description: &'static str,
+    /// For the start and the end: which of them it is.
+    pub bound: Option<BlueprintBound>,
     params_schema: fn() -> Value,
     inputs_schema: fn() -> Value,
     outputs_schema: fn() -> Value,
@@ -47,6 +60,7 @@ static KNOWN_TYPES: &[KnownType] = &[
         name: TaskType::START,
         description: "Opens a blueprint; exactly one per blueprint. Outputs `process_start_time`: \
                       when it ran, in seconds since the epoch (as the reference's system agent).",
+        bound: Some(BlueprintBound::Start),
         params_schema: no_params,
         inputs_schema: nothing,
         outputs_schema: start_outputs,
@@ -55,6 +69,7 @@ static KNOWN_TYPES: &[KnownType] = &[
         name: TaskType::END,
         description: "Closes a blueprint; exactly one per blueprint. Outputs `process_end_time`: \
                       when it ran, in seconds since the epoch (as the reference's system agent).",
+        bound: Some(BlueprintBound::End),
         params_schema: no_params,
         inputs_schema: nothing,
         outputs_schema: end_outputs,
@@ -62,6 +77,7 @@ static KNOWN_TYPES: &[KnownType] = &[
     KnownType {
         name: TaskType::SLEEP,
         description: "Waits `duration` seconds (default 1), then succeeds.",
+        bound: None,
         params_schema: sleep_params,
         inputs_schema: nothing,
         outputs_schema: nothing,
@@ -70,6 +86,7 @@ static KNOWN_TYPES: &[KnownType] = &[
         name: TaskType::COMPOSITE,
         description: "Runs an inner blueprint, found by id: once (static) or once per element \
                       of a list given at session start (dynamic).",
+        bound: None,
         params_schema: composite_params,
         inputs_schema: inner_inputs,
         outputs_schema: inner_outputs,
@@ -81,6 +98,7 @@ static KNOWN_TYPES: &[KnownType] = &[
                       ORRERY_INPUT_<NAME> variables; a JSON object written to $ORRERY_OUTPUTS \
                       becomes the outputs, beside exit_code; JSON lines appended to \
                       $ORRERY_PROGRESS report progress steps. A non-zero exit fails the task.",
+        bound: None,
         params_schema: shell_params,
         inputs_schema: shell_inputs,
         outputs_schema: shell_outputs,
@@ -89,6 +107,7 @@ static KNOWN_TYPES: &[KnownType] = &[
         name: TaskType::NOTIFY,
         description: "Shows a notification (`title`, `message`, `level`, each an input or a param) \
                       and succeeds at once with output `status` = \"displayed\".",
+        bound: None,
         params_schema: notify_params,
         inputs_schema: notify_inputs,
         outputs_schema: notify_outputs,
@@ -96,6 +115,7 @@ static KNOWN_TYPES: &[KnownType] = &[
     KnownType {
         name: TaskType::USER_OUTPUT,
         description: "Shows every input's value and succeeds at once, with no outputs.",
+        bound: None,
         params_schema: no_params,
         inputs_schema: any_inputs,
         outputs_schema: nothing,
@@ -104,6 +124,7 @@ static KNOWN_TYPES: &[KnownType] = &[
         name: TaskType::USER_INPUT,
         description: "Asks the user one value per declared output and waits for the answer \
                       (one output: the value; several: a JSON object of them).",
+        bound: None,
         params_schema: no_params,
         inputs_schema: nothing,
         outputs_schema: answered_outputs,
@@ -112,6 +133,7 @@ static KNOWN_TYPES: &[KnownType] = &[
         name: TaskType::CONFIRM,
         description: "Asks `message`, waits for an answer (one of `options` when given); the \
                       answer becomes the declared outputs (`result`).",
+        bound: None,
         params_schema: confirm_params,
         inputs_schema: nothing,
         outputs_schema: confirm_outputs,
@@ -332,4 +354,15 @@ fn confirm_params() -> Value {
             "execution_mode": execution_mode_schema()
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bounds_are_the_start_and_the_end_that_validation_counts() {
+        let bounds: Vec<_> = known_types().iter().filter_map(|t| t.bound.map(|b| (t.name, b))).collect();
+        assert_eq!(bounds, [(TaskType::START, BlueprintBound::Start), (TaskType::END, BlueprintBound::End)]);
+    }
 }

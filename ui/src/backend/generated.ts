@@ -48,6 +48,12 @@ export type AttemptStarted = {
 /** The state of one attempt. */
 export type AttemptState = ("running" | "succeeded" | "failed" | "cancelled" | "skipped") | "unknown";
 
+/**
+ * The part a task type plays in every blueprint: the types each blueprint has exactly one of
+ * (validation says so otherwise), the one that opens it and the one that closes it.
+ */
+export type BlueprintBound = "start" | "end";
+
 export type BlueprintFile = {
   file: string;
   blueprint_id: string;
@@ -642,6 +648,8 @@ export type TaskDefinitionSummary = {
   /** `"{agent_type}.{tool}"`, as written in a blueprint. */
   name: string;
   description: string;
+  /** For the types each blueprint has exactly one of: whether it opens or closes the blueprint. */
+  bound?: BlueprintBound | null;
 };
 
 export type TaskNode = {

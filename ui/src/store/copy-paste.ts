@@ -2,7 +2,7 @@
 // and that text back as tasks, each paste one undo step. The system clipboard is the UI's
 // business (editor/system-clipboard.ts); the store only makes and takes the text.
 import type { StoreApi } from "zustand/vanilla";
-import { copyFragment, pasteFragment, placeBelow } from "../clipboard";
+import { boundsOf, copyFragment, pasteFragment, placeBelow } from "../clipboard";
 import type { EditorState } from "./editor";
 import type { Positions } from "./positions";
 
@@ -48,9 +48,9 @@ export function copyPasteSlice(set: StoreApi<EditorState>["setState"], get: Stor
    * copies land `shift` steps of PASTE_OFFSET from them, else below every task.
    */
   function insert(text: string, origin: Positions | null, shift: number, done: (n: number) => string) {
-    const { blueprint, positions } = get();
+    const { blueprint, positions, taskTypes } = get();
     if (!blueprint) return;
-    const result = pasteFragment(blueprint, text);
+    const result = pasteFragment(blueprint, text, boundsOf(taskTypes));
     if ("error" in result) return notice(`Cannot paste: ${result.error}`, true);
     const leftOut = result.skipped.length > 0 ? ` (left out ${result.skipped.join(", ")}: the blueprint has its own)` : "";
     if (result.ids.length === 0) return notice(`Nothing pasted${leftOut}`);

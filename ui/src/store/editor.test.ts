@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { BackendError } from "../backend/types";
-import type { FileReport, Scope } from "../backend/generated";
+import type { FileReport, Scope, TaskDefinitionSummary } from "../backend/generated";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
 import { setScopePolicy } from "../scopeEdit";
 import { createEditorStore, type EditorStore, type Positions } from "./editor";
@@ -81,6 +81,13 @@ async function opened(store: EditorStore) {
 }
 
 const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** The catalogue with its start and end: a paste leaves out the ones the blueprint has. */
+const withBounds: TaskDefinitionSummary[] = [
+  { name: "shell.run", description: "Runs a command." },
+  { name: "system.start", description: "Opens a blueprint.", bound: "start" },
+  { name: "system.end", description: "Closes a blueprint.", bound: "end" },
+];
 
 describe("the editor store", () => {
   it("opens the blueprint given at start, lays it out and validates it", async () => {
@@ -533,6 +540,7 @@ describe("copy, cut, paste and duplicate", () => {
   it("says which start or end it left out", async () => {
     const { store } = setup();
     await opened(store);
+    store.getState().setTaskTypes(withBounds);
     store.getState().paste(text);
     expect(store.getState().blueprint?.tasks.map((t) => t.id)).toEqual(["start", "work", "end", "work_copy"]);
     expect(store.getState().blueprint?.tasks[3]?.depends_on).toEqual([{ id: "start", type: "FS" }]);
@@ -542,6 +550,7 @@ describe("copy, cut, paste and duplicate", () => {
   it("duplicates the selection beside it without making it the copy to paste", async () => {
     const { store } = setup();
     await opened(store);
+    store.getState().setTaskTypes(withBounds);
     store.getState().select("start");
     const copied = store.getState().copy()!;
     store.getState().select("work");
