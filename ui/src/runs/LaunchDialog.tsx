@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import { Published } from "../servers/Published";
 import { useWorkspace } from "../store/context";
 import { runOnServer, type Launching } from "../store/workspace";
-import { useEscape } from "../useEscape";
+import { Modal } from "../Modal";
 
 /** The value of the "Run on" choice for this machine (a saved server is chosen by its name). */
 const HERE = "";
@@ -50,72 +50,67 @@ function LaunchForm({ launching }: { launching: Launching }) {
   const first = useRef<HTMLTextAreaElement>(null);
   const parsed = launchParams(text, elements);
   useEffect(() => first.current?.focus(), []);
-  useEscape(cancel);
   return (
-    <div className="modal-backdrop">
-      <form
-        className="modal launch"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="launch-title"
-        data-testid="launch-dialog"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if ("params" in parsed) void launch(parsed.params);
-        }}
-      >
-        <h3 id="launch-title">Run {launching.name}</h3>
-        <p className="muted">{launching.file}</p>
-        {runOn.servers.length > 0 && (
-          <label>
-            Run on
-            <select value={server ?? HERE} onChange={(e) => choose(e.target.value === HERE ? null : e.target.value)} data-testid="launch-where">
-              <option value={HERE}>This machine</option>
-              {runOn.servers.map((s) => (
-                <option key={s.name} value={s.name}>
-                  {s.name} — {s.url}
-                </option>
-              ))}
-            </select>
-            {server !== null && <span className="muted">It goes to the server first, with the inner blueprints it calls; the run there is followed here.</span>}
-          </label>
-        )}
+    <Modal
+      className="launch"
+      id="launch"
+      title={`Run ${launching.name}`}
+      testId="launch-dialog"
+      onClose={cancel}
+      onSubmit={() => {
+        if ("params" in parsed) void launch(parsed.params);
+      }}
+    >
+      <p className="muted">{launching.file}</p>
+      {runOn.servers.length > 0 && (
         <label>
-          Session parameters (JSON object)
-          <textarea ref={first} value={text} onChange={(e) => setText(e.target.value)} rows={4} spellCheck={false} data-testid="launch-params" />
+          Run on
+          <select value={server ?? HERE} onChange={(e) => choose(e.target.value === HERE ? null : e.target.value)} data-testid="launch-where">
+            <option value={HERE}>This machine</option>
+            {runOn.servers.map((s) => (
+              <option key={s.name} value={s.name}>
+                {s.name} — {s.url}
+              </option>
+            ))}
+          </select>
+          {server !== null && <span className="muted">It goes to the server first, with the inner blueprints it calls; the run there is followed here.</span>}
         </label>
-        {launching.dynamic.map((task) => (
-          <label key={task}>
-            Elements of {task} (one per line)
-            <textarea
-              value={elements[task] ?? ""}
-              onChange={(e) => setElements({ ...elements, [task]: e.target.value })}
-              rows={3}
-              spellCheck={false}
-              data-testid="launch-elements"
-            />
-          </label>
-        ))}
-        {"error" in parsed && (
-          <p className="field-error" role="alert">
-            {parsed.error}
-          </p>
-        )}
-        {runOn.error && (
-          <p className="field-error" role="alert" data-testid="launch-error">
-            {runOn.error}
-          </p>
-        )}
-        {runOn.published && <Published result={runOn.published} close={cancel} testid="launch-publish-result" />}
-        <div className="choices">
-          <button type="submit" className="primary" disabled={"error" in parsed || runOn.step !== null} data-testid="launch-start">
-            {runOn.step === "publishing" ? "Publishing…" : runOn.step === "starting" ? "Starting…" : "▶ Start"}
-          </button>
-          <button type="button" className="plain" onClick={cancel}>
-            Cancel
-          </button>
-        </div>
-      </form>
-    </div>
+      )}
+      <label>
+        Session parameters (JSON object)
+        <textarea ref={first} value={text} onChange={(e) => setText(e.target.value)} rows={4} spellCheck={false} data-testid="launch-params" />
+      </label>
+      {launching.dynamic.map((task) => (
+        <label key={task}>
+          Elements of {task} (one per line)
+          <textarea
+            value={elements[task] ?? ""}
+            onChange={(e) => setElements({ ...elements, [task]: e.target.value })}
+            rows={3}
+            spellCheck={false}
+            data-testid="launch-elements"
+          />
+        </label>
+      ))}
+      {"error" in parsed && (
+        <p className="field-error" role="alert">
+          {parsed.error}
+        </p>
+      )}
+      {runOn.error && (
+        <p className="field-error" role="alert" data-testid="launch-error">
+          {runOn.error}
+        </p>
+      )}
+      {runOn.published && <Published result={runOn.published} close={cancel} testid="launch-publish-result" />}
+      <div className="choices">
+        <button type="submit" className="primary" disabled={"error" in parsed || runOn.step !== null} data-testid="launch-start">
+          {runOn.step === "publishing" ? "Publishing…" : runOn.step === "starting" ? "Starting…" : "▶ Start"}
+        </button>
+        <button type="button" className="plain" onClick={cancel}>
+          Cancel
+        </button>
+      </div>
+    </Modal>
   );
 }

@@ -5,7 +5,7 @@ import { useState } from "react";
 import { useStore } from "zustand";
 import { useWorkspace } from "../store/context";
 import type { ServersStore } from "../store/servers";
-import { useEscape } from "../useEscape";
+import { Modal } from "../Modal";
 import { Published } from "./Published";
 import "./servers.css";
 
@@ -29,110 +29,105 @@ function PublishForm({ store }: { store: ServersStore }) {
   const target = chosen ?? servers[0]?.name ?? ADDRESS;
   const server = target === ADDRESS ? address.trim() : target;
 
-  useEscape(close);
 
   if (!publishing) return null;
   const invalid = result?.blueprints.some((b) => b.outcome === "invalid") ?? false;
 
   return (
-    <div className="modal-backdrop">
-      <form
-        className="modal publish"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="publish-title"
-        data-testid="publish-dialog"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (server) void publish(server, false);
-        }}
-      >
-        <h3 id="publish-title">Publish {publishing.name}</h3>
-        <p className="muted">{publishing.file} · the inner blueprints it calls go with it</p>
+    <Modal
+      className="publish"
+      id="publish"
+      title={`Publish ${publishing.name}`}
+      testId="publish-dialog"
+      onClose={close}
+      onSubmit={() => {
+        if (server) void publish(server, false);
+      }}
+    >
+      <p className="muted">{publishing.file} · the inner blueprints it calls go with it</p>
+      <label>
+        Server
+        <select value={target} onChange={(e) => setChosen(e.target.value)} data-testid="publish-server">
+          {servers.map((s) => (
+            <option key={s.name} value={s.name}>
+              {s.name} — {s.url}
+            </option>
+          ))}
+          <option value={ADDRESS}>Another address…</option>
+        </select>
+      </label>
+      {target === ADDRESS && (
         <label>
-          Server
-          <select value={target} onChange={(e) => setChosen(e.target.value)} data-testid="publish-server">
-            {servers.map((s) => (
-              <option key={s.name} value={s.name}>
-                {s.name} — {s.url}
-              </option>
-            ))}
-            <option value={ADDRESS}>Another address…</option>
-          </select>
+          Address
+          <input value={address} onChange={(e) => setAddress(e.target.value)} spellCheck={false} data-testid="publish-address" />
         </label>
-        {target === ADDRESS && (
-          <label>
-            Address
-            <input value={address} onChange={(e) => setAddress(e.target.value)} spellCheck={false} data-testid="publish-address" />
-          </label>
-        )}
-        <details className="server-list" open={servers.length === 0}>
-          <summary>Saved servers ({servers.length})</summary>
-          <ul>
-            {servers.map((s) => (
-              <li key={s.name}>
-                <span>
-                  <b>{s.name}</b> {s.url}
-                  {s.has_token && <span className="muted"> · token</span>}
-                </span>
-                <button type="button" className="plain" onClick={() => void remove(s.name)} data-testid="server-remove">
-                  Remove
-                </button>
-              </li>
-            ))}
-          </ul>
-          <div className="server-add">
-            <input placeholder="name" value={adding.name} onChange={(e) => setAdding({ ...adding, name: e.target.value })} data-testid="server-name" />
-            <input placeholder="http://host:8000" value={adding.url} onChange={(e) => setAdding({ ...adding, url: e.target.value })} data-testid="server-url" />
-            <input
-              placeholder="token (optional)"
-              type="password"
-              value={adding.token}
-              onChange={(e) => setAdding({ ...adding, token: e.target.value })}
-              data-testid="server-token"
-            />
-            <button
-              type="button"
-              disabled={!adding.name.trim() || !adding.url.trim()}
-              onClick={async () => {
-                if (await save(adding.name.trim(), adding.url.trim(), adding.token)) {
-                  setChosen(adding.name.trim());
-                  setAdding({ name: "", url: "", token: "" });
-                }
-              }}
-              data-testid="server-save"
-            >
-              Save server
-            </button>
-          </div>
-        </details>
-        {error && (
-          <p className="field-error" role="alert" data-testid="publish-error">
-            {error}
-          </p>
-        )}
-        {result && <Published result={result} close={close} testid="published" />}
-        <div className="choices">
-          <button type="submit" className="primary" disabled={busy || !server} autoFocus data-testid="publish-start">
-            {busy ? "Publishing…" : "Publish"}
-          </button>
-          {invalid && (
-            <button
-              type="button"
-              className="danger"
-              disabled={busy || !server}
-              onClick={() => void publish(server, true)}
-              title="Send it anyway: the server decides"
-              data-testid="publish-force"
-            >
-              Send anyway
-            </button>
-          )}
-          <button type="button" className="plain" onClick={close}>
-            {result?.all_uploaded ? "Done" : "Cancel"}
+      )}
+      <details className="server-list" open={servers.length === 0}>
+        <summary>Saved servers ({servers.length})</summary>
+        <ul>
+          {servers.map((s) => (
+            <li key={s.name}>
+              <span>
+                <b>{s.name}</b> {s.url}
+                {s.has_token && <span className="muted"> · token</span>}
+              </span>
+              <button type="button" className="plain" onClick={() => void remove(s.name)} data-testid="server-remove">
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+        <div className="server-add">
+          <input placeholder="name" value={adding.name} onChange={(e) => setAdding({ ...adding, name: e.target.value })} data-testid="server-name" />
+          <input placeholder="http://host:8000" value={adding.url} onChange={(e) => setAdding({ ...adding, url: e.target.value })} data-testid="server-url" />
+          <input
+            placeholder="token (optional)"
+            type="password"
+            value={adding.token}
+            onChange={(e) => setAdding({ ...adding, token: e.target.value })}
+            data-testid="server-token"
+          />
+          <button
+            type="button"
+            disabled={!adding.name.trim() || !adding.url.trim()}
+            onClick={async () => {
+              if (await save(adding.name.trim(), adding.url.trim(), adding.token)) {
+                setChosen(adding.name.trim());
+                setAdding({ name: "", url: "", token: "" });
+              }
+            }}
+            data-testid="server-save"
+          >
+            Save server
           </button>
         </div>
-      </form>
-    </div>
+      </details>
+      {error && (
+        <p className="field-error" role="alert" data-testid="publish-error">
+          {error}
+        </p>
+      )}
+      {result && <Published result={result} close={close} testid="published" />}
+      <div className="choices">
+        <button type="submit" className="primary" disabled={busy || !server} autoFocus data-testid="publish-start">
+          {busy ? "Publishing…" : "Publish"}
+        </button>
+        {invalid && (
+          <button
+            type="button"
+            className="danger"
+            disabled={busy || !server}
+            onClick={() => void publish(server, true)}
+            title="Send it anyway: the server decides"
+            data-testid="publish-force"
+          >
+            Send anyway
+          </button>
+        )}
+        <button type="button" className="plain" onClick={close}>
+          {result?.all_uploaded ? "Done" : "Cancel"}
+        </button>
+      </div>
+    </Modal>
   );
 }
