@@ -198,6 +198,18 @@ struct Run {
     cancel_on_start: bool,
 }
 
+impl Run {
+    /// Tells its process to stop and ends its sleep, without waiting.
+    fn cancel(&self) {
+        if let Some(c) = &self.canceller {
+            c.cancel();
+        }
+        if let Some(h) = &self.sleep {
+            h.abort();
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RunKind {
     Instant,

@@ -269,12 +269,7 @@ impl Runner {
     /// books.
     pub(super) async fn abandon_run(&mut self, n: usize) -> Result<(), RunError> {
         let Some(run) = self.runs[n].take() else { return Ok(()) };
-        if let Some(c) = &run.canceller {
-            c.cancel();
-        }
-        if let Some(h) = &run.sleep {
-            h.abort();
-        }
+        run.cancel();
         if let Some(i) = self.launches.iter().position(|l| l.run_id == run.run_id) {
             self.launches.remove(i);
             self.processes.remove(&run.run_id);
@@ -294,21 +289,22 @@ impl Runner {
             .await
     }
 
-    /// After an error of the store (nothing more can be written): stops what runs and waits for
-    /// its processes to end, so that none outlives the runner. Their attempts stay `running` in
-    /// the store; a resume settles them.
-    pub(super) async fn abandon_in_flight(&mut self) {
+    /// Tells every run to stop without waiting for it. Attempts begun whose process never
+    /// started are forgotten: there is nothing to wait for.
+    fn cancel_every_run(&mut self) {
         for launch in std::mem::take(&mut self.launches) {
             self.processes.remove(&launch.run_id);
         }
         for run in self.runs.iter().flatten() {
-            if let Some(c) = &run.canceller {
-                c.cancel();
-            }
-            if let Some(h) = &run.sleep {
-                h.abort();
-            }
+            run.cancel();
         }
+    }
+
+    /// After an error of the store (nothing more can be written): stops what runs and waits for
+    /// its processes to end, so that none outlives the runner. Their attempts stay `running` in
+    /// the store; a resume settles them.
+    pub(super) async fn abandon_in_flight(&mut self) {
+        self.cancel_every_run();
         while !self.processes.is_empty() {
             match self.rx.recv().await {
                 Some(Report::Started { canceller, .. }) => canceller.cancel(),
@@ -324,18 +320,7 @@ impl Runner {
     /// After a failure: cancels what still runs and settles every open attempt as cancelled,
     /// its node back to PENDING.
     pub(super) async fn stop_in_flight(&mut self) -> Result<(), RunError> {
-        // Attempts begun whose process never started: nothing to wait for.
-        for launch in std::mem::take(&mut self.launches) {
-            self.processes.remove(&launch.run_id);
-        }
-        for run in self.runs.iter().flatten() {
-            if let Some(c) = &run.canceller {
-                c.cancel();
-            }
-            if let Some(h) = &run.sleep {
-                h.abort();
-            }
-        }
+        self.cancel_every_run();
         // The exit code each run's agent reported: a run that already ended keeps its own.
         let mut exit_codes: HashMap<RunId, Option<i32>> = HashMap::new();
         for run in self.runs.iter().flatten() {
