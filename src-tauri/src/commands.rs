@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use orrery_api::{Api, CallError, Envelope, JobInfo};
+use orrery_api::{Api, CallError, Envelope, FailureCode, JobInfo};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -16,41 +16,27 @@ use tauri_plugin_dialog::DialogExt;
 
 use crate::recent::Recent;
 
-/// The stable codes of [`IpcError`]: the UI matches on these, never on messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    /// The facade has no job of that name.
-    UnknownJob,
-    /// The arguments do not fit the job's schema.
-    InvalidArguments,
-    /// A file could not be read or written.
-    Io,
-    /// The file was not chosen by the user (opened or saved through a dialog, or given at start).
-    NotGranted,
-    /// The core refused to write the text as a blueprint (it does not load).
-    InvalidBlueprint,
-}
-
 /// A command refused or failed; crosses IPC as `{code, message}`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, thiserror::Error)]
 #[error("{message}")]
 pub struct IpcError {
-    pub code: ErrorCode,
+    /// The facade's codes, those of the shell among them (`not_granted`, `io`): the UI matches
+    /// on these, never on messages.
+    pub code: FailureCode,
     pub message: String,
 }
 
 impl IpcError {
     fn io(action: &str, path: &Path, e: std::io::Error) -> IpcError {
-        IpcError { code: ErrorCode::Io, message: format!("cannot {action} {}: {e}", path.display()) }
+        IpcError { code: FailureCode::Io, message: format!("cannot {action} {}: {e}", path.display()) }
     }
 }
 
 impl From<CallError> for IpcError {
     fn from(e: CallError) -> IpcError {
         let code = match e {
-            CallError::UnknownJob { .. } => ErrorCode::UnknownJob,
-            CallError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
+            CallError::UnknownJob { .. } => FailureCode::UnknownJob,
+            CallError::InvalidArguments { .. } => FailureCode::InvalidArgument,
         };
         IpcError { code, message: e.to_string() }
     }
@@ -89,7 +75,7 @@ impl Files {
             return Ok(());
         }
         Err(IpcError {
-            code: ErrorCode::NotGranted,
+            code: FailureCode::NotGranted,
             message: format!("{} is not beside a blueprint opened in this window", path.display()),
         })
     }
@@ -100,7 +86,7 @@ impl Files {
             return Ok(());
         }
         Err(IpcError {
-            code: ErrorCode::NotGranted,
+            code: FailureCode::NotGranted,
             message: format!("{} was not opened or chosen in this window", path.display()),
         })
     }
@@ -180,7 +166,7 @@ pub async fn open_recent_blueprint_file<R: Runtime>(
 ) -> Result<OpenedFile, IpcError> {
     if !recent.contains(&path) {
         return Err(IpcError {
-            code: ErrorCode::NotGranted,
+            code: FailureCode::NotGranted,
             message: format!("{} is not among the recent files", path.display()),
         });
     }
@@ -221,9 +207,10 @@ async fn write(api: &Api, path: &Path, text: String) -> Result<(), IpcError> {
     if envelope.success {
         return Ok(());
     }
-    let code = match envelope.metadata["error"].as_str() {
-        Some("invalid_blueprint") => ErrorCode::InvalidBlueprint,
-        _ => ErrorCode::Io,
+    // A text that does not load says so; any other failure is the file's.
+    let code = match envelope.failure().map(|f| f.code) {
+        Some(FailureCode::InvalidBlueprint) => FailureCode::InvalidBlueprint,
+        _ => FailureCode::Io,
     };
     Err(IpcError { code, message: envelope.answer.as_str().unwrap_or("the file was not written").to_string() })
 }
@@ -260,7 +247,7 @@ pub async fn export_blueprint_file<R: Runtime>(
     let envelope = api.call("export_blueprint", arguments).await?;
     if !envelope.success {
         let why = envelope.answer.as_str().unwrap_or("the blueprint cannot be exported");
-        return Err(IpcError { code: ErrorCode::InvalidBlueprint, message: why.to_string() });
+        return Err(IpcError { code: FailureCode::InvalidBlueprint, message: why.to_string() });
     }
     let exported = envelope.answer["text"].as_str().unwrap_or_default().to_string();
     let Some(path) = ask_path(&app, Dialog::Save).await else { return Ok(None) };
@@ -282,14 +269,17 @@ pub async fn save_attempt_log<R: Runtime>(
     let log = envelope.success.then(|| envelope.answer["attempt"]["log_path"].as_str().map(PathBuf::from)).flatten();
     let Some(log) = log else {
         let why = envelope.answer.as_str().map_or_else(|| format!("{task} #{attempt} has no log"), str::to_string);
-        return Err(IpcError { code: ErrorCode::Io, message: why });
+        return Err(IpcError { code: FailureCode::Io, message: why });
     };
     let name = format!("{}-{attempt}.log", task.replace(['/', '\\'], "_"));
     let Some(path) = ask_path(&app, Dialog::SaveLog(name)).await else { return Ok(None) };
     let (from, to) = (log.clone(), path.clone());
     tokio::task::spawn_blocking(move || copy_log(&from, &to))
         .await
-        .map_err(|e| IpcError { code: ErrorCode::Io, message: format!("the copy of {} stopped: {e}", log.display()) })?
+        .map_err(|e| IpcError {
+            code: FailureCode::Io,
+            message: format!("the copy of {} stopped: {e}", log.display()),
+        })?
         .map_err(|e| IpcError::io("copy the log to", &path, e))?;
     Ok(Some(path))
 }
@@ -326,13 +316,13 @@ pub fn set_window_state<R: Runtime>(
     flag.0.store(unsaved, Ordering::SeqCst);
     window
         .set_title(&title)
-        .map_err(|e| IpcError { code: ErrorCode::Io, message: format!("cannot set the title: {e}") })
+        .map_err(|e| IpcError { code: FailureCode::Io, message: format!("cannot set the title: {e}") })
 }
 
 /// Closes the window for good: the UI calls it once the user chose what to do with unsaved work.
 #[tauri::command]
 pub fn close_window<R: Runtime>(window: WebviewWindow<R>) -> Result<(), IpcError> {
-    window.destroy().map_err(|e| IpcError { code: ErrorCode::Io, message: format!("cannot close the window: {e}") })
+    window.destroy().map_err(|e| IpcError { code: FailureCode::Io, message: format!("cannot close the window: {e}") })
 }
 
 enum Dialog {

@@ -192,7 +192,7 @@ pub struct BlueprintFile {
 
 /// A blueprint given as text, loaded; one that does not load is `invalid_blueprint`.
 pub(crate) fn loaded(text: &str) -> Result<orrery_blueprint::Loaded, Failure> {
-    load(text).map_err(|e| Failure::new("invalid_blueprint", e.to_string()))
+    load(text).map_err(|e| Failure::new(FailureCode::InvalidBlueprint, e.to_string()))
 }
 
 /// Every scope of a blueprint, in the order of the tasks that open them: the closed ones with
@@ -274,7 +274,7 @@ fn nest(scopes: &mut [Scope]) {
 pub(crate) fn canonical(text: &str, to: Option<TextEncoding>) -> Result<String, Failure> {
     let loaded = loaded(text)?;
     if let Some(note) = loaded.notes.iter().find(|d| d.severity == Severity::Error) {
-        return Err(Failure::new("invalid_blueprint", format!("it cannot be rewritten: {}", note.message)));
+        return Err(Failure::new(FailureCode::InvalidBlueprint, format!("it cannot be rewritten: {}", note.message)));
     }
     Ok(save::to_string(&loaded.blueprint, to.map_or(loaded.encoding, TextEncoding::encoding)))
 }
@@ -298,9 +298,12 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 }
                 (true, Some(text), Some(file)) => check_in_folder(&file, text).map(|r| vec![r]).map_err(|e| {
                     let folder = file.parent().unwrap_or(Path::new(".")).display().to_string();
-                    Failure::new("io", format!("cannot read the blueprints of {folder}: {e}"))
+                    Failure::new(FailureCode::Io, format!("cannot read the blueprints of {folder}: {e}"))
                 }),
-                _ => Err(Failure::new("invalid_argument", "give either `files`, or `text` (and perhaps its `file`)")),
+                _ => Err(Failure::new(
+                    FailureCode::InvalidArgument,
+                    "give either `files`, or `text` (and perhaps its `file`)",
+                )),
             })
             .await
             .map(|reports: Vec<FileReport>| reports)
@@ -332,7 +335,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     let errors: Vec<String> =
                         report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
                     return Err(Failure::new(
-                        "invalid_blueprint",
+                        FailureCode::InvalidBlueprint,
                         format!("not exported: {why}: {}", errors.join("; ")),
                     ));
                 }
@@ -383,8 +386,9 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
          and inputs).",
         |_api, args: TaskNamesArguments| async move {
             let loaded = loaded(&args.text)?;
-            orrery_blueprint::dataflow::task_names(&loaded.blueprint, &args.task_id)
-                .ok_or_else(|| Failure::new("not_found", format!("the blueprint has no task {:?}", args.task_id)))
+            orrery_blueprint::dataflow::task_names(&loaded.blueprint, &args.task_id).ok_or_else(|| {
+                Failure::new(FailureCode::NotFound, format!("the blueprint has no task {:?}", args.task_id))
+            })
         },
     ));
     jobs.push(job(
@@ -403,7 +407,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |api: Api, args: FolderArguments| async move {
             api.blocking(move |_| {
                 let found = blueprints_in(&args.folder, None).map_err(|e| {
-                    Failure::new("io", format!("cannot read the folder {}: {e}", args.folder.display()))
+                    Failure::new(FailureCode::Io, format!("cannot read the folder {}: {e}", args.folder.display()))
                 })?;
                 Ok(found
                     .into_iter()

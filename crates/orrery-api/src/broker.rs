@@ -42,7 +42,7 @@ pub struct BrokerSettings {
 impl BrokerSettings {
     /// Checks every field; the address parsed.
     pub fn validate(&self) -> Result<Option<BrokerAddress>, Failure> {
-        let invalid = |m: String| Failure::new("invalid_argument", m);
+        let invalid = |m: String| Failure::new(FailureCode::InvalidArgument, m);
         let positive = |name: &str, v: Option<f64>| match v {
             Some(s) if !(s.is_finite() && s > 0.0) => {
                 Err(invalid(format!("{name} must be a number of seconds > 0, got {s}")))
@@ -78,8 +78,9 @@ impl BrokerSettings {
     pub fn stored(store: &orrery_store::Store) -> Result<BrokerSettings, Failure> {
         match store.setting(SETTING)? {
             None => Ok(BrokerSettings::default()),
-            Some(value) => serde_json::from_value(value)
-                .map_err(|e| Failure::new("store", format!("the stored broker settings cannot be read: {e}"))),
+            Some(value) => serde_json::from_value(value).map_err(|e| {
+                Failure::new(FailureCode::Store, format!("the stored broker settings cannot be read: {e}"))
+            }),
         }
     }
 }
@@ -113,7 +114,7 @@ impl Api {
             None => {
                 let d = Dispatcher::connect(&address, &format!("orrery-{}", std::process::id()))
                     .await
-                    .map_err(|e| Failure::new("broker_unreachable", e.to_string()))?;
+                    .map_err(|e| Failure::new(FailureCode::BrokerUnreachable, e.to_string()))?;
                 connections.insert(key, d.clone());
                 d
             }
@@ -134,7 +135,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |api: Api, mut args: BrokerSettings| async move {
             args.broker = args.validate()?.map(|a| a.to_string());
             args.via_broker = args.via_broker.iter().map(|p| p.trim().to_string()).collect();
-            let value = serde_json::to_value(&args).map_err(|e| Failure::new("internal", e.to_string()))?;
+            let value = serde_json::to_value(&args).map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?;
             api.blocking(move |db| {
                 open(db)?.put_setting(SETTING, Some(&value))?;
                 Ok(args)
@@ -150,7 +151,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 .broker
                 .trim()
                 .parse()
-                .map_err(|e: orrery_broker::BusError| Failure::new("invalid_argument", e.to_string()))?;
+                .map_err(|e: orrery_broker::BusError| Failure::new(FailureCode::InvalidArgument, e.to_string()))?;
             let client = format!("orrery-check-{}", std::process::id());
             let answer = match orrery_broker::Bus::connect(&address, &client, &[]).await {
                 Ok(_) => BrokerCheck { broker: address.to_string(), reachable: true, message: None },

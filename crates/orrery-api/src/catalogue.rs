@@ -58,7 +58,10 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |_api, args: TaskDefinitionArguments| async move {
             let Some(t) = orrery_blueprint::task_types::known_type(&args.name) else {
                 let known = orrery_blueprint::task_types::known_type_names().join(", ");
-                return Err(Failure::new("not_found", format!("no task type {:?}; known: {known}", args.name)));
+                return Err(Failure::new(
+                    FailureCode::NotFound,
+                    format!("no task type {:?}; known: {known}", args.name),
+                ));
             };
             Ok(TaskDefinition {
                 name: t.name.to_string(),

@@ -77,7 +77,7 @@ pub fn layout_file(file: &Path) -> PathBuf {
 /// in the same folder, never a planted symlink followed, the file's mode kept, then a rename).
 fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
     fsio::write_atomic(path, text.as_bytes())
-        .map_err(|e| Failure::new("io", format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| Failure::new(FailureCode::Io, format!("cannot write {}: {e}", path.display())))
 }
 
 fn layout_text(positions: &BTreeMap<String, Point>) -> String {
@@ -98,9 +98,9 @@ fn read_layout(file: &Path) -> Result<Layout, Failure> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Layout { layout_file, found: false, positions: BTreeMap::new() })
         }
-        Err(e) => return Err(Failure::new("io", format!("cannot read {}: {e}", layout_file.display()))),
+        Err(e) => return Err(Failure::new(FailureCode::Io, format!("cannot read {}: {e}", layout_file.display()))),
     };
-    let bad = |why: String| Failure::new("invalid_layout", format!("{}: {why}", layout_file.display()));
+    let bad = |why: String| Failure::new(FailureCode::InvalidLayout, format!("{}: {why}", layout_file.display()));
     let value: Value = serde_json::from_str(&text).map_err(|e| bad(format!("line {}: {e}", e.line())))?;
     match value.get("orrery_layout").and_then(Value::as_u64) {
         Some(LAYOUT_VERSION) => {}

@@ -40,7 +40,7 @@
 //! | 413 | `body_too_large` | a body over [`BODY_LIMIT`] (8 MiB), by its `Content-Length` or by what came, chunked or not |
 //! | 421 | `wrong_host` | a `Host` (or absolute request target) other than `127.0.0.1`, `localhost` or `[::1]`, with this port or none; or no `Host` |
 //! | 422 | `invalid_request` | a body that is not JSON, or not `{"arguments": {...}}` |
-//! | 422 | `invalid_arguments` | arguments that break the job's schema ([`CallError::InvalidArguments`]) |
+//! | 422 | `invalid_argument` | arguments that break the job's schema ([`CallError::InvalidArguments`]) |
 //! | 503 | `shutting_down` | a request still in flight when [`Server::shutdown`]'s grace is over |
 //!
 //! The Host and Origin checks come before the token's: a web page whose site name an attacker
@@ -95,7 +95,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use crate::{Api, CallError, JobInfo, StreamItem, Streamed};
+use crate::{Api, CallError, FailureCode, JobInfo, StreamItem, Streamed};
 
 mod request;
 use request::{arguments_of, is_this_server};
@@ -453,7 +453,7 @@ async fn check_host(State(shared): State<Shared>, request: Request, next: Next) 
             "this API answers only requests to 127.0.0.1:{port}, localhost:{port} or [::1]:{port} (or those \
              names without the port), not {wrong}"
         );
-        return refusal(StatusCode::MISDIRECTED_REQUEST, "wrong_host", message, Value::Null);
+        return refusal(StatusCode::MISDIRECTED_REQUEST, FailureCode::WrongHost, message, Value::Null);
     }
     if let Some(origin) = named(request.headers().get(header::ORIGIN)) {
         let local = origin.strip_prefix("http://").is_some_and(|authority| is_this_server(authority, port));
@@ -462,7 +462,7 @@ async fn check_host(State(shared): State<Shared>, request: Request, next: Next) 
                 "a web page of origin {origin:?} may not call this API: only http://127.0.0.1:{port}, \
                  http://localhost:{port} or http://[::1]:{port} (scripts and tools send no Origin)"
             );
-            return refusal(StatusCode::FORBIDDEN, "wrong_origin", message, Value::Null);
+            return refusal(StatusCode::FORBIDDEN, FailureCode::WrongOrigin, message, Value::Null);
         }
     }
     next.run(request).await
@@ -475,7 +475,7 @@ async fn cut_off(State(shared): State<Shared>, request: Request, next: Next) -> 
         response = next.run(request) => response,
         _ = phase.wait_for(|p| *p == Phase::CutOff) => refusal(
             StatusCode::SERVICE_UNAVAILABLE,
-            "shutting_down",
+            FailureCode::ShuttingDown,
             "the server is shutting down",
             Value::Null,
         ),
@@ -483,9 +483,9 @@ async fn cut_off(State(shared): State<Shared>, request: Request, next: Next) -> 
 }
 
 /// A refusal: `{"error": code, "message": message}` and the fields of `extra`.
-fn refusal(status: StatusCode, code: &str, message: impl Into<String>, extra: Value) -> Response {
+fn refusal(status: StatusCode, code: FailureCode, message: impl Into<String>, extra: Value) -> Response {
     let mut body = Map::new();
-    body.insert("error".into(), Value::from(code));
+    body.insert("error".into(), Value::from(code.as_str()));
     body.insert("message".into(), Value::from(message.into()));
     if let Value::Object(extra) = extra {
         body.extend(extra);
@@ -507,7 +507,7 @@ async fn authenticate(State(shared): State<Shared>, request: Request, next: Next
                 (Some(_), None) => "the Authorization header must be `Bearer <token>`",
                 (Some(_), Some(_)) => "wrong token",
             };
-            let mut response = refusal(StatusCode::UNAUTHORIZED, "unauthorized", message, Value::Null);
+            let mut response = refusal(StatusCode::UNAUTHORIZED, FailureCode::Unauthorized, message, Value::Null);
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             response
         }
@@ -526,31 +526,36 @@ async fn call(
 ) -> Response {
     let Ok(UrlPath(name)) = name else {
         let message = "there is no job of that name (it is not UTF-8; GET /jobs lists them)";
-        return refusal(StatusCode::NOT_FOUND, "unknown_job", message, Value::Null);
+        return refusal(StatusCode::NOT_FOUND, FailureCode::UnknownJob, message, Value::Null);
     };
     let known = || shared.api.jobs().iter().any(|j| j.name == name);
     let arguments = match read_body(&headers, body, shared.body_timeout).await {
         Err(BodyError::TooLarge) => {
             return refusal(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
+                FailureCode::BodyTooLarge,
                 format!("the body is over {BODY_LIMIT} bytes"),
                 json!({ "job": name }),
             )
         }
         Err(BodyError::Slow) => {
             let message = format!("the body did not arrive within {} s", shared.body_timeout.as_secs_f64());
-            return refusal(StatusCode::REQUEST_TIMEOUT, "body_timeout", message, json!({ "job": name }));
+            return refusal(StatusCode::REQUEST_TIMEOUT, FailureCode::BodyTimeout, message, json!({ "job": name }));
         }
         Err(BodyError::Unreadable(e)) => {
             let message = format!("the body cannot be read: {e}");
-            return refusal(StatusCode::BAD_REQUEST, "invalid_request", message, json!({ "job": name }));
+            return refusal(StatusCode::BAD_REQUEST, FailureCode::InvalidRequest, message, json!({ "job": name }));
         }
         Ok(bytes) => match arguments_of(&bytes) {
             Ok(arguments) => arguments,
             Err(_) if !known() => return unknown_job(&name),
             Err(message) => {
-                return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message, json!({ "job": name }))
+                return refusal(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    FailureCode::InvalidRequest,
+                    message,
+                    json!({ "job": name }),
+                )
             }
         },
     };
@@ -558,9 +563,12 @@ async fn call(
         return match shared.api.stream_task(arguments).await {
             Ok(Streamed::Items(items)) => item_stream(items, shared.phase.clone()),
             Ok(Streamed::Refused(envelope)) => Json(envelope).into_response(),
-            Err(e) => {
-                refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments", e.to_string(), json!({ "job": name }))
-            }
+            Err(e) => refusal(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                FailureCode::InvalidArgument,
+                e.to_string(),
+                json!({ "job": name }),
+            ),
         };
     }
     match shared.api.call(&name, arguments).await {
@@ -571,7 +579,12 @@ async fn call(
                 CallError::InvalidArguments { job, .. } => job.clone(),
                 CallError::UnknownJob { name } => name.clone(),
             };
-            refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments", e.to_string(), json!({ "job": job }))
+            refusal(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                FailureCode::InvalidArgument,
+                e.to_string(),
+                json!({ "job": job }),
+            )
         }
     }
 }
@@ -655,7 +668,7 @@ fn item_stream(items: mpsc::Receiver<StreamItem>, mut end: watch::Receiver<Phase
 fn unknown_job(name: &str) -> Response {
     refusal(
         StatusCode::NOT_FOUND,
-        "unknown_job",
+        FailureCode::UnknownJob,
         format!("there is no job named {name:?} (GET /jobs lists them)"),
         json!({ "job": name }),
     )
@@ -667,7 +680,9 @@ const REPLAY_LIMIT: usize = 100_000;
 async fn events(State(shared): State<Shared>, uri: Uri, headers: axum::http::HeaderMap) -> Response {
     let after = match resume_point(&uri, &headers) {
         Ok(after) => after,
-        Err(message) => return refusal(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message, Value::Null),
+        Err(message) => {
+            return refusal(StatusCode::UNPROCESSABLE_ENTITY, FailureCode::InvalidRequest, message, Value::Null)
+        }
     };
     // Subscribed before the store is read: an event committed in between comes twice, and the
     // live side skips what the replay gave.
@@ -676,7 +691,9 @@ async fn events(State(shared): State<Shared>, uri: Uri, headers: axum::http::Hea
         None => (Vec::new(), 0),
         Some(after) => match replay_since(&shared.api, after).await {
             Ok(replayed) => replayed,
-            Err(message) => return refusal(StatusCode::INTERNAL_SERVER_ERROR, "store", message, Value::Null),
+            Err(message) => {
+                return refusal(StatusCode::INTERNAL_SERVER_ERROR, FailureCode::Store, message, Value::Null)
+            }
         },
     };
     let through = replay.last().map_or(after.unwrap_or(0), |e| e.global_seq);
@@ -810,7 +827,7 @@ fn render_events(api: &Api) -> broadcast::Sender<Arc<Frame>> {
 async fn no_route(method: Method, uri: Uri) -> Response {
     refusal(
         StatusCode::NOT_FOUND,
-        "not_found",
+        FailureCode::NotFound,
         format!("no route {method} {}: the routes are GET /jobs, POST /jobs/{{name}}, GET /events", uri.path()),
         Value::Null,
     )
@@ -819,7 +836,7 @@ async fn no_route(method: Method, uri: Uri) -> Response {
 async fn wrong_method(method: Method, uri: Uri) -> Response {
     refusal(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        FailureCode::MethodNotAllowed,
         format!("{} does not take {method}: the routes are GET /jobs, POST /jobs/{{name}}, GET /events", uri.path()),
         Value::Null,
     )
@@ -953,7 +970,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn arguments_that_break_the_schema_are_422_invalid_arguments_naming_the_job() {
+    async fn arguments_that_break_the_schema_are_422_invalid_argument_naming_the_job() {
         let f = fixture();
         let cases = [
             (r#"{"arguments": {}}"#, "missing field `session_id`"),
@@ -963,7 +980,7 @@ mod tests {
         for (body, message) in cases {
             let (status, answer) = post(&f.app, "/jobs/get_session", body).await;
             assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
-            assert_eq!(answer["error"], "invalid_arguments");
+            assert_eq!(answer["error"], "invalid_argument");
             assert_eq!(answer["job"], "get_session");
             let text = answer["message"].as_str().unwrap();
             assert!(text.contains("job get_session") && text.contains(message), "{body}: {answer}");

@@ -63,6 +63,8 @@ use std::time::Instant;
 
 /// Safe file IO (ids as file names, bounded reads of regular files, atomic writes), for the shell.
 pub use orrery_blueprint::fsio;
+/// The code of every failure, at every face.
+pub use orrery_blueprint::FailureCode;
 use orrery_engine::runner::{RunReport, SessionControl};
 /// The events of a session, typed by kind, as every face matches them.
 pub use orrery_store::{
@@ -85,6 +87,18 @@ pub struct Envelope {
     pub success: bool,
     /// `job` (its name), `duration_ms`, and on failure `error` (a stable code).
     pub metadata: Value,
+}
+
+impl Envelope {
+    /// The business failure it carries: none on success (or from a facade of another build
+    /// whose code this one does not know).
+    pub fn failure(&self) -> Option<Failure> {
+        if self.success {
+            return None;
+        }
+        let code = FailureCode::deserialize(&self.metadata["error"]).ok()?;
+        Some(Failure { code, message: self.answer.as_str().unwrap_or_default().to_string() })
+    }
 }
 
 /// A call refused before the job ran.
@@ -113,14 +127,13 @@ pub struct JobInfo {
 /// A business failure: the job ran and could not do what was asked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
-    /// Stable: `not_found`, `refused`, `invalid_blueprint`, `store`, ...
-    pub code: String,
+    pub code: FailureCode,
     pub message: String,
 }
 
 impl Failure {
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Failure {
-        Failure { code: code.into(), message: message.into() }
+    pub fn new(code: FailureCode, message: impl Into<String>) -> Failure {
+        Failure { code, message: message.into() }
     }
 }
 
@@ -178,7 +191,7 @@ where
         Ok(Box::pin(async move {
             let answer = answer.await?;
             serde_json::to_value(answer)
-                .map_err(|e| Failure::new("internal", format!("the answer does not serialize: {e}")))
+                .map_err(|e| Failure::new(FailureCode::Internal, format!("the answer does not serialize: {e}")))
         }))
     });
     let schema = |s: schemars::Schema| s.to_value();
@@ -350,6 +363,6 @@ impl Api {
         let db = self.inner.db.clone();
         tokio::task::spawn_blocking(move || f(&db))
             .await
-            .map_err(|e| Failure::new("internal", format!("a blocking task failed: {e}")))?
+            .map_err(|e| Failure::new(FailureCode::Internal, format!("a blocking task failed: {e}")))?
     }
 }

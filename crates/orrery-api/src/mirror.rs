@@ -259,7 +259,7 @@ fn apply_state(store: &mut Store, local: &str, node: &str, state: &str, live: bo
         store.running_attempts()?.into_iter().find(|a| a.session_id == local && a.node == node).map(|a| a.run_id);
     let current = match store.task_node(local, node) {
         Ok(n) => Some(n.state),
-        Err(e) if e.code() == "not_found" => None,
+        Err(e) if e.code() == FailureCode::NotFound => None,
         Err(e) => return Err(e.into()),
     };
     let mut events = Vec::new();
@@ -315,7 +315,7 @@ fn error_of(value: &Value) -> Option<ErrorRecord> {
 /// output values (what the session wrote, not what the blueprint declares).
 fn version_text(blueprint: &Value) -> Result<(String, String), Failure> {
     let mut loaded = orrery_blueprint::load::from_value(blueprint.clone())
-        .map_err(|e| Failure::new("remote", format!("the server's blueprint cannot be read: {e}")))?
+        .map_err(|e| Failure::new(FailureCode::Remote, format!("the server's blueprint cannot be read: {e}")))?
         .blueprint;
     for task in &mut loaded.tasks {
         task.state = None;
@@ -474,7 +474,10 @@ impl Api {
         let remote_id = self.link_of(local).await?.map(|l| l.session_id).unwrap_or_default();
         let split = |node: &str| -> Result<(String, String), Failure> {
             node.rsplit_once('.').map(|(b, t)| (b.to_string(), t.to_string())).ok_or_else(|| {
-                Failure::new("invalid_argument", format!("name the task as blueprint_id.task_id, not {node:?}"))
+                Failure::new(
+                    FailureCode::InvalidArgument,
+                    format!("name the task as blueprint_id.task_id, not {node:?}"),
+                )
             })
         };
         match step {

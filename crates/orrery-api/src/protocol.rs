@@ -191,8 +191,9 @@ pub(crate) fn status_of(task: SubmittedTask, session: &Session) -> TaskStatus {
 
 /// The task and its current run's session; `not_found` when no task has that id.
 fn task_and_session(store: &Store, task_id: &str) -> Result<(SubmittedTask, Session), Failure> {
-    let task =
-        store.submitted_task(task_id)?.ok_or_else(|| Failure::new("not_found", format!("no task {task_id:?}")))?;
+    let task = store
+        .submitted_task(task_id)?
+        .ok_or_else(|| Failure::new(FailureCode::NotFound, format!("no task {task_id:?}")))?;
     let session = store.session(&task.session_id)?;
     Ok((task, session))
 }
@@ -206,7 +207,7 @@ fn valid_name(name: &str) -> bool {
 fn runnable(store: &Store, args: &SubmitArguments) -> Result<(ValidBlueprint, Vec<Blueprint>), Failure> {
     let invalid = |e: Vec<orrery_blueprint::Diagnostic>| {
         let errors: Vec<String> = e.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
-        Failure::new("invalid_blueprint", errors.join("; "))
+        Failure::new(FailureCode::InvalidBlueprint, errors.join("; "))
     };
     if args.kind == "blueprint" {
         let newest = |id: &str| -> Result<Option<Blueprint>, Failure> {
@@ -215,7 +216,7 @@ fn runnable(store: &Store, args: &SubmitArguments) -> Result<(ValidBlueprint, Ve
         };
         let root = newest(&args.registered_name)?.ok_or_else(|| {
             Failure::new(
-                "not_found",
+                FailureCode::NotFound,
                 format!("no stored blueprint {:?} (save_blueprint stores one)", args.registered_name),
             )
         })?;
@@ -232,7 +233,10 @@ fn runnable(store: &Store, args: &SubmitArguments) -> Result<(ValidBlueprint, Ve
     let task_type = format!("{}.{}", args.kind, args.registered_name);
     if !orrery_engine::agents::is_known(&task_type) {
         let known = orrery_engine::agents::known_type_names().join(", ");
-        return Err(Failure::new("not_found", format!("no task type {task_type:?}; known: blueprint, {known}")));
+        return Err(Failure::new(
+            FailureCode::NotFound,
+            format!("no task type {task_type:?}; known: blueprint, {known}"),
+        ));
     }
     let params: Vec<Value> = args.arguments.iter().map(|(k, v)| json!({"name": k, "value": v})).collect();
     let id = format!("task_{}_{}_{}", args.kind, args.registered_name, args.task_name);
@@ -251,7 +255,7 @@ pub(crate) fn current_run(store: &Store, task_id: &str, run_id: &str) -> Result<
     let (task, session) = task_and_session(store, task_id)?;
     if session.id != run_id {
         return Err(Failure::new(
-            "stale_run",
+            FailureCode::StaleRun,
             format!("run {run_id} is not the current run of {task_id} (it is {})", session.id),
         ));
     }
@@ -270,7 +274,10 @@ impl Submitting {
     fn claim(api: &Api, task_id: &str) -> Result<Submitting, Failure> {
         let mut submitting = api.inner.submitting.lock().unwrap_or_else(|p| p.into_inner());
         if !submitting.insert(task_id.to_string()) {
-            return Err(Failure::new("refused", format!("task {task_id} is being submitted by another request")));
+            return Err(Failure::new(
+                FailureCode::Refused,
+                format!("task {task_id} is being submitted by another request"),
+            ));
         }
         Ok(Submitting { api: api.clone(), task_id: task_id.to_string() })
     }
@@ -329,7 +336,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |api: Api, args: SubmitArguments| async move {
             if !valid_name(&args.task_name) {
                 return Err(Failure::new(
-                    "invalid_argument",
+                    FailureCode::InvalidArgument,
                     format!("task name {:?} is not 1-32 of [A-Za-z0-9-]", args.task_name),
                 ));
             }
@@ -343,7 +350,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     let replaces = match current.transpose()? {
                         Some((_, session)) if is_active(session.state) => {
                             return Err(Failure::new(
-                                "refused",
+                                FailureCode::Refused,
                                 format!(
                                     "task {task_id} is active (run {} is {}); cancel it first",
                                     session.id,
@@ -374,7 +381,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 // must not go on.
                 let _ = api.call("stop_session", json!({"session_id": run_id})).await;
                 return Err(Failure::new(
-                    "refused",
+                    FailureCode::Refused,
                     format!("task {task_id} was submitted by another client meanwhile; its run is the current one"),
                 ));
             }
@@ -444,10 +451,11 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             let stopped = api.call("stop_session", json!({"session_id": session.id})).await;
             match stopped {
                 Ok(envelope) if envelope.success => Ok(true),
-                Ok(envelope) => {
-                    Err(Failure::new("refused", envelope.answer.as_str().unwrap_or("cannot stop it").to_string()))
-                }
-                Err(e) => Err(Failure::new("internal", e.to_string())),
+                Ok(envelope) => Err(Failure::new(
+                    FailureCode::Refused,
+                    envelope.answer.as_str().unwrap_or("cannot stop it").to_string(),
+                )),
+                Err(e) => Err(Failure::new(FailureCode::Internal, e.to_string())),
             }
         },
     ));
@@ -485,7 +493,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     (None, false) => "task".to_string(),
                     (None, true) => {
                         let message = format!("{} is a blueprint: name one of its tasks with `task`", args.task_id);
-                        return Err(Failure::new("invalid_argument", message));
+                        return Err(Failure::new(FailureCode::InvalidArgument, message));
                     }
                 };
                 let (_, window) = attempt_window(&store, &session.id, &task, args.attempt, args.offset, args.limit)?;
@@ -503,7 +511,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 let store = open(db)?;
                 let all = store.submitted_tasks()?;
                 if !all.iter().any(|t| t.task_id == args.task_id) {
-                    return Err(Failure::new("not_found", format!("no task {:?}", args.task_id)));
+                    return Err(Failure::new(FailureCode::NotFound, format!("no task {:?}", args.task_id)));
                 }
                 let mut edges: Vec<(String, String)> = Vec::new();
                 for task in &all {

@@ -246,7 +246,7 @@ fn server_for(db: &Path, name_or_url: &str, token: Option<String>) -> Result<Ser
         Some(saved) => Ok(Server::new(&saved.url, saved.token)?),
         None if name_or_url.contains("://") => Ok(Server::new(name_or_url, token)?),
         None => Err(Failure::new(
-            "not_found",
+            FailureCode::NotFound,
             format!("no server named {name_or_url:?}: give its address (http://host:port) or save it first"),
         )),
     }
@@ -274,17 +274,18 @@ fn outgoing(files: &[PathBuf]) -> Result<Vec<Outgoing>, Failure> {
     let given: HashSet<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
     for file in files {
         let text = orrery_blueprint::fsio::read_blueprint(file)
-            .map_err(|e| Failure::new("io", format!("cannot read {}: {e}", file.display())))?;
+            .map_err(|e| Failure::new(FailureCode::Io, format!("cannot read {}: {e}", file.display())))?;
         let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let beside = blueprints_in(folder, Some(file))
-            .map_err(|e| Failure::new("io", format!("cannot read the blueprints of {}: {e}", folder.display())))?;
+        let beside = blueprints_in(folder, Some(file)).map_err(|e| {
+            Failure::new(FailureCode::Io, format!("cannot read the blueprints of {}: {e}", folder.display()))
+        })?;
         let root = Source {
             path: file.clone(),
             text: text.clone(),
             loaded: orrery_blueprint::load(&text).map_err(|e| e.diagnostics),
         };
         if root.loaded.is_err() {
-            let report = check_in_folder(file, text).map_err(|e| Failure::new("io", e.to_string()))?;
+            let report = check_in_folder(file, text).map_err(|e| Failure::new(FailureCode::Io, e.to_string()))?;
             out.push(invalid_file(file, report));
             continue;
         }
@@ -296,8 +297,8 @@ fn outgoing(files: &[PathBuf]) -> Result<Vec<Outgoing>, Failure> {
             if !placed.insert(l.blueprint.id.clone()) {
                 continue;
             }
-            let report =
-                check_in_folder(&source.path, source.text.clone()).map_err(|e| Failure::new("io", e.to_string()))?;
+            let report = check_in_folder(&source.path, source.text.clone())
+                .map_err(|e| Failure::new(FailureCode::Io, e.to_string()))?;
             let problems = report
                 .diagnostics
                 .iter()
@@ -354,7 +355,7 @@ fn task_named(problem: &str, tasks: &HashSet<String>) -> Option<String> {
 async fn publish(server: Server, files: Vec<PathBuf>, force: bool) -> Result<Published, Failure> {
     let blueprints = tokio::task::spawn_blocking(move || outgoing(&files))
         .await
-        .map_err(|e| Failure::new("internal", format!("a blocking task failed: {e}")))??;
+        .map_err(|e| Failure::new(FailureCode::Internal, format!("a blocking task failed: {e}")))??;
     // A file Orrery cannot read cannot be sent, forced or not.
     let unreadable = |b: &Outgoing| b.blueprint_id.is_empty();
     let held = |b: &Outgoing| !b.problems.is_empty() && (!force || unreadable(b));
@@ -518,7 +519,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             // A node key: the instance is everything before the last dot (a task id has none).
             let Some((blueprint_id, task_id)) = task.rsplit_once('.') else {
                 return Err(Failure::new(
-                    "invalid_argument",
+                    FailureCode::InvalidArgument,
                     format!("name the task as blueprint_id.task_id, not {task:?}"),
                 ));
             };
@@ -561,7 +562,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             let name = args.name.trim().to_string();
             if name.is_empty() || name.contains("://") {
                 return Err(Failure::new(
-                    "invalid_argument",
+                    FailureCode::InvalidArgument,
                     "a server's name must be a word, not empty or an address",
                 ));
             }
@@ -581,7 +582,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
          is sent when one has errors or would be refused; the server's own answer when it refuses.",
         |api: Api, args: PublishArguments| async move {
             if args.files.is_empty() {
-                return Err(Failure::new("invalid_argument", "give the blueprint files to publish"));
+                return Err(Failure::new(FailureCode::InvalidArgument, "give the blueprint files to publish"));
             }
             let server = server_named(&api, args.server, args.token).await?;
             publish(server, args.files, args.force).await

@@ -290,9 +290,11 @@ fn waiting(attempts: &[Attempt]) -> impl Iterator<Item = &Attempt> {
 fn run_failure(e: RunError) -> Failure {
     match e {
         RunError::Store(e) => e.into(),
-        RunError::NotResumable { .. } => Failure::new("refused", e.to_string()),
-        RunError::UnknownTaskTypes { .. } | RunError::Plan(_) => Failure::new("invalid_blueprint", e.to_string()),
-        other => Failure::new("engine", other.to_string()),
+        RunError::NotResumable { .. } => Failure::new(FailureCode::Refused, e.to_string()),
+        RunError::UnknownTaskTypes { .. } | RunError::Plan(_) => {
+            Failure::new(FailureCode::InvalidBlueprint, e.to_string())
+        }
+        other => Failure::new(FailureCode::Engine, other.to_string()),
     }
 }
 
@@ -300,18 +302,18 @@ fn intervention_failure(e: InterventionError) -> Failure {
     if e.is_refusal() {
         let code = match &e {
             InterventionError::Store(s) => s.code(),
-            _ => "refused",
+            _ => FailureCode::Refused,
         };
         Failure::new(code, e.to_string())
     } else {
-        Failure::new("store", e.to_string())
+        Failure::new(FailureCode::Store, e.to_string())
     }
 }
 
 fn request_failure(e: RequestError) -> Failure {
     match e {
         RequestError::Store(s) => s.into(),
-        other => Failure::new("refused", other.to_string()),
+        other => Failure::new(FailureCode::Refused, other.to_string()),
     }
 }
 
@@ -369,9 +371,11 @@ impl Api {
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {
-            Err(e) => Failure::new("engine", format!("the runner failed: {e}")),
+            Err(e) => Failure::new(FailureCode::Engine, format!("the runner failed: {e}")),
             Ok(Err(e)) => run_failure(e),
-            Ok(Ok(report)) => Failure::new("engine", format!("session {} ended before it was seen", report.session_id)),
+            Ok(Ok(report)) => {
+                Failure::new(FailureCode::Engine, format!("session {} ended before it was seen", report.session_id))
+            }
         };
         // The first committed event names the session. A runner that fails before the session
         // exists drops its events' sender, which may be seen before its end: its error is the answer.
@@ -476,7 +480,7 @@ impl Api {
         .await
         .and_then(|done| {
             if done.outcome.starts_with("refused") {
-                Err(Failure::new("refused", done.outcome))
+                Err(Failure::new(FailureCode::Refused, done.outcome))
             } else {
                 Ok(done)
             }
@@ -493,10 +497,11 @@ pub(crate) fn attempt_window(
     offset: Option<i64>,
     limit: Option<u64>,
 ) -> Result<(Attempt, orrery_logs::Window), Failure> {
-    let attempt = store.find_attempt(session_id, task, attempt)?.map_err(|why| Failure::new("not_found", why))?;
+    let attempt =
+        store.find_attempt(session_id, task, attempt)?.map_err(|why| Failure::new(FailureCode::NotFound, why))?;
     let Some(path) = attempt.log_path.clone() else {
         return Err(Failure::new(
-            "not_found",
+            FailureCode::NotFound,
             format!("attempt {} of {} has no log: only shell.run tasks write one", attempt.attempt, attempt.node),
         ));
     };
@@ -517,12 +522,17 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             let file = args.file.clone();
             let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&file))
                 .await
-                .map_err(|e| Failure::new("internal", e.to_string()))?
-                .map_err(|e| Failure::new("not_found", format!("cannot read {}: {e}", args.file.display())))?;
+                .map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?
+                .map_err(|e| {
+                    Failure::new(FailureCode::NotFound, format!("cannot read {}: {e}", args.file.display()))
+                })?;
             let (root, library) = runnable.map_err(|report| {
                 let errors: Vec<String> =
                     report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
-                Failure::new("invalid_blueprint", format!("{} is not valid: {}", report.file, errors.join("; ")))
+                Failure::new(
+                    FailureCode::InvalidBlueprint,
+                    format!("{} is not valid: {}", report.file, errors.join("; ")),
+                )
             })?;
             let params = args.params;
             api.launch(args.answers, move |db, options| async move {
@@ -590,7 +600,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 let store = open(db)?;
                 let attempt = store
                     .find_attempt(&args.session_id, &args.task, args.attempt)?
-                    .map_err(|why| Failure::new("not_found", why))?;
+                    .map_err(|why| Failure::new(FailureCode::NotFound, why))?;
                 let steps = store.steps(&attempt.run_id)?;
                 let duration_ms = attempt.finished_ms.unwrap_or_else(now_ms) - attempt.started_ms;
                 let dispatch = store
@@ -688,7 +698,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         |api: Api, args: TaskArguments| async move {
             if api.remote_of(&args.session_id).await?.is_some() {
                 return Err(Failure::new(
-                    "refused",
+                    FailureCode::Refused,
                     "this run is on an antikythera server, which cannot cancel one task: stop the session",
                 ));
             }

@@ -302,7 +302,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
          Over HTTP the response is Server-Sent Events; a disconnect does not cancel the task.",
         |_api: Api, _: StreamTaskArguments| async move {
             Err::<StreamItem, _>(Failure::new(
-                "streams",
+                FailureCode::Streams,
                 "stream_task answers a stream, not one answer: POST /jobs/stream_task answers Server-Sent \
                  Events, `orrery job stream_task` prints one line per item, Rust calls Api::stream_task",
             ))

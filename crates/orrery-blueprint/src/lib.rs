@@ -6,6 +6,7 @@ pub mod check;
 pub mod condition;
 pub mod dataflow;
 pub mod diagnostic;
+pub mod failure;
 pub mod fsio;
 pub mod graph;
 pub mod load;
@@ -27,6 +28,7 @@ pub use check::{
     Source,
 };
 pub use diagnostic::{Code, Diagnostic, Severity};
+pub use failure::FailureCode;
 pub use load::{load, Encoding, LoadError, Loaded};
 pub use model::*;
 pub use validate::{validate, Library, ValidBlueprint};

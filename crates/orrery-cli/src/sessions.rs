@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub(crate) fn open(db: Option<PathBuf>) -> Result<Store> {
     let path = crate::db_path(db)?;
     match Store::open(&path) {
-        Err(e) if e.code() == "read_only" => Store::open_read_only(&path),
+        Err(e) if e.code() == orrery_store::FailureCode::ReadOnly => Store::open_read_only(&path),
         opened => opened,
     }
     .with_context(|| format!("cannot open the task store {}", path.display()))
@@ -56,7 +56,7 @@ pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Resul
     let store = open(db)?;
     let s = match store.session(session) {
         Ok(s) => s,
-        Err(e) if e.code() == "not_found" => {
+        Err(e) if e.code() == orrery_store::FailureCode::NotFound => {
             eprintln!("orrery: no session '{session}' in {}", store.path().display());
             return Ok(1);
         }

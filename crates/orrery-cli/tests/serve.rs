@@ -342,10 +342,7 @@ fn serve_answers_jobs_over_http_behind_a_token_and_streams_session_events() {
         let reply = serving.job("get_session", arguments.clone());
         assert_eq!(reply.status, 422, "{arguments}");
         let answer = reply.json();
-        assert_eq!(
-            (answer["error"].as_str(), answer["job"].as_str()),
-            (Some("invalid_arguments"), Some("get_session"))
-        );
+        assert_eq!((answer["error"].as_str(), answer["job"].as_str()), (Some("invalid_argument"), Some("get_session")));
         assert!(answer["message"].as_str().unwrap().contains(message), "{answer}");
     }
     let reply = serving.call("POST", "/jobs/get_session", Some("{\"arguments\": "));

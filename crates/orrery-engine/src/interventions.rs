@@ -89,7 +89,9 @@ impl InterventionError {
             | InterventionError::UnknownNode { .. }
             | InterventionError::NotSkippable { .. }
             | InterventionError::UnknownScope { .. } => true,
-            InterventionError::Store(e) | InterventionError::Run(RunError::Store(e)) => e.code() == "not_found",
+            InterventionError::Store(e) | InterventionError::Run(RunError::Store(e)) => {
+                e.code() == orrery_store::FailureCode::NotFound
+            }
             InterventionError::Run(_) => false,
         }
     }

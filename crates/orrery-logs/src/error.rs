@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use orrery_blueprint::FailureCode;
+
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LogError {
@@ -23,11 +25,11 @@ pub enum LogError {
 
 impl LogError {
     /// A stable code for `{code, message}` answers at a boundary.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> FailureCode {
         match self {
-            LogError::InvalidOffset { .. } => "invalid_offset",
-            LogError::NotAFile { .. } => "not_a_file",
-            LogError::Io { .. } => "io",
+            LogError::InvalidOffset { .. } => FailureCode::InvalidOffset,
+            LogError::NotAFile { .. } => FailureCode::NotAFile,
+            LogError::Io { .. } => FailureCode::Io,
         }
     }
 

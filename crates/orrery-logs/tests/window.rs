@@ -101,7 +101,7 @@ fn a_negative_offset_other_than_minus_one_names_the_argument_and_the_file() {
     let (_d, path) = file_with(b"abc");
     let e = read_window(&path, -2, None).unwrap_err();
     assert!(matches!(e, LogError::InvalidOffset { offset: -2, .. }), "{e:?}");
-    assert_eq!(e.code(), "invalid_offset");
+    assert_eq!(e.code(), orrery_blueprint::FailureCode::InvalidOffset);
     let message = e.to_string();
     assert!(message.contains("offset -2") && message.contains("t.attempt-1.log"), "{message}");
 }

@@ -17,6 +17,7 @@ use hyper::{header, Method, Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
+use orrery_blueprint::FailureCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -41,12 +42,12 @@ pub enum RemoteError {
 
 impl RemoteError {
     /// A stable code for the facade's failures.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> FailureCode {
         match self {
-            RemoteError::BadAddress { .. } => "invalid_argument",
-            RemoteError::Unreachable { .. } => "unreachable",
-            RemoteError::Refused { .. } => "refused",
-            RemoteError::ServerFailed { .. } | RemoteError::Unexpected { .. } => "remote",
+            RemoteError::BadAddress { .. } => FailureCode::InvalidArgument,
+            RemoteError::Unreachable { .. } => FailureCode::Unreachable,
+            RemoteError::Refused { .. } => FailureCode::Refused,
+            RemoteError::ServerFailed { .. } | RemoteError::Unexpected { .. } => FailureCode::Remote,
         }
     }
 }

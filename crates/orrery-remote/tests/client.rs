@@ -2,6 +2,7 @@
 //! answers over a real socket), for what the real server cannot be made to do on cue: refuse
 //! a token, answer garbage, go silent. The real server is exercised by tests/compat (publish).
 
+use orrery_blueprint::FailureCode;
 use orrery_remote::{RemoteError, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -75,7 +76,7 @@ async fn a_refusal_carries_the_servers_message_and_problems() {
             problems: vec!["Task 'b': condition 'x > 1' reads 'x', which no task produces.".into()],
         }
     );
-    assert_eq!(err.code(), "refused");
+    assert_eq!(err.code(), FailureCode::Refused);
 
     let (url, _) = answer_once("400 Bad Request", r#"{"detail": "Only JSON files are accepted."}"#).await;
     let err = Server::new(&url, None).unwrap().upload("flow.txt", "{}").await.unwrap_err();
@@ -113,7 +114,7 @@ async fn a_failure_on_the_servers_side_is_no_refusal() {
             message: "Failed to save blueprint: Error 111 connecting to 127.0.0.1:6379.".into()
         }
     );
-    assert_eq!(err.code(), "remote");
+    assert_eq!(err.code(), FailureCode::Remote);
     let (url, _) = answer_once("502 Bad Gateway", "<html>proxy error</html>").await;
     let err = Server::new(&url, None).unwrap().blueprints().await.unwrap_err();
     assert_eq!(err, RemoteError::ServerFailed { status: 502, message: "<html>proxy error</html>".into() });
@@ -123,7 +124,7 @@ async fn a_failure_on_the_servers_side_is_no_refusal() {
 async fn an_answer_that_is_not_the_servers_is_unexpected_and_names_what_came() {
     let (url, _) = answer_once("200 OK", "not json").await;
     let err = Server::new(&url, None).unwrap().blueprints().await.unwrap_err();
-    assert_eq!(err.code(), "remote");
+    assert_eq!(err.code(), FailureCode::Remote);
 }
 
 #[tokio::test]
@@ -131,7 +132,7 @@ async fn a_server_that_is_not_there_is_unreachable_at_once() {
     // A port that was free a moment ago: nothing listens there.
     let port = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port();
     let err = Server::new(&format!("http://127.0.0.1:{port}"), None).unwrap().blueprints().await.unwrap_err();
-    assert_eq!(err.code(), "unreachable");
+    assert_eq!(err.code(), FailureCode::Unreachable);
     assert!(err.to_string().contains(&format!("127.0.0.1:{port}")) && err.to_string().contains("refused"), "{err}");
 }
 
@@ -145,7 +146,7 @@ fn addresses_that_are_not_http_servers_are_refused_with_the_reason() {
     ] {
         let err = Server::new(url, None).unwrap_err();
         assert!(err.to_string().contains(why), "{url}: {err}");
-        assert_eq!(err.code(), "invalid_argument");
+        assert_eq!(err.code(), FailureCode::InvalidArgument);
     }
     assert_eq!(Server::new(" http://127.0.0.1:8000/ ", None).unwrap().url(), "http://127.0.0.1:8000");
     assert_eq!(Server::new("https://lab.example/api/", None).unwrap().url(), "https://lab.example/api");

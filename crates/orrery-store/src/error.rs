@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use orrery_blueprint::FailureCode;
 use rusqlite::ffi;
 
 #[derive(Debug, thiserror::Error)]
@@ -57,20 +58,20 @@ pub enum StoreError {
 
 impl StoreError {
     /// A stable, machine-readable code; the UI and CLI match on this, never on the message.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> FailureCode {
         match self {
-            StoreError::NotFound { .. } => "not_found",
-            StoreError::StaleRun { .. } => "stale_run",
-            StoreError::RequestIdReused { .. } => "request_id_reused",
-            StoreError::Leased { .. } => "leased",
-            StoreError::InvalidArgument { .. } => "invalid_argument",
-            StoreError::Corrupt { .. } => "corrupt",
-            StoreError::ReadOnly { .. } => "read_only",
-            StoreError::DiskFull { .. } => "disk_full",
-            StoreError::Busy { .. } => "busy",
-            StoreError::Migration { .. } => "migration",
-            StoreError::Io { .. } => "io",
-            StoreError::Sqlite { .. } => "storage",
+            StoreError::NotFound { .. } => FailureCode::NotFound,
+            StoreError::StaleRun { .. } => FailureCode::StaleRun,
+            StoreError::RequestIdReused { .. } => FailureCode::RequestIdReused,
+            StoreError::Leased { .. } => FailureCode::Leased,
+            StoreError::InvalidArgument { .. } => FailureCode::InvalidArgument,
+            StoreError::Corrupt { .. } => FailureCode::Corrupt,
+            StoreError::ReadOnly { .. } => FailureCode::ReadOnly,
+            StoreError::DiskFull { .. } => FailureCode::DiskFull,
+            StoreError::Busy { .. } => FailureCode::Busy,
+            StoreError::Migration { .. } => FailureCode::Migration,
+            StoreError::Io { .. } => FailureCode::Io,
+            StoreError::Sqlite { .. } => FailureCode::Storage,
         }
     }
 

@@ -144,7 +144,7 @@ mod tests {
         assert!(Arc::ptr_eq(&gate, &Gate::of(&dir.path().join(".").join("db")).unwrap()), "one line per file");
         let held = gate.enter(Duration::from_secs(5), &file).unwrap();
         let err = gate.enter(Duration::from_millis(50), &file).err().expect("busy");
-        assert_eq!(err.code(), "busy");
+        assert_eq!(err.code(), crate::FailureCode::Busy);
         assert!(err.to_string().contains("waited"), "{err}");
         assert!(gate.lock().waiting.is_empty(), "the impatient writer left the line");
         drop(held);

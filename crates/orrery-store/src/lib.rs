@@ -90,6 +90,8 @@ pub use event_data::{
     SessionCreated, SessionStateChanged, TaskStateChanged,
 };
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
+/// What [`StoreError::code`] answers, the code of every boundary.
+pub use orrery_blueprint::FailureCode;
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts, StepState};
 pub use servers::ServerEntry;
 pub use sessions::{ErrorRecord, NewSession, RemoteLink, Session, SessionFilter, SessionState};

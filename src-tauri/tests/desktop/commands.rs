@@ -75,7 +75,7 @@ fn a_refused_call_crosses_ipc_as_a_stable_code_and_a_message() {
 
     let invalid =
         shell.invoke("call_job", json!({"name": "format_blueprint", "arguments": {"txt": "{}"}})).unwrap_err();
-    assert_eq!(invalid["code"], "invalid_arguments", "{invalid}");
+    assert_eq!(invalid["code"], "invalid_argument", "{invalid}");
 }
 
 #[test]

@@ -111,9 +111,6 @@ export type Diagnostic = {
 
 export type DiagnosticCode = "json-syntax" | "json-nonstandard" | "compas-object" | "not-a-blueprint" | "schema-type" | "schema-required" | "schema-enum" | "schema-range" | "schema-unknown-key" | "version-invalid" | "version-unsupported" | "io-unknown-key" | "dependency-unknown-key" | "deprecated-io-type" | "start-count" | "end-count" | "orphan-task" | "dangling-dependency" | "scope-end-missing-task" | "scope-end-not-a-scope" | "scope-end-duplicate" | "scope-unclosed" | "scopes-interlaced" | "condition-syntax" | "condition-unknown-name" | "empty-blueprint" | "duplicate-blueprint-id" | "duplicate-task-id" | "cycle" | "self-dependency" | "duplicate-dependency" | "get-from-unproduced" | "duplicate-io-name" | "task-type-format" | "composite-param" | "param-schema" | "composite-target-missing" | "composite-recursion" | "execution-mode-invalid" | "scope-end-unreachable" | "policy-range" | "not-portable" | "nul-in-id";
 
-/** The stable codes of [`IpcError`]: the UI matches on these, never on messages. */
-export type ErrorCode = "unknown_job" | "invalid_arguments" | "io" | "not_granted" | "invalid_blueprint";
-
 /** `{code, message, details}`, the error shape at every boundary. */
 export type ErrorRecord = {
   code: string;
@@ -128,6 +125,9 @@ export type EventCut = {
   full_len: number;
   full_sha256: string;
 };
+
+/** Why something failed, for a program to match on; the message says it for people. */
+export type FailureCode = "invalid_argument" | "unknown_job" | "not_found" | "refused" | "invalid_blueprint" | "invalid_layout" | "io" | "not_granted" | "invalid_offset" | "not_a_file" | "stale_run" | "request_id_reused" | "leased" | "corrupt" | "read_only" | "disk_full" | "busy" | "migration" | "storage" | "store" | "engine" | "unreachable" | "remote" | "broker_unreachable" | "internal" | "streams" | "invalid_request" | "unauthorized" | "wrong_origin" | "wrong_host" | "method_not_allowed" | "body_timeout" | "body_too_large" | "shutting_down";
 
 /** The verdict on one file. */
 export type FileReport = {
@@ -1767,7 +1767,11 @@ export type SaveAttemptLogCommandAnswer = string | null;
 
 /** A command refused or failed; crosses IPC as `{code, message}`. */
 export type IpcError = {
-  code: ErrorCode;
+  /**
+   * The facade's codes, those of the shell among them (`not_granted`, `io`): the UI matches
+   * on these, never on messages.
+   */
+  code: FailureCode;
   message: string;
 };
 

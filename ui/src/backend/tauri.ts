@@ -8,6 +8,7 @@ import {
   EVENTS_LAGGED,
   MENU,
   type Commands,
+  type FailureCode,
   type SessionEvent,
   type IpcError,
   type Jobs,
@@ -22,8 +23,9 @@ async function command<K extends keyof Commands>(
   try {
     return await invoke<Commands[K]["answer"]>(name, args);
   } catch (e) {
+    // Tauri rejects with the command's IpcError, or with a string of its own (a fault of the app).
     const error = e as Partial<IpcError>;
-    throw new BackendError(error.code ?? "ipc", error.message ?? String(e));
+    throw new BackendError(error.code ?? "internal", error.message ?? String(e));
   }
 }
 
@@ -31,8 +33,8 @@ export const tauriBackend: Backend = {
   async call<K extends keyof Jobs>(name: K, args: Jobs[K]["arguments"]) {
     const envelope = await command("call_job", { name, arguments: args });
     if (!envelope.success) {
-      const metadata = envelope.metadata as { error?: string };
-      throw new BackendError(metadata.error ?? "failed", String(envelope.answer));
+      const metadata = envelope.metadata as { error?: FailureCode };
+      throw new BackendError(metadata.error ?? "internal", String(envelope.answer));
     }
     return envelope.answer as Jobs[K]["answer"];
   },

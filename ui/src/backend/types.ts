@@ -1,6 +1,6 @@
 // The backend as the UI sees it: typed jobs of the facade, the files the user chooses, and the
 // facade's events. `tauri.ts` implements it over IPC, `memory.ts` in memory for tests.
-import type { SessionEvent, Jobs, MenuAction, OpenedFile } from "./generated";
+import type { FailureCode, Jobs, MenuAction, OpenedFile, SessionEvent } from "./generated";
 
 export type { MenuAction, OpenedFile };
 
@@ -39,12 +39,13 @@ export interface Backend {
 }
 
 /**
- * A stable `code` to match on: the shell's (`unknown_job`, `invalid_arguments`, `io`,
- * `not_granted`) or a job's business failure (`invalid_blueprint`, `not_found`, ...).
+ * A stable `code` to match on, generated from Rust: the shell's (`unknown_job`,
+ * `invalid_argument`, `io`, `not_granted`) or a job's business failure (`invalid_blueprint`,
+ * `not_found`, ...). A misspelt code does not compile.
  */
 export class BackendError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: FailureCode,
     message: string,
   ) {
     super(message);

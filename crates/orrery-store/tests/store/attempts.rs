@@ -1,3 +1,4 @@
+use orrery_store::FailureCode;
 use orrery_store::{AttemptState, ErrorRecord, Outcome, ProcessIdentity, RunId, Settlement, TaskState};
 use serde_json::json;
 
@@ -23,7 +24,7 @@ fn a_node_with_a_running_attempt_refuses_a_second_one() {
     let mut fixture = Fixture::open();
     let (session, _) = fixture.running_attempt();
     let err = fixture.store.begin_attempt(&session.id, "hello.greet", &shell_attempt()).unwrap_err();
-    assert_eq!(err.code(), "invalid_argument");
+    assert_eq!(err.code(), FailureCode::InvalidArgument);
     assert!(err.to_string().contains("run-1"), "names the running attempt: {err}");
 }
 
@@ -32,7 +33,7 @@ fn an_attempt_at_an_unknown_node_is_not_found() {
     let mut fixture = Fixture::open();
     let session = fixture.session();
     let err = fixture.store.begin_attempt(&session.id, "hello.nope", &shell_attempt()).unwrap_err();
-    assert_eq!(err.code(), "not_found");
+    assert_eq!(err.code(), FailureCode::NotFound);
     assert!(err.to_string().contains("hello.nope"));
 }
 
@@ -88,7 +89,7 @@ fn a_stale_run_id_is_refused_and_changes_nothing() {
         data: vec![("hello".into(), "greeting".into(), json!("overwritten"))],
     };
     let err = fixture.store.settle_attempt(&run_id, late.clone()).unwrap_err();
-    assert_eq!(err.code(), "stale_run");
+    assert_eq!(err.code(), FailureCode::StaleRun);
     assert!(
         err.to_string().contains("run-1") && err.to_string().contains("succeeded"),
         "says which run and why: {err}"
@@ -101,9 +102,9 @@ fn a_stale_run_id_is_refused_and_changes_nothing() {
     assert_eq!(fixture.store.last_event_seq(&session.id).unwrap(), seq_before, "no event was appended");
 
     let unknown = fixture.store.settle_attempt(&RunId::from("run-404"), late).unwrap_err();
-    assert_eq!(unknown.code(), "stale_run", "an unknown run id is refused the same way");
+    assert_eq!(unknown.code(), FailureCode::StaleRun, "an unknown run id is refused the same way");
     let process = fixture.store.set_attempt_process(&run_id, ProcessIdentity { pid: 1, start_time: 2 }).unwrap_err();
-    assert_eq!(process.code(), "stale_run", "every write about a run is keyed on it");
+    assert_eq!(process.code(), FailureCode::StaleRun, "every write about a run is keyed on it");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Runner leases and requests to a running session.
 
+use orrery_store::FailureCode;
 use orrery_store::{Lease, ProcessIdentity, Request, StoreError};
 use serde_json::json;
 
@@ -21,7 +22,7 @@ fn a_lease_held_by_a_live_runner_is_refused_and_one_left_by_a_dead_runner_is_tak
     let refused = fixture.store.acquire_lease(&session.id, &lease("b", 11), |p| p.pid == 10);
     match refused {
         Err(e @ StoreError::Leased { .. }) => {
-            assert_eq!(e.code(), "leased");
+            assert_eq!(e.code(), FailureCode::Leased);
             assert!(e.to_string().contains("process 10"), "{e}");
         }
         other => panic!("expected Leased, got {other:?}"),

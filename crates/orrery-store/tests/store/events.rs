@@ -1,3 +1,4 @@
+use orrery_store::FailureCode;
 use orrery_store::{
     Event, EventData, EventKind, EventPayload, NewEvent, SessionState, SessionStateChanged, MAX_EVENT_PAYLOAD_BYTES,
 };
@@ -70,7 +71,7 @@ fn a_page_limit_outside_1_to_200_is_invalid() {
     let session = fixture.session();
     for limit in [0, 201, u32::MAX] {
         let err = fixture.store.events_after(&session.id, 0, limit).unwrap_err();
-        assert_eq!(err.code(), "invalid_argument", "limit {limit}");
+        assert_eq!(err.code(), FailureCode::InvalidArgument, "limit {limit}");
         assert!(err.to_string().contains(&limit.to_string()), "names the limit: {err}");
     }
 }
@@ -194,7 +195,7 @@ fn the_latest_event_of_a_kind_is_found_by_its_kind() {
 fn an_event_for_an_unknown_session_is_not_found() {
     let mut fixture = Fixture::open();
     let err = fixture.store.append_event("ghost", &note(1), None).unwrap_err();
-    assert_eq!(err.code(), "not_found");
+    assert_eq!(err.code(), FailureCode::NotFound);
     assert!(err.to_string().contains("ghost"));
 }
 

@@ -4,6 +4,7 @@
 //! made immutable (`chattr +i`), which stops root too. Either way the test first proves the
 //! path really is unwritable, so it can never pass vacuously.
 
+use orrery_store::FailureCode;
 use std::fs::OpenOptions;
 use std::path::Path;
 use std::process::Command;
@@ -66,7 +67,7 @@ fn a_file_of_garbage_is_reported_as_corrupt() {
     let path = dir.path().join("garbage.db");
     std::fs::write(&path, b"this is not a SQLite database, just text. ".repeat(200)).unwrap();
     let err = Store::open(&path).expect_err("garbage must not open");
-    assert_eq!(err.code(), "corrupt", "{err}");
+    assert_eq!(err.code(), FailureCode::Corrupt, "{err}");
     assert!(err.to_string().contains("garbage.db"), "names the file: {err}");
     assert_eq!(
         std::fs::read(&path).unwrap(),
@@ -97,7 +98,7 @@ fn a_database_with_damaged_pages_is_reported_as_corrupt() {
         store.events_after(&session.id, 0, 200).map(|_| ())
     });
     let err = outcome.expect_err("damaged pages must be noticed");
-    assert_eq!(err.code(), "corrupt", "{err}");
+    assert_eq!(err.code(), FailureCode::Corrupt, "{err}");
 }
 
 #[test]
@@ -107,7 +108,7 @@ fn a_read_only_database_file_is_reported_as_read_only() {
     drop(fixture.store);
     let _guard = Unwritable::new(&path);
     let err = Store::open(&path).expect_err("a read-only file cannot hold a task store");
-    assert_eq!(err.code(), "read_only", "{err}");
+    assert_eq!(err.code(), FailureCode::ReadOnly, "{err}");
     assert!(err.to_string().contains("orrery.db"), "names the file: {err}");
 }
 
@@ -120,9 +121,9 @@ fn a_read_only_folder_is_reported_as_read_only() {
     Store::open(&existing).unwrap();
     let _guard = Unwritable::new(&folder);
     let err = Store::open(&existing).expect_err("WAL needs to write beside the database");
-    assert_eq!(err.code(), "read_only", "existing file: {err}");
+    assert_eq!(err.code(), FailureCode::ReadOnly, "existing file: {err}");
     let err = Store::open(&folder.join("new.db")).expect_err("a new file cannot be created");
-    assert_eq!(err.code(), "read_only", "new file: {err}");
+    assert_eq!(err.code(), FailureCode::ReadOnly, "new file: {err}");
     assert!(err.to_string().contains("new.db"), "names the file: {err}");
 }
 
@@ -140,9 +141,9 @@ fn a_store_in_a_read_only_folder_can_still_be_listed_and_read_but_not_written() 
     assert_eq!(listed.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [session.id.as_str()]);
     assert_eq!(store.events_after(&session.id, 0, 200).unwrap().len(), 1, "its events are read");
     let err = store.append_event(&session.id, &crate::note("hi"), None).expect_err("nothing is written");
-    assert_eq!(err.code(), "read_only", "{err}");
+    assert_eq!(err.code(), FailureCode::ReadOnly, "{err}");
     let err = Store::open_read_only(&folder.join("missing.db")).expect_err("a missing store is not created");
-    assert_eq!(err.code(), "not_found", "{err}");
+    assert_eq!(err.code(), FailureCode::NotFound, "{err}");
 }
 
 #[test]
@@ -185,7 +186,7 @@ fn a_full_disk_is_reported_and_leaves_the_store_consistent() {
         }
         assert!(written < 1000, "an 80-page database must fill up");
     };
-    assert_eq!(err.code(), "disk_full", "{err}");
+    assert_eq!(err.code(), FailureCode::DiskFull, "{err}");
     assert!(err.to_string().contains("small.db"), "names the file: {err}");
     assert!(written > 0, "some events fitted before the disk was full");
     assert_eq!(store.last_event_seq(&session.id).unwrap(), 1 + written, "the failed write left nothing behind");
@@ -213,7 +214,7 @@ fn a_writer_held_up_past_the_busy_timeout_gets_busy_and_writes_nothing() {
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
     let note = crate::note("hi");
     let err = impatient.append_event(&session.id, &note, None).unwrap_err();
-    assert_eq!(err.code(), "busy", "{err}");
+    assert_eq!(err.code(), FailureCode::Busy, "{err}");
     assert!(err.to_string().contains("orrery.db"), "names the file: {err}");
     blocker.execute_batch("ROLLBACK").unwrap();
     let event =

@@ -1,3 +1,4 @@
+use orrery_store::FailureCode;
 use orrery_store::{NewSession, SessionState};
 use serde_json::json;
 
@@ -37,7 +38,7 @@ fn the_same_request_id_with_other_arguments_is_refused_and_writes_nothing() {
     fixture.store.create_session(&new, Some("req-1")).unwrap();
     let other = NewSession { name: "twice".into(), ..new };
     let err = fixture.store.create_session(&other, Some("req-1")).unwrap_err();
-    assert_eq!(err.code(), "request_id_reused");
+    assert_eq!(err.code(), FailureCode::RequestIdReused);
     assert!(err.to_string().contains("req-1"), "names the request id: {err}");
     assert_eq!(count_rows(&fixture.path(), "sessions"), 1);
 }
@@ -48,7 +49,7 @@ fn a_request_id_used_by_another_operation_is_refused() {
     let new = new_session(&mut fixture, "once");
     let session = fixture.store.create_session(&new, Some("req-1")).unwrap();
     let err = fixture.store.set_session_state(&session.id, SessionState::Running, None, Some("req-1")).unwrap_err();
-    assert_eq!(err.code(), "request_id_reused");
+    assert_eq!(err.code(), FailureCode::RequestIdReused);
     assert_eq!(fixture.store.session(&session.id).unwrap().state, SessionState::Pending, "nothing changed");
 }
 
@@ -67,7 +68,7 @@ fn repeated_state_changes_and_events_with_a_request_id_are_written_once() {
     let other = crate::note("bye");
     assert_eq!(
         fixture.store.append_event(&session.id, &other, Some("note-1")).unwrap_err().code(),
-        "request_id_reused"
+        FailureCode::RequestIdReused
     );
 }
 
@@ -89,8 +90,8 @@ fn request_ids_longer_than_64_characters_or_empty_are_invalid() {
     fixture.store.create_session(&new, Some(&ok)).expect("64 characters are allowed, counted as characters");
     let long = "x".repeat(65);
     let err = fixture.store.create_session(&new, Some(&long)).unwrap_err();
-    assert_eq!(err.code(), "invalid_argument");
-    assert_eq!(fixture.store.create_session(&new, Some("")).unwrap_err().code(), "invalid_argument");
+    assert_eq!(err.code(), FailureCode::InvalidArgument);
+    assert_eq!(fixture.store.create_session(&new, Some("")).unwrap_err().code(), FailureCode::InvalidArgument);
     assert_eq!(count_rows(&fixture.path(), "sessions"), 1);
 }
 
@@ -98,6 +99,6 @@ fn request_ids_longer_than_64_characters_or_empty_are_invalid() {
 fn a_failed_write_does_not_consume_its_request_id() {
     let mut fixture = Fixture::open();
     let err = fixture.store.set_session_state("missing", SessionState::Running, None, Some("req-9")).unwrap_err();
-    assert_eq!(err.code(), "not_found");
+    assert_eq!(err.code(), FailureCode::NotFound);
     assert_eq!(count_rows(&fixture.path(), "requests"), 0, "the request row rolled back with the write");
 }

@@ -1,4 +1,5 @@
 use orrery_store::migrations::{create_at_version, MIGRATIONS, SCHEMA_VERSION};
+use orrery_store::FailureCode;
 use orrery_store::{NewSession, Store};
 use serde_json::json;
 
@@ -89,7 +90,7 @@ fn a_database_newer_than_the_code_is_refused_with_a_migration_error() {
     conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
     drop(conn);
     let err = Store::open(&path).expect_err("a newer schema must not be guessed at");
-    assert_eq!(err.code(), "migration");
+    assert_eq!(err.code(), FailureCode::Migration);
     assert!(err.to_string().contains("future.db"), "the message names the file: {err}");
     assert!(err.to_string().contains("newer"), "the message says why: {err}");
 }

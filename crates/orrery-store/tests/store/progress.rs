@@ -1,3 +1,4 @@
+use orrery_store::FailureCode;
 use orrery_store::{Outcome, ProgressReport, StepState};
 use serde_json::json;
 
@@ -38,7 +39,7 @@ fn a_percentage_above_100_is_invalid() {
     let mut fixture = Fixture::open();
     let (_, run) = fixture.running_attempt();
     let err = fixture.store.report_progress(&run, &report("build", StepState::InProgress, Some(101))).unwrap_err();
-    assert_eq!(err.code(), "invalid_argument");
+    assert_eq!(err.code(), FailureCode::InvalidArgument);
     assert!(fixture.store.steps(&run).unwrap().is_empty(), "nothing was written");
 }
 
@@ -91,7 +92,7 @@ fn a_step_left_in_progress_by_a_crash_becomes_unknown() {
     let steps = fixture.store.steps(&run).unwrap();
     assert_eq!(steps.iter().map(|s| s.state).collect::<Vec<_>>(), vec![StepState::Done, StepState::Unknown]);
     assert_eq!(steps[1].percentage, Some(50), "the last known percentage is kept");
-    assert_eq!(fixture.store.mark_unknown_in_progress(&"run-404".into()).unwrap_err().code(), "not_found");
+    assert_eq!(fixture.store.mark_unknown_in_progress(&"run-404".into()).unwrap_err().code(), FailureCode::NotFound);
 }
 
 #[test]
@@ -100,7 +101,7 @@ fn progress_on_a_settled_run_is_refused() {
     let (_, run) = fixture.running_attempt();
     fixture.store.settle_attempt(&run, Outcome::Cancelled { exit_code: Some(130) }).unwrap();
     let err = fixture.store.report_progress(&run, &report("late", StepState::InProgress, None)).unwrap_err();
-    assert_eq!(err.code(), "stale_run");
+    assert_eq!(err.code(), FailureCode::StaleRun);
     assert!(fixture.store.steps(&run).unwrap().is_empty());
 }
 

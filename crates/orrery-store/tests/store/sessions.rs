@@ -1,3 +1,4 @@
+use orrery_store::FailureCode;
 use orrery_store::{ErrorRecord, NewSession, SessionFilter, SessionState};
 use serde_json::json;
 
@@ -28,7 +29,7 @@ fn a_session_of_an_unknown_blueprint_version_is_not_found() {
             None,
         )
         .unwrap_err();
-    assert_eq!(err.code(), "not_found");
+    assert_eq!(err.code(), FailureCode::NotFound);
     assert!(err.to_string().contains("abc"), "names the hash: {err}");
 }
 
@@ -36,11 +37,11 @@ fn a_session_of_an_unknown_blueprint_version_is_not_found() {
 fn an_unknown_session_is_not_found_by_every_reader() {
     let fixture = Fixture::open();
     let err = fixture.store.session("nope").unwrap_err();
-    assert_eq!(err.code(), "not_found");
+    assert_eq!(err.code(), FailureCode::NotFound);
     assert!(err.to_string().contains("nope"), "names the session: {err}");
-    assert_eq!(fixture.store.events_after("nope", 0, 10).unwrap_err().code(), "not_found");
-    assert_eq!(fixture.store.attempts("nope").unwrap_err().code(), "not_found");
-    assert_eq!(fixture.store.task_nodes("nope").unwrap_err().code(), "not_found");
+    assert_eq!(fixture.store.events_after("nope", 0, 10).unwrap_err().code(), FailureCode::NotFound);
+    assert_eq!(fixture.store.attempts("nope").unwrap_err().code(), FailureCode::NotFound);
+    assert_eq!(fixture.store.task_nodes("nope").unwrap_err().code(), FailureCode::NotFound);
 }
 
 #[test]
@@ -107,9 +108,9 @@ fn blueprint_versions_are_content_addressed_and_listed_newest_first() {
     let versions = fixture.store.blueprint_versions("b").unwrap();
     assert_eq!(versions.iter().map(|v| v.hash.clone()).collect::<Vec<_>>(), vec![second, first.clone()]);
     assert_eq!(fixture.store.blueprint_version(&first).unwrap().canonical_json, r#"{"v":1}"#);
-    assert_eq!(fixture.store.blueprint_version("missing").unwrap_err().code(), "not_found");
+    assert_eq!(fixture.store.blueprint_version("missing").unwrap_err().code(), FailureCode::NotFound);
     let err = fixture.store.put_blueprint_version("other", r#"{"v":1}"#).unwrap_err();
-    assert_eq!(err.code(), "invalid_argument", "one hash names one blueprint");
+    assert_eq!(err.code(), FailureCode::InvalidArgument, "one hash names one blueprint");
 }
 
 #[test]
@@ -207,7 +208,7 @@ fn a_restart_of_an_unknown_session_is_not_found_and_creates_nothing() {
         restarted_from: Some("session-404".into()),
     };
     let err = fixture.store.create_session(&new, None).unwrap_err();
-    assert_eq!(err.code(), "not_found");
+    assert_eq!(err.code(), FailureCode::NotFound);
     assert!(err.to_string().contains("session-404"), "names the session: {err}");
     assert_eq!(fixture.store.sessions(&SessionFilter::default()).unwrap().len(), 1);
 }
@@ -263,7 +264,7 @@ fn a_mirror_is_linked_to_its_remote_session_once() {
     assert_eq!((mirror.id.as_str(), mirror.remote.as_ref()), (first.id.as_str(), Some(&link)));
     assert_eq!(fixture.store.session(&second.id).unwrap().remote, None, "a local session has no link");
     let err = fixture.store.link_remote(&second.id, &link).unwrap_err();
-    assert_eq!(err.code(), "invalid_argument");
+    assert_eq!(err.code(), FailureCode::InvalidArgument);
     assert!(err.to_string().contains("abc"), "{err}");
-    assert_eq!(fixture.store.link_remote("nope", &link).unwrap_err().code(), "not_found");
+    assert_eq!(fixture.store.link_remote("nope", &link).unwrap_err().code(), FailureCode::NotFound);
 }
