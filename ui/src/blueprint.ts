@@ -1,7 +1,7 @@
 // The blueprint as the editor changes it: the parsed JSON of the file, with every field the
 // editor does not know kept as it was. Checking it is the facade's job (`validate_blueprint`).
 
-import { DEPENDENCY_TYPES, type DependencyType } from "./backend/generated";
+import { DEPENDENCY_TYPES, TASK_TYPE, type DependencyType } from "./backend/generated";
 
 export type Dependency = { id: string; type: DependencyType; [field: string]: unknown };
 export type Task = { id: string; type: string; depends_on?: Dependency[]; [field: string]: unknown };
@@ -37,8 +37,8 @@ export function newBlueprint(n: number): Blueprint {
     name: n > 1 ? `Untitled ${n}` : "Untitled",
     version: "1.0",
     tasks: [
-      { id: "start", type: "system.start" },
-      { id: "end", type: "system.end", depends_on: [{ id: "start", type: "FS" }] },
+      { id: "start", type: TASK_TYPE.START },
+      { id: "end", type: TASK_TYPE.END, depends_on: [{ id: "start", type: "FS" }] },
     ],
   };
 }

@@ -1790,6 +1790,8 @@ export type Sequencer = "basic_sequencer" | "basic_stock_sequencer" | "basic_ele
 
 export const DEPENDENCY_TYPES = ["FS", "SS", "FF", "SF"] as const satisfies readonly DependencyType[];
 export const SEQUENCERS = ["basic_sequencer", "basic_stock_sequencer", "basic_element_sequencer"] as const satisfies readonly Sequencer[];
+/** The built-in task types by name (a start, an end, a composite each draw their own way). */
+export const TASK_TYPE = { START: "system.start", END: "system.end", SLEEP: "system.sleep", COMPOSITE: "system.composite", SHELL: "shell.run", NOTIFY: "user_interaction.notify", USER_OUTPUT: "user_interaction.user_output", USER_INPUT: "user_interaction.user_input", CONFIRM: "user_prompt.confirm" } as const;
 
 /** Every job of the facade: its arguments and its answer on success. */
 export interface Jobs {

@@ -14,6 +14,7 @@ import {
   type ReactFlowState,
 } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type MouseEvent } from "react";
+import { TASK_TYPE } from "../backend/generated";
 import { connect, cycleDependencyType, disconnect, removeTasks } from "../blueprint";
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
@@ -251,7 +252,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   const open = run?.onOpen ?? drillInto;
   const onNodeDoubleClick = useCallback(
     (_: unknown, node: TaskNode) => {
-      if (node.data.task.type === "system.composite") void open(node.id);
+      if (node.data.task.type === TASK_TYPE.COMPOSITE) void open(node.id);
     },
     [open],
   );
@@ -259,7 +260,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   const onOverviewDoubleClick = useCallback(
     (e: MouseEvent) => {
       const id = scene && taskAt(scene, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
-      if (id && blueprint?.tasks.find((t) => t.id === id)?.type === "system.composite") void open(id);
+      if (id && blueprint?.tasks.find((t) => t.id === id)?.type === TASK_TYPE.COMPOSITE) void open(id);
     },
     [scene, flow, blueprint, open],
   );

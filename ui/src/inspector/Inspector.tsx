@@ -1,6 +1,7 @@
 // The selected task, to read and change: its id, type, description, condition, inputs, outputs
 // and params. Every change goes through the store, so it is undoable and validated.
 import { useEffect, useMemo, useState } from "react";
+import { TASK_TYPE } from "../backend/generated";
 import { ioOf, setTaskField, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
 import { CompositeField } from "./CompositeField";
@@ -9,8 +10,6 @@ import { IoTable } from "./IoTable";
 import { suggestions, taskProblems } from "./names";
 import { ParamsForm } from "./ParamsForm";
 import { paramFields } from "./schema";
-
-const COMPOSITE = "system.composite";
 
 export function Inspector() {
   const task = useEditor((s) => s.blueprint?.tasks.find((t) => t.id === s.selected) ?? null);
@@ -31,7 +30,7 @@ function TaskInspector({ task }: { task: Task }) {
   const offered = suggestions(names);
   const problems = taskProblems(report, task.id);
   const description = typeof task.description === "string" ? task.description : "";
-  const composite = task.type === COMPOSITE;
+  const composite = task.type === TASK_TYPE.COMPOSITE;
   const declared = useMemo(() => paramFields(definition?.params_schema), [definition]);
   // A composite's `blueprint` param has a field of its own, whether its definition arrived or not.
   const fields = composite ? declared.filter((f) => f.name !== "blueprint") : declared;

@@ -2,6 +2,7 @@
 // sequencer of a dynamic one); a double-click opens the inner blueprint.
 import type { NodeProps } from "@xyflow/react";
 import { memo } from "react";
+import { TASK_TYPE } from "../../backend/generated";
 import { innerOf } from "../../inspector/composite";
 import { TaskCard } from "../card";
 import type { NodeKind, TaskNode } from "../types";
@@ -33,6 +34,6 @@ function CompositeNodeView({ data, selected }: NodeProps<TaskNode>) {
 
 export const composite: NodeKind = {
   kind: "composite",
-  matches: (taskType) => taskType === "system.composite",
+  matches: (taskType) => taskType === TASK_TYPE.COMPOSITE,
   component: memo(CompositeNodeView),
 };

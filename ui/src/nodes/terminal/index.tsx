@@ -2,11 +2,12 @@
 // the start or after the end.
 import type { NodeProps } from "@xyflow/react";
 import { memo } from "react";
+import { TASK_TYPE } from "../../backend/generated";
 import { TaskCard } from "../card";
 import type { NodeKind, TaskNode } from "../types";
 
 function TerminalNodeView({ data, selected }: NodeProps<TaskNode>) {
-  const start = data.task.type === "system.start";
+  const start = data.task.type === TASK_TYPE.START;
   return (
     <TaskCard data={data} selected={selected} kind="terminal" icon={start ? "●" : "■"} target={!start} source={start} />
   );
@@ -14,6 +15,6 @@ function TerminalNodeView({ data, selected }: NodeProps<TaskNode>) {
 
 export const terminal: NodeKind = {
   kind: "terminal",
-  matches: (taskType) => taskType === "system.start" || taskType === "system.end",
+  matches: (taskType) => taskType === TASK_TYPE.START || taskType === TASK_TYPE.END,
   component: memo(TerminalNodeView),
 };
