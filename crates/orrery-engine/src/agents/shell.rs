@@ -578,23 +578,30 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
     Ok(files)
 }
 
-/// Writes a file of the attempt's folder afresh. Whatever is at `path` (a task may leave a
-/// symlink or a FIFO in its folder) is removed first, and the new file is created exclusively
-/// without following a link: the write lands in the folder or fails, never elsewhere.
+/// Writes a file of the attempt's folder afresh. The bytes go to a new file created
+/// exclusively (never through a link) beside `path`, renamed over whatever is there: a symlink or
+/// a FIFO a task left in its folder is replaced, never followed, and attempts writing the same
+/// file at once each leave a whole one.
 fn write_own_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    match fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    fs::OpenOptions::new()
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(".{}.{}.tmp", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
+    let tmp = path.with_file_name(name);
+    let written = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?
-        .write_all(bytes)
+        .open(&tmp)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// The outputs the process wrote; none when it wrote no file.
@@ -717,6 +724,24 @@ mod tests {
             assert_eq!(std::fs::read_to_string(path).unwrap(), "{\"x\":1}");
         }
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "the link was followed");
+    }
+
+    #[test]
+    fn attempts_writing_the_same_inputs_file_at_once_each_leave_a_whole_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("no-inputs.json");
+        std::thread::scope(|threads| {
+            for _ in 0..8 {
+                threads.spawn(|| {
+                    for _ in 0..200 {
+                        write_own_file(&shared, b"{}").unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(std::fs::read_to_string(&shared).unwrap(), "{}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("no-inputs.json")], "no temporary file is left");
     }
 
     #[test]
