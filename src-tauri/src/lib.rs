@@ -45,7 +45,7 @@ impl Settings {
     pub fn from_env() -> Result<Settings, String> {
         let db = match std::env::var_os("ORRERY_DB") {
             Some(db) => PathBuf::from(db),
-            None => orrery_store::default_path().ok_or("this machine has no data directory: set ORRERY_DB")?,
+            None => orrery_api::default_db_path().ok_or("this machine has no data directory: set ORRERY_DB")?,
         };
         let open = std::env::args_os().nth(1).or_else(|| std::env::var_os("ORRERY_OPEN")).map(PathBuf::from);
         let config = std::env::var_os("ORRERY_CONFIG_DIR")

@@ -102,10 +102,22 @@ pub struct BrokerCheck {
 }
 
 impl Api {
-    /// The broker options of a session launched now, from the stored settings: `None` without
-    /// a broker; a failure naming the broker when it cannot be reached.
-    pub(crate) async fn broker_options(&self) -> Result<Option<BrokerOptions>, Failure> {
-        let settings = self.blocking(|db| BrokerSettings::stored(&open(db)?)).await?;
+    /// The broker settings kept in the store (defaults when none were saved): what a launch
+    /// uses unless it is given its own.
+    pub async fn broker_settings(&self) -> Result<BrokerSettings, Failure> {
+        self.blocking(|db| BrokerSettings::stored(&open(db)?)).await
+    }
+
+    /// The broker options of a session launched now, from `settings` or else the stored ones:
+    /// `None` without a broker; a failure naming the broker when it cannot be reached.
+    pub(crate) async fn broker_options(
+        &self,
+        settings: Option<BrokerSettings>,
+    ) -> Result<Option<BrokerOptions>, Failure> {
+        let settings = match settings {
+            Some(settings) => settings,
+            None => self.broker_settings().await?,
+        };
         let Some(address) = settings.validate()? else { return Ok(None) };
         let key = address.to_string();
         let mut connections = self.inner.brokers.lock().await;

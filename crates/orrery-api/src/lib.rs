@@ -41,11 +41,13 @@
 //!   timeline's data), `get_attempt` (details and checklist), `compare_sessions` (two runs side
 //!   by side).
 
+pub mod agent;
 mod blueprints;
 pub mod broker;
 mod catalogue;
 mod compare;
 mod files;
+mod here;
 pub mod http;
 mod log_growth;
 pub mod mirror;
@@ -61,21 +63,29 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+pub use here::{Driver, Ended, Here, Launch, Run, Unanswered};
 /// Safe file IO (ids as file names, bounded reads of regular files, atomic writes), for the shell.
 pub use orrery_blueprint::fsio;
 /// The code of every failure, at every face.
 pub use orrery_blueprint::FailureCode;
-use orrery_engine::runner::{RunReport, SessionControl};
+use orrery_engine::runner::RunReport;
+/// Stop, pause and the answers of a session run in this process ([`Here::control`]).
+pub use orrery_engine::runner::SessionControl;
+/// The store's records, as the jobs answer them.
+pub use orrery_store::{Attempt, AttemptState, Event, Session, TaskNode};
 /// The events of a session, typed by kind, as every face matches them.
 pub use orrery_store::{
-    AttemptSettled, AttemptStarted, BrokerDispatch, DataUpdated, ErrorRecord, Event, EventData, EventKind,
-    EventPayload, LogCapped, LogGrew, NotificationShown, Outcome, ProgressChanged, PromptAnswered, PromptWaiting,
-    RemoteLinkChanged, SessionBlueprints, SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
+    AttemptSettled, AttemptStarted, BrokerDispatch, DataUpdated, ErrorRecord, EventData, EventKind, EventPayload,
+    LogCapped, LogGrew, NotificationShown, Outcome, ProgressChanged, PromptAnswered, PromptWaiting, RemoteLinkChanged,
+    SessionBlueprints, SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+pub use sessions::{
+    AttemptDetails, AttemptLog, Done, InterventionView, NodeChangeView, SessionListing, SessionView, Started, Waited,
+};
 pub use stream::{Artifact, LogItem, StreamItem};
 use tokio::sync::{broadcast, watch};
 
@@ -249,9 +259,25 @@ pub struct ApiOptions {
     pub max_parallel: Option<usize>,
 }
 
+/// Where the user's task store is unless told otherwise: `<data dir>/orrery/orrery.db`; none
+/// when this machine has no data directory.
+pub fn default_db_path() -> Option<PathBuf> {
+    orrery_store::default_path()
+}
+
+/// The log cap of the attempts this process runs, in bytes (see `orrery_engine::process`).
+pub fn set_default_log_cap(bytes: u64) {
+    orrery_engine::process::set_default_log_cap(bytes);
+}
+
 impl Api {
     pub fn new(options: ApiOptions) -> Api {
-        let work_dir = options.work_dir.unwrap_or_else(|| options.db.parent().unwrap_or(Path::new(".")).join("runs"));
+        // Absolute, so that the log paths stored with the attempts name the same files from any
+        // folder (`orrery logs` run elsewhere).
+        let work_dir = options.work_dir.unwrap_or_else(|| {
+            let runs = options.db.parent().unwrap_or(Path::new(".")).join("runs");
+            std::path::absolute(&runs).unwrap_or(runs)
+        });
         let max_parallel =
             options.max_parallel.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
         let mut jobs = Vec::new();

@@ -380,7 +380,7 @@ fn create_mirror(
 }
 
 /// Whether a mirror's server answers, as its latest `remote_link` event says.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LinkState {
     /// Its server answered at the last try (and before the first: a mirror is made from the
     /// server's answer).

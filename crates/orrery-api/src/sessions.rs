@@ -132,7 +132,7 @@ pub struct LogArguments {
     pub limit: Option<u64>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AttemptLog {
     pub run_id: String,
     pub node: String,
@@ -176,12 +176,12 @@ impl From<orrery_store::BlueprintVersion> for RunBlueprint {
     }
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Started {
     pub session_id: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SessionView {
     pub session: Session,
     /// Every task node with its state.
@@ -210,7 +210,7 @@ pub struct AttemptArguments {
 }
 
 /// One attempt with its checklist: what a details panel shows.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AttemptDetails {
     pub attempt: Attempt,
     /// Its progress steps, in order, with their state and percentage.
@@ -224,7 +224,7 @@ pub struct AttemptDetails {
 }
 
 /// A session as a list of runs shows it.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SessionListing {
     #[serde(flatten)]
     pub session: Session,
@@ -234,27 +234,27 @@ pub struct SessionListing {
     pub interrupted: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Waited {
     pub session: Session,
     /// Whether it reached completed, failed or stopped in time.
     pub ended: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Done {
     /// What the session's runner made of the request.
     pub outcome: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NodeChangeView {
     pub node: String,
     pub from: orrery_blueprint::TaskState,
     pub to: orrery_blueprint::TaskState,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct InterventionView {
     pub session_id: String,
     pub session_before: SessionState,
@@ -355,12 +355,28 @@ impl Api {
         F: FnOnce(PathBuf, RunOptions) -> Fut,
         Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
     {
-        let given = Answers::new(WhenUnanswered::Wait);
-        for (task, value) in answers {
+        let how = crate::here::Launch { answers, ..Default::default() };
+        let started = self.start(how, run).await?;
+        Ok(Started { session_id: started.session_id })
+    }
+
+    /// [`Api::launch`] with the launch's own prompts and broker, answering what a face that
+    /// follows the session in this process needs: its events from the first, its control, and
+    /// how it ended.
+    pub(crate) async fn start<F, Fut>(&self, how: crate::here::Launch, run: F) -> Result<crate::here::Here, Failure>
+    where
+        F: FnOnce(PathBuf, RunOptions) -> Fut,
+        Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
+    {
+        let given = Answers::new(match how.unanswered {
+            crate::here::Unanswered::Wait => WhenUnanswered::Wait,
+            crate::here::Unanswered::Fail => WhenUnanswered::Fail,
+        });
+        for (task, value) in how.answers {
             given.answer(&task, value);
         }
         let control = SessionControl::new().with_answers(given);
-        let broker = self.broker_options().await?;
+        let broker = self.broker_options(how.broker).await?;
         let (events, mut receiver) = broadcast::channel(16_384);
         let options = RunOptions {
             max_parallel: self.inner.max_parallel,
@@ -389,13 +405,17 @@ impl Api {
         let session_id = first.session_id.clone();
         let mut growth = LogGrowth::default();
         growth.saw(&first);
+        // The session's own events, for the face that started it (its receiver is made here, so
+        // it misses none).
+        let (own, own_events) = broadcast::channel(16_384);
+        let _ = own.send(first.clone());
         let _ = self.inner.events.send(first);
         let (ended_tx, ended) = watch::channel(None);
         self.inner
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(session_id.clone(), Running { control, ended });
+            .insert(session_id.clone(), Running { control: control.clone(), ended: ended.clone() });
         let forward = self.inner.events.clone();
         // Ends once the runner is gone (it holds the only senders).
         let forwarder = tokio::spawn(async move {
@@ -406,6 +426,7 @@ impl Api {
                     received = receiver.recv() => match received {
                         Ok(event) => {
                             let last_look = growth.saw(&event);
+                            let _ = own.send(event.clone());
                             let _ = forward.send(event);
                             if let Some(grew) = last_look {
                                 let _ = forward.send(grew);
@@ -441,7 +462,7 @@ impl Api {
             api.inner.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
             let _ = ended_tx.send(Some(ended));
         });
-        Ok(Started { session_id })
+        Ok(crate::here::Here::local(session_id, own_events, control, ended))
     }
 
     /// Reads `(what, session)` with `read` every 50 ms until the session has ended (completed,
@@ -510,8 +531,13 @@ pub(crate) fn attempt_window(
     Ok((attempt, window))
 }
 
+/// The store, opened read-only when this process may not write it (another user's store, a
+/// read-only folder): it can still be listed and inspected, and a write says why it cannot.
 pub(crate) fn open(db: &Path) -> Result<Store, Failure> {
-    Ok(Store::open(db)?)
+    match Store::open(db) {
+        Err(e) if e.code() == FailureCode::ReadOnly => Ok(Store::open_read_only(db)?),
+        opened => Ok(opened?),
+    }
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {

@@ -8,9 +8,8 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use crate::{remote, BrokerCommand, ReportFormat};
+use orrery_api::agent::{self, matches_pattern, AgentNote, AgentOptions};
 use orrery_broker::BrokerAddress;
-use orrery_engine::broker::agent::{self, AgentNote, AgentOptions};
-use orrery_engine::broker::matches_pattern;
 
 pub fn agent(
     broker: &str,
@@ -85,21 +84,22 @@ pub fn broker(action: Option<BrokerCommand>, db: Option<PathBuf>, format: Report
         Some(BrokerCommand::Clear) => ("save_broker_settings", json!({})),
         Some(BrokerCommand::Set { broker, policy }) => {
             let args = crate::BrokerArgs { broker: Some(broker), policy };
-            let settings = crate::run::broker_settings(&args, &crate::db_path(db.clone())?)?;
+            let api = crate::face::api(db.clone(), None)?;
+            let settings = crate::face::runtime()?.block_on(crate::run::broker_settings(&api, &args))?;
             ("save_broker_settings", serde_json::to_value(settings)?)
         }
         Some(BrokerCommand::Check { broker }) => {
             let broker = match broker {
                 Some(b) => b,
                 None => {
-                    let saved = remote::call(db.clone(), "broker_settings", json!({}))?;
+                    let saved = crate::face::call(db.clone(), "broker_settings", json!({}))?;
                     match saved.answer["broker"].as_str() {
                         Some(b) => b.to_string(),
                         None => bail!("no broker is saved: give one (orrery broker check mqtt://HOST:PORT)"),
                     }
                 }
             };
-            let envelope = remote::call(db, "check_broker", json!({ "broker": broker }))?;
+            let envelope = crate::face::call(db, "check_broker", json!({ "broker": broker }))?;
             if !envelope.success {
                 return Ok(remote::failed(&envelope));
             }
@@ -114,7 +114,7 @@ pub fn broker(action: Option<BrokerCommand>, db: Option<PathBuf>, format: Report
             return Ok(if a["reachable"] == true { 0 } else { 2 });
         }
     };
-    let envelope = remote::call(db, job, arguments)?;
+    let envelope = crate::face::call(db, job, arguments)?;
     if !envelope.success {
         return Ok(remote::failed(&envelope));
     }

@@ -1,26 +1,26 @@
 //! `orrery skip SESSION TASK`, `orrery reset SESSION TASK [--downstream] [--clear-outputs]` and
-//! `orrery reset-scope SESSION SCOPE_START`: interventions on a session that is not running
-//! ([`orrery_engine::interventions`]); `orrery resume SESSION` then goes on with it. Each prints
-//! what changed. Exit 0 done, 1 refused (the session's or task's state, an unknown session,
-//! task or scope), 2 bad arguments or a store that cannot be used.
+//! `orrery reset-scope SESSION SCOPE_START`: interventions on a session that is not running (the
+//! jobs `skip_task`, `reset_task`, `reset_scope`); `orrery resume SESSION` then goes on with it.
+//! Each prints what changed (`--format json`: the job's answer). A mirror of a server's session
+//! is changed by its server, as from the app.
 //!
 //! `orrery cancel SESSION [TASK]`, `orrery pause SESSION` and `orrery answer SESSION TASK VALUE`
-//! act on a session that runs, in this or another process ([`orrery_engine::requests`]): they
-//! print what its runner made of the request. Exit 0 done, 1 refused (not running, its runner
-//! gone, no such running task, no answer in time), 2 a store that cannot be used.
+//! act on a session that runs, in this or another process (the jobs `cancel_task`,
+//! `stop_session`, `pause_session`, `answer_prompt`): they print what its runner made of the
+//! request.
+//!
+//! Exit 0 done, 1 refused (the session's or task's state, an unknown session, task or scope, a
+//! runner gone, no answer in time), 2 bad arguments or a store that cannot be used.
 
+use crate::face::{self, Report};
 use crate::ReportFormat;
 use anyhow::Result;
-use orrery_engine::interventions::{self, Intervention, InterventionError};
-use orrery_engine::requests;
-use orrery_store::Request;
-use serde_json::json;
+use orrery_api::{Done, InterventionView};
+use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::time::Duration;
 
 pub fn skip(session: &str, task: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let db = crate::db_path(db)?;
-    report(interventions::skip_task(&db, session, task), "skip", format)
+    intervene(db, "skip_task", json!({"session_id": session, "task": task}), format)
 }
 
 pub fn reset(
@@ -31,98 +31,62 @@ pub fn reset(
     db: Option<PathBuf>,
     format: ReportFormat,
 ) -> Result<u8> {
-    let db = crate::db_path(db)?;
-    report(interventions::reset_task(&db, session, task, downstream, clear_outputs), "reset", format)
+    let arguments =
+        json!({"session_id": session, "task": task, "downstream": downstream, "clear_outputs": clear_outputs});
+    intervene(db, "reset_task", arguments, format)
 }
 
 pub fn reset_scope(session: &str, scope_start: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let db = crate::db_path(db)?;
-    report(interventions::reset_scope(&db, session, scope_start), "reset-scope", format)
+    intervene(db, "reset_scope", json!({"session_id": session, "scope_start": scope_start}), format)
 }
 
-fn report(outcome: Result<Intervention, InterventionError>, action: &str, format: ReportFormat) -> Result<u8> {
-    let done = match outcome {
-        Ok(done) => done,
-        Err(e) if e.is_refusal() => {
-            eprintln!("orrery: {e}");
-            return Ok(1);
-        }
-        Err(e) => return Err(e.into()),
+fn intervene(db: Option<PathBuf>, job: &str, arguments: Value, format: ReportFormat) -> Result<u8> {
+    let done: InterventionView = match face::report(face::call(db, job, arguments)?, format)? {
+        Ok(Report::Text(done)) => done,
+        Ok(Report::Done) => return Ok(0),
+        Err(code) => return Ok(code),
     };
-    match format {
-        ReportFormat::Json => {
-            let answer = json!({
-                "action": action,
-                "session_id": done.session_id,
-                "session_state": {"before": done.session_before.as_str(), "after": done.session_after.as_str()},
-                "tasks": done.nodes.iter().map(|c| json!({"node": c.node, "from": c.from.as_str(), "to": c.to.as_str()})).collect::<Vec<_>>(),
-                "cleared_data": done.cleared_data.iter().map(|(i, k)| json!({"instance": i, "key": k})).collect::<Vec<_>>(),
-                "cleared_counters": done.cleared_counters.iter().map(|(i, k)| json!({"instance": i, "scope": k})).collect::<Vec<_>>(),
-            });
-            println!("{}", serde_json::to_string_pretty(&answer)?);
-        }
-        ReportFormat::Text => {
-            if done.nodes.is_empty() {
-                println!("nothing changed");
-            }
-            for c in &done.nodes {
-                println!("{:<15} {} (was {})", c.to.as_str(), c.node, c.from.as_str());
-            }
-            for (instance, key) in &done.cleared_data {
-                println!("data null       {instance}.{key}");
-            }
-            for (instance, key) in &done.cleared_counters {
-                println!("counter 0       {key} ({instance})");
-            }
-            if done.session_before != done.session_after {
-                println!("session         {} (was {})", done.session_after.as_str(), done.session_before.as_str());
-            }
-            eprintln!("orrery: continue with: orrery resume {}", done.session_id);
-        }
+    if done.tasks.is_empty() {
+        println!("nothing changed");
     }
+    for c in &done.tasks {
+        println!("{:<15} {} (was {})", c.to.as_str(), c.node, c.from.as_str());
+    }
+    for (instance, key) in &done.cleared_data {
+        println!("data null       {instance}.{key}");
+    }
+    for (instance, key) in &done.cleared_counters {
+        println!("counter 0       {key} ({instance})");
+    }
+    if done.session_before != done.session_after {
+        println!("session         {} (was {})", done.session_after.as_str(), done.session_before.as_str());
+    }
+    eprintln!("orrery: continue with: orrery resume {}", done.session_id);
     Ok(0)
 }
 
-/// How long `cancel`, `pause` and `answer` wait for the runner to say what it did.
-const REQUEST_WAIT: Duration = Duration::from_secs(10);
-
 pub fn cancel(session: &str, task: Option<&str>, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let request = match task {
-        Some(task) => Request::Cancel { task: task.to_string() },
-        None => Request::Stop,
-    };
-    ask(session, &request, db, format)
+    match task {
+        Some(task) => ask(db, "cancel_task", json!({"session_id": session, "task": task}), format),
+        None => ask(db, "stop_session", json!({"session_id": session}), format),
+    }
 }
 
 pub fn pause(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    ask(session, &Request::Pause, db, format)
+    ask(db, "pause_session", json!({"session_id": session}), format)
 }
 
-pub fn answer(session: &str, task: &str, value: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
-    ask(session, &Request::Answer { task: task.to_string(), value }, db, format)
+pub fn answer_prompt(session: &str, task: &str, value: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+    ask(db, "answer_prompt", json!({"session_id": session, "task": task, "value": value}), format)
 }
 
-fn ask(session: &str, request: &Request, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let db = crate::db_path(db)?;
-    let outcome = match requests::ask(&db, session, request, REQUEST_WAIT) {
-        Ok(outcome) => outcome,
-        Err(e) if !e.is_refusal() => return Err(e.into()),
-        Err(e) => {
-            match format {
-                ReportFormat::Json => {
-                    println!("{}", json!({"session_id": session, "done": false, "error": e.to_string()}))
-                }
-                ReportFormat::Text => eprintln!("orrery: {e}"),
-            }
-            return Ok(1);
-        }
+fn ask(db: Option<PathBuf>, job: &str, arguments: Value, format: ReportFormat) -> Result<u8> {
+    let done: Done = match face::report(face::call(db, job, arguments)?, format)? {
+        Ok(Report::Text(done)) => done,
+        Ok(Report::Done) => return Ok(0),
+        Err(code) => return Ok(code),
     };
-    let refused = outcome.starts_with("refused");
-    match format {
-        ReportFormat::Json => println!("{}", json!({"session_id": session, "done": !refused, "outcome": outcome})),
-        ReportFormat::Text if refused => eprintln!("orrery: {outcome}"),
-        ReportFormat::Text => println!("{outcome}"),
-    }
-    Ok(if refused { 1 } else { 0 })
+    println!("{}", done.outcome);
+    Ok(0)
 }

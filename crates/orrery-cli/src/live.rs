@@ -21,14 +21,11 @@
 //! Ctrl-C acknowledgements) come in as notes and are printed as permanent lines.
 
 use crate::run::ask;
-use orrery_api::{Event, EventData, Outcome};
+use orrery_api::{Api, Event, EventData, Outcome, SessionControl, SessionView};
 use orrery_blueprint::{SessionState, TaskState};
-use orrery_engine::runner::SessionControl;
-use orrery_store::Store;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 use unicode_width::UnicodeWidthChar;
@@ -641,12 +638,10 @@ fn now_ms() -> i64 {
 
 /// Reads from the store what a resume does not announce; a store that cannot be read leaves
 /// the display with what the events say.
-fn seed_from_store(state: &mut LiveState, db: &std::path::Path, session_id: &str, overwrite: bool) {
-    let Ok(store) = Store::open(db) else { return };
-    let blueprint = store.session(session_id).map(|s| s.blueprint_id).unwrap_or_default();
-    if let Ok(nodes) = store.task_nodes(session_id) {
-        state.seed(&blueprint, nodes.into_iter().map(|n| (n.node, n.state)), overwrite);
-    }
+async fn seed_from_store(state: &mut LiveState, api: &Api, session_id: &str, overwrite: bool) {
+    let Ok(envelope) = api.call("get_session", serde_json::json!({ "session_id": session_id })).await else { return };
+    let Ok(view) = serde_json::from_value::<SessionView>(envelope.answer) else { return };
+    state.seed(&view.session.blueprint_id, view.tasks.into_iter().map(|n| (n.node, n.state)), overwrite);
 }
 
 /// Shows the session's events live on the terminal until the event channel closes, then
@@ -657,7 +652,7 @@ pub async fn follow(
     mut notes: mpsc::UnboundedReceiver<String>,
     control: SessionControl,
     interactive: bool,
-    db: PathBuf,
+    api: Api,
 ) {
     let mut state = LiveState::new(now_ms());
     let mut screen = Screen::new(std::io::stdout(), crate::commands::colour(true));
@@ -669,7 +664,7 @@ pub async fn follow(
             event = events.recv() => match event {
                 Ok(event) => {
                     if state.needs_seed(&event) {
-                        seed_from_store(&mut state, &db, &event.session_id, false);
+                        seed_from_store(&mut state, &api, &event.session_id, false).await;
                     }
                     state.apply(&event);
                     if interactive && matches!(event.data(), Some(EventData::PromptWaiting(_))) {
@@ -684,7 +679,7 @@ pub async fn follow(
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     let id = state.session_id.clone();
                     if !id.is_empty() {
-                        seed_from_store(&mut state, &db, &id, true);
+                        seed_from_store(&mut state, &api, &id, true).await;
                     }
                 }
                 Err(broadcast::error::RecvError::Closed) => break,

@@ -5,9 +5,10 @@
 //!   the latest unless `--attempt N` names one.
 //! - Without `--offset` or `--limit`, the whole log is printed, read in windows of
 //!   [`orrery_logs::MAX_LIMIT`] bytes (memory bounded whatever its size); `--format json` prints
-//!   each window as one JSON line.
+//!   the answer of the job `read_attempt_log` (the attempt and its window) for each window, one
+//!   JSON line each.
 //! - With `--offset N` and/or `--limit N`, one window (docs/format.md §6): text prints its
-//!   content, json the whole window object. `--limit` alone reads the tail (offset -1).
+//!   content, json that answer. `--limit` alone reads the tail (offset -1).
 //! - `--follow` prints what is there (from `--offset` when given, -1 meaning the tail window's
 //!   start), then what is appended, until the attempt is settled in the store and its log is
 //!   drained, or Ctrl-C (exit 130). `--format json` prints one JSON line per chunk
@@ -18,12 +19,14 @@
 //! tasks write one), 2 bad arguments (such as an offset below -1) or a store or log that cannot
 //! be read.
 
+use crate::face::{self, answer};
 use crate::ReportFormat;
 use anyhow::{Context, Result};
-use orrery_logs::{read_window, FollowOptions, LogEvent, MAX_LIMIT};
-use orrery_store::{Attempt, AttemptState, Store};
+use orrery_api::{Api, AttemptDetails, AttemptLog};
+use orrery_logs::{FollowOptions, LogEvent, MAX_LIMIT};
+use serde_json::json;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// How often `--follow` asks the store whether the attempt has settled.
@@ -41,105 +44,102 @@ pub struct LogsArgs {
 }
 
 pub fn logs(args: LogsArgs) -> Result<u8> {
-    let store = crate::sessions::open(args.db.clone())?;
-    let attempt = match store.find_attempt(&args.session, &args.task, args.attempt)? {
-        Ok(attempt) => attempt,
-        Err(refusal) => {
-            eprintln!("orrery: {refusal}");
-            return Ok(1);
-        }
+    let api = face::api(args.db.clone(), None)?;
+    face::runtime()?.block_on(logs_of(api, args))
+}
+
+async fn logs_of(api: Api, args: LogsArgs) -> Result<u8> {
+    // `read_attempt_log` of the attempt: its window at `offset`, or the exit code of a refusal.
+    let window = |offset: i64, limit: Option<u64>, attempt: Option<u32>| {
+        let api = api.clone();
+        let arguments = json!({"session_id": args.session, "task": args.task, "attempt": attempt,
+                               "offset": offset, "limit": limit});
+        async move { answer::<AttemptLog>(api.call("read_attempt_log", arguments).await?) }
     };
-    let Some(path) = attempt.log_path.clone() else {
-        eprintln!(
-            "orrery: attempt {} of task {} has no log (only shell tasks write one; it ran on {})",
-            attempt.attempt, attempt.node, attempt.agent
-        );
-        return Ok(1);
+    let first = match window(args.offset.unwrap_or(-1), args.limit, args.attempt).await? {
+        Ok(first) => first,
+        Err(code) => return Ok(code),
     };
     if args.follow {
         let start = match args.offset {
-            Some(-1) => window(&path, -1, args.limit)?.start_offset,
-            Some(o) => {
-                // Refuse an offset below -1 as a window read would.
-                window(&path, o, args.limit)?;
-                o as u64
-            }
+            Some(-1) => first.window.start_offset,
+            Some(o) => o as u64,
             None => 0,
         };
-        return follow(store, &attempt, &path, start, args.format);
+        return follow(&api, &args, first.attempt, start).await;
     }
     let mut out = std::io::stdout().lock();
-    if args.offset.is_some() || args.limit.is_some() {
-        let w = window(&path, args.offset.unwrap_or(-1), args.limit)?;
+    let print = |out: &mut std::io::StdoutLock, log: &AttemptLog, pretty: bool| -> Result<()> {
         match args.format {
-            ReportFormat::Text => out.write_all(w.content.as_bytes())?,
-            ReportFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&w)?)?,
+            ReportFormat::Text => out.write_all(log.window.content.as_bytes())?,
+            ReportFormat::Json if pretty => writeln!(out, "{}", serde_json::to_string_pretty(log)?)?,
+            ReportFormat::Json => writeln!(out, "{}", serde_json::to_string(log)?)?,
         }
+        Ok(())
+    };
+    if args.offset.is_some() || args.limit.is_some() {
+        print(&mut out, &first, true)?;
         out.flush()?;
         return Ok(0);
     }
+    // The whole log, window by window, of the attempt the first answer named.
     let mut offset = 0;
     loop {
-        let w = window(&path, offset as i64, Some(MAX_LIMIT))?;
-        match args.format {
-            ReportFormat::Text => out.write_all(w.content.as_bytes())?,
-            ReportFormat::Json => writeln!(out, "{}", serde_json::to_string(&w)?)?,
-        }
+        let log = match window(offset as i64, Some(MAX_LIMIT), Some(first.attempt)).await? {
+            Ok(log) => log,
+            Err(code) => return Ok(code),
+        };
+        print(&mut out, &log, false)?;
         // A window that does not move on (the file shrank under us) ends the read too.
-        if !w.has_more_after || w.next_offset == offset {
+        if !log.window.has_more_after || log.window.next_offset == offset {
             break;
         }
-        offset = w.next_offset;
+        offset = log.window.next_offset;
     }
     out.flush()?;
     Ok(0)
 }
 
-fn window(path: &Path, offset: i64, limit: Option<u64>) -> Result<orrery_logs::Window> {
-    Ok(read_window(path, offset, limit)?)
-}
-
-fn follow(store: Store, attempt: &Attempt, path: &Path, start: u64, format: ReportFormat) -> Result<u8> {
-    let runtime =
-        tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the async runtime")?;
-    let run_id = attempt.run_id.clone();
-    runtime.block_on(async move {
-        let (settled_tx, mut settled_rx) = tokio::sync::oneshot::channel::<Result<()>>();
-        // The store is polled on a thread of its own: SQLite calls block.
-        std::thread::spawn(move || {
-            let outcome = loop {
-                match store.attempt(&run_id) {
-                    Ok(a) if a.state != AttemptState::Running => break Ok(()),
-                    Ok(_) => std::thread::sleep(SETTLED_POLL),
-                    Err(e) => break Err(anyhow::Error::from(e).context("cannot read the attempt's state")),
-                }
-            };
-            let _ = settled_tx.send(outcome);
-        });
-        let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
-        let done = async move {
-            let _ = done_rx.await;
-        };
-        let mut follower = orrery_logs::follow_until(path, start, FollowOptions::default(), done);
-        let mut done_tx = Some(done_tx);
-        let mut out = std::io::stdout();
-        loop {
-            tokio::select! {
-                event = follower.next() => match event {
-                    None => return Ok(0),
-                    Some(Err(e)) => return Err(e.into()),
-                    Some(Ok(event)) => print_event(&mut out, &event, format)?,
-                },
-                settled = &mut settled_rx, if done_tx.is_some() => {
-                    settled.context("the store poller ended")??;
+/// Prints the log from `start` as it grows, until the attempt is settled and its log drained.
+async fn follow(api: &Api, args: &LogsArgs, attempt: u32, start: u64) -> Result<u8> {
+    let details = |api: Api| {
+        let arguments = json!({"session_id": args.session, "task": args.task, "attempt": attempt});
+        async move { answer::<AttemptDetails>(api.call("get_attempt", arguments).await?) }
+    };
+    let attempt = match details(api.clone()).await? {
+        Ok(details) => details.attempt,
+        Err(code) => return Ok(code),
+    };
+    let Some(path) = attempt.log_path.clone() else { unreachable!("read_attempt_log answered a window") };
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let done = async move {
+        let _ = done_rx.await;
+    };
+    let mut follower = orrery_logs::follow_until(&path, start, FollowOptions::default(), done);
+    let mut done_tx = Some(done_tx);
+    let mut poll = tokio::time::interval(SETTLED_POLL);
+    let mut out = std::io::stdout();
+    loop {
+        tokio::select! {
+            event = follower.next() => match event {
+                None => return Ok(0),
+                Some(Err(e)) => return Err(e.into()),
+                Some(Ok(event)) => print_event(&mut out, &event, args.format)?,
+            },
+            _ = poll.tick(), if done_tx.is_some() => {
+                let settled = match details(api.clone()).await.context("cannot read the attempt's state")? {
+                    Ok(details) => details.attempt.state != orrery_api::AttemptState::Running,
+                    Err(code) => return Ok(code),
+                };
+                if settled {
                     if let Some(tx) = done_tx.take() {
                         let _ = tx.send(());
                     }
                 }
-                _ = crate::signals::stop() => return Ok(130),
             }
+            _ = crate::signals::stop() => return Ok(130),
         }
-    })
+    }
 }
 
 fn print_event(out: &mut impl Write, event: &LogEvent, format: ReportFormat) -> Result<()> {

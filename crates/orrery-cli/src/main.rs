@@ -5,6 +5,7 @@
 
 mod agent;
 mod commands;
+mod face;
 mod interventions;
 mod jobs;
 mod lineage;
@@ -501,7 +502,7 @@ fn db_path(db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     use anyhow::Context;
     match db {
         Some(db) => Ok(db),
-        None => orrery_store::default_path().context("this machine has no data directory: give --db PATH"),
+        None => orrery_api::default_db_path().context("this machine has no data directory: give --db PATH"),
     }
 }
 
@@ -530,7 +531,7 @@ fn main() -> ExitCode {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
-    // The log cap of this process's attempts (the engine's default, see orrery_engine::process).
+    // The log cap of this process's attempts.
     let log_cap = match &cli.command {
         Command::Run { driving, .. } | Command::Resume { driving, .. } | Command::Restart { driving, .. } => {
             driving.log_cap
@@ -539,7 +540,7 @@ fn main() -> ExitCode {
         _ => None,
     };
     if let Some(bytes) = log_cap {
-        orrery_engine::process::set_default_log_cap(bytes);
+        orrery_api::set_default_log_cap(bytes);
     }
     let outcome = match cli.command {
         Command::Validate { format, files } => commands::validate(format, &files),
@@ -559,7 +560,7 @@ fn main() -> ExitCode {
         Command::Cancel { session, task, db, format } => interventions::cancel(&session, task.as_deref(), db, format),
         Command::Pause { session, db, format } => interventions::pause(&session, db, format),
         Command::Answer { session, task, value, db, format } => {
-            interventions::answer(&session, &task, &value, db, format)
+            interventions::answer_prompt(&session, &task, &value, db, format)
         }
         Command::Jobs { format } => jobs::jobs(format),
         Command::Publish { server, token, force, db, format, files } => {

@@ -6,28 +6,25 @@
 //! `publish` exits 0 when every blueprint is on the server, 1 when one is invalid or refused
 //! (nothing after it is sent), 2 when the server cannot be asked or the arguments are wrong.
 
+use crate::face::call;
 use crate::ReportFormat;
-use anyhow::{Context, Result};
-use orrery_api::{Api, ApiOptions, Envelope};
+use anyhow::Result;
+use orrery_api::{Envelope, FailureCode};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-/// Calls one job in this process: its envelope.
-pub(crate) fn call(db: Option<PathBuf>, name: &str, arguments: Value) -> Result<Envelope> {
-    let db = crate::db_path(db)?;
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(async move {
-        let api = Api::new(ApiOptions { db, work_dir: None, max_parallel: None });
-        api.call(name, arguments).await.map_err(|e| anyhow::anyhow!("{e}"))
-    })
-}
-
-/// A failed job's message on stderr; its exit code.
+/// A failed job's message on stderr; its exit code: 2 when the server or a file cannot be
+/// used or the arguments are wrong, 1 when the server refused what was asked.
 pub(crate) fn failed(envelope: &Envelope) -> u8 {
     eprintln!("orrery: {}", envelope.answer.as_str().unwrap_or("the job failed"));
-    match envelope.metadata["error"].as_str() {
-        Some("invalid_argument" | "not_found" | "io") => 2,
-        Some("unreachable" | "remote") => 2,
+    match envelope.failure().map(|f| f.code) {
+        Some(
+            FailureCode::InvalidArgument
+            | FailureCode::NotFound
+            | FailureCode::Io
+            | FailureCode::Unreachable
+            | FailureCode::Remote,
+        ) => 2,
         _ => 1,
     }
 }

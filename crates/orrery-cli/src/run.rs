@@ -28,23 +28,18 @@
 use crate::{BrokerArgs, Driving, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_api::broker::BrokerSettings;
-use orrery_api::{BrokerDispatch, Event, EventData, EventPayload};
-use orrery_blueprint::{load_runnable, Runnable};
-use orrery_broker::Dispatcher;
-use orrery_engine::agents::interaction::{Answers, WhenUnanswered};
-use orrery_engine::broker::BrokerOptions;
-use orrery_engine::runner::{
-    restart_session, resume_session, run_session, RunError, RunOptions, RunReport, SessionControl,
+use orrery_api::{
+    Api, BrokerDispatch, Event, EventData, EventPayload, Launch, Run, SessionControl, SessionListing, Unanswered,
 };
-use orrery_store::StoreError;
-use serde_json::{Map, Value};
+use orrery_blueprint::{load_runnable, Runnable};
+use serde_json::{json, Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
     let params = parse_params(params)?;
     let answers = parse_pairs("--answer", &driving.answers)?;
-    let db = crate::db_path(driving.db)?;
+    let db = crate::db_path(driving.db.clone())?;
     let (root, library) = match load_with_folder(file)? {
         Ok(loaded) => loaded,
         Err(lines) => {
@@ -54,11 +49,7 @@ pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
             return Ok(1);
         }
     };
-    let max_parallel = driving.max_parallel.unwrap_or_else(default_parallelism);
-    note_interrupted(&db);
-    drive(&db, max_parallel, driving.format, answers, driving.broker, move |db, options| async move {
-        run_session(&db, root, library, params, options).await
-    })
+    drive(db, driving, answers, Run::Blueprint { root: Box::new(root), library, params })
 }
 
 /// A stored session to go on with.
@@ -75,30 +66,23 @@ pub enum Stored {
 /// `orrery resume` and `orrery restart`: same output and exit codes as `orrery run`.
 pub fn go_on(session: &str, how: Stored, driving: Driving) -> Result<u8> {
     let answers = parse_pairs("--answer", &driving.answers)?;
-    let db = crate::db_path(driving.db)?;
-    let max_parallel = driving.max_parallel.unwrap_or_else(default_parallelism);
-    let session = session.to_string();
-    drive(&db, max_parallel, driving.format, answers, driving.broker, move |db, options| async move {
-        match how {
-            Stored::Resume => resume_session(&db, &session, options).await,
-            Stored::Restart => restart_session(&db, &session, options).await,
-        }
-    })
+    let db = crate::db_path(driving.db.clone())?;
+    let session_id = session.to_string();
+    let run = match how {
+        Stored::Resume => Run::Resume { session_id },
+        Stored::Restart => Run::Restart { session_id },
+    };
+    drive(db, driving, answers, run)
 }
 
-/// Says so when the store holds sessions a crash interrupted (best effort: a store that cannot
-/// be read is reported by the run itself).
-fn note_interrupted(db: &Path) {
-    let Ok(store) = orrery_store::Store::open(db) else { return };
-    if let Ok(found) = orrery_engine::runner::interrupted_sessions(&store) {
-        if !found.is_empty() {
-            eprintln!(
-                "orrery: {} interrupted session(s) in {}: `orrery recover` goes on with them",
-                found.len(),
-                db.display()
-            );
-        }
-    }
+/// The sessions of the store a crash interrupted, oldest first (`list_sessions`).
+async fn interrupted(api: &Api) -> Result<Result<Vec<SessionListing>, u8>> {
+    let listed = crate::face::answer::<Vec<SessionListing>>(api.call("list_sessions", json!({})).await?)?;
+    Ok(listed.map(|listed| {
+        let mut interrupted: Vec<SessionListing> = listed.into_iter().filter(|l| l.interrupted).collect();
+        interrupted.sort_by_key(|l| l.session.created_ms);
+        interrupted
+    }))
 }
 
 /// `orrery recover`: resumes, one after the other, every session of the store whose runner was
@@ -111,16 +95,17 @@ pub fn recover(
     format: ReportFormat,
 ) -> Result<u8> {
     let path = crate::db_path(db)?;
-    let interrupted = {
-        let store = orrery_store::Store::open(&path)?;
-        orrery_engine::runner::interrupted_sessions(&store)?
+    let api = crate::face::api(Some(path.clone()), None)?;
+    let interrupted = match crate::face::runtime()?.block_on(interrupted(&api))? {
+        Ok(interrupted) => interrupted,
+        Err(code) => return Ok(code),
     };
     if interrupted.is_empty() {
         eprintln!("orrery: no interrupted session in {}", path.display());
         return Ok(0);
     }
     let mut code = 0;
-    for session in interrupted {
+    for SessionListing { session, .. } in interrupted {
         // A stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the recovery: the session it stopped is
         // `stopped`, the others stay interrupted, for a later `recover`.
         if crate::signals::received() {
@@ -149,35 +134,26 @@ pub fn recover(
     Ok(code)
 }
 
-fn default_parallelism() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// Runs `session` (a new run or a resume) with the event printer and Ctrl-C handling, and maps
-/// how it ended to the exit code.
-fn drive<F, Fut>(
-    db: &Path,
-    max_parallel: usize,
-    format: ReportFormat,
-    answers: Map<String, Value>,
-    broker: BrokerArgs,
-    session: F,
-) -> Result<u8>
-where
-    F: FnOnce(PathBuf, RunOptions) -> Fut,
-    Fut: std::future::Future<Output = Result<RunReport, RunError>>,
-{
-    // Absolute, so that the log paths stored with the attempts name the same files from any
-    // folder (`orrery logs` run elsewhere).
-    let work_dir = std::path::absolute(db.parent().unwrap_or(Path::new(".")).join("runs"))
-        .context("cannot name the folder of the attempt logs")?;
-    let db = db.to_path_buf();
+/// Runs `run` (a new run, a resume, a restart) in this process through the facade, with the
+/// event printer and the stop signals, and maps how it ended to the exit code.
+fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, run: Run) -> Result<u8> {
+    let Driving { max_parallel, format, broker, .. } = driving;
+    let api = crate::face::api(Some(db.clone()), max_parallel)?;
     // SIGINT, SIGTERM and SIGHUP stop the session alike, from here on (crate::signals).
     let mut stops = crate::signals::watch()?;
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let broker = broker_settings(&broker, &db)?;
-    runtime.block_on(async move {
-        let broker = match broker_options(&broker).await {
+    crate::face::runtime()?.block_on(async move {
+        if let Run::Blueprint { .. } = run {
+            if let Ok(Ok(found)) = interrupted(&api).await {
+                if !found.is_empty() {
+                    eprintln!(
+                        "orrery: {} interrupted session(s) in {}: `orrery recover` goes on with them",
+                        found.len(),
+                        db.display()
+                    );
+                }
+            }
+        }
+        let broker = match broker_settings(&api, &broker).await {
             Ok(broker) => broker,
             Err(e) => {
                 eprintln!("orrery: {e:#}");
@@ -185,21 +161,30 @@ where
             }
         };
         let interactive = std::io::stdin().is_terminal();
-        let given = Answers::new(if interactive { WhenUnanswered::Wait } else { WhenUnanswered::Fail });
-        for (task, value) in answers {
-            given.answer(&task, value);
-        }
-        let control = SessionControl::new().with_answers(given);
-        let (events, mut receiver) = tokio::sync::broadcast::channel(4096);
-        // The live display prints the Ctrl-C acknowledgements itself, above its block.
+        let how = Launch {
+            answers,
+            unanswered: if interactive { Unanswered::Wait } else { Unanswered::Fail },
+            broker: Some(broker),
+        };
+        let here = match api.run_here(run, how).await {
+            Ok(here) => here,
+            Err(failure) => {
+                eprintln!("orrery: {} (store {})", failure.message, db.display());
+                return Ok(crate::face::exit_code(failure.code));
+            }
+        };
+        let orrery_api::Here { session_id, events: mut receiver, driver } = here;
+        // A mirror's server drives it: a stop signal only stops following it here.
+        let control = driver.control().cloned();
+        // The live display prints the stop acknowledgements itself, above its block.
         let live = matches!(format, ReportFormat::Text) && std::io::stdout().is_terminal();
         let (notes, notes_receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
         let printer = tokio::spawn({
-            let control = control.clone();
-            let db = db.clone();
+            let control = control.clone().unwrap_or_else(SessionControl::new);
+            let api = api.clone();
             async move {
                 if live {
-                    return crate::live::follow(receiver, notes_receiver, control, interactive, db).await;
+                    return crate::live::follow(receiver, notes_receiver, control, interactive, api).await;
                 }
                 while let Ok(event) = receiver.recv().await {
                     print_event(&event, format);
@@ -209,41 +194,43 @@ where
                 }
             }
         });
-        let interrupts = tokio::spawn({
-            let control = control.clone();
-            async move {
-                while let Some(name) = stops.next().await {
-                    let note = if control.is_stop_requested() {
-                        "already stopping: waiting for the running tasks to end"
-                    } else {
-                        control.stop();
-                        "stopping: cancelling the running tasks"
-                    };
-                    // Ctrl-C is seen on the terminal; another signal is named.
-                    let note = if name == "SIGINT" { note.to_string() } else { format!("{name}: {note}") };
-                    if !live || notes.send(note.clone()).is_err() {
-                        say(&note);
-                    }
+        let interrupts = async {
+            while let Some(name) = stops.next().await {
+                let Some(control) = &control else {
+                    say(&format!("{name}: stopped following session {session_id}; it runs on on its server"));
+                    return;
+                };
+                let note = if control.is_stop_requested() {
+                    "already stopping: waiting for the running tasks to end"
+                } else {
+                    control.stop();
+                    "stopping: cancelling the running tasks"
+                };
+                // Ctrl-C is seen on the terminal; another signal is named.
+                let note = if name == "SIGINT" { note.to_string() } else { format!("{name}: {note}") };
+                if !live || notes.send(note.clone()).is_err() {
+                    say(&note);
                 }
             }
-        });
-        let options = RunOptions { max_parallel, work_dir, events: Some(events), control: Some(control), broker };
-        let report = session(db.clone(), options).await;
-        interrupts.abort();
-        let _ = printer.await;
-        let report = match report {
-            Ok(report) => report,
-            Err(e @ (RunError::NotResumable { .. } | RunError::Store(StoreError::NotFound { .. }))) => {
-                eprintln!("orrery: {e} (store {})", db.display());
-                return Ok(1);
-            }
-            Err(e) => return Err(e.into()),
+            std::future::pending::<()>().await
         };
-        say(&format!("session {} {} (store {})", report.session_id, report.state.as_str(), db.display()));
-        if let Some(error) = &report.error {
+        let ended = tokio::select! {
+            ended = driver.ended() => ended,
+            () = interrupts => {
+                printer.abort();
+                return Ok(130);
+            }
+        };
+        let _ = printer.await;
+        let ended = match ended {
+            Ok(ended) => ended,
+            Err(failure) => bail!("{} (store {})", failure.message, db.display()),
+        };
+        say(&format!("session {} {} (store {})", ended.session_id, ended.state.as_str(), db.display()));
+        if let Some(error) = &ended.error {
             say(&format!("{}: {}", error.code, error.message));
         }
-        Ok(match report.state {
+        Ok(match ended.state {
             orrery_blueprint::SessionState::Completed => 0,
             orrery_blueprint::SessionState::Stopped => 130,
             _ => 1,
@@ -410,11 +397,8 @@ fn out(line: &str) {
 }
 
 /// The broker settings of a run: the saved ones, each replaced by its flag when given.
-pub fn broker_settings(args: &BrokerArgs, db: &Path) -> Result<BrokerSettings> {
-    let mut settings = match orrery_store::Store::open(db) {
-        Ok(store) => BrokerSettings::stored(&store).map_err(|f| anyhow::anyhow!("{}", f.message))?,
-        Err(_) => BrokerSettings::default(),
-    };
+pub async fn broker_settings(api: &Api, args: &BrokerArgs) -> Result<BrokerSettings> {
+    let mut settings = api.broker_settings().await.map_err(|f| anyhow::anyhow!("{}", f.message))?;
     if let Some(broker) = &args.broker {
         settings.broker = Some(broker.clone());
     }
@@ -432,11 +416,4 @@ pub fn broker_settings(args: &BrokerArgs, db: &Path) -> Result<BrokerSettings> {
         settings.claim_wait_s = policy.claim_wait;
     }
     Ok(settings)
-}
-
-/// Connects to the broker the settings name, if any.
-async fn broker_options(settings: &BrokerSettings) -> Result<Option<BrokerOptions>> {
-    let Some(address) = settings.validate().map_err(|f| anyhow::anyhow!("{}", f.message))? else { return Ok(None) };
-    let dispatcher = Dispatcher::connect(&address, &format!("orrery-run-{}", std::process::id())).await?;
-    Ok(Some(settings.options(dispatcher)))
 }

@@ -30,16 +30,21 @@ pub fn serve(
     db: Option<PathBuf>,
 ) -> Result<u8> {
     let db = crate::db_path(db)?;
-    // Open the store once now: a wrong path is an error at start, not at the first request.
-    let store =
-        orrery_store::Store::open(&db).with_context(|| format!("cannot open the task store {}", db.display()))?;
-    let interrupted = if recover { orrery_engine::runner::interrupted_sessions(&store)? } else { Vec::new() };
-    drop(store);
     let descriptors = raise_descriptor_limit();
     let max_connections = orrery_api::http::connection_cap(descriptors);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let api = Api::new(ApiOptions { db: db.clone(), work_dir: None, max_parallel });
+        // The store is asked once now: a wrong path is an error at start, not at the first request.
+        let listed = api.call("list_sessions", serde_json::json!({})).await?;
+        if !listed.success {
+            let why = listed.answer.as_str().unwrap_or("it cannot be read");
+            anyhow::bail!("cannot open the task store {}: {why}", db.display());
+        }
+        let listed: Vec<orrery_api::SessionListing> = serde_json::from_value(listed.answer)?;
+        let mut interrupted: Vec<orrery_api::Session> =
+            listed.into_iter().filter(|l| recover && l.interrupted).map(|l| l.session).collect();
+        interrupted.sort_by_key(|s| s.created_ms);
         let config = ServeConfig { port, token, max_connections, ..ServeConfig::default() };
         let server = match Server::start(api.clone(), config).await {
             Ok(server) => server,

@@ -237,7 +237,7 @@ fn run_executes_a_blueprint_with_the_inner_blueprints_of_its_folder_to_completio
     assert!(stdout(&status).contains("SUCCEEDED  assembly.check (3 attempts)"), "{}", stdout(&status));
     let unknown = orrery(&["status", "--db", db.to_str().unwrap(), "no-such-session"], &s.0);
     assert_eq!(unknown.status.code(), Some(1));
-    assert!(stderr(&unknown).contains("no session 'no-such-session'"), "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("session \"no-such-session\" not found"), "{}", stderr(&unknown));
 }
 
 #[test]

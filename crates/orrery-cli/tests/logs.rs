@@ -1,7 +1,7 @@
 //! `orrery logs` as a black box: a real blueprint whose shell task prints lines (with
 //! multi-byte characters) over time, read whole, as windows, and followed while it runs.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -104,7 +104,13 @@ fn logs_prints_the_whole_log_and_windows_aligned_to_characters() {
         &s.0,
     );
     assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
-    let w: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    // The answer of the job `read_attempt_log`: the attempt and its window.
+    let answer: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(
+        (&answer["node"], &answer["attempt"], &answer["running"]),
+        (&json!("pr.talk"), &json!(1), &json!(false))
+    );
+    let w = &answer["window"];
     assert_eq!(w["start_offset"], 2, "offset 1 is inside 'é': the window starts after it");
     let next = w["next_offset"].as_u64().unwrap();
     assert!(next <= 1026 && next > 1000, "at most 1024 bytes: {w}");
@@ -117,7 +123,8 @@ fn logs_prints_the_whole_log_and_windows_aligned_to_characters() {
     );
 
     let past = orrery(&["logs", "--db", &s.db(), "--format", "json", "--offset", "99999", &session, "talk"], &s.0);
-    let w: Value = serde_json::from_str(&stdout(&past)).unwrap();
+    let answer: Value = serde_json::from_str(&stdout(&past)).unwrap();
+    let w = &answer["window"];
     assert_eq!(
         (w["reset"].clone(), w["content"].clone()),
         (true.into(), Value::from(all.clone())),
@@ -188,7 +195,7 @@ fn logs_refuses_an_unknown_session_task_or_attempt_and_a_task_without_a_log() {
         (&["logs", "--db", &db, "no-such-session", "talk"], 1, "no session 'no-such-session'"),
         (&["logs", "--db", &db, &session, "nope"], 1, "has no task 'nope'"),
         (&["logs", "--db", &db, "--attempt", "2", &session, "talk"], 1, "task pr.talk of session"),
-        (&["logs", "--db", &db, &session, "end"], 1, "has no log (only shell tasks write one"),
+        (&["logs", "--db", &db, &session, "end"], 1, "has no log: only shell.run tasks write one"),
         (&["logs", "--db", &db, "--offset", "-2", &session, "talk"], 2, "offset -2 for log"),
         (&["logs", "--db", &db, "--follow", "--offset", "-5", &session, "talk"], 2, "offset -5 for log"),
     ];

@@ -910,3 +910,37 @@ fn the_token_is_the_flag_or_orrery_token_and_only_the_flag_shows_in_the_process_
     assert!(!cmdline(&serving).contains(env), "what ps shows: {}", cmdline(&serving));
     assert_eq!(serving.interrupt().0, Some(0));
 }
+
+/// The CLI prints the facade's answers: `orrery status --format json` of a session the CLI ran
+/// is the `get_session` answer over HTTP, field for field; the same for `orrery sessions` and
+/// `list_sessions`.
+#[test]
+fn status_and_sessions_in_json_are_the_answers_of_get_session_and_list_sessions_over_http() {
+    let dir = Scratch::new("status-json");
+    let blueprint = dir.write("flow.json", FLOW);
+    let db = dir.0.join("store.db");
+    let orrery = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_orrery"))
+            .args(args)
+            .args(["--db", db.to_str().unwrap()])
+            .current_dir(&dir.0)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "orrery {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    orrery(&["run", "--format", "json", blueprint.to_str().unwrap()]);
+    let listed: Value = serde_json::from_str(&orrery(&["sessions", "--format", "json"])).unwrap();
+    let session = listed[0]["id"].as_str().expect("a session listed").to_string();
+    let status: Value = serde_json::from_str(&orrery(&["status", &session, "--format", "json"])).unwrap();
+    assert_eq!(status["session"]["state"], "completed", "{status}");
+    let nodes: Vec<&str> = status["attempts"].as_array().unwrap().iter().filter_map(|a| a["node"].as_str()).collect();
+    assert!(nodes.contains(&"flow.a") && nodes.contains(&"flow.b"), "{status}");
+
+    let serving = Serving::start(&db, &dir.0, None);
+    let over_http = serving.job("get_session", json!({ "session_id": session })).json();
+    assert_eq!(over_http["success"], true, "{over_http}");
+    assert_eq!(status, over_http["answer"]);
+    let over_http = serving.job("list_sessions", json!({})).json();
+    assert_eq!(listed, over_http["answer"]);
+}

@@ -384,6 +384,21 @@ fn a_run_on_the_server_is_followed_into_a_local_mirror_that_the_run_views_read()
     let refused = serving.job("cancel_task", json!({"session_id": again, "task": "naps.a"}));
     assert_eq!(refused["success"], false);
     assert!(refused["answer"].as_str().unwrap().contains("stop the session"), "{refused}");
+    // The same from the command line, which goes through the same jobs: the cancel is refused
+    // alike, and `orrery restart` of the mirror is a new session on the server, followed here
+    // to its end.
+    let out = orrery(&["cancel", again.as_str(), "naps.a"], &db);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stop the session"));
+    let out = orrery(&["restart", mirror.as_str(), "--format", "json"], &db);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let third = said.split_whitespace().skip_while(|w| *w != "session").nth(1).expect("the session named").to_string();
+    assert!(said.contains(&format!("session {third} completed")), "{said}");
+    assert!(![mirror.as_str(), again.as_str()].contains(&third.as_str()), "a new mirror: {said}");
+    let view = serving.ok("get_session", json!({ "session_id": third }));
+    assert_eq!(view["session"]["state"], "completed", "{view}");
+    assert!(view["session"]["remote"]["session_id"].is_string(), "a mirror of a server's session: {view}");
 }
 
 /// A TCP relay to the server that can be cut (every connection closed, new ones refused) and

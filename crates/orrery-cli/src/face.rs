@@ -1,0 +1,72 @@
+//! How the commands that work on the task store reach it: through the facade
+//! ([`orrery_api`]), in this process, with the same jobs and answers as HTTP and the app.
+//! `--format json` prints a job's answer as the job gives it.
+
+use crate::ReportFormat;
+use anyhow::{Context, Result};
+use orrery_api::{Api, ApiOptions, Envelope, FailureCode};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// The facade over the store at `db` (see [`crate::db_path`]).
+pub(crate) fn api(db: Option<PathBuf>, max_parallel: Option<usize>) -> Result<Api> {
+    Ok(Api::new(ApiOptions { db: crate::db_path(db)?, work_dir: None, max_parallel }))
+}
+
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Runtime::new().context("cannot start the async runtime")
+}
+
+/// Calls job `name` in this process and waits for its envelope.
+pub(crate) fn call(db: Option<PathBuf>, name: &str, arguments: Value) -> Result<Envelope> {
+    let api = api(db, None)?;
+    runtime()?.block_on(async move { api.call(name, arguments).await.map_err(|e| anyhow::anyhow!("{e}")) })
+}
+
+/// A job's answer as `T` on success; on a failure, its message on stderr and the exit code
+/// ([`refused`]) as the error.
+pub(crate) fn answer<T: DeserializeOwned>(envelope: Envelope) -> Result<Result<T, u8>> {
+    if !envelope.success {
+        return Ok(Err(refused(&envelope)));
+    }
+    let job = envelope.metadata["job"].as_str().unwrap_or("").to_string();
+    let answer = serde_json::from_value(envelope.answer).with_context(|| format!("job {job}: unexpected answer"))?;
+    Ok(Ok(answer))
+}
+
+/// A failed job's message on stderr and its exit code: 1 when the job refused what was asked
+/// (an unknown session, task or attempt, a state that does not allow it, an invalid
+/// blueprint), 2 when the store, a file or the arguments could not be used.
+pub(crate) fn refused(envelope: &Envelope) -> u8 {
+    eprintln!("orrery: {}", envelope.answer.as_str().unwrap_or("the job failed"));
+    envelope.failure().map_or(2, |failure| exit_code(failure.code))
+}
+
+/// The exit code of a failure with code `code` (see [`refused`]).
+pub(crate) fn exit_code(code: FailureCode) -> u8 {
+    match code {
+        FailureCode::NotFound
+        | FailureCode::Refused
+        | FailureCode::InvalidBlueprint
+        | FailureCode::StaleRun
+        | FailureCode::Leased => 1,
+        _ => 2,
+    }
+}
+
+/// What a command reports of a job's envelope: with `--format json` the answer is printed as
+/// the job gives it (`Done`); in text the answer as `T`, to be printed by the command.
+pub(crate) enum Report<T> {
+    Text(T),
+    Done,
+}
+
+/// The [`Report`] of `envelope`, or the exit code of its failure ([`refused`]).
+pub(crate) fn report<T: DeserializeOwned>(envelope: Envelope, format: ReportFormat) -> Result<Result<Report<T>, u8>> {
+    if let (ReportFormat::Json, true) = (format, envelope.success) {
+        println!("{}", serde_json::to_string_pretty(&envelope.answer)?);
+        return Ok(Ok(Report::Done));
+    }
+    Ok(answer(envelope)?.map(Report::Text))
+}
