@@ -108,17 +108,13 @@ impl Driver {
     pub async fn ended(self) -> Result<Ended, Failure> {
         match self.0 {
             Driven::Local { mut ended, .. } => {
-                let report = ended
-                    .wait_for(Option::is_some)
-                    .await
-                    .map_err(|_| Failure::new(FailureCode::Engine, "the runner went away without an answer"))?
-                    .clone();
+                let report = ended.wait_for(Option::is_some).await.ok().and_then(|report| report.clone());
                 match report {
                     Some(Ok(report)) => {
                         Ok(Ended { session_id: report.session_id, state: report.state, error: report.error })
                     }
                     Some(Err(why)) => Err(Failure::new(FailureCode::Engine, why)),
-                    None => unreachable!("waited for an answer"),
+                    None => Err(Failure::new(FailureCode::Engine, "the runner went away without an answer")),
                 }
             }
             Driven::Mirror { api, session_id, forward } => loop {
