@@ -13,9 +13,9 @@ use crate::task_types;
 use crate::validate::task_path;
 use serde_json::{Map, Value};
 
-/// One diagnostic per param that breaks its schema, and one per rule of the params object as a
-/// whole (a required param missing, none or several of the alternatives given). Tasks of a type
-/// Orrery does not know are not judged here: the engine refuses them before a run.
+/// One diagnostic per param that breaks its schema, and one when alternatives that exclude each
+/// other are given together. Tasks of a type Orrery does not know are not judged here: the
+/// engine refuses them before a run.
 pub(crate) fn check(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     for (i, t) in bp.tasks.iter().enumerate() {
         if t.task_type.is_composite() {
@@ -70,28 +70,19 @@ fn check_task(i: usize, t: &Task, schema: &Value, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// What the params object as a whole lacks: a required name, or a fitting `oneOf`/`anyOf`
-/// branch (the catalogue's branches are lists of required names, and are named as such).
+/// Alternatives given together: params a `oneOf` takes one of (the catalogue's branches are
+/// lists of required names, and are named as such). A param left out is not judged here: the
+/// editor's form marks what is required, and the agent says what it lacks when it runs, so a
+/// task just added (a `shell.run` without its command yet) is no error.
 fn object_error(schema: &Value, given: &Map<String, Value>) -> Option<String> {
-    for name in names(schema.get("required")) {
-        if !given.contains_key(name) {
-            return Some(format!("needs the param '{name}'"));
-        }
-    }
-    let (one, branches) = match (schema.get("oneOf"), schema.get("anyOf")) {
-        (Some(Value::Array(b)), _) => (true, b),
-        (None, Some(Value::Array(b))) => (false, b),
-        _ => return None,
-    };
+    let Some(Value::Array(branches)) = schema.get("oneOf") else { return None };
     let object = Value::Object(given.clone());
-    let fitting = branches.iter().filter(|b| schema_error(b, &object).is_none()).count();
+    if branches.iter().filter(|b| schema_error(b, &object).is_none()).count() < 2 {
+        return None;
+    }
     let alternatives: Vec<String> =
         branches.iter().flat_map(|b| names(b.get("required"))).map(|n| format!("'{n}'")).collect();
-    match fitting {
-        0 => Some(format!("needs one of the params {}", alternatives.join(", "))),
-        n if one && n > 1 => Some(format!("takes only one of the params {}", alternatives.join(", "))),
-        _ => None,
-    }
+    Some(format!("takes only one of the params {}", alternatives.join(", ")))
 }
 
 fn names(list: Option<&Value>) -> impl Iterator<Item = &str> {
