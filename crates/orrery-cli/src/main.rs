@@ -11,6 +11,7 @@ mod jobs;
 mod lineage;
 mod live;
 mod logs;
+mod prompt;
 mod remote;
 mod run;
 mod serve;

@@ -25,6 +25,7 @@
 //! When standard output is a terminal and the format is text, the events are shown by the
 //! live display ([`live`]) instead of one line each; the plain lines stay for pipes and files.
 
+use crate::prompt::{ask, json_or_text};
 use crate::{BrokerArgs, Driving, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_api::broker::BrokerSettings;
@@ -33,7 +34,7 @@ use orrery_api::{
 };
 use orrery_blueprint::{load_runnable, Runnable};
 use serde_json::{json, Map, Value};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
@@ -260,54 +261,6 @@ fn parse_pairs(flag: &str, pairs: &[String]) -> Result<Map<String, Value>> {
         out.insert(key.to_string(), json_or_text(value));
     }
     Ok(out)
-}
-
-fn json_or_text(value: &str) -> Value {
-    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()))
-}
-
-/// Asks a waiting prompt on the terminal (unless `--answer` answered it already) and gives the
-/// line typed as its answer. The line is read on its own thread, so that a Ctrl-C stop is not
-/// held up by a read nobody finishes; end of input stops the session.
-pub(crate) async fn ask(event: &Event, control: &SessionControl) {
-    let Some(EventData::PromptWaiting(prompt)) = event.data() else { return };
-    let node = &prompt.node;
-    if control.answers().get(node, &prompt.task).is_some() {
-        return;
-    }
-    let options = match &prompt.options {
-        Some(Value::Array(options)) if !options.is_empty() => {
-            let list: Vec<String> =
-                options.iter().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_string)).collect();
-            format!(" [{}]", list.join("/"))
-        }
-        _ => String::new(),
-    };
-    eprint!("? {node}: {}{options} > ", prompt.message);
-    let _ = std::io::stderr().flush();
-    let (tx, mut rx) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let read = std::io::stdin().lock().read_line(&mut line);
-        let _ = tx.send(read.ok().filter(|n| *n > 0).map(|_| line));
-    });
-    let line = loop {
-        tokio::select! {
-            line = &mut rx => break line.ok().flatten(),
-            () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
-                if control.is_stop_requested() {
-                    return;
-                }
-            }
-        }
-    };
-    match line {
-        Some(line) => control.answer(&node, json_or_text(line.trim_end_matches(['\n', '\r']))),
-        None => {
-            eprintln!("no answer (end of input): stopping");
-            control.stop();
-        }
-    }
 }
 
 /// The blueprint, validated against the blueprints of its folder; the diagnostics as lines when
