@@ -1,0 +1,486 @@
+//! The command line's grammar: the clap definitions of every command and its arguments, apart
+//! from `main`'s dispatch so that the one can be read (and `--help` reviewed) without the other.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "orrery", version, about = "Design, check and run antikythera blueprints")]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Check blueprints; composites find their inner blueprints among the files given.
+    Validate {
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Rewrite blueprints canonically, keeping each file's encoding.
+    Fmt {
+        /// Change nothing; list the files that would change and exit 1 if any would.
+        #[arg(long)]
+        check: bool,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write what an antikythera server accepts; refuse a blueprint it would refuse.
+    Export {
+        #[arg(long, value_enum)]
+        to: ExportFormat,
+        /// Output file (one input) or directory (several); standard output when absent.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Run a blueprint to completion as a new session, stored in the task store.
+    Run {
+        /// A session parameter, `KEY=VALUE`; VALUE is read as JSON when it parses, else as text.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        #[command(flatten)]
+        driving: Driving,
+        file: PathBuf,
+    },
+    /// Run a stopped, crashed or failed session on from where it ended, from the store alone.
+    Resume {
+        session: String,
+        #[command(flatten)]
+        driving: Driving,
+    },
+    /// Resume every session whose runner was interrupted (a crash, a power cut).
+    Recover {
+        /// How many processes may run at once (default: the number of cores).
+        #[arg(long)]
+        max_parallel: Option<usize>,
+        #[command(flatten)]
+        broker: BrokerArgs,
+        /// The task store (default: `ORRERY_DB`, else the user's data directory).
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+        /// At most this many bytes of output are kept in each attempt's log (as `run`).
+        #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+        log_cap: Option<u64>,
+    },
+    /// Run a stored session over as a new session: the same blueprint versions and params.
+    Restart {
+        session: String,
+        #[command(flatten)]
+        driving: Driving,
+    },
+    /// Stop a running session (its runs are cancelled; it ends `stopped`), or, with TASK,
+    /// cancel that task's running attempt (the task fails, and so does the session).
+    Cancel {
+        session: String,
+        /// `{instance}.{task}`, or a task id.
+        task: Option<String>,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Pause a running session: nothing new starts, what runs finishes, then it is `stopped`.
+    Pause {
+        session: String,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Answer the prompt of a task of a running session; VALUE is JSON when it parses, else text.
+    Answer {
+        session: String,
+        task: String,
+        value: String,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// List the sessions in the task store, newest first.
+    Sessions {
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Show a session: its state, each task's state and attempts.
+    Status {
+        session: String,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Print the log of a task's attempt: whole, one byte window, or followed while it runs.
+    Logs {
+        session: String,
+        /// `{instance}.{task}`, or a task id of the root blueprint.
+        task: String,
+        /// Which attempt (1, 2, ...); the latest when absent.
+        #[arg(long)]
+        attempt: Option<u32>,
+        /// Print what is there, then what is appended until the attempt ends (or Ctrl-C).
+        #[arg(long)]
+        follow: bool,
+        /// Read one window from this byte offset (-1: the tail).
+        #[arg(long, allow_hyphen_values = true)]
+        offset: Option<i64>,
+        /// The window's size in bytes (clamped to 1024..262144; default 65536).
+        #[arg(long)]
+        limit: Option<u64>,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Skip a task of a session that is not running (it turns SKIPPED when it would start).
+    Skip {
+        session: String,
+        /// `{instance}.{task}`, or a task id of the root blueprint.
+        task: String,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Put a task of a session that is not running back to PENDING.
+    Reset {
+        session: String,
+        /// `{instance}.{task}`, or a task id of the root blueprint.
+        task: String,
+        /// Also reset every task downstream of it.
+        #[arg(long)]
+        downstream: bool,
+        /// Set the session data its outputs write (and its downstream's) to null.
+        #[arg(long)]
+        clear_outputs: bool,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Put a scope of a session that is not running back to its start: members PENDING, counters 0.
+    ResetScope {
+        session: String,
+        /// The scope's start task.
+        scope_start: String,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Which attempt's output fed which input, and the blueprint instances of a session.
+    Lineage {
+        session: String,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// List the jobs of Orrery's facade (what the app, the HTTP API and scripts call).
+    Jobs {
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Call one job of the facade with JSON arguments; prints its envelope.
+    Job {
+        name: String,
+        /// The arguments, a JSON object (none: `{}`).
+        arguments: Option<String>,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+    },
+    /// Serve the facade's jobs over HTTP on 127.0.0.1 until Ctrl-C (which stops the sessions it
+    /// runs); prints the URL and the bearer token.
+    Serve {
+        /// The port (0: any free one; the printed URL tells which).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// The bearer token clients must send (at least 16 visible ASCII characters); generated
+        /// when absent. On the command line it shows in `ps` to every user of the machine:
+        /// prefer the environment variable ORRERY_TOKEN.
+        #[arg(long, env = "ORRERY_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// How many processes a session it runs may run at once (default: the number of cores).
+        #[arg(long)]
+        max_parallel: Option<usize>,
+        /// Leave the sessions a crash interrupted alone (by default they are resumed at start).
+        #[arg(long)]
+        no_recover: bool,
+        /// The task store (default: `ORRERY_DB`, else the user's data directory).
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+    },
+    /// The MQTT broker whose antikythera agents run tasks (shared with the app): show it, set
+    /// it, clear it, or check that it answers.
+    Broker {
+        #[command(subcommand)]
+        action: Option<BrokerCommand>,
+        #[arg(long, env = "ORRERY_DB", global = true)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text, global = true)]
+        format: ReportFormat,
+    },
+    /// Offer Orrery's built-in agents (shell.run, system.sleep, the display types, and
+    /// system.start|end|composite) to the antikythera orchestrators on an MQTT broker, until
+    /// interrupted.
+    Agent {
+        /// The broker: mqtt://HOST:PORT (default: `ORRERY_BROKER`).
+        #[arg(long, env = "ORRERY_BROKER")]
+        broker: String,
+        /// The agent's id on the broker (default: orrery-HOST-PID).
+        #[arg(long)]
+        id: Option<String>,
+        /// Offer only these types: names, or prefixes ending in `*`. Repeatable, or
+        /// comma-separated.
+        #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+        types: Vec<String>,
+        /// Where shell.run attempts keep their logs and files (default: a folder in the
+        /// system's temporary directory).
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        /// Seconds between the heartbeats of a running task.
+        #[arg(long, default_value_t = 2.0)]
+        heartbeat: f64,
+    },
+    /// Upload blueprint files to an antikythera server, the inner blueprints they call first;
+    /// nothing is sent when one has errors or would be refused.
+    Publish {
+        /// A saved server's name (`orrery servers add`) or an address (http://host:port).
+        #[arg(long)]
+        server: String,
+        /// The server's token, for an address (a saved server has its own).
+        #[arg(long, env = "ORRERY_SERVER_TOKEN")]
+        token: Option<String>,
+        /// Send them even when Orrery finds errors or predicts a refusal: the server decides.
+        #[arg(long)]
+        force: bool,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// The antikythera servers saved by name (shared with the app): list, add or remove.
+    Servers {
+        #[command(subcommand)]
+        action: Option<ServersCommand>,
+        #[arg(long, env = "ORRERY_DB", global = true)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text, global = true)]
+        format: ReportFormat,
+    },
+    /// Sessions on an antikythera server: list them, run a blueprint it holds and follow it to
+    /// its end, pause, stop, resume or restart one.
+    Remote {
+        #[command(subcommand)]
+        action: RemoteCommand,
+        /// A saved server's name (`orrery servers add`) or an address (http://host:port).
+        #[arg(long, global = true, default_value = "")]
+        server: String,
+        /// The server's token, for an address (a saved server has its own).
+        #[arg(long, env = "ORRERY_SERVER_TOKEN", global = true)]
+        token: Option<String>,
+        #[arg(long, env = "ORRERY_DB", global = true)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text, global = true)]
+        format: ReportFormat,
+    },
+    /// Draw the DAG, scopes as clusters.
+    Graph {
+        #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
+        format: GraphFormatArg,
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum RemoteCommand {
+    /// The server's sessions.
+    Sessions,
+    /// Runs a blueprint the server holds and follows it to its end (exit 0 completed, 1 not).
+    Run {
+        blueprint_id: String,
+        /// A session parameter (sent as text). Repeatable.
+        #[arg(long = "param", value_name = "K=V")]
+        params: Vec<String>,
+        /// The session's id on the server.
+        #[arg(long)]
+        name: Option<String>,
+        /// The longest to follow it, in seconds.
+        #[arg(long, default_value_t = 600.0)]
+        timeout: f64,
+    },
+    /// Follows a session to its end.
+    Wait {
+        session: String,
+        #[arg(long, default_value_t = 600.0)]
+        timeout: f64,
+        /// Start (or resume) it once its stream is open.
+        #[arg(long)]
+        start: bool,
+    },
+    Pause {
+        session: String,
+    },
+    Stop {
+        session: String,
+    },
+    /// Runs it again from where it stopped or failed.
+    Resume {
+        session: String,
+    },
+    /// A new session of the same blueprint, started.
+    Restart {
+        session: String,
+    },
+    /// A task of a session that is not running back to PENDING, with what runs after it.
+    Reset {
+        session: String,
+        /// `blueprint_id.task_id`.
+        task: String,
+        /// Only this task, not what runs after it.
+        #[arg(long)]
+        alone: bool,
+        #[arg(long)]
+        keep_outputs: bool,
+    },
+    /// A task skipped when it would start (on a session that is not running).
+    Skip {
+        session: String,
+        /// `blueprint_id.task_id`.
+        task: String,
+    },
+    /// A scope's tasks back to PENDING (on a session that is not running).
+    ResetScope {
+        session: String,
+        scope: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ServersCommand {
+    /// Saves a server (or new details for that name).
+    Add {
+        name: String,
+        /// http://host:port
+        url: String,
+        #[arg(long)]
+        token: Option<String>,
+    },
+    /// Forgets a saved server.
+    Remove { name: String },
+}
+
+/// How `run`, `resume` and `restart` drive a session.
+#[derive(Args)]
+pub struct Driving {
+    /// The answer to a prompt (`user_prompt.confirm`, `user_interaction.user_input`) of task
+    /// TASK (its id, or its node key); VALUE is read as JSON when it parses, else as text.
+    /// Repeatable. A prompt with no answer is asked on the terminal, or fails when stdin is
+    /// not one.
+    #[arg(long = "answer", value_name = "TASK=VALUE")]
+    pub answers: Vec<String>,
+    /// How many processes may run at once (default: the number of cores).
+    #[arg(long)]
+    pub max_parallel: Option<usize>,
+    /// The task store (default: `ORRERY_DB`, else the user's data directory).
+    #[arg(long, env = "ORRERY_DB")]
+    pub db: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    #[command(flatten)]
+    pub broker: BrokerArgs,
+    /// At most this many bytes of output are kept in each attempt's log (default 1 GiB; a
+    /// task's `log_cap_bytes` param wins); the rest is dropped, with a note in the log.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub log_cap: Option<u64>,
+}
+
+/// Antikythera agents on an MQTT broker, for the task types Orrery has no agent for. Each
+/// defaults to the settings saved with `orrery broker set` (shared with the app).
+#[derive(Args, Clone, Default)]
+pub struct BrokerArgs {
+    /// An MQTT broker (mqtt://HOST:PORT) whose antikythera agents run the task types Orrery has
+    /// no agent for, and those of --via-broker (default: `ORRERY_BROKER`, else the saved
+    /// broker; none: built-in agents only).
+    #[arg(long, env = "ORRERY_BROKER")]
+    pub broker: Option<String>,
+    #[command(flatten)]
+    pub policy: BrokerPolicyArgs,
+}
+
+/// How tasks go to the broker's agents.
+#[derive(Args, Clone, Default)]
+pub struct BrokerPolicyArgs {
+    /// Task types sent to the broker's agents although Orrery runs them itself: a name, or a
+    /// prefix ending in `*` (`system.sleep`, `user_interaction.*`, `*`). Repeatable, or
+    /// comma-separated. `system.start|end|composite` always run in Orrery.
+    #[arg(long = "via-broker", value_name = "TYPE", value_delimiter = ',')]
+    pub via_broker: Vec<String>,
+    /// Seconds an agent that claimed a task may stay silent (no completion; Orrery's agents send
+    /// a heartbeat) before the task is published again (--agent-retries) or fails with
+    /// AGENT_TIMEOUT. Default: no limit. A task's param `agent_timeout_s` wins.
+    #[arg(long, value_name = "SECONDS")]
+    pub agent_timeout: Option<f64>,
+    /// How many times a task whose agent went silent is published again (default 0; a task's
+    /// param `agent_retries` wins).
+    #[arg(long)]
+    pub agent_retries: Option<u32>,
+    /// Seconds before an unclaimed task is first published again (default 2); the wait doubles
+    /// up to 90 s, 5 times, then the task fails with NO_AGENT_CLAIMED.
+    #[arg(long, value_name = "SECONDS")]
+    pub claim_wait: Option<f64>,
+}
+
+#[derive(Subcommand)]
+pub enum BrokerCommand {
+    /// Saves the broker and how tasks go to it (the flags not given keep their saved value).
+    Set {
+        /// mqtt://HOST:PORT
+        broker: String,
+        #[command(flatten)]
+        policy: BrokerPolicyArgs,
+    },
+    /// Forgets the broker: sessions use built-in agents only.
+    Clear,
+    /// Connects to the saved broker (or BROKER) and says whether it answered (exit 0, else 2).
+    Check { broker: Option<String> },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    Antikythera,
+    Compas,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum GraphFormatArg {
+    Dot,
+    Mermaid,
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks a command's arguments only when that command is parsed: every one, here.
+    #[test]
+    fn every_command_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}
