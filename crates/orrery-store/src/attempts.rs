@@ -7,84 +7,16 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::SqliteResultExt;
 use crate::event_data::{AttemptSettled, AttemptStarted, EventData, TaskStateChanged};
 use crate::events::{append, Event};
-use crate::sessions::{require_session, ErrorRecord};
+use crate::records::{AttemptState, ErrorRecord, Outcome, RunId, TaskState};
+use crate::refusals::{require_session, stale};
 use crate::{Store, StoreError, Tx};
-
-pub use orrery_blueprint::TaskState;
-
-/// The state of one attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum AttemptState {
-    Running,
-    Succeeded,
-    Failed,
-    Cancelled,
-    Skipped,
-    /// Settled by crash recovery when what happened cannot be known.
-    Unknown,
-}
-
-impl AttemptState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttemptState::Running => "running",
-            AttemptState::Succeeded => "succeeded",
-            AttemptState::Failed => "failed",
-            AttemptState::Cancelled => "cancelled",
-            AttemptState::Skipped => "skipped",
-            AttemptState::Unknown => "unknown",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<AttemptState> {
-        Some(match text {
-            "running" => AttemptState::Running,
-            "succeeded" => AttemptState::Succeeded,
-            "failed" => AttemptState::Failed,
-            "cancelled" => AttemptState::Cancelled,
-            "skipped" => AttemptState::Skipped,
-            "unknown" => AttemptState::Unknown,
-            _ => return None,
-        })
-    }
-}
-
-/// The id of one attempt; fresh for every attempt.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(transparent)]
-pub struct RunId(String);
-
-impl RunId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<String> for RunId {
-    fn from(id: String) -> Self {
-        RunId(id)
-    }
-}
-
-impl From<&str> for RunId {
-    fn from(id: &str) -> Self {
-        RunId(id.to_string())
-    }
-}
-
-impl std::fmt::Display for RunId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// Which process runs an attempt: the pid alone is reused by the OS, the pair is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -144,40 +76,6 @@ pub struct LineageSource {
     pub run_id: RunId,
     pub node: String,
     pub attempt: u32,
-}
-
-/// How an attempt ended; each outcome carries what belongs to it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "state", rename_all = "lowercase")]
-pub enum Outcome {
-    Succeeded {
-        exit_code: Option<i32>,
-        outputs: Value,
-    },
-    Failed {
-        exit_code: Option<i32>,
-        error: ErrorRecord,
-    },
-    Cancelled {
-        exit_code: Option<i32>,
-    },
-    Skipped,
-    /// The process is gone and its result cannot be known (crash recovery).
-    Unknown {
-        error: ErrorRecord,
-    },
-}
-
-impl Outcome {
-    pub fn state(&self) -> AttemptState {
-        match self {
-            Outcome::Succeeded { .. } => AttemptState::Succeeded,
-            Outcome::Failed { .. } => AttemptState::Failed,
-            Outcome::Cancelled { .. } => AttemptState::Cancelled,
-            Outcome::Skipped => AttemptState::Skipped,
-            Outcome::Unknown { .. } => AttemptState::Unknown,
-        }
-    }
 }
 
 /// Everything that lands with a settled attempt, in one transaction: the outcome, optionally
@@ -627,18 +525,6 @@ pub(crate) fn set_node_state(
         previous: previous.as_deref().and_then(TaskState::parse),
     };
     append(tx, session_id, None, EventData::TaskStateChanged(changed)).map(Some)
-}
-
-/// The error for a write refused because `run_id` is not running (or does not exist).
-pub(crate) fn stale(conn: &Connection, run_id: &RunId) -> StoreError {
-    let state: Option<String> = conn
-        .query_row("SELECT state FROM task_runs WHERE run_id = ?1", [run_id.as_str()], |r| r.get(0))
-        .optional()
-        .unwrap_or(None);
-    match state {
-        Some(state) => StoreError::StaleRun { run_id: run_id.to_string(), state },
-        None => StoreError::StaleRun { run_id: run_id.to_string(), state: "unknown to this store".into() },
-    }
 }
 
 const SELECT_ATTEMPT: &str = "SELECT run_id, session_id, node, attempt, state, agent, started_ms,

@@ -13,7 +13,7 @@ use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
 use crate::error::SqliteResultExt;
-use crate::sessions::require_session;
+use crate::refusals::require_session;
 use crate::{ProcessIdentity, Store, StoreError};
 
 /// The runner driving a session.

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
-use crate::attempts::RunId;
 use crate::error::SqliteResultExt;
 use crate::event_data::{DataUpdated, EventData};
 use crate::events::{append, Event};
-use crate::sessions::require_session;
+use crate::records::RunId;
+use crate::refusals::require_session;
 use crate::{Store, StoreError, Tx};
 
 impl Store {

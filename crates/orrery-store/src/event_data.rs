@@ -12,9 +12,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::attempts::{Outcome, TaskState};
-use crate::progress::StepState;
-use crate::sessions::{ErrorRecord, SessionState};
+use crate::records::{ErrorRecord, Outcome, SessionState, StepState, TaskState};
 
 /// Declares [`EventData`] and [`EventKind`] from one list, so that a kind's name, its variant
 /// and its struct cannot disagree.

@@ -14,10 +14,10 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::attempts::RunId;
 use crate::canonical::sha256_hex;
 use crate::error::SqliteResultExt;
 use crate::event_data::{EventData, EventKind};
+use crate::records::RunId;
 use crate::{Store, StoreError, Tx};
 
 /// Payloads longer than this (in bytes of JSON text) are cut; the event keeps the full text's
@@ -241,7 +241,7 @@ impl Store {
     ) -> Result<Event, StoreError> {
         let args = (session_id, &event.run_id, &event.data);
         self.write_once(request_id, "append_event", &args, |tx| {
-            crate::sessions::require_session(tx.sql, tx.path, session_id)?;
+            crate::refusals::require_session(tx.sql, tx.path, session_id)?;
             append(tx, session_id, event.run_id.as_ref(), event.data.clone())
         })
     }
@@ -252,7 +252,7 @@ impl Store {
             return Err(StoreError::invalid(format!("limit {limit} is outside 1..={MAX_PAGE_LIMIT}")));
         }
         self.read(|conn, path| {
-            crate::sessions::require_session(conn, path, session_id)?;
+            crate::refusals::require_session(conn, path, session_id)?;
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT session_id, seq, time_ms, kind, run_id, payload, full_len, full_sha256, global_seq
@@ -321,7 +321,7 @@ impl Store {
     /// The highest event seq of a session (0 when it has none).
     pub fn last_event_seq(&self, session_id: &str) -> Result<u64, StoreError> {
         self.read(|conn, path| {
-            crate::sessions::require_session(conn, path, session_id)?;
+            crate::refusals::require_session(conn, path, session_id)?;
             last_seq(conn, path, session_id)
         })
     }

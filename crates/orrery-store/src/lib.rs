@@ -66,6 +66,8 @@ mod gate;
 mod idempotency;
 pub mod migrations;
 mod progress;
+mod records;
+mod refusals;
 mod servers;
 mod sessions;
 mod submitted;
@@ -77,8 +79,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use attempts::{
-    Attempt, AttemptState, InputLineage, InputSource, LineageSource, NewAttempt, Outcome, ProcessIdentity, RunId,
-    Settlement, TaskNode, TaskState,
+    Attempt, InputLineage, InputSource, LineageSource, NewAttempt, ProcessIdentity, Settlement, TaskNode,
 };
 pub use blueprints::BlueprintVersion;
 pub use clock::{Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
@@ -92,9 +93,10 @@ pub use event_data::{
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 /// What [`StoreError::code`] answers, the code of every boundary.
 pub use orrery_blueprint::FailureCode;
-pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts, StepState};
+pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts};
+pub use records::{AttemptState, ErrorRecord, Outcome, RemoteLink, RunId, SessionState, StepState, TaskState};
 pub use servers::ServerEntry;
-pub use sessions::{ErrorRecord, NewSession, RemoteLink, Session, SessionFilter, SessionState};
+pub use sessions::{NewSession, Session, SessionFilter};
 pub use submitted::SubmittedTask;
 
 use error::SqliteResultExt;

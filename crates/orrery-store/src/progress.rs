@@ -14,45 +14,15 @@
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use crate::attempts::{stale, AttemptState, RunId};
 use crate::error::SqliteResultExt;
 use crate::event_data::{EventData, ProgressChanged};
 use crate::events::{append, last_seq_of_run, Event};
+use crate::records::{AttemptState, RunId, StepState};
+use crate::refusals::stale;
 use crate::{Store, StoreError, Tx};
 
 /// How many steps the resume view shows.
 pub const RESUME_VIEW_STEPS: usize = 50;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum StepState {
-    Pending,
-    InProgress,
-    Done,
-    /// A crash left the outcome unclear.
-    Unknown,
-}
-
-impl StepState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepState::Pending => "pending",
-            StepState::InProgress => "in_progress",
-            StepState::Done => "done",
-            StepState::Unknown => "unknown",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<StepState> {
-        Some(match text {
-            "pending" => StepState::Pending,
-            "in_progress" => StepState::InProgress,
-            "done" => StepState::Done,
-            "unknown" => StepState::Unknown,
-            _ => return None,
-        })
-    }
-}
 
 /// One line of progress: `{"step": NAME, "state": ..., "percentage": 0-100}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,25 +4,16 @@
 
 use std::path::Path;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::SqliteResultExt;
 use crate::event_data::{EventData, SessionCreated, SessionStateChanged};
 use crate::events::{append, Event};
+use crate::records::{ErrorRecord, RemoteLink, SessionState};
+use crate::refusals::require_session;
 use crate::{Store, StoreError};
-
-pub use orrery_blueprint::SessionState;
-
-/// `{code, message, details}`, the error shape at every boundary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ErrorRecord {
-    pub code: String,
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewSession {
@@ -55,15 +46,6 @@ pub struct Session {
     /// The session of an antikythera server this one mirrors ([`Store::link_remote`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteLink>,
-}
-
-/// Where a mirrored session runs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RemoteLink {
-    /// The server's address (`http://host:port`).
-    pub url: String,
-    /// The session's id on the server.
-    pub session_id: String,
 }
 
 /// Which sessions [`Store::sessions`] lists, newest first.
@@ -245,16 +227,6 @@ impl Store {
             let data = SessionStateChanged { state, error: error.cloned() };
             append(tx, id, None, EventData::SessionStateChanged(data))
         })
-    }
-}
-
-pub(crate) fn require_session(conn: &Connection, path: &Path, id: &str) -> Result<(), StoreError> {
-    let found =
-        conn.prepare_cached("SELECT 1 FROM sessions WHERE id = ?1").and_then(|mut s| s.exists([id])).at(path)?;
-    if found {
-        Ok(())
-    } else {
-        Err(StoreError::not_found("session", id))
     }
 }
 

@@ -4,7 +4,7 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SqliteResultExt;
-use crate::sessions::require_session;
+use crate::refusals::require_session;
 use crate::{Store, StoreError};
 
 /// A submitted task and its current run.
