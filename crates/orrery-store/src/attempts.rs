@@ -1,7 +1,6 @@
-//! Task nodes of a session's flattened graph and the attempts (task runs) made at them.
+//! The attempts (task runs) made at the task nodes of a session ([`crate::nodes`]).
 //!
-//! A node is `"{blueprint_instance}.{task_id}"` with its antikythera task state. Each attempt
-//! is one row with a fresh `run_id`; every later write about it is conditional on
+//! Each attempt is one row with a fresh `run_id`; every later write about it is conditional on
 //! `state = 'running'`, so a stale or unknown run id is refused and changes nothing. A node has
 //! at most one running attempt.
 
@@ -12,8 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::SqliteResultExt;
-use crate::event_data::{AttemptSettled, AttemptStarted, EventData, TaskStateChanged};
+use crate::event_data::{AttemptSettled, AttemptStarted, EventData};
 use crate::events::{append, Event};
+use crate::lineage::InputSource;
+use crate::nodes::set_node_state;
 use crate::records::{AttemptState, ErrorRecord, Outcome, RunId, TaskState};
 use crate::refusals::{require_session, stale};
 use crate::{Store, StoreError, Tx};
@@ -26,14 +27,6 @@ pub struct ProcessIdentity {
     pub start_time: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct TaskNode {
-    pub session_id: String,
-    pub node: String,
-    pub state: TaskState,
-    pub updated_ms: i64,
-}
-
 /// What is known when an attempt begins.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewAttempt {
@@ -44,38 +37,6 @@ pub struct NewAttempt {
     /// Where the inputs were read from, for lineage ([`Store::lineage`]).
     #[serde(default)]
     pub input_sources: Vec<InputSource>,
-}
-
-/// The session data key an input was read from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct InputSource {
-    /// The input's name (its value is `inputs[input]`).
-    pub input: String,
-    /// The blueprint instance whose data it read.
-    pub instance: String,
-    pub key: String,
-}
-
-/// One input of one attempt and where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct InputLineage {
-    pub run_id: RunId,
-    pub node: String,
-    pub attempt: u32,
-    pub input: String,
-    pub instance: String,
-    pub key: String,
-    /// The attempt that wrote the value it read; none when no attempt did (a default, a skip).
-    pub source: Option<LineageSource>,
-    /// sha256 of the value's JSON text.
-    pub value_sha256: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct LineageSource {
-    pub run_id: RunId,
-    pub node: String,
-    pub attempt: u32,
 }
 
 /// Everything that lands with a settled attempt, in one transaction: the outcome, optionally
@@ -115,67 +76,6 @@ pub struct Attempt {
 }
 
 impl Store {
-    /// Sets the state of nodes (creating those not seen before), appending one
-    /// `task_state_changed` event per node whose state changed, all in one transaction.
-    pub fn set_task_states(
-        &mut self,
-        session_id: &str,
-        changes: &[(&str, TaskState)],
-    ) -> Result<Vec<Event>, StoreError> {
-        if let Some((node, _)) = changes.iter().find(|(node, _)| node.is_empty()) {
-            return Err(StoreError::invalid(format!("node name {node:?} is empty")));
-        }
-        self.write(|tx| {
-            require_session(tx.sql, tx.path, session_id)?;
-            let mut events = Vec::new();
-            for (node, state) in changes {
-                if let Some(event) = set_node_state(tx, session_id, node, *state)? {
-                    events.push(event);
-                }
-            }
-            Ok(events)
-        })
-    }
-
-    /// One node's state; see [`Store::set_task_states`]. `None` when it was already so.
-    pub fn set_task_state(
-        &mut self,
-        session_id: &str,
-        node: &str,
-        state: TaskState,
-    ) -> Result<Option<Event>, StoreError> {
-        Ok(self.set_task_states(session_id, &[(node, state)])?.pop())
-    }
-
-    pub fn task_node(&self, session_id: &str, node: &str) -> Result<TaskNode, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT session_id, node, state, updated_ms FROM task_nodes
-                 WHERE session_id = ?1 AND node = ?2",
-                [session_id, node],
-                node_row,
-            )
-            .optional()
-            .at(&self.path)?
-            .ok_or_else(|| StoreError::not_found("task node", format!("{session_id}/{node}")))?
-            .into_node(&self.path)
-    }
-
-    /// Every node of a session, by name.
-    pub fn task_nodes(&self, session_id: &str) -> Result<Vec<TaskNode>, StoreError> {
-        self.read(|conn, path| {
-            require_session(conn, path, session_id)?;
-            let mut stmt = conn
-                .prepare(
-                    "SELECT session_id, node, state, updated_ms FROM task_nodes
-                     WHERE session_id = ?1 ORDER BY node",
-                )
-                .at(path)?;
-            let rows = stmt.query_map([session_id], node_row).at(path)?;
-            rows.map(|r| r.at(path).and_then(|raw| raw.into_node(path))).collect()
-        })
-    }
-
     /// Starts a new attempt at a node with a fresh run id; the node becomes RUNNING. Refused
     /// while the node has another running attempt.
     pub fn begin_attempt(
@@ -266,46 +166,6 @@ impl Store {
             };
             events.push(append(tx, session_id, Some(&run.run_id), EventData::AttemptStarted(started))?);
             Ok((run, events))
-        })
-    }
-
-    /// Every input of every attempt of a session and the attempt that wrote what it read, in
-    /// attempt start order: which output fed which input.
-    pub fn lineage(&self, session_id: &str) -> Result<Vec<InputLineage>, StoreError> {
-        self.read(|conn, path| {
-            require_session(conn, path, session_id)?;
-            let mut stmt = conn
-                .prepare(
-                    "SELECT r.run_id, r.node, r.attempt, i.input, i.instance, i.key, i.value_sha256,
-                            s.run_id, s.node, s.attempt
-                     FROM attempt_inputs i
-                     JOIN task_runs r ON r.run_id = i.run_id
-                     LEFT JOIN task_runs s ON s.run_id = i.source_run_id
-                     WHERE r.session_id = ?1
-                     ORDER BY r.started_ms, r.rowid, i.input",
-                )
-                .at(path)?;
-            let rows = stmt
-                .query_map([session_id], |row| {
-                    let source = match row.get::<_, Option<String>>(7)? {
-                        Some(run_id) => {
-                            Some(LineageSource { run_id: RunId(run_id), node: row.get(8)?, attempt: row.get(9)? })
-                        }
-                        None => None,
-                    };
-                    Ok(InputLineage {
-                        run_id: RunId(row.get(0)?),
-                        node: row.get(1)?,
-                        attempt: row.get(2)?,
-                        input: row.get(3)?,
-                        instance: row.get(4)?,
-                        key: row.get(5)?,
-                        value_sha256: row.get(6)?,
-                        source,
-                    })
-                })
-                .at(path)?;
-            rows.map(|r| r.at(path)).collect()
         })
     }
 
@@ -494,63 +354,9 @@ fn record_input_sources(
     Ok(())
 }
 
-/// Upserts one node's state inside a transaction; an event only when the state changed.
-pub(crate) fn set_node_state(
-    tx: &Tx<'_>,
-    session_id: &str,
-    node: &str,
-    state: TaskState,
-) -> Result<Option<Event>, StoreError> {
-    let previous: Option<String> = tx
-        .sql
-        .prepare_cached("SELECT state FROM task_nodes WHERE session_id = ?1 AND node = ?2")
-        .and_then(|mut s| s.query_row([session_id, node], |r| r.get(0)).optional())
-        .at(tx.path)?;
-    if previous.as_deref() == Some(state.as_str()) {
-        return Ok(None);
-    }
-    tx.sql
-        .prepare_cached(
-            "INSERT INTO task_nodes (session_id, node, state, updated_ms) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (session_id, node) DO UPDATE SET state = ?3, updated_ms = ?4",
-        )
-        .and_then(|mut s| s.execute(params![session_id, node, state.as_str(), tx.now_ms]))
-        .at(tx.path)?;
-    let (instance, task_id) = node.rsplit_once('.').unwrap_or(("", node));
-    let changed = TaskStateChanged {
-        node: node.to_string(),
-        blueprint_id: instance.to_string(),
-        task_id: task_id.to_string(),
-        state,
-        previous: previous.as_deref().and_then(TaskState::parse),
-    };
-    append(tx, session_id, None, EventData::TaskStateChanged(changed)).map(Some)
-}
-
 const SELECT_ATTEMPT: &str = "SELECT run_id, session_id, node, attempt, state, agent, started_ms,
     finished_ms, exit_code, error_json, pid, process_start_time, log_path, inputs_json,
     outputs_json FROM task_runs";
-
-struct RawNode {
-    session_id: String,
-    node: String,
-    state: String,
-    updated_ms: i64,
-}
-
-fn node_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawNode> {
-    Ok(RawNode { session_id: row.get(0)?, node: row.get(1)?, state: row.get(2)?, updated_ms: row.get(3)? })
-}
-
-impl RawNode {
-    fn into_node(self, path: &Path) -> Result<TaskNode, StoreError> {
-        let state = TaskState::parse(&self.state).ok_or_else(|| StoreError::Corrupt {
-            path: path.to_path_buf(),
-            detail: format!("node {:?} of session {:?} has state {:?}", self.node, self.session_id, self.state),
-        })?;
-        Ok(TaskNode { session_id: self.session_id, node: self.node, state, updated_ms: self.updated_ms })
-    }
-}
 
 struct RawAttempt {
     run_id: String,

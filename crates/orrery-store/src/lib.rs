@@ -64,7 +64,9 @@ mod event_data;
 mod events;
 mod gate;
 mod idempotency;
+mod lineage;
 pub mod migrations;
+mod nodes;
 mod progress;
 mod records;
 mod refusals;
@@ -78,9 +80,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-pub use attempts::{
-    Attempt, InputLineage, InputSource, LineageSource, NewAttempt, ProcessIdentity, Settlement, TaskNode,
-};
+pub use attempts::{Attempt, NewAttempt, ProcessIdentity, Settlement};
 pub use blueprints::BlueprintVersion;
 pub use clock::{Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
 pub use control::{Lease, OpenRequest, Request};
@@ -91,6 +91,8 @@ pub use event_data::{
     SessionCreated, SessionStateChanged, TaskStateChanged,
 };
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
+pub use lineage::{InputLineage, InputSource, LineageSource};
+pub use nodes::TaskNode;
 /// What [`StoreError::code`] answers, the code of every boundary.
 pub use orrery_blueprint::FailureCode;
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts};
