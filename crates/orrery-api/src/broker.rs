@@ -14,7 +14,6 @@ use orrery_broker::{BrokerAddress, Dispatcher, Policy};
 use orrery_engine::broker::BrokerOptions;
 
 use crate::catalogue::NoArguments;
-use crate::sessions::open;
 
 /// The store's key for [`BrokerSettings`].
 pub const SETTING: &str = "broker";

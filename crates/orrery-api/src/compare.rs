@@ -11,8 +11,6 @@ use std::collections::BTreeMap;
 use orrery_blueprint::TaskState;
 use orrery_store::{Attempt, Session, Store};
 
-use crate::sessions::open;
-
 /// The outputs and data keys that are times of the run, not results.
 const TIMES: [&str; 2] = ["process_start_time", "process_end_time"];
 

@@ -158,6 +158,15 @@ impl Failure {
     }
 }
 
+/// The store, opened read-only when this process may not write it (another user's store, a
+/// read-only folder): it can still be listed and inspected, and a write says why it cannot.
+pub(crate) fn open(db: &Path) -> Result<orrery_store::Store, Failure> {
+    match orrery_store::Store::open(db) {
+        Err(e) if e.code() == FailureCode::ReadOnly => Ok(orrery_store::Store::open_read_only(db)?),
+        opened => Ok(opened?),
+    }
+}
+
 /// Milliseconds since the epoch, as the store stamps its rows.
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)

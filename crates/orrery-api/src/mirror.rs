@@ -32,8 +32,6 @@ use orrery_store::{
     SessionBlueprints, Settlement, Store,
 };
 
-use crate::sessions::open;
-
 /// How often an ended mirror's server is looked at again when the mirror is read.
 const LOOK_AGAIN: Duration = Duration::from_secs(5);
 

@@ -28,7 +28,7 @@ use orrery_engine::runner;
 use orrery_store::{Session, Store, SubmittedTask};
 use serde_json::Map;
 
-use crate::sessions::{attempt_window, open};
+use crate::sessions::attempt_window;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -21,7 +21,6 @@ use orrery_blueprint::{save, validate, Encoding};
 use orrery_remote::{RemoteError, RemoteSession, Server, SessionAnswer};
 
 use crate::catalogue::NoArguments;
-use crate::sessions::open;
 
 impl From<RemoteError> for Failure {
     fn from(e: RemoteError) -> Failure {

@@ -2,6 +2,7 @@
 
 use super::*;
 
+use crate::here::{run_failure, Launch};
 use crate::mirror::RemoteStep;
 
 use std::collections::BTreeMap;
@@ -9,8 +10,7 @@ use std::time::Duration;
 
 use orrery_blueprint::SessionState;
 
-use crate::log_growth::{LogGrowth, LOOK_EVERY};
-use orrery_engine::agents::interaction::{self, Answers, WhenUnanswered};
+use orrery_engine::agents::interaction;
 use orrery_engine::interventions::{self, Intervention, InterventionError};
 use orrery_engine::requests::{self, RequestError};
 use orrery_engine::runner::{self, RunError, RunOptions};
@@ -287,17 +287,6 @@ fn waiting(attempts: &[Attempt]) -> impl Iterator<Item = &Attempt> {
     })
 }
 
-fn run_failure(e: RunError) -> Failure {
-    match e {
-        RunError::Store(e) => e.into(),
-        RunError::NotResumable { .. } => Failure::new(FailureCode::Refused, e.to_string()),
-        RunError::UnknownTaskTypes { .. } | RunError::Plan(_) => {
-            Failure::new(FailureCode::InvalidBlueprint, e.to_string())
-        }
-        other => Failure::new(FailureCode::Engine, other.to_string()),
-    }
-}
-
 fn intervention_failure(e: InterventionError) -> Failure {
     if e.is_refusal() {
         let code = match &e {
@@ -355,140 +344,9 @@ impl Api {
         F: FnOnce(PathBuf, RunOptions) -> Fut,
         Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
     {
-        let how = crate::here::Launch { answers, ..Default::default() };
+        let how = Launch { answers, ..Default::default() };
         let started = self.start(how, run).await?;
         Ok(Started { session_id: started.session_id })
-    }
-
-    /// [`Api::launch`] with the launch's own prompts and broker, answering what a face that
-    /// follows the session in this process needs: its events from the first, its control, and
-    /// how it ended.
-    pub(crate) async fn start<F, Fut>(&self, how: crate::here::Launch, run: F) -> Result<crate::here::Here, Failure>
-    where
-        F: FnOnce(PathBuf, RunOptions) -> Fut,
-        Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
-    {
-        let given = Answers::new(match how.unanswered {
-            crate::here::Unanswered::Wait => WhenUnanswered::Wait,
-            crate::here::Unanswered::Fail => WhenUnanswered::Fail,
-        });
-        for (task, value) in how.answers {
-            given.answer(&task, value);
-        }
-        let control = SessionControl::new().with_answers(given);
-        let broker = self.broker_options(how.broker).await?;
-        let (events, mut receiver) = broadcast::channel(16_384);
-        let options = RunOptions {
-            max_parallel: self.inner.max_parallel,
-            work_dir: self.inner.work_dir.clone(),
-            events: Some(events),
-            control: Some(control.clone()),
-            broker,
-        };
-        let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
-        let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {
-            Err(e) => Failure::new(FailureCode::Engine, format!("the runner failed: {e}")),
-            Ok(Err(e)) => run_failure(e),
-            Ok(Ok(report)) => {
-                Failure::new(FailureCode::Engine, format!("session {} ended before it was seen", report.session_id))
-            }
-        };
-        // The first committed event names the session. A runner that fails before the session
-        // exists drops its events' sender, which may be seen before its end: its error is the answer.
-        let first = tokio::select! {
-            first = receiver.recv() => match first {
-                Ok(first) => first,
-                Err(_) => return Err(unseen(handle.await)),
-            },
-            ended = &mut handle => return Err(unseen(ended)),
-        };
-        let session_id = first.session_id.clone();
-        let mut growth = LogGrowth::default();
-        growth.saw(&first);
-        // The session's own events, for the face that started it (its receiver is made here, so
-        // it misses none).
-        let (own, own_events) = broadcast::channel(16_384);
-        let _ = own.send(first.clone());
-        let _ = self.inner.events.send(first);
-        let (ended_tx, ended) = watch::channel(None);
-        self.inner
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(session_id.clone(), Running { control: control.clone(), ended: ended.clone() });
-        let forward = self.inner.events.clone();
-        // Ends once the runner is gone (it holds the only senders).
-        let forwarder = tokio::spawn(async move {
-            let mut look = tokio::time::interval(LOOK_EVERY);
-            look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    received = receiver.recv() => match received {
-                        Ok(event) => {
-                            let last_look = growth.saw(&event);
-                            let _ = own.send(event.clone());
-                            let _ = forward.send(event);
-                            if let Some(grew) = last_look {
-                                let _ = forward.send(grew);
-                            }
-                        }
-                        Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                        Err(broadcast::error::RecvError::Closed) => break,
-                    },
-                    _ = look.tick(), if growth.watching() => {
-                        for grew in growth.look() {
-                            let _ = forward.send(grew);
-                        }
-                    }
-                }
-            }
-        });
-        let api = self.clone();
-        let id = session_id.clone();
-        tokio::spawn(async move {
-            let ended = match handle.await {
-                Ok(Ok(report)) => Ok(report),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(e) => Err(format!("the runner failed: {e}")),
-            };
-            if let Err(why) = &ended {
-                // The runner could not even record this on the session: say it where the
-                // server's operator looks.
-                eprintln!("orrery: session {id} was left unfinished: {why}");
-            }
-            // Every event of the session reaches `subscribe` before it counts as ended: a
-            // `wait_all` caller (a server shutting down) may rely on having seen them all.
-            let _ = forwarder.await;
-            api.inner.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-            let _ = ended_tx.send(Some(ended));
-        });
-        Ok(crate::here::Here::local(session_id, own_events, control, ended))
-    }
-
-    /// Reads `(what, session)` with `read` every 50 ms until the session has ended (completed,
-    /// failed or stopped, and a runner of this process has let go of it) or `timeout_s` (default
-    /// 60 s, at most an hour) has passed; the last read and whether it ended.
-    pub(crate) async fn poll_until_ended<T: Send + 'static>(
-        &self,
-        timeout_s: Option<f64>,
-        read: impl Fn(&Path) -> Result<(T, Session), Failure> + Clone + Send + 'static,
-    ) -> Result<(T, Session, bool), Failure> {
-        let timeout = Duration::from_secs_f64(timeout_s.unwrap_or(60.0).clamp(0.0, 3600.0));
-        let until = tokio::time::Instant::now() + timeout;
-        loop {
-            let (what, session) = self.blocking(read.clone()).await?;
-            let ended = matches!(session.state, SessionState::Completed | SessionState::Failed | SessionState::Stopped)
-                && self.control(&session.id).is_none();
-            if ended || tokio::time::Instant::now() >= until {
-                return Ok((what, session, ended));
-            }
-            tokio::time::sleep(Duration::from_millis(50).min(until - tokio::time::Instant::now())).await;
-        }
-    }
-
-    /// The control of a session running in this process.
-    pub(crate) fn control(&self, session_id: &str) -> Option<SessionControl> {
-        self.inner.running.lock().unwrap_or_else(|p| p.into_inner()).get(session_id).map(|r| r.control.clone())
     }
 
     /// Asks a session run by another process, through the store.
@@ -529,15 +387,6 @@ pub(crate) fn attempt_window(
     let window = orrery_logs::read_window(&path, offset.unwrap_or(-1), limit)
         .map_err(|e| Failure::new(e.code(), e.to_string()))?;
     Ok((attempt, window))
-}
-
-/// The store, opened read-only when this process may not write it (another user's store, a
-/// read-only folder): it can still be listed and inspected, and a write says why it cannot.
-pub(crate) fn open(db: &Path) -> Result<Store, Failure> {
-    match Store::open(db) {
-        Err(e) if e.code() == FailureCode::ReadOnly => Ok(Store::open_read_only(db)?),
-        opened => Ok(opened?),
-    }
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {

@@ -19,7 +19,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::{current_run, status_of, TaskStatus};
-use crate::sessions::open;
 
 /// How often the store is looked at when no event of this process says something happened.
 const POLL: Duration = Duration::from_millis(100);
