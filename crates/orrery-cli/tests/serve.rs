@@ -625,6 +625,11 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     assert_eq!(names["produced"][0]["key"], "n", "{names}");
     let scopes = client.ok("blueprint_scopes", json!({"text": ASKING}));
     assert_eq!(scopes[0]["members"], json!(["slow"]), "a task that opens and closes its own scope: {scopes}");
+    let wires = client.ok("blueprint_wiring", json!({"text": FLOW}));
+    assert_eq!(wires, json!([{"from": "a", "to": "b", "key": "n", "output": "n", "input": "n"}]), "{wires}");
+    let fits = client.ok("check_scope", json!({"text": FLOW, "tasks": ["a", "b"]}));
+    assert_eq!(fits, json!({"verdict": "fits", "start": "a", "end": "b"}));
+    assert_eq!(client.ok("blueprint_encoding", json!({"text": FLOW}))["encoding"], "antikythera");
     assert_eq!(client.ok("save_blueprint", json!({"text": FLOW}))["blueprint_id"], "flow");
     assert_eq!(client.ok("list_blueprints", json!({}))[0]["blueprint_id"], "flow");
 
