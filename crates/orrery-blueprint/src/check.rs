@@ -5,7 +5,6 @@
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::fsio;
 use crate::load::{self, Loaded};
-use crate::span;
 use crate::validate::{self, Library};
 use foldhash::{HashMap, HashMapExt};
 use serde::Serialize;
@@ -82,7 +81,7 @@ fn check_some(sources: &[Source], n: usize) -> Vec<FileReport> {
                         ));
                     }
                     d.extend(validate::validate_encoded(&loaded.blueprint, loaded.encoding, &library));
-                    place(&s.text, &mut d);
+                    diagnostic::place(&s.text, &mut d);
                     d
                 }
             };
@@ -191,20 +190,5 @@ fn report(path: &Path, diagnostics: Vec<Diagnostic>) -> FileReport {
         valid: diagnostic::is_valid(&diagnostics),
         server_accepts: diagnostic::server_accepts(&diagnostics),
         diagnostics,
-    }
-}
-
-/// Fills in line and column.
-fn place(text: &str, diagnostics: &mut [Diagnostic]) {
-    place_all(text, diagnostics.iter_mut().filter(|d| d.line.is_none()).collect());
-}
-
-pub(crate) fn place_all(text: &str, mut diagnostics: Vec<&mut Diagnostic>) {
-    let paths: Vec<_> = diagnostics.iter().map(|d| span::parse_path(&d.path)).collect();
-    for (d, place) in diagnostics.iter_mut().zip(span::locate_all(text, &paths)) {
-        if let Some((line, column)) = place {
-            d.line = Some(line);
-            d.column = Some(column);
-        }
     }
 }

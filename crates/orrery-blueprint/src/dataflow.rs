@@ -4,10 +4,9 @@
 //! a blueprint with any. Orrery adds: an input's `get_from` that no upstream task produces.
 
 use crate::condition::{self, ConditionSyntaxError};
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{quote_list, task_path, Code, Diagnostic};
 use crate::graph::TaskGraph;
 use crate::model::*;
-use crate::validate::{quote_list, task_path};
 use foldhash::{HashMap, HashMapExt, HashSet};
 use std::collections::{BTreeSet, VecDeque};
 

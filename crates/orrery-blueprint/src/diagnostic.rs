@@ -1,8 +1,12 @@
 //! Structured findings about a blueprint. Every diagnostic carries a stable code (tools and the
 //! editor match on it, never on the message), the task and JSON path it concerns, and whether
 //! the reference server would refuse the blueprint for it: Orrery's own verdict ("valid": no
-//! errors) and the server's ("accepts": nothing it refuses) are kept apart.
+//! errors) and the server's ("accepts": nothing it refuses) are kept apart. The helpers every
+//! rule uses to word its findings (a task's path, a list of ids) and to place them at their
+//! line and column in the file are here too, so that loading, validation and dataflow share
+//! them without depending on one another.
 
+use crate::span;
 use serde::Serialize;
 use std::fmt;
 
@@ -184,4 +188,35 @@ pub fn is_valid(diagnostics: &[Diagnostic]) -> bool {
 /// The reference server's verdict: nothing it refuses.
 pub fn server_accepts(diagnostics: &[Diagnostic]) -> bool {
     !diagnostics.iter().any(|d| d.server_rejects)
+}
+
+/// The JSON path of the task at `index`, where the path of every finding about it begins.
+pub(crate) fn task_path(index: usize) -> String {
+    format!("$.tasks[{index}]")
+}
+
+/// Ids quoted for a message: the first twelve, then how many more there are.
+pub(crate) fn quote_list(ids: &[&str]) -> String {
+    const SHOWN: usize = 12;
+    let mut parts: Vec<String> = ids.iter().take(SHOWN).map(|id| format!("'{id}'")).collect();
+    if ids.len() > SHOWN {
+        parts.push(format!("and {} more", ids.len() - SHOWN));
+    }
+    parts.join(", ")
+}
+
+/// Fills in line and column of the diagnostics that have none, from the file's `text`.
+pub(crate) fn place(text: &str, diagnostics: &mut [Diagnostic]) {
+    place_all(text, diagnostics.iter_mut().filter(|d| d.line.is_none()).collect());
+}
+
+/// Sets line and column of every diagnostic given to where its path is in `text`.
+pub(crate) fn place_all(text: &str, mut diagnostics: Vec<&mut Diagnostic>) {
+    let paths: Vec<_> = diagnostics.iter().map(|d| span::parse_path(&d.path)).collect();
+    for (d, place) in diagnostics.iter_mut().zip(span::locate_all(text, &paths)) {
+        if let Some((line, column)) = place {
+            d.line = Some(line);
+            d.column = Some(column);
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! JSON path, line and column. Anything the schema lets through is loaded, including keys
 //! Orrery does not know: they are kept for saving, and validation judges them.
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{self, Code, Diagnostic};
 use crate::model::*;
 use crate::span::{self, render_path, Segment};
 use serde_json::{Map, Value};
@@ -81,7 +81,7 @@ pub fn load_carefully(text: &str) -> Result<Loaded, LoadError> {
     };
     let result = from_value(value);
     let place = |mut diagnostics: Vec<Diagnostic>| {
-        crate::check::place_all(text, diagnostics.iter_mut().collect());
+        diagnostic::place_all(text, diagnostics.iter_mut().collect());
         diagnostics
     };
     let nonstandard = nonstandard.map(|(e, what)| {

@@ -7,10 +7,9 @@
 //! refused by the server. Two params have rules of their own and are left to them:
 //! `execution_mode` on any task and everything a composite takes.
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{task_path, Code, Diagnostic};
 use crate::model::{Blueprint, Task};
 use crate::task_types;
-use crate::validate::task_path;
 use serde_json::{Map, Value};
 
 /// One diagnostic per param that breaks its schema, and one when alternatives that exclude each

@@ -4,7 +4,7 @@
 //! portability, policy ranges) is reported beside them without claiming the server refuses it.
 
 use crate::dataflow;
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{quote_list, task_path, Code, Diagnostic};
 use crate::graph::TaskGraph;
 use crate::load::Encoding;
 use crate::model::*;
@@ -78,10 +78,6 @@ impl ValidBlueprint {
     pub fn into_blueprint(self) -> Blueprint {
         self.blueprint
     }
-}
-
-pub(crate) fn task_path(index: usize) -> String {
-    format!("$.tasks[{index}]")
 }
 
 /// Validates a blueprint file in the plain encoding; composites look their inner blueprints up
@@ -624,15 +620,6 @@ fn repeats<T>(items: &[T], key: impl Fn(&T) -> &str) -> Vec<usize> {
     }
     let mut seen = HashSet::new();
     (0..items.len()).filter(|&j| !seen.insert(key(&items[j]))).collect()
-}
-
-pub(crate) fn quote_list(ids: &[&str]) -> String {
-    const SHOWN: usize = 12;
-    let mut parts: Vec<String> = ids.iter().take(SHOWN).map(|id| format!("'{id}'")).collect();
-    if ids.len() > SHOWN {
-        parts.push(format!("and {} more", ids.len() - SHOWN));
-    }
-    parts.join(", ")
 }
 
 /// The `blueprint` param of composites, their targets, and `execution_mode` on any task.
