@@ -1,0 +1,122 @@
+//! Requests to a running session: stop it, pause it, cancel one of its tasks, answer a prompt.
+//! The facade's own control answers for a session run here; one run by another process is
+//! asked through the store.
+
+use crate::*;
+
+use crate::mirror::RemoteStep;
+
+use std::time::Duration;
+
+use orrery_engine::requests::{self, RequestError};
+use orrery_store::Request;
+
+use super::arguments::{SessionArguments, TaskArguments};
+
+/// How long a request to a session run by another process waits for its runner's answer.
+const REQUEST_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerArguments {
+    pub session_id: String,
+    pub task: String,
+    pub value: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Done {
+    /// What the session's runner made of the request.
+    pub outcome: String,
+}
+
+fn request_failure(e: RequestError) -> Failure {
+    match e {
+        RequestError::Store(s) => s.into(),
+        other => Failure::new(FailureCode::Refused, other.to_string()),
+    }
+}
+
+impl Api {
+    /// Asks a session run by another process, through the store.
+    async fn ask(&self, session_id: String, request: Request) -> Result<Done, Failure> {
+        self.blocking(move |db| {
+            requests::ask(db, &session_id, &request, REQUEST_WAIT)
+                .map(|outcome| Done { outcome })
+                .map_err(request_failure)
+        })
+        .await
+        .and_then(|done| {
+            if done.outcome.starts_with("refused") {
+                Err(Failure::new(FailureCode::Refused, done.outcome))
+            } else {
+                Ok(done)
+            }
+        })
+    }
+}
+
+pub(super) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "stop_session",
+        "Stops a running session: its runs are cancelled, it ends `stopped`.",
+        |api: Api, args: SessionArguments| async move {
+            if let Some(server) = api.remote_of(&args.session_id).await? {
+                api.remote_step(&args.session_id, server, RemoteStep::Stop).await?;
+                return Ok(Done { outcome: "stopping on the server".into() });
+            }
+            match api.control(&args.session_id) {
+                Some(control) => {
+                    control.stop();
+                    Ok(Done { outcome: "stopping".into() })
+                }
+                None => api.ask(args.session_id, Request::Stop).await,
+            }
+        },
+    ));
+    jobs.push(job(
+        "pause_session",
+        "Pauses a running session: nothing new starts, what runs finishes, then it is `stopped`.",
+        |api: Api, args: SessionArguments| async move {
+            if let Some(server) = api.remote_of(&args.session_id).await? {
+                api.remote_step(&args.session_id, server, RemoteStep::Pause).await?;
+                return Ok(Done { outcome: "pausing on the server".into() });
+            }
+            match api.control(&args.session_id) {
+                Some(control) => {
+                    control.pause();
+                    Ok(Done { outcome: "pausing".into() })
+                }
+                None => api.ask(args.session_id, Request::Pause).await,
+            }
+        },
+    ));
+    jobs.push(job(
+        "cancel_task",
+        "Cancels the running attempt of a task: its process group gets SIGTERM, a grace period, \
+         then SIGKILL; the task fails, and with it the session (resume runs it again).",
+        |api: Api, args: TaskArguments| async move {
+            if api.remote_of(&args.session_id).await?.is_some() {
+                return Err(Failure::new(
+                    FailureCode::Refused,
+                    "this run is on an antikythera server, which cannot cancel one task: stop the session",
+                ));
+            }
+            // Through the store even for a session run here: the runner says what it did.
+            api.ask(args.session_id, Request::Cancel { task: args.task }).await
+        },
+    ));
+    jobs.push(job(
+        "answer_prompt",
+        "Answers the prompt of a task (`user_prompt.confirm`, `user_interaction.user_input`).",
+        |api: Api, args: AnswerArguments| async move {
+            match api.control(&args.session_id) {
+                Some(control) => {
+                    control.answer(&args.task, args.value);
+                    Ok(Done { outcome: format!("answer given to {}", args.task) })
+                }
+                None => api.ask(args.session_id, Request::Answer { task: args.task, value: args.value }).await,
+            }
+        },
+    ));
+}

@@ -1,0 +1,96 @@
+//! Starting a session in the background: a new run of a blueprint file, a resume, a restart.
+
+use crate::*;
+
+use crate::here::Launch;
+use crate::mirror::RemoteStep;
+
+use orrery_engine::runner::{self, RunError, RunOptions};
+use serde_json::Map;
+
+use super::arguments::SessionArguments;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartArguments {
+    /// The blueprint file; inner blueprints are found by id among the files of its folder.
+    pub file: PathBuf,
+    /// Session parameters (dynamic composites read their elements from `elements`).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// Answers given to prompts before they ask, by task id or node key.
+    #[serde(default)]
+    pub answers: Map<String, Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Started {
+    pub session_id: String,
+}
+
+impl Api {
+    /// Starts a session in the background with `run` (a new run, a resume, a restart) and
+    /// answers its id once it exists; an error before it exists is the failure.
+    pub(crate) async fn launch<F, Fut>(&self, answers: Map<String, Value>, run: F) -> Result<Started, Failure>
+    where
+        F: FnOnce(PathBuf, RunOptions) -> Fut,
+        Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
+    {
+        let how = Launch { answers, ..Default::default() };
+        let started = self.start(how, run).await?;
+        Ok(Started { session_id: started.session_id })
+    }
+}
+
+pub(super) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "start_session",
+        "Runs a blueprint file as a new session, in the background; answers its id at once.",
+        |api: Api, args: StartArguments| async move {
+            let file = args.file.clone();
+            let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&file))
+                .await
+                .map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?
+                .map_err(|e| {
+                    Failure::new(FailureCode::NotFound, format!("cannot read {}: {e}", args.file.display()))
+                })?;
+            let (root, library) = runnable.map_err(|report| {
+                let errors: Vec<String> =
+                    report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
+                Failure::new(
+                    FailureCode::InvalidBlueprint,
+                    format!("{} is not valid: {}", report.file, errors.join("; ")),
+                )
+            })?;
+            let params = args.params;
+            api.launch(args.answers, move |db, options| async move {
+                runner::run_session(&db, root, library, params, options).await
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "resume_session",
+        "Goes on with a stopped, failed or interrupted session from where it ended, in the background.",
+        |api: Api, args: SessionArguments| async move {
+            let id = args.session_id;
+            if let Some(server) = api.remote_of(&id).await? {
+                return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Resume).await? });
+            }
+            api.launch(Map::new(), move |db, options| async move { runner::resume_session(&db, &id, options).await })
+                .await
+        },
+    ));
+    jobs.push(job(
+        "restart_session",
+        "Runs a stored session over as a new session: the same blueprint versions and params.",
+        |api: Api, args: SessionArguments| async move {
+            let id = args.session_id;
+            if let Some(server) = api.remote_of(&id).await? {
+                return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Restart).await? });
+            }
+            api.launch(Map::new(), move |db, options| async move { runner::restart_session(&db, &id, options).await })
+                .await
+        },
+    ));
+}

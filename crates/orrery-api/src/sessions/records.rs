@@ -1,0 +1,207 @@
+//! What a session recorded: which output fed which input, the blueprint versions it runs, its
+//! attempts' logs, the event log of the store, its data.
+
+use crate::*;
+
+use crate::here::run_failure;
+
+use std::collections::BTreeMap;
+
+use orrery_engine::runner;
+use orrery_store::{Attempt, Store};
+
+use super::arguments::SessionArguments;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DataArguments {
+    pub session_id: String,
+    /// One blueprint instance (`{blueprint id}` for the root); all when absent.
+    pub instance: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventsArguments {
+    /// The last `global_seq` the client saw (0: from the start).
+    #[serde(default)]
+    pub after: u64,
+    /// At most this many (1..=200, default 200).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Events {
+    /// In commit order; each names its session, its `seq` there and its `global_seq`.
+    pub events: Vec<Event>,
+    /// The newest `global_seq` of the store when read: more may follow.
+    pub last_global_seq: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogArguments {
+    pub session_id: String,
+    /// `{instance}.{task}`, or a task id of the root blueprint.
+    pub task: String,
+    /// Which attempt (1, 2, ...); the latest when absent.
+    pub attempt: Option<u32>,
+    /// A byte offset; -1 (the default) reads the tail.
+    pub offset: Option<i64>,
+    /// Bytes at most, clamped to 1,024..262,144 (default 65,536).
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AttemptLog {
+    pub run_id: String,
+    pub node: String,
+    pub attempt: u32,
+    /// Whether the attempt still runs (more may come after `next_offset`).
+    pub running: bool,
+    pub window: orrery_logs::Window,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Lineage {
+    /// Every input of every attempt: the data key it read and the attempt that had written it.
+    pub inputs: Vec<orrery_store::InputLineage>,
+    /// The blueprint instances, the root first, each inner one under its composite.
+    pub instances: Vec<runner::InstanceInfo>,
+}
+
+/// A blueprint version a session runs, as stored when it started.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunBlueprint {
+    pub blueprint_id: String,
+    /// sha256 of its canonical JSON.
+    pub hash: String,
+    /// Its canonical JSON text.
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionBlueprints {
+    /// The blueprint the session runs.
+    pub root: RunBlueprint,
+    /// The inner blueprints its composites call.
+    pub inner: Vec<RunBlueprint>,
+    /// The blueprint instances, the root first, each inner one under its composite.
+    pub instances: Vec<runner::InstanceInfo>,
+}
+
+impl From<orrery_store::BlueprintVersion> for RunBlueprint {
+    fn from(v: orrery_store::BlueprintVersion) -> Self {
+        RunBlueprint { blueprint_id: v.blueprint_id, hash: v.hash, text: v.canonical_json }
+    }
+}
+
+/// A byte window of the log of attempt `attempt` (default: the latest) of `task` in a session.
+pub(crate) fn attempt_window(
+    store: &Store,
+    session_id: &str,
+    task: &str,
+    attempt: Option<u32>,
+    offset: Option<i64>,
+    limit: Option<u64>,
+) -> Result<(Attempt, orrery_logs::Window), Failure> {
+    let attempt =
+        store.find_attempt(session_id, task, attempt)?.map_err(|why| Failure::new(FailureCode::NotFound, why))?;
+    let Some(path) = attempt.log_path.clone() else {
+        return Err(Failure::new(
+            FailureCode::NotFound,
+            format!("attempt {} of {} has no log: only shell.run tasks write one", attempt.attempt, attempt.node),
+        ));
+    };
+    let window = orrery_logs::read_window(&path, offset.unwrap_or(-1), limit)
+        .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+    Ok((attempt, window))
+}
+
+pub(super) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "get_lineage",
+        "Within a session: which attempt's output fed which attempt's input (the data key and the \
+         value's sha256), and its blueprint instances under their composites.",
+        |api: Api, args: SessionArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let inputs = store.lineage(&args.session_id)?;
+                let instances = runner::session_instances(&store, &args.session_id).map_err(run_failure)?;
+                Ok(Lineage { inputs, instances })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "get_session_blueprints",
+        "The exact blueprint versions a session runs (its root and the inner blueprints its \
+         composites call, as stored when it started) and its blueprint instances.",
+        |api: Api, args: SessionArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let (root, inner) = runner::session_blueprints(&store, &args.session_id)?;
+                let instances = runner::session_instances(&store, &args.session_id).map_err(run_failure)?;
+                Ok(SessionBlueprints {
+                    root: root.into(),
+                    inner: inner.into_iter().map(RunBlueprint::from).collect(),
+                    instances,
+                })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "read_attempt_log",
+        "A byte window of an attempt's log (stdout and stderr interleaved), aligned to UTF-8: \
+         offset -1 reads the tail; continue from `next_offset`.",
+        |api: Api, args: LogArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let (attempt, window) =
+                    attempt_window(&store, &args.session_id, &args.task, args.attempt, args.offset, args.limit)?;
+                Ok(AttemptLog {
+                    run_id: attempt.run_id.as_str().to_string(),
+                    running: attempt.state == orrery_store::AttemptState::Running,
+                    node: attempt.node,
+                    attempt: attempt.attempt,
+                    window,
+                })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "read_events",
+        "Every session's committed events after `after` (a `global_seq`), in commit order: how a \
+         client that reconnects catches up before it follows the live stream again.",
+        |api: Api, args: EventsArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let events = store.events_since(args.after, args.limit.unwrap_or(200))?;
+                Ok(Events { events, last_global_seq: store.last_global_seq()? })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "read_session_data",
+        "A session's data, by blueprint instance and key.",
+        |api: Api, args: DataArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let mut all: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+                let instances = match args.instance {
+                    Some(instance) => vec![instance],
+                    None => store.data_instances(&args.session_id)?,
+                };
+                for instance in instances {
+                    let data = store.instance_data(&args.session_id, &instance)?;
+                    all.insert(instance, data);
+                }
+                Ok(all)
+            })
+            .await
+        },
+    ));
+}
