@@ -1,0 +1,155 @@
+//! Judging a loaded blueprint. Every problem is reported at once. The reference's own rules
+//! (`Blueprint.validate()`, the parser's choking points, `check_dataflow()`) are marked as
+//! refused by the server; what Orrery adds (duplicates, cycles, wiring, composites,
+//! portability, policy ranges) is reported beside them without claiming the server refuses it.
+//!
+//! This module holds the entry points ([`validate`], [`validate_encoded`], [`ValidBlueprint`])
+//! and the order the rules run in; the rules themselves are grouped by what they judge: the
+//! reference's version check and `validate()` ([`reference`]), scopes ([`scopes`]), what the
+//! reference's parser chokes on ([`parser`]), ids and names ([`identity`]), composites and the
+//! [`Library`] they call into ([`composite`]), and scope policies and portability ([`policy`]).
+//! Dataflow and params have modules of their own ([`crate::dataflow`], [`crate::params`]).
+
+mod composite;
+mod identity;
+mod parser;
+mod policy;
+mod reference;
+mod scopes;
+
+pub use composite::{calls, composite_target, Library};
+
+use crate::dataflow;
+use crate::diagnostic::Diagnostic;
+use crate::graph::TaskGraph;
+use crate::load::Encoding;
+use crate::model::*;
+use scopes::Scopes;
+
+/// A blueprint in which validation found no error: the only form the engine accepts. Its
+/// warnings travel with it, so a run can show them.
+#[derive(Debug, Clone)]
+pub struct ValidBlueprint {
+    blueprint: Blueprint,
+    warnings: Vec<Diagnostic>,
+}
+
+impl ValidBlueprint {
+    /// Validates `blueprint` (composites resolve in `library`); every diagnostic when it has errors.
+    pub fn new(blueprint: Blueprint, library: &Library<'_>) -> Result<ValidBlueprint, Vec<Diagnostic>> {
+        let diagnostics = validate(&blueprint, library);
+        if diagnostics.iter().any(Diagnostic::is_error) {
+            return Err(diagnostics);
+        }
+        Ok(ValidBlueprint { blueprint, warnings: diagnostics })
+    }
+    pub fn blueprint(&self) -> &Blueprint {
+        &self.blueprint
+    }
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+    pub fn into_blueprint(self) -> Blueprint {
+        self.blueprint
+    }
+}
+
+/// Validates a blueprint file in the plain encoding; composites look their inner blueprints up
+/// in `library`.
+pub fn validate(bp: &Blueprint, library: &Library<'_>) -> Vec<Diagnostic> {
+    validate_encoded(bp, Encoding::Plain, library)
+}
+
+/// Validates a blueprint as loaded from `encoding`: the reference's server checks envelopes
+/// less (no version check, no `validate()` of an empty blueprint).
+pub fn validate_encoded(bp: &Blueprint, encoding: Encoding, library: &Library<'_>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let plain = encoding == Encoding::Plain;
+    reference::check_version(bp, &mut out);
+    if !plain {
+        out.iter_mut().for_each(|d| d.server_rejects = false);
+    }
+    let graph = TaskGraph::new(bp);
+    let scopes = Scopes::new(bp, &graph);
+    reference::reference_rules(bp, &graph, &scopes, plain, &mut out);
+    parser::parser_rules(bp, &mut out);
+    parser::compas_objects(bp, &mut out);
+    dataflow::check(bp, &graph, &mut out);
+    identity::identity_rules(bp, &graph, &mut out);
+    identity::nul_rules(bp, &mut out);
+    composite::composite_rules(bp, library, &mut out);
+    crate::params::check(bp, &mut out);
+    policy::policy_rules(bp, &scopes, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod nul_tests {
+    use super::*;
+    use crate::diagnostic::{server_accepts, Code};
+
+    fn blueprint(id: &str, task: &str, scope_name: &str, input: &str, set_to: &str) -> Blueprint {
+        let text = serde_json::json!({
+            "id": id, "name": "N", "version": "1.0",
+            "tasks": [
+                {"id": "start", "type": "system.start"},
+                {"id": task, "type": "shell.run", "depends_on": [{"id": "start"}],
+                 "scope_start": {"name": scope_name},
+                 "inputs": [{"name": input}],
+                 "outputs": [{"name": "o", "set_to": set_to}],
+                 "params": [{"name": "command", "value": "true"}]},
+                {"id": "close", "type": "shell.run", "depends_on": [{"id": task}], "scope_end": task,
+                 "params": [{"name": "command", "value": "true"}]},
+                {"id": "end", "type": "system.end", "depends_on": [{"id": "close"}]}
+            ]
+        })
+        .to_string();
+        crate::load(&text).expect("loads").blueprint
+    }
+
+    fn nul_paths(bp: &Blueprint) -> Vec<(String, Option<String>)> {
+        validate(bp, &Library::new())
+            .into_iter()
+            .filter(|d| d.code == Code::NulInId)
+            .map(|d| {
+                assert!(d.is_error(), "{d}");
+                assert!(!d.server_rejects, "the reference accepts any string: {d}");
+                assert!(d.message.contains("NUL"), "{d}");
+                (d.path, d.task_id)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_nul_in_any_id_or_name_is_an_error_naming_its_path() {
+        let clean = blueprint("b", "work", "loop", "x", "y");
+        assert!(nul_paths(&clean).is_empty());
+        assert!(crate::diagnostic::is_valid(&validate(&clean, &Library::new())));
+
+        let bp = blueprint("b\0", "w\0rk", "lo\0op", "x\0", "y\0");
+        let paths = nul_paths(&bp);
+        let task = Some("w\0rk".to_string());
+        for expected in [
+            ("$.id".to_string(), None),
+            ("$.tasks[1].id".to_string(), task.clone()),
+            ("$.tasks[1].scope_start.name".to_string(), task.clone()),
+            ("$.tasks[1].inputs[0].name".to_string(), task.clone()),
+            ("$.tasks[1].outputs[0].set_to".to_string(), task.clone()),
+            ("$.tasks[2].depends_on[0].id".to_string(), Some("close".to_string())),
+            ("$.tasks[2].scope_end".to_string(), Some("close".to_string())),
+        ] {
+            assert!(paths.contains(&expected), "{expected:?} not in {paths:?}");
+        }
+        let diagnostics = validate(&bp, &Library::new());
+        assert!(!crate::diagnostic::is_valid(&diagnostics));
+        assert!(server_accepts(&diagnostics), "NUL alone is an Orrery-only error");
+        let message = &diagnostics.iter().find(|d| d.path == "$.tasks[1].id").unwrap().message;
+        assert!(message.contains("'w\\0rk'"), "the NUL is shown escaped: {message}");
+    }
+
+    #[test]
+    fn path_like_ids_are_left_to_the_engine_encoding() {
+        let bp = blueprint(".", "/../../../tmp/x", "a/b", "../in", "..");
+        assert!(nul_paths(&bp).is_empty());
+    }
+}
