@@ -201,18 +201,29 @@ pub async fn save_blueprint_file(
     write(&api, &path, text).await
 }
 
+/// The answer of a job that succeeded; a failure becomes the command's error: its code is what
+/// `code` makes of the failure's, its message the job's (`otherwise` when it gave none).
+fn answer_of(
+    envelope: Envelope,
+    otherwise: &str,
+    code: impl FnOnce(Option<FailureCode>) -> FailureCode,
+) -> Result<Value, IpcError> {
+    if envelope.success {
+        return Ok(envelope.answer);
+    }
+    let code = code(envelope.failure().map(|f| f.code));
+    Err(IpcError { code, message: envelope.answer.as_str().unwrap_or(otherwise).to_string() })
+}
+
 /// Writes through the core: the canonical text, atomically (a crash never leaves half a file).
 async fn write(api: &Api, path: &Path, text: String) -> Result<(), IpcError> {
     let envelope = api.call("write_blueprint_file", json!({"file": path, "text": text})).await?;
-    if envelope.success {
-        return Ok(());
-    }
     // A text that does not load says so; any other failure is the file's.
-    let code = match envelope.failure().map(|f| f.code) {
+    answer_of(envelope, "the file was not written", |code| match code {
         Some(FailureCode::InvalidBlueprint) => FailureCode::InvalidBlueprint,
         _ => FailureCode::Io,
-    };
-    Err(IpcError { code, message: envelope.answer.as_str().unwrap_or("the file was not written").to_string() })
+    })?;
+    Ok(())
 }
 
 /// Asks where to save with the native dialog and writes there; `None` when the user cancels.
@@ -245,11 +256,8 @@ pub async fn export_blueprint_file<R: Runtime>(
         arguments["to"] = json!(to);
     }
     let envelope = api.call("export_blueprint", arguments).await?;
-    if !envelope.success {
-        let why = envelope.answer.as_str().unwrap_or("the blueprint cannot be exported");
-        return Err(IpcError { code: FailureCode::InvalidBlueprint, message: why.to_string() });
-    }
-    let exported = envelope.answer["text"].as_str().unwrap_or_default().to_string();
+    let answer = answer_of(envelope, "the blueprint cannot be exported", |_| FailureCode::InvalidBlueprint)?;
+    let exported = answer["text"].as_str().unwrap_or_default().to_string();
     let Some(path) = ask_path(&app, Dialog::Save).await else { return Ok(None) };
     write(&api, &path, exported).await?;
     Ok(Some(path))
@@ -266,10 +274,10 @@ pub async fn save_attempt_log<R: Runtime>(
     attempt: u32,
 ) -> Result<Option<PathBuf>, IpcError> {
     let envelope = api.call("get_attempt", json!({"session_id": session_id, "task": task, "attempt": attempt})).await?;
-    let log = envelope.success.then(|| envelope.answer["attempt"]["log_path"].as_str().map(PathBuf::from)).flatten();
-    let Some(log) = log else {
-        let why = envelope.answer.as_str().map_or_else(|| format!("{task} #{attempt} has no log"), str::to_string);
-        return Err(IpcError { code: FailureCode::Io, message: why });
+    let no_log = format!("{task} #{attempt} has no log");
+    let answer = answer_of(envelope, &no_log, |_| FailureCode::Io)?;
+    let Some(log) = answer["attempt"]["log_path"].as_str().map(PathBuf::from) else {
+        return Err(IpcError { code: FailureCode::Io, message: no_log });
     };
     let name = format!("{}-{attempt}.log", task.replace(['/', '\\'], "_"));
     let Some(path) = ask_path(&app, Dialog::SaveLog(name)).await else { return Ok(None) };
