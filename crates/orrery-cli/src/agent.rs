@@ -7,7 +7,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::{remote, BrokerCommand, ReportFormat};
+use crate::cli::{BrokerCommand, ReportFormat};
+use crate::remote;
 use orrery_api::agent::{self, matches_pattern, AgentNote, AgentOptions};
 use orrery_broker::BrokerAddress;
 
@@ -83,7 +84,7 @@ pub fn broker(action: Option<BrokerCommand>, db: Option<PathBuf>, format: Report
         None => ("broker_settings", json!({})),
         Some(BrokerCommand::Clear) => ("save_broker_settings", json!({})),
         Some(BrokerCommand::Set { broker, policy }) => {
-            let args = crate::BrokerArgs { broker: Some(broker), policy };
+            let args = crate::cli::BrokerArgs { broker: Some(broker), policy };
             let api = crate::face::api(db.clone(), None)?;
             let settings = crate::face::runtime()?.block_on(crate::run::broker_settings(&api, &args))?;
             ("save_broker_settings", serde_json::to_value(settings)?)

@@ -1,7 +1,7 @@
 //! The subcommands. Each returns its exit code; an `Err` means exit 2 (unreadable input,
 //! unwritable output).
 
-use crate::{ExportFormat, GraphFormatArg, ReportFormat};
+use crate::cli::{ExportFormat, GraphFormatArg, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::render::{self, GraphFormat};
 use orrery_blueprint::{check_sources, fsio, save, Diagnostic, Encoding, FileReport, Severity, Source};

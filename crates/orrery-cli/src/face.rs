@@ -2,7 +2,7 @@
 //! ([`orrery_api`]), in this process, with the same jobs and answers as HTTP and the app.
 //! `--format json` prints a job's answer as the job gives it.
 
-use crate::ReportFormat;
+use crate::cli::ReportFormat;
 use anyhow::{Context, Result};
 use orrery_api::{Api, ApiOptions, Envelope, FailureCode};
 use serde::de::DeserializeOwned;

@@ -12,8 +12,8 @@
 //! Exit 0 done, 1 refused (the session's or task's state, an unknown session, task or scope, a
 //! runner gone, no answer in time), 2 bad arguments or a store that cannot be used.
 
+use crate::cli::ReportFormat;
 use crate::face::{self, Report};
-use crate::ReportFormat;
 use anyhow::Result;
 use orrery_api::{Done, InterventionView};
 use serde_json::{json, Value};

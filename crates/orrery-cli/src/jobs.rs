@@ -9,7 +9,7 @@
 //! with exit 130, and stops the session it runs (`stopped`, resumable). The streaming job `stream_task` prints
 //! one JSON line per item (`{"kind", "data"}`) as it comes, and exits 0 after `result`.
 
-use crate::ReportFormat;
+use crate::cli::ReportFormat;
 use anyhow::{Context, Result};
 use orrery_api::{Api, ApiOptions, StreamItem, Streamed};
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! `orrery lineage SESSION`: which attempt's output fed which attempt's input, and the
 //! session's blueprint instances under their composites — the facade's `get_lineage`.
 
-use crate::ReportFormat;
+use crate::cli::ReportFormat;
 use anyhow::{Context, Result};
 use orrery_api::{Api, ApiOptions};
 use serde_json::{json, Value};

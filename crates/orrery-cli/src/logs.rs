@@ -19,8 +19,8 @@
 //! tasks write one), 2 bad arguments (such as an offset below -1) or a store or log that cannot
 //! be read.
 
+use crate::cli::ReportFormat;
 use crate::face::{self, answer};
-use crate::ReportFormat;
 use anyhow::{Context, Result};
 use orrery_api::{Api, AttemptDetails, AttemptLog};
 use orrery_logs::{FollowOptions, LogEvent, MAX_LIMIT};

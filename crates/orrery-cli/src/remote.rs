@@ -6,8 +6,8 @@
 //! `publish` exits 0 when every blueprint is on the server, 1 when one is invalid or refused
 //! (nothing after it is sent), 2 when the server cannot be asked or the arguments are wrong.
 
+use crate::cli::ReportFormat;
 use crate::face::call;
-use crate::ReportFormat;
 use anyhow::Result;
 use orrery_api::{Envelope, FailureCode};
 use serde_json::{json, Value};

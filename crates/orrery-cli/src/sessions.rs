@@ -2,8 +2,8 @@
 //! `list_sessions` and `get_session` (`--format json` prints their answers). Exit 0 printed, 1
 //! an unknown session, 2 a store that cannot be read.
 
+use crate::cli::ReportFormat;
 use crate::face::{self, Report};
-use crate::ReportFormat;
 use anyhow::Result;
 use orrery_api::{SessionListing, SessionView};
 use serde_json::json;
