@@ -263,13 +263,7 @@ fn apply_state(store: &mut Store, local: &str, node: &str, state: &str, live: bo
     let mut events = Vec::new();
     match (state, open_run) {
         (TaskState::Running, None) if live => {
-            let new = NewAttempt {
-                agent: REMOTE_AGENT.into(),
-                log_path: None,
-                inputs: None,
-                process: None,
-                input_sources: Vec::new(),
-            };
+            let new = NewAttempt { agent: REMOTE_AGENT.into(), ..NewAttempt::default() };
             events.extend(store.begin_attempt(local, node, &new)?.1);
         }
         (TaskState::Running, _) => {}

@@ -317,7 +317,7 @@ fn text_line(kind: &str, data: &EventData) -> String {
         }
         EventData::PromptWaiting(prompt) => format!("{:<10} {} {}", "prompt", prompt.node, prompt.message),
         EventData::AttemptSettled(settled) => {
-            format!("settled    {} {}", settled.node, serde_json::to_string(&settled.outcome).unwrap_or_default())
+            format!("settled    {} {}", settled.node, serde_json::to_string(&settled.outcome()).unwrap_or_default())
         }
         EventData::BrokerDispatch(step) => {
             let (node, step) = match step {

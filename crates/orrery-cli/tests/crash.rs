@@ -194,14 +194,17 @@ fn a_run_that_fills_the_disk_stops_with_a_clear_error_and_resumes_once_there_is_
     std::fs::write(dir.join("full.json"), blueprint.to_string()).unwrap();
     let db = dir.join("store.db");
     let db = db.to_str().unwrap();
+    // The limit leaves the store room for a few tasks beyond what a new store takes.
+    assert_eq!(orrery(&dir, &["sessions", "--db", db]).status.code(), Some(0));
+    let limit = std::fs::metadata(db).unwrap().len() + 64 * 1024;
 
     let mut command = Command::new(env!("CARGO_BIN_EXE_orrery"));
     command.args(["run", "--db", db, "full.json"]).current_dir(&dir);
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let limit = libc::rlimit { rlim_cur: 160 * 1024, rlim_max: 160 * 1024 };
+            let limit = libc::rlimit { rlim_cur: limit, rlim_max: limit };
             if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());
             }

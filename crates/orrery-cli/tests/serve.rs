@@ -378,7 +378,12 @@ fn serve_answers_jobs_over_http_behind_a_token_and_streams_session_events() {
     let settled: Vec<&Value> = seen.iter().filter(|(k, _)| k == "attempt_settled").map(|(_, d)| d).collect();
     assert_eq!(settled.len(), 3, "start, a, end: {kinds:?}");
     let a = settled.iter().find(|d| d["payload"]["value"]["node"] == "x.a").expect("a settled");
-    assert_eq!(a["payload"]["value"]["outcome"]["state"], "succeeded");
+    // The event carries the attempt's row as settled, with its instance and task.
+    assert_eq!(a["payload"]["value"]["state"], "succeeded");
+    assert_eq!(
+        (a["payload"]["value"]["instance"].as_str(), a["payload"]["value"]["task"].as_str()),
+        (Some("x"), Some("a"))
+    );
     let seqs: Vec<u64> = seen.iter().map(|(_, d)| d["seq"].as_u64().unwrap()).collect();
     assert!(seen.iter().all(|(_, d)| d["session_id"] == session.as_str()));
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "every event, in commit order");

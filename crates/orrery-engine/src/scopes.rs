@@ -29,6 +29,7 @@
 use crate::plan::SessionPlan;
 use crate::scheduler::NodeState;
 use orrery_blueprint::{ScopePolicy, ScopeStart};
+use orrery_store::ScopeIteration;
 use std::collections::{BTreeSet, HashMap};
 
 /// A scope, named by its start node (one per blueprint instance, unlike the reference).
@@ -84,6 +85,9 @@ pub struct ScopeIndex {
     scopes: Vec<Scope>,
     by_start: HashMap<usize, usize>,
     by_end: HashMap<usize, usize>,
+    /// Per node: the looping scopes (retry, while) it is a member of, the outermost first, as
+    /// indices of `scopes`.
+    loops_holding: Vec<Vec<usize>>,
 }
 
 impl ScopeIndex {
@@ -155,7 +159,16 @@ impl ScopeIndex {
         }
         let by_start = scopes.iter().enumerate().map(|(i, s)| (s.start, i)).collect();
         let by_end = scopes.iter().enumerate().map(|(i, s)| (s.end, i)).collect();
-        ScopeIndex { scopes, by_start, by_end }
+        // A scope holds every scope nested in it, so the more scopes hold one, the further in it is.
+        let mut looping: Vec<usize> = (0..scopes.len()).filter(|&i| scopes[i].policy != Policy::Skip).collect();
+        looping.sort_by_key(|&i| (scopes[i].enclosing.len(), scopes[i].start));
+        let mut loops_holding = vec![Vec::new(); n];
+        for i in looping {
+            for &member in &scopes[i].members {
+                loops_holding[member].push(i);
+            }
+        }
+        ScopeIndex { scopes, by_start, by_end, loops_holding }
     }
 
     /// Every scope, by start node.
@@ -177,10 +190,38 @@ impl ScopeIndex {
         self.by_end.get(&node).map(|&i| &self.scopes[i])
     }
 
+    /// The looping scopes (retry, while) that hold a node, the outermost first.
+    pub fn loops_holding(&self, node: usize) -> impl Iterator<Item = &Scope> {
+        self.loops_holding.get(node).into_iter().flatten().map(|&i| &self.scopes[i])
+    }
+
     /// The scope whose start node has this key (`"{instance}.{task}"`).
     pub fn by_key(&self, key: &str) -> Option<&Scope> {
         self.scopes.iter().find(|s| s.key == key)
     }
+}
+
+/// The iteration of each looping scope that holds node `n`, the outermost first: one more than
+/// the passes `completed` says the scope has finished (the store's counter).
+pub fn iterations_of(
+    plan: &SessionPlan,
+    index: &ScopeIndex,
+    n: usize,
+    mut completed: impl FnMut(&Scope) -> u32,
+) -> Vec<ScopeIteration> {
+    index
+        .loops_holding(n)
+        .map(|scope| {
+            let start = &plan.tasks[scope.start].1;
+            let named = start.scope_start.as_ref().and_then(|s| s.name.as_deref()).filter(|name| !name.is_empty());
+            ScopeIteration {
+                instance: plan.instances[scope.instance].id.clone(),
+                scope: start.id.clone(),
+                name: named.unwrap_or(&start.id).to_string(),
+                iteration: completed(scope).saturating_add(1),
+            }
+        })
+        .collect()
 }
 
 /// Nodes reachable from `origin` along `next`, never entering a node outside `within`.

@@ -59,13 +59,7 @@ fn crash(fx: &Fixture, session_id: &str, command: &str, cancel_first: bool) -> (
     let n = store.attempts(session_id).unwrap().iter().filter(|a| a.node == "root.t2").count() + 1;
     let stem = fx.path("work").join(session_id).join(format!("root.t2.attempt-{n}"));
     let log_path = shell::attempt_file(&stem, "log");
-    let new = NewAttempt {
-        agent: "shell.run".into(),
-        log_path: Some(log_path.clone()),
-        inputs: None,
-        process: None,
-        input_sources: Vec::new(),
-    };
+    let new = NewAttempt { agent: "shell.run".into(), log_path: Some(log_path.clone()), ..NewAttempt::default() };
     let (attempt, _) = store.begin_attempt(session_id, "root.t2", &new).unwrap();
     store.set_session_state(session_id, SessionState::Running, None, None).unwrap();
 

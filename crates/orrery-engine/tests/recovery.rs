@@ -129,8 +129,7 @@ async fn an_unknown_session_is_a_not_found_error() {
 /// progress, whose process (`process`) is gone or still alive.
 fn leave_running(fx: &Fixture, session_id: &str, node: &str, process: Option<ProcessIdentity>) -> orrery_store::RunId {
     let mut store = fx.store();
-    let new =
-        NewAttempt { agent: "shell.run".into(), log_path: None, inputs: None, process, input_sources: Vec::new() };
+    let new = NewAttempt { agent: "shell.run".into(), process, ..NewAttempt::default() };
     let (attempt, _) = store.begin_attempt(session_id, node, &new).expect("the attempt begins");
     let report = ProgressReport { step: "half".into(), state: StepState::InProgress, percentage: Some(50) };
     store.report_progress(&attempt.run_id, &report).expect("progress is stored");

@@ -258,6 +258,49 @@ async fn a_retry_scope_with_two_retries_runs_its_body_three_times() {
     }
 }
 
+/// Each attempt names the pass of every looping scope around its task, the outermost first, as
+/// the counters stood when it began; a skip scope is no loop and is not named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_attempt_records_the_iteration_of_every_loop_around_its_task() {
+    let fx = Fixture::new();
+    let mut outer = sh("outer", "true", "start");
+    outer["scope_start"] = json!({"name": "Rounds", "retry_policy": {"retries": 1}});
+    let mut inner = sh("inner", "true", "outer");
+    inner["scope_start"] = json!({"while_policy": {"condition": "True", "max_iterations": 3}});
+    let mut plain = sh("plain", "true", "inner");
+    plain["scope_start"] = json!({});
+    let mut plain_end = sh("plain_end", "true", "plain");
+    plain_end["scope_end"] = json!("plain");
+    let mut inner_end = sh("inner_end", "true", "plain_end");
+    inner_end["scope_end"] = json!("inner");
+    let mut outer_end = sh("outer_end", "true", "inner_end");
+    outer_end["scope_end"] = json!("outer");
+    let root = blueprint("root", vec![start(), outer, inner, plain, plain_end, inner_end, outer_end, end("outer_end")]);
+
+    let ran = fx.run(&root, &[], 2).await;
+
+    ran.assert_completed();
+    let attempts = ran.store.attempts(&ran.report.session_id).unwrap();
+    let passes = |node: &str| -> Vec<Vec<(String, String, u32)>> {
+        attempts
+            .iter()
+            .filter(|a| a.node == node)
+            .map(|a| a.iterations.iter().map(|i| (i.scope.clone(), i.name.clone(), i.iteration)).collect())
+            .collect()
+    };
+    let it = |scope: &str, name: &str, n: u32| (scope.to_string(), name.to_string(), n);
+    assert_eq!(passes("root.start"), [Vec::new()], "outside every loop");
+    assert_eq!(passes("root.outer"), [vec![it("outer", "Rounds", 1)], vec![it("outer", "Rounds", 2)]]);
+    let inner_passes: Vec<_> = (1..=2)
+        .flat_map(|round| (1..=3).map(move |pass| vec![it("outer", "Rounds", round), it("inner", "inner", pass)]))
+        .collect();
+    assert_eq!(passes("root.plain"), inner_passes, "the skip scope adds nothing; the inner counter restarts");
+    assert_eq!(passes("root.inner_end"), inner_passes);
+    let a = attempts.iter().find(|a| a.node == "root.plain_end").unwrap();
+    assert_eq!((a.instance.as_str(), a.task.as_str()), ("root", "plain_end"));
+    assert_eq!(a.iterations[0].instance, "root");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_while_scope_with_three_max_iterations_and_a_true_condition_runs_three_times() {
     let fx = Fixture::new();

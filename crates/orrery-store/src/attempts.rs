@@ -11,21 +11,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::SqliteResultExt;
-use crate::event_data::{AttemptSettled, AttemptStarted, EventData};
+use crate::event_data::EventData;
 use crate::events::{append, Event};
 use crate::lineage::InputSource;
 use crate::nodes::set_node_state;
-use crate::records::{AttemptState, ErrorRecord, Outcome, RunId, TaskState};
+use crate::records::{split_node, Attempt, AttemptState, Outcome, ProcessIdentity, RunId, ScopeIteration, TaskState};
 use crate::refusals::{require_session, stale};
 use crate::{Store, StoreError, Tx};
-
-/// Which process runs an attempt: the pid alone is reused by the OS, the pair is not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ProcessIdentity {
-    pub pid: u32,
-    /// The process start time as the OS reports it (on Linux, field 22 of /proc/PID/stat).
-    pub start_time: u64,
-}
 
 /// What is known when an attempt begins.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -37,6 +29,9 @@ pub struct NewAttempt {
     /// Where the inputs were read from, for lineage ([`Store::lineage`]).
     #[serde(default)]
     pub input_sources: Vec<InputSource>,
+    /// The iteration of each looping scope that holds the task, the outermost first.
+    #[serde(default)]
+    pub iterations: Vec<ScopeIteration>,
 }
 
 /// Everything that lands with a settled attempt, in one transaction: the outcome, optionally
@@ -54,25 +49,6 @@ impl From<Outcome> for Settlement {
     fn from(outcome: Outcome) -> Self {
         Settlement { outcome, node_state: None, data: Vec::new() }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Attempt {
-    pub run_id: RunId,
-    pub session_id: String,
-    pub node: String,
-    /// 1 for the first attempt at a node, then 2, 3, ...
-    pub attempt: u32,
-    pub state: AttemptState,
-    pub agent: String,
-    pub started_ms: i64,
-    pub finished_ms: Option<i64>,
-    pub exit_code: Option<i32>,
-    pub error: Option<ErrorRecord>,
-    pub process: Option<ProcessIdentity>,
-    pub log_path: Option<PathBuf>,
-    pub inputs: Option<Value>,
-    pub outputs: Option<Value>,
 }
 
 impl Store {
@@ -118,10 +94,13 @@ impl Store {
                 )
                 .and_then(|mut s| s.query_row([session_id, node], |r| r.get(0)))
                 .at(tx.path)?;
+            let (instance, task) = split_node(node);
             let run = Attempt {
                 run_id: RunId(tx.ids.run_id()),
                 session_id: session_id.to_string(),
                 node: node.to_string(),
+                instance: instance.to_string(),
+                task: task.to_string(),
                 attempt,
                 state: AttemptState::Running,
                 agent: new.agent.clone(),
@@ -133,12 +112,13 @@ impl Store {
                 log_path: new.log_path.clone(),
                 inputs: new.inputs.clone(),
                 outputs: None,
+                iterations: new.iterations.clone(),
             };
             tx.sql
                 .prepare_cached(
                     "INSERT INTO task_runs (run_id, session_id, node, attempt, state, agent,
-                         started_ms, pid, process_start_time, log_path, inputs_json)
-                     VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9, ?10)",
+                         started_ms, pid, process_start_time, log_path, inputs_json, iterations_json)
+                     VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 )
                 .and_then(|mut s| {
                     s.execute(params![
@@ -152,19 +132,14 @@ impl Store {
                         run.process.map(|p| p.start_time as i64),
                         run.log_path.as_ref().map(|p| p.to_string_lossy().into_owned()),
                         run.inputs.as_ref().map(Value::to_string),
+                        iterations_json(&run.iterations),
                     ])
                 })
                 .at(tx.path)?;
             record_input_sources(tx, session_id, &run, &new.input_sources)?;
             let mut events = Vec::new();
             events.extend(set_node_state(tx, session_id, node, TaskState::Running)?);
-            let started = AttemptStarted {
-                node: node.to_string(),
-                attempt,
-                agent: run.agent.clone(),
-                log_path: run.log_path.as_ref().map(|p| p.to_string_lossy().into_owned()),
-            };
-            events.push(append(tx, session_id, Some(&run.run_id), EventData::AttemptStarted(started))?);
+            events.push(append(tx, session_id, Some(&run.run_id), EventData::AttemptStarted(run.clone()))?);
             Ok((run, events))
         })
     }
@@ -244,14 +219,14 @@ impl Store {
             Outcome::Unknown { error } => (None, Some(error), None),
         };
         self.write(|tx| {
-            let settled: Option<(String, String)> = tx
+            let settled = tx
                 .sql
-                .prepare_cached(
+                .prepare_cached(&format!(
                     "UPDATE task_runs SET state = ?2, finished_ms = ?3, exit_code = ?4,
                          error_json = ?5, outputs_json = ?6
                      WHERE run_id = ?1 AND state = 'running'
-                     RETURNING session_id, node",
-                )
+                     RETURNING {ATTEMPT_COLUMNS}"
+                ))
                 .and_then(|mut s| {
                     s.query_row(
                         params![
@@ -262,18 +237,19 @@ impl Store {
                             error.map(|e| serde_json::to_string(e).unwrap_or_default()),
                             outputs.map(Value::to_string),
                         ],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
+                        attempt_row,
                     )
                     .optional()
                 })
                 .at(tx.path)?;
-            let Some((session_id, node)) = settled else {
+            let Some(settled) = settled else {
                 return Err(stale(tx.sql, run_id));
             };
+            let settled = settled.into_attempt(tx.path)?;
+            let (session_id, node) = (settled.session_id.clone(), settled.node.clone());
             if outcome.state() == AttemptState::Succeeded {
                 crate::progress::complete_all_steps(tx, run_id)?;
             }
-            let settled = AttemptSettled { node: node.clone(), outcome: outcome.clone() };
             let mut events = vec![append(tx, &session_id, Some(run_id), EventData::AttemptSettled(settled))?];
             if !settlement.data.is_empty() {
                 events.push(crate::data::put_data_in(tx, &session_id, &settlement.data, Some(run_id))?);
@@ -287,7 +263,11 @@ impl Store {
 
     pub fn attempt(&self, run_id: &RunId) -> Result<Attempt, StoreError> {
         self.conn
-            .query_row(&format!("{SELECT_ATTEMPT} WHERE run_id = ?1"), [run_id.as_str()], attempt_row)
+            .query_row(
+                &format!("SELECT {ATTEMPT_COLUMNS} FROM task_runs WHERE run_id = ?1"),
+                [run_id.as_str()],
+                attempt_row,
+            )
             .optional()
             .at(&self.path)?
             .ok_or_else(|| StoreError::not_found("run", run_id.as_str()))?
@@ -298,8 +278,11 @@ impl Store {
     pub fn attempts(&self, session_id: &str) -> Result<Vec<Attempt>, StoreError> {
         self.read(|conn, path| {
             require_session(conn, path, session_id)?;
-            let mut stmt =
-                conn.prepare(&format!("{SELECT_ATTEMPT} WHERE session_id = ?1 ORDER BY started_ms, rowid")).at(path)?;
+            let mut stmt = conn
+                .prepare(&format!(
+                    "SELECT {ATTEMPT_COLUMNS} FROM task_runs WHERE session_id = ?1 ORDER BY started_ms, rowid"
+                ))
+                .at(path)?;
             let rows = stmt.query_map([session_id], attempt_row).at(path)?;
             rows.map(|r| r.at(path).and_then(|raw| raw.into_attempt(path))).collect()
         })
@@ -309,7 +292,9 @@ impl Store {
     pub fn running_attempts(&self) -> Result<Vec<Attempt>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare(&format!("{SELECT_ATTEMPT} WHERE state = 'running' ORDER BY started_ms, rowid"))
+            .prepare(&format!(
+                "SELECT {ATTEMPT_COLUMNS} FROM task_runs WHERE state = 'running' ORDER BY started_ms, rowid"
+            ))
             .at(&self.path)?;
         let rows = stmt.query_map([], attempt_row).at(&self.path)?;
         rows.map(|r| r.at(&self.path).and_then(|raw| raw.into_attempt(&self.path))).collect()
@@ -354,9 +339,15 @@ fn record_input_sources(
     Ok(())
 }
 
-const SELECT_ATTEMPT: &str = "SELECT run_id, session_id, node, attempt, state, agent, started_ms,
+/// The columns an [`Attempt`] is read from, in [`attempt_row`]'s order.
+const ATTEMPT_COLUMNS: &str = "run_id, session_id, node, attempt, state, agent, started_ms,
     finished_ms, exit_code, error_json, pid, process_start_time, log_path, inputs_json,
-    outputs_json FROM task_runs";
+    outputs_json, iterations_json";
+
+/// How a beginning attempt's iterations are kept: NULL outside loops.
+fn iterations_json(iterations: &[ScopeIteration]) -> Option<String> {
+    (!iterations.is_empty()).then(|| serde_json::to_string(iterations).unwrap_or_default())
+}
 
 struct RawAttempt {
     run_id: String,
@@ -374,6 +365,7 @@ struct RawAttempt {
     log_path: Option<String>,
     inputs_json: Option<String>,
     outputs_json: Option<String>,
+    iterations_json: Option<String>,
 }
 
 fn attempt_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
@@ -393,6 +385,7 @@ fn attempt_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
         log_path: row.get(12)?,
         inputs_json: row.get(13)?,
         outputs_json: row.get(14)?,
+        iterations_json: row.get(15)?,
     })
 }
 
@@ -413,10 +406,18 @@ impl RawAttempt {
         };
         let inputs = json(self.inputs_json, "inputs")?;
         let outputs = json(self.outputs_json, "outputs")?;
+        let iterations = match self.iterations_json {
+            Some(t) => serde_json::from_str(&t).map_err(|_| corrupt("iterations"))?,
+            None => Vec::new(),
+        };
+        let (instance, task) = split_node(&self.node);
+        let (instance, task) = (instance.to_string(), task.to_string());
         Ok(Attempt {
             run_id: RunId(run_id.clone()),
             session_id: self.session_id,
             node: self.node,
+            instance,
+            task,
             attempt: self.attempt,
             state,
             agent: self.agent,
@@ -431,6 +432,7 @@ impl RawAttempt {
             log_path: self.log_path.map(PathBuf::from),
             inputs,
             outputs,
+            iterations,
         })
     }
 }

@@ -12,7 +12,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::records::{ErrorRecord, Outcome, SessionState, StepState, TaskState};
+use crate::records::{Attempt, ErrorRecord, SessionState, StepState, TaskState};
 
 /// Declares [`EventData`] and [`EventKind`] from one list, so that a kind's name, its variant
 /// and its struct cannot disagree.
@@ -62,8 +62,10 @@ event_kinds! {
     SessionCreated(SessionCreated) = "session_created",
     SessionStateChanged(SessionStateChanged) = "session_state_changed",
     TaskStateChanged(TaskStateChanged) = "task_state_changed",
-    AttemptStarted(AttemptStarted) = "attempt_started",
-    AttemptSettled(AttemptSettled) = "attempt_settled",
+    /// An attempt began: its row as it began.
+    AttemptStarted(Attempt) = "attempt_started",
+    /// An attempt ended: its row as it settled (state, finish, exit code, error, outputs).
+    AttemptSettled(Attempt) = "attempt_settled",
     /// A progress step of an attempt changed.
     Progress(ProgressChanged) = "progress",
     /// Values of the session's data were written.
@@ -145,22 +147,6 @@ pub struct TaskStateChanged {
     /// None for the first state the task is given.
     #[serde(default)]
     pub previous: Option<TaskState>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct AttemptStarted {
-    pub node: String,
-    pub attempt: u32,
-    pub agent: String,
-    /// Where its output goes, for a task that runs a process.
-    #[serde(default)]
-    pub log_path: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct AttemptSettled {
-    pub node: String,
-    pub outcome: Outcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -80,15 +80,15 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-pub use attempts::{Attempt, NewAttempt, ProcessIdentity, Settlement};
+pub use attempts::{NewAttempt, Settlement};
 pub use blueprints::BlueprintVersion;
 pub use clock::{Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
 pub use control::{Lease, OpenRequest, Request};
 pub use error::StoreError;
 pub use event_data::{
-    AttemptSettled, AttemptStarted, BrokerDispatch, DataUpdated, EventData, EventKind, LogCapped, LogGrew,
-    NotificationShown, ProgressChanged, PromptAnswered, PromptWaiting, RemoteLinkChanged, SessionBlueprints,
-    SessionCreated, SessionStateChanged, TaskStateChanged,
+    BrokerDispatch, DataUpdated, EventData, EventKind, LogCapped, LogGrew, NotificationShown, ProgressChanged,
+    PromptAnswered, PromptWaiting, RemoteLinkChanged, SessionBlueprints, SessionCreated, SessionStateChanged,
+    TaskStateChanged,
 };
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use lineage::{InputLineage, InputSource, LineageSource};
@@ -96,7 +96,10 @@ pub use nodes::TaskNode;
 /// What [`StoreError::code`] answers, the code of every boundary.
 pub use orrery_blueprint::FailureCode;
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts};
-pub use records::{AttemptState, ErrorRecord, Outcome, RemoteLink, RunId, SessionState, StepState, TaskState};
+pub use records::{
+    Attempt, AttemptState, ErrorRecord, Outcome, ProcessIdentity, RemoteLink, RunId, ScopeIteration, SessionState,
+    StepState, TaskState,
+};
 pub use servers::ServerEntry;
 pub use sessions::{NewSession, Session, SessionFilter};
 pub use submitted::SubmittedTask;
@@ -347,6 +350,9 @@ impl Store {
         if committed.is_err() && !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+        if let Err(StoreError::DiskFull { .. }) = &committed {
+            self.make_room();
+        }
         self.turn = None;
         if level != self.synchronous {
             self.restore_synchronous()?;
@@ -354,12 +360,14 @@ impl Store {
         committed
     }
 
-    /// Rolls the open batch back (nothing to do without one): none of its writes land.
+    /// Rolls the open batch back (nothing to do without one): none of its writes land. A batch
+    /// is rolled back after a write of it failed, perhaps for want of room: see `make_room`.
     pub fn rollback_batch(&mut self) {
         let Some(level) = self.batch.take() else { return };
         if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+        self.make_room();
         self.turn = None;
         if level != self.synchronous {
             let _ = self.restore_synchronous();
@@ -392,10 +400,24 @@ impl Store {
         }
         // The turn is given back once the transaction has ended, committed or rolled back.
         let _turn = self.gate.enter(self.write_queue_timeout, &self.path)?;
-        let sql = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).at(&self.path)?;
-        let answer = f(&Tx { sql: &sql, path: &self.path, now_ms, ids: &*self.ids })?;
-        sql.commit().at(&self.path)?;
-        Ok(answer)
+        let written = (|| {
+            let sql = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).at(&self.path)?;
+            let answer = f(&Tx { sql: &sql, path: &self.path, now_ms, ids: &*self.ids })?;
+            sql.commit().at(&self.path)?;
+            Ok(answer)
+        })();
+        if let Err(StoreError::DiskFull { .. }) = &written {
+            self.make_room();
+        }
+        written
+    }
+
+    /// After a write that found no room: the write-ahead log's committed frames are copied into
+    /// the database (a passive checkpoint, which never waits), so that the next write starts the
+    /// log again from its beginning and a smaller one (the runner recording why it stops) fits
+    /// where the failed one did not. Best effort: the failure stands either way.
+    fn make_room(&self) {
+        let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)");
     }
 
     /// Runs `f` on one read snapshot, so multi-statement reads are consistent (inside an open

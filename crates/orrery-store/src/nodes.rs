@@ -18,7 +18,12 @@ use crate::{Store, StoreError, Tx};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskNode {
     pub session_id: String,
+    /// The node's key, `"{instance}.{task}"`.
     pub node: String,
+    /// The blueprint instance the task is in.
+    pub instance: String,
+    /// The task's id in its blueprint.
+    pub task: String,
     pub state: TaskState,
     pub updated_ms: i64,
 }
@@ -108,7 +113,7 @@ pub(crate) fn set_node_state(
         )
         .and_then(|mut s| s.execute(params![session_id, node, state.as_str(), tx.now_ms]))
         .at(tx.path)?;
-    let (instance, task_id) = node.rsplit_once('.').unwrap_or(("", node));
+    let (instance, task_id) = crate::records::split_node(node);
     let changed = TaskStateChanged {
         node: node.to_string(),
         blueprint_id: instance.to_string(),
@@ -136,6 +141,15 @@ impl RawNode {
             path: path.to_path_buf(),
             detail: format!("node {:?} of session {:?} has state {:?}", self.node, self.session_id, self.state),
         })?;
-        Ok(TaskNode { session_id: self.session_id, node: self.node, state, updated_ms: self.updated_ms })
+        let (instance, task) = crate::records::split_node(&self.node);
+        let (instance, task) = (instance.to_string(), task.to_string());
+        Ok(TaskNode {
+            session_id: self.session_id,
+            node: self.node,
+            instance,
+            task,
+            state,
+            updated_ms: self.updated_ms,
+        })
     }
 }

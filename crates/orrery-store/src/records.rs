@@ -1,7 +1,9 @@
-//! The value types that the store's tables and its events share: an attempt's id, state and
-//! outcome, a step's state, an error record, a mirror's link, and the task and session states
+//! The value types that the store's tables and its events share: an attempt (its row, id, state,
+//! outcome and scope iterations), a step's state, an error record, a mirror's link, and the task and session states
 //! of `orrery-blueprint`. Apart from the tables' modules so that the event data, the journal
 //! and every table can name them without importing one another.
+
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -156,4 +158,82 @@ impl StepState {
             _ => return None,
         })
     }
+}
+
+/// Which process runs an attempt: the pid alone is reused by the OS, the pair is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProcessIdentity {
+    pub pid: u32,
+    /// The process start time as the OS reports it (on Linux, field 22 of /proc/PID/stat).
+    pub start_time: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Attempt {
+    pub run_id: RunId,
+    pub session_id: String,
+    /// The node's key, `"{instance}.{task}"`.
+    pub node: String,
+    /// The blueprint instance the task is in.
+    pub instance: String,
+    /// The task's id in its blueprint.
+    pub task: String,
+    /// 1 for the first attempt at a node, then 2, 3, ...
+    pub attempt: u32,
+    pub state: AttemptState,
+    pub agent: String,
+    pub started_ms: i64,
+    pub finished_ms: Option<i64>,
+    pub exit_code: Option<i32>,
+    pub error: Option<ErrorRecord>,
+    pub process: Option<ProcessIdentity>,
+    pub log_path: Option<PathBuf>,
+    pub inputs: Option<Value>,
+    pub outputs: Option<Value>,
+    /// The iteration of each looping scope (retry, while) that held the task when the attempt
+    /// began, the outermost first; empty outside loops and for sessions recorded before
+    /// iterations were.
+    pub iterations: Vec<ScopeIteration>,
+}
+
+impl Attempt {
+    /// How it ended, as it was settled; none while it runs.
+    pub fn outcome(&self) -> Option<Outcome> {
+        let exit_code = self.exit_code;
+        let error = || {
+            let missing =
+                || ErrorRecord { code: "UNKNOWN".into(), message: "no error was recorded".into(), details: None };
+            self.error.clone().unwrap_or_else(missing)
+        };
+        Some(match self.state {
+            AttemptState::Running => return None,
+            AttemptState::Succeeded => Outcome::Succeeded {
+                exit_code,
+                outputs: self.outputs.clone().unwrap_or_else(|| Value::Object(Default::default())),
+            },
+            AttemptState::Failed => Outcome::Failed { exit_code, error: error() },
+            AttemptState::Cancelled => Outcome::Cancelled { exit_code },
+            AttemptState::Skipped => Outcome::Skipped,
+            AttemptState::Unknown => Outcome::Unknown { error: error() },
+        })
+    }
+}
+
+/// Which pass of a looping scope an attempt ran in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScopeIteration {
+    /// The blueprint instance the scope is declared in.
+    pub instance: String,
+    /// The id of the scope's start task, which names the scope.
+    pub scope: String,
+    /// What a person reads: the scope's name, else its start task's id.
+    pub name: String,
+    /// 1 for the first pass, then 2, 3, ...
+    pub iteration: u32,
+}
+
+/// A node key `"{instance}.{task}"` split at its last dot: an instance id may hold dots, a task
+/// id may not.
+pub(crate) fn split_node(node: &str) -> (&str, &str) {
+    node.rsplit_once('.').unwrap_or(("", node))
 }

@@ -17,7 +17,12 @@ export type Artifact = {
 export type Attempt = {
   run_id: RunId;
   session_id: string;
+  /** The node's key, `"{instance}.{task}"`. */
   node: string;
+  /** The blueprint instance the task is in. */
+  instance: string;
+  /** The task's id in its blueprint. */
+  task: string;
   /** 1 for the first attempt at a node, then 2, 3, ... */
   attempt: number;
   state: AttemptState;
@@ -30,19 +35,12 @@ export type Attempt = {
   log_path?: string | null;
   inputs?: unknown;
   outputs?: unknown;
-};
-
-export type AttemptSettled = {
-  node: string;
-  outcome: Outcome;
-};
-
-export type AttemptStarted = {
-  node: string;
-  attempt: number;
-  agent: string;
-  /** Where its output goes, for a task that runs a process. */
-  log_path?: string | null;
+  /**
+   * The iteration of each looping scope (retry, while) that held the task when the attempt
+   * began, the outermost first; empty outside loops and for sessions recorded before
+   * iterations were.
+   */
+  iterations: ScopeIteration[];
 };
 
 /** The state of one attempt. */
@@ -272,25 +270,6 @@ export type OpenedFile = {
   text: string;
 };
 
-/** How an attempt ended; each outcome carries what belongs to it. */
-export type Outcome = ({
-  state: "succeeded";
-  exit_code?: number | null;
-  outputs: unknown;
-}) | ({
-  state: "failed";
-  exit_code?: number | null;
-  error: ErrorRecord;
-}) | ({
-  state: "cancelled";
-  exit_code?: number | null;
-}) | {
-  state: "skipped";
-} | {
-  state: "unknown";
-  error: ErrorRecord;
-};
-
 export type Point = {
   x: number;
   y: number;
@@ -442,6 +421,18 @@ export type Scope = {
   depth: number;
 };
 
+/** Which pass of a looping scope an attempt ran in. */
+export type ScopeIteration = {
+  /** The blueprint instance the scope is declared in. */
+  instance: string;
+  /** The id of the scope's start task, which names the scope. */
+  scope: string;
+  /** What a person reads: the scope's name, else its start task's id. */
+  name: string;
+  /** 1 for the first pass, then 2, 3, ... */
+  iteration: number;
+};
+
 /** The policy of a scope, after the reference's precedence. */
 export type ScopePolicyKind = "skip" | "retry" | "while";
 
@@ -513,13 +504,13 @@ export type SessionEvent = ({
   kind: "attempt_started";
   payload: {
     form: "whole";
-    value: AttemptStarted;
+    value: Attempt;
   } | EventCut;
 }) | ({
   kind: "attempt_settled";
   payload: {
     form: "whole";
-    value: AttemptSettled;
+    value: Attempt;
   } | EventCut;
 }) | ({
   kind: "progress";
@@ -654,7 +645,12 @@ export type TaskDefinitionSummary = {
 
 export type TaskNode = {
   session_id: string;
+  /** The node's key, `"{instance}.{task}"`. */
   node: string;
+  /** The blueprint instance the task is in. */
+  instance: string;
+  /** The task's id in its blueprint. */
+  task: string;
   state: TaskState;
   updated_ms: number;
 };

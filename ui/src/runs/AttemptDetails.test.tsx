@@ -42,7 +42,8 @@ const blueprint: Blueprint = {
 };
 
 function attempt(node: string, n: number, state: Attempt["state"], agent: string, extra: Partial<Attempt> = {}): Attempt {
-  return { run_id: `${node}#${n}`, session_id: "s1", node, attempt: n, state, agent, started_ms: 0, ...extra };
+  const [instance, task] = node.split(".") as [string, string];
+  return { run_id: `${node}#${n}`, session_id: "s1", node, instance, task, attempt: n, state, agent, started_ms: 0, iterations: [], ...extra };
 }
 
 function openRun(change: Partial<OpenRun>): OpenRun {
@@ -51,11 +52,10 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     driven: true,
     waiting: [],
     restarts: [],
-    states: {},
+    nodes: {},
     attempts: [],
     blueprints: { bp: blueprint },
     instances: [{ id: "bp", blueprint_id: "bp", context: {} }],
-    scopes: {},
     levels: [],
     selected: null,
     details: null,
@@ -172,20 +172,20 @@ describe("the details of an attempt", () => {
   });
 
   it("says which iteration of a looped scope the attempt ran in", () => {
-    const loop = { start: "start", end: "work", name: "build loop", policy: "while" as const, members: ["start", "work"], depth: 0 };
+    const pass = (iteration: number) => ({ iterations: [{ instance: "bp", scope: "start", name: "build loop", iteration }] });
     const attempts = [
-      attempt("bp.start", 1, "succeeded", "system.start", { started_ms: 0, finished_ms: 1 }),
-      attempt("bp.work", 1, "succeeded", "shell.run", { started_ms: 1, finished_ms: 5 }),
-      attempt("bp.start", 2, "succeeded", "system.start", { started_ms: 6, finished_ms: 7 }),
-      attempt("bp.work", 2, "failed", "shell.run", { started_ms: 7, finished_ms: 9 }),
-      attempt("bp.work", 3, "succeeded", "shell.run", { started_ms: 9, finished_ms: 12 }),
+      attempt("bp.start", 1, "succeeded", "system.start", { started_ms: 0, finished_ms: 1, ...pass(1) }),
+      attempt("bp.work", 1, "succeeded", "shell.run", { started_ms: 1, finished_ms: 5, ...pass(1) }),
+      attempt("bp.start", 2, "succeeded", "system.start", { started_ms: 6, finished_ms: 7, ...pass(2) }),
+      attempt("bp.work", 2, "failed", "shell.run", { started_ms: 7, finished_ms: 9, ...pass(2) }),
+      attempt("bp.work", 3, "succeeded", "shell.run", { started_ms: 9, finished_ms: 12, ...pass(2) }),
       attempt("bp.ask", 1, "succeeded", "user_prompt.confirm", { started_ms: 12, finished_ms: 13 }),
     ];
-    const retried = mount(openRun({ attempts, scopes: { bp: [loop] }, selected: { node: "bp.work", attempt: 3 } }));
+    const retried = mount(openRun({ attempts, selected: { node: "bp.work", attempt: 3 } }));
     expect(retried.container.querySelector("[data-testid=scope-iteration]")?.textContent).toBe("Scope build loop: iteration 2 of 2");
     act(() => root!.unmount());
 
-    const outside = mount(openRun({ attempts, scopes: { bp: [loop] }, selected: { node: "bp.ask", attempt: 1 } }));
+    const outside = mount(openRun({ attempts, selected: { node: "bp.ask", attempt: 1 } }));
     expect(outside.container.querySelector("[data-testid=scope-iteration]")).toBeNull();
   });
 

@@ -9,18 +9,19 @@ import { useRuns } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { preview } from "./CompareView";
 import { LogView } from "./log/LogView";
-import { clockLabel, durationLabel, iterationLabel, iterationOf, modelOf, splitNode } from "./timeline/model";
+import { clockLabel, durationLabel, iterationLabel, iterationOf, modelOf } from "./timeline/model";
 
 export function AttemptDetails({ run }: { run: OpenRun }) {
   const selected = run.selected;
   if (!selected) return <p className="empty details-empty">Select a task on the graph or a bar on the timeline.</p>;
-  const { instance, task } = splitNode(selected.node);
   const attempts = run.attempts.filter((a) => a.node === selected.node);
-  const state = run.states[selected.node] ?? "PENDING";
-  const definition = taskOf(run, instance, task);
+  const node = run.nodes[selected.node] ?? attempts[0];
+  const state = run.nodes[selected.node]?.state ?? "PENDING";
   const attempt = run.details?.attempt ?? attempts.find((a) => a.attempt === selected.attempt) ?? null;
+  const { instance, task } = node ?? attempt ?? { instance: "", task: selected.node };
+  const definition = taskOf(run, instance, task);
   // The timeline's model of the same attempts, built once whoever asks first: the lookup scans nothing.
-  const iteration = iterationOf(modelOf(run.attempts, run.scopes), selected);
+  const iteration = iterationOf(modelOf(run.attempts), selected);
   return (
     <div className="attempt-details" data-testid="attempt-details" data-node={selected.node} data-attempt={selected.attempt}>
       <header>
@@ -37,7 +38,7 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
           {iterationLabel(iteration)}
         </p>
       )}
-      <TaskActions run={run} node={selected.node} attempt={attempt} />
+      <TaskActions run={run} node={selected.node} task={task} attempt={attempt} />
       {attempt?.state === "running" && run.waiting.includes(selected.node) && definition && (
         <PromptAnswer node={selected.node} task={definition} />
       )}
@@ -78,10 +79,9 @@ function AttemptPicker({ node, attempts, current }: { node: string; attempts: At
   );
 }
 
-function TaskActions({ run, node, attempt }: { run: OpenRun; node: string; attempt: Attempt | null }) {
+function TaskActions({ run, node, task, attempt }: { run: OpenRun; node: string; task: string; attempt: Attempt | null }) {
   const actOnTask = useRuns((s) => s.actOnTask);
   const resetScope = useRuns((s) => s.resetScope);
-  const { task } = splitNode(node);
   const scopes = run.levels.at(-1)?.editor.getState().scopes ?? [];
   const opensScope = scopes.some((s) => s.start === task);
   const running = attempt?.state === "running";

@@ -6,10 +6,10 @@ import { ReactFlowProvider } from "@xyflow/react";
 import { useEffect, useMemo, useState } from "react";
 import { useStore } from "zustand";
 import { Canvas, type RunView } from "../editor/Canvas";
+import type { TaskState } from "../backend/generated";
 import type { RunMarks } from "../editor/graph";
 import { EditorProvider, useRuns, useWorkspaceStore } from "../store/context";
 import type { OpenRun, RunLevel } from "../store/runs";
-import { splitNode } from "./timeline/model";
 
 export function RunGraph({ run }: { run: OpenRun }) {
   const level = run.levels.at(-1);
@@ -40,15 +40,18 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
   const drillInto = useRuns((s) => s.drillInto);
 
   const marks = useMemo<RunMarks>(() => {
-    const counts = new Map<string, number>();
-    for (const a of run.attempts) counts.set(a.node, (counts.get(a.node) ?? 0) + 1);
-    const found: Record<string, { state: OpenRun["states"][string]; attempts: number }> = {};
-    for (const task of blueprint?.tasks ?? []) {
-      const node = `${level.instance}.${task.id}`;
-      found[task.id] = { state: run.states[node] ?? "PENDING", attempts: counts.get(node) ?? 0 };
+    const found: Record<string, { state: TaskState; attempts: number }> = {};
+    for (const task of blueprint?.tasks ?? []) found[task.id] = { state: "PENDING", attempts: 0 };
+    for (const n of Object.values(run.nodes)) {
+      const mark = n.instance === level.instance ? found[n.task] : undefined;
+      if (mark) mark.state = n.state;
+    }
+    for (const a of run.attempts) {
+      const mark = a.instance === level.instance ? found[a.task] : undefined;
+      if (mark) mark.attempts += 1;
     }
     return found;
-  }, [blueprint, run.attempts, run.states, level.instance]);
+  }, [blueprint, run.attempts, run.nodes, level.instance]);
   const view = useMemo<RunView>(() => ({ marks, onOpen: drillInto }), [marks, drillInto]);
 
   // The graph of a large run takes seconds to make: it comes after the first frame of the
@@ -61,19 +64,20 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
     () =>
       level.editor.subscribe((state, before) => {
         if (state.selected === before.selected || state.selected === null) return;
-        const shown = runs.getState().run?.selected;
-        if (shown?.node !== `${level.instance}.${state.selected}`) selectTask(state.selected);
+        const open = runs.getState().run;
+        const shown = open?.selected ? open.nodes[open.selected.node] : undefined;
+        if (shown?.instance !== level.instance || shown.task !== state.selected) selectTask(state.selected);
       }),
     [level, runs, selectTask],
   );
 
   // An attempt selected elsewhere (the timeline) selects its card when it is in this instance.
   useEffect(() => {
-    if (!run.selected) return;
-    const { instance, task } = splitNode(run.selected.node);
+    const shown = run.selected ? run.nodes[run.selected.node] : undefined;
+    if (!shown) return;
     const editor = level.editor.getState();
-    if (instance === level.instance && editor.selected !== task) editor.select(task);
-  }, [run.selected, level]);
+    if (shown.instance === level.instance && editor.selected !== shown.task) editor.select(shown.task);
+  }, [run.selected, run.nodes, level]);
 
   if (!blueprint || !laidOut || !painted) return <p className="empty">Laying out…</p>;
   return (

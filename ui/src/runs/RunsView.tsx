@@ -70,7 +70,6 @@ function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRe
   return (
     <Timeline
       attempts={run.attempts}
-      scopes={run.scopes}
       nowMs={live ? now : (run.session.finished_ms ?? now)}
       selected={run.selected}
       onSelect={onSelect}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Attempt, Diagnostic, LinkState, Scope, SessionEvent, SessionListing, TaskState } from "../backend/generated";
+import type { Attempt, Diagnostic, LinkState, SessionEvent, SessionListing, TaskState } from "../backend/generated";
 import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
@@ -34,8 +34,15 @@ const session = {
   started_ms: 1000,
 };
 
+/** A node key's instance and task, as the facade names them. */
+function parts(node: string): { instance: string; task: string } {
+  const [instance, task] = node.split(".") as [string, string];
+  return { instance, task };
+}
+
 function attempt(node: string, n: number, state: Attempt["state"], agent = "shell.run"): Attempt {
-  return { run_id: `${node}#${n}`, session_id: "s1", node, attempt: n, state, agent, started_ms: 1000 + n, log_path: "/logs/x" };
+  const row = { run_id: `${node}#${n}`, session_id: "s1", node, attempt: n, state, agent, started_ms: 1000 + n };
+  return { ...row, ...parts(node), log_path: "/logs/x", iterations: [] };
 }
 
 function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
@@ -49,7 +56,7 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
       start_session: (args) => (started.push(args), { session_id: "s1" }),
       get_session: () => ({
         session,
-        tasks: tasks.map((t) => ({ ...t, session_id: "s1", updated_ms: 0 })),
+        tasks: tasks.map((t) => ({ ...t, ...parts(t.node), session_id: "s1", updated_ms: 0 })),
         attempts,
         driven: true,
         restarts: [],
@@ -172,18 +179,19 @@ describe("an open run", () => {
   it("follows task states and attempts from the events as they come, and only its own", async () => {
     const { workspace } = await opened();
     const runs = workspace.getState().runs.getState();
-    runs.event(event("task_state_changed", { node: "deploy.fan", state: "RUNNING" }));
-    expect(run(workspace).states["deploy.fan"]).toBe("RUNNING");
-    const started = { ...event("attempt_started", { node: "deploy.fan", attempt: 1, agent: "shell.run", log_path: "/l" }), run_id: "r1", time_ms: 5 };
+    runs.event(event("task_state_changed", { node: "deploy.fan", blueprint_id: "deploy", task_id: "fan", state: "RUNNING" }));
+    expect(run(workspace).nodes["deploy.fan"]).toEqual({ instance: "deploy", task: "fan", state: "RUNNING" });
+    // Each event carries the attempt's row, as the store keeps it.
+    const begun: Attempt = { ...attempt("deploy.fan", 1, "running"), run_id: "r1", started_ms: 5 };
+    const started = { ...event("attempt_started", begun), run_id: "r1", time_ms: 5 };
     runs.event(started);
     runs.event(started);
     runs.event({ ...started, session_id: "another session", run_id: "r2" });
-    expect(run(workspace).attempts.slice(1)).toEqual([
-      { run_id: "r1", session_id: "s1", node: "deploy.fan", attempt: 1, state: "running", agent: "shell.run", started_ms: 5, log_path: "/l" },
-    ]);
-    const outcome = { state: "failed", exit_code: 2, error: { code: "TOOL_FAILURE", message: "exit 2" } };
-    runs.event({ ...event("attempt_settled", { node: "deploy.fan", outcome }), run_id: "r1", time_ms: 9 });
-    expect(run(workspace).attempts[1]).toMatchObject({ state: "failed", finished_ms: 9, exit_code: 2, error: outcome.error });
+    expect(run(workspace).attempts.slice(1)).toEqual([begun]);
+    const error = { code: "TOOL_FAILURE", message: "exit 2" };
+    const ended: Attempt = { ...begun, state: "failed", finished_ms: 9, exit_code: 2, error };
+    runs.event({ ...event("attempt_settled", ended), run_id: "r1", time_ms: 9 });
+    expect(run(workspace).attempts[1]).toEqual(ended);
   });
 
   it("reads the run again when its events came while it was being opened", async () => {
@@ -194,16 +202,16 @@ describe("an open run", () => {
     change({ tasks: [{ node: "deploy.start", state: "SUCCEEDED" }, { node: "deploy.end", state: "SUCCEEDED" }] });
     runs.event(event("session_state_changed", { state: "completed" }));
     await opening;
-    expect(run(workspace).states["deploy.end"]).toBeUndefined();
+    expect(run(workspace).nodes["deploy.end"]).toBeUndefined();
     await settled(100);
-    expect(run(workspace).states["deploy.end"]).toBe("SUCCEEDED");
+    expect(run(workspace).nodes["deploy.end"]?.state).toBe("SUCCEEDED");
   });
 
   it("reads the run again when an attempt's event cannot be applied", async () => {
     const { workspace, change } = await opened();
     change({ attempts: [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "succeeded")] });
     const runs = workspace.getState().runs.getState();
-    runs.event({ ...event("attempt_settled", { node: "deploy.fan", outcome: { state: "succeeded" } }), run_id: "never seen" });
+    runs.event({ ...event("attempt_settled", { ...attempt("deploy.fan", 1, "succeeded"), run_id: "never seen" }), run_id: "never seen" });
     expect(run(workspace).attempts).toHaveLength(1);
     await settled(100);
     expect(run(workspace).attempts).toHaveLength(2);
@@ -245,46 +253,7 @@ describe("an open run", () => {
     change({ tasks: [{ node: "deploy.ask", state: "FAILED" }] });
     backend.lag();
     await settled();
-    expect(run(workspace).states).toEqual({ "deploy.ask": "FAILED" });
-  });
-
-  it("reads the scopes of each blueprint it runs once, and keeps them by instance", async () => {
-    const inner = JSON.stringify({ id: "inner", tasks: [{ id: "poll", type: "shell.run" }] });
-    const loop: Scope[] = [{ start: "poll", end: "poll", name: "poll loop", policy: "while", members: ["poll"], depth: 0 }];
-    const asked: string[] = [];
-    const { workspace } = await loaded([], {
-      get_session_blueprints: () => ({
-        root: { blueprint_id: "deploy", hash: "abc123", text: deploy },
-        inner: [{ blueprint_id: "inner", hash: "def456", text: inner }],
-        instances: [
-          { id: "deploy", blueprint_id: "deploy", context: {} },
-          { id: "inner_fan_a", blueprint_id: "inner", composite: "deploy.fan", context: { element_id: "a" } },
-          { id: "inner_fan_b", blueprint_id: "inner", composite: "deploy.fan", context: { element_id: "b" } },
-        ],
-      }),
-      blueprint_scopes: ({ text }) => (asked.push(text), text === inner ? loop : []),
-    });
-    await workspace.getState().runs.getState().open("s1");
-    expect(run(workspace).scopes).toEqual({});
-    await settled();
-    expect(run(workspace).scopes).toEqual({ deploy: [], inner_fan_a: loop, inner_fan_b: loop });
-    // The editors ask about the blueprints they draw too, in their own text: the run asks once per stored version.
-    expect(asked.filter((text) => text === deploy || text === inner).sort()).toEqual([deploy, inner].sort());
-  });
-
-  it("opens without scopes when the facade cannot read them", async () => {
-    const { workspace } = await loaded([], {
-      blueprint_scopes: () => {
-        throw new Error("not a blueprint");
-      },
-    });
-    const runs = workspace.getState().runs;
-    await runs.getState().open("s1");
-    await settled();
-    expect(run(workspace).session.id).toBe("s1");
-    expect(run(workspace).attempts).toHaveLength(1);
-    expect(run(workspace).scopes).toEqual({});
-    expect(runs.getState().notice).toBeNull();
+    expect(run(workspace).nodes).toEqual({ "deploy.ask": { instance: "deploy", task: "ask", state: "FAILED" } });
   });
 
   it("tells what an action did, or why it was refused", async () => {

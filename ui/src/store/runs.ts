@@ -1,7 +1,7 @@
 // The runs of the store as the run views show them: the list of sessions, and the one opened,
-// kept live from the facade's event stream (no polling): its tasks' states, its attempts, the
-// exact blueprint versions it runs (drawn on a read-only canvas, inner blueprints openable) and
-// their scopes (the timeline shows the iterations of those that loop), the selected attempt with
+// kept live from the facade's event stream (no polling): its tasks' states, its attempts (each
+// as the store keeps it, with its instance, task and scope iterations), the exact blueprint
+// versions it runs (drawn on a read-only canvas, inner blueprints openable), the selected attempt with
 // its details, and the controls that act on it. A run mirrored from an antikythera server shows
 // the same way; its link to the server (whether it answers) is kept live too.
 import { createStore, type StoreApi } from "zustand/vanilla";
@@ -12,8 +12,6 @@ import type {
   InputLineage,
   InstanceInfo,
   LinkState,
-  RunBlueprint,
-  Scope,
   Session,
   SessionEvent,
   SessionListing,
@@ -40,15 +38,13 @@ export type OpenRun = {
   waiting: string[];
   /** The runs that restart it, oldest first (the one it restarts: `session.restarted_from`). */
   restarts: Session[];
-  /** Task states by node key. */
-  states: Record<string, TaskState>;
+  /** Its task nodes by node key: which instance and task each is, and its state. */
+  nodes: Record<string, RunNode>;
   /** In start order. */
   attempts: Attempt[];
   /** The blueprint versions it runs, by blueprint id. */
   blueprints: Record<string, Blueprint>;
   instances: InstanceInfo[];
-  /** The scopes of each instance's blueprint, by instance id; none until the facade has answered. */
-  scopes: Record<string, Scope[]>;
   /** The breadcrumb: the root instance first. */
   levels: RunLevel[];
   selected: AttemptRef | null;
@@ -58,6 +54,9 @@ export type OpenRun = {
   /** For the mirror of a server's session (`session.remote`): whether the server answers; null for a local run. */
   link: LinkState | null;
 };
+
+/** A task node of a run, as the facade names it. */
+export type RunNode = { instance: string; task: string; state: TaskState };
 
 export type RunFilter = { text: string; state: SessionState | "all" };
 
@@ -149,37 +148,6 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       return { instance: instance.id, editor };
     }
 
-    /**
-     * The scopes of the run's instances, from the facade: one question per blueprint however many
-     * instances run it. A blueprint it cannot read has none, and the timeline shows no iterations.
-     */
-    async function loadScopes(versions: RunBlueprint[], instances: InstanceInfo[]) {
-      const mine = opened;
-      const used = new Set(instances.map((i) => i.blueprint_id));
-      const texts = new Map<string, string>();
-      for (const version of versions) {
-        if (used.has(version.blueprint_id) && !texts.has(version.blueprint_id)) texts.set(version.blueprint_id, version.text);
-      }
-      const answers = await Promise.all(
-        [...texts].map(async ([id, text]): Promise<[string, Scope[] | null]> => {
-          try {
-            return [id, await backend.call("blueprint_scopes", { text })];
-          } catch {
-            // Without its scopes a run still shows: its timeline only has no bands.
-            return [id, null];
-          }
-        }),
-      );
-      if (mine !== opened) return;
-      const byBlueprint = new Map(answers);
-      const scopes: Record<string, Scope[]> = {};
-      for (const instance of instances) {
-        const found = byBlueprint.get(instance.blueprint_id);
-        if (found) scopes[instance.id] = found;
-      }
-      patchRun({ scopes });
-    }
-
     /** The session's state, tasks and attempts again (after a burst of events). */
     async function reload() {
       const { run } = get();
@@ -189,7 +157,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         const view = await backend.call("get_session", { session_id: run.session.id });
         if (mine !== opened) return;
         const { session, driven, waiting, restarts, attempts } = view;
-        patchRun({ session, driven, waiting, restarts, states: statesOf(view.tasks), attempts, link: view.link ?? null });
+        patchRun({ session, driven, waiting, restarts, nodes: nodesOf(view.tasks), attempts, link: view.link ?? null });
         void loadDetails();
         void loadLineage();
       } catch (e) {
@@ -304,11 +272,10 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               driven: view.driven,
               waiting: view.waiting,
               restarts: view.restarts,
-              states: statesOf(view.tasks),
+              nodes: nodesOf(view.tasks),
               attempts: view.attempts,
               blueprints,
               instances: ran.instances,
-              scopes: {},
               levels: level ? [level] : [],
               selected: null,
               details: null,
@@ -319,7 +286,6 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           mark("run-shown");
           // What changed while it was read (a run just launched or followed) is read again.
           if (watch.missed) reloadSoon();
-          void loadScopes([ran.root, ...ran.inner], ran.instances);
           if (node) get().select({ node, attempt: latestAttempt(view.attempts, node)?.attempt ?? 0 });
         } catch (e) {
           if (mine === opened) fail(e);
@@ -342,16 +308,17 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       selectTask(taskId) {
         const { run } = get();
         const level = run?.levels.at(-1);
-        if (!run || !level) return;
-        const node = `${level.instance}.${taskId}`;
+        const node = run && level ? nodeKey(run, level.instance, taskId) : undefined;
+        if (!run || node === undefined) return;
         get().select({ node, attempt: latestAttempt(run.attempts, node)?.attempt ?? 0 });
       },
 
       drillInto(taskId) {
         const { run } = get();
         const level = run?.levels.at(-1);
-        if (!run || !level) return;
-        const inner = run.instances.find((i) => i.composite === `${level.instance}.${taskId}`);
+        const node = run && level ? nodeKey(run, level.instance, taskId) : undefined;
+        if (!run || node === undefined) return;
+        const inner = run.instances.find((i) => i.composite === node);
         const next = inner ? levelFor(inner, run.blueprints) : null;
         if (next) patchRun({ levels: [...run.levels, next] });
       },
@@ -372,8 +339,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         switch (event.kind) {
           case "task_state_changed":
             if (event.payload.form === "whole") {
-              const { node, state } = event.payload.value;
-              patchRun({ states: { ...run.states, [node]: state } });
+              const { node, blueprint_id: instance, task_id: task, state } = event.payload.value;
+              patchRun({ nodes: { ...run.nodes, [node]: { instance, task, state } } });
             }
             break;
           // Attempts are applied as they come: a run of 10,000 attempts is not read again whole
@@ -550,47 +517,29 @@ const LIST_EVENTS = new Set<SessionEvent["kind"]>(["session_created", "session_s
 type AttemptEvent = Extract<SessionEvent, { kind: "attempt_started" | "attempt_settled" }>;
 
 /**
- * The attempts with one started or settled, from its event; null when the event cannot be
- * applied (a cut payload, a settlement of an attempt not seen start): then the run is read again.
+ * The attempts with one started or settled: the event carries the attempt's row as the store
+ * keeps it. Null when the event cannot be applied (a cut payload, a settlement of an attempt not
+ * seen start): then the run is read again.
  */
 export function applyAttempt(attempts: Attempt[], event: AttemptEvent): Attempt[] | null {
-  const runId = event.run_id;
-  if (!runId) return null;
-  if (event.kind === "attempt_started") {
-    if (event.payload.form !== "whole") return null;
-    if (attempts.some((a) => a.run_id === runId)) return attempts;
-    const { node, attempt, agent, log_path } = event.payload.value;
-    const started: Attempt = {
-      run_id: runId,
-      session_id: event.session_id,
-      node,
-      attempt,
-      state: "running",
-      agent,
-      started_ms: event.time_ms,
-      log_path: log_path ?? null,
-    };
-    return [...attempts, started];
-  }
   if (event.payload.form !== "whole") return null;
-  const at = attempts.findIndex((a) => a.run_id === runId);
+  const row = event.payload.value;
+  const at = attempts.findIndex((a) => a.run_id === row.run_id);
+  if (event.kind === "attempt_started") return at < 0 ? [...attempts, row] : attempts;
   if (at < 0) return null;
-  const outcome = event.payload.value.outcome;
-  const settled: Attempt = {
-    ...attempts[at]!,
-    state: outcome.state,
-    finished_ms: event.time_ms,
-    exit_code: "exit_code" in outcome ? (outcome.exit_code ?? null) : null,
-    error: "error" in outcome ? outcome.error : null,
-    outputs: "outputs" in outcome ? outcome.outputs : undefined,
-  };
-  return attempts.map((a, i) => (i === at ? settled : a));
+  return attempts.map((a, i) => (i === at ? row : a));
 }
 
-function statesOf(tasks: { node: string; state: TaskState }[]): Record<string, TaskState> {
-  const states: Record<string, TaskState> = {};
-  for (const t of tasks) states[t.node] = t.state;
-  return states;
+function nodesOf(tasks: { node: string; instance: string; task: string; state: TaskState }[]): Record<string, RunNode> {
+  const nodes: Record<string, RunNode> = {};
+  for (const { node, instance, task, state } of tasks) nodes[node] = { instance, task, state };
+  return nodes;
+}
+
+/** The key of the node that runs task `task` of instance `instance`, as the facade names it (its nodes, else its attempts). */
+export function nodeKey(run: OpenRun, instance: string, task: string): string | undefined {
+  for (const [node, n] of Object.entries(run.nodes)) if (n.instance === instance && n.task === task) return node;
+  return run.attempts.find((a) => a.instance === instance && a.task === task)?.node;
 }
 
 /** The sessions the filter keeps: by state, and by text in the name, blueprint or id. */

@@ -1,7 +1,7 @@
 //! What the display knows of a session, folded from its committed events: each task's state,
 //! the attempt and progress step of the running ones, and the notices still to print.
 
-use orrery_api::{Event, EventData, Outcome};
+use orrery_api::{Event, EventData};
 use orrery_blueprint::{SessionState, TaskState};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -255,7 +255,7 @@ impl LiveState {
             }
             EventData::AttemptSettled(settled) => {
                 let i = self.task(&settled.node);
-                if let Outcome::Failed { error, .. } | Outcome::Unknown { error } = &settled.outcome {
+                if let Some(error) = &settled.error {
                     self.tasks[i].error = Some(format!("{}: {}", error.code, error.message));
                 }
             }

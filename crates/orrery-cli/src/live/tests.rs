@@ -3,11 +3,35 @@
 use super::render::{block, summary, Line, Size, Tone};
 use super::state::{Counts, LiveState};
 use orrery_api::{
-    AttemptSettled, AttemptStarted, Event, EventData, EventPayload, NotificationShown, Outcome, ProgressChanged,
+    Attempt, AttemptState, ErrorRecord, Event, EventData, EventPayload, NotificationShown, ProgressChanged,
     PromptWaiting, SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
 };
 use orrery_blueprint::{SessionState, TaskState};
 use serde_json::{json, Map};
+
+/// The row of attempt `attempt` at `node`, as run `run`, in `state`.
+fn attempt_row(node: &str, run: &str, attempt: u32, state: AttemptState, error: Option<ErrorRecord>) -> Attempt {
+    let (instance, task) = node.rsplit_once('.').unwrap_or(("", node));
+    Attempt {
+        run_id: run.into(),
+        session_id: "s".into(),
+        node: node.into(),
+        instance: instance.into(),
+        task: task.into(),
+        attempt,
+        state,
+        agent: "shell.run".into(),
+        started_ms: 0,
+        finished_ms: None,
+        exit_code: None,
+        error,
+        process: None,
+        log_path: None,
+        inputs: None,
+        outputs: None,
+        iterations: Vec::new(),
+    }
+}
 
 fn session_state(state: SessionState) -> EventData {
     EventData::SessionStateChanged(SessionStateChanged { state, error: None })
@@ -72,13 +96,13 @@ impl Session {
     /// The task turns RUNNING and its attempt `attempt` starts, as run `run`.
     fn start(&mut self, at: i64, node: &str, run: &str, attempt: u32) -> &mut Session {
         self.task(at, node, "RUNNING", Some("PENDING"));
-        let started = AttemptStarted { node: node.into(), attempt, agent: "shell.run".into(), log_path: None };
+        let started = attempt_row(node, run, attempt, AttemptState::Running, None);
         self.event(at, Some(run), EventData::AttemptStarted(started))
     }
 
     fn succeed(&mut self, at: i64, node: &str, run: &str) -> &mut Session {
-        let outcome = Outcome::Succeeded { exit_code: Some(0), outputs: json!({}) };
-        self.event(at, Some(run), EventData::AttemptSettled(AttemptSettled { node: node.into(), outcome }));
+        let settled = attempt_row(node, run, 1, AttemptState::Succeeded, None);
+        self.event(at, Some(run), EventData::AttemptSettled(settled));
         self.task(at, node, "SUCCEEDED", Some("RUNNING"))
     }
 
@@ -187,13 +211,10 @@ fn a_failed_task_is_kept_with_its_error_and_a_scope_loop_is_one_notice() {
     assert!(s.state.take_notices().is_empty(), "a loop waits for all its resets");
     s.start(50, "bp.pick", "r3", 2);
     s.start(60, "bp.boom", "r4", 1);
-    let error = orrery_api::ErrorRecord {
-        code: "TOOL_FAILURE".into(),
-        message: "the process exited with code 3".into(),
-        details: None,
-    };
-    let outcome = Outcome::Failed { exit_code: Some(3), error };
-    s.event(70, Some("r4"), EventData::AttemptSettled(AttemptSettled { node: "bp.boom".into(), outcome }));
+    let error =
+        ErrorRecord { code: "TOOL_FAILURE".into(), message: "the process exited with code 3".into(), details: None };
+    let settled = attempt_row("bp.boom", "r4", 1, AttemptState::Failed, Some(error));
+    s.event(70, Some("r4"), EventData::AttemptSettled(settled));
     s.task(70, "bp.boom", "FAILED", Some("RUNNING"));
     let notices: Vec<String> = s.state.take_notices().iter().map(|n| n.line().paint(None, false)).collect();
     assert_eq!(

@@ -67,6 +67,7 @@ impl Runner {
             inputs: Some(Value::Object(inputs.clone())),
             process: None,
             input_sources,
+            iterations: self.iterations_of(n),
         };
         let (attempt, events) = {
             let (session, key) = (session.clone(), key.clone());
@@ -300,6 +301,13 @@ impl Runner {
         (started, progress)
     }
 
+    /// The iteration of each looping scope holding `n` for an attempt beginning now.
+    fn iterations_of(&self, n: usize) -> Vec<ScopeIteration> {
+        scopes::iterations_of(&self.plan, &self.scopes, n, |scope| {
+            self.iterations.get(&scope.start).copied().unwrap_or(0)
+        })
+    }
+
     /// Appends an event for the attempt `run_id`, announced once committed.
     pub(super) async fn publish(&self, run_id: &RunId, data: EventData) -> Result<(), RunError> {
         let session = self.session_id.clone();
@@ -321,6 +329,7 @@ impl Runner {
             inputs: None,
             process: None,
             input_sources: Vec::new(),
+            iterations: self.iterations_of(n),
         };
         self.db
             .write(move |s| {

@@ -26,7 +26,8 @@ use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
     ErrorRecord, Event, EventData, InputSource, Lease, LogCapped, NewAttempt, NewEvent, NewSession, Outcome,
-    ProcessIdentity, PromptAnswered, RunId, SessionBlueprints, Settlement, Store, StoreError, Synchronous,
+    ProcessIdentity, PromptAnswered, RunId, ScopeIteration, SessionBlueprints, Settlement, Store, StoreError,
+    Synchronous,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};

@@ -205,6 +205,16 @@ async fn adopt_unlanded(
             .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
             .unwrap_or_else(|| json!({}));
         let instance_id = plan.instances[*instance].id.clone();
+        // It ran before the crash, in the passes the store's counters still say.
+        let index = ScopeIndex::new(plan);
+        let holding: Vec<(String, String)> =
+            index.loops_holding(n).map(|sc| (plan.instances[sc.instance].id.clone(), sc.key.clone())).collect();
+        let sid = session.id.clone();
+        let passes = db
+            .call(move |s| holding.iter().map(|(instance, key)| s.scope_iterations(&sid, instance, key)).collect())
+            .await?;
+        let mut passes: std::vec::IntoIter<u32> = Vec::into_iter(passes);
+        let iterations = scopes::iterations_of(plan, &index, n, |_| passes.next().unwrap_or(0));
         let new = NewAttempt {
             agent: shell::TYPE.to_string(),
             log_path: Some(shell::attempt_file(&stem, "log")),
@@ -219,6 +229,7 @@ async fn adopt_unlanded(
                     key: i.source_key().to_string(),
                 })
                 .collect(),
+            iterations,
         };
         let (sid, key) = (session.id.clone(), node.key.clone());
         let (attempt, events) = db.call(move |s| s.begin_attempt(&sid, &key, &new)).await?;

@@ -1,5 +1,8 @@
 use orrery_store::FailureCode;
-use orrery_store::{AttemptState, ErrorRecord, Outcome, ProcessIdentity, RunId, Settlement, TaskState};
+use orrery_store::{
+    AttemptState, ErrorRecord, EventData, NewAttempt, Outcome, ProcessIdentity, RunId, ScopeIteration, Settlement,
+    TaskState,
+};
 use serde_json::json;
 
 use crate::{count_rows, shell_attempt, Fixture, START_MS};
@@ -214,4 +217,63 @@ fn lineage_names_the_attempt_whose_output_each_input_read() {
     let plain = lineage.iter().find(|l| l.input == "plain").unwrap();
     assert_eq!(plain.source, None, "a literal no attempt wrote");
     assert!(matches!(fixture.store.lineage("nope"), Err(orrery_store::StoreError::NotFound { .. })));
+}
+
+/// The attempt's row is what its two events carry, as begun and as settled, with the instance,
+/// the task and the scope iterations the engine gave.
+#[test]
+fn the_attempt_events_carry_the_row_with_its_instance_task_and_iterations() {
+    let mut fixture = Fixture::open();
+    let session = fixture.session();
+    fixture.store.set_task_states(&session.id, &[("hello.v1.greet", TaskState::Pending)]).unwrap();
+    let rounds =
+        ScopeIteration { instance: "hello.v1".into(), scope: "round".into(), name: "Rounds".into(), iteration: 2 };
+    let new = NewAttempt { iterations: vec![rounds.clone()], ..shell_attempt() };
+    let (begun, events) = fixture.store.begin_attempt(&session.id, "hello.v1.greet", &new).unwrap();
+    assert_eq!((begun.instance.as_str(), begun.task.as_str()), ("hello.v1", "greet"), "split at the last dot");
+    assert_eq!(begun.iterations, [rounds.clone()]);
+    let started = events.iter().find_map(|e| match e.data() {
+        Some(EventData::AttemptStarted(a)) => Some(a.clone()),
+        _ => None,
+    });
+    assert_eq!(started.as_ref(), Some(&begun));
+    assert_eq!(fixture.store.attempt(&begun.run_id).unwrap(), begun, "read back as it began");
+
+    fixture.clock.advance(3);
+    let outcome = Outcome::Failed {
+        exit_code: Some(2),
+        error: ErrorRecord { code: "TOOL_FAILURE".into(), message: "no".into(), details: None },
+    };
+    let events = fixture.store.settle_attempt(&begun.run_id, outcome.clone()).unwrap();
+    let Some(EventData::AttemptSettled(settled)) = events[0].data() else { panic!("{events:?}") };
+    assert_eq!(settled, &fixture.store.attempt(&begun.run_id).unwrap(), "the settled row");
+    assert_eq!(
+        (settled.state, settled.exit_code, settled.finished_ms),
+        (AttemptState::Failed, Some(2), Some(START_MS + 3))
+    );
+    assert_eq!(settled.iterations, [rounds]);
+    assert_eq!(settled.outcome(), Some(outcome), "its outcome, as settled");
+    assert_eq!(begun.outcome(), None, "none while it runs");
+}
+
+/// An attempt recorded before iterations were (schema 9) reads with none.
+#[test]
+fn an_attempt_of_an_older_store_reads_with_no_iterations() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v9.db");
+    orrery_store::migrations::create_at_version(&path, 9).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "INSERT INTO blueprint_versions (hash, blueprint_id, canonical_json, created_ms) VALUES ('h', 'b', '{}', 1);
+         INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms)
+             VALUES ('s1', 'h', 'b', 'one', 'running', '{}', 1);
+         INSERT INTO task_nodes (session_id, node, state, updated_ms) VALUES ('s1', 'b.t', 'RUNNING', 5);
+         INSERT INTO task_runs (run_id, session_id, node, attempt, state, agent, started_ms)
+             VALUES ('r1', 's1', 'b.t', 1, 'running', 'shell.run', 5);",
+    )
+    .unwrap();
+    drop(conn);
+    let store = orrery_store::Store::open(&path).expect("version 9 upgrades");
+    let attempt = store.attempt(&RunId::from("r1")).unwrap();
+    assert_eq!((attempt.instance.as_str(), attempt.task.as_str(), attempt.iterations.len()), ("b", "t", 0));
 }

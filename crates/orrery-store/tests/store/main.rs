@@ -90,8 +90,7 @@ pub fn shell_attempt() -> NewAttempt {
         agent: "shell".into(),
         log_path: Some(PathBuf::from("/tmp/logs/run.log")),
         inputs: Some(json!({"who": "world"})),
-        process: None,
-        input_sources: Vec::new(),
+        ..NewAttempt::default()
     }
 }
 

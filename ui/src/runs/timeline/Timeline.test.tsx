@@ -2,30 +2,17 @@
 import { act, useState } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Attempt, AttemptState, Scope } from "../../backend/generated";
+import type { Attempt } from "../../backend/generated";
 import { AXIS_HEIGHT, LABEL_WIDTH } from "./draw";
 import { ROW_HEIGHT, buildModel, clampView, fitView, timeToX, type AttemptRef, type View } from "./model";
+import { T, attempt, inLoops } from "./testing";
 import { Timeline } from "./Timeline";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
-const T = 1_767_258_000_000;
 /** The canvas's size: jsdom lays nothing out, so the test gives it one. */
 const WIDTH = 800;
 const HEIGHT = 300;
-
-function attempt(node: string, n: number, start: number, finish: number | null, state?: AttemptState): Attempt {
-  return {
-    run_id: `${node}#${n}`,
-    session_id: "s",
-    node,
-    attempt: n,
-    state: state ?? (finish === null ? "running" : "succeeded"),
-    agent: "shell",
-    started_ms: T + start,
-    finished_ms: finish === null ? null : T + finish,
-  };
-}
 
 // Rows: 0 the header of bp, 1 bp.a (a long attempt, then one of no width), 2 bp.b, 3 the header of sub_x, 4 sub_x.c (running).
 const ATTEMPTS = [
@@ -60,7 +47,7 @@ type Mounted = {
 let reactRoot: Root | null = null;
 let container: HTMLDivElement | null = null;
 
-type Props = { nowMs?: number; live?: boolean; scopes?: Record<string, Scope[]> };
+type Props = { nowMs?: number; live?: boolean };
 
 /** Mounts the timeline with its selection kept by a parent, as the runs view keeps it. */
 async function mount(attempts: Attempt[], props: Props = {}): Promise<Mounted> {
@@ -78,7 +65,6 @@ async function mount(attempts: Attempt[], props: Props = {}): Promise<Mounted> {
     return (
       <Timeline
         attempts={run.attempts}
-        scopes={props.scopes}
         nowMs={nowMs}
         live={run.live}
         selected={selected}
@@ -238,16 +224,16 @@ describe("the run timeline", () => {
   });
 
   it("tells the iteration of an attempt of a looped scope, whose bands take no click", async () => {
-    const loop: Scope = { start: "pick", end: "place", name: "placement loop", policy: "while", members: ["pick", "place"], depth: 0 };
+    const pass = (k: number, a: Attempt) => inLoops(a, ["pick", "placement loop", k]);
     // Rows: 0 the header of bp, 1 bp.pick, 2 bp.place (retried in the second iteration, from 500 ms).
     const looping = [
-      attempt("bp.pick", 1, 0, 100),
-      attempt("bp.place", 1, 100, 400),
-      attempt("bp.pick", 2, 500, 600),
-      attempt("bp.place", 2, 600, 700, "failed"),
-      attempt("bp.place", 3, 750, 900),
+      pass(1, attempt("bp.pick", 1, 0, 100)),
+      pass(1, attempt("bp.place", 1, 100, 400)),
+      pass(2, attempt("bp.pick", 2, 500, 600)),
+      pass(2, attempt("bp.place", 2, 600, 700, "failed")),
+      pass(2, attempt("bp.place", 3, 750, 900)),
     ];
-    const { root, canvas, onSelect } = await mount(looping, { scopes: { bp: [loop] } });
+    const { root, canvas, onSelect } = await mount(looping);
     const view = openingView(looping, NOW);
     act(() => {
       canvas.dispatchEvent(new PointerEvent("pointermove", { bubbles: true, ...pointAt(view, 800, 2) }));

@@ -32,7 +32,6 @@ import {
   zoomAt,
   type AttemptRef,
   type Bar,
-  type ScopesByInstance,
   type TimelineModel,
   type View,
 } from "./model";
@@ -43,8 +42,6 @@ export type { AttemptRef } from "./model";
 export type TimelineProps = {
   /** Every attempt of the session, in start order. */
   attempts: Attempt[];
-  /** The scopes of each blueprint instance, by instance id: those that looped show their iterations. */
-  scopes?: ScopesByInstance;
   /** The current time: running attempts reach it. */
   nowMs: number;
   selected: AttemptRef | null;
@@ -73,9 +70,9 @@ function summary(model: TimelineModel): string {
   return `Timeline of ${model.attempts} attempts of ${model.tasks} tasks in ${model.instances} blueprint instances${running}`;
 }
 
-export function Timeline({ attempts, scopes, nowMs, selected, onSelect, live }: TimelineProps): JSX.Element {
-  // Built once per list of attempts and scopes, and shared with the details panel.
-  const model = modelOf(attempts, scopes);
+export function Timeline({ attempts, nowMs, selected, onSelect, live }: TimelineProps): JSX.Element {
+  // Built once per list of attempts, and shared with the details panel.
+  const model = modelOf(attempts);
   const rootRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const latest = useRef<Latest>({ model, nowMs, selected, live });

@@ -1,22 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Attempt, Scope } from "../../backend/generated";
 import { AXIS_HEIGHT, FALLBACK_PALETTE, LABEL_WIDTH, paint, type Scene } from "./draw";
 import { ROW_HEIGHT, buildModel } from "./model";
+import { T, attempt, inLoops } from "./testing";
 
-const T = 1_767_258_000_000;
-
-function attempt(node: string, n: number, start: number, finish: number): Attempt {
-  return {
-    run_id: `${node}#${n}`,
-    session_id: "s",
-    node,
-    attempt: n,
-    state: "succeeded",
-    agent: "shell",
-    started_ms: T + start,
-    finished_ms: T + finish,
-  };
-}
 
 /** A 2D context that keeps what is filled: each fill's colour and rectangles, and each text. */
 class RecordingContext {
@@ -58,24 +44,17 @@ class RecordingContext {
 
 describe("painting the iterations of a looped scope", () => {
   // The scope `pick` runs three times (10, 60 and 110 ms); `gate` once.
-  const scopes: Record<string, Scope[]> = {
-    bp: [
-      { start: "pick", end: "check", name: "placement loop", policy: "while", members: ["pick", "check"], depth: 0 },
-      { start: "gate", policy: "retry", members: ["gate"], depth: 0 },
-    ],
-  };
-  const model = buildModel(
-    [
-      attempt("bp.pick", 1, 10, 20),
-      attempt("bp.check", 1, 40, 50),
-      attempt("bp.pick", 2, 60, 70),
-      attempt("bp.check", 2, 95, 100),
-      attempt("bp.pick", 3, 110, 120),
-      attempt("bp.check", 3, 130, 140),
-      attempt("bp.gate", 1, 140, 150),
-    ],
-    scopes,
-  );
+  const pick = (k: number, node: string, n: number, start: number, finish: number) =>
+    inLoops(attempt(node, n, start, finish), ["pick", "placement loop", k]);
+  const model = buildModel([
+    pick(1, "bp.pick", 1, 10, 20),
+    pick(1, "bp.check", 1, 40, 50),
+    pick(2, "bp.pick", 2, 60, 70),
+    pick(2, "bp.check", 2, 95, 100),
+    pick(3, "bp.pick", 3, 110, 120),
+    pick(3, "bp.check", 3, 130, 140),
+    inLoops(attempt("bp.gate", 1, 140, 150), ["gate", "gate", 1]),
+  ]);
   // Four pixels a millisecond, from the session's start (10 ms): rows 1 and 2 are the loop's, row 3 the gate's.
   const scene: Scene = {
     model,

@@ -182,7 +182,7 @@ function clampedX(scene: Scene, t: number): number {
 }
 
 /**
- * Every other iteration (the odd ones) of a task row's loop, as a band behind the row. Bands of a
+ * Every other pass (the odd ones) of a task row's loop, as a band behind the row. Bands of a
  * row that touch are merged, as bars are: zoomed out, thousands of iterations are one tinted run.
  */
 function paintBands(ctx: CanvasRenderingContext2D, scene: Scene, iterations: IterationSpan[]): void {
@@ -190,7 +190,7 @@ function paintBands(ctx: CanvasRenderingContext2D, scene: Scene, iterations: Ite
   ctx.beginPath();
   let band: { row: number; x0: number; x1: number } | null = null;
   for (const span of iterations) {
-    if (span.iteration % 2 === 0 || scene.model.rows[span.row]!.kind !== "task") continue;
+    if (span.pass % 2 === 0 || scene.model.rows[span.row]!.kind !== "task") continue;
     const x0 = clampedX(scene, span.start);
     const x1 = clampedX(scene, span.end);
     if (band && band.row === span.row && x0 <= band.x1 + 0.5) {

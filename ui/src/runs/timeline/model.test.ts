@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Attempt, AttemptState } from "../../backend/generated";
+import type { Attempt } from "../../backend/generated";
 import {
   MIN_HIT_PX,
   ROW_HEIGHT,
@@ -16,7 +16,6 @@ import {
   navigate,
   revealBar,
   rowLabel,
-  splitNode,
   tickStep,
   ticks,
   timeToX,
@@ -28,26 +27,11 @@ import {
   type Bar,
   type InstanceRow,
   type Loop,
-  type ScopesByInstance,
   type TaskRow,
   type View,
 } from "./model";
 import { generateAttempts, generateLoopingSession, sampleNow } from "./sample";
-
-const T = 1_767_258_000_000;
-
-function attempt(node: string, n: number, start: number, finish: number | null, state?: AttemptState): Attempt {
-  return {
-    run_id: `${node}#${n}`,
-    session_id: "s",
-    node,
-    attempt: n,
-    state: state ?? (finish === null ? "running" : "succeeded"),
-    agent: "shell",
-    started_ms: T + start,
-    finished_ms: finish === null ? null : T + finish,
-  };
-}
+import { T, attempt, inLoops } from "./testing";
 
 /** A view of the bar area that starts at the session's start, `msPerPx` wide per pixel. */
 function viewAt(msPerPx: number, t0 = T, width = 1000, height = 400, scrollTop = 0): View {
@@ -101,10 +85,6 @@ describe("the rows of the timeline", () => {
     expect(model).toMatchObject({ attempts: 4, tasks: 2, instances: 1, running: 1, startMs: T, endMs: T + 22 });
   });
 
-  it("split a node at its last dot, as the store does", () => {
-    expect(splitNode("bp.v1_sub.task")).toEqual({ instance: "bp.v1_sub", task: "task" });
-    expect(splitNode("lonely")).toEqual({ instance: "", task: "lonely" });
-  });
 });
 
 describe("running attempts", () => {
@@ -337,29 +317,25 @@ describe("a bar's tooltip", () => {
 
 describe("the iterations of a scope", () => {
   // A while scope that runs three times, its middle run retrying `place`; a retry scope that runs once.
-  const scopes: ScopesByInstance = {
-    bp: [
-      { start: "pick", end: "check", name: "placement loop", policy: "while", members: ["pick", "place", "check"], depth: 0 },
-      { start: "gate", end: "gate_end", policy: "retry", retries: 1, members: ["gate", "gate_end"], depth: 0 },
-    ],
-  };
+  const pick = (k: number, a: Attempt) => inLoops(a, ["pick", "placement loop", k]);
+  const gate = (a: Attempt) => inLoops(a, ["gate", "gate", 1]);
   const attempts = [
     attempt("bp.start", 1, 0, 5),
-    attempt("bp.pick", 1, 10, 20),
-    attempt("bp.place", 1, 20, 40),
-    attempt("bp.check", 1, 40, 50),
-    attempt("bp.pick", 2, 60, 70),
-    attempt("bp.place", 2, 70, 80, "failed"),
-    attempt("bp.place", 3, 82, 95),
-    attempt("bp.check", 2, 95, 100),
-    attempt("bp.pick", 3, 110, 120),
-    attempt("bp.place", 4, 120, 130),
-    attempt("bp.check", 3, 130, 140),
-    attempt("bp.gate", 1, 140, 145),
-    attempt("bp.gate_end", 1, 145, 150),
+    pick(1, attempt("bp.pick", 1, 10, 20)),
+    pick(1, attempt("bp.place", 1, 20, 40)),
+    pick(1, attempt("bp.check", 1, 40, 50)),
+    pick(2, attempt("bp.pick", 2, 60, 70)),
+    pick(2, attempt("bp.place", 2, 70, 80, "failed")),
+    pick(2, attempt("bp.place", 3, 82, 95)),
+    pick(2, attempt("bp.check", 2, 95, 100)),
+    pick(3, attempt("bp.pick", 3, 110, 120)),
+    pick(3, attempt("bp.place", 4, 120, 130)),
+    pick(3, attempt("bp.check", 3, 130, 140)),
+    gate(attempt("bp.gate", 1, 140, 145)),
+    gate(attempt("bp.gate_end", 1, 145, 150)),
     attempt("bp.end", 1, 150, 152),
   ];
-  const model = buildModel(attempts, scopes);
+  const model = buildModel(attempts);
   const loop = (model.rows[0] as InstanceRow).loops[0]!;
   const ranges = (of: Loop, nowMs: number) => of.starts.map((_, k) => iterationRange(of, k + 1, nowMs));
   const at = (node: string, n: number) => iterationOf(model, { node, attempt: n });
@@ -392,7 +368,8 @@ describe("the iterations of a scope", () => {
     expect(at("bp.start", 1)).toBeNull();
     expect(at("bp.end", 1)).toBeNull();
     expect(at("bp.place", 9)).toBeNull();
-    expect(buildModel(attempts).rows.every((row) => row.loops.length === 0)).toBe(true);
+    const unrecorded = attempts.map((a) => ({ ...a, iterations: [] }));
+    expect(buildModel(unrecorded).rows.every((row) => row.loops.length === 0)).toBe(true);
   });
 
   it("show on the rows of the scope's tasks and on their instance's header, as far as they are in view", () => {
@@ -420,10 +397,12 @@ describe("the iterations of a scope", () => {
   });
 
   it("reach the current time while an attempt of the last one runs", () => {
-    const running = buildModel(
-      [attempt("bp.pick", 1, 0, 10), attempt("bp.place", 1, 10, 20), attempt("bp.pick", 2, 30, 40), attempt("bp.place", 2, 40, null)],
-      scopes,
-    );
+    const running = buildModel([
+      pick(1, attempt("bp.pick", 1, 0, 10)),
+      pick(1, attempt("bp.place", 1, 10, 20)),
+      pick(2, attempt("bp.pick", 2, 30, 40)),
+      pick(2, attempt("bp.place", 2, 40, null)),
+    ]);
     const of = (running.rows[0] as InstanceRow).loops[0]!;
     expect(ranges(of, T + 500)).toEqual([
       { start: T, end: T + 30 },
@@ -432,84 +411,69 @@ describe("the iterations of a scope", () => {
     expect(iterationOf(running, { node: "bp.place", attempt: 2 })).toMatchObject({ iteration: 2, of: 2 });
   });
 
-  it("of nested scopes are the innermost's, a skip scope being read as the loop around it", () => {
-    const nested: ScopesByInstance = {
-      bp: [
-        {
-          start: "outer",
-          end: "outer_end",
-          policy: "retry",
-          retries: 1,
-          members: ["outer", "inner", "gate", "gated", "body", "inner_end", "outer_end"],
-          depth: 0,
-        },
-        {
-          start: "inner",
-          end: "inner_end",
-          name: "loop",
-          policy: "while",
-          members: ["inner", "gate", "gated", "body", "inner_end"],
-          parent: "outer",
-          depth: 1,
-        },
-        { start: "gate", end: "gated", policy: "skip", members: ["gate", "gated"], parent: "inner", depth: 2 },
-      ],
-    };
-    const twice = buildModel(
-      [
-        attempt("bp.outer", 1, 0, 1),
-        attempt("bp.inner", 1, 1, 2),
-        attempt("bp.gate", 1, 2, 3),
-        attempt("bp.gated", 1, 3, 4),
-        attempt("bp.body", 1, 4, 10),
-        attempt("bp.inner_end", 1, 10, 11),
-        attempt("bp.inner", 2, 12, 13),
-        attempt("bp.gate", 2, 13, 13, "skipped"),
-        attempt("bp.body", 2, 14, 20),
-        attempt("bp.inner_end", 2, 20, 21),
-        attempt("bp.outer_end", 1, 21, 22, "failed"),
-        attempt("bp.outer", 2, 30, 31),
-        attempt("bp.inner", 3, 31, 32),
-        attempt("bp.body", 3, 32, 40),
-        attempt("bp.inner_end", 3, 40, 41),
-        attempt("bp.outer_end", 2, 41, 42),
-      ],
-      nested,
-    );
+  it("of nested scopes are the innermost's that ran more than once in its round, counted in that round", () => {
+    // An outer retry scope around a while scope ("loop"), which holds a skip scope (gate, gated):
+    // a skip scope is no loop, so the store names only the two loops around its tasks.
+    const outer = (k: number) => ["outer", "outer", k] as [string, string, number];
+    const inner = (k: number) => ["inner", "loop", k] as [string, string, number];
+    const twice = buildModel([
+      inLoops(attempt("bp.outer", 1, 0, 1), outer(1)),
+      inLoops(attempt("bp.inner", 1, 1, 2), outer(1), inner(1)),
+      inLoops(attempt("bp.gate", 1, 2, 3), outer(1), inner(1)),
+      inLoops(attempt("bp.gated", 1, 3, 4), outer(1), inner(1)),
+      inLoops(attempt("bp.body", 1, 4, 10), outer(1), inner(1)),
+      inLoops(attempt("bp.inner_end", 1, 10, 11), outer(1), inner(1)),
+      inLoops(attempt("bp.inner", 2, 12, 13), outer(1), inner(2)),
+      inLoops(attempt("bp.gate", 2, 13, 13, "skipped"), outer(1), inner(2)),
+      inLoops(attempt("bp.body", 2, 14, 20), outer(1), inner(2)),
+      inLoops(attempt("bp.inner_end", 2, 20, 21), outer(1), inner(2)),
+      inLoops(attempt("bp.outer_end", 1, 21, 22, "failed"), outer(1)),
+      inLoops(attempt("bp.outer", 2, 30, 31), outer(2)),
+      inLoops(attempt("bp.inner", 3, 31, 32), outer(2), inner(1)),
+      inLoops(attempt("bp.body", 3, 32, 40), outer(2), inner(1)),
+      inLoops(attempt("bp.inner_end", 3, 40, 41), outer(2), inner(1)),
+      inLoops(attempt("bp.outer_end", 2, 41, 42), outer(2)),
+    ]);
     const of = (node: string, n: number) => iterationOf(twice, { node, attempt: n });
-    expect(of("bp.body", 2)).toEqual({ scope: "inner", name: "loop", iteration: 2, of: 3 });
-    expect(of("bp.body", 3)).toEqual({ scope: "inner", name: "loop", iteration: 3, of: 3 });
-    expect(of("bp.gated", 1)).toEqual({ scope: "inner", name: "loop", iteration: 1, of: 3 });
-    expect(of("bp.gate", 2)).toEqual({ scope: "inner", name: "loop", iteration: 2, of: 3 });
+    expect(of("bp.body", 2)).toEqual({ scope: "inner", name: "loop", iteration: 2, of: 2 });
+    expect(of("bp.gated", 1)).toEqual({ scope: "inner", name: "loop", iteration: 1, of: 2 });
+    expect(of("bp.gate", 2)).toEqual({ scope: "inner", name: "loop", iteration: 2, of: 2 });
+    // In the second round the inner loop ran once: the outer one names the attempt.
+    expect(of("bp.body", 3)).toEqual({ scope: "outer", name: "outer", iteration: 2, of: 2 });
     expect(of("bp.outer_end", 1)).toEqual({ scope: "outer", name: "outer", iteration: 1, of: 2 });
     expect(of("bp.outer", 2)).toEqual({ scope: "outer", name: "outer", iteration: 2, of: 2 });
     expect((twice.rows[0] as InstanceRow).loops.map((l) => l.name)).toEqual(["outer", "loop"]);
-    // A task row shows the bands of its innermost loop only.
+    // A task row shows the bands of its innermost loop only: its passes, the iteration each was.
     const body = twice.rows.findIndex((row) => row.kind === "task" && row.task === "body");
     const bands = visibleIterations(twice, viewAt(1, T, 100), T + 100).filter((span) => span.row === body);
-    expect(bands.map((span) => `${span.loop.name} #${span.iteration}`)).toEqual(["loop #1", "loop #2", "loop #3"]);
+    expect(bands.map((span) => `${span.loop.name} #${span.iteration} (pass ${span.pass})`)).toEqual([
+      "loop #1 (pass 1)",
+      "loop #2 (pass 2)",
+      "loop #1 (pass 3)",
+    ]);
   });
 
   describe("in a session of 10,000 attempts", () => {
-    const { attempts: many, scopes: manyScopes } = generateLoopingSession(2_200, 5);
+    const many = generateLoopingSession(2_200, 5);
     const nowMs = sampleNow(many);
-    const big = buildModel(many, manyScopes);
+    const big = buildModel(many);
 
-    it("are found for every attempt as counting the starts before it would", () => {
+    it("are found for every attempt as its recorded passes say", () => {
       expect(many.length).toBeGreaterThan(9_000);
-      const total = (task: string) => many.filter((a) => a.node === `release.${task}`).length;
-      const polls = total("poll");
-      const fetches = total("fetch");
-      expect(fetches).toBeGreaterThan(polls);
-      let poll = 0;
-      let fetch = 0;
+      const polls = many.filter((a) => a.task === "poll").length;
+      // How many times the retry scope ran in each pass of the while loop.
+      const retries = new Map<number, number>();
+      for (const a of many) {
+        const [poll, fetch] = a.iterations;
+        if (poll && fetch) retries.set(poll.iteration, Math.max(retries.get(poll.iteration) ?? 0, fetch.iteration));
+      }
+      expect([...retries.values()].some((n) => n > 1)).toBe(true);
       const expected = many.map((a) => {
-        const { task } = splitNode(a.node);
-        if (task === "poll") poll += 1;
-        if (task === "fetch") fetch += 1;
-        if (task === "fetch" || task === "verify") return { scope: "fetch", name: "fetch", iteration: fetch, of: fetches };
-        if (task === "poll" || task === "wait") return { scope: "poll", name: "poll loop", iteration: poll, of: polls };
-        return null;
+        const [poll, fetch] = a.iterations;
+        if (!poll) return null;
+        const of = fetch ? retries.get(poll.iteration)! : 0;
+        if (fetch && of > 1) return { scope: "fetch", name: "fetch", iteration: fetch.iteration, of };
+        return { scope: "poll", name: "poll loop", iteration: poll.iteration, of: polls };
       });
       expect(many.map((a) => iterationOf(big, a))).toEqual(expected);
       const last = (big.rows[0] as InstanceRow).loops[0]!;

@@ -5,7 +5,7 @@
 // of 10,000 attempts is tested without a browser. Each query costs what is in view (uniform rows,
 // then a binary search along a row), never a scan of every attempt, because the component asks
 // them once per frame.
-import type { Attempt, Scope } from "../../backend/generated";
+import type { Attempt } from "../../backend/generated";
 
 /** One attempt, as the timeline places it. */
 export type AttemptRef = { node: string; attempt: number };
@@ -28,13 +28,13 @@ export type Bar = {
   finished: number | null;
 };
 
-/** The scopes of each blueprint instance, by instance id, as `blueprint_scopes` answers for its blueprint. */
-export type ScopesByInstance = Readonly<Record<string, readonly Scope[]>>;
-
 /**
- * A retry or while scope of an instance whose start ran more than once. Iteration k (from 1)
- * starts with the k-th attempt of its start task and ends where the next one starts; the last
- * ends with the latest attempt of its members that started in it.
+ * A retry or while scope of an instance that ran more than once, as its members' attempts
+ * recorded it (each attempt names the iteration of every loop around its task). Its passes are
+ * in time order: pass k (from 1) starts with the earliest attempt that ran in it and ends where
+ * the next one starts; the last ends with the latest end among the attempts that ran in it. A
+ * loop nested in another runs its iterations again in each pass of the outer one, so its passes
+ * go 1, 2, 3, 1, 2, 3, ...
  */
 export type Loop = {
   instance: string;
@@ -42,13 +42,17 @@ export type Loop = {
   start: string;
   /** What the user reads: the scope's name, else its start's id. */
   name: string;
-  /** How many scopes hold it. */
+  /** How many loops hold it. */
   depth: number;
-  /** When each iteration started, ascending: iteration k at `starts[k - 1]`. */
+  /** When each pass started, ascending: pass k at `starts[k - 1]`. */
   starts: number[];
-  /** The latest finish among the attempts of its members that started in its last iteration. */
+  /** The iteration each pass was, as recorded. */
+  iterations: number[];
+  /** How many iterations ran in each pass's round of the loops around it (its "of"). */
+  counts: number[];
+  /** The latest finish among the attempts that ran in its last pass. */
   lastFinish: number;
-  /** Whether one of those still runs: the last iteration then reaches the current time. */
+  /** Whether one of those still runs: the last pass then reaches the current time. */
   lastRunning: boolean;
 };
 
@@ -89,6 +93,8 @@ export type TimelineModel = {
   startMs: number;
   /** The latest time an attempt records (a start or a finish); running ones reach further. */
   endMs: number;
+  /** Each attempt's iteration of the innermost loop that ran more than once in its round, by `refKey`. */
+  iterationOf: Map<string, IterationOf>;
 };
 
 /** The part of the timeline in view, in the coordinates of its bar area (below the axis, right of the labels). */
@@ -107,33 +113,20 @@ export function refKey(ref: AttemptRef): string {
 }
 
 /**
- * Splits `{instance}.{task}` at its last dot, as the store does (`attempts.rs`): an instance id
- * may hold dots, a task id may not.
- */
-export function splitNode(node: string): { instance: string; task: string } {
-  const dot = node.lastIndexOf(".");
-  return dot < 0 ? { instance: "", task: node } : { instance: node.slice(0, dot), task: node.slice(dot + 1) };
-}
-
-/** No scopes: a timeline without them shows no iterations. */
-const NO_SCOPES: ScopesByInstance = {};
-
-/**
  * Groups the attempts into rows: instances in the order they first started (the root first, since
  * its tasks start the ones that open inner instances), each with its tasks in the order they first
- * started, each task with its attempts in start order. The scopes of each instance that looped
- * are found with their iterations.
+ * started, each task with its attempts in start order. The loops come from the iterations the
+ * attempts recorded.
  */
-export function buildModel(attempts: readonly Attempt[], scopes: ScopesByInstance = NO_SCOPES): TimelineModel {
+export function buildModel(attempts: readonly Attempt[]): TimelineModel {
   const order = attempts.map((_, i) => i).sort((a, b) => attempts[a]!.started_ms - attempts[b]!.started_ms || a - b);
   const instances = new Map<string, Map<string, Attempt[]>>();
   let endMs = -Infinity;
   let running = 0;
   for (const i of order) {
     const attempt = attempts[i]!;
-    const { instance } = splitNode(attempt.node);
-    let tasks = instances.get(instance);
-    if (!tasks) instances.set(instance, (tasks = new Map()));
+    let tasks = instances.get(attempt.instance);
+    if (!tasks) instances.set(attempt.instance, (tasks = new Map()));
     let atNode = tasks.get(attempt.node);
     if (!atNode) tasks.set(attempt.node, (atNode = []));
     atNode.push(attempt);
@@ -143,10 +136,11 @@ export function buildModel(attempts: readonly Attempt[], scopes: ScopesByInstanc
 
   const rows: Row[] = [];
   const byRef = new Map<string, Bar>();
-  const byNode = new Map<string, TaskRow>();
+  const headers = new Map<string, InstanceRow>();
   let taskCount = 0;
   for (const [instance, tasks] of instances) {
     const header: InstanceRow = { kind: "instance", instance, tasks: tasks.size, loops: [] };
+    headers.set(instance, header);
     rows.push(header);
     for (const [node, atNode] of tasks) {
       const row = rows.length;
@@ -161,13 +155,12 @@ export function buildModel(attempts: readonly Attempt[], scopes: ScopesByInstanc
         reach.push(latest);
         byRef.set(refKey(bar.attempt), bar);
       }
-      const taskRow: TaskRow = { kind: "task", instance, task: splitNode(node).task, node, bars, reach, loops: [] };
+      const taskRow: TaskRow = { kind: "task", instance, task: atNode[0]!.task, node, bars, reach, loops: [] };
       rows.push(taskRow);
-      byNode.set(node, taskRow);
       taskCount += 1;
     }
-    header.loops = loopsOf(instance, scopes[instance] ?? [], byNode);
   }
+  const iterationOf = placeLoops(rows, headers);
   const startMs = attempts.length === 0 ? 0 : attempts[order[0]!]!.started_ms;
   return {
     rows,
@@ -178,6 +171,7 @@ export function buildModel(attempts: readonly Attempt[], scopes: ScopesByInstanc
     running,
     startMs,
     endMs: attempts.length === 0 ? 0 : endMs,
+    iterationOf,
   };
 }
 
@@ -193,57 +187,107 @@ function firstIndex(length: number, before: (i: number) => boolean): number {
   return low;
 }
 
+/** A loop as its passes are gathered; a pass is named by the iterations of the loops around it and its own. */
+type Gathering = {
+  loop: Loop;
+  passes: Map<string, { start: number; iteration: number; round: string; lastFinish: number; running: boolean }>;
+  /** The most iterations seen per round (per pass of the loops around it). */
+  rounds: Map<string, number>;
+  rows: Set<TaskRow>;
+};
+
 /**
- * The loops among an instance's scopes, the outermost first, each also added to the rows of its
- * members (where the innermost comes first). A skip scope runs again only because a scope around
- * it does, so its tasks are read as iterations of that one. To end a loop's last iteration, only
- * the attempts that started in it are read.
+ * The loops that ran more than once, from the iterations each attempt recorded, added to the
+ * rows of their tasks (the innermost first) and to their instance's header (the outermost
+ * first); and, per attempt, its iteration of the innermost loop that ran more than once in the
+ * attempt's round. The rows are in start order, so the passes of a loop come in start order too.
  */
-function loopsOf(instance: string, scopes: readonly Scope[], byNode: ReadonlyMap<string, TaskRow>): Loop[] {
-  const loops: Loop[] = [];
-  for (const scope of scopes) {
-    const startRow = byNode.get(`${instance}.${scope.start}`);
-    if (scope.policy === "skip" || !startRow || startRow.bars.length < 2) continue;
-    const starts = startRow.bars.map((bar) => bar.start);
-    const lastStart = starts[starts.length - 1]!;
-    const loop: Loop = {
-      instance,
-      start: scope.start,
-      name: scope.name || scope.start,
-      depth: scope.depth,
-      starts,
-      lastFinish: lastStart,
-      lastRunning: false,
-    };
-    for (const member of new Set([scope.start, ...scope.members])) {
-      const row = byNode.get(`${instance}.${member}`);
-      if (!row) continue;
-      // A task is in a few scopes at most: its loops are kept sorted as they come.
-      row.loops.push(loop);
-      row.loops.sort((a, b) => b.depth - a.depth);
-      for (let i = firstIndex(row.bars.length, (j) => row.bars[j]!.start < lastStart); i < row.bars.length; i++) {
-        const finished = row.bars[i]!.finished;
-        if (finished === null) loop.lastRunning = true;
-        else loop.lastFinish = Math.max(loop.lastFinish, finished);
-      }
+function placeLoops(rows: Row[], headers: ReadonlyMap<string, InstanceRow>): Map<string, IterationOf> {
+  const gathered = new Map<string, Gathering>();
+  // Each attempt's place in each loop around it: the loop and the round it ran in.
+  const places: [Bar, [Gathering, string, number][]][] = [];
+  for (const row of rows) {
+    if (row.kind !== "task") continue;
+    for (const bar of row.bars) {
+      const { iterations } = bar.attempt;
+      if (iterations.length === 0) continue;
+      const mine: [Gathering, string, number][] = [];
+      let round = "";
+      iterations.forEach((it, depth) => {
+        const key = JSON.stringify([it.instance, it.scope]);
+        let g = gathered.get(key);
+        if (!g) {
+          const loop: Loop = {
+            instance: it.instance,
+            start: it.scope,
+            name: it.name,
+            depth,
+            starts: [],
+            iterations: [],
+            counts: [],
+            lastFinish: -Infinity,
+            lastRunning: false,
+          };
+          gathered.set(key, (g = { loop, passes: new Map(), rounds: new Map(), rows: new Set() }));
+        }
+        const passKey = `${round}${JSON.stringify([it.instance, it.scope, it.iteration])}`;
+        let pass = g.passes.get(passKey);
+        if (!pass) g.passes.set(passKey, (pass = { start: bar.start, iteration: it.iteration, round, lastFinish: bar.start, running: false }));
+        pass.start = Math.min(pass.start, bar.start);
+        if (bar.finished === null) pass.running = true;
+        else pass.lastFinish = Math.max(pass.lastFinish, bar.finished);
+        g.rounds.set(round, Math.max(g.rounds.get(round) ?? 0, it.iteration));
+        g.rows.add(row);
+        mine.push([g, round, it.iteration]);
+        round = passKey;
+      });
+      places.push([bar, mine]);
     }
-    loops.push(loop);
   }
-  return loops.sort((a, b) => a.depth - b.depth);
+
+  const looped = new Set<Gathering>();
+  for (const g of gathered.values()) {
+    if (g.passes.size < 2) continue;
+    looped.add(g);
+    const passes = [...g.passes.values()].sort((a, b) => a.start - b.start);
+    const { loop } = g;
+    for (const pass of passes) {
+      loop.starts.push(pass.start);
+      loop.iterations.push(pass.iteration);
+      loop.counts.push(g.rounds.get(pass.round)!);
+    }
+    const last = passes[passes.length - 1]!;
+    loop.lastFinish = last.lastFinish;
+    loop.lastRunning = last.running;
+    headers.get(loop.instance)?.loops.push(loop);
+    for (const row of g.rows) row.loops.push(loop);
+  }
+  for (const header of headers.values()) header.loops.sort((a, b) => a.depth - b.depth);
+  for (const row of rows) if (row.kind === "task") row.loops.sort((a, b) => b.depth - a.depth);
+
+  const iterationOf = new Map<string, IterationOf>();
+  for (const [bar, mine] of places) {
+    for (let j = mine.length - 1; j >= 0; j--) {
+      const [g, round, iteration] = mine[j]!;
+      const of = g.rounds.get(round)!;
+      if (!looped.has(g) || of < 2) continue;
+      iterationOf.set(refKey(bar.attempt), { scope: g.loop.start, name: g.loop.name, iteration, of });
+      break;
+    }
+  }
+  return iterationOf;
 }
 
 /** The last model built for each list of attempts: a list is replaced, never changed, when attempts come. */
-const built = new WeakMap<readonly Attempt[], { scopes: ScopesByInstance; model: TimelineModel }>();
+const built = new WeakMap<readonly Attempt[], TimelineModel>();
 
 /**
- * The model of a session's attempts, built once per list of attempts and scopes however many
- * views ask: the timeline draws it, the details panel names an attempt's iteration from it.
+ * The model of a session's attempts, built once per list of attempts however many views ask:
+ * the timeline draws it, the details panel names an attempt's iteration from it.
  */
-export function modelOf(attempts: readonly Attempt[], scopes: ScopesByInstance = NO_SCOPES): TimelineModel {
-  const cached = built.get(attempts);
-  if (cached?.scopes === scopes) return cached.model;
-  const model = buildModel(attempts, scopes);
-  built.set(attempts, { scopes, model });
+export function modelOf(attempts: readonly Attempt[]): TimelineModel {
+  let model = built.get(attempts);
+  if (!model) built.set(attempts, (model = buildModel(attempts)));
   return model;
 }
 
@@ -315,15 +359,15 @@ export function visibleBars(model: TimelineModel, view: View, nowMs: number): Ba
   return out;
 }
 
-/** The time range of iteration `k` (from 1) of a loop. */
+/** The time range of pass `k` (from 1) of a loop. */
 export function iterationRange(loop: Loop, k: number, nowMs: number): { start: number; end: number } {
   const start = loop.starts[k - 1]!;
   if (k < loop.starts.length) return { start, end: loop.starts[k]! };
   return { start, end: loop.lastRunning ? Math.max(loop.lastFinish, nowMs) : loop.lastFinish };
 }
 
-/** One iteration of a loop, on a row in view. */
-export type IterationSpan = { row: number; loop: Loop; iteration: number; start: number; end: number };
+/** One pass of a loop, on a row in view: its place among the loop's passes, and the iteration it was. */
+export type IterationSpan = { row: number; loop: Loop; pass: number; iteration: number; start: number; end: number };
 
 /** Adds to `out` the iterations of `loop` that overlap `[from, to]`, on row `row`. */
 function iterationsBetween(loop: Loop, row: number, from: number, to: number, nowMs: number, out: IterationSpan[]): void {
@@ -331,7 +375,7 @@ function iterationsBetween(loop: Loop, row: number, from: number, to: number, no
   const first = Math.max(0, firstIndex(loop.starts.length, (i) => loop.starts[i]! < from) - 1);
   for (let k = first + 1; k <= loop.starts.length && loop.starts[k - 1]! <= to; k++) {
     const { start, end } = iterationRange(loop, k, nowMs);
-    if (end >= from) out.push({ row, loop, iteration: k, start, end });
+    if (end >= from) out.push({ row, loop, pass: k, iteration: loop.iterations[k - 1]!, start, end });
   }
 }
 
@@ -359,24 +403,16 @@ export type IterationOf = {
   scope: string;
   name: string;
   iteration: number;
-  /** How many iterations the scope has run so far. */
+  /** How many iterations the scope has run so far in that round (of the loops around it). */
   of: number;
 };
 
 /**
- * The iteration an attempt ran in, of the innermost loop that holds its task: the one whose range
- * holds its start. Null for an attempt of a task in no loop (or one that started before its loop).
+ * The iteration an attempt ran in, as it recorded it, of the innermost loop around its task that
+ * ran more than once in its round. Null for an attempt of a task in no such loop.
  */
 export function iterationOf(model: TimelineModel, ref: AttemptRef): IterationOf | null {
-  const bar = model.byRef.get(refKey(ref));
-  if (!bar) return null;
-  const row = model.rows[bar.row] as TaskRow;
-  for (const loop of row.loops) {
-    // The start's own attempts are counted, so that two iterations started in one millisecond stay apart.
-    const iteration = loop.start === row.task ? bar.index + 1 : firstIndex(loop.starts.length, (i) => loop.starts[i]! <= bar.start);
-    if (iteration > 0) return { scope: loop.start, name: loop.name, iteration, of: loop.starts.length };
-  }
-  return null;
+  return model.iterationOf.get(refKey(ref)) ?? null;
 }
 
 /** An iteration as the user reads it. */
@@ -604,11 +640,10 @@ export function clockLabel(ms: number): string {
 /** The lines of a bar's tooltip: what ran, how it ended, how long it took and when it started. */
 export function describeBar(model: TimelineModel, bar: Bar, nowMs: number): string[] {
   const { attempt } = bar;
-  const { instance, task } = splitNode(attempt.node);
   const duration = barEnd(bar, nowMs) - bar.start;
   const lines = [
-    `${task} · attempt #${attempt.attempt}`,
-    `${instance} · agent ${attempt.agent}`,
+    `${attempt.task} · attempt #${attempt.attempt}`,
+    `${attempt.instance} · agent ${attempt.agent}`,
     `${attempt.state}${attempt.exit_code == null ? "" : ` (exit ${attempt.exit_code})`}`,
     `${durationLabel(duration)}${bar.finished == null ? " so far" : ""}`,
     `started ${clockLabel(bar.start)} (+${durationLabel(bar.start - model.startMs)})`,

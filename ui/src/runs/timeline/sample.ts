@@ -1,9 +1,9 @@
 // A made-up session for the timeline's tests and benchmarks: a root blueprint and inner
 // blueprint instances that open one after the other, tasks that fail and are retried, tasks that
 // run again and again (a while scope's iterations), instant skips, and the latest attempts still
-// running; and a session that loops, with the scopes of its blueprint. The same seed gives the same
-// session, so a benchmark compares like with like.
-import type { Attempt, AttemptState, Scope } from "../../backend/generated";
+// running; and a session that loops, each attempt naming the iterations it ran in, as the store
+// records them. The same seed gives the same session, so a benchmark compares like with like.
+import type { Attempt, AttemptState, ScopeIteration } from "../../backend/generated";
 
 /** 2026-01-01 09:00 UTC: a fixed start, so the session does not depend on the day it is made. */
 const SESSION_START_MS = 1_767_258_000_000;
@@ -29,7 +29,7 @@ function logUniform(random: () => number, low: number, high: number): number {
   return Math.round(Math.exp(Math.log(low) + random() * (Math.log(high) - Math.log(low))));
 }
 
-type Node = { id: string; lastEnd: number; attempts: number };
+type Node = { id: string; instance: string; task: string; lastEnd: number; attempts: number };
 
 export function generateAttempts(n: number, seed: number): Attempt[] {
   const random = randomSource(seed);
@@ -43,7 +43,7 @@ export function generateAttempts(n: number, seed: number): Attempt[] {
       i === 0 ? ROOT : `${INNER[(i - 1) % INNER.length]}_${COMPOSITES[(i - 1) % COMPOSITES.length]}${round > 0 ? round + 1 : ""}`;
     for (let t = 0; t < perInstance; t++) {
       const task = `${TASKS[t % TASKS.length]}${t >= TASKS.length ? Math.floor(t / TASKS.length) + 1 : ""}`;
-      nodes.push({ id: `${instance}.${task}`, lastEnd: -Infinity, attempts: 0 });
+      nodes.push({ id: `${instance}.${task}`, instance, task, lastEnd: -Infinity, attempts: 0 });
     }
   }
 
@@ -83,6 +83,8 @@ export function generateAttempts(n: number, seed: number): Attempt[] {
       run_id: `run-${k + 1}`,
       session_id: `sample-${seed}`,
       node: node.id,
+      instance: node.instance,
+      task: node.task,
       attempt: node.attempts,
       state: finalState,
       agent: "shell",
@@ -90,6 +92,7 @@ export function generateAttempts(n: number, seed: number): Attempt[] {
       finished_ms: running ? null : start + duration,
       exit_code: finalState === "succeeded" ? 0 : finalState === "failed" ? 1 : null,
       error: finalState === "failed" ? { code: "exit-status", message: "the command exited with status 1" } : null,
+      iterations: [],
     };
   });
 }
@@ -100,32 +103,17 @@ export function sampleNow(attempts: readonly Attempt[]): number {
 }
 
 /**
- * The scopes of the looping session's blueprint, as `blueprint_scopes` answers them: a while scope
- * and, inside it, a retry scope that runs its two tasks again when the second fails.
- */
-export const LOOPING_SCOPES: Scope[] = [
-  {
-    start: "poll",
-    end: "wait",
-    name: "poll loop",
-    policy: "while",
-    condition: "pending > 0",
-    members: ["poll", "fetch", "verify", "wait"],
-    depth: 0,
-  },
-  { start: "fetch", end: "verify", policy: "retry", retries: 2, members: ["fetch", "verify"], parent: "poll", depth: 1 },
-];
-
-/**
  * A session of the root blueprint alone that loops: a checkout, then `iterations` runs of the while
- * scope of `LOOPING_SCOPES` (poll, fetch, verify, wait), whose retry scope runs fetch and verify
- * again when verify fails (at most twice in a row). Its last attempt still runs.
+ * scope "poll loop" (poll, fetch, verify, wait), whose retry scope (fetch, verify) runs fetch and
+ * verify again when verify fails (at most twice in a row). Its last attempt still runs.
  */
-export function generateLoopingSession(iterations: number, seed: number): { attempts: Attempt[]; scopes: Record<string, Scope[]> } {
+export function generateLoopingSession(iterations: number, seed: number): Attempt[] {
   const random = randomSource(seed);
   const attempts: Attempt[] = [];
   const counts = new Map<string, number>();
   let clock = SESSION_START_MS;
+  const pass = (scope: string, name: string, iteration: number): ScopeIteration => ({ instance: ROOT, scope, name, iteration });
+  let around: ScopeIteration[] = [];
   const run = (task: string, low: number, high: number, state: AttemptState = "succeeded") => {
     const node = `${ROOT}.${task}`;
     const attempt = (counts.get(node) ?? 0) + 1;
@@ -135,28 +123,35 @@ export function generateLoopingSession(iterations: number, seed: number): { atte
       run_id: `run-${attempts.length + 1}`,
       session_id: `looping-${seed}`,
       node,
+      instance: ROOT,
+      task,
       attempt,
       state,
       agent: "shell",
       started_ms: clock,
       finished_ms: clock + duration,
       exit_code: state === "failed" ? 1 : 0,
+      iterations: around,
     });
     // The next task starts a moment after this one ends, as the runner starts what it unblocked.
     clock += duration + 5;
   };
   run("checkout", 200, 2_000);
   for (let k = 0; k < iterations; k++) {
+    const poll = pass("poll", "poll loop", k + 1);
+    around = [poll];
     run("poll", 20, 200);
     for (let retries = 0; ; retries++) {
+      around = [poll, pass("fetch", "fetch", retries + 1)];
       run("fetch", 50, 2_000);
       const failed = retries < 2 && random() < 0.2;
       run("verify", 20, 500, failed ? "failed" : "succeeded");
       if (!failed) break;
     }
+    around = [poll];
     run("wait", 100, 1_000);
   }
   const last = attempts.pop()!;
   attempts.push({ ...last, state: "running", finished_ms: null, exit_code: null });
-  return { attempts, scopes: { [ROOT]: LOOPING_SCOPES } };
+  return attempts;
 }
