@@ -26,8 +26,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
 use cli::{Cli, Command, RemoteCommand, ServersCommand};
-// The argument types run.rs takes, as `crate::ReportFormat` and so on.
-use cli::{BrokerArgs, Driving, ReportFormat};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -25,8 +25,8 @@
 //! When standard output is a terminal and the format is text, the events are shown by the
 //! live display ([`live`]) instead of one line each; the plain lines stay for pipes and files.
 
+use crate::cli::{BrokerArgs, Driving, ReportFormat};
 use crate::prompt::{ask, json_or_text};
-use crate::{BrokerArgs, Driving, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_api::broker::BrokerSettings;
 use orrery_api::{
