@@ -28,7 +28,7 @@ fn charged(source: &str) -> u64 {
     let namespace = namespace();
     let mut interpreter = eval::Interpreter::new(&namespace, &limits);
     interpreter.eval(&parsed.body).unwrap_or_else(|error| panic!("{source}: {error}"));
-    interpreter.memory_charged()
+    interpreter.budget.memory_charged()
 }
 
 #[test]

@@ -1,25 +1,22 @@
 //! The tree-walking interpreter: names, bounds, control flow and comprehensions. Operators live
-//! in `ops`, builtin functions and methods in `builtins`.
+//! in `ops`, builtin functions and methods in `builtins`, and the budgets that all of them
+//! charge in `budget`.
 
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::time::Instant;
 
 use rustpython_parser::ast::{self, Constant, Expr};
 
+use super::budget::Budget;
 use super::builtins;
-use super::value::{self, Dict, Key, Set, Value};
+use super::value::{self, build_set, insert_dict, Dict, Value};
 use super::{ops, EvalError, EvalErrorKind, Limits, Namespace};
 
 pub(crate) struct Interpreter<'a> {
     namespace: &'a Namespace,
-    pub(super) limits: &'a Limits,
-    steps: u64,
-    /// The step count at which the clock is read next.
-    next_clock_check: u64,
-    deadline: Option<Instant>,
-    /// Bytes of the values built so far ([`Limits::max_memory_bytes`]).
-    memory: u64,
+    limits: &'a Limits,
+    /// The steps, time and memory used so far, which operators and builtins charge too.
+    pub(super) budget: Budget<'a>,
     depth: usize,
     /// Namespace values converted on first use, so a name read twice is the same object.
     converted: HashMap<&'a str, Value>,
@@ -29,104 +26,11 @@ pub(crate) struct Interpreter<'a> {
 
 impl<'a> Interpreter<'a> {
     pub fn new(namespace: &'a Namespace, limits: &'a Limits) -> Self {
-        Self {
-            namespace,
-            limits,
-            steps: 0,
-            next_clock_check: CLOCK_EVERY,
-            deadline: Instant::now().checked_add(limits.max_time),
-            memory: 0,
-            depth: 0,
-            converted: HashMap::new(),
-            locals: Vec::new(),
-        }
-    }
-
-    /// Charges `count` steps against [`Limits::max_steps`], and reads the clock against
-    /// [`Limits::max_time`] every few thousand steps.
-    pub fn charge(&mut self, count: u64) -> Result<(), EvalError> {
-        self.steps = self.steps.saturating_add(count);
-        if self.steps > self.limits.max_steps {
-            return Err(EvalError::limit(format!(
-                "the condition exceeds its work budget of {} steps",
-                self.limits.max_steps
-            )));
-        }
-        if self.steps >= self.next_clock_check {
-            self.next_clock_check = self.steps.saturating_add(CLOCK_EVERY);
-            self.check_clock()?;
-        }
-        Ok(())
-    }
-
-    fn check_clock(&self) -> Result<(), EvalError> {
-        if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-            return Err(EvalError::limit(format!(
-                "the condition exceeds its time budget of {}",
-                human_duration(self.limits.max_time)
-            )));
-        }
-        Ok(())
-    }
-
-    /// Charges `bytes` of newly built values against [`Limits::max_memory_bytes`].
-    pub fn charge_memory(&mut self, bytes: u64) -> Result<(), EvalError> {
-        self.memory = self.memory.saturating_add(bytes);
-        if self.memory > self.limits.max_memory_bytes {
-            return Err(EvalError::limit(format!(
-                "the condition exceeds its memory budget of {} (the values it builds, added up)",
-                human_bytes(self.limits.max_memory_bytes)
-            )));
-        }
-        Ok(())
-    }
-
-    /// Charges what `value` holds that nothing else holds: the parts an operation just built.
-    /// Call it while the operation's operands are still alive, so that what the result shares
-    /// with them is not counted.
-    pub fn charge_fresh(&mut self, value: &Value) -> Result<(), EvalError> {
-        let bytes = value::fresh_bytes(value);
-        self.charge_memory(bytes)
-    }
-
-    /// Bytes of memory charged so far.
-    #[cfg(test)]
-    pub fn memory_charged(&self) -> u64 {
-        self.memory
-    }
-
-    pub fn check_len(&self, len: usize) -> Result<(), EvalError> {
-        if len > self.limits.max_collection_len {
-            return Err(EvalError::limit(format!(
-                "a collection of {len} elements exceeds the limit of {}",
-                self.limits.max_collection_len
-            )));
-        }
-        Ok(())
-    }
-
-    pub fn check_str_bytes(&self, bytes: usize) -> Result<(), EvalError> {
-        if bytes > self.limits.max_string_bytes {
-            return Err(EvalError::limit(format!(
-                "a string of {bytes} bytes exceeds the limit of {}",
-                self.limits.max_string_bytes
-            )));
-        }
-        Ok(())
-    }
-
-    pub fn check_int_bits(&self, bits: u64) -> Result<(), EvalError> {
-        if bits > self.limits.max_int_bits {
-            return Err(EvalError::limit(format!(
-                "an integer of {bits} bits exceeds the limit of {}",
-                self.limits.max_int_bits
-            )));
-        }
-        Ok(())
+        Self { namespace, limits, budget: Budget::new(limits), depth: 0, converted: HashMap::new(), locals: Vec::new() }
     }
 
     pub fn eval(&mut self, expr: &'a Expr) -> Result<Value, EvalError> {
-        self.charge(1)?;
+        self.budget.charge(1)?;
         if self.depth >= self.limits.max_depth {
             return Err(EvalError::limit(format!("expression nesting exceeds the limit of {}", self.limits.max_depth)));
         }
@@ -142,7 +46,7 @@ impl<'a> Interpreter<'a> {
         match expr {
             Expr::Constant(constant) => {
                 let value = constant_value(&constant.value)?;
-                self.charge_fresh(&value)?;
+                self.budget.charge_fresh(&value)?;
                 Ok(value)
             }
             Expr::Name(name) => self.lookup(name.id.as_str()),
@@ -185,7 +89,7 @@ impl<'a> Interpreter<'a> {
     fn eval_unary(&mut self, unary: &'a ast::ExprUnaryOp) -> Result<Value, EvalError> {
         let operand = self.eval(&unary.operand)?;
         let result = ops::unary(unary.op, &operand)?;
-        self.charge_fresh(&result)?;
+        self.budget.charge_fresh(&result)?;
         Ok(result)
     }
 
@@ -193,8 +97,8 @@ impl<'a> Interpreter<'a> {
     fn eval_binop(&mut self, binop: &'a ast::ExprBinOp) -> Result<Value, EvalError> {
         let left = self.eval(&binop.left)?;
         let right = self.eval(&binop.right)?;
-        let result = ops::binary(self, binop.op, &left, &right)?;
-        self.charge_fresh(&result)?;
+        let result = ops::binary(&mut self.budget, binop.op, &left, &right)?;
+        self.budget.charge_fresh(&result)?;
         Ok(result)
     }
 
@@ -204,7 +108,7 @@ impl<'a> Interpreter<'a> {
         let mut result = Value::Bool(true);
         for (op, comparator) in compare.ops.iter().zip(&compare.comparators) {
             let right = self.eval(comparator)?;
-            result = ops::compare(self, *op, &left, &right)?;
+            result = ops::compare(&mut self.budget, *op, &left, &right)?;
             if !result.truthy() {
                 return Ok(result);
             }
@@ -227,17 +131,17 @@ impl<'a> Interpreter<'a> {
         match expr {
             Expr::List(list) => {
                 let items = self.eval_elements(&list.elts)?;
-                self.charge_memory(value::vec_bytes(items.len()))?;
+                self.budget.charge_memory(value::vec_bytes(items.len()))?;
                 Ok(Value::list(items))
             }
             Expr::Tuple(tuple) => {
                 let items = self.eval_elements(&tuple.elts)?;
-                self.charge_memory(value::vec_bytes(items.len()))?;
+                self.budget.charge_memory(value::vec_bytes(items.len()))?;
                 Ok(Value::tuple(items))
             }
             Expr::Set(set) => {
                 let items = self.eval_elements(&set.elts)?;
-                self.charge_memory(value::map_bytes(items.len()))?;
+                self.budget.charge_memory(value::map_bytes(items.len()))?;
                 Ok(Value::Set(Rc::new(build_set(items)?)))
             }
             Expr::Dict(dict) => {
@@ -250,7 +154,7 @@ impl<'a> Interpreter<'a> {
                     let value = self.eval(value)?;
                     insert_dict(&mut out, key, value)?;
                 }
-                self.charge_memory(value::map_bytes(out.len()))?;
+                self.budget.charge_memory(value::map_bytes(out.len()))?;
                 Ok(Value::Dict(Rc::new(out)))
             }
             _ => unreachable!("eval_display is only called for displays"),
@@ -264,13 +168,13 @@ impl<'a> Interpreter<'a> {
             let lower = self.eval_optional(slice.lower.as_deref())?;
             let upper = self.eval_optional(slice.upper.as_deref())?;
             let step = self.eval_optional(slice.step.as_deref())?;
-            let result = ops::slice(self, &container, &lower, &upper, &step)?;
-            self.charge_fresh(&result)?;
+            let result = ops::slice(&mut self.budget, &container, &lower, &upper, &step)?;
+            self.budget.charge_fresh(&result)?;
             return Ok(result);
         }
         let index = self.eval(&subscript.slice)?;
         let result = ops::subscript(&container, &index)?;
-        self.charge_fresh(&result)?;
+        self.budget.charge_fresh(&result)?;
         Ok(result)
     }
 
@@ -278,7 +182,7 @@ impl<'a> Interpreter<'a> {
     fn eval_attribute(&mut self, attribute: &'a ast::ExprAttribute) -> Result<Value, EvalError> {
         let object = self.eval(&attribute.value)?;
         let result = builtins::attribute(object, attribute.attr.as_str())?;
-        self.charge_memory(value::SLOT_BYTES)?;
+        self.budget.charge_memory(value::SLOT_BYTES)?;
         Ok(result)
     }
 
@@ -305,8 +209,8 @@ impl<'a> Interpreter<'a> {
         // The arguments stay alive while the result is measured: what it shares with them
         // (elements copied into a new list, say) was counted when they were built.
         let operands: Vec<Value> = args.iter().chain(kwargs.iter().map(|(_, value)| value)).cloned().collect();
-        let result = builtins::call(self, &function, args, kwargs)?;
-        self.charge_fresh(&result)?;
+        let result = builtins::call(&mut self.budget, &function, args, kwargs)?;
+        self.budget.charge_fresh(&result)?;
         drop(operands);
         Ok(result)
     }
@@ -319,8 +223,8 @@ impl<'a> Interpreter<'a> {
                 self.comprehension(&comp.generators, &mut |interpreter| {
                     let item = interpreter.eval(&comp.elt)?;
                     out.push(item);
-                    interpreter.charge_memory(value::SLOT_BYTES)?;
-                    interpreter.check_len(out.len())
+                    interpreter.budget.charge_memory(value::SLOT_BYTES)?;
+                    interpreter.budget.check_len(out.len())
                 })?;
                 Ok(Value::list(out))
             }
@@ -329,8 +233,8 @@ impl<'a> Interpreter<'a> {
                 self.comprehension(&comp.generators, &mut |interpreter| {
                     let item = interpreter.eval(&comp.elt)?;
                     out.push(item);
-                    interpreter.charge_memory(value::SLOT_BYTES + value::ENTRY_BYTES)?;
-                    interpreter.check_len(out.len())
+                    interpreter.budget.charge_memory(value::SLOT_BYTES + value::ENTRY_BYTES)?;
+                    interpreter.budget.check_len(out.len())
                 })?;
                 Ok(Value::Set(Rc::new(build_set(out)?)))
             }
@@ -340,8 +244,8 @@ impl<'a> Interpreter<'a> {
                     let key = interpreter.eval(&comp.key)?;
                     let value = interpreter.eval(&comp.value)?;
                     insert_dict(&mut out, key, value)?;
-                    interpreter.charge_memory(value::ENTRY_BYTES)?;
-                    interpreter.check_len(out.len())
+                    interpreter.budget.charge_memory(value::ENTRY_BYTES)?;
+                    interpreter.budget.check_len(out.len())
                 })?;
                 Ok(Value::Dict(Rc::new(out)))
             }
@@ -362,11 +266,11 @@ impl<'a> Interpreter<'a> {
                         },
                         other => value::to_str(&self.eval(other)?)?,
                     };
-                    self.charge_memory(piece.len() as u64)?;
+                    self.budget.charge_memory(piece.len() as u64)?;
                     out.push_str(&piece);
-                    self.check_str_bytes(out.len())?;
+                    self.budget.check_str_bytes(out.len())?;
                 }
-                self.charge_memory(value::str_bytes(out.len()))?;
+                self.budget.charge_memory(value::str_bytes(out.len()))?;
                 Ok(Value::str(out))
             }
             Expr::FormattedValue(formatted) => {
@@ -378,7 +282,7 @@ impl<'a> Interpreter<'a> {
                     ast::ConversionFlag::Repr | ast::ConversionFlag::Ascii => value::repr(&value)?,
                     _ => value::to_str(&value)?,
                 };
-                self.charge_memory(value::str_bytes(text.len()))?;
+                self.budget.charge_memory(value::str_bytes(text.len()))?;
                 Ok(Value::str(text))
             }
             _ => unreachable!("eval_fstring is only called for f-strings"),
@@ -386,7 +290,7 @@ impl<'a> Interpreter<'a> {
     }
 
     fn eval_elements(&mut self, elements: &'a [Expr]) -> Result<Vec<Value>, EvalError> {
-        self.check_len(elements.len())?;
+        self.budget.check_len(elements.len())?;
         elements
             .iter()
             .map(|element| match element {
@@ -412,7 +316,7 @@ impl<'a> Interpreter<'a> {
         }
         if let Some((key, json)) = self.namespace.entry(name) {
             let value = Value::from_json(json);
-            self.charge_fresh(&value)?;
+            self.budget.charge_fresh(&value)?;
             self.converted.insert(key, value.clone());
             return Ok(value);
         }
@@ -442,7 +346,7 @@ impl<'a> Interpreter<'a> {
             return Err(EvalError::unsupported("async comprehensions are not supported"));
         }
         let iterable = self.eval(&generator.iter)?;
-        let items = ops::iterate(self, &iterable)?;
+        let items = ops::iterate(&mut self.budget, &iterable)?;
         if self.depth >= self.limits.max_depth {
             return Err(EvalError::limit("comprehension nesting exceeds the depth limit"));
         }
@@ -450,7 +354,7 @@ impl<'a> Interpreter<'a> {
         let scope = self.locals.len();
         let result = (|| {
             'items: for item in items {
-                self.charge(1)?;
+                self.budget.charge(1)?;
                 self.locals.truncate(scope);
                 self.bind(&generator.target, item)?;
                 for condition in &generator.ifs {
@@ -474,7 +378,7 @@ impl<'a> Interpreter<'a> {
                 Ok(())
             }
             Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
-                let items = ops::iterate(self, &value)?;
+                let items = ops::iterate(&mut self.budget, &value)?;
                 for (element, item) in elts.iter().zip(items) {
                     self.bind(element, item)?;
                 }
@@ -482,27 +386,6 @@ impl<'a> Interpreter<'a> {
             }
             _ => Err(EvalError::unsupported("only names and tuples of names can be comprehension targets")),
         }
-    }
-}
-
-/// How many steps pass between two readings of the clock.
-const CLOCK_EVERY: u64 = 1 << 12;
-
-fn human_bytes(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
-        format!("{} MiB", bytes >> 20)
-    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
-        format!("{} KiB", bytes >> 10)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-fn human_duration(duration: std::time::Duration) -> String {
-    if duration.subsec_nanos() == 0 {
-        format!("{} s", duration.as_secs())
-    } else {
-        format!("{} ms", duration.as_millis())
     }
 }
 
@@ -518,25 +401,4 @@ fn constant_value(constant: &Constant) -> Result<Value, EvalError> {
         Constant::Complex { .. } => return Err(EvalError::unsupported("complex numbers are not supported")),
         Constant::Ellipsis => return Err(EvalError::unsupported("Ellipsis is not supported")),
     })
-}
-
-pub(crate) fn build_set(items: Vec<Value>) -> Result<Set, EvalError> {
-    let mut set = Set::with_capacity(items.len());
-    for item in items {
-        let key = Key::of(&item)?;
-        set.entry(key).or_insert(item);
-    }
-    Ok(set)
-}
-
-/// Python keeps the first key object and the last value.
-pub(crate) fn insert_dict(dict: &mut Dict, key: Value, value: Value) -> Result<(), EvalError> {
-    let hashed = Key::of(&key)?;
-    match dict.get_mut(&hashed) {
-        Some(entry) => entry.1 = value,
-        None => {
-            dict.insert(hashed, (key, value));
-        }
-    }
-    Ok(())
 }

@@ -11,9 +11,11 @@
 //!
 //! Known differences from the reference are listed in `tests/condition_differential.rs`.
 
+mod budget;
 #[cfg(test)]
 mod budget_tests;
 mod builtins;
+mod callable;
 mod eval;
 mod ops;
 mod syntax;

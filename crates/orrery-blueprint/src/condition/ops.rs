@@ -9,7 +9,7 @@ use num_integer::Integer;
 use num_traits::{Signed, ToPrimitive, Zero};
 use rustpython_parser::ast::{CmpOp, Operator, UnaryOp};
 
-use super::eval::Interpreter;
+use super::budget::Budget;
 use super::value::{self, int_to_f64, py_cmp, py_eq, Key, Number, Value};
 use super::{EvalError, EvalErrorKind};
 
@@ -77,12 +77,7 @@ pub(crate) fn unary(op: UnaryOp, operand: &Value) -> Result<Value, EvalError> {
     }
 }
 
-pub(crate) fn binary(
-    interpreter: &mut Interpreter,
-    op: Operator,
-    left: &Value,
-    right: &Value,
-) -> Result<Value, EvalError> {
+pub(crate) fn binary(budget: &mut Budget, op: Operator, left: &Value, right: &Value) -> Result<Value, EvalError> {
     if let (Some(a), Some(b)) = (left.as_number(), right.as_number()) {
         if let (Value::Bool(x), Value::Bool(y)) = (left, right) {
             match op {
@@ -92,7 +87,7 @@ pub(crate) fn binary(
                 _ => {}
             }
         }
-        return arithmetic(interpreter, op, a, b, left, right);
+        return arithmetic(budget, op, a, b, left, right);
     }
     match (op, left, right) {
         (Operator::Add, Value::Str(a), Value::Str(b)) => {
@@ -101,30 +96,30 @@ pub(crate) fn binary(
                     "String length exceeded, max string length is {ASTEVAL_MAX_STR_LEN}"
                 )));
             }
-            interpreter.check_str_bytes(a.len() + b.len())?;
+            budget.check_str_bytes(a.len() + b.len())?;
             Ok(Value::str(format!("{a}{b}")))
         }
         (Operator::Add, Value::List(a), Value::List(b)) => {
-            interpreter.check_len(a.len() + b.len())?;
-            interpreter.charge((a.len() + b.len()) as u64)?;
+            budget.check_len(a.len() + b.len())?;
+            budget.charge((a.len() + b.len()) as u64)?;
             Ok(Value::list(a.iter().chain(b.iter()).cloned().collect()))
         }
         (Operator::Add, Value::Tuple(a), Value::Tuple(b)) => {
-            interpreter.check_len(a.len() + b.len())?;
-            interpreter.charge((a.len() + b.len()) as u64)?;
+            budget.check_len(a.len() + b.len())?;
+            budget.charge((a.len() + b.len()) as u64)?;
             Ok(Value::tuple(a.iter().chain(b.iter()).cloned().collect()))
         }
         (Operator::Mult, Value::Str(_) | Value::List(_) | Value::Tuple(_), _) if right.as_int().is_some() => {
-            repeat(interpreter, left, &right.as_int().unwrap_or_default(), true)
+            repeat(budget, left, &right.as_int().unwrap_or_default(), true)
         }
         (Operator::Mult, _, Value::Str(_) | Value::List(_) | Value::Tuple(_)) if left.as_int().is_some() => {
-            repeat(interpreter, right, &left.as_int().unwrap_or_default(), false)
+            repeat(budget, right, &left.as_int().unwrap_or_default(), false)
         }
         (Operator::Mod, Value::Str(_), _) => {
             Err(EvalError::unsupported("printf-style string formatting ('%') is not supported"))
         }
         (Operator::Sub | Operator::BitAnd | Operator::BitOr | Operator::BitXor, Value::Set(a), Value::Set(b)) => {
-            interpreter.charge((a.len() + b.len()) as u64)?;
+            budget.charge((a.len() + b.len()) as u64)?;
             let out: value::Set = match op {
                 Operator::Sub => {
                     a.iter().filter(|(k, _)| !b.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -151,7 +146,7 @@ pub(crate) fn binary(
             Ok(Value::Set(Rc::new(out)))
         }
         (Operator::BitOr, Value::Dict(a), Value::Dict(b)) => {
-            interpreter.check_len(a.len() + b.len())?;
+            budget.check_len(a.len() + b.len())?;
             let mut out = (**a).clone();
             for (key, (k, v)) in b.iter() {
                 match out.get_mut(key) {
@@ -173,12 +168,7 @@ pub(crate) fn binary(
     }
 }
 
-fn repeat(
-    interpreter: &mut Interpreter,
-    sequence: &Value,
-    count: &BigInt,
-    sequence_first: bool,
-) -> Result<Value, EvalError> {
+fn repeat(budget: &mut Budget, sequence: &Value, count: &BigInt, sequence_first: bool) -> Result<Value, EvalError> {
     let count = if count.is_negative() { 0 } else { count.to_u64().unwrap_or(u64::MAX) };
     match sequence {
         Value::Str(s) => {
@@ -189,13 +179,13 @@ fn repeat(
                 )));
             }
             let bytes = (s.len() as u128 * count as u128).min(usize::MAX as u128) as usize;
-            interpreter.check_str_bytes(bytes)?;
+            budget.check_str_bytes(bytes)?;
             Ok(Value::str(s.repeat(count as usize)))
         }
         Value::List(items) | Value::Tuple(items) => {
             let len = (items.len() as u128 * count as u128).min(usize::MAX as u128) as usize;
-            interpreter.check_len(len)?;
-            interpreter.charge(len as u64)?;
+            budget.check_len(len)?;
+            budget.charge(len as u64)?;
             let mut out = Vec::with_capacity(len);
             // An empty sequence stays empty however large the count (`[] * 11**9`): no loop.
             if !items.is_empty() {
@@ -213,7 +203,7 @@ fn repeat(
 }
 
 fn arithmetic(
-    interpreter: &mut Interpreter,
+    budget: &mut Budget,
     op: Operator,
     a: Number,
     b: Number,
@@ -221,7 +211,7 @@ fn arithmetic(
     right: &Value,
 ) -> Result<Value, EvalError> {
     if let (Number::Int(x), Number::Int(y)) = (&a, &b) {
-        return int_arithmetic(interpreter, op, x, y, left, right);
+        return int_arithmetic(budget, op, x, y, left, right);
     }
     if op == Operator::Pow {
         if let Some(Ordering::Greater) = value::compare_numbers(&b, &Number::Int(BigInt::from(ASTEVAL_MAX_EXPONENT))) {
@@ -297,7 +287,7 @@ fn float_pow(x: f64, y: f64) -> Result<f64, EvalError> {
 }
 
 fn int_arithmetic(
-    interpreter: &mut Interpreter,
+    budget: &mut Budget,
     op: Operator,
     x: &BigInt,
     y: &BigInt,
@@ -308,7 +298,7 @@ fn int_arithmetic(
         Operator::Add => x + y,
         Operator::Sub => x - y,
         Operator::Mult => {
-            interpreter.check_int_bits(x.bits() + y.bits())?;
+            budget.check_int_bits(x.bits() + y.bits())?;
             x * y
         }
         Operator::Div => return Ok(Value::Float(true_divide(x, y)?)),
@@ -334,9 +324,9 @@ fn int_arithmetic(
             let exponent = y.to_u32().unwrap_or(0);
             let magnitude = x.abs();
             if magnitude > BigInt::from(1) {
-                interpreter.check_int_bits((x.bits() - 1).saturating_mul(exponent as u64))?;
+                budget.check_int_bits((x.bits() - 1).saturating_mul(exponent as u64))?;
             }
-            interpreter.charge(exponent as u64 / 64)?;
+            budget.charge(exponent as u64 / 64)?;
             x.pow(exponent)
         }
         Operator::LShift => {
@@ -347,7 +337,7 @@ fn int_arithmetic(
                 return Err(EvalError::limit(format!("Invalid left shift, max left shift is {ASTEVAL_MAX_SHIFT}")));
             }
             let shift = y.to_u64().unwrap_or(0);
-            interpreter.check_int_bits(x.bits() + shift)?;
+            budget.check_int_bits(x.bits() + shift)?;
             x << shift
         }
         Operator::RShift => {
@@ -364,7 +354,7 @@ fn int_arithmetic(
         Operator::BitXor => x ^ y,
         Operator::MatMult => return Err(unsupported_operands(op, left, right)),
     };
-    interpreter.check_int_bits(result.bits())?;
+    budget.check_int_bits(result.bits())?;
     Ok(Value::Int(result))
 }
 
@@ -392,20 +382,15 @@ pub(crate) fn true_divide(x: &BigInt, y: &BigInt) -> Result<f64, EvalError> {
     Ok(result)
 }
 
-pub(crate) fn compare(
-    interpreter: &mut Interpreter,
-    op: CmpOp,
-    left: &Value,
-    right: &Value,
-) -> Result<Value, EvalError> {
-    interpreter.charge(comparison_cost(op, left, right))?;
+pub(crate) fn compare(budget: &mut Budget, op: CmpOp, left: &Value, right: &Value) -> Result<Value, EvalError> {
+    budget.charge(comparison_cost(op, left, right))?;
     let result = match op {
         CmpOp::Eq => py_eq(left, right),
         CmpOp::NotEq => !py_eq(left, right),
         CmpOp::Is => left.is(right),
         CmpOp::IsNot => !left.is(right),
-        CmpOp::In => contains(interpreter, right, left)?,
-        CmpOp::NotIn => !contains(interpreter, right, left)?,
+        CmpOp::In => contains(budget, right, left)?,
+        CmpOp::NotIn => !contains(budget, right, left)?,
         CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
             if let (Value::Set(a), Value::Set(b)) = (left, right) {
                 let subset = |x: &value::Set, y: &value::Set| x.keys().all(|k| y.contains_key(k));
@@ -463,11 +448,11 @@ fn comparison_cost(op: CmpOp, left: &Value, right: &Value) -> u64 {
 }
 
 /// Python `item in container`.
-pub(crate) fn contains(interpreter: &mut Interpreter, container: &Value, item: &Value) -> Result<bool, EvalError> {
+pub(crate) fn contains(budget: &mut Budget, container: &Value, item: &Value) -> Result<bool, EvalError> {
     match container {
         Value::Str(haystack) => match item {
             Value::Str(needle) => {
-                interpreter.charge(haystack.len() as u64 / 64)?;
+                budget.charge(haystack.len() as u64 / 64)?;
                 Ok(haystack.contains(&**needle))
             }
             other => Err(EvalError::type_error(format!(
@@ -476,7 +461,7 @@ pub(crate) fn contains(interpreter: &mut Interpreter, container: &Value, item: &
             ))),
         },
         Value::List(items) | Value::Tuple(items) => {
-            interpreter.charge(items.len() as u64)?;
+            budget.charge(items.len() as u64)?;
             Ok(items.iter().any(|candidate| candidate.is(item) || py_eq(candidate, item)))
         }
         Value::Dict(dict) => Ok(dict.contains_key(&Key::of(item)?)),
@@ -590,7 +575,7 @@ fn slice_positions(len: usize, lower: &Value, upper: &Value, step: &Value) -> Re
 }
 
 pub(crate) fn slice(
-    interpreter: &mut Interpreter,
+    budget: &mut Budget,
     container: &Value,
     lower: &Value,
     upper: &Value,
@@ -599,7 +584,7 @@ pub(crate) fn slice(
     match container {
         Value::List(items) | Value::Tuple(items) => {
             let positions = slice_positions(items.len(), lower, upper, step)?;
-            interpreter.charge(positions.len() as u64)?;
+            budget.charge(positions.len() as u64)?;
             let out = positions.into_iter().map(|p| items[p].clone()).collect();
             Ok(match container {
                 Value::List(_) => Value::list(out),
@@ -609,7 +594,7 @@ pub(crate) fn slice(
         Value::Str(text) => {
             let chars: Vec<char> = text.chars().collect();
             let positions = slice_positions(chars.len(), lower, upper, step)?;
-            interpreter.charge(positions.len() as u64)?;
+            budget.charge(positions.len() as u64)?;
             Ok(Value::str(positions.into_iter().map(|p| chars[p]).collect::<String>()))
         }
         Value::Dict(_) => Err(EvalError::type_error("unhashable type: 'slice'")),
@@ -619,30 +604,30 @@ pub(crate) fn slice(
 }
 
 /// The elements of an iterable, materialised (bounded by the collection limit).
-pub(crate) fn iterate(interpreter: &mut Interpreter, iterable: &Value) -> Result<Vec<Value>, EvalError> {
+pub(crate) fn iterate(budget: &mut Budget, iterable: &Value) -> Result<Vec<Value>, EvalError> {
     let items = match iterable {
         Value::List(items) | Value::Tuple(items) => (**items).clone(),
         Value::Str(text) => {
             let len = text.chars().count();
-            interpreter.check_len(len)?;
-            interpreter.charge_memory(value::vec_bytes(len) + len as u64 * value::str_bytes(4))?;
+            budget.check_len(len)?;
+            budget.charge_memory(value::vec_bytes(len) + len as u64 * value::str_bytes(4))?;
             text.chars().map(|c| Value::str(c.to_string())).collect()
         }
         Value::Dict(dict) => dict.values().map(|(key, _)| key.clone()).collect(),
         Value::Set(set) => set.values().cloned().collect(),
         Value::Range(range) => {
             let len = range.len();
-            interpreter.check_len(usize::try_from(len).unwrap_or(usize::MAX))?;
-            interpreter.charge(len)?;
-            interpreter.charge_memory(value::vec_bytes(len as usize))?;
+            budget.check_len(usize::try_from(len).unwrap_or(usize::MAX))?;
+            budget.charge(len)?;
+            budget.charge_memory(value::vec_bytes(len as usize))?;
             (0..len).map(|i| Value::int(range.get(i))).collect()
         }
         other => return Err(EvalError::type_error(format!("'{}' object is not iterable", other.type_name()))),
     };
-    interpreter.charge(items.len() as u64)?;
+    budget.charge(items.len() as u64)?;
     // The copy of the elements (a range's and a string's were counted before they were made).
     if !matches!(iterable, Value::Range(_) | Value::Str(_)) {
-        interpreter.charge_memory(value::vec_bytes(items.len()))?;
+        budget.charge_memory(value::vec_bytes(items.len()))?;
     }
     Ok(items)
 }

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use malachite_bigint::BigInt;
 use num_traits::{FromPrimitive, ToPrimitive, Zero};
 
-use super::builtins::{Builtin, Method};
+use super::callable::{Builtin, Method};
 use super::EvalError;
 
 /// CPython 3.11 refuses to convert an int with more digits than this to a string.
@@ -104,6 +104,28 @@ impl Key {
             other => return Err(EvalError::type_error(format!("unhashable type: '{}'", other.type_name()))),
         })
     }
+}
+
+/// A set of `items`: the first of equal items stays.
+pub(crate) fn build_set(items: Vec<Value>) -> Result<Set, EvalError> {
+    let mut set = Set::with_capacity(items.len());
+    for item in items {
+        let key = Key::of(&item)?;
+        set.entry(key).or_insert(item);
+    }
+    Ok(set)
+}
+
+/// Python keeps the first key object and the last value.
+pub(crate) fn insert_dict(dict: &mut Dict, key: Value, value: Value) -> Result<(), EvalError> {
+    let hashed = Key::of(&key)?;
+    match dict.get_mut(&hashed) {
+        Some(entry) => entry.1 = value,
+        None => {
+            dict.insert(hashed, (key, value));
+        }
+    }
+    Ok(())
 }
 
 impl Value {

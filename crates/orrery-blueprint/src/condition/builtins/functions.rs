@@ -1,5 +1,7 @@
 //! The builtin functions (`len`, `sorted`, `int`, `round`, ...) as asteval calls them: a module
 //! apart from the methods because each function is one arm of one dispatch on [`Builtin`].
+//! The call of any callable value is here too, since `sorted`, `min` and `max` call their key
+//! function with it.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -7,17 +9,36 @@ use std::rc::Rc;
 use malachite_bigint::BigInt;
 use num_traits::{FromPrimitive, Signed, ToPrimitive};
 
-use super::{call, type_error_arg, Arguments, Builtin};
-use crate::condition::eval::{build_set, insert_dict, Interpreter};
+use super::arguments::{type_error_arg, Arguments, Kwargs};
+use super::methods::call_method;
+use crate::condition::budget::Budget;
+use crate::condition::callable::{Builtin, Method};
 use crate::condition::ops;
-use crate::condition::value::{self, py_cmp, Dict, Number, Range, Value};
+use crate::condition::value::{self, build_set, insert_dict, py_cmp, Dict, Number, Range, Value};
 use crate::condition::{EvalError, EvalErrorKind};
 
-pub(super) fn call_builtin(
-    interpreter: &mut Interpreter,
-    builtin: Builtin,
-    mut args: Arguments,
+/// Calls a builtin function or a bound method; any other value is not callable.
+pub(crate) fn call(
+    budget: &mut Budget,
+    function: &Value,
+    positional: Vec<Value>,
+    keywords: Kwargs,
 ) -> Result<Value, EvalError> {
+    match function {
+        Value::Builtin(builtin) => {
+            let args = Arguments { function: builtin.name(), positional, keywords };
+            call_builtin(budget, *builtin, args)
+        }
+        Value::Method(method) => {
+            let (receiver, Method(name)) = &**method;
+            let args = Arguments { function: name, positional, keywords };
+            call_method(budget, receiver, name, args)
+        }
+        other => Err(EvalError::type_error(format!("'{}' object is not callable", other.type_name()))),
+    }
+}
+
+fn call_builtin(budget: &mut Budget, builtin: Builtin, mut args: Arguments) -> Result<Value, EvalError> {
     use Builtin as B;
     let name = builtin.name();
     match builtin {
@@ -51,7 +72,7 @@ pub(super) fn call_builtin(
         B::All | B::Any => {
             args.count(1, 1)?;
             args.no_more_keywords()?;
-            let items = numpy_elements(interpreter, &args.positional[0])?;
+            let items = numpy_elements(budget, &args.positional[0])?;
             let want = builtin == B::Any;
             Ok(Value::Bool(if want { items.iter().any(Value::truthy) } else { items.iter().all(Value::truthy) }))
         }
@@ -108,7 +129,7 @@ pub(super) fn call_builtin(
                 Some(value) if builtin == B::Repr => value::repr(value)?,
                 Some(value) => value::to_str(value)?,
             };
-            interpreter.check_str_bytes(text.len())?;
+            budget.check_str_bytes(text.len())?;
             Ok(Value::str(text))
         }
         B::List | B::Tuple | B::Set => {
@@ -116,7 +137,7 @@ pub(super) fn call_builtin(
             args.no_more_keywords()?;
             let items = match args.get(0) {
                 None => Vec::new(),
-                Some(iterable) => ops::iterate(interpreter, iterable)?,
+                Some(iterable) => ops::iterate(budget, iterable)?,
             };
             Ok(match builtin {
                 B::List => Value::list(items),
@@ -131,8 +152,8 @@ pub(super) fn call_builtin(
                 None => {}
                 Some(Value::Dict(dict)) => out = (*dict).clone(),
                 Some(iterable) => {
-                    for (index, pair) in ops::iterate(interpreter, &iterable)?.into_iter().enumerate() {
-                        let items = ops::iterate(interpreter, &pair).map_err(|_| {
+                    for (index, pair) in ops::iterate(budget, &iterable)?.into_iter().enumerate() {
+                        let items = ops::iterate(budget, &pair).map_err(|_| {
                             EvalError::type_error(format!(
                                 "cannot convert dictionary update sequence element #{index} to a sequence"
                             ))
@@ -150,7 +171,7 @@ pub(super) fn call_builtin(
             for (key, value) in std::mem::take(&mut args.keywords) {
                 insert_dict(&mut out, Value::str(key), value)?;
             }
-            interpreter.check_len(out.len())?;
+            budget.check_len(out.len())?;
             Ok(Value::Dict(Rc::new(out)))
         }
         B::Range => {
@@ -184,7 +205,7 @@ pub(super) fn call_builtin(
                 return Err(EvalError::type_error(format!("{name} expected at least 1 argument, got 0")));
             }
             let items = if args.positional.len() == 1 {
-                ops::iterate(interpreter, &args.positional[0])?
+                ops::iterate(budget, &args.positional[0])?
             } else {
                 if default.is_some() {
                     return Err(EvalError::type_error(format!(
@@ -196,7 +217,7 @@ pub(super) fn call_builtin(
             if items.is_empty() {
                 return default.ok_or_else(|| EvalError::value_error(format!("{name}() arg is an empty sequence")));
             }
-            let keys = sort_keys(interpreter, &items, key.as_ref())?;
+            let keys = sort_keys(budget, &items, key.as_ref())?;
             let mut best = 0;
             for index in 1..items.len() {
                 let ordering = ordered(&keys[index], &keys[best])?;
@@ -213,11 +234,11 @@ pub(super) fn call_builtin(
             args.count(1, 1)?;
             args.no_more_keywords()?;
             let mut total = Value::int(0);
-            for item in numpy_elements(interpreter, &args.positional[0])? {
+            for item in numpy_elements(budget, &args.positional[0])? {
                 if matches!(item, Value::Str(_)) {
                     return Err(EvalError::type_error("cannot sum strings"));
                 }
-                total = ops::binary(interpreter, rustpython_parser::ast::Operator::Add, &total, &item)?;
+                total = ops::binary(budget, rustpython_parser::ast::Operator::Add, &total, &item)?;
             }
             Ok(total)
         }
@@ -226,10 +247,9 @@ pub(super) fn call_builtin(
             let key = args.keyword("key").filter(|key| !matches!(key, Value::None));
             let reverse = args.keyword("reverse").is_some_and(|reverse| reverse.truthy());
             args.no_more_keywords()?;
-            let items = ops::iterate(interpreter, &args.positional[0])?;
-            let keys = sort_keys(interpreter, &items, key.as_ref())?;
-            interpreter
-                .charge((items.len() as u64).saturating_mul(64 - (items.len() as u64).leading_zeros() as u64))?;
+            let items = ops::iterate(budget, &args.positional[0])?;
+            let keys = sort_keys(budget, &items, key.as_ref())?;
+            budget.charge((items.len() as u64).saturating_mul(64 - (items.len() as u64).leading_zeros() as u64))?;
             let mut order: Vec<usize> = (0..items.len()).collect();
             let mut failure = None;
             order.sort_by(|&a, &b| {
@@ -320,8 +340,8 @@ pub(super) fn call_builtin(
             args.no_more_keywords()?;
             use rustpython_parser::ast::Operator;
             let (a, b) = (&args.positional[0], &args.positional[1]);
-            let quotient = ops::binary(interpreter, Operator::FloorDiv, a, b)?;
-            let remainder = ops::binary(interpreter, Operator::Mod, a, b)?;
+            let quotient = ops::binary(budget, Operator::FloorDiv, a, b)?;
+            let remainder = ops::binary(budget, Operator::Mod, a, b)?;
             Ok(Value::tuple(vec![quotient, remainder]))
         }
         B::Pow => {
@@ -346,7 +366,7 @@ pub(super) fn call_builtin(
             let start = args.keyword("start").or_else(|| args.get(1).cloned()).unwrap_or(Value::int(0));
             args.no_more_keywords()?;
             let start = start.as_int().ok_or_else(|| type_error_arg(name, &start))?;
-            let items = ops::iterate(interpreter, &args.positional[0])?;
+            let items = ops::iterate(budget, &args.positional[0])?;
             Ok(Value::list(
                 items
                     .into_iter()
@@ -364,14 +384,14 @@ pub(super) fn call_builtin(
                     args.positional[0].type_name()
                 )));
             }
-            let mut items = ops::iterate(interpreter, &args.positional[0])?;
+            let mut items = ops::iterate(budget, &args.positional[0])?;
             items.reverse();
             Ok(Value::list(items))
         }
         B::Zip => {
             args.no_more_keywords()?;
             let columns: Vec<Vec<Value>> =
-                args.positional.iter().map(|iterable| ops::iterate(interpreter, iterable)).collect::<Result<_, _>>()?;
+                args.positional.iter().map(|iterable| ops::iterate(budget, iterable)).collect::<Result<_, _>>()?;
             let len = columns.iter().map(Vec::len).min().unwrap_or(0);
             Ok(Value::list(
                 (0..len).map(|row| Value::tuple(columns.iter().map(|column| column[row].clone()).collect())).collect(),
@@ -381,10 +401,10 @@ pub(super) fn call_builtin(
 }
 
 /// asteval's `any`, `all` and `sum` are numpy's, which treat a scalar as a one-element array.
-fn numpy_elements(interpreter: &mut Interpreter, value: &Value) -> Result<Vec<Value>, EvalError> {
+fn numpy_elements(budget: &mut Budget, value: &Value) -> Result<Vec<Value>, EvalError> {
     match value {
         Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) => Ok(vec![value.clone()]),
-        other => ops::iterate(interpreter, other),
+        other => ops::iterate(budget, other),
     }
 }
 
@@ -409,12 +429,10 @@ fn ordered(a: &Value, b: &Value) -> Result<Ordering, EvalError> {
     }
 }
 
-fn sort_keys(interpreter: &mut Interpreter, items: &[Value], key: Option<&Value>) -> Result<Vec<Value>, EvalError> {
+fn sort_keys(budget: &mut Budget, items: &[Value], key: Option<&Value>) -> Result<Vec<Value>, EvalError> {
     match key {
         None => Ok(items.to_vec()),
-        Some(function) => {
-            items.iter().map(|item| call(interpreter, function, vec![item.clone()], Vec::new())).collect()
-        }
+        Some(function) => items.iter().map(|item| call(budget, function, vec![item.clone()], Vec::new())).collect(),
     }
 }
 

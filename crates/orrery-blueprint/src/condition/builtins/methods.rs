@@ -5,21 +5,12 @@ use std::rc::Rc;
 
 use num_traits::{Signed, ToPrimitive};
 
-use super::{type_error_arg, Arguments};
-use crate::condition::eval::{build_set, Interpreter};
+use super::arguments::{type_error_arg, Arguments};
+use crate::condition::budget::Budget;
+use crate::condition::callable::Method;
 use crate::condition::ops;
-use crate::condition::value::{self, py_eq, Value};
+use crate::condition::value::{self, build_set, py_eq, Value};
 use crate::condition::{EvalError, EvalErrorKind};
-
-/// A method bound to its receiver; the name is one of the `*_METHODS` tables below.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Method(pub(super) &'static str);
-
-impl Method {
-    pub fn name(self) -> &'static str {
-        self.0
-    }
-}
 
 const STR_METHODS: &[&str] = &[
     "capitalize",
@@ -142,13 +133,13 @@ pub(crate) fn attribute(object: Value, name: &str) -> Result<Value, EvalError> {
 }
 
 pub(super) fn call_method(
-    interpreter: &mut Interpreter,
+    budget: &mut Budget,
     receiver: &Value,
     name: &'static str,
     mut args: Arguments,
 ) -> Result<Value, EvalError> {
     match receiver {
-        Value::Str(text) => str_method(interpreter, text, name, args),
+        Value::Str(text) => str_method(budget, text, name, args),
         Value::List(items) | Value::Tuple(items) => {
             args.no_more_keywords()?;
             match name {
@@ -158,13 +149,13 @@ pub(super) fn call_method(
                 }
                 "count" => {
                     args.count(1, 1)?;
-                    interpreter.charge(items.len() as u64)?;
+                    budget.charge(items.len() as u64)?;
                     let needle = &args.positional[0];
                     Ok(Value::int(items.iter().filter(|item| item.is(needle) || py_eq(item, needle)).count() as u64))
                 }
                 _ => {
                     args.count(1, 3)?;
-                    interpreter.charge(items.len() as u64)?;
+                    budget.charge(items.len() as u64)?;
                     let needle = &args.positional[0];
                     let bound = |index: usize, default: usize| -> Result<usize, EvalError> {
                         match args.get(index) {
@@ -229,12 +220,12 @@ pub(super) fn call_method(
             }
             if matches!(name, "isdisjoint" | "issubset" | "issuperset") {
                 args.count(1, 1)?;
-                let other = Value::Set(Rc::new(build_set(ops::iterate(interpreter, &args.positional[0])?)?));
+                let other = Value::Set(Rc::new(build_set(ops::iterate(budget, &args.positional[0])?)?));
                 return match name {
-                    "issubset" => ops::compare(interpreter, CmpOp::LtE, &result, &other),
-                    "issuperset" => ops::compare(interpreter, CmpOp::GtE, &result, &other),
+                    "issubset" => ops::compare(budget, CmpOp::LtE, &result, &other),
+                    "issuperset" => ops::compare(budget, CmpOp::GtE, &result, &other),
                     _ => {
-                        let common = ops::binary(interpreter, Operator::BitAnd, &result, &other)?;
+                        let common = ops::binary(budget, Operator::BitAnd, &result, &other)?;
                         Ok(Value::Bool(!common.truthy()))
                     }
                 };
@@ -249,8 +240,8 @@ pub(super) fn call_method(
                 }
             };
             for other in std::mem::take(&mut args.positional) {
-                let other = Value::Set(Rc::new(build_set(ops::iterate(interpreter, &other)?)?));
-                result = ops::binary(interpreter, op, &result, &other)?;
+                let other = Value::Set(Rc::new(build_set(ops::iterate(budget, &other)?)?));
+                result = ops::binary(budget, op, &result, &other)?;
             }
             Ok(result)
         }
@@ -301,12 +292,12 @@ fn char_slice(text: &str, start: usize, end: usize) -> &str {
 }
 
 fn str_method(
-    interpreter: &mut Interpreter,
+    budget: &mut Budget,
     text: &Rc<str>,
     name: &'static str,
     mut args: Arguments,
 ) -> Result<Value, EvalError> {
-    interpreter.charge(text.len() as u64 / 64)?;
+    budget.charge(text.len() as u64 / 64)?;
     let keyword_names: &[&str] = match name {
         "split" | "rsplit" => &["sep", "maxsplit"],
         "splitlines" => &["keepends"],
@@ -425,7 +416,7 @@ fn str_method(
                 }
                 None => whitespace_split(s, limit, name == "rsplit"),
             };
-            interpreter.check_len(parts.len())?;
+            budget.check_len(parts.len())?;
             Ok(Value::list(parts.into_iter().map(Value::str).collect()))
         }
         "splitlines" => {
@@ -457,7 +448,7 @@ fn str_method(
         }
         "join" => {
             args.count(1, 1)?;
-            let items = ops::iterate(interpreter, &args.positional[0])?;
+            let items = ops::iterate(budget, &args.positional[0])?;
             let mut out = String::new();
             for (index, item) in items.iter().enumerate() {
                 let Value::Str(piece) = item else {
@@ -470,7 +461,7 @@ fn str_method(
                     out.push_str(s);
                 }
                 out.push_str(piece);
-                interpreter.check_str_bytes(out.len())?;
+                budget.check_str_bytes(out.len())?;
             }
             Ok(Value::str(out))
         }
@@ -484,7 +475,7 @@ fn str_method(
             };
             let occurrences = if old.is_empty() { s.chars().count() + 1 } else { s.matches(old).count() };
             let replaced = if count < 0 { occurrences } else { occurrences.min(count as usize) };
-            interpreter.check_str_bytes(s.len() + replaced.saturating_mul(new.len()))?;
+            budget.check_str_bytes(s.len() + replaced.saturating_mul(new.len()))?;
             Ok(Value::str(if count < 0 { s.replace(old, new) } else { s.replacen(old, new, count as usize) }))
         }
         "removeprefix" => {
@@ -501,7 +492,7 @@ fn str_method(
             args.count(1, 1)?;
             let width = args.positional[0].as_int().ok_or_else(|| type_error_arg(name, &args.positional[0]))?;
             let width = width.to_usize().unwrap_or(0);
-            interpreter.check_str_bytes(width)?;
+            budget.check_str_bytes(width)?;
             let len = s.chars().count();
             if width <= len {
                 return Ok(Value::Str(text.clone()));

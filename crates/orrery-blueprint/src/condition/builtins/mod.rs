@@ -4,20 +4,19 @@
 //! asteval's table also holds math and numpy functions; names from it that Orrery does not
 //! provide are refused as `Unsupported` (not `NameError`), since they are not typos.
 //!
-//! This module holds the symbol table and the call dispatch with its argument checks, which
-//! functions and methods share; the functions are in `functions`, the methods and attribute
-//! lookup in `methods`.
+//! This module holds the symbol table: which global names are builtins Orrery provides and
+//! which only asteval does. The argument checks that functions and methods share are in
+//! `arguments`, the functions and the dispatch of a call to a function or a method in
+//! `functions`, the methods and attribute lookup in `methods`.
 
-use super::eval::Interpreter;
-use super::value::Value;
-use super::EvalError;
+use super::callable::Builtin;
 
+mod arguments;
 mod functions;
 mod methods;
 
-use functions::call_builtin;
-use methods::call_method;
-pub(crate) use methods::{attribute, Method};
+pub(crate) use functions::call;
+pub(crate) use methods::attribute;
 
 /// Every name in `asteval.Interpreter().symtable` (asteval 1.0.10 with numpy installed).
 const ASTEVAL_SYMBOLS: &[&str] = &[
@@ -410,61 +409,6 @@ const ASTEVAL_SYMBOLS: &[&str] = &[
     "zip",
 ];
 
-macro_rules! builtins {
-    ($($variant:ident => $name:literal, $is_type:literal;)*) => {
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub(crate) enum Builtin { $($variant),* }
-
-        impl Builtin {
-            pub fn name(self) -> &'static str {
-                match self { $(Builtin::$variant => $name),* }
-            }
-
-            pub fn is_type(self) -> bool {
-                match self { $(Builtin::$variant => $is_type),* }
-            }
-
-            fn by_name(name: &str) -> Option<Builtin> {
-                match name { $($name => Some(Builtin::$variant),)* _ => None }
-            }
-        }
-    };
-}
-
-builtins! {
-    Abs => "abs", false;
-    All => "all", false;
-    Any => "any", false;
-    Bin => "bin", false;
-    Bool => "bool", true;
-    Chr => "chr", false;
-    Dict => "dict", true;
-    Divmod => "divmod", false;
-    Enumerate => "enumerate", true;
-    Float => "float", true;
-    Hex => "hex", false;
-    Int => "int", true;
-    Isinstance => "isinstance", false;
-    Len => "len", false;
-    List => "list", true;
-    Max => "max", false;
-    Min => "min", false;
-    Oct => "oct", false;
-    Ord => "ord", false;
-    Pow => "pow", false;
-    Range => "range", true;
-    Repr => "repr", false;
-    Reversed => "reversed", true;
-    Round => "round", false;
-    Set => "set", true;
-    Sorted => "sorted", false;
-    Str => "str", true;
-    Sum => "sum", false;
-    Tuple => "tuple", true;
-    Type => "type", false;
-    Zip => "zip", true;
-}
-
 /// A global name that is not in the namespace: `Some(Ok)` for a builtin Orrery provides,
 /// `Some(Err)` for one only asteval provides, `None` for an undefined name.
 pub(crate) fn global(name: &str) -> Option<Result<Builtin, ()>> {
@@ -472,75 +416,4 @@ pub(crate) fn global(name: &str) -> Option<Result<Builtin, ()>> {
         return None;
     }
     Some(Builtin::by_name(name).ok_or(()))
-}
-
-type Kwargs<'k> = Vec<(&'k str, Value)>;
-
-struct Arguments<'k> {
-    function: &'static str,
-    positional: Vec<Value>,
-    keywords: Kwargs<'k>,
-}
-
-impl<'k> Arguments<'k> {
-    fn count(&self, min: usize, max: usize) -> Result<(), EvalError> {
-        let given = self.positional.len();
-        if given < min || given > max {
-            let expected = if min == max {
-                format!("exactly {min}")
-            } else if given < min {
-                format!("at least {min}")
-            } else {
-                format!("at most {max}")
-            };
-            let plural = if min == max && min == 1 || (given > max && max == 1) { "argument" } else { "arguments" };
-            return Err(EvalError::type_error(format!(
-                "{}() takes {expected} {plural} ({given} given)",
-                self.function
-            )));
-        }
-        Ok(())
-    }
-
-    fn keyword(&mut self, name: &str) -> Option<Value> {
-        let position = self.keywords.iter().position(|(key, _)| *key == name)?;
-        Some(self.keywords.remove(position).1)
-    }
-
-    fn no_more_keywords(&self) -> Result<(), EvalError> {
-        match self.keywords.first() {
-            Some((name, _)) => {
-                Err(EvalError::type_error(format!("'{name}' is an invalid keyword argument for {}()", self.function)))
-            }
-            None => Ok(()),
-        }
-    }
-
-    fn get(&self, index: usize) -> Option<&Value> {
-        self.positional.get(index)
-    }
-}
-
-pub(crate) fn call(
-    interpreter: &mut Interpreter,
-    function: &Value,
-    positional: Vec<Value>,
-    keywords: Kwargs,
-) -> Result<Value, EvalError> {
-    match function {
-        Value::Builtin(builtin) => {
-            let args = Arguments { function: builtin.name(), positional, keywords };
-            call_builtin(interpreter, *builtin, args)
-        }
-        Value::Method(method) => {
-            let (receiver, Method(name)) = &**method;
-            let args = Arguments { function: name, positional, keywords };
-            call_method(interpreter, receiver, name, args)
-        }
-        other => Err(EvalError::type_error(format!("'{}' object is not callable", other.type_name()))),
-    }
-}
-
-fn type_error_arg(function: &str, value: &Value) -> EvalError {
-    EvalError::type_error(format!("{function}() argument must be a supported type, not '{}'", value.type_name()))
 }
