@@ -3,21 +3,8 @@
 // business (editor/system-clipboard.ts); the store only makes and takes the text.
 import type { StoreApi } from "zustand/vanilla";
 import { boundsOf, copyFragment, pasteFragment, placeBelow } from "../clipboard";
-import type { EditorState } from "./editor";
+import type { CopyPasteSlice, EditorState } from "./editor-state";
 import type { Positions } from "./positions";
-
-export type CopyPasteSlice = {
-  /** The selected tasks as blueprint text (null: nothing selected). */
-  copy(): string | null;
-  /** `copy`, then the selected tasks removed as one undo step. */
-  cut(): string | null;
-  /** Adds the tasks of blueprint text (one undo step); they become the selection. */
-  paste(text: string): void;
-  /** Copies and pastes the selected tasks in one go, without the clipboard. */
-  duplicate(): void;
-  /** Tells the user that the web view keeps the clipboard from a command, and which key works. */
-  clipboardRefused(key: string): void;
-};
 
 /** How far a paste lands from the tasks it copies, so that the copies do not hide them. */
 export const PASTE_OFFSET = 40;

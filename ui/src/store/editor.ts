@@ -1,143 +1,26 @@
 // The editor's state: the open blueprint with its undo history, where its nodes sit, and what
 // the facade says about it. Every change of the blueprint is validated through the backend.
-import { createStore, type StoreApi } from "zustand/vanilla";
+import { createStore } from "zustand/vanilla";
 import type { Backend } from "../backend/types";
-import type {
-  BlueprintFile,
-  FileReport,
-  GetTaskDefinitionAnswer,
-  Scope,
-  TaskDefinitionSummary,
-  TaskNamesAnswer,
-  Wire,
-} from "../backend/generated";
+import type { BlueprintFile } from "../backend/generated";
 import { addTask, disconnect, parseBlueprint, removeTasks, renameTask, toText, type Blueprint } from "../blueprint";
 import { edgeId } from "../editor/graph";
 import { folderOf } from "../paths";
 import { openScope, scopeStartOf, unwrapScope } from "../scopeEdit";
 import { mark, markNextRender } from "../timing";
-import { copyPasteSlice, type CopyPasteSlice } from "./copy-paste";
-import { viewSlice, type ViewSlice } from "./view";
+import { copyPasteSlice } from "./copy-paste";
+import type { EditorState, EditorStore, Snapshot } from "./editor-state";
+import { viewSlice } from "./view";
 import { layoutToSave, mergeLayout, placeBeside, type Position, type Positions } from "./positions";
 
-export type { Position, Positions };
+export type { EditorState, EditorStore, Position, Positions, Snapshot };
 /** Places the tasks of a blueprint (the app uses editor/layered.ts). */
 export type Layout = (blueprint: Blueprint) => Promise<Positions>;
-
-/**
- * One step of the undo history: the blueprint as it was, and the positions too when the step
- * moved nodes (an automatic layout); moves by hand are not steps.
- */
-export type Snapshot = { blueprint: Blueprint; positions?: Positions };
 
 export type EditorOptions = {
   /** How long the nodes must rest before their layout is written beside the file. */
   layoutSaveDelayMs?: number;
 };
-
-export type EditorState = {
-  path: string | null;
-  /** How the open file is written: a COMPAS envelope is edited as plain JSON, saved back as one. */
-  encoding: "antikythera" | "compas";
-  blueprint: Blueprint | null;
-  /** The blueprint as its file holds it (opened or last saved): any other one is unsaved work. */
-  saved: Blueprint | null;
-  past: Snapshot[];
-  future: Snapshot[];
-  /** Beside the blueprint, never in its file. */
-  positions: Positions;
-  /** Whether the layout of the open blueprint arrived: until then there is nothing to show. */
-  laidOut: boolean;
-  /** The facade's verdict on the current blueprint; null until it answers. */
-  report: FileReport | null;
-  /**
-   * The blueprint's scopes as the facade derives them; until it answers for an edit, those of
-   * the blueprint before it (regions that vanish on every keystroke would flicker).
-   */
-  scopes: Scope[];
-  /** The selected scope, by the task that opens it; a selected task or dependency clears it. */
-  selectedScope: string | null;
-  taskTypes: TaskDefinitionSummary[];
-  /** The selected task, or the selected dependency (an edge id of editor/graph.ts). */
-  selected: string | null;
-  /**
-   * Every selected task, in the order they were chosen; `selected` is the one of them that the
-   * inspector shows (the last clicked). An edit that removes a task takes it out.
-   */
-  selection: string[];
-  selectedDependency: string | null;
-  /** Asks the canvas to bring a task into view; `serial` tells repeated requests apart. */
-  focus: { task: string; serial: number } | null;
-  /** The names the selected task may read (for its condition and inputs); null until known. */
-  names: TaskNamesAnswer | null;
-  /** Task definitions by type, as they arrive; null for a type the facade does not know. */
-  definitions: Record<string, GetTaskDefinitionAnswer | null>;
-  /** The last thing the user should know: saved, or why something failed. */
-  notice: { text: string; error: boolean } | null;
-  /** Whether the canvas draws which output feeds which input (editor/wiring.ts) beside the dependencies. */
-  showWiring: boolean;
-  /** Which output feeds which input, from the facade, while the wiring is shown (null otherwise or until it answers). */
-  wires: Wire[] | null;
-  /** The blueprints of a folder (what a composite may call), the open file's once asked for. */
-  blueprintFiles: { folder: string; files: BlueprintFile[] } | null;
-
-  open(path: string, text: string): Promise<void>;
-  /** Shows a blueprint that has no file yet (a new one): saving it asks where. */
-  create(blueprint: Blueprint): Promise<void>;
-  /** Checks the blueprint again (the files beside it may have changed). */
-  revalidate(): void;
-  setTaskTypes(types: TaskDefinitionSummary[]): void;
-  /** Tells the user something in the status bar. */
-  notify(text: string, error: boolean): void;
-  /** Exports the blueprint for a server to a file the user picks (refused with the reasons). */
-  exportFile(): Promise<void>;
-  /**
-   * Changes the blueprint as one undo step; successive edits with the same `coalesce` key (the
-   * keystrokes of one field) make one step together.
-   */
-  edit(change: (blueprint: Blueprint) => Blueprint, coalesce?: string): void;
-  /** Renames a task and the references to it; answers why not when refused. */
-  renameTask(from: string, to: string): string | null;
-  /** Lays every task out again (one undo step). */
-  autoLayout(): Promise<void>;
-  undo(): void;
-  redo(): void;
-  save(): Promise<void>;
-  saveAs(): Promise<void>;
-  /** Adds a task of `type` below the others and brings it into view. */
-  /** Adds a task of `type` at `at` (where it was dropped), else below the others, and selects it. */
-  addTask(type: string, at?: Position): void;
-  moveTask(id: string, position: Position): void;
-  /** Selects this task alone (or nothing). */
-  select(id: string | null): void;
-  /** Applies the canvas's selection changes: a click, a Shift+click, a selection box. */
-  changeSelection(changes: { id: string; selected: boolean }[]): void;
-  selectAll(): void;
-  /** Removes tasks and dependencies (of `to` on `from`) as one undo step. */
-  deleteTasks(ids: string[], dependencies?: { from: string; to: string }[]): void;
-  /** Removes the selected tasks, or else the selected dependency, as one undo step. */
-  deleteSelection(): void;
-  /** Moves several tasks at once (a dragged selection). */
-  moveTasks(positions: Positions): void;
-  selectDependency(id: string | null): void;
-  focusTask(id: string): void;
-  /** Shows or hides the data wiring on the canvas. */
-  toggleWiring(): void;
-  /** Lists the blueprints in the open file's folder into `blueprintFiles`. */
-  loadBlueprintFiles(): Promise<void>;
-  /** Selects a scope by the task that opens it, in place of a task or dependency. */
-  selectScope(start: string | null): void;
-  /**
-   * Wraps tasks `ids` in a new scope (one undo step) and selects it; answers why not when
-   * refused, which the notice says too.
-   */
-  createScope(ids: string[], name?: string): Promise<string | null>;
-  /** Removes the scope opened by `start`, its tasks kept (one undo step). */
-  removeScope(start: string): void;
-} & CopyPasteSlice &
-  ViewSlice;
-
-export type EditorStore = StoreApi<EditorState>;
 
 /** Whether the open blueprint differs from its file (undoing back to it makes it clean again). */
 export function isDirty(state: EditorState): boolean {

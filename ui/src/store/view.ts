@@ -1,21 +1,10 @@
 // What the editor shows around the blueprint, asked for by commands: the command palette, the
 // minimap, a zoom to fit. Nothing of it is saved.
 import type { StoreApi } from "zustand/vanilla";
-import type { EditorState } from "./editor";
+import type { EditorState, ViewSlice } from "./editor-state";
 
-export type PaletteMode = "commands" | "tasks";
-
-export type ViewSlice = {
-  /** The command palette, open to run commands or to find a task; null when closed. */
-  palette: PaletteMode | null;
-  /** Whether the canvas shows its minimap; null until the user chooses (see `showsMinimap`). */
-  minimap: boolean | null;
-  /** Asks the canvas to fit every task in view; a new number is a new request. */
-  fitRequest: number;
-  openPalette(mode: PaletteMode | null): void;
-  toggleMinimap(): void;
-  zoomToFit(): void;
-};
+// The command palette takes its modes from here, beside the rest of what the view holds.
+export type { PaletteMode } from "./editor-state";
 
 /**
  * Up to this many tasks a blueprint fits the canvas at a readable zoom and needs no minimap; a
