@@ -25,7 +25,7 @@ use super::*;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use orrery_blueprint::{save, Encoding, SessionState, TaskState};
+use orrery_blueprint::{save, Encoding, ErrorCode, SessionState, TaskState};
 use orrery_remote::{RemoteError, Server};
 use orrery_store::{
     ErrorRecord, EventData, EventKind, NewAttempt, NewEvent, NewSession, Outcome, RemoteLink, RemoteLinkChanged, RunId,
@@ -271,10 +271,8 @@ fn apply_state(store: &mut Store, local: &str, node: &str, state: &str, live: bo
             let outcome = match state {
                 TaskState::Succeeded => Outcome::Succeeded { exit_code: None, outputs: json!({}) },
                 TaskState::Failed => {
-                    let error = store.session(local)?.last_error.unwrap_or_else(|| ErrorRecord {
-                        code: "TASK_FAILED".into(),
-                        message: format!("task '{node}' failed on the server"),
-                        details: None,
+                    let error = store.session(local)?.last_error.unwrap_or_else(|| {
+                        ErrorRecord::new(ErrorCode::TaskFailed, format!("task '{node}' failed on the server"))
                     });
                     Outcome::Failed { exit_code: None, error }
                 }
@@ -297,7 +295,7 @@ fn error_of(value: &Value) -> Option<ErrorRecord> {
     let data = value.get("data").unwrap_or(value);
     let code = data["code"].as_str()?;
     Some(ErrorRecord {
-        code: code.to_string(),
+        code: code.into(),
         message: data["message"].as_str().unwrap_or_default().to_string(),
         details: data.get("details").filter(|d| !d.is_null()).cloned(),
     })

@@ -316,7 +316,9 @@ impl ExecutionMode {
 
 /// Error codes of failed tasks and sessions (docs/format.md §2), and Orrery's own
 /// `AGENT_TIMEOUT` (an agent on the broker claimed a task, then went silent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(rename = "TaskErrorCode")]
 pub enum ErrorCode {
     ToolBindingError,
     ToolFailure,

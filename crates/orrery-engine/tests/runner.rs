@@ -192,7 +192,7 @@ async fn a_failing_task_fails_the_session_with_tool_failure_and_later_tasks_neve
     assert!(error.message.contains("boom"), "{}", error.message);
     let session = ran.store.session(&ran.report.session_id).unwrap();
     assert_eq!(session.state, SessionState::Failed);
-    assert_eq!(session.last_error.map(|e| e.code), Some("TOOL_FAILURE".to_string()));
+    assert_eq!(session.last_error.map(|e| e.code), Some(orrery_blueprint::ErrorCode::ToolFailure.into()));
     assert_eq!(ran.node_state("root.a"), TaskState::Failed);
     assert_eq!(ran.node_state("root.b"), TaskState::Pending);
     assert!(!later.exists(), "the task after the failure never ran");

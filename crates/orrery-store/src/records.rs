@@ -8,15 +8,93 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use orrery_blueprint::{SessionState, TaskState};
+pub use orrery_blueprint::{ErrorCode, SessionState, TaskState};
 
 /// `{code, message, details}`, the error shape at every boundary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorRecord {
-    pub code: String,
+    pub code: RecordCode,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+}
+
+impl ErrorRecord {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ErrorRecord {
+        ErrorRecord { code: RecordCode::Known(code), message: message.into(), details: None }
+    }
+}
+
+/// An error record's code: one of the task error codes ([`ErrorCode`]), or a code a server sent
+/// that this build does not know, kept as it came (a mirror shows the server's words).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RecordCode {
+    Known(ErrorCode),
+    Other(String),
+}
+
+impl RecordCode {
+    pub fn as_str(&self) -> &str {
+        match self {
+            RecordCode::Known(code) => code.as_str(),
+            RecordCode::Other(code) => code,
+        }
+    }
+}
+
+impl From<ErrorCode> for RecordCode {
+    fn from(code: ErrorCode) -> Self {
+        RecordCode::Known(code)
+    }
+}
+
+impl From<&str> for RecordCode {
+    fn from(code: &str) -> Self {
+        ErrorCode::parse(code).map_or_else(|| RecordCode::Other(code.to_string()), RecordCode::Known)
+    }
+}
+
+impl PartialEq<ErrorCode> for RecordCode {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        *self == RecordCode::Known(*other)
+    }
+}
+
+impl PartialEq<&str> for RecordCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for RecordCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RecordCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordCode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(RecordCode::from(String::deserialize(deserializer)?.as_str()))
+    }
+}
+
+impl schemars::JsonSchema for RecordCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RecordCode".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A task error code, or a code a server sent that Orrery does not know.",
+            "anyOf": [generator.subschema_for::<ErrorCode>(), {"type": "string"}],
+        })
+    }
 }
 
 /// Where a mirrored session runs.

@@ -111,7 +111,7 @@ export type DiagnosticCode = "json-syntax" | "json-nonstandard" | "compas-object
 
 /** `{code, message, details}`, the error shape at every boundary. */
 export type ErrorRecord = {
-  code: string;
+  code: RecordCode;
   message: string;
   details?: unknown;
 };
@@ -337,6 +337,9 @@ export type PublishedBlueprint = {
   /** Why it cannot go (Orrery's errors, the server's problems), each with its task when known. */
   problems: Problem[];
 };
+
+/** A task error code, or a code a server sent that Orrery does not know. */
+export type RecordCode = TaskErrorCode | string;
 
 export type RemoteAction = ("pause" | "stop") | "resume" | "restart";
 
@@ -642,6 +645,12 @@ export type TaskDefinitionSummary = {
   /** For the types each blueprint has exactly one of: whether it opens or closes the blueprint. */
   bound?: BlueprintBound | null;
 };
+
+/**
+ * Error codes of failed tasks and sessions (docs/format.md §2), and Orrery's own
+ * `AGENT_TIMEOUT` (an agent on the broker claimed a task, then went silent).
+ */
+export type TaskErrorCode = "TOOL_BINDING_ERROR" | "TOOL_FAILURE" | "LAUNCHER_FAILURE" | "NO_AGENT_CLAIMED" | "TASK_FAILED" | "TASK_DISPATCH_FAILED" | "SCOPE_CONDITION_ERROR" | "AGENT_TIMEOUT";
 
 export type TaskNode = {
   session_id: string;
@@ -1788,6 +1797,8 @@ export const DEPENDENCY_TYPES = ["FS", "SS", "FF", "SF"] as const satisfies read
 export const SEQUENCERS = ["basic_sequencer", "basic_stock_sequencer", "basic_element_sequencer"] as const satisfies readonly Sequencer[];
 /** The built-in task types by name (a start, an end, a composite each draw their own way). */
 export const TASK_TYPE = { START: "system.start", END: "system.end", SLEEP: "system.sleep", COMPOSITE: "system.composite", SHELL: "shell.run", NOTIFY: "user_interaction.notify", USER_OUTPUT: "user_interaction.user_output", USER_INPUT: "user_interaction.user_input", CONFIRM: "user_prompt.confirm" } as const;
+/** The builtin functions a condition can call, as the evaluator provides them. */
+export const CONDITION_BUILTINS = ["abs", "all", "any", "bin", "bool", "chr", "dict", "divmod", "enumerate", "float", "hex", "int", "isinstance", "len", "list", "max", "min", "oct", "ord", "pow", "range", "repr", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip"] as const;
 
 /** Every job of the facade: its arguments and its answer on success. */
 export interface Jobs {

@@ -5,7 +5,7 @@ import type { Completion, CompletionSource } from "@codemirror/autocomplete";
 import { syntaxTree } from "@codemirror/language";
 import type { Diagnostic as Mark } from "@codemirror/lint";
 import { Annotation, ChangeSet, EditorState, Transaction, type ChangeSpec } from "@codemirror/state";
-import type { Diagnostic } from "../backend/generated";
+import { CONDITION_BUILTINS, type Diagnostic } from "../backend/generated";
 import { completing, type Suggestion } from "./names";
 
 /**
@@ -36,18 +36,14 @@ export const singleLine = EditorState.transactionFilter.of((tr) => {
 
 /**
  * What the condition language has besides the task's names: its keywords and constants, and the
- * builtins Orrery's evaluator implements (orrery-blueprint `condition/builtins.rs`, as asteval).
+ * builtins Orrery's evaluator implements (generated from its own list).
  */
 const KEYWORDS = ["and", "or", "not", "in", "is", "if", "else", "for", "lambda"];
 const CONSTANTS = ["True", "False", "None"];
-const BUILTINS = [
-  ...["abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "int", "isinstance", "len", "list"],
-  ...["max", "min", "pow", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip"],
-];
 const LANGUAGE: { label: string; type: string }[] = [
   ...KEYWORDS.map((label) => ({ label, type: "keyword" })),
   ...CONSTANTS.map((label) => ({ label, type: "constant" })),
-  ...BUILTINS.map((label) => ({ label, type: "function" })),
+  ...CONDITION_BUILTINS.map((label) => ({ label, type: "function" })),
 ];
 
 /**

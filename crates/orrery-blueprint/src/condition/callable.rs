@@ -23,6 +23,9 @@ macro_rules! builtins {
                 match name { $($name => Some(Builtin::$variant),)* _ => None }
             }
         }
+
+        /// The names of the builtin functions a condition can call, in alphabetical order.
+        pub const BUILTIN_NAMES: &[&str] = &[$($name),*];
     };
 }
 

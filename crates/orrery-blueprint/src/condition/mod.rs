@@ -24,6 +24,8 @@ mod value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+pub use callable::BUILTIN_NAMES;
+
 use rustpython_parser::ast::Expr;
 
 /// Parses a condition. Refuses exactly what `ast.parse(source, mode="eval")` refuses.

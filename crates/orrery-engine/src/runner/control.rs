@@ -184,7 +184,7 @@ impl Runner {
                 if let Some(handle) = run.sleep.take() {
                     handle.abort();
                 }
-                let error = error_record(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(n)));
+                let error = ErrorRecord::new(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(n)));
                 let key = self.key(n);
                 if let Some(error) = self.cancelled_run(n, error, None).await? {
                     self.failure.get_or_insert(error);

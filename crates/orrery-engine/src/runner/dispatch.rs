@@ -319,7 +319,7 @@ impl Runner {
     /// session. The failure is an attempt of its own, begun and settled at once, so a timeline
     /// shows it where it happened, with its error.
     pub(super) async fn dispatch_failed(&mut self, n: usize, message: String) -> Step {
-        let error = error_record(ErrorCode::TaskDispatchFailed, message);
+        let error = ErrorRecord::new(ErrorCode::TaskDispatchFailed, message);
         self.attempt_counts[n] += 1;
         self.states[n] = NodeState::Failed;
         let (session, key, record) = (self.session_id.clone(), self.key(n), error.clone());

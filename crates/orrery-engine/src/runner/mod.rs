@@ -328,16 +328,8 @@ type Step = Result<Option<ErrorRecord>, RunError>;
 /// How many times a runner whose loop failed tries to record that on its session.
 const RECORD_TRIES: u32 = 3;
 
-fn error_record(code: ErrorCode, message: impl Into<String>) -> ErrorRecord {
-    ErrorRecord { code: code.as_str().to_string(), message: message.into(), details: None }
-}
-
 fn task_error_record(error: &TaskError) -> ErrorRecord {
-    ErrorRecord {
-        code: error.code.as_str().to_string(),
-        message: error.message.clone(),
-        details: error.details.clone(),
-    }
+    ErrorRecord { code: error.code.into(), message: error.message.clone(), details: error.details.clone() }
 }
 
 fn store_state(state: NodeState) -> TaskState {
@@ -457,7 +449,7 @@ impl Runner {
     /// attempts still open are settled by the next resume (retry from failure), as after a
     /// crash. `None` when even that could not be written: the caller answers the error.
     async fn record_runner_error(&self, error: &RunError) -> Option<RunReport> {
-        let record = error_record(ErrorCode::TaskDispatchFailed, format!("the runner could not go on: {error}"));
+        let record = ErrorRecord::new(ErrorCode::TaskDispatchFailed, format!("the runner could not go on: {error}"));
         for tried in 0..RECORD_TRIES {
             if tried > 0 {
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -558,7 +550,7 @@ impl Runner {
                 // Cannot happen for a valid blueprint; never wait forever on nothing.
                 let stuck: Vec<String> =
                     (0..self.states.len()).filter(|&n| !self.states[n].is_done()).map(|n| self.key(n)).collect();
-                return Ok(End::Failed(error_record(
+                return Ok(End::Failed(ErrorRecord::new(
                     ErrorCode::TaskDispatchFailed,
                     format!("the session cannot go on: {} can never start", stuck.join(", ")),
                 )));

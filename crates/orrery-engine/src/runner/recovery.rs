@@ -351,7 +351,7 @@ async fn settle_interrupted(
     for (attempt, had_process) in running.into_iter().zip(had_process) {
         let outcome = if let Some(message) = unreadable.get(&attempt.run_id) {
             Outcome::Unknown {
-                error: error_record(
+                error: ErrorRecord::new(
                     ErrorCode::TaskFailed,
                     format!(
                         "attempt {} of task '{}' was interrupted and its outcome cannot be known: {message}",
@@ -363,7 +363,7 @@ async fn settle_interrupted(
             Outcome::Cancelled { exit_code: None }
         } else {
             Outcome::Unknown {
-                error: error_record(
+                error: ErrorRecord::new(
                     ErrorCode::TaskFailed,
                     format!(
                         "attempt {} of task '{}' was interrupted and its process is gone: its outcome cannot be known",

@@ -75,7 +75,7 @@ impl Runner {
                         // Only a cancel of this one task gets here (a stop settles its runs
                         // itself, see `stop_in_flight`).
                         let error =
-                            error_record(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(node)));
+                            ErrorRecord::new(ErrorCode::TaskFailed, format!("task '{}' was cancelled", self.key(node)));
                         self.cancelled_run(node, error, Some(exit_code)).await
                     }
                 }
@@ -230,7 +230,7 @@ impl Runner {
         });
         match decision {
             ScopeDecision::Continue => Ok(None),
-            ScopeDecision::Fail { message, .. } => Ok(Some(error_record(ErrorCode::ScopeConditionError, message))),
+            ScopeDecision::Fail { message, .. } => Ok(Some(ErrorRecord::new(ErrorCode::ScopeConditionError, message))),
             ScopeDecision::Loop { reset, reset_counters, .. } => {
                 let session = self.session_id.clone();
                 let key = scope.key.clone();
