@@ -1,9 +1,8 @@
 // The editor's copy, cut, paste and duplicate: the selected tasks as blueprint text (clipboard.ts),
 // and that text back as tasks, each paste one undo step. The system clipboard is the UI's
 // business (editor/system-clipboard.ts); the store only makes and takes the text.
-import type { StoreApi } from "zustand/vanilla";
 import { boundsOf, copyFragment, pasteFragment, placeBelow } from "../clipboard";
-import type { CopyPasteSlice, EditorState } from "./editor-state";
+import type { CopyPasteSlice, GetEditor, SetEditor } from "./editor-state";
 import type { Positions } from "./positions";
 
 /** How far a paste lands from the tasks it copies, so that the copies do not hide them. */
@@ -13,7 +12,7 @@ function tasks(n: number): string {
   return n === 1 ? "1 task" : `${n} tasks`;
 }
 
-export function copyPasteSlice(set: StoreApi<EditorState>["setState"], get: StoreApi<EditorState>["getState"]): CopyPasteSlice {
+export function copyPasteSlice(set: SetEditor, get: GetEditor): CopyPasteSlice {
   // The last copy made here, to paste it beside its tasks rather than below everything: where
   // they were, in which file, and how many times it was pasted (each paste lands further off).
   let last: { text: string; path: string | null; positions: Positions; pasted: number } | null = null;

@@ -1,7 +1,9 @@
-// The shape of the editor's store. The slices that build parts of it (copy-paste.ts, view.ts)
-// act on the whole state, and the store (editor.ts) puts the slices together: the types they
-// share live here, below all of them, so that none of them imports another for its types.
+// The shape of the editor's store. Each slice module builds one part of it (files.ts, history.ts,
+// placement.ts, facade.ts, selection.ts, task-edits.ts, copy-paste.ts, view.ts) and acts on the
+// whole state; the store (editor.ts) puts the slices together. The types they share live here,
+// below all of them, so that none of them imports another for its types.
 import type { StoreApi } from "zustand/vanilla";
+import type { Backend } from "../backend/types";
 import type {
   BlueprintFile,
   FileReport,
@@ -14,12 +16,132 @@ import type {
 import type { Blueprint } from "../blueprint";
 import type { Position, Positions } from "./positions";
 
+/** Places the tasks of a blueprint (the app uses editor/layered.ts). */
+export type Layout = (blueprint: Blueprint) => Promise<Positions>;
+
 /**
  * One step of the undo history: the blueprint as it was, and the positions too when the step
  * moved nodes (an automatic layout); moves by hand are not steps.
  */
 export type Snapshot = { blueprint: Blueprint; positions?: Positions };
 
+/** The open file (files.ts). */
+export type FileSlice = {
+  path: string | null;
+  /** How the open file is written: a COMPAS envelope is edited as plain JSON, saved back as one. */
+  encoding: "antikythera" | "compas";
+  /** The blueprint as its file holds it (opened or last saved): any other one is unsaved work. */
+  saved: Blueprint | null;
+  /** The blueprints of a folder (what a composite may call), the open file's once asked for. */
+  blueprintFiles: { folder: string; files: BlueprintFile[] } | null;
+  open(path: string, text: string): Promise<void>;
+  /** Shows a blueprint that has no file yet (a new one): saving it asks where. */
+  create(blueprint: Blueprint): Promise<void>;
+  /** Exports the blueprint for a server to a file the user picks (refused with the reasons). */
+  exportFile(): Promise<void>;
+  save(): Promise<void>;
+  saveAs(): Promise<void>;
+  /** Lists the blueprints in the open file's folder into `blueprintFiles`. */
+  loadBlueprintFiles(): Promise<void>;
+};
+
+/** The blueprint and its undo history (history.ts). */
+export type HistorySlice = {
+  blueprint: Blueprint | null;
+  past: Snapshot[];
+  future: Snapshot[];
+  /**
+   * Changes the blueprint as one undo step; successive edits with the same `coalesce` key (the
+   * keystrokes of one field) make one step together.
+   */
+  edit(change: (blueprint: Blueprint) => Blueprint, coalesce?: string): void;
+  undo(): void;
+  redo(): void;
+};
+
+/** Where the nodes sit (placement.ts). */
+export type PlacementSlice = {
+  /** Beside the blueprint, never in its file. */
+  positions: Positions;
+  /** Whether the layout of the open blueprint arrived: until then there is nothing to show. */
+  laidOut: boolean;
+  /** Lays every task out again (one undo step). */
+  autoLayout(): Promise<void>;
+  moveTask(id: string, position: Position): void;
+  /** Moves several tasks at once (a dragged selection). */
+  moveTasks(positions: Positions): void;
+};
+
+/** What the facade says about the open blueprint (facade.ts). */
+export type FacadeSlice = {
+  /** The facade's verdict on the current blueprint; null until it answers. */
+  report: FileReport | null;
+  /**
+   * The blueprint's scopes as the facade derives them; until it answers for an edit, those of
+   * the blueprint before it (regions that vanish on every keystroke would flicker).
+   */
+  scopes: Scope[];
+  taskTypes: TaskDefinitionSummary[];
+  /** The names the selected task may read (for its condition and inputs); null until known. */
+  names: TaskNamesAnswer | null;
+  /** Task definitions by type, as they arrive; null for a type the facade does not know. */
+  definitions: Record<string, GetTaskDefinitionAnswer | null>;
+  /** Whether the canvas draws which output feeds which input (editor/wiring.ts) beside the dependencies. */
+  showWiring: boolean;
+  /** Which output feeds which input, from the facade, while the wiring is shown (null otherwise or until it answers). */
+  wires: Wire[] | null;
+  /** Checks the blueprint again (the files beside it may have changed). */
+  revalidate(): void;
+  setTaskTypes(types: TaskDefinitionSummary[]): void;
+  /** Shows or hides the data wiring on the canvas. */
+  toggleWiring(): void;
+};
+
+/** What is selected, and the task the canvas is asked to show (selection.ts). */
+export type SelectionSlice = {
+  /** The selected scope, by the task that opens it; a selected task or dependency clears it. */
+  selectedScope: string | null;
+  /** The selected task, or the selected dependency (an edge id of editor/graph.ts). */
+  selected: string | null;
+  /**
+   * Every selected task, in the order they were chosen; `selected` is the one of them that the
+   * inspector shows (the last clicked). An edit that removes a task takes it out.
+   */
+  selection: string[];
+  selectedDependency: string | null;
+  /** Asks the canvas to bring a task into view; `serial` tells repeated requests apart. */
+  focus: { task: string; serial: number } | null;
+  /** Selects this task alone (or nothing). */
+  select(id: string | null): void;
+  /** Applies the canvas's selection changes: a click, a Shift+click, a selection box. */
+  changeSelection(changes: { id: string; selected: boolean }[]): void;
+  selectAll(): void;
+  selectDependency(id: string | null): void;
+  focusTask(id: string): void;
+  /** Selects a scope by the task that opens it, in place of a task or dependency. */
+  selectScope(start: string | null): void;
+};
+
+/** The edits of tasks, dependencies and scopes that the editor offers (task-edits.ts). */
+export type TaskEditsSlice = {
+  /** Renames a task and the references to it; answers why not when refused. */
+  renameTask(from: string, to: string): string | null;
+  /** Adds a task of `type` at `at` (where it was dropped), else below the others, and selects it. */
+  addTask(type: string, at?: Position): void;
+  /** Removes tasks and dependencies (of `to` on `from`) as one undo step. */
+  deleteTasks(ids: string[], dependencies?: { from: string; to: string }[]): void;
+  /** Removes the selected tasks, or else the selected dependency, as one undo step. */
+  deleteSelection(): void;
+  /**
+   * Wraps tasks `ids` in a new scope (one undo step) and selects it; answers why not when
+   * refused, which the notice says too.
+   */
+  createScope(ids: string[], name?: string): Promise<string | null>;
+  /** Removes the scope opened by `start`, its tasks kept (one undo step). */
+  removeScope(start: string): void;
+};
+
+/** The copy, cut, paste and duplicate of tasks (copy-paste.ts). */
 export type CopyPasteSlice = {
   /** The selected tasks as blueprint text (null: nothing selected). */
   copy(): string | null;
@@ -35,118 +157,105 @@ export type CopyPasteSlice = {
 
 export type PaletteMode = "commands" | "tasks";
 
+/** What the editor shows around the blueprint (view.ts). */
 export type ViewSlice = {
+  /** The last thing the user should know: saved, or why something failed. */
+  notice: { text: string; error: boolean } | null;
   /** The command palette, open to run commands or to find a task; null when closed. */
   palette: PaletteMode | null;
   /** Whether the canvas shows its minimap; null until the user chooses (see `showsMinimap`). */
   minimap: boolean | null;
   /** Asks the canvas to fit every task in view; a new number is a new request. */
   fitRequest: number;
+  /** Tells the user something in the status bar. */
+  notify(text: string, error: boolean): void;
   openPalette(mode: PaletteMode | null): void;
   toggleMinimap(): void;
   zoomToFit(): void;
 };
 
-export type EditorState = {
-  path: string | null;
-  /** How the open file is written: a COMPAS envelope is edited as plain JSON, saved back as one. */
-  encoding: "antikythera" | "compas";
-  blueprint: Blueprint | null;
-  /** The blueprint as its file holds it (opened or last saved): any other one is unsaved work. */
-  saved: Blueprint | null;
-  past: Snapshot[];
-  future: Snapshot[];
-  /** Beside the blueprint, never in its file. */
-  positions: Positions;
-  /** Whether the layout of the open blueprint arrived: until then there is nothing to show. */
-  laidOut: boolean;
-  /** The facade's verdict on the current blueprint; null until it answers. */
-  report: FileReport | null;
-  /**
-   * The blueprint's scopes as the facade derives them; until it answers for an edit, those of
-   * the blueprint before it (regions that vanish on every keystroke would flicker).
-   */
-  scopes: Scope[];
-  /** The selected scope, by the task that opens it; a selected task or dependency clears it. */
-  selectedScope: string | null;
-  taskTypes: TaskDefinitionSummary[];
-  /** The selected task, or the selected dependency (an edge id of editor/graph.ts). */
-  selected: string | null;
-  /**
-   * Every selected task, in the order they were chosen; `selected` is the one of them that the
-   * inspector shows (the last clicked). An edit that removes a task takes it out.
-   */
-  selection: string[];
-  selectedDependency: string | null;
-  /** Asks the canvas to bring a task into view; `serial` tells repeated requests apart. */
-  focus: { task: string; serial: number } | null;
-  /** The names the selected task may read (for its condition and inputs); null until known. */
-  names: TaskNamesAnswer | null;
-  /** Task definitions by type, as they arrive; null for a type the facade does not know. */
-  definitions: Record<string, GetTaskDefinitionAnswer | null>;
-  /** The last thing the user should know: saved, or why something failed. */
-  notice: { text: string; error: boolean } | null;
-  /** Whether the canvas draws which output feeds which input (editor/wiring.ts) beside the dependencies. */
-  showWiring: boolean;
-  /** Which output feeds which input, from the facade, while the wiring is shown (null otherwise or until it answers). */
-  wires: Wire[] | null;
-  /** The blueprints of a folder (what a composite may call), the open file's once asked for. */
-  blueprintFiles: { folder: string; files: BlueprintFile[] } | null;
-
-  open(path: string, text: string): Promise<void>;
-  /** Shows a blueprint that has no file yet (a new one): saving it asks where. */
-  create(blueprint: Blueprint): Promise<void>;
-  /** Checks the blueprint again (the files beside it may have changed). */
-  revalidate(): void;
-  setTaskTypes(types: TaskDefinitionSummary[]): void;
-  /** Tells the user something in the status bar. */
-  notify(text: string, error: boolean): void;
-  /** Exports the blueprint for a server to a file the user picks (refused with the reasons). */
-  exportFile(): Promise<void>;
-  /**
-   * Changes the blueprint as one undo step; successive edits with the same `coalesce` key (the
-   * keystrokes of one field) make one step together.
-   */
-  edit(change: (blueprint: Blueprint) => Blueprint, coalesce?: string): void;
-  /** Renames a task and the references to it; answers why not when refused. */
-  renameTask(from: string, to: string): string | null;
-  /** Lays every task out again (one undo step). */
-  autoLayout(): Promise<void>;
-  undo(): void;
-  redo(): void;
-  save(): Promise<void>;
-  saveAs(): Promise<void>;
-  /** Adds a task of `type` below the others and brings it into view. */
-  /** Adds a task of `type` at `at` (where it was dropped), else below the others, and selects it. */
-  addTask(type: string, at?: Position): void;
-  moveTask(id: string, position: Position): void;
-  /** Selects this task alone (or nothing). */
-  select(id: string | null): void;
-  /** Applies the canvas's selection changes: a click, a Shift+click, a selection box. */
-  changeSelection(changes: { id: string; selected: boolean }[]): void;
-  selectAll(): void;
-  /** Removes tasks and dependencies (of `to` on `from`) as one undo step. */
-  deleteTasks(ids: string[], dependencies?: { from: string; to: string }[]): void;
-  /** Removes the selected tasks, or else the selected dependency, as one undo step. */
-  deleteSelection(): void;
-  /** Moves several tasks at once (a dragged selection). */
-  moveTasks(positions: Positions): void;
-  selectDependency(id: string | null): void;
-  focusTask(id: string): void;
-  /** Shows or hides the data wiring on the canvas. */
-  toggleWiring(): void;
-  /** Lists the blueprints in the open file's folder into `blueprintFiles`. */
-  loadBlueprintFiles(): Promise<void>;
-  /** Selects a scope by the task that opens it, in place of a task or dependency. */
-  selectScope(start: string | null): void;
-  /**
-   * Wraps tasks `ids` in a new scope (one undo step) and selects it; answers why not when
-   * refused, which the notice says too.
-   */
-  createScope(ids: string[], name?: string): Promise<string | null>;
-  /** Removes the scope opened by `start`, its tasks kept (one undo step). */
-  removeScope(start: string): void;
-} & CopyPasteSlice &
+export type EditorState = FileSlice &
+  HistorySlice &
+  PlacementSlice &
+  FacadeSlice &
+  SelectionSlice &
+  TaskEditsSlice &
+  CopyPasteSlice &
   ViewSlice;
 
 export type EditorStore = StoreApi<EditorState>;
+
+/**
+ * The questions to the facade about the open blueprint (facade.ts). Each answer sets its part
+ * of the state; the answer to an older question is dropped: only the newest blueprint's counts.
+ */
+export type FacadeQuestions = {
+  /** The verdict on `blueprint`, then the names the selected task may read. */
+  validate(blueprint: Blueprint): Promise<void>;
+  /** The scopes of `blueprint`. */
+  refreshScopes(blueprint: Blueprint): Promise<void>;
+  /** The wiring of the newest blueprint, while it is shown. */
+  refreshWiring(): Promise<void>;
+  /** What the selected task (or the task opening the selected scope) may read. */
+  refreshNames(): Promise<void>;
+  /** The definition of a task type, asked once. */
+  loadDefinition(type: string): Promise<void>;
+};
+
+/** The layouts of the open blueprint, asked for and written beside its file (placement.ts). */
+export type LayoutKeeping = {
+  /** Writes the layout beside the open file once the nodes rest; never for an unsaved blueprint. */
+  scheduleLayoutSave(): void;
+  /** Writes the layout beside the open file now. */
+  saveLayout(): Promise<void>;
+  /** The positions to show for a file: its saved layout, completed by the automatic one. */
+  positionsFor(path: string, blueprint: Blueprint): Promise<Positions>;
+  /**
+   * Counts one more blueprint opened (or created) and drops the layout save pending for the one
+   * before; answers the count.
+   */
+  countOpening(): number;
+  /** How many blueprints were opened: a layout that arrives after the count changed is dropped. */
+  openings(): number;
+};
+
+/** What the other slices do to the blueprint's history (history.ts). */
+export type HistoryKeeping = {
+  /**
+   * Shows `blueprint` with this history (and these positions, when given), keeps of the
+   * selection what it still has, and asks the facade about it.
+   */
+  replace(blueprint: Blueprint, past: Snapshot[], future: Snapshot[], positions?: Positions): void;
+  /** Makes the next edit an undo step of its own, whatever its `coalesce` key. */
+  newStep(): void;
+  /** Whether an edit with the key `coalesce` joins the step of the edit before; it is the last key from now on. */
+  joins(coalesce: string | undefined): boolean;
+};
+
+/** How the other slices change the selection (selection.ts). */
+export type SelectionKeeping = {
+  /**
+   * Makes `selection` the selected tasks and `primary` the one the inspector shows. A choice
+   * of no task keeps the selected dependency unless asked: React Flow deselects the nodes
+   * right after it selects an edge.
+   */
+  choose(primary: string | null, selection: string[], dropDependency: boolean): void;
+};
+
+/**
+ * What the slices of one store share besides its state, made once per store by editor.ts: the
+ * backend, the automatic layout, and the helpers that more than one slice calls.
+ */
+export type EditorInternals = {
+  backend: Backend;
+  layout: Layout;
+  /** Says in the notice why something failed. */
+  fail(e: unknown): void;
+} & FacadeQuestions &
+  LayoutKeeping &
+  HistoryKeeping &
+  SelectionKeeping;
+
+/** How a slice changes, and reads, the state of the store it is part of. */
+export type SetEditor = StoreApi<EditorState>["setState"];
+export type GetEditor = StoreApi<EditorState>["getState"];

@@ -1,7 +1,6 @@
-// What the editor shows around the blueprint, asked for by commands: the command palette, the
-// minimap, a zoom to fit. Nothing of it is saved.
-import type { StoreApi } from "zustand/vanilla";
-import type { EditorState, ViewSlice } from "./editor-state";
+// What the editor shows around the blueprint: the notice in the status bar, and what commands
+// ask for: the command palette, the minimap, a zoom to fit. Nothing of it is saved.
+import type { EditorState, GetEditor, SetEditor, ViewSlice } from "./editor-state";
 
 // The command palette takes its modes from here, beside the rest of what the view holds.
 export type { PaletteMode } from "./editor-state";
@@ -25,11 +24,15 @@ export function showsMinimap(state: Pick<EditorState, "minimap" | "blueprint">):
   return state.minimap ?? (n >= MINIMAP_FROM && n <= MINIMAP_UP_TO);
 }
 
-export function viewSlice(set: StoreApi<EditorState>["setState"], get: StoreApi<EditorState>["getState"]): ViewSlice {
+export function viewSlice(set: SetEditor, get: GetEditor): ViewSlice {
   return {
+    notice: null,
     palette: null,
     minimap: null,
     fitRequest: 0,
+    notify(text, error) {
+      set({ notice: { text, error } });
+    },
     openPalette(mode) {
       set({ palette: mode });
     },

@@ -1,0 +1,95 @@
+// Where the nodes sit: moved by hand, laid out by the automatic layout (one undo step), and
+// written beside the open file once they rest. The layout read back from beside a file is
+// completed by positions.ts; a layout that arrives after another blueprint was opened is dropped.
+import type { Backend } from "../backend/types";
+import type { Blueprint } from "../blueprint";
+import { mark, markNextRender } from "../timing";
+import type { EditorInternals, GetEditor, Layout, LayoutKeeping, PlacementSlice, SetEditor } from "./editor-state";
+import { withStep } from "./history";
+import { layoutToSave, mergeLayout, placeBeside, type Positions } from "./positions";
+
+export function layoutKeeping(backend: Backend, layout: Layout, saveDelayMs: number, get: GetEditor, fail: (e: unknown) => void): LayoutKeeping {
+  let opened = 0;
+  let layoutTimer: ReturnType<typeof setTimeout> | undefined;
+
+  function scheduleLayoutSave() {
+    clearTimeout(layoutTimer);
+    if (get().path === null) return;
+    layoutTimer = setTimeout(() => void saveLayout(), saveDelayMs);
+  }
+
+  async function saveLayout() {
+    clearTimeout(layoutTimer);
+    const { blueprint, path, positions } = get();
+    if (!blueprint || path === null) return;
+    try {
+      await backend.call("save_layout", { file: path, positions: layoutToSave(blueprint, positions) });
+    } catch (e) {
+      fail(e);
+    }
+  }
+
+  async function positionsFor(path: string, blueprint: Blueprint): Promise<Positions> {
+    let saved: Positions | null = null;
+    try {
+      const found = await backend.call("read_layout", { file: path });
+      if (found.found) saved = found.positions;
+    } catch (e) {
+      fail(e); // an unreadable layout is replaced by a fresh one, and the user told why
+    }
+    if (saved === null) return layout(blueprint);
+    const merged = mergeLayout(blueprint, saved);
+    if (merged.unplaced.length === 0) return merged.positions;
+    return placeBeside(merged.positions, merged.unplaced, await layout(blueprint));
+  }
+
+  return {
+    scheduleLayoutSave,
+    saveLayout,
+    positionsFor,
+    countOpening() {
+      const mine = ++opened;
+      clearTimeout(layoutTimer);
+      return mine;
+    },
+    openings: () => opened,
+  };
+}
+
+export function placementSlice(set: SetEditor, get: GetEditor, internals: EditorInternals): PlacementSlice {
+  return {
+    positions: {},
+    laidOut: false,
+
+    async autoLayout() {
+      const { blueprint } = get();
+      if (!blueprint) return;
+      mark("auto-layout");
+      const mine = internals.openings();
+      let positions: Positions;
+      try {
+        positions = await internals.layout(blueprint);
+      } catch (e) {
+        internals.fail(e);
+        return;
+      }
+      const now = get();
+      if (mine !== internals.openings() || now.blueprint === null) return;
+      internals.newStep();
+      const step = { blueprint: now.blueprint, positions: now.positions };
+      mark("auto-laid-out");
+      markNextRender("auto-layout");
+      internals.replace(now.blueprint, withStep(now.past, step), [], { ...now.positions, ...positions });
+    },
+
+    moveTask(id, position) {
+      set({ positions: { ...get().positions, [id]: position } });
+      internals.scheduleLayoutSave();
+    },
+
+    moveTasks(moved) {
+      set({ positions: { ...get().positions, ...moved } });
+      internals.scheduleLayoutSave();
+    },
+  };
+}
