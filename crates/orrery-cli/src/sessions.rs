@@ -62,8 +62,15 @@ pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Resul
     }
     println!();
     for n in &view.tasks {
-        let tries = view.attempts.iter().filter(|a| a.node == n.node).count();
-        println!("{:<10} {} ({tries} attempt{})", n.state.as_str(), n.node, if tries == 1 { "" } else { "s" });
+        let mine: Vec<_> = view.attempts.iter().filter(|a| a.node == n.node).collect();
+        let tries = mine.len();
+        // Where in its loops the latest attempt ran, the outermost first.
+        let passes: Vec<String> = mine
+            .last()
+            .map(|a| a.iterations.iter().map(|i| format!("{} #{}", i.name, i.iteration)).collect())
+            .unwrap_or_default();
+        let passes = if passes.is_empty() { String::new() } else { format!(", in {}", passes.join(" > ")) };
+        println!("{:<10} {} ({tries} attempt{}{passes})", n.state.as_str(), n.node, if tries == 1 { "" } else { "s" });
     }
     Ok(0)
 }
