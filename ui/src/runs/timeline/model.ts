@@ -48,8 +48,6 @@ export type Loop = {
   starts: number[];
   /** The iteration each pass was, as recorded. */
   iterations: number[];
-  /** How many iterations ran in each pass's round of the loops around it (its "of"). */
-  counts: number[];
   /** The latest finish among the attempts that ran in its last pass. */
   lastFinish: number;
   /** Whether one of those still runs: the last pass then reaches the current time. */
@@ -200,7 +198,7 @@ type Gathering = {
  * The loops that ran more than once, from the iterations each attempt recorded, added to the
  * rows of their tasks (the innermost first) and to their instance's header (the outermost
  * first); and, per attempt, its iteration of the innermost loop that ran more than once in the
- * attempt's round. The rows are in start order, so the passes of a loop come in start order too.
+ * attempt's round.
  */
 function placeLoops(rows: Row[], headers: ReadonlyMap<string, InstanceRow>): Map<string, IterationOf> {
   const gathered = new Map<string, Gathering>();
@@ -224,7 +222,6 @@ function placeLoops(rows: Row[], headers: ReadonlyMap<string, InstanceRow>): Map
             depth,
             starts: [],
             iterations: [],
-            counts: [],
             lastFinish: -Infinity,
             lastRunning: false,
           };
@@ -254,7 +251,6 @@ function placeLoops(rows: Row[], headers: ReadonlyMap<string, InstanceRow>): Map
     for (const pass of passes) {
       loop.starts.push(pass.start);
       loop.iterations.push(pass.iteration);
-      loop.counts.push(g.rounds.get(pass.round)!);
     }
     const last = passes[passes.length - 1]!;
     loop.lastFinish = last.lastFinish;
