@@ -86,7 +86,7 @@ mod tests {
             global_seq: 1,
             time_ms: 0,
             run_id: None,
-            payload: EventPayload::Whole(data),
+            payload: EventPayload::Whole(Box::new(data)),
         }
     }
 

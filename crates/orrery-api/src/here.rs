@@ -64,7 +64,7 @@ pub struct Ended {
 pub struct Here {
     pub session_id: String,
     /// Its committed events, in commit order, from the first.
-    pub events: broadcast::Receiver<Event>,
+    pub events: broadcast::Receiver<Arc<Event>>,
     /// What drives it: its control, how it ends.
     pub driver: Driver,
 }
@@ -88,7 +88,7 @@ enum Driven {
 impl Here {
     pub(crate) fn local(
         session_id: String,
-        events: broadcast::Receiver<Event>,
+        events: broadcast::Receiver<Arc<Event>>,
         control: SessionControl,
         ended: watch::Receiver<Option<Result<RunReport, String>>>,
     ) -> Here {
@@ -205,7 +205,7 @@ impl Api {
                             let _ = own.send(event.clone());
                             let _ = forward.send(event);
                             if let Some(grew) = last_look {
-                                let _ = forward.send(grew);
+                                let _ = forward.send(Arc::new(grew));
                             }
                         }
                         Err(broadcast::error::RecvError::Lagged(_)) => continue,
@@ -213,7 +213,7 @@ impl Api {
                     },
                     _ = look.tick(), if growth.watching() => {
                         for grew in growth.look() {
-                            let _ = forward.send(grew);
+                            let _ = forward.send(Arc::new(grew));
                         }
                     }
                 }
@@ -301,9 +301,9 @@ impl Api {
 /// The events of one mirror among everything this process follows, passed on until the task
 /// is aborted.
 fn mirror_events(
-    mut all: broadcast::Receiver<Event>,
+    mut all: broadcast::Receiver<Arc<Event>>,
     session_id: String,
-) -> (broadcast::Receiver<Event>, tokio::task::JoinHandle<()>) {
+) -> (broadcast::Receiver<Arc<Event>>, tokio::task::JoinHandle<()>) {
     let (own, events) = broadcast::channel(16_384);
     let forward = tokio::spawn(async move {
         loop {

@@ -241,7 +241,7 @@ struct Inner {
     running: Mutex<HashMap<String, Running>>,
     /// The protocol tasks being submitted here (see `protocol::Submitting`).
     submitting: Mutex<std::collections::HashSet<String>>,
-    events: broadcast::Sender<Event>,
+    events: broadcast::Sender<Arc<Event>>,
     /// The followers of remote sessions' mirrors (`mirror`), by local session id.
     mirrors: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
     /// When each ended mirror's server was last looked at (`mirror`).
@@ -363,7 +363,7 @@ impl Api {
     /// the job `read_events` answers what was missed. Beside them, transient `log_grew`
     /// events (`seq` 0, not stored) say that a running attempt's log grew (see
     /// `log_growth`).
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.inner.events.subscribe()
     }
 

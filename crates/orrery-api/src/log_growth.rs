@@ -102,7 +102,7 @@ impl LogGrowth {
             global_seq,
             time_ms: now_ms(),
             run_id: Some(run_id.clone()),
-            payload: EventPayload::Whole(EventData::LogGrew(grew)),
+            payload: EventPayload::Whole(Box::new(EventData::LogGrew(grew))),
         })
     }
 }

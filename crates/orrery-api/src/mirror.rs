@@ -242,7 +242,7 @@ impl Api {
     async fn write_mirror(&self, write: impl FnOnce(&mut Store) -> Result<Vec<Event>, Failure> + Send + 'static) {
         if let Ok(events) = self.blocking(move |db| write(&mut open(db)?)).await {
             for event in events {
-                let _ = self.inner.events.send(event);
+                let _ = self.inner.events.send(Arc::new(event));
             }
         }
     }

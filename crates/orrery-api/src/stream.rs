@@ -267,7 +267,7 @@ impl RunWatcher {
 
 /// Waits for an event of this process about `session_id` (or a gap in them): the other
 /// sessions' events are no reason to read the store again.
-async fn ours(wake: &mut tokio::sync::broadcast::Receiver<Event>, session_id: &str) {
+async fn ours(wake: &mut tokio::sync::broadcast::Receiver<Arc<Event>>, session_id: &str) {
     loop {
         match wake.recv().await {
             Ok(event) if event.session_id != session_id => continue,

@@ -1,6 +1,7 @@
 //! Acting on a running session: cancel a task, pause, requests from other processes, and the
 //! runner's lease. Real `shell.run` processes on a real SQLite file.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use orrery_blueprint::{Blueprint, SessionState, TaskState};
@@ -16,7 +17,7 @@ fn spawn(
     fx: &Fixture,
     root: &Blueprint,
     control: &SessionControl,
-) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
+) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Arc<Event>>) {
     let (valid, library) = valid(root, &[]);
     let (options, receiver) = fx.options(Some(control));
     let db = fx.db();

@@ -1,6 +1,7 @@
 //! The interactive agents through the runner: prompts answered through a [`SessionControl`],
 //! pre-seeded or while they wait; unanswered prompts in a non-interactive run; notifications.
 
+use std::sync::Arc;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ impl Fixture {
         &self,
         root: &Blueprint,
         control: Option<SessionControl>,
-    ) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
+    ) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Arc<Event>>) {
         let library = vec![root.clone()];
         let valid = {
             let lib: Library = library.iter().collect();
@@ -93,10 +94,10 @@ const PROMPT_WAITING: &str = "prompt_waiting";
 const PROMPT_ANSWERED: &str = "prompt_answered";
 const NOTIFICATION: &str = "notification";
 
-fn drain(receiver: &mut broadcast::Receiver<Event>) -> Vec<Event> {
+fn drain(receiver: &mut broadcast::Receiver<Arc<Event>>) -> Vec<Event> {
     let mut events = Vec::new();
     while let Ok(e) = receiver.try_recv() {
-        events.push(e);
+        events.push(Event::clone(&e));
     }
     events
 }

@@ -30,7 +30,7 @@ impl Fixture {
         let (options, mut receiver) = self.options(Some(&control));
         let (db, (valid, library)) = (self.db(), valid(root, &[]));
         let handle = tokio::spawn(async move { run_session(&db, valid, library, Map::new(), options).await });
-        let session_id = wait_for_attempt(&mut receiver, node).await.session_id;
+        let session_id = wait_for_attempt(&mut receiver, node).await.session_id.clone();
         (handle, control, session_id)
     }
 

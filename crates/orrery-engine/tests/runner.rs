@@ -1,6 +1,7 @@
 //! The session runner end to end: real blueprints with `shell.run` tasks (real `/bin/sh`
 //! processes) on a real SQLite file in a temporary directory.
 
+use std::sync::Arc;
 use std::path::Path;
 use std::time::Duration;
 
@@ -37,7 +38,7 @@ impl Fixture {
                 .expect("the session ended in time")?;
         let mut events = Vec::new();
         while let Ok(e) = receiver.try_recv() {
-            events.push(e);
+            events.push(Event::clone(&e));
         }
         Ok((report, events))
     }
@@ -48,7 +49,7 @@ impl Fixture {
         &self,
         root: &Blueprint,
         control: &SessionControl,
-    ) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Event>) {
+    ) -> (tokio::task::JoinHandle<Result<RunReport, RunError>>, broadcast::Receiver<Arc<Event>>) {
         let (valid, library) = valid(root, &[]);
         let (options, receiver) = self.options(Some(control));
         let db = self.db();
@@ -462,7 +463,7 @@ async fn stop_when_running(fx: &Fixture, root: &Blueprint, node: &str) -> (Ran, 
     let took = asked.elapsed();
     let mut events = Vec::new();
     while let Ok(e) = receiver.try_recv() {
-        events.push(e);
+        events.push(Event::clone(&e));
     }
     (Ran { report, store: Store::open(&fx.db()).expect("the store opens"), events }, took)
 }
@@ -603,7 +604,7 @@ async fn every_event_is_committed_before_an_observer_sees_it() {
         match receiver.recv().await {
             Ok(event) => {
                 let stored = observer.events_after(&event.session_id, event.seq - 1, 1).expect("events read");
-                assert_eq!(stored.first(), Some(&event), "announced before it was committed");
+                assert_eq!(stored.first(), Some(&*event), "announced before it was committed");
                 checked += 1;
                 if matches!(event.data(), Some(orrery_store::EventData::SessionStateChanged(s))
                     if s.state == orrery_store::SessionState::Completed)

@@ -46,7 +46,9 @@ pub struct Event {
 /// What an event says, as far as this build can read it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventPayload {
-    Whole(EventData),
+    /// Boxed: every slot of a broadcast channel of events is as large as an event, so an
+    /// event stays small (16,384 slots a channel) whatever the largest kind's data.
+    Whole(Box<EventData>),
     /// The first bytes of the JSON text (cut at a character boundary, so not valid JSON), with
     /// the length and sha256 of the full text.
     Cut {
@@ -75,7 +77,7 @@ impl Event {
     /// Its data, when whole and of a kind this build reads.
     pub fn data(&self) -> Option<&EventData> {
         match &self.payload {
-            EventPayload::Whole(data) => Some(data),
+            EventPayload::Whole(data) => Some(data.as_ref()),
             EventPayload::Cut { .. } | EventPayload::Unknown { .. } => None,
         }
     }
@@ -111,7 +113,7 @@ impl WirePayload {
     fn read(self, kind: String) -> EventPayload {
         match self {
             WirePayload::Whole { value } => match EventData::from_parts(&kind, &value) {
-                Some(data) => EventPayload::Whole(data),
+                Some(data) => EventPayload::Whole(Box::new(data)),
                 None => EventPayload::Unknown { kind, value },
             },
             WirePayload::Cut { prefix, full_len, full_sha256 } => {
@@ -369,7 +371,7 @@ pub(crate) fn append(
         };
         (prefix, Some(text.len() as i64), Some(sha), payload)
     } else {
-        (text, None, None, EventPayload::Whole(data))
+        (text, None, None, EventPayload::Whole(Box::new(data)))
     };
     tx.sql
         .prepare_cached(

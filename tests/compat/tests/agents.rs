@@ -33,11 +33,9 @@ fn dispatch_steps(db: &Path, session: &str) -> Vec<Value> {
         .unwrap()
         .into_iter()
         .filter(|e| e.kind() == "broker_dispatch")
-        .map(|e| match e.payload {
-            orrery_store::EventPayload::Whole(orrery_store::EventData::BrokerDispatch(step)) => {
-                serde_json::to_value(step).unwrap()
-            }
-            other => panic!("a cut or unreadable dispatch payload: {other:?}"),
+        .map(|e| match e.data() {
+            Some(orrery_store::EventData::BrokerDispatch(step)) => serde_json::to_value(step).unwrap(),
+            _ => panic!("a cut or unreadable dispatch payload: {:?}", e.payload),
         })
         .collect()
 }

@@ -138,7 +138,10 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     .run_events(&attempt.run_id, EventKind::BrokerDispatch)?
                     .into_iter()
                     .filter_map(|e| match e.payload {
-                        EventPayload::Whole(EventData::BrokerDispatch(step)) => Some(step),
+                        EventPayload::Whole(data) => match *data {
+                            EventData::BrokerDispatch(step) => Some(step),
+                            _ => None,
+                        },
                         _ => None,
                     })
                     .collect();

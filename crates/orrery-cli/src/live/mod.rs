@@ -23,6 +23,7 @@
 
 use crate::prompt::ask;
 use orrery_api::{Api, Event, EventData, SessionControl, SessionView};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 
@@ -52,7 +53,7 @@ async fn seed_from_store(state: &mut LiveState, api: &Api, session_id: &str, ove
 /// replaces the block with the summary. `notes` are messages to print above the block;
 /// prompts are asked on the terminal when `interactive`.
 pub async fn follow(
-    mut events: broadcast::Receiver<Event>,
+    mut events: broadcast::Receiver<Arc<Event>>,
     mut notes: mpsc::UnboundedReceiver<String>,
     control: SessionControl,
     interactive: bool,

@@ -69,7 +69,7 @@ impl Session {
             global_seq: self.seq,
             time_ms: T0 + at,
             run_id: run.map(Into::into),
-            payload: EventPayload::Whole(data),
+            payload: EventPayload::Whole(Box::new(data)),
         };
         self.state.apply(&event);
         self
@@ -292,7 +292,7 @@ fn a_resumed_session_is_seeded_from_the_store_without_undoing_newer_events() {
         global_seq: 40,
         time_ms: T0,
         run_id: None,
-        payload: EventPayload::Whole(session_state(SessionState::Running)),
+        payload: EventPayload::Whole(Box::new(session_state(SessionState::Running))),
     };
     assert!(state.needs_seed(&resumed), "a resume does not start with session_created");
     state.apply(&resumed);
@@ -300,7 +300,7 @@ fn a_resumed_session_is_seeded_from_the_store_without_undoing_newer_events() {
     let running = Event {
         seq: 41,
         global_seq: 41,
-        payload: EventPayload::Whole(task_state("bp.b", "RUNNING", Some("PENDING"))),
+        payload: EventPayload::Whole(Box::new(task_state("bp.b", "RUNNING", Some("PENDING")))),
         ..resumed
     };
     state.apply(&running);

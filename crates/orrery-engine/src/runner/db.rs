@@ -13,7 +13,7 @@ pub(super) struct Db {
     /// This runner's lease (see [`Db::take_lease`]).
     pub(super) lease: Lease,
     store: Arc<Mutex<Store>>,
-    events: Option<broadcast::Sender<Event>>,
+    events: Option<broadcast::Sender<Arc<Event>>>,
     pending: Mutex<Vec<Event>>,
     /// Writes that wait for the next batch ([`Db::call_or_defer`]).
     deferred: Arc<Mutex<Vec<Deferred>>>,
@@ -203,7 +203,7 @@ impl Db {
         if let Some(sender) = &self.events {
             for event in events {
                 // No receiver is not an error: nobody is watching.
-                let _ = sender.send(event);
+                let _ = sender.send(Arc::new(event));
             }
         }
         Ok(())

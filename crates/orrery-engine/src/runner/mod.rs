@@ -59,7 +59,7 @@ pub struct RunOptions {
     /// Attempt directories and logs go under `work_dir/{session id}/`.
     pub work_dir: PathBuf,
     /// Every committed event, in commit order, after it is committed.
-    pub events: Option<broadcast::Sender<Event>>,
+    pub events: Option<broadcast::Sender<Arc<Event>>>,
     /// Stops the session from outside (see the module notes); `None`: it runs to its end.
     pub control: Option<SessionControl>,
     /// Agents on an MQTT broker for the task types it takes ([`crate::broker`]); `None`: only

@@ -2,6 +2,7 @@
 //! folder holding the store and the work directory, and waiting for an attempt to start.
 #![allow(dead_code)] // each test binary uses its own subset
 
+use std::sync::Arc;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -47,7 +48,7 @@ pub fn valid(root: &Blueprint, others: &[&Blueprint]) -> (ValidBlueprint, Vec<Bl
 }
 
 /// Waits (at most 20 s) for the `attempt_started` event of `node`.
-pub async fn wait_for_attempt(receiver: &mut broadcast::Receiver<Event>, node: &str) -> Event {
+pub async fn wait_for_attempt(receiver: &mut broadcast::Receiver<Arc<Event>>, node: &str) -> Arc<Event> {
     let wait = async {
         loop {
             let event = receiver.recv().await.expect("the session is still running");
@@ -82,7 +83,7 @@ impl Fixture {
     }
 
     /// Options for a run with two slots, every event on the returned receiver.
-    pub fn options(&self, control: Option<&SessionControl>) -> (RunOptions, broadcast::Receiver<Event>) {
+    pub fn options(&self, control: Option<&SessionControl>) -> (RunOptions, broadcast::Receiver<Arc<Event>>) {
         let (sender, receiver) = broadcast::channel(10_000);
         let options = RunOptions {
             max_parallel: 2,

@@ -107,7 +107,7 @@ fn a_payload_at_the_limit_is_kept_whole() {
     let around = serde_json::to_string(&empty).unwrap().len();
     let event = crate::note("a".repeat(MAX_EVENT_PAYLOAD_BYTES - around));
     let appended = fixture.store.append_event(&session.id, &event, None).unwrap();
-    assert_eq!(appended.payload, EventPayload::Whole(event.data.clone()), "exactly the limit is not over it");
+    assert_eq!(appended.payload, EventPayload::Whole(Box::new(event.data.clone())), "exactly the limit is not over it");
     let stored = fixture.store.events_after(&session.id, 1, 1).unwrap().remove(0);
     assert_eq!(stored.data(), Some(&event.data));
 }
@@ -145,10 +145,10 @@ fn rows_of_an_unknown_kind_or_shape_are_read_as_they_were_stored_and_kept() {
         [
             &EventPayload::Unknown { kind: "breakpoint_hit".into(), value: json!({"node": "hello.greet"}) },
             &EventPayload::Unknown { kind: "session_state_changed".into(), value: json!({"state": "dreaming"}) },
-            &EventPayload::Whole(EventData::SessionStateChanged(SessionStateChanged {
+            &EventPayload::Whole(Box::new(EventData::SessionStateChanged(SessionStateChanged {
                 state: SessionState::Running,
                 error: None
-            })),
+            }))),
         ],
         "an unknown kind and a shape its kind does not read are kept; an older row without `error` reads"
     );
