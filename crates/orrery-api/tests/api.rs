@@ -52,7 +52,11 @@ impl Fixture {
 }
 
 /// Waits for the event `kind` about `node`.
-async fn wait_for(events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<orrery_store::Event>>, kind: &str, node: &str) {
+async fn wait_for(
+    events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<orrery_store::Event>>,
+    kind: &str,
+    node: &str,
+) {
     loop {
         let event = events.recv().await.expect("events");
         let wire = serde_json::to_value(&event).expect("an event serializes");

@@ -1,8 +1,8 @@
 //! The interactive agents through the runner: prompts answered through a [`SessionControl`],
 //! pre-seeded or while they wait; unanswered prompts in a non-interactive run; notifications.
 
-use std::sync::Arc;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use orrery_blueprint::{load, Blueprint, Library, SessionState, TaskState, ValidBlueprint};

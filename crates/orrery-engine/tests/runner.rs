@@ -1,8 +1,8 @@
 //! The session runner end to end: real blueprints with `shell.run` tasks (real `/bin/sh`
 //! processes) on a real SQLite file in a temporary directory.
 
-use std::sync::Arc;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use orrery_blueprint::{Blueprint, SessionState, TaskState};

@@ -51,18 +51,10 @@ pub enum EventPayload {
     Whole(Box<EventData>),
     /// The first bytes of the JSON text (cut at a character boundary, so not valid JSON), with
     /// the length and sha256 of the full text.
-    Cut {
-        kind: String,
-        prefix: String,
-        full_len: u64,
-        full_sha256: String,
-    },
+    Cut { kind: String, prefix: String, full_len: u64, full_sha256: String },
     /// A kind this build does not know, or JSON its kind's data does not read: an older or
     /// newer Orrery wrote it. Kept as it is, never dropped.
-    Unknown {
-        kind: String,
-        value: Value,
-    },
+    Unknown { kind: String, value: Value },
 }
 
 impl Event {

@@ -2,8 +2,8 @@
 //! folder holding the store and the work directory, and waiting for an attempt to start.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::sync::Arc;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use orrery_blueprint::{load, Blueprint, Library, ValidBlueprint};
