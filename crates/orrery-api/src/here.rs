@@ -160,6 +160,7 @@ impl Api {
             events: Some(events),
             control: Some(control.clone()),
             broker,
+            retry: None,
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {

@@ -559,6 +559,17 @@ async fn call(
             }
         },
     };
+    let arguments = match idempotency_key(&shared.api, &name, &headers, arguments) {
+        Ok(arguments) => arguments,
+        Err(message) => {
+            return refusal(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                FailureCode::InvalidRequest,
+                message,
+                json!({ "job": name }),
+            )
+        }
+    };
     if shared.api.jobs().iter().any(|j| j.name == name && j.streams) {
         return match shared.api.stream_task(arguments).await {
             Ok(Streamed::Items(items)) => item_stream(items, shared.phase.clone()),
@@ -587,6 +598,35 @@ async fn call(
             )
         }
     }
+}
+
+/// The `Idempotency-Key` header as the job's `request_id`, for a job that takes one (others are
+/// safe to repeat and pass it by). Refused when it is not text, or when the arguments give
+/// another `request_id`.
+fn idempotency_key(api: &Api, job: &str, headers: &HeaderMap, arguments: Value) -> Result<Value, String> {
+    let Some(key) = headers.get("idempotency-key") else { return Ok(arguments) };
+    let key = key.to_str().map_err(|_| "the Idempotency-Key header must be visible ASCII text".to_string())?;
+    let takes = api.jobs().iter().any(|j| j.name == job && j.arguments["properties"].get("request_id").is_some());
+    if !takes {
+        return Ok(arguments);
+    }
+    let mut arguments = match arguments {
+        Value::Null => Map::new(),
+        Value::Object(map) => map,
+        // Not an object: the job refuses it as it would without the header.
+        other => return Ok(other),
+    };
+    match arguments.get("request_id") {
+        None => {
+            arguments.insert("request_id".into(), Value::String(key.to_string()));
+        }
+        Some(Value::String(given)) if given != key => {
+            return Err(format!("the Idempotency-Key header ({key:?}) and the request_id argument ({given:?}) differ"))
+        }
+        // The same id, or one the job's own checks refuse.
+        Some(_) => {}
+    }
+    Ok(Value::Object(arguments))
 }
 
 /// Why a request's body was not read.

@@ -954,3 +954,92 @@ fn status_and_sessions_in_json_are_the_answers_of_get_session_and_list_sessions_
     let over_http = serving.job("list_sessions", json!({})).json();
     assert_eq!(listed, over_http["answer"]);
 }
+
+/// The sessions of the store, as `orrery sessions --format json` lists them (newest first).
+fn stored_sessions(db: &Path, dir: &Path) -> Vec<Value> {
+    let listed = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["sessions", "--db", db.to_str().unwrap(), "--format", "json"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap_or_else(|e| panic!("{e}: {listed:?}"));
+    listed.as_array().cloned().unwrap_or_default()
+}
+
+/// A start sent again after a lost answer starts nothing twice: the same request id (the
+/// argument, or the `Idempotency-Key` header) answers the session the first one started, also
+/// when the server was killed (SIGKILL) between the write and the answer; the same id with
+/// other arguments is refused, and so is a header that contradicts the argument.
+#[test]
+fn a_start_sent_again_with_its_request_id_starts_one_session() {
+    let s = Scratch::new("serve-idempotent");
+    let db = s.0.join("store.db");
+    let go = s.0.join("go");
+    s.write(
+        "wait.json",
+        &json!({"id": "w", "name": "w", "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "a", "type": "shell.run", "depends_on": [{"id": "start"}],
+             "params": [{"name": "command", "value": format!("test -f {} || sleep 30", go.display())}]},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "a"}]}]})
+        .to_string(),
+    );
+    let serving = Serving::start(&db, &s.0, None);
+    let start = json!({"file": "wait.json", "request_id": "start-1"});
+    let first = serving.job("start_session", start.clone()).json();
+    let session = first["answer"]["session_id"].as_str().unwrap_or_else(|| panic!("{first}")).to_string();
+    let again = serving.job("start_session", start).json();
+    assert_eq!(again["answer"]["session_id"], session.as_str(), "{again}");
+    let head = format!(
+        "POST /jobs/start_session HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAuthorization: {}\r\n\
+         Idempotency-Key: start-1\r\nContent-Type: application/json\r\nContent-Length: {}",
+        serving.addr,
+        serving.bearer(),
+        br#"{"arguments": {"file": "wait.json"}}"#.len()
+    );
+    let by_header = send_raw(&serving.addr, &head, br#"{"arguments": {"file": "wait.json"}}"#.to_vec()).json();
+    assert_eq!(by_header["answer"]["session_id"], session.as_str(), "the header is the request id: {by_header}");
+    let other = serving.job("start_session", json!({"file": "wait.json", "params": {"n": 1}, "request_id": "start-1"}));
+    let other = other.json();
+    assert_eq!(
+        (other["success"].as_bool(), other["metadata"]["error"].as_str()),
+        (Some(false), Some("request_id_reused"))
+    );
+    let contradicted = head.replace("Idempotency-Key: start-1", "Idempotency-Key: start-9").replace(
+        &format!("Content-Length: {}", br#"{"arguments": {"file": "wait.json"}}"#.len()),
+        &format!("Content-Length: {}", br#"{"arguments": {"file": "wait.json", "request_id": "start-1"}}"#.len()),
+    );
+    let body = br#"{"arguments": {"file": "wait.json", "request_id": "start-1"}}"#.to_vec();
+    assert_eq!(send_raw(&serving.addr, &contradicted, body).status, 422, "a header and an argument that differ");
+    assert_eq!(stored_sessions(&db, &s.0).len(), 1, "one session for four requests");
+
+    // The server killed once the session exists, before its answer is read: the same request
+    // to the next server answers that session.
+    let mut lost = connect(&serving.addr);
+    let body = json!({"arguments": {"file": "wait.json", "request_id": "start-2"}}).to_string();
+    let text = format!(
+        "POST /jobs/start_session HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        serving.addr,
+        serving.bearer(),
+        body.len()
+    );
+    lost.write_all(text.as_bytes()).unwrap();
+    let until = std::time::Instant::now() + HANG;
+    while stored_sessions(&db, &s.0).len() < 2 {
+        assert!(std::time::Instant::now() < until, "the second session was never stored");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    serving.signal("-KILL");
+    drop(lost);
+    std::fs::write(&go, "").unwrap();
+    let serving = Serving::start(&db, &s.0, None);
+    let created = stored_sessions(&db, &s.0)[0]["id"].as_str().unwrap().to_string();
+    let retried = serving.job("start_session", json!({"file": "wait.json", "request_id": "start-2"})).json();
+    assert_eq!(retried["answer"]["session_id"], created.as_str(), "{retried}");
+    assert_eq!(stored_sessions(&db, &s.0).len(), 2, "the retry started nothing");
+    for id in [&session, &created] {
+        let waited = serving.job("wait_session", json!({"session_id": id, "timeout_s": HANG.as_secs()})).json();
+        assert_eq!(waited["answer"]["session"]["state"], "completed", "{waited}");
+    }
+}

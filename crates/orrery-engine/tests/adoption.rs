@@ -161,6 +161,7 @@ async fn a_process_still_running_under_its_supervisor_is_adopted_not_killed() {
                 events: None,
                 control: None,
                 broker: None,
+                retry: None,
             };
             resume_session(&fx_db, &session, options).await
         })

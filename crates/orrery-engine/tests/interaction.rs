@@ -59,6 +59,7 @@ impl Fixture {
             events: Some(sender),
             control,
             broker: None,
+            retry: None,
         };
         let db = self.db();
         let handle = tokio::spawn(async move {

@@ -29,8 +29,14 @@ impl Fixture {
     ) -> Result<(RunReport, Vec<Event>), RunError> {
         let (valid, library) = valid(root, others);
         let (sender, mut receiver) = broadcast::channel(10_000);
-        let options =
-            RunOptions { max_parallel, work_dir: self.path("work"), events: Some(sender), control: None, broker: None };
+        let options = RunOptions {
+            max_parallel,
+            work_dir: self.path("work"),
+            events: Some(sender),
+            control: None,
+            broker: None,
+            retry: None,
+        };
         // A hang guard only: nothing here should take more than a few seconds.
         let report =
             tokio::time::timeout(Duration::from_secs(60), run_session(&self.db(), valid, library, Map::new(), options))

@@ -16,12 +16,46 @@ use crate::{Store, StoreError, Tx};
 /// The longest request id accepted.
 pub const MAX_REQUEST_ID_CHARS: usize = 64;
 
+/// A request a client may send again after a lost answer: its id, and what it asked, as the
+/// job's name and arguments (the request id left out). The same id with the same arguments is
+/// answered what was stored the first time; with other arguments it is refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retry {
+    pub id: String,
+    pub operation: String,
+    pub arguments: serde_json::Value,
+}
+
 impl Store {
+    /// What the first `retry` stored, when there was one; refused when its id was used with
+    /// other arguments. Writes nothing: the write itself goes through [`Store::write_once`].
+    pub fn answer_of<R: DeserializeOwned>(&self, retry: &Retry) -> Result<Option<R>, StoreError> {
+        let digest = request_digest(&retry.id, &retry.operation, &retry.arguments)?;
+        let earlier: Option<(String, String)> = self
+            .conn
+            .query_row("SELECT args_digest, answer_json FROM requests WHERE request_id = ?1", [&retry.id], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .optional()
+            .at(&self.path)?;
+        let Some((earlier_digest, answer)) = earlier else { return Ok(None) };
+        if earlier_digest != digest {
+            return Err(StoreError::RequestIdReused {
+                request_id: retry.id.clone(),
+                operation: retry.operation.clone(),
+            });
+        }
+        serde_json::from_str(&answer).map(Some).map_err(|e| StoreError::Corrupt {
+            path: self.path.clone(),
+            detail: format!("stored answer of request {:?} is unreadable: {e}", retry.id),
+        })
+    }
+
     /// Runs `write` once per `request_id`; see the module notes.
     pub(crate) fn write_once<A, R>(
         &mut self,
         request_id: Option<&str>,
-        operation: &'static str,
+        operation: &str,
         args: &A,
         write: impl FnOnce(&Tx<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError>
@@ -32,12 +66,7 @@ impl Store {
         let Some(request_id) = request_id else {
             return self.write(write);
         };
-        if request_id.is_empty() || request_id.chars().count() > MAX_REQUEST_ID_CHARS {
-            return Err(StoreError::invalid(format!(
-                "request id {request_id:?} must have 1 to {MAX_REQUEST_ID_CHARS} characters"
-            )));
-        }
-        let digest = sha256_hex(&format!("{operation}\n{}", canonical_json(args)?));
+        let digest = request_digest(request_id, operation, args)?;
         self.write(|tx| {
             let earlier: Option<(String, String, String)> = tx
                 .sql
@@ -73,4 +102,15 @@ impl Store {
             Ok(answer)
         })
     }
+}
+
+/// The digest a request id is stored with: of the operation and the canonical JSON of its
+/// arguments. Refuses an id that is empty or longer than [`MAX_REQUEST_ID_CHARS`].
+fn request_digest(request_id: &str, operation: &str, args: &(impl Serialize + ?Sized)) -> Result<String, StoreError> {
+    if request_id.is_empty() || request_id.chars().count() > MAX_REQUEST_ID_CHARS {
+        return Err(StoreError::invalid(format!(
+            "request id {request_id:?} must have 1 to {MAX_REQUEST_ID_CHARS} characters"
+        )));
+    }
+    Ok(sha256_hex(&format!("{operation}\n{}", canonical_json(args)?)))
 }

@@ -91,6 +91,7 @@ pub use event_data::{
     TaskStateChanged,
 };
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
+pub use idempotency::{Retry, MAX_REQUEST_ID_CHARS};
 pub use lineage::{InputLineage, InputSource, LineageSource};
 pub use nodes::TaskNode;
 /// What [`StoreError::code`] answers, the code of every boundary.

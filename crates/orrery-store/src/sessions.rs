@@ -11,9 +11,10 @@ use serde_json::{json, Value};
 use crate::error::SqliteResultExt;
 use crate::event_data::{EventData, SessionCreated, SessionStateChanged};
 use crate::events::{append, Event};
+use crate::idempotency::Retry;
 use crate::records::{ErrorRecord, RemoteLink, SessionState};
 use crate::refusals::require_session;
-use crate::{Store, StoreError};
+use crate::{Store, StoreError, Tx};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewSession {
@@ -59,69 +60,17 @@ pub struct SessionFilter {
 impl Store {
     /// Creates a pending session and its `session_created` event (seq 1).
     pub fn create_session(&mut self, new: &NewSession, request_id: Option<&str>) -> Result<Session, StoreError> {
-        self.write_once(request_id, "create_session", new, |tx| {
-            let blueprint_id: String = tx
-                .sql
-                .query_row(
-                    "SELECT blueprint_id FROM blueprint_versions WHERE hash = ?1",
-                    [&new.blueprint_hash],
-                    |r| r.get(0),
-                )
-                .optional()
-                .at(tx.path)?
-                .ok_or_else(|| StoreError::not_found("blueprint version", &new.blueprint_hash))?;
-            if let Some(origin) = &new.restarted_from {
-                let known: bool = tx
-                    .sql
-                    .query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [origin], |r| r.get(0))
-                    .at(tx.path)?;
-                if !known {
-                    return Err(StoreError::not_found("session", origin));
-                }
-            }
-            let session = Session {
-                id: tx.ids.session_id(),
-                blueprint_hash: new.blueprint_hash.clone(),
-                blueprint_id,
-                name: new.name.clone(),
-                state: SessionState::Pending,
-                params: new.params.clone(),
-                created_ms: tx.now_ms,
-                started_ms: None,
-                finished_ms: None,
-                last_error: None,
-                restarted_from: new.restarted_from.clone(),
-                remote: None,
-            };
-            tx.sql
-                .execute(
-                    "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms, restarted_from)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![
-                        session.id,
-                        session.blueprint_hash,
-                        session.blueprint_id,
-                        session.name,
-                        session.state.as_str(),
-                        session.params.to_string(),
-                        session.created_ms,
-                        session.restarted_from
-                    ],
-                )
-                .at(tx.path)?;
-            append(
-                tx,
-                &session.id,
-                None,
-                EventData::SessionCreated(SessionCreated {
-                    blueprint_hash: session.blueprint_hash.clone(),
-                    blueprint_id: session.blueprint_id.clone(),
-                    name: session.name.clone(),
-                    restarted_from: session.restarted_from.clone(),
-                }),
-            )?;
-            Ok(session)
-        })
+        self.write_once(request_id, "create_session", new, |tx| insert_session(tx, new))
+    }
+
+    /// [`Store::create_session`] for a client's request that may come again (a job's
+    /// `request_id`): the session and the request's answer land in one transaction, and the
+    /// same request again answers the session it made.
+    pub fn create_session_for(&mut self, new: &NewSession, retry: Option<&Retry>) -> Result<Session, StoreError> {
+        match retry {
+            None => self.write(|tx| insert_session(tx, new)),
+            Some(r) => self.write_once(Some(&r.id), &r.operation, &r.arguments, |tx| insert_session(tx, new)),
+        }
     }
 
     pub fn session(&self, id: &str) -> Result<Session, StoreError> {
@@ -228,6 +177,67 @@ impl Store {
             append(tx, id, None, EventData::SessionStateChanged(data))
         })
     }
+}
+
+/// A new pending session and its `session_created` event (seq 1).
+fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> {
+    let blueprint_id: String = tx
+        .sql
+        .query_row("SELECT blueprint_id FROM blueprint_versions WHERE hash = ?1", [&new.blueprint_hash], |r| r.get(0))
+        .optional()
+        .at(tx.path)?
+        .ok_or_else(|| StoreError::not_found("blueprint version", &new.blueprint_hash))?;
+    if let Some(origin) = &new.restarted_from {
+        let known: bool = tx
+            .sql
+            .query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [origin], |r| r.get(0))
+            .at(tx.path)?;
+        if !known {
+            return Err(StoreError::not_found("session", origin));
+        }
+    }
+    let session = Session {
+        id: tx.ids.session_id(),
+        blueprint_hash: new.blueprint_hash.clone(),
+        blueprint_id,
+        name: new.name.clone(),
+        state: SessionState::Pending,
+        params: new.params.clone(),
+        created_ms: tx.now_ms,
+        started_ms: None,
+        finished_ms: None,
+        last_error: None,
+        restarted_from: new.restarted_from.clone(),
+        remote: None,
+    };
+    tx.sql
+            .execute(
+                "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms, restarted_from)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    session.id,
+                    session.blueprint_hash,
+                    session.blueprint_id,
+                    session.name,
+                    session.state.as_str(),
+                    session.params.to_string(),
+                    session.created_ms,
+                    session.restarted_from
+                ],
+            )
+            .at(tx.path)?;
+    append(
+        tx,
+        &session.id,
+        None,
+        EventData::SessionCreated(SessionCreated {
+            blueprint_hash: session.blueprint_hash.clone(),
+            blueprint_id: session.blueprint_id.clone(),
+            name: session.name.clone(),
+            restarted_from: session.restarted_from.clone(),
+        }),
+    )?;
+    Ok(session)
 }
 
 const SELECT_SESSION: &str = "SELECT id, blueprint_hash, blueprint_id, name, state, params_json,

@@ -935,6 +935,12 @@ export type StartSessionArguments = {
   params?: { [key: string]: unknown };
   /** Answers given to prompts before they ask, by task id or node key. */
   answers?: { [key: string]: unknown };
+  /**
+   * Makes the start safe to send again after a lost answer (1 to 64 characters): the same id
+   * with the same arguments answers the session it started, and starts nothing; with other
+   * arguments it is refused (`request_id_reused`). Over HTTP, the `Idempotency-Key` header.
+   */
+  request_id?: string | null;
 };
 
 export type StartSessionAnswer = {

@@ -21,6 +21,11 @@ pub struct StartArguments {
     /// Answers given to prompts before they ask, by task id or node key.
     #[serde(default)]
     pub answers: Map<String, Value>,
+    /// Makes the start safe to send again after a lost answer (1 to 64 characters): the same id
+    /// with the same arguments answers the session it started, and starts nothing; with other
+    /// arguments it is refused (`request_id_reused`). Over HTTP, the `Idempotency-Key` header.
+    #[serde(default)]
+    pub request_id: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -47,6 +52,18 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
         "start_session",
         "Runs a blueprint file as a new session, in the background; answers its id at once.",
         |api: Api, args: StartArguments| async move {
+            // A request sent again is answered what the first one started, whatever the file is now.
+            let retry = args.request_id.map(|id| orrery_store::Retry {
+                id,
+                operation: "start_session".into(),
+                arguments: json!({"file": args.file, "params": args.params, "answers": args.answers}),
+            });
+            if let Some(retry) = retry.clone() {
+                let earlier: Option<Session> = api.blocking(move |db| Ok(crate::open(db)?.answer_of(&retry)?)).await?;
+                if let Some(session) = earlier {
+                    return Ok(Started { session_id: session.id });
+                }
+            }
             let file = args.file.clone();
             let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&file))
                 .await
@@ -63,7 +80,8 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 )
             })?;
             let params = args.params;
-            api.launch(args.answers, move |db, options| async move {
+            api.launch(args.answers, move |db, mut options| async move {
+                options.retry = retry;
                 runner::run_session(&db, root, library, params, options).await
             })
             .await

@@ -26,7 +26,7 @@ use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
     ErrorRecord, Event, EventData, InputSource, Lease, LogCapped, NewAttempt, NewEvent, NewSession, Outcome,
-    ProcessIdentity, PromptAnswered, RunId, ScopeIteration, SessionBlueprints, Settlement, Store, StoreError,
+    ProcessIdentity, PromptAnswered, Retry, RunId, ScopeIteration, SessionBlueprints, Settlement, Store, StoreError,
     Synchronous,
 };
 use serde_json::{json, Map, Value};
@@ -65,6 +65,9 @@ pub struct RunOptions {
     /// Agents on an MQTT broker for the task types it takes ([`crate::broker`]); `None`: only
     /// built-in agents.
     pub broker: Option<BrokerOptions>,
+    /// The client's request that a new session answers (a job's `request_id`): the session is
+    /// created with it, once ([`Store::create_session_for`]). Unused by a resume.
+    pub retry: Option<Retry>,
 }
 
 /// How a session ended.
@@ -158,6 +161,7 @@ pub(crate) async fn run_new_session(
     let name = blueprint.name.clone();
     let params_value = Value::Object(params);
     let lease = db.lease.clone();
+    let retry = options.retry.clone();
     let session = db
         .call(move |s| {
             let hash = s.put_blueprint_version(&id, &text)?;
@@ -166,9 +170,9 @@ pub(crate) async fn run_new_session(
             for (id, text) in &inner {
                 links.inner.insert(id.clone(), s.put_blueprint_version(id, text)?);
             }
-            let session = s.create_session(
+            let session = s.create_session_for(
                 &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from },
-                None,
+                retry.as_ref(),
             )?;
             s.acquire_lease(&session.id, &lease, |_| true)?;
             let link = NewEvent { run_id: None, data: EventData::SessionBlueprints(links) };

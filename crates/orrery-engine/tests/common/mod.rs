@@ -91,6 +91,7 @@ impl Fixture {
             events: Some(sender),
             control: control.cloned(),
             broker: None,
+            retry: None,
         };
         (options, receiver)
     }

@@ -102,3 +102,37 @@ fn a_failed_write_does_not_consume_its_request_id() {
     assert_eq!(err.code(), FailureCode::NotFound);
     assert_eq!(count_rows(&fixture.path(), "requests"), 0, "the request row rolled back with the write");
 }
+
+/// A job's request (its name and arguments under a request id) makes one session: before, it
+/// has no answer; after, the same request answers that session whatever the session it would
+/// now make, and other arguments under the id are refused.
+#[test]
+fn a_job_request_is_answered_by_the_session_it_created() {
+    let mut fixture = Fixture::open();
+    let retry = orrery_store::Retry {
+        id: "job-1".into(),
+        operation: "start_session".into(),
+        arguments: json!({"file": "a.json"}),
+    };
+    assert_eq!(fixture.store.answer_of::<orrery_store::Session>(&retry).unwrap(), None);
+    let new = new_session(&mut fixture, "once");
+    let first = fixture.store.create_session_for(&new, Some(&retry)).unwrap();
+    assert_eq!(fixture.store.answer_of(&retry).unwrap(), Some(first.clone()));
+    let changed = new_session(&mut fixture, "the file changed since");
+    assert_eq!(
+        fixture.store.create_session_for(&changed, Some(&retry)).unwrap(),
+        first,
+        "keyed by the job's arguments"
+    );
+    assert_eq!(count_rows(&fixture.path(), "sessions"), 1);
+    let other = orrery_store::Retry { arguments: json!({"file": "b.json"}), ..retry.clone() };
+    let refused = fixture.store.answer_of::<orrery_store::Session>(&other).unwrap_err();
+    assert_eq!(refused.code(), FailureCode::RequestIdReused);
+    let long = orrery_store::Retry { id: "x".repeat(65), ..retry };
+    assert_eq!(
+        fixture.store.answer_of::<orrery_store::Session>(&long).unwrap_err().code(),
+        FailureCode::InvalidArgument
+    );
+    assert!(fixture.store.create_session_for(&new, None).is_ok(), "without a request, a session each time");
+    assert_eq!(count_rows(&fixture.path(), "sessions"), 2);
+}
