@@ -59,7 +59,7 @@ async fn wait_for(
 ) {
     loop {
         let event = events.recv().await.expect("events");
-        let wire = serde_json::to_value(&event).expect("an event serializes");
+        let wire = serde_json::to_value(&*event).expect("an event serializes");
         if event.kind() == kind && wire["payload"]["value"]["node"] == node {
             return;
         }

@@ -974,13 +974,12 @@ fn stored_sessions(db: &Path, dir: &Path) -> Vec<Value> {
 fn a_start_sent_again_with_its_request_id_starts_one_session() {
     let s = Scratch::new("serve-idempotent");
     let db = s.0.join("store.db");
-    let go = s.0.join("go");
     s.write(
         "wait.json",
         &json!({"id": "w", "name": "w", "version": "1.0", "tasks": [
             {"id": "start", "type": "system.start"},
             {"id": "a", "type": "shell.run", "depends_on": [{"id": "start"}],
-             "params": [{"name": "command", "value": format!("test -f {} || sleep 30", go.display())}]},
+             "params": [{"name": "command", "value": "true"}]},
             {"id": "end", "type": "system.end", "depends_on": [{"id": "a"}]}]})
         .to_string(),
     );
@@ -1032,13 +1031,29 @@ fn a_start_sent_again_with_its_request_id_starts_one_session() {
     }
     serving.signal("-KILL");
     drop(lost);
-    std::fs::write(&go, "").unwrap();
     let serving = Serving::start(&db, &s.0, None);
     let created = stored_sessions(&db, &s.0)[0]["id"].as_str().unwrap().to_string();
     let retried = serving.job("start_session", json!({"file": "wait.json", "request_id": "start-2"})).json();
     assert_eq!(retried["answer"]["session_id"], created.as_str(), "{retried}");
     assert_eq!(stored_sessions(&db, &s.0).len(), 2, "the retry started nothing");
-    for id in [&session, &created] {
+
+    // The same request twice at once: one session, both answered it.
+    let twice: Vec<Value> = std::thread::scope(|scope| {
+        let sent: Vec<_> = (0..2)
+            .map(|_| {
+                let serving = &serving;
+                scope.spawn(move || {
+                    serving.job("start_session", json!({"file": "wait.json", "request_id": "start-3"})).json()
+                })
+            })
+            .collect();
+        sent.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(twice[0]["answer"]["session_id"], twice[1]["answer"]["session_id"], "{twice:?}");
+    assert!(twice[0]["answer"]["session_id"].is_string(), "{twice:?}");
+    assert_eq!(stored_sessions(&db, &s.0).len(), 3, "one session for the two");
+    let third = twice[0]["answer"]["session_id"].as_str().unwrap().to_string();
+    for id in [&session, &created, &third] {
         let waited = serving.job("wait_session", json!({"session_id": id, "timeout_s": HANG.as_secs()})).json();
         assert_eq!(waited["answer"]["session"]["state"], "completed", "{waited}");
     }

@@ -678,3 +678,41 @@ async fn a_work_dir_that_cannot_be_created_fails_the_task_naming_the_folder() {
     assert!(error.message.contains(&folder.display().to_string()), "{}", error.message);
     assert_eq!(ran.node_state("root.t"), TaskState::Failed);
 }
+
+/// A new session made for a client's request ([`RunOptions::retry`]) is made once: the same
+/// request run again finds the session the first made and runs nothing (`AlreadyStarted`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_started_for_a_request_is_not_started_twice() {
+    let fx = Fixture::new();
+    let root = blueprint("root", vec![start(), sh("t", "true", "start"), end("t")]);
+    let retry = orrery_store::Retry {
+        id: "req-1".into(),
+        operation: "start_session".into(),
+        arguments: json!({"file": "root.json"}),
+    };
+    let db = fx.db();
+    let run = || {
+        let (valid, library) = valid(&root, &[]);
+        let options = RunOptions {
+            max_parallel: 2,
+            work_dir: fx.path("work"),
+            events: None,
+            control: None,
+            broker: None,
+            retry: Some(retry.clone()),
+        };
+        run_session(&db, valid, library, Map::new(), options)
+    };
+    let first = run().await.expect("the first run completes");
+    assert_eq!(first.state, SessionState::Completed);
+    match run().await {
+        Err(RunError::AlreadyStarted { request_id, session_id }) => {
+            assert_eq!((request_id.as_str(), session_id.as_str()), ("req-1", first.session_id.as_str()));
+        }
+        other => panic!("expected AlreadyStarted, got {other:?}"),
+    }
+    let store = Store::open(&fx.db()).unwrap();
+    assert_eq!(store.sessions(&SessionFilter::default()).unwrap().len(), 1);
+    let attempts = store.attempts(&first.session_id).unwrap();
+    assert_eq!(attempts.iter().filter(|a| a.node == "root.t").count(), 1, "the task ran once");
+}

@@ -47,6 +47,12 @@ impl Api {
     }
 }
 
+/// The session a request with this id and these arguments already started, if one did.
+async fn started_by(api: &Api, retry: &Option<orrery_store::Retry>) -> Result<Option<Session>, Failure> {
+    let Some(retry) = retry.clone() else { return Ok(None) };
+    api.blocking(move |db| Ok(crate::open(db)?.answer_of(&retry)?)).await
+}
+
 pub(super) fn register(jobs: &mut Vec<Job>) {
     jobs.push(job(
         "start_session",
@@ -58,11 +64,8 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 operation: "start_session".into(),
                 arguments: json!({"file": args.file, "params": args.params, "answers": args.answers}),
             });
-            if let Some(retry) = retry.clone() {
-                let earlier: Option<Session> = api.blocking(move |db| Ok(crate::open(db)?.answer_of(&retry)?)).await?;
-                if let Some(session) = earlier {
-                    return Ok(Started { session_id: session.id });
-                }
+            if let Some(session) = started_by(&api, &retry).await? {
+                return Ok(Started { session_id: session.id });
             }
             let file = args.file.clone();
             let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&file))
@@ -80,11 +83,21 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 )
             })?;
             let params = args.params;
-            api.launch(args.answers, move |db, mut options| async move {
-                options.retry = retry;
-                runner::run_session(&db, root, library, params, options).await
-            })
-            .await
+            let again = retry.clone();
+            let launched = api
+                .launch(args.answers, move |db, mut options| async move {
+                    options.retry = retry;
+                    runner::run_session(&db, root, library, params, options).await
+                })
+                .await;
+            match launched {
+                // The same request, sent twice at once, started the session the other one runs.
+                Err(failure) => match started_by(&api, &again).await? {
+                    Some(session) => Ok(Started { session_id: session.id }),
+                    None => Err(failure),
+                },
+                started => started,
+            }
         },
     ));
     jobs.push(job(

@@ -96,6 +96,9 @@ pub enum RunError {
     NotResumable { session_id: String, state: SessionState },
     #[error("the stored blueprint version {hash} cannot be used: {message}")]
     StoredBlueprint { hash: String, message: String },
+    /// The request ([`RunOptions::retry`]) had already started this session: it is not run twice.
+    #[error("request {request_id:?} already started session {session_id}")]
+    AlreadyStarted { request_id: String, session_id: String },
 }
 
 /// Refuses a plan with task types no agent runs (with a broker, its agents may run any type).
@@ -174,13 +177,20 @@ pub(crate) async fn run_new_session(
                 &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from },
                 retry.as_ref(),
             )?;
+            // A new session has its `session_created` event alone; one with more is the one the
+            // same request made before (sent twice at once): its runner drives it.
+            if let Some(retry) = &retry {
+                if s.last_event_seq(&session.id)? > 1 {
+                    return Ok(Err(RunError::AlreadyStarted { request_id: retry.id.clone(), session_id: session.id }));
+                }
+            }
             s.acquire_lease(&session.id, &lease, |_| true)?;
             let link = NewEvent { run_id: None, data: EventData::SessionBlueprints(links) };
             s.append_event(&session.id, &link, None)?;
             let events = s.events_after(&session.id, 0, 200)?;
-            Ok((session, events))
+            Ok(Ok((session, events)))
         })
-        .await?;
+        .await??;
     let session_id = session.0.id.clone();
     db.announce(session.1);
 
