@@ -102,6 +102,9 @@ async fn logs_of(api: Api, args: LogsArgs) -> Result<u8> {
 
 /// Prints the log from `start` as it grows, until the attempt is settled and its log drained.
 async fn follow(api: &Api, args: &LogsArgs, attempt: u32, start: u64) -> Result<u8> {
+    // The stop signals are watched before the first line is printed (a `stop()` future first
+    // polled after a ready line would leave SIGTERM its default action for a moment).
+    let mut stops = crate::signals::watch()?;
     let details = |api: Api| {
         let arguments = json!({"session_id": args.session, "task": args.task, "attempt": attempt});
         async move { answer::<AttemptDetails>(api.call("get_attempt", arguments).await?) }
@@ -137,7 +140,7 @@ async fn follow(api: &Api, args: &LogsArgs, attempt: u32, start: u64) -> Result<
                     }
                 }
             }
-            _ = crate::signals::stop() => return Ok(130),
+            Some(_) = stops.next() => return Ok(130),
         }
     }
 }
