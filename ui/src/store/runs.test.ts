@@ -194,6 +194,17 @@ describe("an open run", () => {
     expect(run(workspace).attempts[1]).toEqual(ended);
   });
 
+  it("moves a selection made before the task ran to its first attempt once that starts", async () => {
+    const { workspace } = await opened();
+    const runs = workspace.getState().runs.getState();
+    runs.event(event("task_state_changed", { node: "deploy.fan", blueprint_id: "deploy", task_id: "fan", state: "PENDING" }));
+    runs.selectTask("fan");
+    expect(run(workspace).selected).toEqual({ node: "deploy.fan", attempt: 0 });
+    const begun: Attempt = { ...attempt("deploy.fan", 1, "running"), run_id: "r1" };
+    runs.event({ ...event("attempt_started", begun), run_id: "r1" });
+    expect(run(workspace).selected).toEqual({ node: "deploy.fan", attempt: 1 });
+  });
+
   it("reads the run again when its events came while it was being opened", async () => {
     const { workspace, change } = await loaded();
     const runs = workspace.getState().runs.getState();

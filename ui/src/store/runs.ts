@@ -157,7 +157,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         const view = await backend.call("get_session", { session_id: run.session.id });
         if (mine !== opened) return;
         const { session, driven, waiting, restarts, attempts } = view;
-        patchRun({ session, driven, waiting, restarts, nodes: nodesOf(view.tasks), attempts, link: view.link ?? null });
+        const selected = firstRun(get().run?.selected ?? null, attempts);
+        patchRun({ session, driven, waiting, restarts, nodes: nodesOf(view.tasks), attempts, selected, link: view.link ?? null });
         void loadDetails();
         void loadLineage();
       } catch (e) {
@@ -352,7 +353,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             if (attempts === null) reloadSoon();
             // A prompt that ended waits no more; one that starts is announced by `prompt_waiting`.
             else if (event.kind === "attempt_settled") patchRun({ attempts, waiting: run.waiting.filter((n) => n !== node) });
-            else patchRun({ attempts });
+            else patchRun({ attempts, selected: firstRun(selected, attempts) });
             if (selected && node === selected.node) void loadDetails();
             break;
           }
@@ -528,6 +529,13 @@ export function applyAttempt(attempts: Attempt[], event: AttemptEvent): Attempt[
   if (event.kind === "attempt_started") return at < 0 ? [...attempts, row] : attempts;
   if (at < 0) return null;
   return attempts.map((a, i) => (i === at ? row : a));
+}
+
+/** A task selected before it ran (attempt 0) follows to its first attempt once that has started. */
+function firstRun(selected: AttemptRef | null, attempts: Attempt[]): AttemptRef | null {
+  if (!selected || selected.attempt !== 0) return selected;
+  const latest = latestAttempt(attempts, selected.node);
+  return latest ? { node: selected.node, attempt: latest.attempt } : selected;
 }
 
 function nodesOf(tasks: { node: string; instance: string; task: string; state: TaskState }[]): Record<string, RunNode> {
