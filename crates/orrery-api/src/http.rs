@@ -546,7 +546,7 @@ async fn call(
             let message = format!("the body cannot be read: {e}");
             return refusal(StatusCode::BAD_REQUEST, FailureCode::InvalidRequest, message, json!({ "job": name }));
         }
-        Ok(bytes) => match arguments_of(&bytes) {
+        Ok(bytes) => match arguments_of(&bytes).and_then(|a| idempotency_key(&shared.api, &name, &headers, a)) {
             Ok(arguments) => arguments,
             Err(_) if !known() => return unknown_job(&name),
             Err(message) => {
@@ -558,17 +558,6 @@ async fn call(
                 )
             }
         },
-    };
-    let arguments = match idempotency_key(&shared.api, &name, &headers, arguments) {
-        Ok(arguments) => arguments,
-        Err(message) => {
-            return refusal(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                FailureCode::InvalidRequest,
-                message,
-                json!({ "job": name }),
-            )
-        }
     };
     if shared.api.jobs().iter().any(|j| j.name == name && j.streams) {
         return match shared.api.stream_task(arguments).await {
