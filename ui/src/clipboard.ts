@@ -6,7 +6,7 @@
 // and the end) is left out when the blueprint already has one: the pasted tasks that depended on
 // the left-out start depend on the blueprint's own start instead, so a whole blueprint pasted
 // into another hangs from its start. Into a blueprint without them, they are pasted like any task.
-import type { BlueprintBound, TaskDefinitionSummary } from "./backend/generated";
+import type { BlueprintBound, TaskTypeSummary } from "./backend/generated";
 import { toText, type Blueprint, type Dependency, type Task } from "./blueprint";
 import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "./store/positions";
 
@@ -24,7 +24,7 @@ export type Pasted = {
 export type Bounds = Readonly<Record<string, BlueprintBound>>;
 
 /** The bounds among the task types the catalogue lists. */
-export function boundsOf(types: readonly TaskDefinitionSummary[]): Bounds {
+export function boundsOf(types: readonly TaskTypeSummary[]): Bounds {
   const bounds: Record<string, BlueprintBound> = {};
   for (const t of types) if (t.bound) bounds[t.name] = t.bound;
   return bounds;

@@ -7,7 +7,7 @@ use super::*;
 pub struct NoArguments {}
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct TaskDefinitionSummary {
+pub struct TaskTypeSummary {
     /// `"{agent_type}.{tool}"`, as written in a blueprint.
     pub name: String,
     pub description: String,
@@ -18,13 +18,13 @@ pub struct TaskDefinitionSummary {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskDefinitionArguments {
+pub struct TaskTypeArguments {
     /// A task type, e.g. `shell.run`.
     pub name: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct TaskDefinition {
+pub struct TaskType {
     pub name: String,
     pub description: String,
     /// The JSON Schema of the task's params, as an object of param name to value.
@@ -37,13 +37,14 @@ pub struct TaskDefinition {
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {
     jobs.push(job(
-        "list_installed_task_definitions",
-        "The task types this Orrery can run, with a one-line description each.",
+        "list_task_types",
+        "The task types a blueprint's tasks may have, with a one-line description each (the \
+         editor's palette).",
         |_api, _: NoArguments| async move {
             Ok::<_, Failure>(
                 orrery_blueprint::task_types::known_types()
                     .iter()
-                    .map(|t| TaskDefinitionSummary {
+                    .map(|t| TaskTypeSummary {
                         name: t.name.to_string(),
                         description: t.description.to_string(),
                         bound: t.bound,
@@ -53,9 +54,9 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         },
     ));
     jobs.push(job(
-        "get_task_definition",
+        "get_task_type",
         "One task type: its description and the JSON Schemas of its params, inputs and outputs.",
-        |_api, args: TaskDefinitionArguments| async move {
+        |_api, args: TaskTypeArguments| async move {
             let Some(t) = orrery_blueprint::task_types::known_type(&args.name) else {
                 let known = orrery_blueprint::task_types::known_type_names().join(", ");
                 return Err(Failure::new(
@@ -63,7 +64,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     format!("no task type {:?}; known: {known}", args.name),
                 ));
             };
-            Ok(TaskDefinition {
+            Ok(TaskType {
                 name: t.name.to_string(),
                 description: t.description.to_string(),
                 params_schema: t.params_schema(),

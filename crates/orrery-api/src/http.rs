@@ -8,10 +8,11 @@
 //! - `POST /jobs/{name}` with the body `{"arguments": {...}}` (`arguments` absent or `null`,
 //!   or an empty body, counts as `{}`): `200` with the envelope `{"answer", "success",
 //!   "metadata"}`, also when the job answered a business failure (`success: false`).
-//! - `POST /jobs/stream_task` (the one job whose catalogue entry says `streams`): Server-Sent
-//!   Events of the task's run, `event: progress|log|artifact|result` with `data: <one-line
-//!   JSON>`, closed after `result`; a refusal (an unknown task, a stale run) is the usual
-//!   envelope. A client that goes away does not cancel the task.
+//! - `POST /jobs/stream_task` (the one job whose catalogue entry says `streams`) with `Accept:
+//!   text/event-stream`: Server-Sent Events of the task's run, `event:
+//!   progress|log|artifact|result` with `data: <one-line JSON>`, closed after `result`; a
+//!   refusal (an unknown task) is the usual envelope. A client that goes away does not cancel
+//!   the task. Without that `Accept`, the envelope once the run has ended.
 //! - `GET /events`: Server-Sent Events of [`Api::subscribe`], the committed events of the
 //!   sessions running in this process: `event: <kind>\ndata: <the event as one-line JSON>\n\n`.
 //!   The stream opens with the comment `: subscribed`: once a client has read it, it sees every
@@ -485,8 +486,11 @@ async fn cut_off(State(shared): State<Shared>, request: Request, next: Next) -> 
 /// A refusal: `{"error": code, "message": message}` and the fields of `extra`.
 fn refusal(status: StatusCode, code: FailureCode, message: impl Into<String>, extra: Value) -> Response {
     let mut body = Map::new();
+    let message = message.into();
     body.insert("error".into(), Value::from(code.as_str()));
-    body.insert("message".into(), Value::from(message.into()));
+    // `detail` as well, the field a client of the job protocol's servers reads.
+    body.insert("detail".into(), Value::from(message.clone()));
+    body.insert("message".into(), Value::from(message));
     if let Value::Object(extra) = extra {
         body.extend(extra);
     }
@@ -559,7 +563,7 @@ async fn call(
             }
         },
     };
-    if shared.api.jobs().iter().any(|j| j.name == name && j.streams) {
+    if shared.api.jobs().iter().any(|j| j.name == name && j.streams) && wants_events(&headers) {
         return match shared.api.stream_task(arguments).await {
             Ok(Streamed::Items(items)) => item_stream(items, shared.phase.clone()),
             Ok(Streamed::Refused(envelope)) => Json(envelope).into_response(),
@@ -587,6 +591,14 @@ async fn call(
             )
         }
     }
+}
+
+/// Whether the client asked for Server-Sent Events (`Accept: text/event-stream`).
+fn wants_events(headers: &HeaderMap) -> bool {
+    headers.get_all("accept").iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',')
+            .any(|kind| kind.split(';').next().is_some_and(|k| k.trim().eq_ignore_ascii_case("text/event-stream")))
+    })
 }
 
 /// The `Idempotency-Key` header as the job's `request_id`, for a job that takes one (others are

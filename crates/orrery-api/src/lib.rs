@@ -43,6 +43,7 @@
 
 pub mod agent;
 mod blueprints;
+mod bounds;
 pub mod broker;
 mod catalogue;
 mod compare;
@@ -107,7 +108,8 @@ impl Envelope {
             return None;
         }
         let code = FailureCode::deserialize(&self.metadata["error"]).ok()?;
-        Some(Failure { code, message: self.answer.as_str().unwrap_or_default().to_string() })
+        let message = self.answer.as_str().map_or_else(|| self.answer.to_string(), str::to_string);
+        Some(Failure::new(code, message))
     }
 }
 
@@ -127,10 +129,11 @@ pub struct JobInfo {
     pub description: &'static str,
     /// The JSON Schema of `arguments`.
     pub arguments: Value,
-    /// The JSON Schema of `answer` on success; of each item for a job that streams.
+    /// The JSON Schema of `answer` on success (for a job that streams, of its answer as an
+    /// ordinary call).
     pub answer: Value,
-    /// It answers a stream of items, not one answer: over HTTP a Server-Sent Events response,
-    /// in process [`Api::stream_task`].
+    /// It can also answer a stream of items ([`StreamItem`]): over HTTP a Server-Sent Events
+    /// response to `Accept: text/event-stream`, in process [`Api::stream_task`].
     pub streams: bool,
 }
 
@@ -139,19 +142,24 @@ pub struct JobInfo {
 pub struct Failure {
     pub code: FailureCode,
     pub message: String,
+    /// The envelope's `answer` when it is not the message (a failed task's status).
+    pub answer: Option<Value>,
 }
 
 impl Failure {
     pub fn new(code: FailureCode, message: impl Into<String>) -> Failure {
-        Failure { code, message: message.into() }
+        Failure { code, message: message.into(), answer: None }
     }
-}
 
-impl Failure {
+    /// A failure whose envelope answers `answer` rather than the message.
+    pub fn answering(code: FailureCode, message: impl Into<String>, answer: impl Serialize) -> Failure {
+        Failure { answer: serde_json::to_value(answer).ok(), ..Failure::new(code, message) }
+    }
+
     fn into_envelope(self, job: &str, started: Instant) -> Envelope {
         let duration_ms = started.elapsed().as_millis() as u64;
         Envelope {
-            answer: Value::String(self.message),
+            answer: self.answer.unwrap_or(Value::String(self.message)),
             success: false,
             metadata: json!({"job": job, "duration_ms": duration_ms, "error": self.code}),
         }

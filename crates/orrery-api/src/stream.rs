@@ -6,8 +6,12 @@
 //!
 //! - It starts from the beginning of the run, whenever it is opened: a client that connects
 //!   late, or again after a disconnect, sees the whole run (logs from byte 0).
+//! - It follows the task's current run when it is opened.
 //! - It reads the store, not the runner, so it works for runs of any process: woken by the
-//!   events of sessions running here, and looking every [`POLL`] for the others.
+//!   events of sessions running here, and looking every `poll_interval` (default 0.5 s) for
+//!   the others.
+//! - Called as an ordinary job (over HTTP without `Accept: text/event-stream`), it waits for
+//!   the end and answers the final status, with success when its exit code is 0.
 //! - A client that goes away (the receiver dropped) ends the stream; the run goes on.
 //! - Memory is bounded: [`CHANNEL_ITEMS`] items in flight, one log chunk per follower.
 
@@ -18,10 +22,12 @@ use orrery_store::{DataUpdated, EventData, RunId, Store, SubmittedTask};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::protocol::{current_run, status_of, TaskStatus};
+use crate::bounds::{NonEmpty, PollInterval};
+use crate::protocol::{ended_status, status_of, task_and_session, TaskStatus};
 
-/// How often the store is looked at when no event of this process says something happened.
-const POLL: Duration = Duration::from_millis(100);
+/// How often the store is looked at when no event of this process says something happened,
+/// unless the caller says.
+const POLL: PollInterval = PollInterval(0.5);
 
 /// How many items may wait for a slow client before the stream stops reading.
 pub const CHANNEL_ITEMS: usize = 64;
@@ -29,9 +35,10 @@ pub const CHANNEL_ITEMS: usize = 64;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StreamTaskArguments {
-    pub task_id: String,
-    /// The run to watch; a stale one (not the task's current run) is refused.
-    pub run_id: String,
+    pub task_id: NonEmpty,
+    /// Seconds between two looks at a run of another process (default 0.5).
+    #[serde(default)]
+    pub poll_interval: Option<PollInterval>,
 }
 
 /// One item of a task's stream; on SSE, `event: <kind>` and `data: <data as one-line JSON>`.
@@ -86,12 +93,11 @@ pub struct Artifact {
     pub value: Value,
 }
 
-/// The items of the run `run_id` of `task_id`; refuses (before anything streams) an unknown
-/// task and a stale run.
+/// The items of the current run of `task_id`; refuses (before anything streams) an unknown task.
 pub(crate) async fn stream_task(api: &Api, args: StreamTaskArguments) -> Result<mpsc::Receiver<StreamItem>, Failure> {
     let (task, session) = {
-        let (task_id, run_id) = (args.task_id.clone(), args.run_id.clone());
-        api.blocking(move |db| current_run(&open(db)?, &task_id, &run_id)).await?
+        let task_id = args.task_id.0.clone();
+        api.blocking(move |db| task_and_session(&open(db)?, &task_id)).await?
     };
     let (tx, rx) = mpsc::channel(CHANNEL_ITEMS);
     let watcher = RunWatcher {
@@ -99,6 +105,7 @@ pub(crate) async fn stream_task(api: &Api, args: StreamTaskArguments) -> Result<
         task,
         session_id: session.id,
         tx,
+        every: args.poll_interval.unwrap_or(POLL).duration(),
         settled: HashMap::new(),
         followers: Vec::new(),
     };
@@ -111,6 +118,7 @@ struct RunWatcher {
     task: SubmittedTask,
     session_id: String,
     tx: mpsc::Sender<StreamItem>,
+    every: Duration,
     /// Tells the follower of an attempt's log that its attempt has settled, by run id.
     settled: HashMap<RunId, oneshot::Sender<()>>,
     followers: Vec<tokio::task::JoinHandle<()>>,
@@ -165,7 +173,7 @@ impl RunWatcher {
             }
             tokio::select! {
                 _ = ours(&mut wake, &self.session_id) => {}
-                _ = tokio::time::sleep(POLL) => {}
+                _ = tokio::time::sleep(self.every) => {}
                 _ = self.tx.closed() => return,
             }
         }
@@ -177,7 +185,11 @@ impl RunWatcher {
             let _ = follower.await;
         }
         let (task, session_id) = (self.task.clone(), self.session_id.clone());
-        match self.api.blocking(move |db| Ok(status_of(task, &open(db)?.session(&session_id)?))).await {
+        let status = move |db: &Path| {
+            let store = open(db)?;
+            status_of(&store, &task, &store.session(&session_id)?)
+        };
+        match self.api.blocking(status).await {
             Ok(status) => {
                 let _ = self.tx.send(StreamItem::Result(status)).await;
             }
@@ -299,12 +311,15 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "Streams a task's run as it happens: `progress` (its stored events), `log` (its attempts' log \
          bytes), `artifact` (values it writes to its session data), then `result` (its final status). \
          Over HTTP the response is Server-Sent Events; a disconnect does not cancel the task.",
-        |_api: Api, _: StreamTaskArguments| async move {
-            Err::<StreamItem, _>(Failure::new(
-                FailureCode::Streams,
-                "stream_task answers a stream, not one answer: POST /jobs/stream_task answers Server-Sent \
-                 Events, `orrery job stream_task` prints one line per item, Rust calls Api::stream_task",
-            ))
+        |api: Api, args: StreamTaskArguments| async move {
+            let every = args.poll_interval.unwrap_or(POLL).duration();
+            let task_id = args.task_id.0;
+            let status = ended_status(&api, every, move |store| task_and_session(store, &task_id)).await?;
+            if status.exit_code != 0 {
+                let message = format!("{} {}: {}", status.task_id, status.state, status.error);
+                return Err(Failure::answering(FailureCode::TaskFailed, message, status));
+            }
+            Ok(status)
         },
     );
     streaming.info.streams = true;

@@ -78,6 +78,8 @@ async fn the_catalogue_names_every_job_with_the_schemas_of_its_arguments_and_ans
     for expected in [
         "list_installed_task_definitions",
         "get_task_definition",
+        "list_task_types",
+        "get_task_type",
         "validate_blueprint",
         "blueprint_scopes",
         "start_session",
@@ -126,7 +128,7 @@ async fn a_business_failure_is_an_answer_with_a_readable_message_and_a_stable_co
     assert_eq!(envelope.metadata["job"], "get_session");
     assert!(envelope.answer.as_str().unwrap().contains("no-such"), "{}", envelope.answer);
 
-    let envelope = fx.call("get_task_definition", json!({"name": "nope.tool"})).await;
+    let envelope = fx.call("get_task_type", json!({"name": "nope.tool"})).await;
     assert!(!envelope.success);
     assert!(envelope.answer.as_str().unwrap().contains("shell.run"), "names the known types: {}", envelope.answer);
 }
@@ -134,11 +136,11 @@ async fn a_business_failure_is_an_answer_with_a_readable_message_and_a_stable_co
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_definitions_come_with_schemas_that_what_their_agents_really_read_and_write_fits() {
     let fx = Fixture::new();
-    let all = fx.ok("list_installed_task_definitions", Value::Null).await;
+    let all = fx.ok("list_task_types", Value::Null).await;
     let mut schemas = HashMap::new();
     for summary in all.as_array().unwrap() {
         let name = summary["name"].as_str().unwrap();
-        let definition = fx.ok("get_task_definition", json!({"name": name})).await;
+        let definition = fx.ok("get_task_type", json!({"name": name})).await;
         for which in ["params_schema", "inputs_schema", "outputs_schema"] {
             let schema = &definition[which];
             assert_eq!(schema["type"], "object", "{name} {which}: {schema}");
@@ -501,23 +503,32 @@ async fn named_tasks_of_the_job_protocol_run_as_sessions_with_a_fresh_run_each_t
     let stored = fx.ok("list_blueprints", json!({})).await;
     assert_eq!(stored[0]["versions"][0]["hash"], saved["hash"]);
 
-    let submit = json!({"type": "blueprint", "registered_name": "nightly", "task_name": "run-1"});
+    let definition = fx.ok("get_task_definition", json!({"task": "nightly"})).await;
+    assert_eq!((definition["source"].as_str(), definition["task_type"].as_str()), (Some("plugin"), Some("blueprint")));
+    let submit = json!({"task": "nightly", "task_name": "run-1", "day": "monday"});
     let first = fx.ok("submit", submit.clone()).await;
-    assert_eq!(first["task_id"], "blueprint#nightly#run-1");
+    assert_eq!(first, json!({"task_id": "blueprint#nightly#run-1", "run_id": first["run_id"], "task": "nightly"}));
     let run = first["run_id"].as_str().unwrap().to_string();
-    let done = fx.ok("wait_task", json!({"task_id": "blueprint#nightly#run-1", "run_id": run, "timeout_s": 30})).await;
+    let done = fx.ok("wait_task", json!({"task_id": "blueprint#nightly#run-1", "run_id": run})).await;
     assert_eq!(done["state"], "succeeded", "{done}");
+    assert_eq!(done["config"], json!({"task_name": "run-1", "source_tasks": "", "day": "monday"}));
+    assert_eq!(done["result"]["n"], 7, "a blueprint's result is its session data: {done}");
     let context = fx.ok("get_task_context", json!({"task_id": "blueprint#nightly#run-1"})).await;
-    assert_eq!(context["data"]["nightly"]["n"], 7);
+    assert_eq!((context["metadata_exists"].as_bool(), context["status"]["run_id"].as_str()), (Some(true), Some(&*run)));
+    let log = fx.ok("read_task_log", json!({"task_id": "blueprint#nightly#run-1", "offset": 0})).await;
+    let log = log["content"].as_str().unwrap();
+    assert!(log.contains("nightly.a attempt 1 succeeded") && log.ends_with("session completed\n"), "{log}");
 
     // Resubmitting a finished task starts a new run; the old run id is stale from then on.
     let second = fx.ok("submit", submit).await;
     assert_ne!(second["run_id"], run.as_str());
     let stale = fx.call("wait_task", json!({"task_id": "blueprint#nightly#run-1", "run_id": run})).await;
     assert_eq!((stale.success, stale.metadata["error"].as_str()), (false, Some("stale_run")));
+    assert!(stale.answer.as_str().unwrap().starts_with("ValueError: Task run changed"), "{stale:?}");
     let second_run = second["run_id"].as_str().unwrap().to_string();
-    fx.ok("wait_task", json!({"task_id": "blueprint#nightly#run-1", "run_id": second_run, "timeout_s": 30})).await;
-    let cancelled = fx.ok("cancel", json!({"task_id": "blueprint#nightly#run-1", "run_id": second_run})).await;
+    fx.ok("wait_task", json!({"task_id": "blueprint#nightly#run-1", "run_id": second_run, "poll_interval": 0.05}))
+        .await;
+    let cancelled = fx.ok("cancel", json!({"task_id": "blueprint#nightly#run-1"})).await;
     assert_eq!(cancelled, false, "cancelling a finished run is a successful no-op");
     assert_eq!(fx.ok("list_task_ids", json!({})).await, json!(["blueprint#nightly#run-1"]));
     assert_eq!(
@@ -530,66 +541,88 @@ async fn named_tasks_of_the_job_protocol_run_as_sessions_with_a_fresh_run_each_t
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_single_task_of_a_registered_type_is_submitted_refused_while_active_and_cancelled() {
     let fx = Fixture::new();
-    let submit =
-        json!({"type": "shell", "registered_name": "run", "task_name": "slow", "arguments": {"command": "sleep 30"}});
+    let submit = json!({"task": "shell.run", "task_name": "slow", "command": "sleep 30"});
     let first = fx.ok("submit", submit.clone()).await;
-    let (task, run) = ("shell#run#slow", first["run_id"].as_str().unwrap().to_string());
+    let (task, run) = ("shell#shell.run#slow", first["run_id"].as_str().unwrap().to_string());
     let again = fx.call("submit", submit).await;
     assert_eq!((again.success, again.metadata["error"].as_str()), (false, Some("refused")));
+    assert!(again.answer.as_str().unwrap().starts_with("FileExistsError: Active Task already exists"), "{again:?}");
     assert_eq!(fx.ok("delete_tasks", json!({"task_ids": [task]})).await, json!([]), "an active task is skipped");
     let graph = fx.ok("get_task_graph", json!({"task_id": task})).await;
-    assert_eq!(graph["nodes"][0]["status"], "provisional", "its run has not ended: {graph}");
+    assert_eq!(graph["nodes"][0]["provisional"], true, "its run has not ended: {graph}");
 
-    assert_eq!(fx.ok("cancel", json!({"task_id": task, "run_id": run})).await, true);
-    let done = fx.ok("wait_task", json!({"task_id": task, "run_id": run, "timeout_s": 30})).await;
-    assert_eq!(done["state"], "cancelled", "{done}");
+    assert_eq!(fx.ok("cancel", json!({"task_id": task})).await, true);
+    let done = fx.call("wait_task", json!({"task_id": task, "run_id": run})).await;
+    assert_eq!((done.success, done.metadata["error"].as_str()), (false, Some("task_failed")), "{done:?}");
+    assert_eq!((done.answer["state"].as_str(), done.answer["exit_code"].as_i64()), (Some("cancelled"), Some(130)));
     let statuses = fx.ok("list_task_statuses", json!({})).await;
     assert_eq!(statuses[0]["state"], "cancelled");
 
-    for (arguments, code) in [
-        (json!({"type": "shell", "registered_name": "run", "task_name": "bad name!"}), "invalid_argument"),
-        (json!({"type": "nope", "registered_name": "tool", "task_name": "x"}), "not_found"),
-        (json!({"type": "blueprint", "registered_name": "missing", "task_name": "x"}), "not_found"),
+    for (arguments, code, says) in [
+        (
+            json!({"task": "shell.run", "task_name": "bad name!", "command": "true"}),
+            "invalid_argument",
+            "ValidationError",
+        ),
+        (json!({"task": "shell.run", "task_name": "x".repeat(33), "command": "true"}), "invalid_argument", "1-32"),
+        (
+            json!({"task": "shell.run", "command": "true", "colour": "red"}),
+            "invalid_argument",
+            "\"colour\" is not an input",
+        ),
+        (json!({"task": "shell.run"}), "invalid_argument", "needs one of the inputs command or argv"),
+        (json!({"task": "nope.tool"}), "not_found", "ValueError: Unknown Task: nope.tool. Available: shell.run"),
+        (json!({"task": "submitted_shell_run"}), "not_found", "Unknown Task"),
     ] {
         let refused = fx.call("submit", arguments).await;
         assert_eq!((refused.success, refused.metadata["error"].as_str()), (false, Some(code)), "{refused:?}");
+        assert!(refused.answer.as_str().unwrap().contains(says), "{refused:?}");
     }
-    let unknown = fx.call("status", json!({"task_id": "shell#run#none"})).await;
-    assert_eq!(unknown.metadata["error"], "not_found");
+    let unknown = fx.call("status", json!({"task_id": "shell#shell.run#none"})).await;
+    assert_eq!(
+        (unknown.metadata["error"].as_str(), unknown.answer.as_str()),
+        (Some("not_found"), Some("KeyError: 'shell#shell.run#none'"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tasks_log_is_read_by_windows_and_its_graph_follows_source_tasks_both_ways() {
     let fx = Fixture::new();
-    let upstream = fx
-        .ok("submit", json!({"type": "shell", "registered_name": "run", "task_name": "up", "arguments": {"command": "echo héllo"}}))
-        .await;
-    let run = upstream["run_id"].as_str().unwrap().to_string();
-    fx.ok("wait_task", json!({"task_id": "shell#run#up", "run_id": run, "timeout_s": 30})).await;
-    let window = fx.ok("read_task_log", json!({"task_id": "shell#run#up", "run_id": run, "offset": 0})).await;
+    let upstream = fx.ok("submit", json!({"task": "shell.run", "task_name": "up", "command": "echo héllo"})).await;
+    let (up, run) = ("shell#shell.run#up", upstream["run_id"].as_str().unwrap().to_string());
+    fx.ok("wait_task", json!({"task_id": up, "run_id": run})).await;
+    let window = fx.ok("read_task_log", json!({"task_id": up, "offset": 0})).await;
     assert_eq!(window["content"], "héllo\n");
     assert_eq!(window["next_offset"], 7, "byte offsets: é is two bytes");
-    let stale = fx.call("read_task_log", json!({"task_id": "shell#run#up", "run_id": "old"})).await;
-    assert_eq!(stale.metadata["error"], "stale_run");
+    let status = fx.ok("status", json!({"task_id": up})).await;
+    assert!(status["log_path"].as_str().unwrap().ends_with(".log"), "{status}");
+    assert_eq!(status["result"]["exit_code"], 0, "a single task's result is its outputs: {status}");
 
-    let down = json!({"type": "shell", "registered_name": "run", "task_name": "down", "arguments": {"command": "true"},
-        "source_tasks": ["shell#run#up", "shell#run#gone"]});
-    let down_run = fx.ok("submit", down).await["run_id"].as_str().unwrap().to_string();
-    fx.ok("wait_task", json!({"task_id": "shell#run#down", "run_id": down_run, "timeout_s": 30})).await;
+    // An anonymous task, coming from the first and from one never submitted.
+    let down =
+        json!({"task": "shell.run", "command": "true", "source_tasks": "shell#shell.run#up, shell#shell.run#gone"});
+    let handle = fx.ok("submit", down).await;
+    let (down, down_run) = (handle["task_id"].as_str().unwrap().to_string(), handle["run_id"].as_str().unwrap());
+    let name = down.strip_prefix("shell#shell.run#").unwrap();
+    assert!(name.len() == 18 && name.bytes().all(|b| b.is_ascii_alphanumeric()), "a made-up name: {name}");
+    fx.ok("wait_task", json!({"task_id": down, "run_id": down_run})).await;
     // Asked from the upstream task, the graph reaches its child and the child's other parent.
-    let graph = fx.ok("get_task_graph", json!({"task_id": "shell#run#up"})).await;
-    let nodes: Vec<(&str, &str)> = graph["nodes"]
+    let graph = fx.ok("get_task_graph", json!({"task_id": up})).await;
+    let nodes: Vec<(&str, bool, bool)> = graph["nodes"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|n| (n["task_id"].as_str().unwrap(), n["status"].as_str().unwrap()))
+        .map(|n| (n["task_id"].as_str().unwrap(), n["missing"].as_bool().unwrap(), n["provisional"].as_bool().unwrap()))
         .collect();
-    assert_eq!(nodes, [("shell#run#down", "ok"), ("shell#run#gone", "missing"), ("shell#run#up", "ok")]);
-    assert_eq!(
-        graph["edges"],
-        json!([{"from": "shell#run#up", "to": "shell#run#down"}, {"from": "shell#run#gone", "to": "shell#run#down"}])
-    );
-    let unknown = fx.call("get_task_graph", json!({"task_id": "shell#run#none"})).await;
+    assert_eq!(nodes, [("shell#shell.run#gone", true, false), (up, false, false), (down.as_str(), false, false)]);
+    assert_eq!((graph["root_id"].as_str(), graph["selected_id"].as_str()), (Some("shell#shell.run#gone"), Some(up)));
+    assert_eq!(graph["edges"], json!([{"from": "shell#shell.run#gone", "to": down}, {"from": up, "to": down}]));
+    let context = fx.ok("get_task_context", json!({"task_id": down})).await;
+    assert_eq!(context["relations"]["direct_upstream"], json!(["shell#shell.run#gone", up]));
+    assert_eq!(context["relations"]["missing"], json!(["shell#shell.run#gone"]));
+    let context = fx.ok("get_task_context", json!({"task_id": up})).await;
+    assert_eq!(context["relations"]["direct_downstream"], json!([down]));
+    let unknown = fx.call("get_task_graph", json!({"task_id": "shell#shell.run#none"})).await;
     assert_eq!(unknown.metadata["error"], "not_found");
 }
 
@@ -614,13 +647,9 @@ async fn a_streamed_task_gives_its_progress_log_bytes_and_artifacts_then_its_res
     a["outputs"] = json!([{"name": "n"}]);
     let text = std::fs::read_to_string(fx.blueprint("streamed", vec![a])).unwrap();
     fx.ok("save_blueprint", json!({"text": text})).await;
-    let submitted =
-        fx.ok("submit", json!({"type": "blueprint", "registered_name": "streamed", "task_name": "s"})).await;
-    let run = submitted["run_id"].as_str().unwrap().to_string();
+    fx.ok("submit", json!({"task": "streamed", "task_name": "s"})).await;
 
-    let Ok(Streamed::Items(mut items)) =
-        fx.api.stream_task(json!({"task_id": "blueprint#streamed#s", "run_id": run})).await
-    else {
+    let Ok(Streamed::Items(mut items)) = fx.api.stream_task(json!({"task_id": "blueprint#streamed#s"})).await else {
         panic!("the stream opens")
     };
     let all = drain(&mut items).await;
@@ -658,9 +687,7 @@ async fn a_streamed_task_gives_its_progress_log_bytes_and_artifacts_then_its_res
     assert!(artifacts.contains(&("streamed", "n", &json!(7))), "{artifacts:?}");
 
     // Opened again after the end, the stream replays the whole run.
-    let Ok(Streamed::Items(mut again)) =
-        fx.api.stream_task(json!({"task_id": "blueprint#streamed#s", "run_id": run})).await
-    else {
+    let Ok(Streamed::Items(mut again)) = fx.api.stream_task(json!({"task_id": "blueprint#streamed#s"})).await else {
         panic!("the stream opens again")
     };
     let replayed = drain(&mut again).await;
@@ -679,33 +706,42 @@ async fn a_streamed_task_gives_its_progress_log_bytes_and_artifacts_then_its_res
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stream_refuses_a_stale_run_and_a_client_that_goes_away_does_not_cancel_the_task() {
+async fn a_stream_refuses_an_unknown_task_and_a_client_that_goes_away_does_not_cancel_the_task() {
     use orrery_api::Streamed;
     let fx = Fixture::new();
-    let submit = json!({"type": "shell", "registered_name": "run", "task_name": "t",
-        "arguments": {"command": "echo begun; sleep 1; echo done"}});
+    let submit = json!({"task": "shell.run", "task_name": "t", "command": "echo begun; sleep 1; echo done"});
     let run = fx.ok("submit", submit).await["run_id"].as_str().unwrap().to_string();
-    match fx.api.stream_task(json!({"task_id": "shell#run#t", "run_id": "old"})).await {
-        Ok(Streamed::Refused(envelope)) => assert_eq!(envelope.metadata["error"], "stale_run"),
-        other => panic!("a stale run is refused, got {other:?}"),
+    let task = "shell#shell.run#t";
+    match fx.api.stream_task(json!({"task_id": "shell#shell.run#none"})).await {
+        Ok(Streamed::Refused(envelope)) => assert_eq!(envelope.metadata["error"], "not_found"),
+        other => panic!("an unknown task is refused, got {other:?}"),
     }
-    assert!(
-        matches!(fx.api.stream_task(json!({"task_id": "shell#run#t"})).await, Err(CallError::InvalidArguments { .. })),
-        "run_id is required"
-    );
-    let called = fx.call("stream_task", json!({"task_id": "shell#run#t", "run_id": run})).await;
-    assert_eq!(called.metadata["error"], "streams", "call() points at the streaming entry: {called:?}");
+    for refused in
+        [json!({"task_id": task, "run_id": run}), json!({"task_id": task, "poll_interval": 0}), json!({"task_id": ""})]
+    {
+        assert!(
+            matches!(fx.api.stream_task(refused.clone()).await, Err(CallError::InvalidArguments { .. })),
+            "{refused} breaks the schema"
+        );
+    }
 
-    let Ok(Streamed::Items(mut items)) = fx.api.stream_task(json!({"task_id": "shell#run#t", "run_id": run})).await
-    else {
+    let Ok(Streamed::Items(mut items)) = fx.api.stream_task(json!({"task_id": task})).await else {
         panic!("the stream opens")
     };
     items.recv().await.expect("a first item");
     drop(items);
-    let done = fx.ok("wait_task", json!({"task_id": "shell#run#t", "run_id": run, "timeout_s": 30})).await;
-    assert_eq!(done["state"], "succeeded", "the task ran to its end: {done}");
-    let window = fx.ok("read_task_log", json!({"task_id": "shell#run#t", "run_id": run, "offset": 0})).await;
+    // Called as an ordinary job, it waits for the end and answers the status.
+    let done = fx.ok("stream_task", json!({"task_id": task, "poll_interval": 0.1})).await;
+    assert_eq!(
+        (done["state"].as_str(), done["run_id"].as_str()),
+        (Some("succeeded"), Some(&*run)),
+        "ran to its end: {done}"
+    );
+    let window = fx.ok("read_task_log", json!({"task_id": task, "offset": 0})).await;
     assert_eq!(window["content"], "begun\ndone\n");
+    let failing = fx.ok("submit", json!({"task": "shell.run", "task_name": "f", "command": "exit 3"})).await;
+    let streamed = fx.call("stream_task", json!({"task_id": failing["task_id"]})).await;
+    assert_eq!((streamed.success, streamed.answer["exit_code"].as_i64()), (false, Some(3)), "{streamed:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -754,8 +790,7 @@ async fn of_submissions_racing_for_one_task_name_exactly_one_wins_within_and_acr
     for name in &names {
         for i in 0..6 {
             let api = if i % 2 == 0 { fx.api.clone() } else { other.clone() };
-            let submit = json!({"type": "shell", "registered_name": "run", "task_name": name,
-                "arguments": {"command": "sleep 30"}});
+            let submit = json!({"task": "shell.run", "task_name": name, "command": "sleep 30"});
             racing.push((name.clone(), tokio::spawn(async move { api.call("submit", submit).await.unwrap() })));
         }
     }
@@ -771,7 +806,7 @@ async fn of_submissions_racing_for_one_task_name_exactly_one_wins_within_and_acr
     for name in &names {
         let runs = &won[name];
         assert_eq!(runs.len(), 1, "one submission of {name} wins: {runs:?}");
-        let status = fx.ok("status", json!({"task_id": format!("shell#run#{name}")})).await;
+        let status = fx.ok("status", json!({"task_id": format!("shell#shell.run#{name}")})).await;
         assert_eq!(status["run_id"], runs[0].as_str(), "the winner's run is the task's current run");
     }
     // A run a loser had started is stopped: only the winners' still run.
@@ -787,7 +822,7 @@ async fn of_submissions_racing_for_one_task_name_exactly_one_wins_within_and_acr
     let running = fx.ok("list_sessions", json!({"state": "running"})).await;
     assert_eq!(running.as_array().unwrap().len(), names.len(), "{running}");
     for (name, runs) in &won {
-        fx.ok("cancel", json!({"task_id": format!("shell#run#{name}"), "run_id": runs[0]})).await;
+        fx.ok("cancel", json!({"task_id": format!("shell#shell.run#{name}")})).await;
     }
     fx.api.wait_all().await;
     other.wait_all().await;

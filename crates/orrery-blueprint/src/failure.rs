@@ -36,6 +36,9 @@ pub enum FailureCode {
     StaleRun,
     /// A request id used again with other arguments.
     RequestIdReused,
+    /// A job-protocol task's run ended without succeeding (`wait_task`, `stream_task`): the
+    /// answer is its status, not a message.
+    TaskFailed,
     /// Another live runner holds the session.
     Leased,
     /// The store's file is damaged.
@@ -62,8 +65,6 @@ pub enum FailureCode {
     BrokerUnreachable,
     /// A fault of Orrery itself.
     Internal,
-    /// A job that answers a stream was asked for one answer.
-    Streams,
     /// HTTP: a body that cannot be read, or that is not `{"arguments": {...}}`.
     InvalidRequest,
     /// HTTP: no bearer token, or the wrong one.
@@ -98,6 +99,7 @@ impl FailureCode {
             FailureCode::NotAFile => "not_a_file",
             FailureCode::StaleRun => "stale_run",
             FailureCode::RequestIdReused => "request_id_reused",
+            FailureCode::TaskFailed => "task_failed",
             FailureCode::Leased => "leased",
             FailureCode::Corrupt => "corrupt",
             FailureCode::ReadOnly => "read_only",
@@ -111,7 +113,6 @@ impl FailureCode {
             FailureCode::Remote => "remote",
             FailureCode::BrokerUnreachable => "broker_unreachable",
             FailureCode::Internal => "internal",
-            FailureCode::Streams => "streams",
             FailureCode::InvalidRequest => "invalid_request",
             FailureCode::Unauthorized => "unauthorized",
             FailureCode::WrongOrigin => "wrong_origin",
@@ -149,6 +150,7 @@ mod tests {
             FailureCode::NotAFile,
             FailureCode::StaleRun,
             FailureCode::RequestIdReused,
+            FailureCode::TaskFailed,
             FailureCode::Leased,
             FailureCode::Corrupt,
             FailureCode::ReadOnly,
@@ -162,7 +164,6 @@ mod tests {
             FailureCode::Remote,
             FailureCode::BrokerUnreachable,
             FailureCode::Internal,
-            FailureCode::Streams,
             FailureCode::InvalidRequest,
             FailureCode::Unauthorized,
             FailureCode::WrongOrigin,

@@ -739,12 +739,10 @@ fn jobs_lists_the_facade_and_job_calls_one_with_its_exit_code() {
     }
 
     // The streaming job prints one JSON line per item, the result last.
-    let submit =
-        r#"{"type": "shell", "registered_name": "run", "task_name": "hi", "arguments": {"command": "echo hi"}}"#;
+    let submit = r#"{"task": "shell.run", "task_name": "hi", "command": "echo hi"}"#;
     let submitted = json_of(&orrery(&["job", "submit", submit, "--db", db], &s.0));
-    let (task, run) =
-        (submitted["answer"]["task_id"].as_str().unwrap(), submitted["answer"]["run_id"].as_str().unwrap());
-    let arguments = serde_json::json!({"task_id": task, "run_id": run}).to_string();
+    let task = submitted["answer"]["task_id"].as_str().unwrap();
+    let arguments = serde_json::json!({"task_id": task}).to_string();
     let streamed = orrery(&["job", "stream_task", &arguments, "--db", db], &s.0);
     assert_eq!(streamed.status.code(), Some(0), "{}", stderr(&streamed));
     let items: Vec<serde_json::Value> =
@@ -754,10 +752,10 @@ fn jobs_lists_the_facade_and_job_calls_one_with_its_exit_code() {
     assert_eq!(logged, ["hi\n"]);
     let last = items.last().unwrap();
     assert_eq!((last["kind"].as_str(), last["data"]["state"].as_str()), (Some("result"), Some("succeeded")));
-    let stale = serde_json::json!({"task_id": task, "run_id": "old"}).to_string();
-    let refused = orrery(&["job", "stream_task", &stale, "--db", db], &s.0);
+    let unknown = serde_json::json!({"task_id": "shell#shell.run#none"}).to_string();
+    let refused = orrery(&["job", "stream_task", &unknown, "--db", db], &s.0);
     assert_eq!(refused.status.code(), Some(1));
-    assert_eq!(json_of(&refused)["metadata"]["error"], "stale_run");
+    assert_eq!(json_of(&refused)["metadata"]["error"], "not_found");
 }
 
 #[test]

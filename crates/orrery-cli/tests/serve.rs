@@ -206,7 +206,8 @@ impl Events {
         let mut stream = connect(&serving.addr);
         let body = body.unwrap_or("");
         let text = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nAccept: text/event-stream\r\n\
+             Content-Length: {}\r\n\r\n{body}",
             serving.addr,
             serving.bearer(),
             body.len()
@@ -566,9 +567,9 @@ impl Client<'_> {
     }
 
     /// `stream_task` over SSE: opened, with its first item read.
-    fn stream(&self, task_id: &str, run_id: &str) -> Events {
+    fn stream(&self, task_id: &str) -> Events {
         self.called.borrow_mut().insert("stream_task".into());
-        let body = json!({"arguments": {"task_id": task_id, "run_id": run_id}}).to_string();
+        let body = json!({"arguments": {"task_id": task_id}}).to_string();
         Events::request(self.serving, "POST", "/jobs/stream_task", Some(&body))
     }
 }
@@ -606,11 +607,11 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
         .collect();
 
     // The catalogue of task types, with the schemas forms are built from.
-    let types = client.ok("list_installed_task_definitions", json!({}));
+    let types = client.ok("list_task_types", json!({}));
     assert!(types.as_array().unwrap().iter().any(|t| t["name"] == "shell.run"));
-    let shell = client.ok("get_task_definition", json!({"name": "shell.run"}));
+    let shell = client.ok("get_task_type", json!({"name": "shell.run"}));
     assert_eq!(shell["outputs_schema"]["properties"]["exit_code"]["type"], "integer", "{shell}");
-    assert_eq!(client.fails("get_task_definition", json!({"name": "no.such"})), "not_found");
+    assert_eq!(client.fails("get_task_type", json!({"name": "no.such"})), "not_found");
 
     // Blueprints: checked, formatted, exported, stored.
     assert_eq!(client.ok("validate_blueprint", json!({"text": FLOW}))[0]["valid"], true);
@@ -640,10 +641,13 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
 
     // A named task: submitted, streamed from its start to its result, then read back.
     let task = "blueprint#flow#nightly";
-    let submitted =
-        client.ok("submit", json!({"type": "blueprint", "registered_name": "flow", "task_name": "nightly"}));
+    let registered = client.ok("list_installed_task_definitions", json!({}));
+    assert!(registered.as_array().unwrap().iter().any(|t| t["name"] == "flow" && t["source"] == "plugin"));
+    assert_eq!(client.ok("get_task_definition", json!({"task": "shell.run"}))["source"], "native");
+    assert_eq!(client.fails("get_task_definition", json!({"task": "no.such"})), "not_found");
+    let submitted = client.ok("submit", json!({"task": "flow", "task_name": "nightly"}));
     let run = submitted["run_id"].as_str().unwrap().to_string();
-    let mut stream = client.stream(task, &run);
+    let mut stream = client.stream(task);
     let mut items = Vec::new();
     while let Some((kind, id, data)) = stream.next_sse() {
         assert_eq!(id, None, "stream items have no id");
@@ -661,35 +665,34 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     assert_eq!(log, "one\ntwo\n");
     assert!(items.iter().any(|(k, d)| k == "artifact" && d["key"] == "n" && d["value"] == 5), "{kinds:?}");
 
-    let done = client.ok("wait_task", json!({"task_id": task, "run_id": run, "timeout_s": 30}));
+    let done = client.ok("wait_task", json!({"task_id": task, "run_id": run}));
     assert_eq!(done["state"], "succeeded");
+    assert_eq!(client.ok("stream_task", json!({"task_id": task}))["run_id"], run.as_str(), "without SSE: the status");
     assert_eq!(client.ok("status", json!({"task_id": task}))["run_id"], run.as_str());
     assert_eq!(client.ok("list_task_ids", json!({})), json!([task]));
     assert_eq!(client.ok("list_task_statuses", json!({}))[0]["state"], "succeeded");
-    let window = client.ok("read_task_log", json!({"task_id": task, "run_id": run, "task": "a", "offset": 0}));
+    let window = client.ok("read_task_log", json!({"task_id": task, "task": "flow.a", "offset": 0}));
     assert_eq!(window["content"], "one\ntwo\n");
-    assert_eq!(client.ok("get_task_context", json!({"task_id": task}))["data"]["flow"]["n"], 5);
-    assert_eq!(client.ok("get_task_graph", json!({"task_id": task}))["nodes"][0]["status"], "ok");
-    assert_eq!(client.ok("cancel", json!({"task_id": task, "run_id": run})), false, "a finished run: a no-op");
+    assert_eq!(client.ok("get_task_context", json!({"task_id": task}))["status"]["result"]["n"], 5);
+    assert_eq!(client.ok("get_task_graph", json!({"task_id": task}))["nodes"][0]["provisional"], false);
+    assert_eq!(client.ok("cancel", json!({"task_id": task})), false, "a finished run: a no-op");
     assert_eq!(client.fails("wait_task", json!({"task_id": task, "run_id": "an-old-run"})), "stale_run");
-    assert_eq!(client.fails("cancel", json!({"task_id": task, "run_id": "an-old-run"})), "stale_run");
 
     // An active task: a second submission is refused, delete skips it, a client that leaves
     // its stream does not cancel it, cancel does.
-    let slow = "shell#run#slow";
-    let arguments =
-        json!({"type": "shell", "registered_name": "run", "task_name": "slow", "arguments": {"command": "sleep 30"}});
+    let slow = "shell#shell.run#slow";
+    let arguments = json!({"task": "shell.run", "task_name": "slow", "command": "sleep 30"});
     let slow_run = client.ok("submit", arguments.clone())["run_id"].as_str().unwrap().to_string();
     assert_eq!(client.fails("submit", arguments), "refused");
     assert_eq!(client.ok("delete_tasks", json!({"task_ids": [slow]})), json!([]), "an active task is skipped");
-    let mut left = client.stream(slow, &slow_run);
+    let mut left = client.stream(slow);
     assert_eq!(left.next_sse().map(|(k, _, _)| k).as_deref(), Some("progress"));
     drop(left);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(client.ok("status", json!({"task_id": slow}))["state"], "running", "leaving a stream cancels nothing");
-    assert_eq!(client.ok("cancel", json!({"task_id": slow, "run_id": slow_run})), true);
-    let cancelled = client.ok("wait_task", json!({"task_id": slow, "run_id": slow_run, "timeout_s": 30}));
-    assert_eq!(cancelled["state"], "cancelled");
+    assert_eq!(client.ok("cancel", json!({"task_id": slow})), true);
+    let cancelled = client.envelope("wait_task", json!({"task_id": slow, "run_id": slow_run}));
+    assert_eq!((&cancelled["success"], &cancelled["answer"]["state"]), (&json!(false), &json!("cancelled")));
     assert_eq!(client.ok("delete_tasks", json!({"task_ids": [task, slow]})), json!([task, slow]));
 
     // Sessions, read back every way a client reads them.

@@ -14,7 +14,7 @@ mod window;
 
 pub use error::LogError;
 pub use follow::{follow, follow_until, FollowOptions, Follower, LogChunk, LogEvent, WatchMode};
-pub use window::{clamp_limit, read_window, Window, DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT};
+pub use window::{clamp_limit, read_window, window_of, Window, DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT};
 
 /// Opens a log for reading without blocking: a FIFO put where a log was expected (a task may
 /// replace its own log) opens at once instead of pinning the reader's thread, and is then

@@ -88,6 +88,28 @@ pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Windo
     let expected_hi = hi;
     let hi = lo + buf.len() as u64;
     let size = if hi < expected_hi { hi } else { size };
+    Ok(cut(&buf, lo, wanted, limit, size, reset))
+}
+
+/// A window of `bytes` held in memory (a log made up when it is read), as [`read_window`] cuts
+/// one from a file: `offset` `None` reads the tail.
+pub fn window_of(bytes: &[u8], offset: Option<u64>, limit: Option<u64>) -> Window {
+    let limit = clamp_limit(limit);
+    let size = bytes.len() as u64;
+    let (wanted, reset) = match offset {
+        Some(o) if o <= size => (o, false),
+        Some(_) => (size.saturating_sub(limit), true),
+        None => (size.saturating_sub(limit), false),
+    };
+    let lo = wanted.saturating_sub(3);
+    let hi = (wanted + 3 + limit + 3).min(size);
+    cut(&bytes[lo as usize..hi as usize], lo, wanted, limit, size, reset)
+}
+
+/// The window of at most `limit` bytes from `wanted`, aligned to characters, out of `buf`: the
+/// bytes `lo..lo + buf.len()` of a log of `size` bytes.
+fn cut(buf: &[u8], lo: u64, wanted: u64, limit: u64, size: u64, reset: bool) -> Window {
+    let hi = lo + buf.len() as u64;
     let at = |abs: u64| (abs - lo) as usize;
     let wanted = wanted.min(hi);
 
@@ -108,7 +130,7 @@ pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Windo
             break;
         }
     }
-    Ok(Window {
+    Window {
         content: decode(&buf[at(start)..at(end)]),
         start_offset: start,
         next_offset: end,
@@ -116,7 +138,7 @@ pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Windo
         has_more_before: start > 0,
         has_more_after: end < size,
         reset,
-    })
+    }
 }
 
 fn empty(offset: i64) -> Window {

@@ -15,6 +15,9 @@ pub struct SubmittedTask {
     pub session_id: String,
     /// The tasks it declared as its upstream (lineage across sessions).
     pub source_tasks: Vec<String>,
+    /// What its current run was submitted with: the task name, `source_tasks` as given and
+    /// the inputs (`{}` for tasks submitted before it was kept).
+    pub config: serde_json::Value,
     pub submitted_ms: i64,
 }
 
@@ -27,21 +30,23 @@ impl Store {
         task_id: &str,
         session_id: &str,
         source_tasks: &[String],
+        config: &serde_json::Value,
         replaces: Option<&str>,
     ) -> Result<Option<SubmittedTask>, StoreError> {
         self.write(|tx| {
             require_session(tx.sql, tx.path, session_id)?;
             let sources = serde_json::to_string(source_tasks).unwrap_or_else(|_| "[]".into());
+            let config_json = config.to_string();
             let changed = match replaces {
                 None => tx.sql.execute(
-                    "INSERT INTO submitted_tasks (task_id, session_id, source_tasks_json, submitted_ms)
-                     VALUES (?1, ?2, ?3, ?4) ON CONFLICT (task_id) DO NOTHING",
-                    params![task_id, session_id, sources, tx.now_ms],
+                    "INSERT INTO submitted_tasks (task_id, session_id, source_tasks_json, config_json, submitted_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (task_id) DO NOTHING",
+                    params![task_id, session_id, sources, config_json, tx.now_ms],
                 ),
                 Some(replaces) => tx.sql.execute(
-                    "UPDATE submitted_tasks SET session_id = ?2, source_tasks_json = ?3, submitted_ms = ?4
-                     WHERE task_id = ?1 AND session_id = ?5",
-                    params![task_id, session_id, sources, tx.now_ms, replaces],
+                    "UPDATE submitted_tasks SET session_id = ?2, source_tasks_json = ?3, config_json = ?4,
+                     submitted_ms = ?5 WHERE task_id = ?1 AND session_id = ?6",
+                    params![task_id, session_id, sources, config_json, tx.now_ms, replaces],
                 ),
             }
             .at(tx.path)?;
@@ -49,6 +54,7 @@ impl Store {
                 task_id: task_id.to_string(),
                 session_id: session_id.to_string(),
                 source_tasks: source_tasks.to_vec(),
+                config: config.clone(),
                 submitted_ms: tx.now_ms,
             }))
         })
@@ -58,7 +64,8 @@ impl Store {
     pub fn submitted_task(&self, task_id: &str) -> Result<Option<SubmittedTask>, StoreError> {
         self.read(|conn, path| {
             conn.query_row(
-                "SELECT task_id, session_id, source_tasks_json, submitted_ms FROM submitted_tasks WHERE task_id = ?1",
+                "SELECT task_id, session_id, source_tasks_json, submitted_ms, config_json FROM submitted_tasks
+                 WHERE task_id = ?1",
                 [task_id],
                 submitted_row,
             )
@@ -74,7 +81,8 @@ impl Store {
         self.read(|conn, path| {
             let mut stmt = conn
                 .prepare(
-                    "SELECT task_id, session_id, source_tasks_json, submitted_ms FROM submitted_tasks ORDER BY task_id",
+                    "SELECT task_id, session_id, source_tasks_json, submitted_ms, config_json FROM submitted_tasks
+                     ORDER BY task_id",
                 )
                 .at(path)?;
             let rows = stmt.query_map([], submitted_row).at(path)?;
@@ -91,10 +99,10 @@ impl Store {
     }
 }
 
-struct RawTask(String, String, String, i64);
+struct RawTask(String, String, String, i64, String);
 
 fn submitted_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawTask> {
-    Ok(RawTask(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+    Ok(RawTask(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
 }
 
 impl RawTask {
@@ -103,6 +111,10 @@ impl RawTask {
             path: path.to_path_buf(),
             detail: format!("the source tasks of {:?} do not read: {e}", self.0),
         })?;
-        Ok(SubmittedTask { task_id: self.0, session_id: self.1, source_tasks, submitted_ms: self.3 })
+        let config = serde_json::from_str(&self.4).map_err(|e| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("the config of {:?} does not read: {e}", self.0),
+        })?;
+        Ok(SubmittedTask { task_id: self.0, session_id: self.1, source_tasks, config, submitted_ms: self.3 })
     }
 }

@@ -18,7 +18,7 @@ export function editorJobs(diagnostics: Diagnostic[] = []): JobHandlers {
     validate_blueprint: ({ file }) => [{ file: file ?? "", valid: true, server_accepts: true, diagnostics }],
     blueprint_encoding: blueprintEncoding,
     format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
-    list_installed_task_definitions: () => [],
+    list_task_types: () => [],
     read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
     save_layout: ({ file, positions }) => ({ layout_file: `${file}.layout`, found: true, positions }),
     task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),

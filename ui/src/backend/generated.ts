@@ -6,14 +6,6 @@ export const EVENTS_LAGGED = "orrery://events-lagged";
 export const MENU = "orrery://menu";
 export const CLOSE_REQUESTED = "orrery://close-requested";
 
-/** A value the run wrote to its session data. */
-export type Artifact = {
-  /** The blueprint instance: the root blueprint's id, or a composite's instance. */
-  instance: string;
-  key: string;
-  value: unknown;
-};
-
 export type Attempt = {
   run_id: RunId;
   session_id: string;
@@ -125,7 +117,7 @@ export type EventCut = {
 };
 
 /** Why something failed, for a program to match on; the message says it for people. */
-export type FailureCode = "invalid_argument" | "unknown_job" | "not_found" | "refused" | "invalid_blueprint" | "invalid_layout" | "io" | "not_granted" | "invalid_offset" | "not_a_file" | "stale_run" | "request_id_reused" | "leased" | "corrupt" | "read_only" | "disk_full" | "busy" | "migration" | "storage" | "store" | "engine" | "unreachable" | "remote" | "broker_unreachable" | "internal" | "streams" | "invalid_request" | "unauthorized" | "wrong_origin" | "wrong_host" | "method_not_allowed" | "body_timeout" | "body_too_large" | "shutting_down";
+export type FailureCode = "invalid_argument" | "unknown_job" | "not_found" | "refused" | "invalid_blueprint" | "invalid_layout" | "io" | "not_granted" | "invalid_offset" | "not_a_file" | "stale_run" | "request_id_reused" | "task_failed" | "leased" | "corrupt" | "read_only" | "disk_full" | "busy" | "migration" | "storage" | "store" | "engine" | "unreachable" | "remote" | "broker_unreachable" | "internal" | "invalid_request" | "unauthorized" | "wrong_origin" | "wrong_host" | "method_not_allowed" | "body_timeout" | "body_too_large" | "shutting_down";
 
 /** The verdict on one file. */
 export type FileReport = {
@@ -137,18 +129,36 @@ export type FileReport = {
   diagnostics: Diagnostic[];
 };
 
+export type GetTaskContextAnswerStep = {
+  name: string;
+  /** pending, running, done, failed, missed (a crash left it unclear) or skipped. */
+  state: string;
+  percentage?: number | null;
+};
+
 export type GraphEdge = {
   /** The parent (a source task). */
   from: string;
+  /** The task that names it. */
   to: string;
 };
 
 export type GraphNode = {
   task_id: string;
-  /** `ok`, `provisional` (its run has not ended) or `missing` (referenced, never submitted). */
-  status: string;
+  /** The first part of its id (the agent of its task type, or `blueprint`). */
+  kind: string;
+  /** Its registered name. */
+  task_name: string;
+  /** ISO 8601 with the offset (`+00:00`); null for a missing task. */
+  created_at?: string | null;
+  /** The tasks its `source_tasks` name. */
+  parent_ids: string[];
+  /** Its current run's state; null for a missing task. */
   state?: string | null;
-  run_id?: string | null;
+  /** Named as a source, never submitted (or deleted). */
+  missing: boolean;
+  /** Submitted, but its current run has not succeeded (yet): what it publishes may change. */
+  provisional: boolean;
 };
 
 /** One input of one attempt and where it came from. */
@@ -213,6 +223,13 @@ export type LinkState = {
   following: boolean;
 };
 
+export type ListTaskStatusesAnswerStep = {
+  name: string;
+  /** pending, running, done, failed, missed (a crash left it unclear) or skipped. */
+  state: string;
+  percentage?: number | null;
+};
+
 export type LogCapped = {
   cap_bytes: number;
   dropped_bytes: number;
@@ -230,24 +247,19 @@ export type LogGrew = {
   text?: string | null;
 };
 
-/** Bytes of an attempt's log: `content` lies at `start_offset..next_offset` of the file. */
-export type LogItem = {
-  /** The task, `{instance}.{task}`. */
-  node: string;
-  attempt: number;
-  run_id: string;
-  content: string;
-  start_offset: number;
-  next_offset: number;
-  /** The file was truncated or replaced: what follows starts at its byte 0. */
-  reset: boolean;
-};
+/** At most this many bytes (not lines). */
+export type LogLimit = number;
+
+/** The byte offset the window starts at; -1 reads the tail. */
+export type LogOffset = number;
 
 export type NodeChangeView = {
   node: string;
   from: TaskState;
   to: TaskState;
 };
+
+export type NonEmptyString = string;
 
 /**
  * What a display task showed: `title`, `message` and `level` for `user_interaction.notify`,
@@ -274,6 +286,9 @@ export type Point = {
   x: number;
   y: number;
 };
+
+/** Seconds between two looks at the task (read as at most 60). */
+export type PollInterval = number;
 
 export type Problem = {
   task_id?: string | null;
@@ -340,6 +355,17 @@ export type PublishedBlueprint = {
 
 /** A task error code, or a code a server sent that Orrery does not know. */
 export type RecordCode = TaskErrorCode | string;
+
+export type Relations = {
+  direct_upstream: string[];
+  /** Every task it comes from, through any number of steps. */
+  ancestors: string[];
+  direct_downstream: string[];
+  /** The component's missing tasks. */
+  missing: string[];
+  /** The component's provisional tasks. */
+  provisional: string[];
+};
 
 export type RemoteAction = ("pause" | "stop") | "resume" | "restart";
 
@@ -612,6 +638,13 @@ export type SessionStateChanged = {
 
 export type Severity = "error" | "warning" | "info";
 
+export type StatusAnswerStep = {
+  name: string;
+  /** pending, running, done, failed, missed (a crash left it unclear) or skipped. */
+  state: string;
+  percentage?: number | null;
+};
+
 export type Step = {
   position: number;
   name: string;
@@ -630,6 +663,13 @@ export type StoredBlueprint = {
   versions: VersionSummary[];
 };
 
+export type StreamTaskAnswerStep = {
+  name: string;
+  /** pending, running, done, failed, missed (a crash left it unclear) or skipped. */
+  state: string;
+  percentage?: number | null;
+};
+
 export type TaskComparison = {
   node: string;
   a?: TaskRun | null;
@@ -638,12 +678,21 @@ export type TaskComparison = {
   differs: boolean;
 };
 
-export type TaskDefinitionSummary = {
-  /** `"{agent_type}.{tool}"`, as written in a blueprint. */
+/** A registered task as `list_installed_task_definitions` answers it. */
+export type TaskDefinition = {
+  /** The registered name `submit` takes as `task`. */
   name: string;
+  /** `native` (a task type) or `plugin` (a stored blueprint). */
+  source: string;
+  /** For a stored blueprint, `orrery-blueprint-store`. */
+  plugin?: string | null;
+  /** The first part of its task ids: the agent of a type, or `blueprint`. */
+  task_type: string;
   description: string;
-  /** For the types each blueprint has exactly one of: whether it opens or closes the blueprint. */
-  bound?: BlueprintBound | null;
+  /** What `submit` takes beside `task`. */
+  input_schema: unknown;
+  /** What its `result` holds. */
+  output_schema: unknown;
 };
 
 /**
@@ -651,6 +700,15 @@ export type TaskDefinitionSummary = {
  * `AGENT_TIMEOUT` (an agent on the broker claimed a task, then went silent).
  */
 export type TaskErrorCode = "TOOL_BINDING_ERROR" | "TOOL_FAILURE" | "LAUNCHER_FAILURE" | "NO_AGENT_CLAIMED" | "TASK_FAILED" | "TASK_DISPATCH_FAILED" | "SCOPE_CONDITION_ERROR" | "AGENT_TIMEOUT";
+
+export type TaskGraph = {
+  /** The component's first task: the earliest one with no parents. */
+  root_id: string;
+  /** The task asked about. */
+  selected_id: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+};
 
 export type TaskNode = {
   session_id: string;
@@ -687,22 +745,65 @@ export type TaskStateChanged = {
   previous?: TaskState | null;
 };
 
+/** A task's status as the protocol answers it. */
 export type TaskStatus = {
   task_id: string;
+  /** Its current run (a session id). */
   run_id: string;
+  /** The first part of its id: the agent of its task type, or `blueprint`. */
+  task_type: string;
+  /** Its registered name: a task type or a stored blueprint's id. */
+  task_name: string;
   /** queued, running, succeeded, failed or cancelled. */
   state: string;
-  error?: ErrorRecord | null;
-  started_ms?: number | null;
-  finished_ms?: number | null;
-  source_tasks: string[];
+  /** What it was submitted with: `task_name`, `source_tasks` and its inputs. */
+  config: unknown;
+  /** ISO 8601, UTC. */
+  created_at: string;
+  started_at?: string | null;
+  finished_at?: string | null;
+  /**
+   * The process of its task while it runs (a single task), or of the runner holding its
+   * session (a blueprint); the last one known after.
+   */
+  pid?: number | null;
+  /** 0 unless it failed (its process's code, else 1) or was cancelled (130). */
+  exit_code: number;
+  /** Why it failed or was cancelled; `""` otherwise. */
+  error: string;
+  /** A single task's outputs; a blueprint's session data (its own instance). */
+  result: unknown;
+  /** A single task's progress steps; a blueprint's tasks, each as a step. */
+  steps: ListTaskStatusesAnswerStep[];
+  /**
+   * The log file of a single task's latest attempt; `""` for a blueprint (its log is made
+   * from its events when read) and before the task's process starts.
+   */
+  log_path: string;
+};
+
+export type TaskTypeSummary = {
+  /** `"{agent_type}.{tool}"`, as written in a blueprint. */
+  name: string;
+  description: string;
+  /** For the types each blueprint has exactly one of: whether it opens or closes the blueprint. */
+  bound?: BlueprintBound | null;
 };
 
 export type TextEncoding = "antikythera" | "compas";
 
+export type UniqueIds = string[];
+
 export type VersionSummary = {
   hash: string;
   created_ms: number;
+};
+
+export type WaitTaskAnswerStep = {
+  name: string;
+  /** pending, running, done, failed, missed (a crash left it unclear) or skipped. */
+  state: string;
+  percentage?: number | null;
 };
 
 /**
@@ -743,18 +844,18 @@ export type Wire = {
   input: string;
 };
 
-/** The task types this Orrery can run, with a one-line description each. */
-export type ListInstalledTaskDefinitionsArguments = Record<string, never>;
+/** The task types a blueprint's tasks may have, with a one-line description each (the editor's palette). */
+export type ListTaskTypesArguments = Record<string, never>;
 
-export type ListInstalledTaskDefinitionsAnswer = TaskDefinitionSummary[];
+export type ListTaskTypesAnswer = TaskTypeSummary[];
 
 /** One task type: its description and the JSON Schemas of its params, inputs and outputs. */
-export type GetTaskDefinitionArguments = {
+export type GetTaskTypeArguments = {
   /** A task type, e.g. `shell.run`. */
   name: string;
 };
 
-export type GetTaskDefinitionAnswer = {
+export type GetTaskTypeAnswer = {
   name: string;
   description: string;
   /** The JSON Schema of the task's params, as an object of param name to value. */
@@ -1251,101 +1352,185 @@ export type ListBlueprintsArguments = Record<string, never>;
 
 export type ListBlueprintsAnswer = StoredBlueprint[];
 
-/** Submits a named task (a blueprint session or one task of a registered type) and starts its run; resubmitting a finished task starts a new run, an active one is refused. */
-export type SubmitArguments = {
-  /** `blueprint`, or the agent of a task type (`shell` for `shell.run`). */
-  type: string;
-  /** A blueprint id, or the tool of a task type (`run` for `shell.run`). */
-  registered_name: string;
-  /** 1-32 of `[A-Za-z0-9-]`. */
-  task_name: string;
-  /** Session params of a blueprint, or the params of a single task. */
-  arguments?: { [key: string]: unknown };
-  /** Task ids this one declares as its upstream. */
-  source_tasks?: string[];
+/** Every registered name a task is submitted by (Orrery's task types, then its stored blueprints), sorted by name, with the JSON Schemas of its inputs and of its result. */
+export type ListInstalledTaskDefinitionsArguments = Record<string, never>;
+
+export type ListInstalledTaskDefinitionsAnswer = TaskDefinition[];
+
+/** One registered name (`task`: a task type or a stored blueprint's id, not a task id): its description and the JSON Schemas of its inputs and result. */
+export type GetTaskDefinitionArguments = {
+  /** A registered name (a task type or a stored blueprint's id), not a task id. */
+  task: NonEmptyString;
 };
 
+/** A registered task as `list_installed_task_definitions` answers it. */
+export type GetTaskDefinitionAnswer = {
+  /** The registered name `submit` takes as `task`. */
+  name: string;
+  /** `native` (a task type) or `plugin` (a stored blueprint). */
+  source: string;
+  /** For a stored blueprint, `orrery-blueprint-store`. */
+  plugin?: string | null;
+  /** The first part of its task ids: the agent of a type, or `blueprint`. */
+  task_type: string;
+  description: string;
+  /** What `submit` takes beside `task`. */
+  input_schema: unknown;
+  /** What its `result` holds. */
+  output_schema: unknown;
+};
+
+/** Starts a task: `task` (a registered name) with its inputs beside it, `task_name` (fixed, or made up when omitted) and `source_tasks` (comma-separated task ids). Answers the task's id and its new run. A fixed name replaces a finished task; an active one is refused. */
+export type SubmitArguments = {
+  /** The registered name: a task type (`shell.run`) or a stored blueprint's id. */
+  task: string;
+  /** 1-32 letters, digits or hyphens; omitted, null or "" names the task anonymously. */
+  task_name?: string | null;
+  /** The full ids of the tasks it comes from, comma separated. */
+  source_tasks?: string | null;
+  /**
+   * Makes the submit safe to send again after a lost answer (1 to 64 characters): the same
+   * id with the same arguments answers the first submit's handle and starts nothing.
+   */
+  request_id?: string | null;
+  [key: string]: unknown;
+};
+
+/** What `submit` answers: the task and its new run. */
 export type SubmitAnswer = {
   task_id: string;
   run_id: string;
+  /** Its registered name. */
+  task: string;
 };
 
-/** A task's current run: its state, error and times. */
+/** A task's current run: state, config, times, pid, exit code, error, result, steps, log path. */
 export type StatusArguments = {
+  /** A full task id. */
   task_id: string;
 };
 
+/** A task's status as the protocol answers it. */
 export type StatusAnswer = {
   task_id: string;
+  /** Its current run (a session id). */
   run_id: string;
+  /** The first part of its id: the agent of its task type, or `blueprint`. */
+  task_type: string;
+  /** Its registered name: a task type or a stored blueprint's id. */
+  task_name: string;
   /** queued, running, succeeded, failed or cancelled. */
   state: string;
-  error?: ErrorRecord | null;
-  started_ms?: number | null;
-  finished_ms?: number | null;
-  source_tasks: string[];
+  /** What it was submitted with: `task_name`, `source_tasks` and its inputs. */
+  config: unknown;
+  /** ISO 8601, UTC. */
+  created_at: string;
+  started_at?: string | null;
+  finished_at?: string | null;
+  /**
+   * The process of its task while it runs (a single task), or of the runner holding its
+   * session (a blueprint); the last one known after.
+   */
+  pid?: number | null;
+  /** 0 unless it failed (its process's code, else 1) or was cancelled (130). */
+  exit_code: number;
+  /** Why it failed or was cancelled; `""` otherwise. */
+  error: string;
+  /** A single task's outputs; a blueprint's session data (its own instance). */
+  result: unknown;
+  /** A single task's progress steps; a blueprint's tasks, each as a step. */
+  steps: StatusAnswerStep[];
+  /**
+   * The log file of a single task's latest attempt; `""` for a blueprint (its log is made
+   * from its events when read) and before the task's process starts.
+   */
+  log_path: string;
 };
 
-/** Every submitted task's id. */
+/** Every task's id, newest first. */
 export type ListTaskIdsArguments = Record<string, never>;
 
 export type ListTaskIdsAnswer = string[];
 
-/** Every submitted task with the state of its current run. */
+/** Every task's status, newest first (by created_at, then task_id). */
 export type ListTaskStatusesArguments = Record<string, never>;
 
 export type ListTaskStatusesAnswer = TaskStatus[];
 
-/** Waits until the run `run_id` of a task has ended, at most `timeout_s`; a stale run is refused. */
+/** Waits until the run `run_id` of a task has ended, looking every `poll_interval` seconds (default 1); answers its status, with success only when it succeeded. A stale run is refused. */
 export type WaitTaskArguments = {
-  task_id: string;
-  /** The run meant; a stale one (not the task's current run) is refused. */
-  run_id: string;
-  /** For `wait_task`: at most this long (default 60 s). */
-  timeout_s?: number | null;
+  task_id: NonEmptyString;
+  /** The run `submit` answered; another (an older run of the same task) is refused. */
+  run_id: NonEmptyString;
+  /**
+   * Seconds between two looks (default 1). There is no time limit: the client's own timeout
+   * bounds the wait.
+   */
+  poll_interval?: PollInterval | null;
 };
 
+/** A task's status as the protocol answers it. */
 export type WaitTaskAnswer = {
   task_id: string;
+  /** Its current run (a session id). */
   run_id: string;
+  /** The first part of its id: the agent of its task type, or `blueprint`. */
+  task_type: string;
+  /** Its registered name: a task type or a stored blueprint's id. */
+  task_name: string;
   /** queued, running, succeeded, failed or cancelled. */
   state: string;
-  error?: ErrorRecord | null;
-  started_ms?: number | null;
-  finished_ms?: number | null;
-  source_tasks: string[];
+  /** What it was submitted with: `task_name`, `source_tasks` and its inputs. */
+  config: unknown;
+  /** ISO 8601, UTC. */
+  created_at: string;
+  started_at?: string | null;
+  finished_at?: string | null;
+  /**
+   * The process of its task while it runs (a single task), or of the runner holding its
+   * session (a blueprint); the last one known after.
+   */
+  pid?: number | null;
+  /** 0 unless it failed (its process's code, else 1) or was cancelled (130). */
+  exit_code: number;
+  /** Why it failed or was cancelled; `""` otherwise. */
+  error: string;
+  /** A single task's outputs; a blueprint's session data (its own instance). */
+  result: unknown;
+  /** A single task's progress steps; a blueprint's tasks, each as a step. */
+  steps: WaitTaskAnswerStep[];
+  /**
+   * The log file of a single task's latest attempt; `""` for a blueprint (its log is made
+   * from its events when read) and before the task's process starts.
+   */
+  log_path: string;
 };
 
-/** Cancels the run `run_id` of a task: true when it was active and is being stopped, false (a successful no-op) when it had ended; a stale run is refused. */
+/** Cancels a task's active run: true when it was active and is being stopped, false (a successful no-op) when it had ended. */
 export type CancelArguments = {
+  /** A full task id. */
   task_id: string;
-  /** The run meant; a stale one (not the task's current run) is refused. */
-  run_id: string;
-  /** For `wait_task`: at most this long (default 60 s). */
-  timeout_s?: number | null;
 };
 
 export type CancelAnswer = boolean;
 
-/** Forgets finished tasks (their sessions stay in the store); active ones are skipped. Answers the ids forgotten. */
+/** Forgets ended tasks (their runs stay in the store as sessions); active and unknown ones are skipped. Answers the ids forgotten, in the order asked. */
 export type DeleteTasksArguments = {
-  task_ids: string[];
+  task_ids: UniqueIds;
 };
 
 export type DeleteTasksAnswer = string[];
 
-/** A byte window of the log of a task's run (a single task's own; for a blueprint, of its task `task`). */
+/** A byte window of a task's log, aligned to UTF-8: `offset` -1 (the default) reads the tail, continue from `next_offset`; `limit` bytes (1,024 to 262,144, default 65,536). A single task's log is its process's output; a blueprint's is its run's events, one line each (`task` names one of its tasks to read that task's log instead). */
 export type ReadTaskLogArguments = {
   task_id: string;
-  run_id: string;
-  /** For a blueprint task: which of its tasks (`{instance}.{task}` or a root task id). */
+  offset?: LogOffset;
+  limit?: LogLimit;
+  /**
+   * Orrery's own: for a blueprint, read the latest attempt log of this task of it
+   * (`{instance}.{task}`) instead of the run's log.
+   */
   task?: string | null;
-  /** Which attempt; the latest when absent. */
-  attempt?: number | null;
-  /** A byte offset; -1 (the default) reads the tail. */
-  offset?: number | null;
-  /** Clamped to 1,024..262,144 (default 65,536). */
-  limit?: number | null;
 };
 
 /**
@@ -1374,49 +1559,85 @@ export type ReadTaskLogAnswer = {
   reset: boolean;
 };
 
-/** The tasks linked to one through `source_tasks`, up and down: the whole connected component, edges from parent to child. */
+/** The tasks linked to one through `source_tasks`, up and down (the whole connected component): nodes (missing: named but never submitted; provisional: not succeeded yet) and edges from parent to child. */
 export type GetTaskGraphArguments = {
-  task_id: string;
+  /** A full task id. */
+  task_id: NonEmptyString;
 };
 
 export type GetTaskGraphAnswer = {
+  /** The component's first task: the earliest one with no parents. */
+  root_id: string;
+  /** The task asked about. */
+  selected_id: string;
   nodes: GraphNode[];
   edges: GraphEdge[];
 };
 
-/** A task's current run with its params and session data. */
+/** What an agent needs about a task: its status, whether its result is published, its log path, its graph and its relations (upstream, ancestors, downstream, missing, provisional). */
 export type GetTaskContextArguments = {
-  task_id: string;
+  /** A full task id. */
+  task_id: NonEmptyString;
 };
 
 export type GetTaskContextAnswer = {
+  task_id: string;
   status: TaskStatus;
-  /** The session params it was submitted with. */
-  params: unknown;
-  /** Its session data, by blueprint instance. */
-  data: { [key: string]: { [key: string]: unknown } };
+  /** Whether its current run succeeded, so that what it published is there to read. */
+  metadata_exists: boolean;
+  /**
+   * Where the protocol keeps a task's published record, relative to its workspace
+   * (`{task_type}/{task_id}/metadata.json`); Orrery keeps it in its store.
+   */
+  metadata_path: string;
+  /** Its log file, when it has one. */
+  log_path?: string | null;
+  graph: TaskGraph;
+  relations: Relations;
 };
 
 /** Streams a task's run as it happens: `progress` (its stored events), `log` (its attempts' log bytes), `artifact` (values it writes to its session data), then `result` (its final status). Over HTTP the response is Server-Sent Events; a disconnect does not cancel the task. */
 export type StreamTaskArguments = {
-  task_id: string;
-  /** The run to watch; a stale one (not the task's current run) is refused. */
-  run_id: string;
+  task_id: NonEmptyString;
+  /** Seconds between two looks at a run of another process (default 0.5). */
+  poll_interval?: PollInterval | null;
 };
 
-/** One item of a task's stream; on SSE, `event: <kind>` and `data: <data as one-line JSON>`. */
+/** A task's status as the protocol answers it. */
 export type StreamTaskAnswer = {
-  kind: "progress";
-  data: unknown;
-} | {
-  kind: "log";
-  data: LogItem;
-} | {
-  kind: "artifact";
-  data: Artifact;
-} | {
-  kind: "result";
-  data: TaskStatus;
+  task_id: string;
+  /** Its current run (a session id). */
+  run_id: string;
+  /** The first part of its id: the agent of its task type, or `blueprint`. */
+  task_type: string;
+  /** Its registered name: a task type or a stored blueprint's id. */
+  task_name: string;
+  /** queued, running, succeeded, failed or cancelled. */
+  state: string;
+  /** What it was submitted with: `task_name`, `source_tasks` and its inputs. */
+  config: unknown;
+  /** ISO 8601, UTC. */
+  created_at: string;
+  started_at?: string | null;
+  finished_at?: string | null;
+  /**
+   * The process of its task while it runs (a single task), or of the runner holding its
+   * session (a blueprint); the last one known after.
+   */
+  pid?: number | null;
+  /** 0 unless it failed (its process's code, else 1) or was cancelled (130). */
+  exit_code: number;
+  /** Why it failed or was cancelled; `""` otherwise. */
+  error: string;
+  /** A single task's outputs; a blueprint's session data (its own instance). */
+  result: unknown;
+  /** A single task's progress steps; a blueprint's tasks, each as a step. */
+  steps: StreamTaskAnswerStep[];
+  /**
+   * The log file of a single task's latest attempt; `""` for a blueprint (its log is made
+   * from its events when read) and before the task's process starts.
+   */
+  log_path: string;
 };
 
 /** A server's sessions, as it lists them. */
@@ -1808,8 +2029,8 @@ export const CONDITION_BUILTINS = ["abs", "all", "any", "bin", "bool", "chr", "d
 
 /** Every job of the facade: its arguments and its answer on success. */
 export interface Jobs {
-  list_installed_task_definitions: { arguments: ListInstalledTaskDefinitionsArguments; answer: ListInstalledTaskDefinitionsAnswer };
-  get_task_definition: { arguments: GetTaskDefinitionArguments; answer: GetTaskDefinitionAnswer };
+  list_task_types: { arguments: ListTaskTypesArguments; answer: ListTaskTypesAnswer };
+  get_task_type: { arguments: GetTaskTypeArguments; answer: GetTaskTypeAnswer };
   validate_blueprint: { arguments: ValidateBlueprintArguments; answer: ValidateBlueprintAnswer };
   format_blueprint: { arguments: FormatBlueprintArguments; answer: FormatBlueprintAnswer };
   export_blueprint: { arguments: ExportBlueprintArguments; answer: ExportBlueprintAnswer };
@@ -1844,6 +2065,8 @@ export interface Jobs {
   compare_sessions: { arguments: CompareSessionsArguments; answer: CompareSessionsAnswer };
   save_blueprint: { arguments: SaveBlueprintArguments; answer: SaveBlueprintAnswer };
   list_blueprints: { arguments: ListBlueprintsArguments; answer: ListBlueprintsAnswer };
+  list_installed_task_definitions: { arguments: ListInstalledTaskDefinitionsArguments; answer: ListInstalledTaskDefinitionsAnswer };
+  get_task_definition: { arguments: GetTaskDefinitionArguments; answer: GetTaskDefinitionAnswer };
   submit: { arguments: SubmitArguments; answer: SubmitAnswer };
   status: { arguments: StatusArguments; answer: StatusAnswer };
   list_task_ids: { arguments: ListTaskIdsArguments; answer: ListTaskIdsAnswer };

@@ -1,10 +1,10 @@
-import type { TaskDefinitionSummary } from "../backend/generated";
+import type { TaskTypeSummary } from "../backend/generated";
 
 /**
  * The task types whose name or description holds every word of `query` (any case); those whose
  * name holds the query come first, so Enter adds the type the user most likely means.
  */
-export function matchingTypes(types: TaskDefinitionSummary[], query: string): TaskDefinitionSummary[] {
+export function matchingTypes(types: TaskTypeSummary[], query: string): TaskTypeSummary[] {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   if (words.length === 0) return types;
   const matches = types.filter((t) => {

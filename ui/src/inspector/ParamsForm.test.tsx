@@ -54,7 +54,7 @@ let store: EditorStore;
 beforeEach(async () => {
   mounted = await mountInspector("/bp.json", text, "nap", {
     validate_blueprint: validate,
-    get_task_definition: ({ name }) => ({
+    get_task_type: ({ name }) => ({
       name,
       description: "Waits.",
       params_schema: sleepSchema,

@@ -1,4 +1,4 @@
-// A task type's params schema (from `get_task_definition`) read as a form: one field per
+// A task type's params schema (from `get_task_type`) read as a form: one field per
 // declared param with the control its type calls for. Whether a value fits is the facade's to
 // judge (`validate_blueprint`, code `param-schema`); anything the form has no control for is
 // edited as JSON.

@@ -7,9 +7,9 @@ import type { Backend } from "../backend/types";
 import type {
   BlueprintFile,
   FileReport,
-  GetTaskDefinitionAnswer,
+  GetTaskTypeAnswer,
   Scope,
-  TaskDefinitionSummary,
+  TaskTypeSummary,
   TaskNamesAnswer,
   Wire,
 } from "../backend/generated";
@@ -81,18 +81,18 @@ export type FacadeSlice = {
    * the blueprint before it (regions that vanish on every keystroke would flicker).
    */
   scopes: Scope[];
-  taskTypes: TaskDefinitionSummary[];
+  taskTypes: TaskTypeSummary[];
   /** The names the selected task may read (for its condition and inputs); null until known. */
   names: TaskNamesAnswer | null;
   /** Task definitions by type, as they arrive; null for a type the facade does not know. */
-  definitions: Record<string, GetTaskDefinitionAnswer | null>;
+  definitions: Record<string, GetTaskTypeAnswer | null>;
   /** Whether the canvas draws which output feeds which input (editor/wiring.ts) beside the dependencies. */
   showWiring: boolean;
   /** Which output feeds which input, from the facade, while the wiring is shown (null otherwise or until it answers). */
   wires: Wire[] | null;
   /** Checks the blueprint again (the files beside it may have changed). */
   revalidate(): void;
-  setTaskTypes(types: TaskDefinitionSummary[]): void;
+  setTaskTypes(types: TaskTypeSummary[]): void;
   /** Shows or hides the data wiring on the canvas. */
   toggleWiring(): void;
 };

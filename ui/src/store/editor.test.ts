@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { BackendError } from "../backend/types";
-import type { FileReport, Scope, TaskDefinitionSummary } from "../backend/generated";
+import type { FileReport, Scope, TaskTypeSummary } from "../backend/generated";
 import { connect, parseBlueprint, type Blueprint } from "../blueprint";
 import { setScopePolicy } from "../scopeEdit";
 import { createEditorStore, type EditorStore, type Positions } from "./editor";
@@ -49,7 +49,7 @@ function setup(layouts: Record<string, Positions> = {}, handlers: JobHandlers = 
         tasks.length === 1
           ? { verdict: "fits", start: tasks[0]!, end: tasks[0]! }
           : { verdict: "refused", reason: "A scope from start to end would also hold work: select it too." },
-      list_installed_task_definitions: () => [{ name: "shell.run", description: "Runs a command." }],
+      list_task_types: () => [{ name: "shell.run", description: "Runs a command." }],
       read_layout: ({ file }) => {
         const positions = layouts[file];
         return { layout_file: `${file}.layout`, found: positions !== undefined, positions: positions ?? {} };
@@ -83,7 +83,7 @@ async function opened(store: EditorStore) {
 const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** The catalogue with its start and end: a paste leaves out the ones the blueprint has. */
-const withBounds: TaskDefinitionSummary[] = [
+const withBounds: TaskTypeSummary[] = [
   { name: "shell.run", description: "Runs a command." },
   { name: "system.start", description: "Opens a blueprint.", bound: "start" },
   { name: "system.end", description: "Closes a blueprint.", bound: "end" },

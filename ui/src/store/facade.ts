@@ -74,7 +74,7 @@ export function facadeQuestions(backend: Backend, set: SetEditor, get: GetEditor
     if (type in get().definitions) return;
     set({ definitions: { ...get().definitions, [type]: null } });
     try {
-      const definition = await backend.call("get_task_definition", { name: type });
+      const definition = await backend.call("get_task_type", { name: type });
       set({ definitions: { ...get().definitions, [type]: definition } });
     } catch {
       // Not installed here: the inspector offers no param names for it.

@@ -40,7 +40,7 @@ function setup(startup: string | null = "/w/outer.json") {
       format_blueprint: ({ text }) => ({ text: JSON.stringify(JSON.parse(text)) + "\n", changed: true }),
       blueprint_encoding: blueprintEncoding,
       export_blueprint: ({ text }) => ({ text: `exported ${JSON.parse(text).id}`, diagnostics: [] }),
-      list_installed_task_definitions: () => [{ name: "shell.run", description: "Runs a command." }],
+      list_task_types: () => [{ name: "shell.run", description: "Runs a command." }],
       read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
       save_layout: ({ file, positions }) => ({ layout_file: `${file}.layout`, found: true, positions }),
       task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),

@@ -3,7 +3,7 @@
 // and the question asked before unsaved work would be lost (closing a tab, the window, or
 // leaving an inner blueprint).
 import { createStore, type StoreApi } from "zustand/vanilla";
-import type { SessionEvent, PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskDefinitionSummary } from "../backend/generated";
+import type { SessionEvent, PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskTypeSummary } from "../backend/generated";
 import type { Backend, MenuAction } from "../backend/types";
 import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
@@ -62,7 +62,7 @@ export type WorkspaceState = {
   active: number;
   recent: string[];
   ask: Ask | null;
-  taskTypes: TaskDefinitionSummary[];
+  taskTypes: TaskTypeSummary[];
   lastEvent: SessionEvent | null;
 
   load(): Promise<void>;
@@ -363,7 +363,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         addTab(editor());
         try {
           const [taskTypes, startup] = await Promise.all([
-            backend.call("list_installed_task_definitions", {}),
+            backend.call("list_task_types", {}),
             backend.startupFile(),
           ]);
           set({ taskTypes });

@@ -153,13 +153,15 @@ fn a_submitted_task_points_at_its_current_run_and_can_be_forgotten() {
     let second = fixture.session();
     assert_eq!(fixture.store.submitted_task("blueprint#hello#a").unwrap(), None);
     let put = |store: &mut orrery_store::Store, task: &str, run: &str, replaces: Option<&str>| {
-        store.put_submitted_task(task, run, &["shell#run#up".to_string()], replaces).unwrap()
+        let config = serde_json::json!({"task_name": "a", "source_tasks": "shell#run#up", "n": run.len()});
+        store.put_submitted_task(task, run, &["shell#run#up".to_string()], &config, replaces).unwrap()
     };
     assert!(put(&mut fixture.store, "blueprint#hello#a", &first.id, None).is_some());
     assert!(put(&mut fixture.store, "blueprint#hello#b", &first.id, None).is_some());
     assert_eq!(put(&mut fixture.store, "blueprint#hello#a", &second.id, None), None, "it exists: not replaced");
     let again = put(&mut fixture.store, "blueprint#hello#a", &second.id, Some(&first.id));
     assert_eq!(fixture.second_handle().submitted_task("blueprint#hello#a").unwrap(), again);
+    assert_eq!(again.as_ref().map(|t| t.config["n"].clone()), Some(serde_json::json!(second.id.len())));
     assert_eq!(again.map(|t| t.session_id), Some(second.id.clone()));
     // A submitter that saw the first run as current comes too late: the task moved on.
     assert_eq!(put(&mut fixture.store, "blueprint#hello#a", &first.id, Some(&first.id)), None);
@@ -167,7 +169,10 @@ fn a_submitted_task_points_at_its_current_run_and_can_be_forgotten() {
     assert_eq!(ids, ["blueprint#hello#a", "blueprint#hello#b"]);
     assert!(fixture.store.delete_submitted_task("blueprint#hello#b").unwrap());
     assert!(!fixture.store.delete_submitted_task("blueprint#hello#b").unwrap(), "gone already");
-    assert!(fixture.store.put_submitted_task("x#y#z", "no-session", &[], None).is_err(), "a run is a stored session");
+    assert!(
+        fixture.store.put_submitted_task("x#y#z", "no-session", &[], &serde_json::json!({}), None).is_err(),
+        "a run is a stored session"
+    );
     assert_eq!(fixture.store.blueprint_ids().unwrap(), ["hello"]);
 }
 
