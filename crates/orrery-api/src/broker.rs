@@ -140,20 +140,24 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
         "The MQTT broker whose antikythera agents run tasks of sessions started here, and how.",
         |api: Api, _: NoArguments| async move { api.blocking(|db| BrokerSettings::stored(&open(db)?)).await },
     ));
-    jobs.push(job(
-        "save_broker_settings",
-        "Saves the broker settings (checked; an empty broker clears it). Sessions started afterwards use them.",
-        |api: Api, mut args: BrokerSettings| async move {
-            args.broker = args.validate()?.map(|a| a.to_string());
-            args.via_broker = args.via_broker.iter().map(|p| p.trim().to_string()).collect();
-            let value = serde_json::to_value(&args).map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?;
-            api.blocking(move |db| {
-                open(db)?.put_setting(SETTING, Some(&value))?;
-                Ok(args)
-            })
-            .await
-        },
-    ));
+    jobs.push(
+        job(
+            "save_broker_settings",
+            "Saves the broker settings (checked; an empty broker clears it). Sessions started afterwards use them.",
+            |api: Api, mut args: BrokerSettings| async move {
+                args.broker = args.validate()?.map(|a| a.to_string());
+                args.via_broker = args.via_broker.iter().map(|p| p.trim().to_string()).collect();
+                let value =
+                    serde_json::to_value(&args).map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?;
+                api.blocking(move |db| {
+                    open(db)?.put_setting(SETTING, Some(&value))?;
+                    Ok(args)
+                })
+                .await
+            },
+        )
+        .writing(),
+    );
     jobs.push(job(
         "check_broker",
         "Connects to an MQTT broker and says whether it answered.",

@@ -119,41 +119,50 @@ fn read_layout(file: &Path) -> Result<Layout, Failure> {
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {
-    jobs.push(job(
-        "write_blueprint_file",
-        "Writes a blueprint to a file in its canonical form (its encoding kept), atomically.",
-        |api: Api, args: WriteArguments| async move {
-            api.blocking(move |_| {
-                let text = crate::blueprints::canonical(&args.text, None)?;
-                // Only a regular file is compared (a FIFO there is refused by the write).
-                let old = fsio::read_limited(&args.file, fsio::BLUEPRINT_LIMIT);
-                let changed = old.map_or(true, |old| old != text.as_bytes());
-                if changed {
-                    write_atomically(&args.file, &text)?;
-                }
-                Ok(Written { text, changed })
-            })
-            .await
-        },
-    ));
+    jobs.push(
+        job(
+            "write_blueprint_file",
+            "Writes a blueprint to a file in its canonical form (its encoding kept), atomically.",
+            |api: Api, args: WriteArguments| async move {
+                api.blocking(move |_| {
+                    let text = crate::blueprints::canonical(&args.text, None)?;
+                    // Only a regular file is compared (a FIFO there is refused by the write).
+                    let old = fsio::read_limited(&args.file, fsio::BLUEPRINT_LIMIT);
+                    let changed = old.map_or(true, |old| old != text.as_bytes());
+                    if changed {
+                        write_atomically(&args.file, &text)?;
+                    }
+                    Ok(Written { text, changed })
+                })
+                .await
+            },
+        )
+        .writing(),
+    );
     jobs.push(job(
         "read_layout",
         "The node positions kept beside a blueprint file (`FILE.layout`); none yet when it is missing.",
         |api: Api, args: LayoutFileArguments| async move { api.blocking(move |_| read_layout(&args.file)).await },
     ));
-    jobs.push(job(
-        "save_layout",
-        "Keeps node positions beside a blueprint file (`FILE.layout`: sorted, whole pixels, one task \
+    jobs.push(
+        job(
+            "save_layout",
+            "Keeps node positions beside a blueprint file (`FILE.layout`: sorted, whole pixels, one task \
          per line), atomically.",
-        |api: Api, args: SaveLayoutArguments| async move {
-            api.blocking(move |_| {
-                let layout_file = layout_file(&args.file);
-                let positions: BTreeMap<String, Point> =
-                    args.positions.into_iter().map(|(id, p)| (id, Point { x: p.x.round(), y: p.y.round() })).collect();
-                write_atomically(&layout_file, &layout_text(&positions))?;
-                Ok(Layout { layout_file, found: true, positions })
-            })
-            .await
-        },
-    ));
+            |api: Api, args: SaveLayoutArguments| async move {
+                api.blocking(move |_| {
+                    let layout_file = layout_file(&args.file);
+                    let positions: BTreeMap<String, Point> = args
+                        .positions
+                        .into_iter()
+                        .map(|(id, p)| (id, Point { x: p.x.round(), y: p.y.round() }))
+                        .collect();
+                    write_atomically(&layout_file, &layout_text(&positions))?;
+                    Ok(Layout { layout_file, found: true, positions })
+                })
+                .await
+            },
+        )
+        .writing(),
+    );
 }

@@ -132,6 +132,11 @@ pub struct JobInfo {
     /// The JSON Schema of `answer` on success (for a job that streams, of its answer as an
     /// ordinary call).
     pub answer: Value,
+    /// It changes something (a session, a file, the store, a server): it takes a `request_id`
+    /// (1 to 64 characters) that makes it safe to send again after a lost answer: the same id
+    /// with the same arguments answers the first answer and changes nothing twice; with other
+    /// arguments it is refused (`request_id_reused`).
+    pub writes: bool,
     /// It can also answer a stream of items ([`StreamItem`]): over HTTP a Server-Sent Events
     /// response to `Accept: text/event-stream`, in process [`Api::stream_task`].
     pub streams: bool,
@@ -189,6 +194,17 @@ pub enum Streamed {
     Refused(Envelope),
 }
 
+/// The envelope of a job's answer.
+fn answered(job: &str, started: Instant, answer: Result<Value, Failure>) -> Envelope {
+    match answer {
+        Ok(answer) => {
+            let duration_ms = started.elapsed().as_millis() as u64;
+            Envelope { answer, success: true, metadata: json!({"job": job, "duration_ms": duration_ms}) }
+        }
+        Err(failure) => failure.into_envelope(job, started),
+    }
+}
+
 impl From<orrery_store::StoreError> for Failure {
     fn from(e: orrery_store::StoreError) -> Failure {
         Failure::new(e.code(), e.to_string())
@@ -201,6 +217,33 @@ type Handler = Box<dyn Fn(Api, Value) -> Result<JobFuture, String> + Send + Sync
 struct Job {
     info: JobInfo,
     handler: Handler,
+    /// Its `request_id` is the facade's (see [`Job::writing`]), not one its arguments read.
+    journaled: bool,
+}
+
+impl Job {
+    /// Marks a job that changes something ([`JobInfo::writes`]). Unless its arguments take a
+    /// `request_id` of their own (a job whose write and answer land in one transaction: a
+    /// session's creation), the facade keeps its answer per request id, journaled right after
+    /// the job answers; two requests with one id at once run one after the other.
+    fn writing(mut self) -> Job {
+        self.info.writes = true;
+        let properties = self.info.arguments.get_mut("properties").and_then(Value::as_object_mut);
+        if let Some(properties) = properties {
+            if !properties.contains_key("request_id") {
+                properties.insert(
+                    "request_id".into(),
+                    json!({
+                        "type": "string", "minLength": 1, "maxLength": orrery_store::MAX_REQUEST_ID_CHARS,
+                        "description": "Makes the call safe to send again after a lost answer: the same id with \
+                                        the same arguments answers the first answer and changes nothing twice.",
+                    }),
+                );
+                self.journaled = true;
+            }
+        }
+        self
+    }
 }
 
 /// A job with typed arguments `A` and answer `R`; arguments that do not deserialize into `A`
@@ -228,9 +271,11 @@ where
             description,
             arguments: schema(schemars::schema_for!(A)),
             answer: schema(schemars::schema_for!(R)),
+            writes: false,
             streams: false,
         },
         handler,
+        journaled: false,
     }
 }
 
@@ -249,6 +294,8 @@ struct Inner {
     running: Mutex<HashMap<String, Running>>,
     /// The protocol tasks being submitted here (see `protocol::Submitting`).
     submitting: Mutex<std::collections::HashSet<String>>,
+    /// The request ids of journaled calls under way here, each held while its call runs.
+    requests: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     events: broadcast::Sender<Arc<Event>>,
     /// The followers of remote sessions' mirrors (`mirror`), by local session id.
     mirrors: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
@@ -316,6 +363,7 @@ impl Api {
                 jobs,
                 running: Mutex::new(HashMap::new()),
                 submitting: Mutex::new(Default::default()),
+                requests: Default::default(),
                 events,
                 brokers: Default::default(),
                 mirrors: Default::default(),
@@ -338,18 +386,52 @@ impl Api {
     pub async fn call(&self, name: &str, arguments: Value) -> Result<Envelope, CallError> {
         let job = self.inner.jobs.iter().find(|j| j.info.name == name);
         let Some(job) = job else { return Err(CallError::UnknownJob { name: name.to_string() }) };
-        let arguments = if arguments.is_null() { json!({}) } else { arguments };
-        let started = Instant::now();
-        let future = (job.handler)(self.clone(), arguments)
-            .map_err(|message| CallError::InvalidArguments { job: name.to_string(), message })?;
-        let answered = future.await;
-        Ok(match answered {
-            Ok(answer) => {
-                let duration_ms = started.elapsed().as_millis() as u64;
-                Envelope { answer, success: true, metadata: json!({"job": name, "duration_ms": duration_ms}) }
+        let mut arguments = if arguments.is_null() { json!({}) } else { arguments };
+        let invalid = |message: String| CallError::InvalidArguments { job: name.to_string(), message };
+        let retry = match (job.journaled, arguments.as_object_mut().and_then(|a| a.remove("request_id"))) {
+            (true, Some(Value::String(id))) => {
+                let n = id.chars().count();
+                if !(1..=orrery_store::MAX_REQUEST_ID_CHARS).contains(&n) {
+                    let most = orrery_store::MAX_REQUEST_ID_CHARS;
+                    return Err(invalid(format!("request_id must have 1 to {most} characters, not {n}")));
+                }
+                Some(orrery_store::Retry { id, operation: name.to_string(), arguments: arguments.clone() })
             }
-            Err(failure) => failure.into_envelope(name, started),
-        })
+            (true, Some(Value::Null) | None) => None,
+            (true, Some(other)) => return Err(invalid(format!("request_id must be a string, not {other}"))),
+            (false, Some(given)) => {
+                // Not the facade's: the job's own argument (or an unknown field it refuses).
+                arguments["request_id"] = given;
+                None
+            }
+            (false, None) => None,
+        };
+        let started = Instant::now();
+        let future = (job.handler)(self.clone(), arguments).map_err(invalid)?;
+        let Some(retry) = retry else { return Ok(answered(name, started, future.await)) };
+        let held = {
+            let mut requests = self.inner.requests.lock().unwrap_or_else(|p| p.into_inner());
+            requests.entry(retry.id.clone()).or_default().clone()
+        };
+        let guard = held.lock().await;
+        let earlier = {
+            let retry = retry.clone();
+            self.blocking(move |db| Ok(open(db)?.answer_of::<Value>(&retry)?)).await
+        };
+        let answer = match earlier {
+            Ok(Some(answer)) => Ok(answer),
+            Err(failure) => Err(failure),
+            Ok(None) => match future.await {
+                Ok(answer) => self.blocking(move |db| Ok(open(db)?.remember(&retry, answer)?)).await,
+                failed => failed,
+            },
+        };
+        drop(guard);
+        let mut requests = self.inner.requests.lock().unwrap_or_else(|p| p.into_inner());
+        if Arc::strong_count(&held) == 2 {
+            requests.retain(|_, h| !Arc::ptr_eq(h, &held));
+        }
+        Ok(answered(name, started, answer))
     }
 
     /// Calls the streaming job `stream_task` (see [`JobInfo::streams`]): its items, or its

@@ -457,25 +457,28 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             Ok(server.sessions(1000).await?)
         },
     ));
-    jobs.push(job(
-        "remote_run",
-        "Starts a session of a blueprint the server holds (created, then started unless `start` is false); its id.",
-        |api: Api, args: RemoteRunArguments| async move {
-            let server = server_named(&api, args.server, args.token).await?;
-            let created = server.create_session(&args.blueprint_id, &args.params, args.name.as_deref()).await?;
-            let mirror = match args.follow {
-                true => Some(api.mirror_opened(server.clone(), &created.session_id).await?),
-                false => None,
-            };
-            if args.start == Some(false) {
-                return Ok(RemoteRunAnswer { answer: created, mirror });
-            }
-            Ok::<RemoteRunAnswer, Failure>(RemoteRunAnswer {
-                answer: server.resume(&created.session_id).await?,
-                mirror,
-            })
-        },
-    ));
+    jobs.push(
+        job(
+            "remote_run",
+            "Starts a session of a blueprint the server holds (created, then started unless `start` is false); its id.",
+            |api: Api, args: RemoteRunArguments| async move {
+                let server = server_named(&api, args.server, args.token).await?;
+                let created = server.create_session(&args.blueprint_id, &args.params, args.name.as_deref()).await?;
+                let mirror = match args.follow {
+                    true => Some(api.mirror_opened(server.clone(), &created.session_id).await?),
+                    false => None,
+                };
+                if args.start == Some(false) {
+                    return Ok(RemoteRunAnswer { answer: created, mirror });
+                }
+                Ok::<RemoteRunAnswer, Failure>(RemoteRunAnswer {
+                    answer: server.resume(&created.session_id).await?,
+                    mirror,
+                })
+            },
+        )
+        .writing(),
+    );
     jobs.push(job(
         "follow_remote_session",
         "Follows a session of a server into a local mirror, which the run views show like a local run \
@@ -487,57 +490,63 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             })
         },
     ));
-    jobs.push(job(
-        "remote_control",
-        "Pauses, stops, resumes or restarts a session on a server (a restart answers the new session).",
-        |api: Api, args: RemoteControlArguments| async move {
-            let server = server_named(&api, args.server, args.token).await?;
-            let id = &args.session_id;
-            Ok::<SessionAnswer, Failure>(match args.action {
-                RemoteAction::Pause => server.pause(id).await?,
-                RemoteAction::Stop => server.stop(id).await?,
-                RemoteAction::Resume => server.resume(id).await?,
-                RemoteAction::Restart => {
-                    // The server makes the new session pending: started here, as a restart means.
-                    let again = server.restart(id).await?;
-                    server.resume(&again.session_id).await?;
-                    again
+    jobs.push(
+        job(
+            "remote_control",
+            "Pauses, stops, resumes or restarts a session on a server (a restart answers the new session).",
+            |api: Api, args: RemoteControlArguments| async move {
+                let server = server_named(&api, args.server, args.token).await?;
+                let id = &args.session_id;
+                Ok::<SessionAnswer, Failure>(match args.action {
+                    RemoteAction::Pause => server.pause(id).await?,
+                    RemoteAction::Stop => server.stop(id).await?,
+                    RemoteAction::Resume => server.resume(id).await?,
+                    RemoteAction::Restart => {
+                        // The server makes the new session pending: started here, as a restart means.
+                        let again = server.restart(id).await?;
+                        server.resume(&again.session_id).await?;
+                        again
+                    }
+                })
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "remote_intervene",
+            "Resets or skips a task, or resets a scope, of a session on a server that is not running.",
+            |api: Api, args: RemoteInterveneArguments| async move {
+                let server = server_named(&api, args.server, args.token).await?;
+                let (session, task) = (&args.session_id, &args.task);
+                if let RemoteIntervention::ResetScope = args.action {
+                    return Ok::<SessionAnswer, Failure>(server.reset_scope(session, task).await?);
                 }
-            })
-        },
-    ));
-    jobs.push(job(
-        "remote_intervene",
-        "Resets or skips a task, or resets a scope, of a session on a server that is not running.",
-        |api: Api, args: RemoteInterveneArguments| async move {
-            let server = server_named(&api, args.server, args.token).await?;
-            let (session, task) = (&args.session_id, &args.task);
-            if let RemoteIntervention::ResetScope = args.action {
-                return Ok::<SessionAnswer, Failure>(server.reset_scope(session, task).await?);
-            }
-            // A node key: the instance is everything before the last dot (a task id has none).
-            let Some((blueprint_id, task_id)) = task.rsplit_once('.') else {
-                return Err(Failure::new(
-                    FailureCode::InvalidArgument,
-                    format!("name the task as blueprint_id.task_id, not {task:?}"),
-                ));
-            };
-            Ok(match args.action {
-                RemoteIntervention::Skip => server.skip_task(session, blueprint_id, task_id).await?,
-                _ => {
-                    server
-                        .reset_task(
-                            session,
-                            blueprint_id,
-                            task_id,
-                            args.downstream.unwrap_or(true),
-                            args.clear_outputs.unwrap_or(true),
-                        )
-                        .await?
-                }
-            })
-        },
-    ));
+                // A node key: the instance is everything before the last dot (a task id has none).
+                let Some((blueprint_id, task_id)) = task.rsplit_once('.') else {
+                    return Err(Failure::new(
+                        FailureCode::InvalidArgument,
+                        format!("name the task as blueprint_id.task_id, not {task:?}"),
+                    ));
+                };
+                Ok(match args.action {
+                    RemoteIntervention::Skip => server.skip_task(session, blueprint_id, task_id).await?,
+                    _ => {
+                        server
+                            .reset_task(
+                                session,
+                                blueprint_id,
+                                task_id,
+                                args.downstream.unwrap_or(true),
+                                args.clear_outputs.unwrap_or(true),
+                            )
+                            .await?
+                    }
+                })
+            },
+        )
+        .writing(),
+    );
     jobs.push(job(
         "remote_wait",
         "Follows a session on a server (its event stream) until it ends, at most `timeout_s`.",
@@ -554,37 +563,46 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             api.blocking(|db| Ok(open(db)?.servers()?.into_iter().map(ServerInfo::from).collect::<Vec<_>>())).await
         },
     ));
-    jobs.push(job(
-        "save_server",
-        "Saves an antikythera server by name (a new one, or new details for that name).",
-        |api: Api, args: SaveServerArguments| async move {
-            let name = args.name.trim().to_string();
-            if name.is_empty() || name.contains("://") {
-                return Err(Failure::new(
-                    FailureCode::InvalidArgument,
-                    "a server's name must be a word, not empty or an address",
-                ));
-            }
-            // Checked now: a server saved is one that can be asked.
-            Server::new(&args.url, None)?;
-            let url = args.url.trim().trim_end_matches('/').to_string();
-            let token = args.token.filter(|t| !t.is_empty());
-            api.blocking(move |db| Ok(ServerInfo::from(open(db)?.put_server(&name, &url, token.as_deref())?))).await
-        },
-    ));
-    jobs.push(job("remove_server", "Forgets a saved server.", |api: Api, args: ServerNameArguments| async move {
-        api.blocking(move |db| Ok(Removed { removed: open(db)?.remove_server(&args.name)? })).await
-    }));
-    jobs.push(job(
-        "publish_blueprints",
-        "Uploads blueprint files to an antikythera server, the inner blueprints they call first; nothing \
+    jobs.push(
+        job(
+            "save_server",
+            "Saves an antikythera server by name (a new one, or new details for that name).",
+            |api: Api, args: SaveServerArguments| async move {
+                let name = args.name.trim().to_string();
+                if name.is_empty() || name.contains("://") {
+                    return Err(Failure::new(
+                        FailureCode::InvalidArgument,
+                        "a server's name must be a word, not empty or an address",
+                    ));
+                }
+                // Checked now: a server saved is one that can be asked.
+                Server::new(&args.url, None)?;
+                let url = args.url.trim().trim_end_matches('/').to_string();
+                let token = args.token.filter(|t| !t.is_empty());
+                api.blocking(move |db| Ok(ServerInfo::from(open(db)?.put_server(&name, &url, token.as_deref())?))).await
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job("remove_server", "Forgets a saved server.", |api: Api, args: ServerNameArguments| async move {
+            api.blocking(move |db| Ok(Removed { removed: open(db)?.remove_server(&args.name)? })).await
+        })
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "publish_blueprints",
+            "Uploads blueprint files to an antikythera server, the inner blueprints they call first; nothing \
          is sent when one has errors or would be refused; the server's own answer when it refuses.",
-        |api: Api, args: PublishArguments| async move {
-            if args.files.is_empty() {
-                return Err(Failure::new(FailureCode::InvalidArgument, "give the blueprint files to publish"));
-            }
-            let server = server_named(&api, args.server, args.token).await?;
-            publish(server, args.files, args.force).await
-        },
-    ));
+            |api: Api, args: PublishArguments| async move {
+                if args.files.is_empty() {
+                    return Err(Failure::new(FailureCode::InvalidArgument, "give the blueprint files to publish"));
+                }
+                let server = server_named(&api, args.server, args.token).await?;
+                publish(server, args.files, args.force).await
+            },
+        )
+        .writing(),
+    );
 }

@@ -1036,3 +1036,75 @@ async fn an_attempts_details_carry_its_checklist_live_and_when_done() {
     let none = fx.call("get_attempt", json!({"session_id": id, "task": "a", "attempt": 2})).await;
     assert_eq!(none.metadata["error"], "not_found");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_job_that_changes_something_takes_a_request_id_and_answers_a_retry_without_doing_it_again() {
+    let fx = Fixture::new();
+    let writes: Vec<&str> = fx.api.jobs().into_iter().filter(|j| j.writes).map(|j| j.name).collect();
+    for expected in [
+        "start_session",
+        "resume_session",
+        "restart_session",
+        "stop_session",
+        "pause_session",
+        "cancel_task",
+        "skip_task",
+        "reset_task",
+        "answer_prompt",
+        "submit",
+        "cancel",
+        "delete_tasks",
+        "save_blueprint",
+        "write_blueprint_file",
+        "save_layout",
+        "publish_blueprints",
+    ] {
+        assert!(writes.contains(&expected), "{expected} is a write: {writes:?}");
+    }
+    for job in fx.api.jobs() {
+        let takes = job.arguments["properties"].get("request_id").is_some();
+        assert_eq!(takes, job.writes, "{}: a request id exactly where it writes", job.name);
+    }
+
+    // Written, then changed on disk by someone else: the same request again answers what it
+    // answered and leaves the file alone.
+    let file = fx.blueprint("drawn", vec![sh("a", "true", "start")]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let write = json!({"file": file, "text": text, "request_id": "w-1"});
+    let first = fx.ok("write_blueprint_file", write.clone()).await;
+    std::fs::write(&file, "edited since").unwrap();
+    let again = fx.call("write_blueprint_file", write).await;
+    assert_eq!((again.success, &again.answer), (true, &first), "{again:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited since", "not written twice");
+    let other = fx.call("write_blueprint_file", json!({"file": file, "text": "{}", "request_id": "w-1"})).await;
+    assert_eq!((other.success, other.metadata["error"].as_str()), (false, Some("request_id_reused")), "{other:?}");
+    // A failure is not kept: the request may be sent again once what it needs is there.
+    let layout = json!({"file": fx.path("missing/drawn.json"), "positions": {}, "request_id": "l-1"});
+    assert!(!fx.call("save_layout", layout.clone()).await.success);
+    std::fs::create_dir_all(fx.path("missing")).unwrap();
+    assert!(fx.call("save_layout", layout).await.success, "after a failure the same request runs");
+
+    // Sent twice at once, it runs once: the second waits for the first and answers its answer.
+    let racing: Vec<_> = (0..4)
+        .map(|_| {
+            let api = fx.api.clone();
+            let save = json!({"file": file, "positions": {"a": {"x": 1, "y": 2}}, "request_id": "l-2"});
+            tokio::spawn(async move { api.call("save_layout", save).await.unwrap() })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for r in racing {
+        let envelope = r.await.unwrap();
+        assert!(envelope.success, "{envelope:?}");
+        answers.push(envelope.answer);
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "{answers:?}");
+
+    for (request_id, says) in [(json!(""), "1 to 64"), (json!("x".repeat(65)), "1 to 64"), (json!(7), "a string")] {
+        let refused = fx.api.call("stop_session", json!({"session_id": "s", "request_id": request_id})).await;
+        match refused {
+            Err(CallError::InvalidArguments { message, .. }) => assert!(message.contains(says), "{message}"),
+            other => panic!("{request_id} is refused before the job runs: {other:?}"),
+        }
+    }
+}

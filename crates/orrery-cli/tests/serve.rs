@@ -1060,4 +1060,23 @@ fn a_start_sent_again_with_its_request_id_starts_one_session() {
         let waited = serving.job("wait_session", json!({"session_id": id, "timeout_s": HANG.as_secs()})).json();
         assert_eq!(waited["answer"]["session"]["state"], "completed", "{waited}");
     }
+
+    // Any job that writes takes the header: a file written once, its retry answered from the
+    // journal, the file changed meanwhile left alone.
+    let written = s.0.join("written.json");
+    let body = json!({"arguments": {"file": written, "text": std::fs::read_to_string(s.0.join("wait.json")).unwrap()}})
+        .to_string();
+    let head = format!(
+        "POST /jobs/write_blueprint_file HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAuthorization: {}\r\n\
+         Idempotency-Key: write-1\r\nContent-Type: application/json\r\nContent-Length: {}",
+        serving.addr,
+        serving.bearer(),
+        body.len()
+    );
+    let first = send_raw(&serving.addr, &head, body.clone().into_bytes()).json();
+    assert_eq!(first["answer"]["changed"], true, "{first}");
+    std::fs::write(&written, "edited since").unwrap();
+    let again = send_raw(&serving.addr, &head, body.into_bytes()).json();
+    assert_eq!(again["answer"], first["answer"], "{again}");
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "edited since");
 }

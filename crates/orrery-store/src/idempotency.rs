@@ -51,6 +51,13 @@ impl Store {
         })
     }
 
+    /// Stores `answer` as what `retry` answered, unless the same request stored one first:
+    /// then that one is answered (and other arguments under its id are refused). For a write
+    /// that happened outside the store, journaled right after it.
+    pub fn remember<R: Serialize + DeserializeOwned>(&mut self, retry: &Retry, answer: R) -> Result<R, StoreError> {
+        self.write_once(Some(&retry.id), &retry.operation, &retry.arguments, |_| Ok(answer))
+    }
+
     /// Runs `write` once per `request_id`; see the module notes.
     pub(crate) fn write_once<A, R>(
         &mut self,

@@ -195,11 +195,21 @@ export type JobInfo = {
   description: string;
   /** The JSON Schema of `arguments`. */
   arguments: unknown;
-  /** The JSON Schema of `answer` on success; of each item for a job that streams. */
+  /**
+   * The JSON Schema of `answer` on success (for a job that streams, of its answer as an
+   * ordinary call).
+   */
   answer: unknown;
   /**
-   * It answers a stream of items, not one answer: over HTTP a Server-Sent Events response,
-   * in process [`Api::stream_task`].
+   * It changes something (a session, a file, the store, a server): it takes a `request_id`
+   * (1 to 64 characters) that makes it safe to send again after a lost answer: the same id
+   * with the same arguments answers the first answer and changes nothing twice; with other
+   * arguments it is refused (`request_id_reused`).
+   */
+  writes: boolean;
+  /**
+   * It can also answer a stream of items ([`StreamItem`]): over HTTP a Server-Sent Events
+   * response to `Accept: text/event-stream`, in process [`Api::stream_task`].
    */
   streams: boolean;
 };
@@ -990,6 +1000,8 @@ export type WriteBlueprintFileArguments = {
   file: string;
   /** The blueprint as text; it is written in its canonical form, in its own encoding. */
   text: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type WriteBlueprintFileAnswer = {
@@ -1018,6 +1030,8 @@ export type SaveLayoutArguments = {
   /** The blueprint file (not the layout file). */
   file: string;
   positions: { [key: string]: Point };
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type SaveLayoutAnswer = {
@@ -1051,6 +1065,8 @@ export type StartSessionAnswer = {
 /** Goes on with a stopped, failed or interrupted session from where it ended, in the background. */
 export type ResumeSessionArguments = {
   session_id: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type ResumeSessionAnswer = {
@@ -1060,6 +1076,8 @@ export type ResumeSessionAnswer = {
 /** Runs a stored session over as a new session: the same blueprint versions and params. */
 export type RestartSessionArguments = {
   session_id: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type RestartSessionAnswer = {
@@ -1139,6 +1157,8 @@ export type WaitSessionAnswer = {
 /** Stops a running session: its runs are cancelled, it ends `stopped`. */
 export type StopSessionArguments = {
   session_id: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type StopSessionAnswer = {
@@ -1149,6 +1169,8 @@ export type StopSessionAnswer = {
 /** Pauses a running session: nothing new starts, what runs finishes, then it is `stopped`. */
 export type PauseSessionArguments = {
   session_id: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type PauseSessionAnswer = {
@@ -1161,6 +1183,8 @@ export type CancelTaskArguments = {
   session_id: string;
   /** `{instance}.{task}`, or a task id of the root blueprint. */
   task: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type CancelTaskAnswer = {
@@ -1173,6 +1197,8 @@ export type AnswerPromptArguments = {
   session_id: string;
   task: string;
   value: unknown;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type AnswerPromptAnswer = {
@@ -1185,6 +1211,8 @@ export type SkipTaskArguments = {
   session_id: string;
   /** `{instance}.{task}`, or a task id of the root blueprint. */
   task: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type SkipTaskAnswer = {
@@ -1206,6 +1234,8 @@ export type ResetTaskArguments = {
   downstream?: boolean;
   /** Set the session data its outputs wrote (and its downstream's) to null. */
   clear_outputs?: boolean;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type ResetTaskAnswer = {
@@ -1224,6 +1254,8 @@ export type ResetScopeArguments = {
   session_id: string;
   /** The scope's start task. */
   scope_start: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type ResetScopeAnswer = {
@@ -1337,6 +1369,8 @@ export type CompareSessionsAnswer = {
 export type SaveBlueprintArguments = {
   /** A blueprint as text (antikythera JSON or a COMPAS envelope). */
   text: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type SaveBlueprintAnswer = {
@@ -1384,10 +1418,6 @@ export type GetTaskDefinitionAnswer = {
 export type SubmitArguments = {
   /** The registered name: a task type (`shell.run`) or a stored blueprint's id. */
   task: string;
-  /** 1-32 letters, digits or hyphens; omitted, null or "" names the task anonymously. */
-  task_name?: string | null;
-  /** The full ids of the tasks it comes from, comma separated. */
-  source_tasks?: string | null;
   /**
    * Makes the submit safe to send again after a lost answer (1 to 64 characters): the same
    * id with the same arguments answers the first submit's handle and starts nothing.
@@ -1510,6 +1540,8 @@ export type WaitTaskAnswer = {
 export type CancelArguments = {
   /** A full task id. */
   task_id: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type CancelAnswer = boolean;
@@ -1517,6 +1549,8 @@ export type CancelAnswer = boolean;
 /** Forgets ended tasks (their runs stay in the store as sessions); active and unknown ones are skipped. Answers the ids forgotten, in the order asked. */
 export type DeleteTasksArguments = {
   task_ids: UniqueIds;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type DeleteTasksAnswer = string[];
@@ -1670,6 +1704,8 @@ export type RemoteRunArguments = {
    * then names the mirror (`mirror`).
    */
   follow?: boolean;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 /** What the server says to a session action: the session (a new one for a restart) and a message. */
@@ -1698,6 +1734,8 @@ export type RemoteControlArguments = {
   token?: string | null;
   session_id: string;
   action: RemoteAction;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 /** What the server says to a session action: the session (a new one for a restart) and a message. */
@@ -1718,6 +1756,8 @@ export type RemoteInterveneArguments = {
   downstream?: boolean | null;
   /** Clear the task's outputs (default true). */
   clear_outputs?: boolean | null;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 /** What the server says to a session action: the session (a new one for a restart) and a message. */
@@ -1759,6 +1799,8 @@ export type SaveServerArguments = {
   url: string;
   /** The server's token, when it wants one; absent or empty: none. */
   token?: string | null;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 /** A server as the facade shows it: its token is never given back, only whether it has one. */
@@ -1771,6 +1813,8 @@ export type SaveServerAnswer = {
 /** Forgets a saved server. */
 export type RemoveServerArguments = {
   name: string;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type RemoveServerAnswer = {
@@ -1788,6 +1832,8 @@ export type PublishBlueprintsArguments = {
   files: string[];
   /** Send them even when Orrery finds errors or predicts a refusal: the server decides. */
   force?: boolean;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type PublishBlueprintsAnswer = {
@@ -1845,6 +1891,8 @@ export type SaveBrokerSettingsArguments = {
    * 90 s, 5 times, then the task fails with `NO_AGENT_CLAIMED`).
    */
   claim_wait_s?: number | null;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
 };
 
 export type SaveBrokerSettingsAnswer = {

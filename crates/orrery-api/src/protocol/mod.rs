@@ -445,25 +445,28 @@ async fn submit(api: Api, mut args: SubmitArguments) -> Result<TaskHandle, Failu
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {
-    jobs.push(job(
-        "save_blueprint",
-        "Stores a blueprint as a version (its content hash names it); says whether it is valid.",
-        |api: Api, args: SaveArguments| async move {
-            api.blocking(move |db| {
-                let loaded = crate::blueprints::loaded(&args.text)?;
-                let report = crate::blueprints::report_of(args.text.clone(), loaded.clone());
-                let text = orrery_blueprint::save::to_string(&loaded.blueprint, orrery_blueprint::Encoding::Plain);
-                let hash = open(db)?.put_blueprint_version(&loaded.blueprint.id, &text)?;
-                Ok(Saved {
-                    blueprint_id: loaded.blueprint.id,
-                    hash,
-                    valid: report.valid,
-                    diagnostics: report.diagnostics,
+    jobs.push(
+        job(
+            "save_blueprint",
+            "Stores a blueprint as a version (its content hash names it); says whether it is valid.",
+            |api: Api, args: SaveArguments| async move {
+                api.blocking(move |db| {
+                    let loaded = crate::blueprints::loaded(&args.text)?;
+                    let report = crate::blueprints::report_of(args.text.clone(), loaded.clone());
+                    let text = orrery_blueprint::save::to_string(&loaded.blueprint, orrery_blueprint::Encoding::Plain);
+                    let hash = open(db)?.put_blueprint_version(&loaded.blueprint.id, &text)?;
+                    Ok(Saved {
+                        blueprint_id: loaded.blueprint.id,
+                        hash,
+                        valid: report.valid,
+                        diagnostics: report.diagnostics,
+                    })
                 })
-            })
-            .await
-        },
-    ));
+                .await
+            },
+        )
+        .writing(),
+    );
     jobs.push(job(
         "list_blueprints",
         "The stored blueprints and their versions.",
@@ -501,13 +504,16 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             api.blocking(move |db| Ok(registry::find(&open(db)?, &args.task.0)?.definition())).await
         },
     ));
-    jobs.push(job(
-        "submit",
-        "Starts a task: `task` (a registered name) with its inputs beside it, `task_name` (fixed, or \
+    jobs.push(
+        job(
+            "submit",
+            "Starts a task: `task` (a registered name) with its inputs beside it, `task_name` (fixed, or \
          made up when omitted) and `source_tasks` (comma-separated task ids). Answers the task's id and \
          its new run. A fixed name replaces a finished task; an active one is refused.",
-        submit,
-    ));
+            submit,
+        )
+        .writing(),
+    );
     jobs.push(job(
         "status",
         "A task's current run: state, config, times, pid, exit code, error, result, steps, log path.",
@@ -547,48 +553,54 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
             Ok(status)
         },
     ));
-    jobs.push(job(
-        "cancel",
-        "Cancels a task's active run: true when it was active and is being stopped, false (a \
+    jobs.push(
+        job(
+            "cancel",
+            "Cancels a task's active run: true when it was active and is being stopped, false (a \
          successful no-op) when it had ended.",
-        |api: Api, args: TaskIdArguments| async move {
-            let session = api.blocking(move |db| Ok(task_and_session(&open(db)?, &args.task_id)?.1)).await?;
-            if !is_active(session.state) {
-                return Ok(false);
-            }
-            let stopped = api.call("stop_session", json!({"session_id": session.id})).await;
-            match stopped {
-                Ok(envelope) if envelope.success => Ok(true),
-                Ok(envelope) => match envelope.failure() {
-                    Some(failure) => Err(failure),
-                    None => Ok(false),
-                },
-                Err(e) => Err(Failure::new(FailureCode::Internal, e.to_string())),
-            }
-        },
-    ));
-    jobs.push(job(
-        "delete_tasks",
-        "Forgets ended tasks (their runs stay in the store as sessions); active and unknown ones \
-         are skipped. Answers the ids forgotten, in the order asked.",
-        |api: Api, args: DeleteArguments| async move {
-            api.blocking(move |db| {
-                let mut store = open(db)?;
-                let mut deleted = Vec::new();
-                for task_id in args.task_ids.0 {
-                    let Some(task) = store.submitted_task(&task_id)? else { continue };
-                    if is_active(store.session(&task.session_id)?.state) {
-                        continue;
-                    }
-                    if store.delete_submitted_task(&task_id)? {
-                        deleted.push(task_id);
-                    }
+            |api: Api, args: TaskIdArguments| async move {
+                let session = api.blocking(move |db| Ok(task_and_session(&open(db)?, &args.task_id)?.1)).await?;
+                if !is_active(session.state) {
+                    return Ok(false);
                 }
-                Ok(deleted)
-            })
-            .await
-        },
-    ));
+                let stopped = api.call("stop_session", json!({"session_id": session.id})).await;
+                match stopped {
+                    Ok(envelope) if envelope.success => Ok(true),
+                    Ok(envelope) => match envelope.failure() {
+                        Some(failure) => Err(failure),
+                        None => Ok(false),
+                    },
+                    Err(e) => Err(Failure::new(FailureCode::Internal, e.to_string())),
+                }
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "delete_tasks",
+            "Forgets ended tasks (their runs stay in the store as sessions); active and unknown ones \
+         are skipped. Answers the ids forgotten, in the order asked.",
+            |api: Api, args: DeleteArguments| async move {
+                api.blocking(move |db| {
+                    let mut store = open(db)?;
+                    let mut deleted = Vec::new();
+                    for task_id in args.task_ids.0 {
+                        let Some(task) = store.submitted_task(&task_id)? else { continue };
+                        if is_active(store.session(&task.session_id)?.state) {
+                            continue;
+                        }
+                        if store.delete_submitted_task(&task_id)? {
+                            deleted.push(task_id);
+                        }
+                    }
+                    Ok(deleted)
+                })
+                .await
+            },
+        )
+        .writing(),
+    );
     jobs.push(job(
         "read_task_log",
         "A byte window of a task's log, aligned to UTF-8: `offset` -1 (the default) reads the tail, \

@@ -57,66 +57,78 @@ impl Api {
 }
 
 pub(super) fn register(jobs: &mut Vec<Job>) {
-    jobs.push(job(
-        "stop_session",
-        "Stops a running session: its runs are cancelled, it ends `stopped`.",
-        |api: Api, args: SessionArguments| async move {
-            if let Some(server) = api.remote_of(&args.session_id).await? {
-                api.remote_step(&args.session_id, server, RemoteStep::Stop).await?;
-                return Ok(Done { outcome: "stopping on the server".into() });
-            }
-            match api.control(&args.session_id) {
-                Some(control) => {
-                    control.stop();
-                    Ok(Done { outcome: "stopping".into() })
+    jobs.push(
+        job(
+            "stop_session",
+            "Stops a running session: its runs are cancelled, it ends `stopped`.",
+            |api: Api, args: SessionArguments| async move {
+                if let Some(server) = api.remote_of(&args.session_id).await? {
+                    api.remote_step(&args.session_id, server, RemoteStep::Stop).await?;
+                    return Ok(Done { outcome: "stopping on the server".into() });
                 }
-                None => api.ask(args.session_id, Request::Stop).await,
-            }
-        },
-    ));
-    jobs.push(job(
-        "pause_session",
-        "Pauses a running session: nothing new starts, what runs finishes, then it is `stopped`.",
-        |api: Api, args: SessionArguments| async move {
-            if let Some(server) = api.remote_of(&args.session_id).await? {
-                api.remote_step(&args.session_id, server, RemoteStep::Pause).await?;
-                return Ok(Done { outcome: "pausing on the server".into() });
-            }
-            match api.control(&args.session_id) {
-                Some(control) => {
-                    control.pause();
-                    Ok(Done { outcome: "pausing".into() })
+                match api.control(&args.session_id) {
+                    Some(control) => {
+                        control.stop();
+                        Ok(Done { outcome: "stopping".into() })
+                    }
+                    None => api.ask(args.session_id, Request::Stop).await,
                 }
-                None => api.ask(args.session_id, Request::Pause).await,
-            }
-        },
-    ));
-    jobs.push(job(
-        "cancel_task",
-        "Cancels the running attempt of a task: its process group gets SIGTERM, a grace period, \
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "pause_session",
+            "Pauses a running session: nothing new starts, what runs finishes, then it is `stopped`.",
+            |api: Api, args: SessionArguments| async move {
+                if let Some(server) = api.remote_of(&args.session_id).await? {
+                    api.remote_step(&args.session_id, server, RemoteStep::Pause).await?;
+                    return Ok(Done { outcome: "pausing on the server".into() });
+                }
+                match api.control(&args.session_id) {
+                    Some(control) => {
+                        control.pause();
+                        Ok(Done { outcome: "pausing".into() })
+                    }
+                    None => api.ask(args.session_id, Request::Pause).await,
+                }
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "cancel_task",
+            "Cancels the running attempt of a task: its process group gets SIGTERM, a grace period, \
          then SIGKILL; the task fails, and with it the session (resume runs it again).",
-        |api: Api, args: TaskArguments| async move {
-            if api.remote_of(&args.session_id).await?.is_some() {
-                return Err(Failure::new(
-                    FailureCode::Refused,
-                    "this run is on an antikythera server, which cannot cancel one task: stop the session",
-                ));
-            }
-            // Through the store even for a session run here: the runner says what it did.
-            api.ask(args.session_id, Request::Cancel { task: args.task }).await
-        },
-    ));
-    jobs.push(job(
-        "answer_prompt",
-        "Answers the prompt of a task (`user_prompt.confirm`, `user_interaction.user_input`).",
-        |api: Api, args: AnswerArguments| async move {
-            match api.control(&args.session_id) {
-                Some(control) => {
-                    control.answer(&args.task, args.value);
-                    Ok(Done { outcome: format!("answer given to {}", args.task) })
+            |api: Api, args: TaskArguments| async move {
+                if api.remote_of(&args.session_id).await?.is_some() {
+                    return Err(Failure::new(
+                        FailureCode::Refused,
+                        "this run is on an antikythera server, which cannot cancel one task: stop the session",
+                    ));
                 }
-                None => api.ask(args.session_id, Request::Answer { task: args.task, value: args.value }).await,
-            }
-        },
-    ));
+                // Through the store even for a session run here: the runner says what it did.
+                api.ask(args.session_id, Request::Cancel { task: args.task }).await
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "answer_prompt",
+            "Answers the prompt of a task (`user_prompt.confirm`, `user_interaction.user_input`).",
+            |api: Api, args: AnswerArguments| async move {
+                match api.control(&args.session_id) {
+                    Some(control) => {
+                        control.answer(&args.task, args.value);
+                        Ok(Done { outcome: format!("answer given to {}", args.task) })
+                    }
+                    None => api.ask(args.session_id, Request::Answer { task: args.task, value: args.value }).await,
+                }
+            },
+        )
+        .writing(),
+    );
 }

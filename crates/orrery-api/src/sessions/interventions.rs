@@ -109,57 +109,72 @@ impl Api {
 }
 
 pub(super) fn register(jobs: &mut Vec<Job>) {
-    jobs.push(job(
-        "skip_task",
-        "On a session that is not running: the task is skipped when it would start.",
-        |api: Api, args: TaskArguments| async move {
-            if let Some(server) = api.remote_of(&args.session_id).await? {
-                return api.remote_intervention(&args.session_id, server, RemoteStep::Skip { node: &args.task }).await;
-            }
-            api.blocking(move |db| {
-                interventions::skip_task(db, &args.session_id, &args.task)
-                    .map(InterventionView::from)
-                    .map_err(intervention_failure)
-            })
-            .await
-        },
-    ));
-    jobs.push(job(
-        "reset_task",
-        "On a session that is not running: the task (and with `downstream`, everything after it) \
+    jobs.push(
+        job(
+            "skip_task",
+            "On a session that is not running: the task is skipped when it would start.",
+            |api: Api, args: TaskArguments| async move {
+                if let Some(server) = api.remote_of(&args.session_id).await? {
+                    return api
+                        .remote_intervention(&args.session_id, server, RemoteStep::Skip { node: &args.task })
+                        .await;
+                }
+                api.blocking(move |db| {
+                    interventions::skip_task(db, &args.session_id, &args.task)
+                        .map(InterventionView::from)
+                        .map_err(intervention_failure)
+                })
+                .await
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "reset_task",
+            "On a session that is not running: the task (and with `downstream`, everything after it) \
          goes back to PENDING; `clear_outputs` sets the data they wrote to null.",
-        |api: Api, args: ResetArguments| async move {
-            if let Some(server) = api.remote_of(&args.session_id).await? {
-                let step = RemoteStep::Reset {
-                    node: &args.task,
-                    downstream: args.downstream,
-                    clear_outputs: args.clear_outputs,
-                };
-                return api.remote_intervention(&args.session_id, server, step).await;
-            }
-            api.blocking(move |db| {
-                interventions::reset_task(db, &args.session_id, &args.task, args.downstream, args.clear_outputs)
-                    .map(InterventionView::from)
-                    .map_err(intervention_failure)
-            })
-            .await
-        },
-    ));
-    jobs.push(job(
-        "reset_scope",
-        "On a session that is not running: a scope's members go back to PENDING, its counters to 0.",
-        |api: Api, args: ResetScopeArguments| async move {
-            if let Some(server) = api.remote_of(&args.session_id).await? {
-                return api
-                    .remote_intervention(&args.session_id, server, RemoteStep::ResetScope { node: &args.scope_start })
-                    .await;
-            }
-            api.blocking(move |db| {
-                interventions::reset_scope(db, &args.session_id, &args.scope_start)
-                    .map(InterventionView::from)
-                    .map_err(intervention_failure)
-            })
-            .await
-        },
-    ));
+            |api: Api, args: ResetArguments| async move {
+                if let Some(server) = api.remote_of(&args.session_id).await? {
+                    let step = RemoteStep::Reset {
+                        node: &args.task,
+                        downstream: args.downstream,
+                        clear_outputs: args.clear_outputs,
+                    };
+                    return api.remote_intervention(&args.session_id, server, step).await;
+                }
+                api.blocking(move |db| {
+                    interventions::reset_task(db, &args.session_id, &args.task, args.downstream, args.clear_outputs)
+                        .map(InterventionView::from)
+                        .map_err(intervention_failure)
+                })
+                .await
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "reset_scope",
+            "On a session that is not running: a scope's members go back to PENDING, its counters to 0.",
+            |api: Api, args: ResetScopeArguments| async move {
+                if let Some(server) = api.remote_of(&args.session_id).await? {
+                    return api
+                        .remote_intervention(
+                            &args.session_id,
+                            server,
+                            RemoteStep::ResetScope { node: &args.scope_start },
+                        )
+                        .await;
+                }
+                api.blocking(move |db| {
+                    interventions::reset_scope(db, &args.session_id, &args.scope_start)
+                        .map(InterventionView::from)
+                        .map_err(intervention_failure)
+                })
+                .await
+            },
+        )
+        .writing(),
+    );
 }

@@ -54,74 +54,89 @@ async fn started_by(api: &Api, retry: &Option<orrery_store::Retry>) -> Result<Op
 }
 
 pub(super) fn register(jobs: &mut Vec<Job>) {
-    jobs.push(job(
-        "start_session",
-        "Runs a blueprint file as a new session, in the background; answers its id at once.",
-        |api: Api, args: StartArguments| async move {
-            // A request sent again is answered what the first one started, whatever the file is now.
-            let retry = args.request_id.map(|id| orrery_store::Retry {
-                id,
-                operation: "start_session".into(),
-                arguments: json!({"file": args.file, "params": args.params, "answers": args.answers}),
-            });
-            if let Some(session) = started_by(&api, &retry).await? {
-                return Ok(Started { session_id: session.id });
-            }
-            let file = args.file.clone();
-            let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&file))
-                .await
-                .map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?
-                .map_err(|e| {
-                    Failure::new(FailureCode::NotFound, format!("cannot read {}: {e}", args.file.display()))
+    jobs.push(
+        job(
+            "start_session",
+            "Runs a blueprint file as a new session, in the background; answers its id at once.",
+            |api: Api, args: StartArguments| async move {
+                // A request sent again is answered what the first one started, whatever the file is now.
+                let retry = args.request_id.map(|id| orrery_store::Retry {
+                    id,
+                    operation: "start_session".into(),
+                    arguments: json!({"file": args.file, "params": args.params, "answers": args.answers}),
+                });
+                if let Some(session) = started_by(&api, &retry).await? {
+                    return Ok(Started { session_id: session.id });
+                }
+                let file = args.file.clone();
+                let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&file))
+                    .await
+                    .map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?
+                    .map_err(|e| {
+                        Failure::new(FailureCode::NotFound, format!("cannot read {}: {e}", args.file.display()))
+                    })?;
+                let (root, library) = runnable.map_err(|report| {
+                    let errors: Vec<String> =
+                        report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
+                    Failure::new(
+                        FailureCode::InvalidBlueprint,
+                        format!("{} is not valid: {}", report.file, errors.join("; ")),
+                    )
                 })?;
-            let (root, library) = runnable.map_err(|report| {
-                let errors: Vec<String> =
-                    report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
-                Failure::new(
-                    FailureCode::InvalidBlueprint,
-                    format!("{} is not valid: {}", report.file, errors.join("; ")),
+                let params = args.params;
+                let again = retry.clone();
+                let launched = api
+                    .launch(args.answers, move |db, mut options| async move {
+                        options.retry = retry;
+                        runner::run_session(&db, root, library, params, options).await
+                    })
+                    .await;
+                match launched {
+                    // The same request, sent twice at once, started the session the other one runs.
+                    Err(failure) => match started_by(&api, &again).await? {
+                        Some(session) => Ok(Started { session_id: session.id }),
+                        None => Err(failure),
+                    },
+                    started => started,
+                }
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "resume_session",
+            "Goes on with a stopped, failed or interrupted session from where it ended, in the background.",
+            |api: Api, args: SessionArguments| async move {
+                let id = args.session_id;
+                if let Some(server) = api.remote_of(&id).await? {
+                    return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Resume).await? });
+                }
+                api.launch(
+                    Map::new(),
+                    move |db, options| async move { runner::resume_session(&db, &id, options).await },
                 )
-            })?;
-            let params = args.params;
-            let again = retry.clone();
-            let launched = api
-                .launch(args.answers, move |db, mut options| async move {
-                    options.retry = retry;
-                    runner::run_session(&db, root, library, params, options).await
-                })
-                .await;
-            match launched {
-                // The same request, sent twice at once, started the session the other one runs.
-                Err(failure) => match started_by(&api, &again).await? {
-                    Some(session) => Ok(Started { session_id: session.id }),
-                    None => Err(failure),
-                },
-                started => started,
-            }
-        },
-    ));
-    jobs.push(job(
-        "resume_session",
-        "Goes on with a stopped, failed or interrupted session from where it ended, in the background.",
-        |api: Api, args: SessionArguments| async move {
-            let id = args.session_id;
-            if let Some(server) = api.remote_of(&id).await? {
-                return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Resume).await? });
-            }
-            api.launch(Map::new(), move |db, options| async move { runner::resume_session(&db, &id, options).await })
                 .await
-        },
-    ));
-    jobs.push(job(
-        "restart_session",
-        "Runs a stored session over as a new session: the same blueprint versions and params.",
-        |api: Api, args: SessionArguments| async move {
-            let id = args.session_id;
-            if let Some(server) = api.remote_of(&id).await? {
-                return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Restart).await? });
-            }
-            api.launch(Map::new(), move |db, options| async move { runner::restart_session(&db, &id, options).await })
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "restart_session",
+            "Runs a stored session over as a new session: the same blueprint versions and params.",
+            |api: Api, args: SessionArguments| async move {
+                let id = args.session_id;
+                if let Some(server) = api.remote_of(&id).await? {
+                    return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Restart).await? });
+                }
+                api.launch(
+                    Map::new(),
+                    move |db, options| async move { runner::restart_session(&db, &id, options).await },
+                )
                 .await
-        },
-    ));
+            },
+        )
+        .writing(),
+    );
 }

@@ -1,6 +1,6 @@
 use orrery_store::FailureCode;
 use orrery_store::{NewSession, SessionState};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::{count_rows, Fixture};
 
@@ -135,4 +135,27 @@ fn a_job_request_is_answered_by_the_session_it_created() {
     );
     assert!(fixture.store.create_session_for(&new, None).is_ok(), "without a request, a session each time");
     assert_eq!(count_rows(&fixture.path(), "sessions"), 2);
+}
+
+/// A write made outside the store is journaled after it: the first answer is kept, the same
+/// request answers it again, another job or other arguments under its id are refused.
+#[test]
+fn an_answer_remembered_for_a_request_is_the_one_it_answers_from_then_on() {
+    let mut fixture = Fixture::open();
+    let retry = orrery_store::Retry {
+        id: "stop-1".into(),
+        operation: "stop_session".into(),
+        arguments: json!({"session_id": "s1"}),
+    };
+    assert_eq!(fixture.store.remember(&retry, json!({"outcome": "stopping"})).unwrap(), json!({"outcome": "stopping"}));
+    let later = fixture.store.remember(&retry, json!({"outcome": "already stopped"})).unwrap();
+    assert_eq!(later, json!({"outcome": "stopping"}), "the first answer stays");
+    assert_eq!(fixture.second_handle().answer_of::<Value>(&retry).unwrap(), Some(json!({"outcome": "stopping"})));
+    for other in [
+        orrery_store::Retry { operation: "pause_session".into(), ..retry.clone() },
+        orrery_store::Retry { arguments: json!({"session_id": "s2"}), ..retry.clone() },
+    ] {
+        assert_eq!(fixture.store.remember(&other, json!({})).unwrap_err().code(), FailureCode::RequestIdReused);
+    }
+    assert_eq!(count_rows(&fixture.path(), "requests"), 1);
 }
