@@ -24,6 +24,8 @@ if [ -n "$found" ]; then
 fi
 ORRERY_REFERENCE_PYTHON="$("$ROOT/tests/compat/setup_reference.sh" | tail -n 1)"
 export ORRERY_REFERENCE_PYTHON
+ORRERY_MCP_PYTHON="$("$ROOT/tests/mcp/setup_client.sh" | tail -n 1)"
+export ORRERY_MCP_PYTHON
 # Formatting is part of the suite (rustfmt.toml sets the style).
 cargo fmt --all -- --check
 # The UI's own tests (its store over the in-memory backend); setup.sh type-checked and built it.

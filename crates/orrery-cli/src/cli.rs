@@ -219,6 +219,16 @@ pub(crate) enum Command {
         #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
     },
+    /// Serve the facade's jobs as Model Context Protocol tools on standard input/output, for AI
+    /// assistants (docs/agents.md); EOF or a signal ends it and stops the sessions it runs.
+    Mcp {
+        /// How many processes a session it runs may run at once (default: the number of cores).
+        #[arg(long)]
+        max_parallel: Option<usize>,
+        /// The task store (default: `ORRERY_DB`, else the user's data directory).
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+    },
     /// The MQTT broker whose antikythera agents run tasks (shared with the app): show it, set
     /// it, clear it, or check that it answers.
     Broker {

@@ -12,6 +12,7 @@ mod jobs;
 mod lineage;
 mod live;
 mod logs;
+mod mcp;
 mod prompt;
 mod remote;
 mod run;
@@ -54,10 +55,12 @@ fn main() -> ExitCode {
             | Command::Recover { .. }
             | Command::Job { .. }
             | Command::Serve { .. }
+            | Command::Mcp { .. }
     ) {
         // Like any Unix filter, end quietly when the reader of the output goes away
         // (`orrery sessions | head`). `run` and `resume` ignore it instead: they see their
-        // session to its end (see run.rs); so does `serve`, which stops only on SIGINT/SIGTERM.
+        // session to its end (see run.rs); so does `serve`, which stops only on SIGINT/SIGTERM,
+        // and `mcp`, which stops its sessions when its client goes away.
         // SAFETY: restoring a signal's default disposition before any thread is started.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -148,6 +151,7 @@ fn main() -> ExitCode {
         Command::Serve { port, token, max_parallel, no_recover, db } => {
             serve::serve(port, token, max_parallel, !no_recover, db)
         }
+        Command::Mcp { max_parallel, db } => mcp::mcp(max_parallel, db),
         Command::Logs { session, task, attempt, follow, offset, limit, db, format } => {
             logs::logs(logs::LogsArgs { session, task, attempt, follow, offset, limit, db, format })
         }
