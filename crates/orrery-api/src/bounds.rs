@@ -162,3 +162,33 @@ impl JsonSchema for UniqueIds {
         json_schema!({"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": true})
     }
 }
+
+/// A page size of the task memory's events: 1 to `MAX_MEMORY_PAGE` (default 50).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageLimit(pub u32);
+
+impl Default for PageLimit {
+    fn default() -> PageLimit {
+        PageLimit(50)
+    }
+}
+
+impl<'de> Deserialize<'de> for PageLimit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PageLimit, D::Error> {
+        let n = u64::deserialize(d)?;
+        let most = orrery_store::MAX_MEMORY_PAGE;
+        if !(1..=u64::from(most)).contains(&n) {
+            return Err(de::Error::custom(format!("limit {n} is outside 1..={most}")));
+        }
+        Ok(PageLimit(n as u32))
+    }
+}
+
+impl JsonSchema for PageLimit {
+    fn schema_name() -> Cow<'static, str> {
+        "PageLimit".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer", "minimum": 1, "maximum": orrery_store::MAX_MEMORY_PAGE, "default": 50})
+    }
+}

@@ -96,7 +96,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use crate::{Api, CallError, FailureCode, JobInfo, StreamItem, Streamed};
+use crate::{Api, CallError, Caller, FailureCode, JobInfo, StreamItem, Streamed};
 
 mod request;
 use request::{arguments_of, is_this_server};
@@ -563,8 +563,20 @@ async fn call(
             }
         },
     };
-    if shared.api.jobs().iter().any(|j| j.name == name && j.streams) && wants_events(&headers) {
-        return match shared.api.stream_task(arguments).await {
+    let api = match caller_of(&headers) {
+        Ok(Some(caller)) => shared.api.as_caller(caller),
+        Ok(None) => shared.api.clone(),
+        Err(message) => {
+            return refusal(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                FailureCode::InvalidRequest,
+                message,
+                json!({ "job": name }),
+            )
+        }
+    };
+    if api.jobs().iter().any(|j| j.name == name && j.streams) && wants_events(&headers) {
+        return match api.stream_task(arguments).await {
             Ok(Streamed::Items(items)) => item_stream(items, shared.phase.clone()),
             Ok(Streamed::Refused(envelope)) => Json(envelope).into_response(),
             Err(e) => refusal(
@@ -575,7 +587,7 @@ async fn call(
             ),
         };
     }
-    match shared.api.call(&name, arguments).await {
+    match api.call(&name, arguments).await {
         Ok(envelope) => Json(envelope).into_response(),
         Err(CallError::UnknownJob { name }) => unknown_job(&name),
         Err(e) => {
@@ -591,6 +603,26 @@ async fn call(
             )
         }
     }
+}
+
+/// The caller the headers name: `X-Orrery-Project` and `X-Orrery-Agent` (each defaults to the
+/// facade's own when absent); refused when one is not text or not a name [`Caller::new`] takes.
+fn caller_of(headers: &HeaderMap) -> Result<Option<Caller>, String> {
+    let header = |name: &str| -> Result<Option<String>, String> {
+        match headers.get(name) {
+            None => Ok(None),
+            Some(v) => match std::str::from_utf8(v.as_bytes()) {
+                Ok(text) => Ok(Some(text.trim().to_string())),
+                Err(_) => Err(format!("the {name} header must be UTF-8 text")),
+            },
+        }
+    };
+    let (project, agent) = (header("x-orrery-project")?, header("x-orrery-agent")?);
+    if project.is_none() && agent.is_none() {
+        return Ok(None);
+    }
+    let default = Caller::default();
+    Caller::new(project.as_deref().unwrap_or(&default.project), agent.as_deref().unwrap_or(&default.agent)).map(Some)
 }
 
 /// Whether the client asked for Server-Sent Events (`Accept: text/event-stream`).

@@ -51,6 +51,7 @@ mod files;
 mod here;
 pub mod http;
 mod log_growth;
+mod memory;
 pub mod mirror;
 mod protocol;
 mod servers;
@@ -310,6 +311,43 @@ struct Inner {
 #[derive(Clone)]
 pub struct Api {
     inner: Arc<Inner>,
+    /// Who calls through this handle ([`Api::as_caller`]).
+    caller: Arc<Caller>,
+}
+
+/// Who calls, as the connection says (an HTTP header, the MCP client, a CLI flag): the project
+/// an agent's task memory is scoped to, and the agent recorded as the author of what it writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub project: String,
+    pub agent: String,
+}
+
+impl Caller {
+    /// The longest project or agent name.
+    pub const MAX_CHARS: usize = 128;
+
+    /// A caller, refused when a name is empty, longer than [`Caller::MAX_CHARS`] or holds a
+    /// control character.
+    pub fn new(project: &str, agent: &str) -> Result<Caller, String> {
+        for (what, name) in [("project", project), ("agent", agent)] {
+            let n = name.chars().count();
+            if n == 0 || n > Caller::MAX_CHARS || name.chars().any(char::is_control) {
+                return Err(format!(
+                    "the {what} name {name:?} must have 1 to {} characters, none of them a control character",
+                    Caller::MAX_CHARS
+                ));
+            }
+        }
+        Ok(Caller { project: project.to_string(), agent: agent.to_string() })
+    }
+}
+
+impl Default for Caller {
+    /// The user at this machine, in the default project.
+    fn default() -> Caller {
+        Caller { project: "default".into(), agent: "user".into() }
+    }
 }
 
 /// How to open the facade.
@@ -354,8 +392,10 @@ impl Api {
         stream::register(&mut jobs);
         servers::register(&mut jobs);
         broker::register(&mut jobs);
+        memory::register(&mut jobs);
         let (events, _) = broadcast::channel(16_384);
         Api {
+            caller: Arc::new(Caller::default()),
             inner: Arc::new(Inner {
                 db: options.db,
                 work_dir,
@@ -370,6 +410,16 @@ impl Api {
                 mirror_looks: Default::default(),
             }),
         }
+    }
+
+    /// This facade, called by `caller` (see [`Caller`]); the clone shares everything else.
+    pub fn as_caller(&self, caller: Caller) -> Api {
+        Api { inner: self.inner.clone(), caller: Arc::new(caller) }
+    }
+
+    /// Who calls through this handle.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
     }
 
     /// The task store this facade serves.

@@ -36,6 +36,14 @@ pub enum FailureCode {
     StaleRun,
     /// A request id used again with other arguments.
     RequestIdReused,
+    /// An agent's task memory has no task of that name (in the caller's project).
+    TaskNotFound,
+    /// A step's `result_event_seq` names no event of its task.
+    EventNotFound,
+    /// A task memory's task exists under that name with another goal.
+    TaskExists,
+    /// A task memory's request id is empty or longer than 64 characters.
+    InvalidRequestId,
     /// A job-protocol task's run ended without succeeding (`wait_task`, `stream_task`): the
     /// answer is its status, not a message.
     TaskFailed,
@@ -100,6 +108,10 @@ impl FailureCode {
             FailureCode::StaleRun => "stale_run",
             FailureCode::RequestIdReused => "request_id_reused",
             FailureCode::TaskFailed => "task_failed",
+            FailureCode::TaskNotFound => "task_not_found",
+            FailureCode::EventNotFound => "event_not_found",
+            FailureCode::TaskExists => "task_exists",
+            FailureCode::InvalidRequestId => "invalid_request_id",
             FailureCode::Leased => "leased",
             FailureCode::Corrupt => "corrupt",
             FailureCode::ReadOnly => "read_only",
@@ -151,6 +163,10 @@ mod tests {
             FailureCode::StaleRun,
             FailureCode::RequestIdReused,
             FailureCode::TaskFailed,
+            FailureCode::TaskNotFound,
+            FailureCode::EventNotFound,
+            FailureCode::TaskExists,
+            FailureCode::InvalidRequestId,
             FailureCode::Leased,
             FailureCode::Corrupt,
             FailureCode::ReadOnly,

@@ -197,6 +197,12 @@ pub(crate) enum Command {
         arguments: Option<String>,
         #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
+        /// The project an agent's task memory is scoped to (create_task, record_event, ...).
+        #[arg(long, env = "ORRERY_PROJECT", default_value = "default")]
+        project: String,
+        /// The agent recorded as the author of what the task memory jobs write (default: user).
+        #[arg(long, env = "ORRERY_AGENT")]
+        agent: Option<String>,
     },
     /// Serve the facade's jobs over HTTP on 127.0.0.1 until Ctrl-C (which stops the sessions it
     /// runs); prints the URL and the bearer token.
@@ -228,6 +234,12 @@ pub(crate) enum Command {
         /// The task store (default: `ORRERY_DB`, else the user's data directory).
         #[arg(long, env = "ORRERY_DB")]
         db: Option<PathBuf>,
+        /// The project an agent's task memory is scoped to (create_task, record_event, ...).
+        #[arg(long, env = "ORRERY_PROJECT", default_value = "default")]
+        project: String,
+        /// The agent recorded as the author of what the task memory jobs write (default: the name the MCP client gives).
+        #[arg(long, env = "ORRERY_AGENT")]
+        agent: Option<String>,
     },
     /// The MQTT broker whose antikythera agents run tasks (shared with the app): show it, set
     /// it, clear it, or check that it answers.

@@ -31,7 +31,14 @@ pub fn jobs(format: ReportFormat) -> Result<u8> {
     Ok(0)
 }
 
-pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>) -> Result<u8> {
+pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>, project: &str, agent: &str) -> Result<u8> {
+    let caller = match orrery_api::Caller::new(project, agent) {
+        Ok(caller) => caller,
+        Err(why) => {
+            eprintln!("orrery: {why}");
+            return Ok(2);
+        }
+    };
     let arguments: serde_json::Value = match arguments {
         None => serde_json::Value::Null,
         Some(text) => match serde_json::from_str(text) {
@@ -48,7 +55,7 @@ pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>) -> Result<u
     let mut stops = crate::signals::watch()?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let api = Api::new(ApiOptions { db, work_dir: None, max_parallel: None });
+        let api = Api::new(ApiOptions { db, work_dir: None, max_parallel: None }).as_caller(caller);
         let called = async {
             if api.jobs().iter().any(|j| j.name == name && j.streams) {
                 return stream(&api, arguments).await;

@@ -147,11 +147,13 @@ fn main() -> ExitCode {
             remote::servers(action, db, format)
         }
         Command::Lineage { session, db, format } => lineage::lineage(&session, db, format),
-        Command::Job { name, arguments, db } => jobs::job(&name, arguments.as_deref(), db),
+        Command::Job { name, arguments, db, project, agent } => {
+            jobs::job(&name, arguments.as_deref(), db, &project, agent.as_deref().unwrap_or("user"))
+        }
         Command::Serve { port, token, max_parallel, no_recover, db } => {
             serve::serve(port, token, max_parallel, !no_recover, db)
         }
-        Command::Mcp { max_parallel, db } => mcp::mcp(max_parallel, db),
+        Command::Mcp { max_parallel, db, project, agent } => mcp::mcp(max_parallel, db, project, agent),
         Command::Logs { session, task, attempt, follow, offset, limit, db, format } => {
             logs::logs(logs::LogsArgs { session, task, attempt, follow, offset, limit, db, format })
         }

@@ -22,7 +22,7 @@
 //!   stray print anywhere in the process cannot break the protocol. Logs go to stderr.
 
 use anyhow::{Context, Result};
-use orrery_api::{Api, ApiOptions, CallError, Envelope, JobInfo, StreamItem, Streamed};
+use orrery_api::{Api, ApiOptions, CallError, Caller, Envelope, JobInfo, StreamItem, Streamed};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
@@ -64,7 +64,11 @@ const LOG_WINDOW: u64 = 262_144;
 /// a standard input that is not a pipe).
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-pub fn mcp(max_parallel: Option<usize>, db: Option<PathBuf>) -> Result<u8> {
+pub fn mcp(max_parallel: Option<usize>, db: Option<PathBuf>, project: String, agent: Option<String>) -> Result<u8> {
+    if let Err(why) = Caller::new(&project, agent.as_deref().unwrap_or("mcp-client")) {
+        eprintln!("orrery mcp: {why}");
+        return Ok(2);
+    }
     let db = crate::db_path(db)?;
     let out = take_stdout().context("cannot set standard output aside for the MCP messages")?;
     let mut stops = crate::signals::watch()?;
@@ -78,7 +82,7 @@ pub fn mcp(max_parallel: Option<usize>, db: Option<PathBuf>) -> Result<u8> {
             eprintln!("orrery mcp: cannot open the task store {}: {why}", db.display());
             return Ok::<u8, anyhow::Error>(2);
         }
-        let server = Orrery::new(api.clone());
+        let server = Orrery::new(api.clone(), project, agent);
         eprintln!(
             "orrery mcp: store {}; {} tools; MCP on standard input/output until EOF or a signal",
             db.display(),
@@ -272,13 +276,28 @@ struct Orrery {
     tools: Arc<Vec<Tool>>,
     /// The catalogue, by tool (the same order).
     jobs: Arc<Vec<JobInfo>>,
+    /// The project the task memory jobs are scoped to (`--project`).
+    project: String,
+    /// The agent they record (`--agent`; else the client's name from `initialize`).
+    agent: Option<String>,
 }
 
 impl Orrery {
-    fn new(api: Api) -> Orrery {
+    fn new(api: Api, project: String, agent: Option<String>) -> Orrery {
         let jobs = api.jobs();
         let tools = jobs.iter().map(tool_of).collect();
-        Orrery { api, tools: Arc::new(tools), jobs: Arc::new(jobs) }
+        Orrery { api, tools: Arc::new(tools), jobs: Arc::new(jobs), project, agent }
+    }
+
+    /// This server as `peer` calls it: the facade with the project and the agent.
+    fn called_by(&self, peer: &Peer<RoleServer>) -> Orrery {
+        let named = peer.peer_info().map(|info| info.client_info.name.clone());
+        let agent = self.agent.clone().or(named).unwrap_or_else(|| "mcp-client".into());
+        // `mcp` checked the project at start; a client name that is no name counts as none.
+        let caller = Caller::new(&self.project, &agent)
+            .or_else(|_| Caller::new(&self.project, "mcp-client"))
+            .unwrap_or_default();
+        Orrery { api: self.api.as_caller(caller), ..self.clone() }
     }
 
     /// Runs job `name`, reporting progress to `progress` when the job waits and it is given.
@@ -585,12 +604,13 @@ impl ServerHandler for Orrery {
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let progress =
             context.meta.get_progress_token().map(|token| Progress { peer: context.peer.clone(), token, last: None });
+        let this = self.called_by(&context.peer);
         let result = if job.writes {
             // A job that changes something finishes even when the client stops waiting for it.
-            self.run(&name, arguments, progress).await
+            this.run(&name, arguments, progress).await
         } else {
             tokio::select! {
-                result = self.run(&name, arguments, progress) => result,
+                result = this.run(&name, arguments, progress) => result,
                 _ = context.ct.cancelled() => failure("cancelled", "the client cancelled the request", None),
             }
         };

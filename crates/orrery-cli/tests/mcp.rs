@@ -119,9 +119,14 @@ struct Server {
 
 impl Server {
     fn start(db: &Path) -> Server {
+        Server::start_with(db, &[])
+    }
+
+    fn start_with(db: &Path, flags: &[&str]) -> Server {
         let mut child = Command::new(ORRERY)
             .args(["mcp", "--db"])
             .arg(db)
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -424,4 +429,38 @@ fn the_end_of_stdin_or_sigterm_ends_it_and_stops_the_sessions_it_runs() {
         let view = job(&db, "get_session", json!({"session_id": session}));
         assert_eq!(view["answer"]["session"]["state"], "stopped", "{ending}: {view}");
     }
+}
+
+#[test]
+fn the_task_memory_is_kept_in_the_servers_project_and_signed_with_the_clients_name() {
+    let scratch = Scratch::new("memory");
+    let db = scratch.0.join("orrery.db");
+    let mut server = Server::start_with(&db, &["--project", "site"]);
+    server.initialize();
+    let created = server.call("create_task", json!({"name": "triage", "goal": "sort the failures"}));
+    assert_eq!(created["isError"], false, "{created}");
+    assert_eq!(created["structuredContent"]["task"]["author"], "orrery-test", "the client's name: {created}");
+    let recorded = server.call("record_event", json!({"task_name": "triage", "kind": "note", "payload": "three"}));
+    assert_eq!(recorded["structuredContent"]["event"]["seq"], 1, "{recorded}");
+    let missing = server
+        .call("set_step", json!({"task_name": "triage", "name": "x", "state": "completed", "result_event_seq": 5}));
+    assert_eq!(
+        (&missing["isError"], missing["_meta"]["orrery/error"].as_str()),
+        (&json!(true), Some("event_not_found"))
+    );
+    drop(server);
+
+    // The same store from a terminal: only the project the server wrote in has the task.
+    let in_project = |project: &str| {
+        let out = Command::new(ORRERY)
+            .args(["job", "get_task", r#"{"name": "triage"}"#, "--project", project, "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["answer"].clone()
+    };
+    assert_eq!(in_project("site")["view"]["last_event_seq"], 1);
+    assert_eq!(in_project("default")["found"], false);
+    let refused = Command::new(ORRERY).args(["mcp", "--project", "", "--db"]).arg(&db).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "an empty project is refused at start");
 }

@@ -792,6 +792,15 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     client.ok("save_broker_settings", json!({}));
     assert_eq!(client.ok("broker_settings", json!({}))["broker"], Value::Null);
 
+    // An agent's task memory, in the default project.
+    assert_eq!(client.ok("create_task", json!({"name": "t", "goal": "g"}))["recorded"], true);
+    assert_eq!(client.ok("record_event", json!({"task_name": "t", "kind": "note", "payload": "p"}))["event"]["seq"], 1);
+    let step = client.ok("set_step", json!({"task_name": "t", "name": "s", "state": "unknown"}));
+    assert_eq!(step["step"]["state"], "unknown");
+    assert_eq!(client.ok("get_task", json!({"name": "t"}))["view"]["step_counts"]["unknown"], 1);
+    assert_eq!(client.ok("list_events", json!({"task_name": "t"}))["events"][0]["author"], "user");
+    assert_eq!(client.ok("list_steps", json!({"task_name": "t", "state": "unknown"}))[0]["name"], "s");
+
     let called = client.called.borrow().clone();
     let missed: Vec<&String> = catalogue.difference(&called).collect();
     assert!(missed.is_empty(), "every job of the catalogue was called over HTTP; not: {missed:?}");
@@ -1079,4 +1088,86 @@ fn a_start_sent_again_with_its_request_id_starts_one_session() {
     let again = send_raw(&serving.addr, &head, body.into_bytes()).json();
     assert_eq!(again["answer"], first["answer"], "{again}");
     assert_eq!(std::fs::read_to_string(&written).unwrap(), "edited since");
+}
+
+/// A task memory job as the caller the headers name.
+fn memory_job(serving: &Serving, project: &str, agent: &str, name: &str, arguments: Value) -> Reply {
+    let body = json!({ "arguments": arguments }).to_string();
+    let head = format!(
+        "POST /jobs/{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAuthorization: {}\r\n\
+         X-Orrery-Project: {project}\r\nX-Orrery-Agent: {agent}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}",
+        serving.addr,
+        serving.bearer(),
+        body.len()
+    );
+    send_raw(&serving.addr, &head, body.into_bytes())
+}
+
+#[test]
+fn an_agents_task_memory_is_scoped_by_the_headers_and_a_retried_write_survives_a_kill() {
+    let s = Scratch::new("serve-memory");
+    let db = s.0.join("store.db");
+    let serving = Serving::start(&db, &s.0, None);
+    let ok = |serving: &Serving, project: &str, name: &str, arguments: Value| -> Value {
+        let reply = memory_job(serving, project, "claude", name, arguments.clone()).json();
+        assert_eq!(reply["success"], true, "{name} {arguments}: {reply}");
+        reply["answer"].clone()
+    };
+    let created = ok(&serving, "alpha", "create_task", json!({"name": "fix-ci", "goal": "CI green"}));
+    assert_eq!((&created["recorded"], &created["task"]["author"]), (&json!(true), &json!("claude")));
+    let goal =
+        memory_job(&serving, "alpha", "claude", "create_task", json!({"name": "fix-ci", "goal": "other"})).json();
+    assert_eq!((&goal["metadata"]["error"], &goal["answer"]["error"]), (&json!("task_exists"), &json!("task_exists")));
+    assert_eq!((&goal["answer"]["recorded"], &goal["answer"]["task"]), (&json!(false), &Value::Null));
+    assert_eq!(ok(&serving, "beta", "get_task", json!({"name": "fix-ci"}))["found"], false, "another project");
+
+    let record = json!({"task_name": "fix-ci", "kind": "note", "payload": "looked at the log", "request_id": "r-1"});
+    let recorded = ok(&serving, "alpha", "record_event", record.clone());
+    assert_eq!(recorded["event"]["seq"], 1);
+    let step = json!({"task_name": "fix-ci", "name": "read log", "state": "completed", "result_event_seq": 1});
+    assert_eq!(ok(&serving, "alpha", "set_step", step)["step"]["kind"], "other");
+    let missing = memory_job(
+        &serving,
+        "alpha",
+        "claude",
+        "set_step",
+        json!({"task_name": "fix-ci", "name": "x", "state": "completed", "result_event_seq": 9}),
+    );
+    assert_eq!(missing.json()["metadata"]["error"], "event_not_found");
+    let no_task = memory_job(
+        &serving,
+        "beta",
+        "claude",
+        "record_event",
+        json!({"task_name": "fix-ci", "kind": "note", "payload": "x"}),
+    );
+    assert_eq!(no_task.json()["metadata"]["error"], "task_not_found");
+    for (name, arguments) in [
+        ("list_events", json!({"task_name": "fix-ci", "limit": 0})),
+        ("list_events", json!({"task_name": "fix-ci", "limit": 201})),
+        ("record_event", json!({"task_name": "fix-ci", "kind": "gossip", "payload": "x"})),
+        ("set_step", json!({"task_name": "fix-ci", "name": "x", "state": "maybe"})),
+    ] {
+        assert_eq!(memory_job(&serving, "alpha", "claude", name, arguments.clone()).status, 422, "{name} {arguments}");
+    }
+    let long_id = json!({"task_name": "fix-ci", "kind": "note", "payload": "x", "request_id": "x".repeat(65)});
+    let long_id = memory_job(&serving, "alpha", "claude", "record_event", long_id).json();
+    assert_eq!(long_id["answer"]["error"], "invalid_request_id", "{long_id}");
+    let bad_header = memory_job(&serving, "", "claude", "get_task", json!({"name": "fix-ci"}));
+    assert_eq!(bad_header.status, 422, "an empty project is no project");
+
+    // Killed after the write was answered, then the same request to the next server: the
+    // stored answer, one event.
+    serving.signal("-KILL");
+    let serving = Serving::start(&db, &s.0, None);
+    assert_eq!(ok(&serving, "alpha", "record_event", record), recorded);
+    let page = ok(&serving, "alpha", "list_events", json!({"task_name": "fix-ci"}));
+    assert_eq!(page["events"].as_array().unwrap().len(), 1, "{page}");
+    assert_eq!(page["events"][0]["author"], "claude");
+    let view = ok(&serving, "alpha", "get_task", json!({"name": "fix-ci"}));
+    assert_eq!((&view["view"]["last_event_seq"], &view["view"]["step_counts"]["completed"]), (&json!(1), &json!(1)));
+    assert_eq!(view["view"]["steps"]["completed"][0]["name"], "read log", "{view}");
+    let done = ok(&serving, "alpha", "list_steps", json!({"task_name": "fix-ci", "state": "completed"}));
+    assert_eq!(done[0]["name"], "read log");
 }

@@ -23,6 +23,12 @@ pub enum StoreError {
     #[error("session {session_id} is driven by another runner (process {pid})")]
     Leased { session_id: String, pid: u32 },
 
+    #[error("project {project:?} has no task {name:?}")]
+    TaskNotFound { project: String, name: String },
+    #[error("task {task:?} has no event {seq}")]
+    EventNotFound { task: String, seq: u64 },
+    #[error("task {name:?} exists with another goal ({goal:?})")]
+    TaskExists { name: String, goal: String },
     #[error("invalid argument: {message}")]
     InvalidArgument { message: String },
 
@@ -64,6 +70,9 @@ impl StoreError {
             StoreError::StaleRun { .. } => FailureCode::StaleRun,
             StoreError::RequestIdReused { .. } => FailureCode::RequestIdReused,
             StoreError::Leased { .. } => FailureCode::Leased,
+            StoreError::TaskNotFound { .. } => FailureCode::TaskNotFound,
+            StoreError::EventNotFound { .. } => FailureCode::EventNotFound,
+            StoreError::TaskExists { .. } => FailureCode::TaskExists,
             StoreError::InvalidArgument { .. } => FailureCode::InvalidArgument,
             StoreError::Corrupt { .. } => FailureCode::Corrupt,
             StoreError::ReadOnly { .. } => FailureCode::ReadOnly,

@@ -70,10 +70,29 @@ impl Store {
         A: Serialize + ?Sized,
         R: Serialize + DeserializeOwned,
     {
-        let Some(request_id) = request_id else {
+        self.write_once_in("", request_id, operation, args, write)
+    }
+
+    /// [`Store::write_once`] with request ids of their own `scope` (a project's): the same id
+    /// in another scope is another request.
+    pub(crate) fn write_once_in<A, R>(
+        &mut self,
+        scope: &str,
+        request_id: Option<&str>,
+        operation: &str,
+        args: &A,
+        write: impl FnOnce(&Tx<'_>) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError>
+    where
+        A: Serialize + ?Sized,
+        R: Serialize + DeserializeOwned,
+    {
+        let Some(given) = request_id else {
             return self.write(write);
         };
-        let digest = request_digest(request_id, operation, args)?;
+        let digest = request_digest(given, operation, args)?;
+        let scoped = format!("{scope}\u{1f}{given}");
+        let request_id = if scope.is_empty() { given } else { scoped.as_str() };
         self.write(|tx| {
             let earlier: Option<(String, String, String)> = tx
                 .sql
@@ -87,13 +106,13 @@ impl Store {
             if let Some((earlier_operation, earlier_digest, answer)) = earlier {
                 if earlier_operation != operation || earlier_digest != digest {
                     return Err(StoreError::RequestIdReused {
-                        request_id: request_id.to_string(),
+                        request_id: given.to_string(),
                         operation: operation.to_string(),
                     });
                 }
                 return serde_json::from_str(&answer).map_err(|e| StoreError::Corrupt {
                     path: tx.path.to_path_buf(),
-                    detail: format!("stored answer of request {request_id:?} is unreadable: {e}"),
+                    detail: format!("stored answer of request {given:?} is unreadable: {e}"),
                 });
             }
             let answer = write(tx)?;

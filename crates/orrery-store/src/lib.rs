@@ -65,6 +65,7 @@ mod events;
 mod gate;
 mod idempotency;
 mod lineage;
+mod memory;
 pub mod migrations;
 mod nodes;
 mod progress;
@@ -82,7 +83,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use attempts::{NewAttempt, Settlement};
 pub use blueprints::BlueprintVersion;
-pub use clock::{Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
+pub use clock::{iso_8601, Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
 pub use control::{Lease, OpenRequest, Request};
 pub use error::StoreError;
 pub use event_data::{
@@ -93,6 +94,10 @@ pub use event_data::{
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use idempotency::{Retry, MAX_REQUEST_ID_CHARS};
 pub use lineage::{InputLineage, InputSource, LineageSource};
+pub use memory::{
+    EventPage, MemoryEvent, MemoryEventKind, MemoryStep, MemoryStepKind, MemoryStepState, MemoryTask, NewMemoryEvent,
+    StepSummary, StepUpdate, TaskLookup, TaskView, MAX_MEMORY_PAGE, MAX_PAYLOAD_CHARS, MAX_VIEW_STEPS,
+};
 pub use nodes::TaskNode;
 /// What [`StoreError::code`] answers, the code of every boundary.
 pub use orrery_blueprint::FailureCode;

@@ -117,7 +117,7 @@ export type EventCut = {
 };
 
 /** Why something failed, for a program to match on; the message says it for people. */
-export type FailureCode = "invalid_argument" | "unknown_job" | "not_found" | "refused" | "invalid_blueprint" | "invalid_layout" | "io" | "not_granted" | "invalid_offset" | "not_a_file" | "stale_run" | "request_id_reused" | "task_failed" | "leased" | "corrupt" | "read_only" | "disk_full" | "busy" | "migration" | "storage" | "store" | "engine" | "unreachable" | "remote" | "broker_unreachable" | "internal" | "invalid_request" | "unauthorized" | "wrong_origin" | "wrong_host" | "method_not_allowed" | "body_timeout" | "body_too_large" | "shutting_down";
+export type FailureCode = "invalid_argument" | "unknown_job" | "not_found" | "refused" | "invalid_blueprint" | "invalid_layout" | "io" | "not_granted" | "invalid_offset" | "not_a_file" | "stale_run" | "request_id_reused" | "task_not_found" | "event_not_found" | "task_exists" | "invalid_request_id" | "task_failed" | "leased" | "corrupt" | "read_only" | "disk_full" | "busy" | "migration" | "storage" | "store" | "engine" | "unreachable" | "remote" | "broker_unreachable" | "internal" | "invalid_request" | "unauthorized" | "wrong_origin" | "wrong_host" | "method_not_allowed" | "body_timeout" | "body_too_large" | "shutting_down";
 
 /** The verdict on one file. */
 export type FileReport = {
@@ -263,6 +263,58 @@ export type LogLimit = number;
 /** The byte offset the window starts at; -1 reads the tail. */
 export type LogOffset = number;
 
+/** One event of a task. */
+export type MemoryEvent = {
+  seq: number;
+  kind: MemoryEventKind;
+  role?: string | null;
+  name?: string | null;
+  /** The text, its first [`MAX_PAYLOAD_CHARS`] characters when it was longer. */
+  payload: string;
+  /** The sha256 of the whole text (hex, of its UTF-8). */
+  payload_sha256: string;
+  /** Whether `payload` is cut. */
+  truncated: boolean;
+  author: string;
+  /** ISO 8601, UTC. */
+  at: string;
+};
+
+/** What an event of a task records. */
+export type MemoryEventKind = "message" | "tool_call" | "tool_result" | "note";
+
+/** One step of a task. */
+export type MemoryStep = {
+  name: string;
+  kind: MemoryStepKind;
+  state: MemoryStepState;
+  /** The event that holds its result. */
+  result_event_seq?: number | null;
+  /** The task's last event number when the step was last set. */
+  updated_seq: number;
+};
+
+/** The broad category of a step. */
+export type MemoryStepKind = "read" | "analysis" | "other";
+
+/** Where a step of a task stands. */
+export type MemoryStepState = ("not_started" | "in_progress" | "completed" | "failed") | "unknown";
+
+/** A task, without its events and steps. */
+export type MemoryTask = {
+  name: string;
+  project_id: string;
+  goal: string;
+  /** `open`. */
+  status: string;
+  /** The number of its last event; 0 before the first. */
+  event_seq: number;
+  /** The agent that created it. */
+  author: string;
+  /** ISO 8601, UTC. */
+  created_at: string;
+};
+
 export type NodeChangeView = {
   node: string;
   from: TaskState;
@@ -291,6 +343,8 @@ export type OpenedFile = {
   path: string;
   text: string;
 };
+
+export type PageLimit = number;
 
 export type Point = {
   x: number;
@@ -667,6 +721,14 @@ export type Step = {
 
 export type StepState = ("pending" | "in_progress" | "done") | "unknown";
 
+/** A step as the task view and `list_steps` show it. */
+export type StepSummary = {
+  name: string;
+  kind: MemoryStepKind;
+  state: MemoryStepState;
+  result_event_seq?: number | null;
+};
+
 export type StoredBlueprint = {
   blueprint_id: string;
   /** Newest first. */
@@ -798,6 +860,20 @@ export type TaskTypeSummary = {
   description: string;
   /** For the types each blueprint has exactly one of: whether it opens or closes the blueprint. */
   bound?: BlueprintBound | null;
+};
+
+/** The bounded resume view of a task. */
+export type TaskView = {
+  task_name: string;
+  goal: string;
+  status: string;
+  last_event_seq: number;
+  /** At most [`MAX_VIEW_STEPS`] steps in all, by state (every state a key), by name in each. */
+  steps: { [key: string]: StepSummary[] };
+  /** How many steps are in each state (every state a key), those not shown counted. */
+  step_counts: { [key: string]: number };
+  /** Whether steps were left out of `steps`. */
+  steps_truncated: boolean;
 };
 
 export type TextEncoding = "antikythera" | "compas";
@@ -1931,6 +2007,129 @@ export type CheckBrokerAnswer = {
   message?: string | null;
 };
 
+/** Task memory: creates a task of the caller's project (name, goal), or answers the existing task of that name when its goal is the same; another goal is refused (task_exists). */
+export type CreateTaskArguments = {
+  /** The task's name, unique within the project. */
+  name: NonEmptyString;
+  /**
+   * Its goal; an existing task of the same name must have the same one (else
+   * `task_exists`).
+   */
+  goal: NonEmptyString;
+  /**
+   * Makes the write safe to send again (at most 64 characters): the same id and arguments
+   * answer the stored result, other arguments are refused (`request_id_reused`).
+   */
+  request_id?: string | null;
+};
+
+/**
+ * What a write of the task memory answers: `recorded`, else the `error` that refused it (also
+ * the envelope's `metadata.error`, with `success: false`), and the record.
+ */
+export type CreateTaskAnswer = {
+  recorded: boolean;
+  /** task_exists, task_not_found, event_not_found, request_id_reused or invalid_request_id. */
+  error?: FailureCode | null;
+  task?: MemoryTask | null;
+};
+
+/** Task memory: the bounded resume view of a task: its goal, status, last event number, at most 50 steps by state (in progress, failed, unknown, not started, completed, first to last) and the count of steps in every state (no event bodies); found false when the project has no such task. */
+export type GetTaskArguments = {
+  name: string;
+};
+
+/** `get_task`'s answer. */
+export type GetTaskAnswer = {
+  found: boolean;
+  view?: TaskView | null;
+};
+
+/** Task memory: a task's events in sequence order, a page at a time: those after `after_seq`, at most `limit` (1 to 200, default 50); found false and no events when there is no such task. */
+export type ListEventsArguments = {
+  task_name: string;
+  /** Events with a larger sequence number than this (default 0: from the first). */
+  after_seq?: number;
+  /** At most this many events, 1 to 200 (default 50). */
+  limit?: PageLimit;
+};
+
+/** A page of a task's events. */
+export type ListEventsAnswer = {
+  found: boolean;
+  events: MemoryEvent[];
+  /** Whether events follow this page. */
+  truncated: boolean;
+  /** When they do, `after_seq` for the next page: the last event's number here. */
+  next_after_seq?: number | null;
+};
+
+/** Task memory: every step of a task in one state, by name (not capped); none when there is no such task. */
+export type ListStepsArguments = {
+  task_name: string;
+  /** The state to select. */
+  state: MemoryStepState;
+};
+
+export type ListStepsAnswer = StepSummary[];
+
+/** Task memory: appends one raw event (kind: message, tool_call, tool_result or note; role, name, payload) to a task, numbered after its last; a long payload is cut, keeping the sha256 of the whole. */
+export type RecordEventArguments = {
+  task_name: string;
+  kind: MemoryEventKind;
+  /** The speaker of a message. */
+  role?: string | null;
+  /** The tool or source of a tool event. */
+  name?: string | null;
+  /**
+   * The event's text; longer than 32,000 characters, its start is kept (`truncated`) with
+   * the sha256 of the whole.
+   */
+  payload: string;
+  /** Makes the write safe to send again (at most 64 characters). */
+  request_id?: string | null;
+};
+
+/**
+ * What a write of the task memory answers: `recorded`, else the `error` that refused it (also
+ * the envelope's `metadata.error`, with `success: false`), and the record.
+ */
+export type RecordEventAnswer = {
+  recorded: boolean;
+  /** task_exists, task_not_found, event_not_found, request_id_reused or invalid_request_id. */
+  error?: FailureCode | null;
+  event?: MemoryEvent | null;
+};
+
+/** Task memory: creates or updates a step of a task (name, state, kind, the event holding its result). task_not_found when there is no such task, event_not_found when result_event_seq names no event of it. */
+export type SetStepArguments = {
+  task_name: string;
+  /** The step's name, unique within the task. */
+  name: NonEmptyString;
+  /**
+   * Its new state: not_started, in_progress, completed, failed, or unknown when its outcome
+   * is not known.
+   */
+  state: MemoryStepState;
+  /** Its broad category (default `other`). */
+  kind?: MemoryStepKind;
+  /** The event that holds its result; it must exist (`event_not_found`). */
+  result_event_seq?: number | null;
+  /** Makes the write safe to send again (at most 64 characters). */
+  request_id?: string | null;
+};
+
+/**
+ * What a write of the task memory answers: `recorded`, else the `error` that refused it (also
+ * the envelope's `metadata.error`, with `success: false`), and the record.
+ */
+export type SetStepAnswer = {
+  recorded: boolean;
+  /** task_exists, task_not_found, event_not_found, request_id_reused or invalid_request_id. */
+  error?: FailureCode | null;
+  step?: MemoryStep | null;
+};
+
 /**
  * The arguments of each command, by name as the UI passes them (the command functions take
  * them one by one, as Tauri wants).
@@ -2139,6 +2338,12 @@ export interface Jobs {
   broker_settings: { arguments: BrokerSettingsArguments; answer: BrokerSettingsAnswer };
   save_broker_settings: { arguments: SaveBrokerSettingsArguments; answer: SaveBrokerSettingsAnswer };
   check_broker: { arguments: CheckBrokerArguments; answer: CheckBrokerAnswer };
+  create_task: { arguments: CreateTaskArguments; answer: CreateTaskAnswer };
+  get_task: { arguments: GetTaskArguments; answer: GetTaskAnswer };
+  list_events: { arguments: ListEventsArguments; answer: ListEventsAnswer };
+  list_steps: { arguments: ListStepsArguments; answer: ListStepsAnswer };
+  record_event: { arguments: RecordEventArguments; answer: RecordEventAnswer };
+  set_step: { arguments: SetStepArguments; answer: SetStepAnswer };
 }
 
 /** Every command of the shell: its arguments and its answer on success. */

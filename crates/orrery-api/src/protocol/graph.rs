@@ -4,7 +4,8 @@ use super::*;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::status::{iso, parts, TaskStatus};
+use super::status::{parts, TaskStatus};
+use orrery_store::iso_8601 as iso;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GraphNode {

@@ -275,7 +275,8 @@ fn valid_name(name: &str) -> bool {
 /// A made-up task name: the hour of `created_ms` (UTC, `YYYYMMDDHH`) and the last 8
 /// characters of the run's id, so that a submit retried after a crash names the run it made the same way.
 fn anonymous_name(session: &Session) -> String {
-    let hour: String = status::iso(session.created_ms, "").chars().filter(char::is_ascii_digit).take(10).collect();
+    let hour: String =
+        orrery_store::iso_8601(session.created_ms, "").chars().filter(char::is_ascii_digit).take(10).collect();
     // The end of the id: its random part (a UUIDv7 begins with the time).
     let alnum: Vec<char> = session.id.chars().filter(char::is_ascii_alphanumeric).collect();
     let mark: String = alnum[alnum.len().saturating_sub(8)..].iter().collect();

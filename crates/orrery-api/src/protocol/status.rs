@@ -3,26 +3,7 @@
 use super::*;
 
 use orrery_blueprint::TaskState;
-use orrery_store::{AttemptState, EventData, StepState};
-
-/// Seconds since the epoch in ms as ISO 8601 UTC: `2026-10-02T00:00:00Z`, with `.mmm` when the
-/// milliseconds are not 0; `offset` `"+00:00"` writes that instead of `Z`.
-pub(super) fn iso(ms: i64, zone: &str) -> String {
-    let (secs, millis) = (ms.div_euclid(1000), ms.rem_euclid(1000));
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (the proleptic Gregorian calendar).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let fraction = if millis == 0 { String::new() } else { format!(".{millis:03}") };
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}{fraction}{zone}", rest / 3600, rest % 3600 / 60, rest % 60)
-}
+use orrery_store::{iso_8601 as iso, AttemptState, EventData, StepState};
 
 /// A task's status as the protocol answers it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -6,6 +6,7 @@ mod control;
 mod events;
 mod failures;
 mod idempotency;
+mod memory;
 mod migrations;
 mod progress;
 mod sessions;
