@@ -255,6 +255,7 @@ impl App {
         self.fit_view().await;
         let source = format!(".react-flow__node[data-id=\"{from}\"] .react-flow__handle.source");
         let target = format!(".react-flow__node[data-id=\"{to}\"] .react-flow__handle.target");
+        self.wait_until_still(&[&source, &target]).await;
         let source = self.client.find(Locator::Css(&source)).await.unwrap();
         let target = self.client.find(Locator::Css(&target)).await.unwrap();
         let drag = MouseActions::new("mouse".into())
@@ -270,6 +271,32 @@ impl App {
             .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
         self.client.perform_actions(drag).await.unwrap();
         self.client.release_actions().await.unwrap();
+    }
+
+    /// Waits until the elements `selectors` name are on screen and have stopped moving (the
+    /// fitted view's animation ends at the next frames, late on a loaded machine), at most 10 s.
+    pub async fn wait_until_still(&self, selectors: &[&str]) {
+        let script = "return arguments[0].map(s => { const e = document.querySelector(s); \
+                      if (!e) return null; const r = e.getBoundingClientRect(); \
+                      return [r.x, r.y, r.width, r.height, innerWidth, innerHeight]; });";
+        let selectors: Vec<&str> = selectors.to_vec();
+        let mut last = None;
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < until {
+            let boxes = self.client.execute(script, vec![json!(selectors)]).await.unwrap();
+            let on_screen = boxes.as_array().is_some_and(|all| {
+                all.iter().all(|b| match b.as_array().map(|v| v.iter().filter_map(Value::as_f64).collect::<Vec<_>>()) {
+                    Some(v) if v.len() == 6 => v[2] > 0.0 && v[0] >= 0.0 && v[1] >= 0.0 && v[0] < v[4] && v[1] < v[5],
+                    _ => false,
+                })
+            });
+            if on_screen && last.as_ref() == Some(&boxes) {
+                return;
+            }
+            last = Some(boxes);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{selectors:?} did not come to rest on screen within 10 s: {last:?}");
     }
 
     /// Zooms the canvas to show every task, and waits for the animation to end.
