@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Drives `orrery mcp` with the official MCP Python SDK (`mcp`, installed by setup_client.sh):
-its stdio client starts the server, and the checks go from nothing to a finished session, as an
+its stdio client starts the server (or, with --transport http, its streamable HTTP client
+speaks to /mcp of an `orrery serve` this script starts), and the checks go from nothing to a finished session, as an
 assistant would: validate a blueprint, write it, run it while following its progress, read its
 task's log through the resource template and the tool; then the failures (arguments refused by
 the schema, a business failure with its code, an unknown tool) and the job protocol's waits.
@@ -12,14 +13,17 @@ when a check failed. Every wait is bounded (--timeout for the whole run).
 """
 
 import argparse
+import contextlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
 
 import anyio
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 BLUEPRINT = {
     "id": "flow",
@@ -94,12 +98,37 @@ class Progress:
         self.seen.append((progress, total, message))
 
 
-async def run(orrery, work):
+@contextlib.asynccontextmanager
+async def served(orrery, work, db):
+    """`orrery serve` on the store, with MCP over streamable HTTP at /mcp: the streams of a client
+    connected to it with the bearer token."""
+    token = secrets.token_hex(16)
+    env = dict(os.environ, ORRERY_TOKEN=token)
+    server = subprocess.Popen(
+        [orrery, "serve", "--db", db], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        url = server.stdout.readline().split()[2]
+        headers = {"Authorization": "Bearer " + token, "X-Orrery-Project": "served"}
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(url + "/mcp", http_client=http) as streams:
+                yield streams[0], streams[1]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def connect(orrery, work, db, transport):
+    if transport == "http":
+        return served(orrery, work, db)
+    return stdio_client(StdioServerParameters(command=orrery, args=["mcp", "--db", db], cwd=work))
+
+
+async def run(orrery, work, transport):
     db = os.path.join(work, "orrery.db")
     folder = os.path.join(work, "blueprints")
     os.makedirs(folder)
-    params = StdioServerParameters(command=orrery, args=["mcp", "--db", db], cwd=work)
-    async with stdio_client(params) as (read, write):
+    async with connect(orrery, work, db, transport) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             info = init.server_info
@@ -248,19 +277,22 @@ async def run(orrery, work):
             )
 
 
-async def main_async(orrery, timeout):
+async def main_async(orrery, timeout, transport):
     with tempfile.TemporaryDirectory(prefix="orrery-mcp-") as work:
         with anyio.fail_after(timeout):
-            await run(orrery, work)
+            await run(orrery, work, transport)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orrery", required=True, help="the orrery binary")
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds for the whole run")
+    parser.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio", help="orrery mcp, or /mcp under orrery serve"
+    )
     args = parser.parse_args()
     try:
-        anyio.run(main_async, os.path.abspath(args.orrery), args.timeout)
+        anyio.run(main_async, os.path.abspath(args.orrery), args.timeout, args.transport)
     except TimeoutError:
         failed.append("timeout")
         print("FAIL the run ended within %s s: it did not" % args.timeout, flush=True)

@@ -160,6 +160,9 @@ pub struct ServeConfig {
     pub header_timeout: Duration,
     /// [`BODY_TIMEOUT`].
     pub body_timeout: Duration,
+    /// Another protocol's service mounted at a path (`/mcp`: the MCP endpoint), behind the same
+    /// host, origin and token checks, its bodies held to [`BODY_LIMIT`].
+    pub mounted: Option<(&'static str, Router)>,
 }
 
 impl Default for ServeConfig {
@@ -172,6 +175,7 @@ impl Default for ServeConfig {
             max_connections: connection_cap(1024),
             header_timeout: HEADER_TIMEOUT,
             body_timeout: BODY_TIMEOUT,
+            mounted: None,
         }
     }
 }
@@ -236,7 +240,7 @@ impl Server {
         let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: wanted, source })?;
         let (stop_accepting, stopped) = oneshot::channel::<()>();
         let (phase, phases) = watch::channel(Phase::Serving);
-        let app = router(api.clone(), token.clone(), phases, addr.port(), config.body_timeout);
+        let app = router(api.clone(), token.clone(), phases, addr.port(), config.body_timeout, config.mounted);
         let connections = Connections { max: config.max_connections.max(1), header_timeout: config.header_timeout };
         let task = tokio::spawn(async move {
             accept(listener, app, stopped, connections).await;
@@ -419,19 +423,41 @@ struct Shared {
 /// streams end once `phase` reaches [`Phase::StreamsEnded`] (or its sender is dropped),
 /// requests in flight are cut off at [`Phase::CutOff`]; a body must arrive within
 /// `body_timeout`.
-fn router(api: Api, token: String, phase: watch::Receiver<Phase>, port: u16, body_timeout: Duration) -> Router {
+fn router(
+    api: Api,
+    token: String,
+    phase: watch::Receiver<Phase>,
+    port: u16,
+    body_timeout: Duration,
+    mounted: Option<(&'static str, Router)>,
+) -> Router {
     let frames = render_events(&api);
     let shared = Shared { api, token: token.into(), phase, port, body_timeout, frames };
-    Router::new()
-        .route("/jobs", get(catalogue))
-        .route("/jobs/{name}", post(call))
-        .route("/events", get(events))
+    let mut routes =
+        Router::new().route("/jobs", get(catalogue)).route("/jobs/{name}", post(call)).route("/events", get(events));
+    if let Some((path, service)) = mounted {
+        routes = routes.nest_service(path, service.layer(middleware::from_fn(limit_body)));
+    }
+    routes
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(middleware::from_fn_with_state(shared.clone(), authenticate))
         .layer(middleware::from_fn_with_state(shared.clone(), check_host))
         .layer(middleware::from_fn_with_state(shared.clone(), cut_off))
         .with_state(shared)
+}
+
+/// Holds a mounted service's request body to [`BODY_LIMIT`]: a longer one is refused (413) by
+/// its `Content-Length`, or cut off where it passes the limit.
+async fn limit_body(request: Request, next: Next) -> Response {
+    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
+        let message = format!("the body is over {BODY_LIMIT} bytes");
+        return refusal(StatusCode::PAYLOAD_TOO_LARGE, FailureCode::BodyTooLarge, message, Value::Null);
+    }
+    let (parts, body) = request.into_parts();
+    let limited = Body::new(http_body_util::Limited::new(body, BODY_LIMIT));
+    next.run(Request::from_parts(parts, limited)).await
 }
 
 /// Refuses a request addressed to another name than this server's (its `Host`, or the

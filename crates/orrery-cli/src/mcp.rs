@@ -289,14 +289,20 @@ impl Orrery {
         Orrery { api, tools: Arc::new(tools), jobs: Arc::new(jobs), project, agent }
     }
 
-    /// This server as `peer` calls it: the facade with the project and the agent.
-    fn called_by(&self, peer: &Peer<RoleServer>) -> Orrery {
-        let named = peer.peer_info().map(|info| info.client_info.name.clone());
-        let agent = self.agent.clone().or(named).unwrap_or_else(|| "mcp-client".into());
-        // `mcp` checked the project at start; a client name that is no name counts as none.
-        let caller = Caller::new(&self.project, &agent)
-            .or_else(|_| Caller::new(&self.project, "mcp-client"))
-            .unwrap_or_default();
+    /// This server as the client of `context` calls it: the facade with the project and the
+    /// agent. Over HTTP the headers `X-Orrery-Project` and `X-Orrery-Agent` of the request say
+    /// them; else `--project`, and `--agent` or the client's own name.
+    fn called_by(&self, context: &RequestContext<RoleServer>) -> Orrery {
+        let header = |name: &str| {
+            let parts = context.extensions.get::<axum::http::request::Parts>()?;
+            Some(parts.headers.get(name)?.to_str().ok()?.trim().to_string())
+        };
+        let named = context.peer.peer_info().map(|info| info.client_info.name.clone());
+        let project = header("x-orrery-project").unwrap_or_else(|| self.project.clone());
+        let agent = header("x-orrery-agent").or(self.agent.clone()).or(named).unwrap_or_else(|| "mcp-client".into());
+        // A name that is no name counts as none.
+        let caller =
+            Caller::new(&project, &agent).or_else(|_| Caller::new(&self.project, "mcp-client")).unwrap_or_default();
         Orrery { api: self.api.as_caller(caller), ..self.clone() }
     }
 
@@ -604,7 +610,7 @@ impl ServerHandler for Orrery {
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let progress =
             context.meta.get_progress_token().map(|token| Progress { peer: context.peer.clone(), token, last: None });
-        let this = self.called_by(&context.peer);
+        let this = self.called_by(&context);
         let result = if job.writes {
             // A job that changes something finishes even when the client stops waiting for it.
             this.run(&name, arguments, progress).await
@@ -840,4 +846,20 @@ mod tests {
         assert!(!is_object_schema(&json!({"oneOf": []})));
         assert!(!is_object_schema(&json!({"type": ["object", "null"]})));
     }
+}
+
+/// The MCP endpoint over streamable HTTP, for `orrery serve` to mount at `/mcp` behind its
+/// own host, origin and token checks; calling the closure ends its sessions and streams.
+pub fn http_endpoint(api: Api) -> (axum::Router, impl FnOnce()) {
+    use rmcp::transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let config = StreamableHttpServerConfig::default();
+    let stop = config.cancellation_token.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(Orrery::new(api.clone(), Caller::default().project, None)),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    (axum::Router::new().fallback_service(service), move || stop.cancel())
 }

@@ -1,5 +1,5 @@
-//! `orrery serve`: the facade's jobs over HTTP on 127.0.0.1 ([`orrery_api::http`]), until
-//! Ctrl-C.
+//! `orrery serve`: the facade's jobs over HTTP on 127.0.0.1 ([`orrery_api::http`]), and MCP
+//! over streamable HTTP at `/mcp` (the tools of `orrery mcp`, [`crate::mcp`]), until Ctrl-C.
 //!
 //! Prints one line on stdout, `orrery serve: http://127.0.0.1:PORT token TOKEN`, once it
 //! listens. On SIGINT, SIGTERM or SIGHUP ([`crate::signals`]) it stops accepting, stops every session it runs (they end
@@ -45,7 +45,9 @@ pub fn serve(
         let mut interrupted: Vec<orrery_api::Session> =
             listed.into_iter().filter(|l| recover && l.interrupted).map(|l| l.session).collect();
         interrupted.sort_by_key(|s| s.created_ms);
-        let config = ServeConfig { port, token, max_connections, ..ServeConfig::default() };
+        let (mcp, stop_mcp) = crate::mcp::http_endpoint(api.clone());
+        let mounted = Some(("/mcp", mcp));
+        let config = ServeConfig { port, token, max_connections, mounted, ..ServeConfig::default() };
         let server = match Server::start(api.clone(), config).await {
             Ok(server) => server,
             Err(e) => {
@@ -81,6 +83,7 @@ pub fn serve(
         });
         let signal = stops.next().await.unwrap_or("the end of the signal watch");
         eprintln!("orrery serve: stopping ({signal})");
+        stop_mcp();
         let sessions = server.shutdown().await;
         for id in &sessions {
             eprintln!("orrery serve: stopped session {id}");

@@ -53,11 +53,22 @@ fn client_python() -> String {
 
 #[test]
 fn the_official_python_client_drives_orrery_mcp_from_nothing_to_a_finished_session() {
+    drive_with_the_python_client("stdio");
+}
+
+#[test]
+fn the_official_python_client_drives_mcp_over_streamable_http_under_orrery_serve() {
+    drive_with_the_python_client("http");
+}
+
+/// Runs tests/mcp/client.py over `transport` (`stdio`: `orrery mcp`; `http`: `/mcp` of
+/// `orrery serve`, with its bearer token).
+fn drive_with_the_python_client(transport: &str) {
     let python = client_python();
     let client = repo_root().join("tests/mcp/client.py");
     let mut child = Command::new(&python)
         .arg(&client)
-        .args(["--orrery", ORRERY])
+        .args(["--orrery", ORRERY, "--transport", transport])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

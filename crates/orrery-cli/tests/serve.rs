@@ -1171,3 +1171,67 @@ fn an_agents_task_memory_is_scoped_by_the_headers_and_a_retried_write_survives_a
     let done = ok(&serving, "alpha", "list_steps", json!({"task_name": "fix-ci", "state": "completed"}));
     assert_eq!(done[0]["name"], "read log");
 }
+
+/// A JSON-RPC message to `/mcp`, with the token unless `bearer` is `None`; the reply and the
+/// messages of its body (a Server-Sent Events stream or one JSON document).
+fn mcp_post(
+    serving: &Serving,
+    bearer: Option<&str>,
+    session: Option<&str>,
+    extra: &str,
+    message: Value,
+) -> (Reply, Vec<Value>) {
+    let body = message.to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: {}{extra}",
+        serving.addr,
+        body.len()
+    );
+    if let Some(bearer) = bearer {
+        head.push_str(&format!("\r\nAuthorization: {bearer}"));
+    }
+    if let Some(session) = session {
+        head.push_str(&format!("\r\nMcp-Session-Id: {session}"));
+    }
+    let reply = send_raw(&serving.addr, &head, body.into_bytes());
+    let text = String::from_utf8_lossy(&reply.body).into_owned();
+    let messages = match serde_json::from_str::<Value>(&text) {
+        Ok(one) => vec![one],
+        Err(_) => text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect(),
+    };
+    (reply, messages)
+}
+
+#[test]
+fn mcp_over_streamable_http_is_served_at_mcp_behind_the_same_checks() {
+    let s = Scratch::new("serve-mcp");
+    let db = s.0.join("store.db");
+    let serving = Serving::start(&db, &s.0, None);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-http", "version": "1"}}});
+    let (refused, _) = mcp_post(&serving, None, None, "", initialize.clone());
+    assert_eq!(refused.status, 401, "no token, no MCP");
+    let bearer = serving.bearer();
+    let (rebound, _) = mcp_post(&serving, Some(&bearer), None, "\r\nOrigin: http://rebind.example", initialize.clone());
+    assert_eq!(rebound.status, 403, "another site's page is refused");
+
+    let (init, messages) = mcp_post(&serving, Some(&bearer), None, "", initialize);
+    assert_eq!(init.status, 200, "{}", String::from_utf8_lossy(&init.body));
+    assert_eq!(messages[0]["result"]["serverInfo"]["name"], "orrery", "{messages:?}");
+    let session = init.header("mcp-session-id").expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    mcp_post(&serving, Some(&bearer), Some(&session), "", initialized);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "create_task", "arguments": {"name": "over-http", "goal": "g"}}});
+    let (_, answered) = mcp_post(&serving, Some(&bearer), Some(&session), "\r\nX-Orrery-Project: web", call);
+    let result = &answered.last().unwrap_or_else(|| panic!("no answer"))["result"];
+    assert_eq!(result["structuredContent"]["task"]["project_id"], "web", "the header's project: {result}");
+    assert_eq!(result["structuredContent"]["task"]["author"], "raw-http", "the client's name: {result}");
+    let (code, stderr) = serving.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+}
