@@ -966,7 +966,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
         let (end, streams_end) = watch::channel(Phase::Serving);
-        Fixture { app: router(api, TOKEN.into(), streams_end, PORT, BODY_TIMEOUT), _dir: dir, _end: end }
+        Fixture { app: router(api, TOKEN.into(), streams_end, PORT, BODY_TIMEOUT, None), _dir: dir, _end: end }
+    }
+
+    #[tokio::test]
+    async fn a_mounted_service_is_behind_the_token_and_its_bodies_are_held_to_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let api = Api::new(ApiOptions { db: dir.path().join("store.db"), work_dir: None, max_parallel: Some(1) });
+        let (_end, streams_end) = watch::channel(Phase::Serving);
+        // Answers the length of the body it read, 413 when it could not read it all.
+        let echo = Router::new().fallback(|body: Body| async move {
+            match body.collect().await {
+                Ok(bytes) => bytes.to_bytes().len().to_string().into_response(),
+                Err(_) => StatusCode::PAYLOAD_TOO_LARGE.into_response(),
+            }
+        });
+        let app = router(api, TOKEN.into(), streams_end, PORT, BODY_TIMEOUT, Some(("/mounted", echo)));
+        let bearer = format!("Bearer {TOKEN}");
+        assert_eq!(send(&app, "POST", "/mounted", None, b"hello".to_vec()).await.0, StatusCode::UNAUTHORIZED);
+        let (status, response) = send(&app, "POST", "/mounted/deeper", Some(&bearer), b"hello".to_vec()).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(&response.into_body().collect().await.unwrap().to_bytes()[..], b"5");
+        let host = format!("127.0.0.1:{PORT}");
+        let declared = (BODY_LIMIT + 1).to_string();
+        let headers = [("host", host.as_str()), ("content-length", declared.as_str())];
+        let (status, response) = send_with(&app, "POST", "/mounted", &headers, Some(&bearer), Vec::new()).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "refused by its length");
+        assert_eq!(json_of(response).await["error"], "body_too_large");
+        let over = vec![b'x'; BODY_LIMIT + 1];
+        let (status, _) = send(&app, "POST", "/mounted", Some(&bearer), over).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "cut off where it passes the limit");
     }
 
     async fn send(app: &Router, method: &str, path: &str, auth: Option<&str>, body: Vec<u8>) -> (StatusCode, Response) {
