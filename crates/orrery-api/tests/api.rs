@@ -1108,3 +1108,30 @@ async fn every_job_that_changes_something_takes_a_request_id_and_answers_a_retry
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submit_sent_twice_at_once_with_one_request_id_starts_one_run_and_both_answer_it() {
+    let fx = Fixture::new();
+    for name in [json!("twice"), Value::Null] {
+        let submit =
+            json!({"task": "shell.run", "task_name": name, "command": "sleep 0.2", "request_id": format!("r-{name}")});
+        let racing: Vec<_> = (0..3)
+            .map(|_| {
+                let (api, submit) = (fx.api.clone(), submit.clone());
+                tokio::spawn(async move { api.call("submit", submit).await.unwrap() })
+            })
+            .collect();
+        let mut handles = Vec::new();
+        for r in racing {
+            let envelope = r.await.unwrap();
+            assert!(envelope.success, "{name}: {envelope:?}");
+            handles.push(envelope.answer);
+        }
+        assert!(handles.windows(2).all(|w| w[0] == w[1]), "{name}: one handle for all: {handles:?}");
+    }
+    let tasks = fx.ok("list_task_ids", json!({})).await;
+    assert_eq!(tasks.as_array().unwrap().len(), 2, "one task each: {tasks}");
+    fx.api.wait_all().await;
+    let sessions = fx.ok("list_sessions", json!({})).await;
+    assert_eq!(sessions.as_array().unwrap().len(), 2, "one run each: {sessions}");
+}

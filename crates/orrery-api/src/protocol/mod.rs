@@ -283,6 +283,19 @@ fn anonymous_name(session: &Session) -> String {
     format!("{hour}{mark}")
 }
 
+/// The run the first of two identical requests made, once it has stored it (looked for a few
+/// seconds); `None` when it did not (it failed, or was not the same request after all).
+async fn answered_later(api: &Api, retry: &orrery_store::Retry) -> Result<Option<Session>, Failure> {
+    for _ in 0..200 {
+        let retry = retry.clone();
+        if let Some(session) = api.blocking(move |db| Ok(open(db)?.answer_of::<Session>(&retry)?)).await? {
+            return Ok(Some(session));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok(None)
+}
+
 /// What a submit asks, as its retry is keyed: everything but the request id.
 fn submit_request(args: &SubmitArguments) -> Value {
     json!({"task": args.task, "inputs": args.inputs})
@@ -340,26 +353,26 @@ async fn submit(api: Api, mut args: SubmitArguments) -> Result<TaskHandle, Failu
         })
         .await?
     };
-    let task_id_of = {
+    // The task's id and config once its run is known (an anonymous name comes from the run).
+    let identity = {
         let (registered, name) = (registered.clone(), name.clone());
         move |session: &Session| {
             let name = name.clone().unwrap_or_else(|| anonymous_name(session));
-            (format!("{kind}#{registered}#{name}"), name)
+            let mut config = config.clone();
+            config.insert("task_name".into(), Value::String(name.clone()));
+            (format!("{kind}#{registered}#{name}"), Value::Object(config))
         }
     };
     // A request sent again: the run the first one made, pointed at if the answer was lost
     // before it was.
     if let Some(retry) = retry.clone() {
-        let (sources, config) = (sources.clone(), config.clone());
-        let (task_id_of, registered) = (task_id_of.clone(), registered.clone());
+        let (sources, identity, registered) = (sources.clone(), identity.clone(), registered.clone());
         let earlier = api
             .blocking(move |db| {
                 let mut store = open(db)?;
                 let Some(session) = store.answer_of::<Session>(&retry)? else { return Ok(None) };
-                let (task_id, name) = task_id_of(&session);
-                let mut config = config;
-                config.insert("task_name".into(), Value::String(name));
-                point_at(&mut store, &task_id, &session, &sources, &Value::Object(config))?;
+                let (task_id, config) = identity(&session);
+                point_at(&mut store, &task_id, &session, &sources, &config)?;
                 Ok(Some(TaskHandle { task_id, run_id: session.id, task: registered.clone() }))
             })
             .await?;
@@ -367,11 +380,20 @@ async fn submit(api: Api, mut args: SubmitArguments) -> Result<TaskHandle, Failu
             return Ok(handle);
         }
     }
-    // A fixed name is claimed here, and looked at, before its run starts.
+    // A fixed name is claimed here, and looked at, before its run starts. The same request
+    // sent twice at once: the second waits for the first's answer.
     let _submitting = match &name {
         Some(name) => {
             let task_id = format!("{kind}#{registered}#{name}");
-            let claim = Submitting::claim(&api, &task_id)?;
+            let claim = match (Submitting::claim(&api, &task_id), &retry) {
+                (Ok(claim), _) => claim,
+                (Err(refused), Some(retry)) => {
+                    let session = answered_later(&api, retry).await?.ok_or(refused)?;
+                    let (task_id, _) = identity(&session);
+                    return Ok(TaskHandle { task_id, run_id: session.id, task: registered.clone() });
+                }
+                (Err(refused), None) => return Err(refused),
+            };
             api.blocking(move |db| {
                 let store = open(db)?;
                 match store.submitted_task(&task_id)? {
@@ -413,7 +435,7 @@ async fn submit(api: Api, mut args: SubmitArguments) -> Result<TaskHandle, Failu
             Some(retry) => {
                 let session = api.blocking(move |db| Ok(open(db)?.answer_of::<Session>(&retry)?)).await?;
                 let session = session.ok_or(failure)?;
-                let (task_id, _) = task_id_of(&session);
+                let (task_id, _) = identity(&session);
                 return Ok(TaskHandle { task_id, run_id: session.id, task: registered.clone() });
             }
             None => return Err(failure),
@@ -422,14 +444,11 @@ async fn submit(api: Api, mut args: SubmitArguments) -> Result<TaskHandle, Failu
     let run_id = started.session_id.clone();
     let (pointed, task_id) = {
         let run_id = run_id.clone();
-        let task_id_of = task_id_of.clone();
         api.blocking(move |db| {
             let mut store = open(db)?;
             let session = store.session(&run_id)?;
-            let (task_id, name) = task_id_of(&session);
-            let mut config = config;
-            config.insert("task_name".into(), Value::String(name));
-            Ok((point_at(&mut store, &task_id, &session, &sources, &Value::Object(config))?, task_id))
+            let (task_id, config) = identity(&session);
+            Ok((point_at(&mut store, &task_id, &session, &sources, &config)?, task_id))
         })
         .await?
     };
