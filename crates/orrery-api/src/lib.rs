@@ -46,6 +46,7 @@ mod blueprints;
 mod bounds;
 pub mod broker;
 mod catalogue;
+mod checklists;
 mod compare;
 mod files;
 mod here;
@@ -393,6 +394,7 @@ impl Api {
         servers::register(&mut jobs);
         broker::register(&mut jobs);
         memory::register(&mut jobs);
+        checklists::register(&mut jobs);
         let (events, _) = broadcast::channel(16_384);
         Api {
             caller: Arc::new(Caller::default()),

@@ -801,6 +801,15 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     assert_eq!(client.ok("list_events", json!({"task_name": "t"}))["events"][0]["author"], "user");
     assert_eq!(client.ok("list_steps", json!({"task_name": "t", "state": "unknown"}))[0]["name"], "s");
 
+    // An agent's checklist.
+    let added = client.ok("add_agent_task", json!({"title": "check", "subtasks": ["look"]}));
+    assert_eq!(added, json!({"task_id": 1, "status": "pending"}));
+    assert_eq!(client.ok("start_agent_task", json!({"task_id": 1}))["status"], "in_progress");
+    assert_eq!(client.fails("complete_agent_task", json!({"task_id": 1, "conclusion": "ok"})), "refused");
+    client.ok("update_agent_subtask", json!({"task_id": 1, "index": 0, "status": "done"}));
+    assert_eq!(client.ok("complete_agent_task", json!({"task_id": 1, "conclusion": "ok"}))["status"], "completed");
+    assert_eq!(client.ok("list_agent_tasks", json!({}))[0]["conclusion"], "ok");
+
     let called = client.called.borrow().clone();
     let missed: Vec<&String> = catalogue.difference(&called).collect();
     assert!(missed.is_empty(), "every job of the catalogue was called over HTTP; not: {missed:?}");
@@ -1168,6 +1177,10 @@ fn an_agents_task_memory_is_scoped_by_the_headers_and_a_retried_write_survives_a
     let view = ok(&serving, "alpha", "get_task", json!({"name": "fix-ci"}));
     assert_eq!((&view["view"]["last_event_seq"], &view["view"]["step_counts"]["completed"]), (&json!(1), &json!(1)));
     assert_eq!(view["view"]["steps"]["completed"][0]["name"], "read log", "{view}");
+    // The agent's checklist is the project's and the agent's too.
+    ok(&serving, "alpha", "add_agent_task", json!({"title": "fix CI", "request_id": "add-1"}));
+    assert_eq!(ok(&serving, "alpha", "list_agent_tasks", json!({})).as_array().unwrap().len(), 1);
+    assert_eq!(ok(&serving, "beta", "list_agent_tasks", json!({})), json!([]), "another project's");
     let done = ok(&serving, "alpha", "list_steps", json!({"task_name": "fix-ci", "state": "completed"}));
     assert_eq!(done[0]["name"], "read log");
 }

@@ -29,6 +29,8 @@ pub enum StoreError {
     EventNotFound { task: String, seq: u64 },
     #[error("task {name:?} exists with another goal ({goal:?})")]
     TaskExists { name: String, goal: String },
+    #[error("{message}")]
+    Refused { message: String },
     #[error("invalid argument: {message}")]
     InvalidArgument { message: String },
 
@@ -73,6 +75,7 @@ impl StoreError {
             StoreError::TaskNotFound { .. } => FailureCode::TaskNotFound,
             StoreError::EventNotFound { .. } => FailureCode::EventNotFound,
             StoreError::TaskExists { .. } => FailureCode::TaskExists,
+            StoreError::Refused { .. } => FailureCode::Refused,
             StoreError::InvalidArgument { .. } => FailureCode::InvalidArgument,
             StoreError::Corrupt { .. } => FailureCode::Corrupt,
             StoreError::ReadOnly { .. } => FailureCode::ReadOnly,

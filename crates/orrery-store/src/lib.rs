@@ -56,6 +56,7 @@
 mod attempts;
 mod blueprints;
 pub mod canonical;
+mod checklists;
 mod clock;
 mod control;
 mod data;
@@ -83,6 +84,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use attempts::{NewAttempt, Settlement};
 pub use blueprints::BlueprintVersion;
+pub use checklists::{AgentSubtask, AgentSubtaskStatus, AgentTask, AgentTaskMinimal, AgentTaskStatus, Thread};
 pub use clock::{iso_8601, Clock, IdSource, ManualClock, SequentialIds, SystemClock, UuidV7Ids};
 pub use control::{Lease, OpenRequest, Request};
 pub use error::StoreError;

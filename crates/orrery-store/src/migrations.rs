@@ -26,6 +26,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0010_attempt_iterations", include_str!("../migrations/0010_attempt_iterations.sql")),
     ("0011_submitted_config", include_str!("../migrations/0011_submitted_config.sql")),
     ("0012_task_memory", include_str!("../migrations/0012_task_memory.sql")),
+    ("0013_agent_checklists", include_str!("../migrations/0013_agent_checklists.sql")),
 ];
 
 /// The schema version this code writes.

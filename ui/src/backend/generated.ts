@@ -6,6 +6,36 @@ export const EVENTS_LAGGED = "orrery://events-lagged";
 export const MENU = "orrery://menu";
 export const CLOSE_REQUESTED = "orrery://close-requested";
 
+export type AgentSubtask = {
+  title: string;
+  status: AgentSubtaskStatus;
+};
+
+/** Whether a subtask is done. */
+export type AgentSubtaskStatus = "pending" | "done";
+
+/** A top-level task of a thread. */
+export type AgentTask = {
+  /** 1, 2, 3... within the thread, stable for its life. */
+  task_id: number;
+  /** Its place among the thread's tasks (0 first). */
+  position: number;
+  title: string;
+  description?: string | null;
+  status: AgentTaskStatus;
+  /** In order; the task is completed only once every one is done. */
+  subtasks: AgentSubtask[];
+  /** What came of it, once completed. */
+  conclusion?: string | null;
+  /** When it last became in progress (ISO 8601, UTC). */
+  started_at?: string | null;
+  /** When it was completed. */
+  completed_at?: string | null;
+};
+
+/** Where a top-level task stands. */
+export type AgentTaskStatus = "pending" | "in_progress" | "completed";
+
 export type Attempt = {
   run_id: RunId;
   session_id: string;
@@ -2130,6 +2160,77 @@ export type SetStepAnswer = {
   step?: MemoryStep | null;
 };
 
+/** Checklist: the caller's tasks of a thread, in order, each with its status, subtasks and conclusion. */
+export type ListAgentTasksArguments = {
+  /** The thread of the agent's work (default `main`). */
+  thread?: string;
+};
+
+export type ListAgentTasksAnswer = AgentTask[];
+
+/** Checklist: adds a pending task (title, description, subtasks in order) at the end of a thread; answers its id and status. */
+export type AddAgentTaskArguments = {
+  thread?: string;
+  /** A short title. */
+  title: string;
+  /** What the task covers and what it does not. */
+  description?: string | null;
+  /** Its subtasks' titles, in order; the task is completed only once every one is done. */
+  subtasks?: string[];
+  /** Makes the write safe to send again (at most 64 characters). */
+  request_id?: string | null;
+};
+
+/** What a change of a task answers: its id and the status it is in now. */
+export type AddAgentTaskAnswer = {
+  task_id: number;
+  status: AgentTaskStatus;
+};
+
+/** Checklist: makes a task the thread's one task in progress; refused while another is in progress (complete it first) and for a completed task. */
+export type StartAgentTaskArguments = {
+  thread?: string;
+  task_id: number;
+  request_id?: string | null;
+};
+
+/** What a change of a task answers: its id and the status it is in now. */
+export type StartAgentTaskAnswer = {
+  task_id: number;
+  status: AgentTaskStatus;
+};
+
+/** Checklist: marks a subtask of a task (index, 0 first) done or pending. */
+export type UpdateAgentSubtaskArguments = {
+  thread?: string;
+  task_id: number;
+  /** Which subtask (0 first). */
+  index: number;
+  status: AgentSubtaskStatus;
+  request_id?: string | null;
+};
+
+/** What a change of a task answers: its id and the status it is in now. */
+export type UpdateAgentSubtaskAnswer = {
+  task_id: number;
+  status: AgentTaskStatus;
+};
+
+/** Checklist: completes a task with its conclusion; refused while a subtask is not done. */
+export type CompleteAgentTaskArguments = {
+  thread?: string;
+  task_id: number;
+  /** What came of it. */
+  conclusion: string;
+  request_id?: string | null;
+};
+
+/** What a change of a task answers: its id and the status it is in now. */
+export type CompleteAgentTaskAnswer = {
+  task_id: number;
+  status: AgentTaskStatus;
+};
+
 /**
  * The arguments of each command, by name as the UI passes them (the command functions take
  * them one by one, as Tauri wants).
@@ -2344,6 +2445,11 @@ export interface Jobs {
   list_steps: { arguments: ListStepsArguments; answer: ListStepsAnswer };
   record_event: { arguments: RecordEventArguments; answer: RecordEventAnswer };
   set_step: { arguments: SetStepArguments; answer: SetStepAnswer };
+  list_agent_tasks: { arguments: ListAgentTasksArguments; answer: ListAgentTasksAnswer };
+  add_agent_task: { arguments: AddAgentTaskArguments; answer: AddAgentTaskAnswer };
+  start_agent_task: { arguments: StartAgentTaskArguments; answer: StartAgentTaskAnswer };
+  update_agent_subtask: { arguments: UpdateAgentSubtaskArguments; answer: UpdateAgentSubtaskAnswer };
+  complete_agent_task: { arguments: CompleteAgentTaskArguments; answer: CompleteAgentTaskAnswer };
 }
 
 /** Every command of the shell: its arguments and its answer on success. */

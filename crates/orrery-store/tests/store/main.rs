@@ -2,6 +2,7 @@
 
 mod attempts;
 mod batch;
+mod checklists;
 mod control;
 mod events;
 mod failures;
