@@ -742,55 +742,11 @@ impl Orrery {
         }
     }
 
-    /// The newest stored version of blueprint `id`. The facade has no job that reads a stored
-    /// version by its hash: its text is read from a session that ran exactly that version (as
-    /// its root, or as an inner blueprint); when none did, the resource says which versions are
-    /// stored and that their text is not readable here.
+    /// The newest stored version of blueprint `id`.
     async fn stored_blueprint(&self, id: &str, uri: &str) -> Result<ResourceContents, McpError> {
-        let listed = self.answer("list_blueprints", json!({})).await?;
-        let stored = listed.as_array().into_iter().flatten().find(|s| s["blueprint_id"] == id).cloned();
-        let Some(stored) = stored else {
-            return Err(McpError::resource_not_found(
-                format!("no stored blueprint {id:?}"),
-                Some(json!({ "uri": uri })),
-            ));
-        };
-        let newest = stored["versions"][0]["hash"].as_str().unwrap_or("").to_string();
-        // The sessions of this blueprint first (newest first), then the others, for an inner one.
-        let mut candidates: Vec<Value> = Vec::new();
-        if let Ok(own) = self.answer("list_sessions", json!({ "blueprint_id": id })).await {
-            candidates.extend(own.as_array().cloned().unwrap_or_default());
-        }
-        let own_ran_it = candidates.iter().any(|s| s["blueprint_hash"] == newest.as_str());
-        if !own_ran_it {
-            if let Ok(all) = self.answer("list_sessions", json!({ "limit": 50 })).await {
-                candidates.extend(all.as_array().cloned().unwrap_or_default());
-            }
-        }
-        for listing in candidates {
-            let Some(session) = listing["id"].as_str() else { continue };
-            let own = listing["blueprint_id"] == id;
-            if own && listing["blueprint_hash"] != newest.as_str() {
-                continue;
-            }
-            let Ok(blueprints) = self.answer("get_session_blueprints", json!({ "session_id": session })).await else {
-                continue;
-            };
-            let root = std::iter::once(&blueprints["root"]);
-            let inner = blueprints["inner"].as_array().into_iter().flatten();
-            if let Some(found) = root.chain(inner).find(|b| b["blueprint_id"] == id && b["hash"] == newest.as_str()) {
-                let text = found["text"].as_str().unwrap_or("").to_string();
-                return Ok(ResourceContents::text(text, uri).with_mime_type("application/json"));
-            }
-        }
-        let note = json!({
-            "blueprint_id": id,
-            "versions": stored["versions"],
-            "text": null,
-            "note": "No session ran this version yet, and the facade reads a stored version's text only through a \
-                     session that ran it (get_session_blueprints).",
-        });
-        Ok(ResourceContents::text(note.to_string(), uri).with_mime_type("application/json"))
+        let version = self.answer("get_blueprint_version", json!({ "blueprint_id": id })).await?;
+        let text = version["text"].as_str().unwrap_or("").to_string();
+        Ok(ResourceContents::text(text, uri).with_mime_type("application/json"))
     }
 }
 

@@ -638,6 +638,9 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     assert_eq!(client.ok("blueprint_encoding", json!({"text": FLOW}))["encoding"], "antikythera");
     assert_eq!(client.ok("save_blueprint", json!({"text": FLOW}))["blueprint_id"], "flow");
     assert_eq!(client.ok("list_blueprints", json!({}))[0]["blueprint_id"], "flow");
+    let stored = client.ok("get_blueprint_version", json!({"blueprint_id": "flow"}));
+    assert!(stored["text"].as_str().unwrap().contains("\"id\": \"flow\""), "{stored}");
+    assert_eq!(client.fails("get_blueprint_version", json!({"blueprint_id": "flow", "hash": "0"})), "not_found");
 
     // A named task: submitted, streamed from its start to its result, then read back.
     let task = "blueprint#flow#nightly";

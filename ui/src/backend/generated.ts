@@ -1492,6 +1492,21 @@ export type ListBlueprintsArguments = Record<string, never>;
 
 export type ListBlueprintsAnswer = StoredBlueprint[];
 
+/** The text of a stored blueprint version (`hash`; the newest when absent). */
+export type GetBlueprintVersionArguments = {
+  blueprint_id: string;
+  /** The version (its content hash); the newest when absent. */
+  hash?: string | null;
+};
+
+export type GetBlueprintVersionAnswer = {
+  blueprint_id: string;
+  hash: string;
+  created_ms: number;
+  /** The version's canonical text. */
+  text: string;
+};
+
 /** Every registered name a task is submitted by (Orrery's task types, then its stored blueprints), sorted by name, with the JSON Schemas of its inputs and of its result. */
 export type ListInstalledTaskDefinitionsArguments = Record<string, never>;
 
@@ -2413,6 +2428,7 @@ export interface Jobs {
   compare_sessions: { arguments: CompareSessionsArguments; answer: CompareSessionsAnswer };
   save_blueprint: { arguments: SaveBlueprintArguments; answer: SaveBlueprintAnswer };
   list_blueprints: { arguments: ListBlueprintsArguments; answer: ListBlueprintsAnswer };
+  get_blueprint_version: { arguments: GetBlueprintVersionArguments; answer: GetBlueprintVersionAnswer };
   list_installed_task_definitions: { arguments: ListInstalledTaskDefinitionsArguments; answer: ListInstalledTaskDefinitionsAnswer };
   get_task_definition: { arguments: GetTaskDefinitionArguments; answer: GetTaskDefinitionAnswer };
   submit: { arguments: SubmitArguments; answer: SubmitAnswer };

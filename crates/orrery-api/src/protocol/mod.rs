@@ -186,6 +186,24 @@ pub struct Saved {
     pub diagnostics: Vec<orrery_blueprint::Diagnostic>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VersionArguments {
+    pub blueprint_id: String,
+    /// The version (its content hash); the newest when absent.
+    #[serde(default)]
+    pub hash: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BlueprintVersionText {
+    pub blueprint_id: String,
+    pub hash: String,
+    pub created_ms: i64,
+    /// The version's canonical text.
+    pub text: String,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct StoredBlueprint {
     pub blueprint_id: String,
@@ -503,6 +521,33 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                     all.push(StoredBlueprint { blueprint_id: id, versions });
                 }
                 Ok(all)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "get_blueprint_version",
+        "The text of a stored blueprint version (`hash`; the newest when absent).",
+        |api: Api, args: VersionArguments| async move {
+            api.blocking(move |db| {
+                let versions = open(db)?.blueprint_versions(&args.blueprint_id)?;
+                let found = match &args.hash {
+                    None => versions.into_iter().next(),
+                    Some(hash) => versions.into_iter().find(|v| &v.hash == hash),
+                };
+                let v = found.ok_or_else(|| {
+                    let which = args.hash.as_deref().map_or_else(|| "any version".into(), |h| format!("version {h}"));
+                    Failure::new(
+                        FailureCode::NotFound,
+                        format!("no stored blueprint {:?} of {which}", args.blueprint_id),
+                    )
+                })?;
+                Ok(BlueprintVersionText {
+                    blueprint_id: v.blueprint_id,
+                    hash: v.hash,
+                    created_ms: v.created_ms,
+                    text: v.canonical_json,
+                })
             })
             .await
         },
