@@ -1,15 +1,12 @@
 //! `orrery mcp`, the Model Context Protocol server on standard input/output (docs/agents.md).
 //!
-//! - The real client: `tests/mcp/client.py` drives it with the official MCP Python SDK, from
-//!   nothing to a finished session and its log (the Python is `ORRERY_MCP_PYTHON`, else the
-//!   venv `tests/mcp/setup_client.sh` makes; never skipped).
+//! - The real client (`tests/mcp/client.py`, the official MCP Python SDK) runs in `suites.rs`.
 //! - Raw JSON-RPC from here, so that a failure reads without Python: initialize, tools/list
 //!   against the catalogue, tool calls and their failures, and how it ends (EOF, SIGTERM) with
 //!   the sessions it runs stopped.
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -18,15 +15,8 @@ use std::time::{Duration, Instant};
 
 const ORRERY: &str = env!("CARGO_BIN_EXE_orrery");
 
-/// The client bounds its own waits; this is the guard against a client that hangs anyway.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(600);
-
 /// The longest one answer may take here.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn collect(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
     thread::spawn(move || {
@@ -34,69 +24,6 @@ fn collect(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
         let _ = pipe.read_to_end(&mut bytes);
         String::from_utf8_lossy(&bytes).into_owned()
     })
-}
-
-/// The MCP client's Python: `ORRERY_MCP_PYTHON` (scripts/test.sh sets it), else the venv the
-/// setup script makes (or finds) now.
-fn client_python() -> String {
-    if let Ok(python) = std::env::var("ORRERY_MCP_PYTHON") {
-        if !python.is_empty() {
-            return python;
-        }
-    }
-    let setup = repo_root().join("tests/mcp/setup_client.sh");
-    let out = Command::new("bash").arg(&setup).stderr(Stdio::inherit()).output().expect("the setup script runs");
-    assert!(out.status.success(), "{} failed ({}); it needs python3 and PyPI", setup.display(), out.status);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    stdout.lines().last().expect("the setup script prints the venv's python").trim().to_string()
-}
-
-#[test]
-fn the_official_python_client_drives_orrery_mcp_from_nothing_to_a_finished_session() {
-    drive_with_the_python_client("stdio");
-}
-
-#[test]
-fn the_official_python_client_drives_mcp_over_streamable_http_under_orrery_serve() {
-    drive_with_the_python_client("http");
-}
-
-/// Runs tests/mcp/client.py over `transport` (`stdio`: `orrery mcp`; `http`: `/mcp` of
-/// `orrery serve`, with its bearer token).
-fn drive_with_the_python_client(transport: &str) {
-    let python = client_python();
-    let client = repo_root().join("tests/mcp/client.py");
-    let mut child = Command::new(&python)
-        .arg(&client)
-        .args(["--orrery", ORRERY, "--transport", transport])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so that a timeout takes the server it started too.
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("{python} {}: {e}", client.display()));
-    let stdout = collect(child.stdout.take().unwrap());
-    let stderr = collect(child.stderr.take().unwrap());
-    let deadline = Instant::now() + CLIENT_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
-    let output = format!("{}{}", stdout.join().unwrap(), stderr.join().unwrap());
-    match status {
-        None => panic!("the MCP client did not end within {CLIENT_TIMEOUT:?}; killed\n{output}"),
-        Some(status) if !status.success() => panic!("the MCP client failed ({status})\n{output}"),
-        Some(_) => println!("{output}"),
-    }
 }
 
 /// A scratch folder, removed at the end.
