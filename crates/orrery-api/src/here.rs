@@ -12,7 +12,7 @@ use std::time::Duration;
 use orrery_blueprint::{Blueprint, SessionState, ValidBlueprint};
 use orrery_engine::agents::interaction::{Answers, WhenUnanswered};
 use orrery_engine::runner::{self, RunError, RunOptions};
-use orrery_store::{ErrorRecord, Session};
+use orrery_store::{ErrorRecord, Session, Starter};
 use serde_json::Map;
 
 use crate::broker::BrokerSettings;
@@ -161,6 +161,7 @@ impl Api {
             control: Some(control.clone()),
             broker,
             retry: None,
+            started_by: Some(Starter { project: self.caller.project.clone(), agent: self.caller.agent.clone() }),
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {

@@ -665,6 +665,10 @@ fn wants_events(headers: &HeaderMap) -> bool {
 fn idempotency_key(api: &Api, job: &str, headers: &HeaderMap, arguments: Value) -> Result<Value, String> {
     let Some(key) = headers.get("idempotency-key") else { return Ok(arguments) };
     let key = key.to_str().map_err(|_| "the Idempotency-Key header must be visible ASCII text".to_string())?;
+    let most = orrery_store::MAX_REQUEST_ID_CHARS;
+    if !(1..=most).contains(&key.len()) {
+        return Err(format!("the Idempotency-Key header must have 1 to {most} characters, not {}", key.len()));
+    }
     let takes = api.jobs().iter().any(|j| j.name == job && j.arguments["properties"].get("request_id").is_some());
     if !takes {
         return Ok(arguments);

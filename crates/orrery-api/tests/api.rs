@@ -821,7 +821,7 @@ async fn of_submissions_racing_for_one_task_name_exactly_one_wins_within_and_acr
     }
     let running = fx.ok("list_sessions", json!({"state": "running"})).await;
     assert_eq!(running.as_array().unwrap().len(), names.len(), "{running}");
-    for (name, runs) in &won {
+    for name in won.keys() {
         fx.ok("cancel", json!({"task_id": format!("shell#shell.run#{name}")})).await;
     }
     fx.api.wait_all().await;
@@ -985,8 +985,13 @@ async fn a_session_left_running_by_a_crash_is_listed_as_interrupted() {
     // What a runner killed mid-run leaves: a running session, no live runner holding it.
     let mut store = orrery_store::Store::open(&fx.path("orrery.db")).unwrap();
     let hash = store.put_blueprint_version("left", &text).unwrap();
-    let new =
-        orrery_store::NewSession { blueprint_hash: hash, name: "left".into(), params: json!({}), restarted_from: None };
+    let new = orrery_store::NewSession {
+        blueprint_hash: hash,
+        name: "left".into(),
+        params: json!({}),
+        restarted_from: None,
+        started_by: None,
+    };
     let session = store.create_session(&new, None).unwrap();
     store.set_session_state(&session.id, orrery_blueprint::SessionState::Running, None, None).unwrap();
     let listed = fx.ok("list_sessions", json!({})).await;

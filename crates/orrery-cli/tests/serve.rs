@@ -1034,7 +1034,15 @@ fn a_start_sent_again_with_its_request_id_starts_one_session() {
     );
     let body = br#"{"arguments": {"file": "wait.json", "request_id": "start-1"}}"#.to_vec();
     assert_eq!(send_raw(&serving.addr, &contradicted, body).status, 422, "a header and an argument that differ");
-    assert_eq!(stored_sessions(&db, &s.0).len(), 1, "one session for four requests");
+    // A key that is not a request id: refused before the job runs, naming the header.
+    for key in ["x".repeat(65), "clé-1".into(), String::new()] {
+        let with = head.replace("Idempotency-Key: start-1", &format!("Idempotency-Key: {key}"));
+        let refused = send_raw(&serving.addr, &with, br#"{"arguments": {"file": "wait.json"}}"#.to_vec());
+        assert_eq!(refused.status, 422, "Idempotency-Key {key:?}");
+        let detail = refused.json()["detail"].to_string();
+        assert!(detail.contains("Idempotency-Key"), "{key:?}: {detail}");
+    }
+    assert_eq!(stored_sessions(&db, &s.0).len(), 1, "one session for all those requests");
 
     // The server killed once the session exists, before its answer is read: the same request
     // to the next server answers that session.
@@ -1186,6 +1194,26 @@ fn an_agents_task_memory_is_scoped_by_the_headers_and_a_retried_write_survives_a
     assert_eq!(ok(&serving, "beta", "list_agent_tasks", json!({})), json!([]), "another project's");
     let done = ok(&serving, "alpha", "list_steps", json!({"task_name": "fix-ci", "state": "completed"}));
     assert_eq!(done[0]["name"], "read log");
+
+    // A session the agent starts is its own: what it writes meanwhile shows beside it.
+    s.write(
+        "one.json",
+        &json!({"id": "one", "name": "one", "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "start"}]}]})
+        .to_string(),
+    );
+    let started = ok(&serving, "alpha", "start_session", json!({"file": "one.json"}));
+    let session = started["session_id"].as_str().unwrap().to_string();
+    ok(&serving, "alpha", "record_event", json!({"task_name": "fix-ci", "kind": "note", "payload": "started it"}));
+    ok(&serving, "alpha", "start_agent_task", json!({"task_id": 1}));
+    let notes = ok(&serving, "alpha", "get_session_notes", json!({"session_id": session}));
+    assert_eq!(notes["started_by"], json!({"project": "alpha", "agent": "claude"}), "{notes}");
+    let events = &notes["memory"][0]["events"];
+    assert_eq!((events.as_array().map(Vec::len), &events[0]["payload"]), (Some(1), &json!("started it")), "{notes}");
+    assert_eq!(notes["checklists"][0]["tasks"][0]["status"], "in_progress", "{notes}");
+    let listed = serving.job("list_sessions", json!({})).json();
+    assert_eq!(listed["answer"][0]["started_by"]["agent"], "claude", "{listed}");
 }
 
 /// A JSON-RPC message to `/mcp`, with the token unless `bearer` is `None`; the reply and the

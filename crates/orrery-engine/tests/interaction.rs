@@ -60,6 +60,7 @@ impl Fixture {
             control,
             broker: None,
             retry: None,
+            started_by: None,
         };
         let db = self.db();
         let handle = tokio::spawn(async move {

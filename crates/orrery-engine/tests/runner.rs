@@ -36,6 +36,7 @@ impl Fixture {
             control: None,
             broker: None,
             retry: None,
+            started_by: None,
         };
         // A hang guard only: nothing here should take more than a few seconds.
         let report =
@@ -700,6 +701,7 @@ async fn a_session_started_for_a_request_is_not_started_twice() {
             control: None,
             broker: None,
             retry: Some(retry.clone()),
+            started_by: None,
         };
         run_session(&db, valid, library, Map::new(), options)
     };

@@ -117,7 +117,11 @@ fn into_task(raw: Raw, position: u64, path: &std::path::Path) -> Result<AgentTas
     })
 }
 
-fn all(sql: &rusqlite::Connection, path: &std::path::Path, t: Thread<'_>) -> Result<Vec<AgentTask>, StoreError> {
+pub(crate) fn all(
+    sql: &rusqlite::Connection,
+    path: &std::path::Path,
+    t: Thread<'_>,
+) -> Result<Vec<AgentTask>, StoreError> {
     let mut stmt = sql.prepare(&format!("{SELECT} ORDER BY task_id")).at(path)?;
     let rows = stmt.query_map(params![t.project, t.agent, t.name], row).at(path)?;
     let mut tasks = Vec::new();

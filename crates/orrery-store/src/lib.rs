@@ -53,6 +53,7 @@
 //! - **Migrations** live in `migrations/NNNN_name.sql`, embedded with `include_str!` and
 //!   tracked by `PRAGMA user_version` (see [`migrations`]).
 
+mod agent_notes;
 mod attempts;
 mod blueprints;
 pub mod canonical;
@@ -82,6 +83,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
+pub use agent_notes::{
+    ChecklistNotes, MemoryNotes, SessionNotes, MAX_NOTE_EVENTS, MAX_NOTE_PAYLOAD_CHARS, MAX_NOTE_TASKS,
+};
 pub use attempts::{NewAttempt, Settlement};
 pub use blueprints::BlueprintVersion;
 pub use checklists::{AgentSubtask, AgentSubtaskStatus, AgentTask, AgentTaskMinimal, AgentTaskStatus, Thread};
@@ -109,7 +113,7 @@ pub use records::{
     SessionState, StepState, TaskState,
 };
 pub use servers::ServerEntry;
-pub use sessions::{NewSession, Session, SessionFilter};
+pub use sessions::{NewSession, Session, SessionFilter, Starter};
 pub use submitted::SubmittedTask;
 
 use error::SqliteResultExt;

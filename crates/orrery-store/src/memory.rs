@@ -302,6 +302,45 @@ fn steps_where(
     rows.map(|r| r.at(path).and_then(|raw| into_step(raw, path))).collect()
 }
 
+pub(crate) const SELECT_EVENT: &str =
+    "SELECT seq, kind, role, name, payload, payload_sha256, truncated, author, created_ms FROM memory_events";
+
+/// The events of task `task` that `stmt` (a [`SELECT_EVENT`] query) finds.
+pub(crate) fn events_of(
+    stmt: &mut rusqlite::Statement<'_>,
+    args: impl rusqlite::Params,
+    path: &Path,
+    task: &str,
+) -> Result<Vec<MemoryEvent>, StoreError> {
+    let rows = stmt
+        .query_map(args, |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, bool>(6)?,
+                r.get::<_, String>(7)?,
+                r.get::<_, i64>(8)?,
+            ))
+        })
+        .at(path)?;
+    let mut events = Vec::new();
+    for row in rows {
+        let (seq, kind, role, name, payload, payload_sha256, truncated, author, created_ms) = row.at(path)?;
+        let kind = MemoryEventKind::parse(&kind).ok_or_else(|| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("event {seq} of task {task:?} has the kind {kind:?}"),
+        })?;
+        let at = iso_8601(created_ms, "Z");
+        let seq = seq.max(0) as u64;
+        events.push(MemoryEvent { seq, kind, role, name, payload, payload_sha256, truncated, author, at });
+    }
+    Ok(events)
+}
+
 impl Store {
     /// Creates task `name` of `project` with `goal`, or answers the existing one when its goal
     /// is the same (`task_exists` when it is not).
@@ -446,38 +485,10 @@ impl Store {
                 return Ok(EventPage { found: false, events: Vec::new(), truncated: false, next_after_seq: None });
             };
             let mut stmt = sql
-                .prepare(
-                    "SELECT seq, kind, role, name, payload, payload_sha256, truncated, author, created_ms
-                     FROM memory_events WHERE project = ?1 AND task = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4",
-                )
+                .prepare(&format!("{SELECT_EVENT} WHERE project = ?1 AND task = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4"))
                 .at(path)?;
             let after = i64::try_from(after_seq).unwrap_or(i64::MAX);
-            let rows = stmt
-                .query_map(params![project, task, after, limit], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, Option<String>>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, String>(5)?,
-                        r.get::<_, bool>(6)?,
-                        r.get::<_, String>(7)?,
-                        r.get::<_, i64>(8)?,
-                    ))
-                })
-                .at(path)?;
-            let mut events = Vec::new();
-            for row in rows {
-                let (seq, kind, role, name, payload, payload_sha256, truncated, author, created_ms) = row.at(path)?;
-                let kind = MemoryEventKind::parse(&kind).ok_or_else(|| StoreError::Corrupt {
-                    path: path.to_path_buf(),
-                    detail: format!("event {seq} of task {task:?} has the kind {kind:?}"),
-                })?;
-                let at = iso_8601(created_ms, "Z");
-                let seq = seq.max(0) as u64;
-                events.push(MemoryEvent { seq, kind, role, name, payload, payload_sha256, truncated, author, at });
-            }
+            let events = events_of(&mut stmt, params![project, task, after, limit], path, task)?;
             let last = events.last().map(|e| e.seq);
             let truncated = last.is_some_and(|seq| seq < found.event_seq);
             Ok(EventPage { found: true, events, truncated, next_after_seq: last.filter(|_| truncated) })

@@ -27,6 +27,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0011_submitted_config", include_str!("../migrations/0011_submitted_config.sql")),
     ("0012_task_memory", include_str!("../migrations/0012_task_memory.sql")),
     ("0013_agent_checklists", include_str!("../migrations/0013_agent_checklists.sql")),
+    ("0014_session_starter", include_str!("../migrations/0014_session_starter.sql")),
 ];
 
 /// The schema version this code writes.

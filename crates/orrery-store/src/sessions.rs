@@ -25,6 +25,16 @@ pub struct NewSession {
     /// The session this one runs over again (a restart): the lineage between sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarted_from: Option<String>,
+    /// Who asked for it through the facade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<Starter>,
+}
+
+/// The caller that started a session: a project and the agent (or person) acting in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Starter {
+    pub project: String,
+    pub agent: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -47,6 +57,9 @@ pub struct Session {
     /// The session of an antikythera server this one mirrors ([`Store::link_remote`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteLink>,
+    /// Who started it through the facade; `None` for sessions stored before Orrery kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<Starter>,
 }
 
 /// Which sessions [`Store::sessions`] lists, newest first.
@@ -209,11 +222,13 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
         last_error: None,
         restarted_from: new.restarted_from.clone(),
         remote: None,
+        started_by: new.started_by.clone(),
     };
     tx.sql
             .execute(
-                "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms, restarted_from)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms, restarted_from,
+                                       started_project, started_agent)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     session.id,
                     session.blueprint_hash,
@@ -222,7 +237,9 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
                     session.state.as_str(),
                     session.params.to_string(),
                     session.created_ms,
-                    session.restarted_from
+                    session.restarted_from,
+                    session.started_by.as_ref().map(|s| &s.project),
+                    session.started_by.as_ref().map(|s| &s.agent)
                 ],
             )
             .at(tx.path)?;
@@ -241,7 +258,8 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
 }
 
 const SELECT_SESSION: &str = "SELECT id, blueprint_hash, blueprint_id, name, state, params_json,
-    created_ms, started_ms, finished_ms, last_error_json, restarted_from, remote_url, remote_session FROM sessions";
+    created_ms, started_ms, finished_ms, last_error_json, restarted_from, remote_url, remote_session,
+    started_project, started_agent FROM sessions";
 
 struct RawSession {
     id: String,
@@ -257,6 +275,8 @@ struct RawSession {
     restarted_from: Option<String>,
     remote_url: Option<String>,
     remote_session: Option<String>,
+    started_project: Option<String>,
+    started_agent: Option<String>,
 }
 
 fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
@@ -274,6 +294,8 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
         restarted_from: row.get(10)?,
         remote_url: row.get(11)?,
         remote_session: row.get(12)?,
+        started_project: row.get(13)?,
+        started_agent: row.get(14)?,
     })
 }
 
@@ -303,6 +325,10 @@ impl RawSession {
             restarted_from: self.restarted_from,
             remote: match (self.remote_url, self.remote_session) {
                 (Some(url), Some(session_id)) => Some(RemoteLink { url, session_id }),
+                _ => None,
+            },
+            started_by: match (self.started_project, self.started_agent) {
+                (Some(project), Some(agent)) => Some(Starter { project, agent }),
                 _ => None,
             },
         })

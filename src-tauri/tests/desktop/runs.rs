@@ -213,3 +213,69 @@ async fn an_inner_blueprint_instance_is_opened_from_its_composite_with_its_own_s
     app.wait_count("[data-testid=run-crumb]", 0).await;
     app.wait_attr(&card("call"), "data-state", "SUCCEEDED").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_an_agent_started_shows_its_checklist_and_task_memory_beside_it() {
+    let app = App::start(|dir| {
+        write_blueprint(&dir.join("deploy.json"), "deploy", vec![sh("build", "echo built", "start")]);
+        None
+    })
+    .await;
+    // An agent on the same store, through the facade as its MCP or HTTP connection would be.
+    let options = orrery_api::ApiOptions { db: app.dir.path().join("orrery.db"), work_dir: None, max_parallel: None };
+    let agent = orrery_api::Api::new(options).as_caller(orrery_api::Caller::new("shop", "claude").unwrap());
+    let ok = |job: &'static str, arguments: Value| {
+        let agent = agent.clone();
+        async move {
+            let envelope = agent.call(job, arguments.clone()).await.unwrap();
+            assert!(envelope.success, "{job} {arguments}: {envelope:?}");
+            envelope.answer
+        }
+    };
+    ok("create_task", json!({"name": "release-1.2", "goal": "Ship 1.2 to staging once the build is green"})).await;
+    ok(
+        "record_event",
+        json!({"task_name": "release-1.2", "kind": "message", "role": "user", "payload": "Ship 1.2 please"}),
+    )
+    .await;
+    let subtasks = ["validate the blueprint", "run it", "report"];
+    ok("add_agent_task", json!({"title": "Ship 1.2", "subtasks": subtasks})).await;
+    ok("start_agent_task", json!({"task_id": 1})).await;
+    let file = app.dir.path().join("deploy.json");
+    let started = ok("start_session", json!({"file": file})).await;
+    let session = started["session_id"].as_str().unwrap().to_string();
+    ok(
+        "record_event",
+        json!({"task_name": "release-1.2", "kind": "tool_call", "name": "start_session",
+        "payload": format!("{{\"file\": \"deploy.json\"}} -> {session}")}),
+    )
+    .await;
+    ok("wait_session", json!({"session_id": session, "timeout_s": 30})).await;
+    for index in 0..2 {
+        ok("update_agent_subtask", json!({"task_id": 1, "index": index, "status": "done"})).await;
+    }
+    ok("set_step", json!({"task_name": "release-1.2", "name": "run deploy", "state": "completed"})).await;
+    ok("set_step", json!({"task_name": "release-1.2", "name": "tell the user", "state": "in_progress"})).await;
+    ok(
+        "record_event",
+        json!({"task_name": "release-1.2", "kind": "note",
+        "payload": "deploy completed: build printed 'built'. Next: tell the user."}),
+    )
+    .await;
+
+    app.click("[data-testid=mode-runs]").await;
+    app.wait_attr("[data-testid=run-item]", "data-session-id", &session).await;
+    app.wait_text("[data-testid=run-agent]", "◆ claude").await;
+    app.click("[data-testid=run-item]").await;
+    app.wait_attr("[data-testid=agent-notes]", "data-agent", "claude").await;
+    app.wait_count("[data-testid=agent-memory] .agent-event", 2).await;
+    let task = "[data-testid=agent-checklist] .agent-task";
+    app.wait_attr(task, "data-status", "in_progress").await;
+    app.wait_text(&format!("{task} .agent-count"), "2/3").await;
+    // Written after the app showed it: read again while shown.
+    ok("update_agent_subtask", json!({"task_id": 1, "index": 2, "status": "done"})).await;
+    ok("complete_agent_task", json!({"task_id": 1, "conclusion": "1.2 is on staging; the user was told."})).await;
+    app.wait_attr(task, "data-status", "completed").await;
+    app.wait_text(&format!("{task} .agent-conclusion"), "1.2 is on staging; the user was told.").await;
+    app.screenshot("runs-agent-notes.png").await;
+}

@@ -101,6 +101,13 @@ export type BrokerDispatch = {
   assignment: string;
 };
 
+/** A checklist thread with tasks open in the window. */
+export type ChecklistNotes = {
+  thread: string;
+  /** Those tasks, in the thread's order (`position` is their place in the whole thread). */
+  tasks: AgentTask[];
+};
+
 export type DataDifference = {
   instance: string;
   key: string;
@@ -312,6 +319,18 @@ export type MemoryEvent = {
 
 /** What an event of a task records. */
 export type MemoryEventKind = "message" | "tool_call" | "tool_result" | "note";
+
+/** A memory task the agent wrote to in the window. */
+export type MemoryNotes = {
+  view: TaskView;
+  /**
+   * Its agent's events of the window, oldest first: the last [`MAX_NOTE_EVENTS`], each
+   * payload at most [`MAX_NOTE_PAYLOAD_CHARS`] characters (`truncated` when cut).
+   */
+  events: MemoryEvent[];
+  /** How many of its agent's events fall in the window, those not shown counted. */
+  events_in_window: number;
+};
 
 /** One step of a task. */
 export type MemoryStep = {
@@ -583,6 +602,8 @@ export type Session = {
   restarted_from?: string | null;
   /** The session of an antikythera server this one mirrors ([`Store::link_remote`]). */
   remote?: RemoteLink | null;
+  /** Who started it through the facade; `None` for sessions stored before Orrery kept it. */
+  started_by?: Starter | null;
 };
 
 export type SessionBlueprints = {
@@ -715,6 +736,8 @@ export type SessionListing = {
   restarted_from?: string | null;
   /** The session of an antikythera server this one mirrors ([`Store::link_remote`]). */
   remote?: RemoteLink | null;
+  /** Who started it through the facade; `None` for sessions stored before Orrery kept it. */
+  started_by?: Starter | null;
   /** Its tasks waiting for an answer (`answer_prompt`), by node key. */
   waiting: string[];
   /** `running` or `pending` with no live runner: a crash stopped it (`resume_session` goes on). */
@@ -731,6 +754,12 @@ export type SessionStateChanged = {
 };
 
 export type Severity = "error" | "warning" | "info";
+
+/** The caller that started a session: a project and the agent (or person) acting in it. */
+export type Starter = {
+  project: string;
+  agent: string;
+};
 
 export type StatusAnswerStep = {
   name: string;
@@ -1245,6 +1274,26 @@ export type GetSessionAnswer = {
   restarts: Session[];
   /** For the mirror of a server's session (`session.remote`): whether the server answers. */
   link?: LinkState | null;
+};
+
+/** What the agent that started a session wrote while it was that agent's latest session (from its creation until the same project and agent started another): the task memory it recorded events in (each task's resume view and its last events of that time) and its checklist tasks open then. */
+export type GetSessionNotesArguments = {
+  session_id: string;
+};
+
+/** The agent's notes beside a session. */
+export type GetSessionNotesAnswer = {
+  session_id: string;
+  /** Who started it; `None` for a session stored before Orrery kept it (then nothing else). */
+  started_by?: Starter | null;
+  /** The window's start: the session's creation (ISO 8601, UTC). */
+  from: string;
+  /** The window's end: when the same caller created its next session; `None` while open. */
+  until?: string | null;
+  memory: MemoryNotes[];
+  /** Whether more memory tasks than [`MAX_NOTE_TASKS`] had events in the window. */
+  memory_truncated: boolean;
+  checklists: ChecklistNotes[];
 };
 
 /** Waits until a session has ended (completed, failed or stopped), at most `timeout_s`. */
@@ -2412,6 +2461,7 @@ export interface Jobs {
   list_sessions: { arguments: ListSessionsArguments; answer: ListSessionsAnswer };
   get_attempt: { arguments: GetAttemptArguments; answer: GetAttemptAnswer };
   get_session: { arguments: GetSessionArguments; answer: GetSessionAnswer };
+  get_session_notes: { arguments: GetSessionNotesArguments; answer: GetSessionNotesAnswer };
   wait_session: { arguments: WaitSessionArguments; answer: WaitSessionAnswer };
   stop_session: { arguments: StopSessionArguments; answer: StopSessionAnswer };
   pause_session: { arguments: PauseSessionArguments; answer: PauseSessionAnswer };

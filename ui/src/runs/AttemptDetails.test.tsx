@@ -61,6 +61,7 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     details: null,
     lineage: null,
     link: null,
+    notes: null,
     ...change,
   };
 }

@@ -1,10 +1,11 @@
 // The runs of the store, newest first: blueprint, version, state, start, duration, and who waits
 // for an answer; filtered by text and state. A run mirrored from an antikythera server says
-// which. Choosing one opens it.
+// which, a run an agent started says whose. Choosing one opens it.
 import { useMemo } from "react";
 import type { RemoteLink, SessionListing, SessionState } from "../backend/generated";
 import { useRuns } from "../store/context";
 import { filterSessions } from "../store/runs";
+import { startedByOther } from "./AgentNotes";
 import { durationLabel } from "./timeline/model";
 
 const STATES: (SessionState | "all")[] = ["all", "running", "pending", "completed", "failed", "stopped"];
@@ -58,6 +59,11 @@ export function RunList() {
               {s.remote && (
                 <span className="run-remote" title={`Runs on ${s.remote.url} as session ${s.remote.session_id}`} data-testid="run-remote">
                   ⇄ {serverLabel(s.remote)}
+                </span>
+              )}
+              {startedByOther(s.started_by) && (
+                <span className="run-agent" title={`Started by ${s.started_by!.agent}, in project ${s.started_by!.project}`} data-testid="run-agent">
+                  ◆ {s.started_by!.agent}
                 </span>
               )}
               {s.waiting.length > 0 && (

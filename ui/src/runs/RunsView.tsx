@@ -9,6 +9,7 @@ import { ErrorBoundary } from "../ErrorBoundary";
 import { ServerRunsDialog } from "../servers/ServerRunsDialog";
 import { useRuns, useWorkspace, useWorkspaceStore } from "../store/context";
 import type { OpenRun } from "../store/runs";
+import { AgentNotes } from "./AgentNotes";
 import { AttemptDetails, AttemptLog } from "./AttemptDetails";
 import { CompareView } from "./CompareView";
 import { RunGraph } from "./RunGraph";
@@ -106,6 +107,7 @@ function OpenRunView({ run }: { run: OpenRun }) {
       {!comparison && (
         <aside className="run-details" aria-label="Details">
           <ErrorBoundary area="details">
+            <AgentNotes run={run} />
             <AttemptDetails run={run} />
             <AttemptLog run={run} />
           </ErrorBoundary>

@@ -9,6 +9,7 @@ import type {
   Attempt,
   CompareSessionsAnswer,
   GetAttemptAnswer,
+  GetSessionNotesAnswer,
   InputLineage,
   InstanceInfo,
   LinkState,
@@ -53,6 +54,8 @@ export type OpenRun = {
   lineage: InputLineage[] | null;
   /** For the mirror of a server's session (`session.remote`): whether the server answers; null for a local run. */
   link: LinkState | null;
+  /** What the agent that started it wrote meanwhile: its task memory and checklists (null: not read yet). */
+  notes: GetSessionNotesAnswer | null;
 };
 
 /** A task node of a run, as the facade names it. */
@@ -106,6 +109,11 @@ export type RunsState = {
   closeComparison(): void;
   /** Where the log viewer reads an attempt's log from. */
   logSource(sessionId: string, node: string, attempt: number): LogSource;
+  /**
+   * Reads the open run's agent notes again. An agent writes them through another connection
+   * (they raise no session event): the notes panel asks while it is shown.
+   */
+  loadNotes(): Promise<void>;
 };
 
 export type RunsStore = StoreApi<RunsState>;
@@ -161,6 +169,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         patchRun({ session, driven, waiting, restarts, nodes: nodesOf(view.tasks), attempts, selected, link: view.link ?? null });
         void loadDetails();
         void loadLineage();
+        void get().loadNotes();
       } catch (e) {
         if (mine === opened) fail(e);
       }
@@ -282,8 +291,10 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               details: null,
               lineage: null,
               link: view.link ?? null,
+              notes: null,
             },
           });
+          void get().loadNotes();
           mark("run-shown");
           // What changed while it was read (a run just launched or followed) is read again.
           if (watch.missed) reloadSoon();
@@ -468,6 +479,18 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         } catch (e) {
           fail(e);
           return null;
+        }
+      },
+
+      async loadNotes() {
+        const mine = opened;
+        try {
+          const run = get().run;
+          if (!run?.session?.started_by) return;
+          const notes = await backend.call("get_session_notes", { session_id: run.session.id });
+          if (mine === opened) patchRun({ notes });
+        } catch {
+          // The notes are extra: the run shows without them.
         }
       },
 

@@ -182,6 +182,15 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
         },
     ));
     jobs.push(job(
+        "get_session_notes",
+        "What the agent that started a session wrote while it was that agent's latest session (from its \
+         creation until the same project and agent started another): the task memory it recorded events \
+         in (each task's resume view and its last events of that time) and its checklist tasks open then.",
+        |api: Api, args: SessionArguments| async move {
+            api.blocking(move |db| Ok(open(db)?.session_notes(&args.session_id)?)).await
+        },
+    ));
+    jobs.push(job(
         "wait_session",
         "Waits until a session has ended (completed, failed or stopped), at most `timeout_s`.",
         |api: Api, args: WaitArguments| async move {

@@ -26,8 +26,8 @@ use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
     ErrorRecord, Event, EventData, InputSource, Lease, LogCapped, NewAttempt, NewEvent, NewSession, Outcome,
-    ProcessIdentity, PromptAnswered, Retry, RunId, ScopeIteration, SessionBlueprints, Settlement, Store, StoreError,
-    Synchronous,
+    ProcessIdentity, PromptAnswered, Retry, RunId, ScopeIteration, SessionBlueprints, Settlement, Starter, Store,
+    StoreError, Synchronous,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -68,6 +68,8 @@ pub struct RunOptions {
     /// The client's request that a new session answers (a job's `request_id`): the session is
     /// created with it, once ([`Store::create_session_for`]). Unused by a resume.
     pub retry: Option<Retry>,
+    /// Who asks for a new session (kept with it). Unused by a resume.
+    pub started_by: Option<Starter>,
 }
 
 /// How a session ended.
@@ -165,6 +167,7 @@ pub(crate) async fn run_new_session(
     let params_value = Value::Object(params);
     let lease = db.lease.clone();
     let retry = options.retry.clone();
+    let started_by = options.started_by.clone();
     let session = db
         .call(move |s| {
             let hash = s.put_blueprint_version(&id, &text)?;
@@ -174,7 +177,7 @@ pub(crate) async fn run_new_session(
                 links.inner.insert(id.clone(), s.put_blueprint_version(id, text)?);
             }
             let session = s.create_session_for(
-                &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from },
+                &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from, started_by },
                 retry.as_ref(),
             )?;
             // A new session has its `session_created` event alone; one with more is the one the

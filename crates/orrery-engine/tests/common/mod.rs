@@ -92,6 +92,7 @@ impl Fixture {
             control: control.cloned(),
             broker: None,
             retry: None,
+            started_by: None,
         };
         (options, receiver)
     }

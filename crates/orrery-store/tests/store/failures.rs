@@ -173,6 +173,7 @@ fn a_full_disk_is_reported_and_leaves_the_store_consistent() {
                 name: "full".into(),
                 params: json!({}),
                 restarted_from: None,
+                started_by: None,
             },
             None,
         )

@@ -6,7 +6,13 @@ use crate::{count_rows, Fixture};
 
 fn new_session(fixture: &mut Fixture, name: &str) -> NewSession {
     let hash = fixture.store.put_blueprint_version("hello", "{}").unwrap();
-    NewSession { blueprint_hash: hash, name: name.into(), params: json!({"b": 2, "a": 1}), restarted_from: None }
+    NewSession {
+        blueprint_hash: hash,
+        name: name.into(),
+        params: json!({"b": 2, "a": 1}),
+        restarted_from: None,
+        started_by: None,
+    }
 }
 
 #[test]

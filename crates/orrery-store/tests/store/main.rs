@@ -1,5 +1,6 @@
 //! The store's integration tests: one binary, a real SQLite file in a temp dir for each test.
 
+mod agent_notes;
 mod attempts;
 mod batch;
 mod checklists;
@@ -67,6 +68,7 @@ impl Fixture {
                     name: "first run".into(),
                     params: json!({"n": 1}),
                     restarted_from: None,
+                    started_by: None,
                 },
                 None,
             )

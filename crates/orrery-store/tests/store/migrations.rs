@@ -75,7 +75,13 @@ fn a_database_at_every_earlier_version_upgrades_to_the_newest() {
         let hash = store.put_blueprint_version("b", "{}").unwrap();
         store
             .create_session(
-                &NewSession { blueprint_hash: hash, name: "n".into(), params: json!({}), restarted_from: None },
+                &NewSession {
+                    blueprint_hash: hash,
+                    name: "n".into(),
+                    params: json!({}),
+                    restarted_from: None,
+                    started_by: None,
+                },
                 None,
             )
             .expect("the upgraded schema takes writes");

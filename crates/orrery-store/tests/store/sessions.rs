@@ -25,7 +25,13 @@ fn a_session_of_an_unknown_blueprint_version_is_not_found() {
     let err = fixture
         .store
         .create_session(
-            &NewSession { blueprint_hash: "abc".into(), name: "x".into(), params: json!({}), restarted_from: None },
+            &NewSession {
+                blueprint_hash: "abc".into(),
+                name: "x".into(),
+                params: json!({}),
+                restarted_from: None,
+                started_by: None,
+            },
             None,
         )
         .unwrap_err();
@@ -185,6 +191,7 @@ fn a_restart_records_the_session_it_runs_again_and_is_listed_as_its_restart() {
         name: first.name.clone(),
         params: first.params.clone(),
         restarted_from: Some(from.to_string()),
+        started_by: None,
     };
     fixture.clock.advance(5);
     let second = fixture.store.create_session(&again(&first.id), None).unwrap();
@@ -211,6 +218,7 @@ fn a_restart_of_an_unknown_session_is_not_found_and_creates_nothing() {
         name: "again".into(),
         params: json!({}),
         restarted_from: Some("session-404".into()),
+        started_by: None,
     };
     let err = fixture.store.create_session(&new, None).unwrap_err();
     assert_eq!(err.code(), FailureCode::NotFound);
@@ -259,7 +267,13 @@ fn settings_are_json_by_key_replaced_and_removed() {
 fn a_mirror_is_linked_to_its_remote_session_once() {
     let mut fixture = Fixture::open();
     let hash = fixture.store.put_blueprint_version("bp", r#"{"id":"bp"}"#).unwrap();
-    let new = || NewSession { blueprint_hash: hash.clone(), name: "m".into(), params: json!({}), restarted_from: None };
+    let new = || NewSession {
+        blueprint_hash: hash.clone(),
+        name: "m".into(),
+        params: json!({}),
+        restarted_from: None,
+        started_by: None,
+    };
     let first = fixture.store.create_session(&new(), None).unwrap();
     let second = fixture.store.create_session(&new(), None).unwrap();
     let link = orrery_store::RemoteLink { url: "http://10.0.0.5:8000".into(), session_id: "abc".into() };
