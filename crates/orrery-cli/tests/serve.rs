@@ -812,6 +812,10 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     client.ok("update_agent_subtask", json!({"task_id": 1, "index": 0, "status": "done"}));
     assert_eq!(client.ok("complete_agent_task", json!({"task_id": 1, "conclusion": "ok"}))["status"], "completed");
     assert_eq!(client.ok("list_agent_tasks", json!({}))[0]["conclusion"], "ok");
+    // Beside a session: its starter's notes while it was the starter's latest (until `asking`).
+    let notes = client.ok("get_session_notes", json!({"session_id": session}));
+    assert_eq!(notes["started_by"], json!({"project": "default", "agent": "user"}), "{notes}");
+    assert!(notes["until"].is_string() && notes["memory"] == json!([]), "{notes}");
 
     let called = client.called.borrow().clone();
     let missed: Vec<&String> = catalogue.difference(&called).collect();
