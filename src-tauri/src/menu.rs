@@ -50,7 +50,8 @@ const VIEW: &[Option<(&str, &str)>] = &[
     Some(("view.wiring", "Data Wiring")),
 ];
 const RUN: &[Option<(&str, &str)>] = &[
-    Some(("run.start", "Run…")),
+    Some(("run.start", "Run")),
+    Some(("run.options", "Run with Options…")),
     None,
     Some(("view.blueprints", "Blueprints")),
     Some(("view.runs", "Runs")),

@@ -1,4 +1,5 @@
-// A modal form: a backdrop, a dialog labelled by its title, Escape to close, Enter to submit.
+// A modal form: a backdrop, a dialog labelled by its title, Escape to close, Enter to submit
+// (Ctrl+Enter too, from a multi-line field).
 // The dialogs of the app (launch, publish, servers' runs, broker) are each one of these.
 import { useEffect, type ReactNode } from "react";
 
@@ -33,6 +34,12 @@ export function Modal(props: {
         onSubmit={(e) => {
           e.preventDefault();
           onSubmit();
+        }}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            e.currentTarget.requestSubmit();
+          }
         }}
       >
         <h3 id={`${id}-title`}>{title}</h3>

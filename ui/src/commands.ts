@@ -146,7 +146,15 @@ export const COMMANDS: Command[] = [
   { id: "view.fit", title: "Zoom to fit", shortcut: { key: "0" }, enabled: (s) => s.laidOut, run: (s) => s.zoomToFit() },
   { id: "view.minimap", title: "Toggle minimap", enabled: hasBlueprint, run: (s) => s.toggleMinimap() },
   { id: "view.wiring", title: "Toggle data wiring", enabled: hasBlueprint, run: (s) => s.toggleWiring() },
-  { id: "run.start", title: "Run…", shortcut: { key: "F5", bare: true }, whileTyping: true, enabled: hasBlueprint, run: (_, w) => w.prepareRun() },
+  { id: "run.start", title: "Run", shortcut: { key: "F5", bare: true }, whileTyping: true, enabled: hasBlueprint, run: (_, w) => w.prepareRun() },
+  {
+    id: "run.options",
+    title: "Run with options…",
+    shortcut: { key: "F5", bare: true, shift: true },
+    whileTyping: true,
+    enabled: hasBlueprint,
+    run: (_, w) => w.prepareRun(true),
+  },
   { id: "run.broker", title: "Agents on a broker…", run: (_, w) => w.broker.getState().open() },
   {
     id: "run.servers",

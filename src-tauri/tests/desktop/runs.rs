@@ -31,11 +31,12 @@ fn card(task: &str) -> String {
     format!("[data-testid=task-node][data-task-id='{task}']")
 }
 
-/// Launches the open blueprint from the editor with no parameters; the run view opens.
+/// Launches the open blueprint from the editor: with nothing to ask, Run starts it at once
+/// (no dialog); the run view opens.
 async fn launch(app: &App) {
     app.click("[data-testid=run]").await;
-    app.click("[data-testid=launch-start]").await;
     app.wait_count("[data-testid=run-header]", 1).await;
+    assert_eq!(app.count("[data-testid=launch-dialog]").await, 0, "nothing was asked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

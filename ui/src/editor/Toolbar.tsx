@@ -59,7 +59,7 @@ export function Toolbar() {
         Scope
       </button>
       <span className="separator" />
-      <button type="button" className="primary" onClick={prepareRun} disabled={!hasBlueprint} title="Run this blueprint (F5)" data-testid="run">
+      <button type="button" className="primary" onClick={() => prepareRun()} disabled={!hasBlueprint} title="Run this blueprint (F5)" data-testid="run">
         ▶ Run
       </button>
       <span className="path" data-testid="path">

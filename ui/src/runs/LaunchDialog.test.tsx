@@ -67,7 +67,7 @@ function deferred<T>() {
 }
 
 /** The launch dialog of deploy.json, open, over a backend with the saved `servers`; the jobs called, in order. */
-async function mounted(jobs: JobHandlers = {}, servers: ServerInfo[] = [lab]) {
+async function mounted(jobs: JobHandlers = {}, servers: ServerInfo[] = [lab], idle = false) {
   const calls: [string, unknown][] = [];
   const handlers: JobHandlers = {
     ...editorJobs(),
@@ -116,7 +116,7 @@ async function mounted(jobs: JobHandlers = {}, servers: ServerInfo[] = [lab]) {
     act(() => workspace.getState().prepareRun());
     await settled();
   };
-  await prepare();
+  if (!idle) await prepare();
   const find = <T extends Element = HTMLElement>(testid: string) => container.querySelector<T>(`[data-testid=${testid}]`);
   const choose = (value: string) =>
     act(() => {
@@ -136,6 +136,54 @@ async function mounted(jobs: JobHandlers = {}, servers: ServerInfo[] = [lab]) {
   return { workspace, container, find, choose, params, start, starts, prepare };
 }
 
+describe("a run without anything to ask", () => {
+  afterEach(() => localStorage.clear());
+
+  it("starts at once on F5 when no server is saved and no composite wants elements", async () => {
+    const { find, starts, prepare, workspace } = await mounted({}, [], true);
+    await prepare();
+    expect(find("launch-dialog")).toBeNull();
+    expect(starts()).toEqual([["start_session", { file: "/w/deploy.json", params: {} }]]);
+    expect(workspace.getState().mode).toBe("runs");
+  });
+
+  it("asks with Run with options…, and always once the user chose so, kept across a restart", async () => {
+    const { find, starts, workspace } = await mounted({}, [], true);
+    act(() => workspace.getState().prepareRun(true));
+    await settled();
+    expect(find("launch-dialog")).not.toBeNull();
+    act(() => find<HTMLInputElement>("launch-always-ask")!.click());
+    expect(workspace.getState().alwaysAsk).toBe(true);
+    act(() => workspace.getState().cancelLaunch());
+    expect(starts()).toEqual([]);
+    act(() => root!.unmount());
+
+    const again = await mounted({}, [], true);
+    expect(again.workspace.getState().alwaysAsk, "read back at start").toBe(true);
+    await again.prepare();
+    expect(again.find("launch-dialog")).not.toBeNull();
+    expect(again.starts()).toEqual([]);
+  });
+
+  it("starts with Enter in the parameters (Shift+Enter is a new line) and with Ctrl+Enter", async () => {
+    const { find, params, starts } = await mounted();
+    params('{"n": 1}');
+    const field = find<HTMLTextAreaElement>("launch-params")!;
+    act(() => void field.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", shiftKey: true, bubbles: true, cancelable: true })));
+    expect(starts()).toEqual([]);
+    act(() => void field.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true })));
+    await settled();
+    expect(starts()).toEqual([["start_session", { file: "/w/deploy.json", params: { n: 1 } }]]);
+    act(() => root!.unmount());
+
+    const other = await mounted();
+    const where = other.find("launch-where")!;
+    act(() => void where.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true, bubbles: true, cancelable: true })));
+    await settled();
+    expect(other.starts().map(([job]) => job)).toEqual(["start_session"]);
+  });
+});
+
 describe("the launch dialog's choice of where to run", () => {
   it("offers this machine first, then each saved server, and none when no server is saved", async () => {
     const { find } = await mounted({}, [lab, { name: "cell", url: "http://10.0.0.5:8000", has_token: false }]);
@@ -144,7 +192,9 @@ describe("the launch dialog's choice of where to run", () => {
     expect(select.value, "this machine by default").toBe("");
     act(() => root!.unmount());
 
-    const { find: findAlone } = await mounted({}, []);
+    const { find: findAlone, workspace } = await mounted({}, [], true);
+    act(() => workspace.getState().prepareRun(true));
+    await settled();
     expect(findAlone("launch-dialog")).not.toBeNull();
     expect(findAlone("launch-where")).toBeNull();
   });

@@ -1,6 +1,8 @@
-// Before a run starts: where it runs (this machine, or a saved antikythera server), its session
-// parameters (a JSON object) and, for each dynamic composite, the elements it fans out over (one
-// per line), which become `params.elements`.
+// Before a run starts, when there is something to ask (Run with options…, a dynamic composite, a
+// saved server, or the choice to always ask): where it runs (this machine, or a saved antikythera
+// server), its session parameters (a JSON object) and, for each dynamic composite, the elements it
+// fans out over (one per line), which become `params.elements`. Enter in the parameters starts
+// (Shift+Enter is a new line), Ctrl+Enter anywhere.
 import { useEffect, useRef, useState } from "react";
 import { Published } from "../servers/Published";
 import { useWorkspace } from "../store/context";
@@ -44,6 +46,8 @@ function LaunchForm({ launching }: { launching: Launching }) {
   const cancel = useWorkspace((s) => s.cancelLaunch);
   const runOn = useWorkspace((s) => s.runOn);
   const choose = useWorkspace((s) => s.chooseRunOn);
+  const alwaysAsk = useWorkspace((s) => s.alwaysAsk);
+  const setAlwaysAsk = useWorkspace((s) => s.setAlwaysAsk);
   const server = runOnServer(runOn);
   const [text, setText] = useState("{}");
   const [elements, setElements] = useState<Record<string, string>>({});
@@ -78,7 +82,21 @@ function LaunchForm({ launching }: { launching: Launching }) {
       )}
       <label>
         Session parameters (JSON object)
-        <textarea ref={first} value={text} onChange={(e) => setText(e.target.value)} rows={4} spellCheck={false} data-testid="launch-params" />
+        <textarea
+          ref={first}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey) {
+              e.preventDefault();
+              e.currentTarget.form?.requestSubmit();
+            }
+          }}
+          rows={4}
+          spellCheck={false}
+          title="Enter starts the run; Shift+Enter is a new line"
+          data-testid="launch-params"
+        />
       </label>
       {launching.dynamic.map((task) => (
         <label key={task}>
@@ -103,6 +121,10 @@ function LaunchForm({ launching }: { launching: Launching }) {
         </p>
       )}
       {runOn.published && <Published result={runOn.published} close={cancel} testid="launch-publish-result" />}
+      <label className="inline">
+        <input type="checkbox" checked={alwaysAsk} onChange={(e) => setAlwaysAsk(e.target.checked)} data-testid="launch-always-ask" />
+        Show this before every run (else only when there is something to choose; Shift+F5 shows it)
+      </label>
       <div className="choices">
         <button type="submit" className="primary" disabled={"error" in parsed || runOn.step !== null} data-testid="launch-start">
           {runOn.step === "publishing" ? "Publishing…" : runOn.step === "starting" ? "Starting…" : "▶ Start"}

@@ -38,6 +38,17 @@ export type RunOn = {
   error: string | null;
 };
 
+/** Where the choice to open the launch dialog before every run is kept. */
+const ALWAYS_ASK_KEY = "orrery.launch.alwaysAsk";
+
+function readAlwaysAsk(): boolean {
+  try {
+    return globalThis.localStorage?.getItem(ALWAYS_ASK_KEY) === "1";
+  } catch {
+    return false;
+  }
+}
+
 /** The server the launch dialog runs on: the choice, if it is among the saved servers read; null: this machine. */
 export function runOnServer({ server, servers }: RunOn): string | null {
   return servers.some((s) => s.name === server) ? server : null;
@@ -81,9 +92,14 @@ export type WorkspaceState = {
   setMode(mode: WorkspaceState["mode"]): void;
   /**
    * Runs the shown blueprint: it must be saved (a run keeps the version of its file), errors
-   * block, warnings ask; then the launch dialog asks for the session's parameters.
+   * block, warnings ask; then it starts on this machine at once when nothing is to be asked (no
+   * dynamic composite wants elements, no server is saved to choose from), else the launch dialog
+   * asks. `ask` (Run with options…), or the kept choice to always ask, opens the dialog anyway.
    */
-  prepareRun(): void;
+  prepareRun(ask?: boolean): void;
+  /** Whether every run opens the launch dialog first, kept across restarts. */
+  alwaysAsk: boolean;
+  setAlwaysAsk(always: boolean): void;
   /**
    * Starts the run being launched with these parameters and shows it. On a server, the file and
    * the inner blueprints it calls are published there first, and the run is followed into a
@@ -234,10 +250,23 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       });
     }
 
-    function openLaunch(state: EditorState) {
+    /** Starts the run at once when there is nothing to ask, else opens the launch dialog. */
+    async function openLaunch(state: EditorState, ask: boolean) {
       const dynamic = (state.blueprint?.tasks ?? []).filter((t) => innerOf(t)?.sequencer != null).map((t) => t.id);
       const id = state.blueprint?.id;
       const launching = { file: state.path!, name: titleOf(state), id: typeof id === "string" ? id : "", dynamic };
+      if (!ask && !get().alwaysAsk && dynamic.length === 0 && get().runOn.server === null) {
+        let servers: ServerInfo[] = [];
+        try {
+          servers = await backend.call("list_servers", {});
+        } catch {
+          // Without the saved servers, the run starts on this machine.
+        }
+        if (servers.length === 0) {
+          set({ launching, runOn: { ...get().runOn, servers, step: null, published: null, error: null } });
+          return get().launch({});
+        }
+      }
       set({ launching, runOn: { ...get().runOn, servers: [], step: null, published: null, error: null } });
       void loadServers(launching);
     }
@@ -309,10 +338,10 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
     }
 
     /** The gate before a run: saved, no error, warnings accepted. */
-    function gate(store: EditorStore) {
+    function gate(store: EditorStore, ask: boolean) {
       const state = store.getState();
       if (state.blueprint === null) return;
-      if (!saved(store, "Run", "A run starts from the blueprint's file and keeps the exact version it ran.", () => gate(store))) return;
+      if (!saved(store, "Run", "A run starts from the blueprint's file and keeps the exact version it ran.", () => gate(store, ask))) return;
       const diagnostics = state.report?.diagnostics;
       if (diagnostics === undefined) return notify("The blueprint is still being checked: run it in a moment");
       const errors = diagnostics.filter((d) => d.severity === "error");
@@ -321,7 +350,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         return notify(`Fix ${errors.length} error(s) before running: ${errors[0]!.message}${where}`);
       }
       const warnings = diagnostics.filter((d) => d.severity === "warning");
-      if (warnings.length === 0) return openLaunch(state);
+      if (warnings.length === 0) return void openLaunch(state, ask);
       set({
         ask: {
           title: `Run with ${warnings.length} warning(s)?`,
@@ -330,7 +359,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
             .map((w) => (w.task_id ? `${w.task_id}: ${w.message}` : w.message))
             .join(" · "),
           choices: [
-            { label: "Run Anyway", kind: "primary", run: () => (set({ ask: null }), openLaunch(store.getState())) },
+            { label: "Run Anyway", kind: "primary", run: () => (set({ ask: null }), void openLaunch(store.getState(), ask)) },
             { label: "Cancel", kind: "plain", run: () => set({ ask: null }) },
           ],
         },
@@ -477,8 +506,18 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         if (mode === "runs") void runs.getState().refresh();
       },
 
-      prepareRun() {
-        gate(currentEditor(get()));
+      prepareRun(ask = false) {
+        gate(currentEditor(get()), ask);
+      },
+
+      alwaysAsk: readAlwaysAsk(),
+      setAlwaysAsk(always) {
+        try {
+          localStorage.setItem(ALWAYS_ASK_KEY, always ? "1" : "0");
+        } catch {
+          // Not kept: it still holds while the app runs.
+        }
+        set({ alwaysAsk: always });
       },
 
       async launch(params) {
