@@ -1,3 +1,6 @@
+//! A run beside its blueprint file as saved now (`blueprint_changes`): what a user is told
+//! before retrying or restarting a run with the file instead of the version it ran.
+//!
 //! Two runs side by side (`compare_sessions`): what a user asks after a run went differently
 //! from the last one. Per task node: the state, the latest attempt's duration and outputs, and
 //! how many attempts it took, in each run; then the session data that differs. Times never
@@ -7,6 +10,8 @@
 use super::*;
 
 use std::collections::BTreeMap;
+
+use crate::blueprints::loaded;
 
 use orrery_blueprint::TaskState;
 use orrery_store::{Attempt, Session, Store};
@@ -141,7 +146,89 @@ fn compare(store: &Store, a: &str, b: &str) -> Result<Comparison, Failure> {
     })
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangesArguments {
+    pub session_id: String,
+    /// The blueprint file to compare with; default: the one the session was started from.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BlueprintChanges {
+    pub session_id: String,
+    /// The file compared with the version the session ran.
+    pub file: PathBuf,
+    /// What changed from the version the session ran to the file (its root blueprint).
+    pub changes: orrery_blueprint::changes::Changes,
+    /// The inner blueprints the session ran (by id) that the file's folder now holds changed,
+    /// or holds no more.
+    pub inner: Vec<String>,
+    /// One line for a person: `build: command changed; added test`, or `no change`.
+    pub summary: String,
+    /// Why the file cannot run as it is (its first error), when it cannot.
+    pub problem: Option<String>,
+}
+
+fn blueprint_changes(store: &Store, args: ChangesArguments) -> Result<BlueprintChanges, Failure> {
+    let session = store.session(&args.session_id)?;
+    let file = args.file.or(session.file).ok_or_else(|| {
+        Failure::new(
+            FailureCode::InvalidArgument,
+            format!("session {} keeps no blueprint file (it was started before Orrery kept it, or from text): name the file", args.session_id),
+        )
+    })?;
+    let (root, inner_versions) = orrery_engine::runner::session_blueprints(store, &session.id)?;
+    let ran = |text: &str| loaded(text).map(|l| l.blueprint);
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| Failure::new(FailureCode::NotFound, format!("cannot read {}: {e}", file.display())))?;
+    let report = orrery_blueprint::check::check_in_folder(&file, text.clone()).map_err(|e| {
+        Failure::new(FailureCode::NotFound, format!("cannot read the folder of {}: {e}", file.display()))
+    })?;
+    let problem = report.diagnostics.iter().find(|d| d.is_error()).map(ToString::to_string);
+    let Ok(saved) = loaded(&text).map(|l| l.blueprint) else {
+        let summary = format!("the file does not load: {}", problem.clone().unwrap_or_default());
+        return Ok(BlueprintChanges {
+            session_id: session.id,
+            file,
+            changes: Default::default(),
+            inner: Vec::new(),
+            summary,
+            problem,
+        });
+    };
+    let changes = orrery_blueprint::changes::changes(&ran(&root.canonical_json)?, &saved);
+    let mut inner = Vec::new();
+    // A file that cannot run has no library to compare with: its problem says why.
+    if let (false, Ok(Ok((_, library)))) = (inner_versions.is_empty(), orrery_blueprint::load_runnable(&file)) {
+        for version in &inner_versions {
+            let now = library.iter().skip(1).find(|b| b.id == version.blueprint_id);
+            if now.is_none_or(|now| {
+                ran(&version.canonical_json).is_ok_and(|old| !orrery_blueprint::changes::changes(&old, now).is_empty())
+            }) {
+                inner.push(version.blueprint_id.clone());
+            }
+        }
+    }
+    let mut summary = changes.summary();
+    if !inner.is_empty() {
+        let line = format!("inner blueprint {} changed", inner.join(", "));
+        summary = if changes.is_empty() { line } else { format!("{summary}; {line}") };
+    }
+    Ok(BlueprintChanges { session_id: session.id, file, changes, inner, summary, problem })
+}
+
 pub(crate) fn register(jobs: &mut Vec<Job>) {
+    jobs.push(job(
+        "blueprint_changes",
+        "What changed from the blueprint version a session ran to its file as saved now (or another \
+         file): tasks added, removed and changed (by field), inner blueprints changed, in one line too, \
+         and the file's first error when it cannot run.",
+        |api: Api, args: ChangesArguments| async move {
+            api.blocking(move |db| blueprint_changes(&open(db)?, args)).await
+        },
+    ));
     jobs.push(job(
         "compare_sessions",
         "Two runs side by side: per task, its state, attempts, latest duration and outputs in each, \

@@ -26,8 +26,21 @@ pub enum Run {
     Blueprint { root: Box<ValidBlueprint>, library: Vec<Blueprint>, params: Map<String, Value> },
     /// A stored session, on from where it stopped, crashed or failed.
     Resume { session_id: String },
-    /// A stored session over, as a new session: the same blueprint versions and params.
-    Restart { session_id: String },
+    /// A stored session over, as a new session with its params.
+    Restart { session_id: String, how: Restart },
+}
+
+/// What a restart runs and keeps.
+#[derive(Debug, Default, Clone)]
+pub struct Restart {
+    /// Run this blueprint file (and the blueprints of its folder) instead of the versions the
+    /// session ran.
+    pub file: Option<PathBuf>,
+    /// Run the file the session was started from, as it is saved now.
+    pub saved: bool,
+    /// Keep what the session finished, as far as the blueprint run now computes it the same way
+    /// (see `orrery_engine::runner::Restart::keep_done`).
+    pub keep_done: bool,
 }
 
 /// What a prompt with no answer does.
@@ -48,6 +61,9 @@ pub struct Launch {
     pub unanswered: Unanswered,
     /// The broker settings of this launch; `None`: the stored ones.
     pub broker: Option<BrokerSettings>,
+    /// The blueprint file a new session is started from, kept with it (a restart keeps its
+    /// origin's unless one is given).
+    pub file: Option<PathBuf>,
 }
 
 /// How a session followed here ended.
@@ -162,6 +178,7 @@ impl Api {
             broker,
             retry: None,
             started_by: Some(Starter { project: self.caller.project.clone(), agent: self.caller.agent.clone() }),
+            file: how.file,
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {
@@ -272,13 +289,26 @@ impl Api {
     /// Runs `run` in this process (see the module notes); an error before the session exists
     /// (an unknown or completed session, a broker that cannot be reached) is the failure.
     pub async fn run_here(&self, run: Run, how: Launch) -> Result<Here, Failure> {
+        // A restart with a saved blueprint or keeping results runs here; a mirror's cannot.
         let stored = match &run {
             Run::Blueprint { .. } => None,
-            Run::Resume { session_id } => Some((session_id.clone(), RemoteStep::Resume)),
-            Run::Restart { session_id } => Some((session_id.clone(), RemoteStep::Restart)),
+            Run::Resume { session_id } => Some((session_id.clone(), RemoteStep::Resume, false)),
+            Run::Restart { session_id, how } => {
+                Some((session_id.clone(), RemoteStep::Restart, how.file.is_some() || how.saved || how.keep_done))
+            }
         };
-        if let Some((id, step)) = stored {
+        if let Some((id, step, here_only)) = stored {
             if let Some(server) = self.remote_of(&id).await? {
+                if here_only {
+                    return Err(Failure::new(
+                        FailureCode::InvalidArgument,
+                        format!(
+                            "session {id} runs on {}: its server restarts it with the versions it ran, from the start \
+                             (keeping results and running a saved file are for runs on this machine)",
+                            server.url()
+                        ),
+                    ));
+                }
                 // Subscribed before the server is asked, so that no event of the mirror is missed.
                 let all = self.subscribe();
                 let session_id = self.remote_step(&id, server, step).await?;
@@ -287,16 +317,50 @@ impl Api {
                 return Ok(Here { session_id, events, driver });
             }
         }
+        let (mut how, mut run) = (how, run);
+        if let Run::Restart { session_id, how: restart } = &mut run {
+            if restart.saved {
+                if restart.file.is_some() {
+                    return Err(Failure::new(
+                        FailureCode::InvalidArgument,
+                        "give a file or ask for the saved one, not both",
+                    ));
+                }
+                restart.file = Some(self.file_of(session_id).await?);
+            }
+            how.file = how.file.take().or_else(|| restart.file.clone());
+        }
+        let blueprint = match &run {
+            Run::Restart { how: Restart { file: Some(file), .. }, .. } => Some(crate::sessions::runnable(file).await?),
+            _ => None,
+        };
         self.start(how, move |db, options| async move {
             match run {
                 Run::Blueprint { root, library, params } => {
                     runner::run_session(&db, *root, library, params, options).await
                 }
                 Run::Resume { session_id } => runner::resume_session(&db, &session_id, options).await,
-                Run::Restart { session_id } => runner::restart_session(&db, &session_id, options).await,
+                Run::Restart { session_id, how } => {
+                    let how = runner::Restart { blueprint, keep_done: how.keep_done };
+                    runner::restart_session(&db, &session_id, how, options).await
+                }
             }
         })
         .await
+    }
+}
+
+impl Api {
+    /// The blueprint file session `id` was started from; a session that has none is refused.
+    async fn file_of(&self, id: &str) -> Result<PathBuf, Failure> {
+        let id = id.to_string();
+        let session = self.blocking(move |db| Ok(open(db)?.session(&id)?)).await?;
+        session.file.ok_or_else(|| {
+            Failure::new(
+                FailureCode::InvalidArgument,
+                format!("session {} keeps no blueprint file (it was started before Orrery kept it, or from text): name the file", session.id),
+            )
+        })
     }
 }
 

@@ -66,7 +66,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-pub use here::{Driver, Ended, Here, Launch, Run, Unanswered};
+pub use here::{Driver, Ended, Here, Launch, Restart, Run, Unanswered};
 /// Safe file IO (ids as file names, bounded reads of regular files, atomic writes), for the shell.
 pub use orrery_blueprint::fsio;
 /// The code of every failure, at every face.

@@ -359,7 +359,14 @@ fn create_mirror(
     let root = &versions[0].0;
     let params = if params.is_object() { params } else { json!({}) };
     let session = store.create_session(
-        &NewSession { blueprint_hash: hashes[root].clone(), name, params, restarted_from: None, started_by: None },
+        &NewSession {
+            blueprint_hash: hashes[root].clone(),
+            name,
+            params,
+            restarted_from: None,
+            started_by: None,
+            file: None,
+        },
         None,
     )?;
     store.link_remote(&session.id, link)?;

@@ -979,6 +979,122 @@ async fn a_restart_and_the_session_it_runs_again_point_at_each_other() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_retried_with_its_fixed_file_keeps_what_it_finished_and_runs_the_rest() {
+    let fx = Fixture::new();
+    let runs_of_a = fx.path("a.log");
+    let mut a =
+        sh("a", &format!(r#"echo ran >> {}; printf '{{"n": 7}}' > "$ORRERY_OUTPUTS""#, runs_of_a.display()), "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let tasks = |b_command: &str, a: &Value| vec![a.clone(), sh("b", b_command, "a"), sh("c", "true", "b")];
+    let file = fx.blueprint("fix", tasks("exit 3", &a));
+    let first = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": first, "timeout_s": 30})).await["session"]["state"],
+        "failed"
+    );
+    let view = fx.ok("get_session", json!({"session_id": first})).await;
+    assert_eq!(view["session"]["file"], file.to_str().unwrap(), "a run keeps the file it was started from");
+
+    let same = fx.ok("blueprint_changes", json!({"session_id": first})).await;
+    assert_eq!((same["summary"].as_str(), &same["problem"]), (Some("no change"), &Value::Null), "{same}");
+    fx.blueprint("fix", tasks("true", &a));
+    let changed = fx.ok("blueprint_changes", json!({"session_id": first})).await;
+    assert_eq!(changed["summary"], "b: command changed", "{changed}");
+    assert_eq!(changed["changes"]["changed"], json!([{"task": "b", "fields": ["command"]}]));
+
+    // Retry with the saved file: a is kept with its data, b and what follows run.
+    let retry = fx.ok("restart_session", json!({"session_id": first, "saved": true, "keep_done": true})).await;
+    let second = retry["session_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": second, "timeout_s": 30})).await["session"]["state"],
+        "completed"
+    );
+    let view = fx.ok("get_session", json!({"session_id": second})).await;
+    assert_eq!(view["session"]["restarted_from"], first.as_str());
+    assert_eq!(view["session"]["file"], file.to_str().unwrap());
+    let ran: Vec<&str> = view["attempts"].as_array().unwrap().iter().map(|t| t["task"].as_str().unwrap()).collect();
+    assert_eq!(ran, ["b", "c", "end"], "start and a are kept, not run: {view}");
+    let state_of =
+        |task: &str| view["tasks"].as_array().unwrap().iter().find(|t| t["task"] == task).unwrap()["state"].clone();
+    assert_eq!((state_of("a"), state_of("b")), (json!("SUCCEEDED"), json!("SUCCEEDED")));
+    assert_eq!(std::fs::read_to_string(&runs_of_a).unwrap(), "ran\n", "a ran once, in the first run");
+    let data = fx.ok("read_session_data", json!({"session_id": second, "instance": "fix"})).await;
+    assert_eq!(data["fix"]["n"], 7, "a's output is kept: {data}");
+
+    // A changed task is not kept, nor anything after it; without keep_done nothing is.
+    let mut a2 = a.clone();
+    a2["params"][0]["value"] = json!(a["params"][0]["value"].as_str().unwrap().replace("7", "8"));
+    fx.blueprint("fix", tasks("exit 3", &a2));
+    let third = fx.ok("restart_session", json!({"session_id": first, "saved": true, "keep_done": true})).await;
+    let third = third["session_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": third, "timeout_s": 30})).await["session"]["state"],
+        "failed"
+    );
+    let view = fx.ok("get_session", json!({"session_id": third})).await;
+    let ran: Vec<&str> = view["attempts"].as_array().unwrap().iter().map(|t| t["task"].as_str().unwrap()).collect();
+    assert_eq!(ran, ["a", "b"], "{view}");
+    let over =
+        fx.ok("restart_session", json!({"session_id": second})).await["session_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": over, "timeout_s": 30})).await["session"]["state"],
+        "completed",
+        "the versions it ran"
+    );
+    assert_eq!(std::fs::read_to_string(&runs_of_a).unwrap().lines().count(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_with_a_file_that_cannot_run_or_without_one_is_refused_with_the_reason() {
+    let fx = Fixture::new();
+    let file = fx.blueprint("once", vec![sh("a", "true", "start")]);
+    let first = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+    fx.ok("wait_session", json!({"session_id": first, "timeout_s": 30})).await;
+    let refused = |envelope: Envelope| {
+        (envelope.metadata["error"].as_str().unwrap_or("").to_string(), envelope.answer.to_string())
+    };
+
+    let (code, says) =
+        refused(fx.call("restart_session", json!({"session_id": first, "saved": true, "file": file})).await);
+    assert_eq!(code, "invalid_argument", "{says}");
+    let missing = fx.path("gone.json");
+    let (code, says) = refused(fx.call("restart_session", json!({"session_id": first, "file": missing})).await);
+    assert_eq!(code, "not_found", "{says}");
+    assert!(says.contains("gone.json"), "{says}");
+    std::fs::write(
+        &file,
+        r#"{"id": "once", "name": "once", "version": "1.0", "tasks": [{"id": "a", "type": "shell.run"}]}"#,
+    )
+    .unwrap();
+    let (code, says) = refused(fx.call("restart_session", json!({"session_id": first, "saved": true})).await);
+    assert_eq!(code, "invalid_blueprint", "{says}");
+    let changes = fx.ok("blueprint_changes", json!({"session_id": first})).await;
+    assert!(changes["problem"].as_str().is_some_and(|p| !p.is_empty()), "the file's first error: {changes}");
+    assert!(changes["summary"].as_str().unwrap().contains("removed start"), "{changes}");
+
+    // A session stored without its file (an older store, a blueprint given as text).
+    let mut store = orrery_store::Store::open(&fx.path("orrery.db")).unwrap();
+    let hash = store.session(&first).unwrap().blueprint_hash;
+    let new = orrery_store::NewSession {
+        blueprint_hash: hash,
+        name: "no file".into(),
+        params: json!({}),
+        restarted_from: None,
+        started_by: None,
+        file: None,
+    };
+    let bare = store.create_session(&new, None).unwrap();
+    for (job, arguments) in [
+        ("restart_session", json!({"session_id": bare.id, "saved": true})),
+        ("blueprint_changes", json!({"session_id": bare.id})),
+    ] {
+        let (code, says) = refused(fx.call(job, arguments).await);
+        assert_eq!(code, "invalid_argument", "{job}: {says}");
+        assert!(says.contains("keeps no blueprint file"), "{job}: {says}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_left_running_by_a_crash_is_listed_as_interrupted() {
     let fx = Fixture::new();
     let text = std::fs::read_to_string(fx.blueprint("left", vec![sh("a", "true", "start")])).unwrap();
@@ -991,6 +1107,7 @@ async fn a_session_left_running_by_a_crash_is_listed_as_interrupted() {
         params: json!({}),
         restarted_from: None,
         started_by: None,
+        file: None,
     };
     let session = store.create_session(&new, None).unwrap();
     store.set_session_state(&session.id, orrery_blueprint::SessionState::Running, None, None).unwrap();

@@ -2,6 +2,7 @@
 //! saving in both encodings, validation with the reference server's verdict kept apart from
 //! Orrery's own findings, dataflow, and the condition language.
 
+pub mod changes;
 pub mod check;
 pub mod condition;
 pub mod dataflow;

@@ -69,9 +69,21 @@ pub(crate) enum Command {
         #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
         log_cap: Option<u64>,
     },
-    /// Run a stored session over as a new session: the same blueprint versions and params.
+    /// Run a stored session over as a new session with its params: the same blueprint
+    /// versions, or a blueprint file as saved now; from the start, or keeping what it finished.
     Restart {
         session: String,
+        /// Run the file the session was started from, as it is saved now.
+        #[arg(long, conflicts_with = "file")]
+        saved: bool,
+        /// Run this blueprint file (and the blueprints of its folder) instead.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Keep what the session finished, as far as the blueprint run now computes it the same
+        /// way (an unchanged task whose dependencies are all kept): retry from failure as a new
+        /// session.
+        #[arg(long)]
+        keep_done: bool,
         #[command(flatten)]
         driving: Driving,
     },

@@ -91,7 +91,10 @@ fn main() -> ExitCode {
         Command::Agent { broker, id, types, work_dir, heartbeat } => {
             agent::agent(&broker, id, types, work_dir, heartbeat)
         }
-        Command::Restart { session, driving } => run::go_on(&session, run::Stored::Restart, driving),
+        Command::Restart { session, saved, file, keep_done, driving } => {
+            let how = orrery_api::Restart { file, saved, keep_done };
+            run::go_on(&session, run::Stored::Restart(how), driving)
+        }
         Command::Cancel { session, task, db, format } => interventions::cancel(&session, task.as_deref(), db, format),
         Command::Pause { session, db, format } => interventions::pause(&session, db, format),
         Command::Answer { session, task, value, db, format } => {

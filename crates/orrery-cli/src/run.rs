@@ -50,18 +50,18 @@ pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
             return Ok(1);
         }
     };
-    drive(db, driving, answers, Run::Blueprint { root: Box::new(root), library, params })
+    let run = Run::Blueprint { root: Box::new(root), library, params };
+    drive(db, driving, answers, Some(file.to_path_buf()), run)
 }
 
 /// A stored session to go on with.
-#[derive(Clone, Copy)]
 pub enum Stored {
     /// `orrery resume SESSION`: runs it on from where it stopped, crashed or failed, from the
     /// store alone (no blueprint file); an unknown session or a completed one is exit 1.
     Resume,
-    /// `orrery restart SESSION`: runs it over as a new session, with the exact blueprint
-    /// versions and params it ran with.
-    Restart,
+    /// `orrery restart SESSION`: runs it over as a new session with its params: the exact
+    /// blueprint versions it ran, or a file as saved now; from the start or keeping what it did.
+    Restart(orrery_api::Restart),
 }
 
 /// `orrery resume` and `orrery restart`: same output and exit codes as `orrery run`.
@@ -71,9 +71,9 @@ pub fn go_on(session: &str, how: Stored, driving: Driving) -> Result<u8> {
     let session_id = session.to_string();
     let run = match how {
         Stored::Resume => Run::Resume { session_id },
-        Stored::Restart => Run::Restart { session_id },
+        Stored::Restart(how) => Run::Restart { session_id, how },
     };
-    drive(db, driving, answers, run)
+    drive(db, driving, answers, None, run)
 }
 
 /// The sessions of the store a crash interrupted, oldest first (`list_sessions`).
@@ -137,7 +137,7 @@ pub fn recover(
 
 /// Runs `run` (a new run, a resume, a restart) in this process through the facade, with the
 /// event printer and the stop signals, and maps how it ended to the exit code.
-fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, run: Run) -> Result<u8> {
+fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Option<PathBuf>, run: Run) -> Result<u8> {
     let Driving { max_parallel, format, broker, .. } = driving;
     let api = crate::face::api(Some(db.clone()), max_parallel)?;
     // SIGINT, SIGTERM and SIGHUP stop the session alike, from here on (crate::signals).
@@ -166,6 +166,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, run: Run) -
             answers,
             unanswered: if interactive { Unanswered::Wait } else { Unanswered::Fail },
             broker: Some(broker),
+            file,
         };
         let here = match api.run_here(run, how).await {
             Ok(here) => here,

@@ -590,6 +590,48 @@ fn a_run_whose_output_reader_goes_away_still_runs_to_its_end() {
 }
 
 #[test]
+fn restart_with_the_saved_file_keeps_what_finished_and_runs_the_fixed_rest() {
+    let s = Scratch::new("restart-saved");
+    let db = s.0.join("store.db");
+    let db = db.to_str().unwrap();
+    let log = s.0.join("a.log");
+    let log = log.display();
+    let blueprint = |b: &str| {
+        format!(
+            r#"{{"id": "fix", "name": "fix", "version": "1.0", "tasks": [
+            {{"id": "start", "type": "system.start"}},
+            {{"id": "a", "type": "shell.run", "depends_on": [{{"id": "start"}}],
+             "params": [{{"name": "command", "value": "echo made >> {log}"}}]}},
+            {{"id": "b", "type": "shell.run", "depends_on": [{{"id": "a"}}],
+             "params": [{{"name": "command", "value": "{b}"}}]}},
+            {{"id": "end", "type": "system.end", "depends_on": [{{"id": "b"}}]}}]}}"#
+        )
+    };
+    std::fs::write(s.0.join("fix.json"), blueprint("exit 3")).unwrap();
+    let first = orrery(&["run", "--db", db, "fix.json"], &s.0);
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let listed: serde_json::Value =
+        serde_json::from_str(&stdout(&orrery(&["sessions", "--db", db, "--format", "json"], &s.0))).unwrap();
+    let session = listed[0]["id"].as_str().unwrap().to_string();
+
+    let both = orrery(&["restart", "--db", db, "--saved", "--file", "fix.json", &session], &s.0);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    std::fs::write(s.0.join("fix.json"), "{").unwrap();
+    let broken = orrery(&["restart", "--db", db, "--saved", "--keep-done", &session], &s.0);
+    assert_eq!(broken.status.code(), Some(1), "{}", stderr(&broken));
+    assert!(stderr(&broken).contains("fix.json is not valid"), "{}", stderr(&broken));
+
+    std::fs::write(s.0.join("fix.json"), blueprint("true")).unwrap();
+    // Run from another folder: the session knows its file.
+    let retried = orrery(&["restart", "--db", db, "--saved", "--keep-done", &session], std::path::Path::new("/"));
+    assert_eq!(retried.status.code(), Some(0), "{}", stderr(&retried));
+    assert_eq!(std::fs::read_to_string(s.0.join("a.log")).unwrap(), "made\n", "a was kept, not run again");
+    let over = orrery(&["restart", "--db", db, "--saved", &session], &s.0);
+    assert_eq!(over.status.code(), Some(0), "{}", stderr(&over));
+    assert_eq!(std::fs::read_to_string(s.0.join("a.log")).unwrap(), "made\nmade\n", "from the start");
+}
+
+#[test]
 fn cancel_reaches_a_run_in_another_process_and_restart_runs_the_same_blueprint_as_a_new_session() {
     let s = Scratch::new("cancel");
     let db = s.0.join("store.db");

@@ -713,6 +713,7 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     let compared = client.ok("compare_sessions", json!({"a": run, "b": session}));
     assert_eq!(compared["same_blueprint"], true, "the stored flow and flow.json are one version");
     assert_eq!(compared["data"], json!([]), "{compared}");
+    assert_eq!(client.ok("blueprint_changes", json!({"session_id": session}))["summary"], "no change");
     let lineage = client.ok("get_lineage", json!({"session_id": session}));
     assert!(lineage.to_string().contains("\"n\""), "b's input n came from a: {lineage}");
     let ran = client.ok("get_session_blueprints", json!({"session_id": session}));

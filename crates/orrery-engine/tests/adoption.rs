@@ -163,6 +163,7 @@ async fn a_process_still_running_under_its_supervisor_is_adopted_not_killed() {
                 broker: None,
                 retry: None,
                 started_by: None,
+                file: None,
             };
             resume_session(&fx_db, &session, options).await
         })

@@ -61,6 +61,7 @@ impl Fixture {
             broker: None,
             retry: None,
             started_by: None,
+            file: None,
         };
         let db = self.db();
         let handle = tokio::spawn(async move {

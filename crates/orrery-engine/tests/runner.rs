@@ -37,6 +37,7 @@ impl Fixture {
             broker: None,
             retry: None,
             started_by: None,
+            file: None,
         };
         // A hang guard only: nothing here should take more than a few seconds.
         let report =
@@ -702,6 +703,7 @@ async fn a_session_started_for_a_request_is_not_started_twice() {
             broker: None,
             retry: Some(retry.clone()),
             started_by: None,
+            file: None,
         };
         run_session(&db, valid, library, Map::new(), options)
     };

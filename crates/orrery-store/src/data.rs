@@ -67,6 +67,51 @@ impl Store {
         })
     }
 
+    /// Who wrote each key of a session's data, as `(instance, key, attempt)`: `None` for a
+    /// value no attempt wrote (a skipped task's defaults, an intervention).
+    pub fn data_writers(&self, session_id: &str) -> Result<Vec<(String, String, Option<RunId>)>, StoreError> {
+        self.read(|conn, path| {
+            require_session(conn, path, session_id)?;
+            let mut stmt = conn
+                .prepare("SELECT instance, key, run_id FROM session_data WHERE session_id = ?1 ORDER BY instance, key")
+                .at(path)?;
+            let rows = stmt
+                .query_map([session_id], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?.map(RunId)))
+                })
+                .at(path)?;
+            rows.map(|r| r.at(path)).collect()
+        })
+    }
+
+    /// Copies `(instance, key)` values of session `from` into session `to`, each with the attempt
+    /// that wrote it (lineage names it), in one transaction with one `data_updated` event: what a
+    /// restart keeps of the session it restarts. A key `from` does not hold is left out.
+    pub fn copy_data(&mut self, from: &str, to: &str, keys: &[(String, String)]) -> Result<Event, StoreError> {
+        self.write(|tx| {
+            require_session(tx.sql, tx.path, from)?;
+            require_session(tx.sql, tx.path, to)?;
+            let mut stmt = tx
+                .sql
+                .prepare_cached(
+                    "INSERT INTO session_data (session_id, instance, key, value_json, updated_ms, run_id)
+                     SELECT ?1, instance, key, value_json, ?2, run_id FROM session_data
+                     WHERE session_id = ?3 AND instance = ?4 AND key = ?5
+                     ON CONFLICT (session_id, instance, key)
+                         DO UPDATE SET value_json = excluded.value_json, updated_ms = ?2, run_id = excluded.run_id",
+                )
+                .at(tx.path)?;
+            let mut copied: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for (instance, key) in keys {
+                if stmt.execute(params![to, tx.now_ms, from, instance, key]).at(tx.path)? > 0 {
+                    copied.entry(instance.clone()).or_default().push(key.clone());
+                }
+            }
+            drop(stmt);
+            append(tx, to, None, EventData::DataUpdated(DataUpdated { keys: copied }))
+        })
+    }
+
     /// Writes several keys of one instance in one transaction with one `data_updated` event.
     pub fn put_data(
         &mut self,

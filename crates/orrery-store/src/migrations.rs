@@ -28,6 +28,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0012_task_memory", include_str!("../migrations/0012_task_memory.sql")),
     ("0013_agent_checklists", include_str!("../migrations/0013_agent_checklists.sql")),
     ("0014_session_starter", include_str!("../migrations/0014_session_starter.sql")),
+    ("0015_session_file", include_str!("../migrations/0015_session_file.sql")),
 ];
 
 /// The schema version this code writes.

@@ -2,7 +2,7 @@
 //! error. Ids come from the store's [`crate::IdSource`], so two runs of one blueprint never
 //! share an identity.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,9 @@ pub struct NewSession {
     /// Who asked for it through the facade.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_by: Option<Starter>,
+    /// The blueprint file it was started from (a restart keeps its origin's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
 }
 
 /// The caller that started a session: a project and the agent (or person) acting in it.
@@ -60,6 +63,10 @@ pub struct Session {
     /// Who started it through the facade; `None` for sessions stored before Orrery kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_by: Option<Starter>,
+    /// The blueprint file it was started from, absolute (a restart keeps its origin's); `None`
+    /// for sessions stored before Orrery kept it, mirrors, and blueprints given as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
 }
 
 /// Which sessions [`Store::sessions`] lists, newest first.
@@ -223,12 +230,13 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
         restarted_from: new.restarted_from.clone(),
         remote: None,
         started_by: new.started_by.clone(),
+        file: new.file.clone(),
     };
     tx.sql
             .execute(
                 "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms, restarted_from,
-                                       started_project, started_agent)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                       started_project, started_agent, file)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     session.id,
                     session.blueprint_hash,
@@ -239,7 +247,8 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
                     session.created_ms,
                     session.restarted_from,
                     session.started_by.as_ref().map(|s| &s.project),
-                    session.started_by.as_ref().map(|s| &s.agent)
+                    session.started_by.as_ref().map(|s| &s.agent),
+                    session.file.as_deref().map(Path::to_string_lossy)
                 ],
             )
             .at(tx.path)?;
@@ -259,7 +268,7 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
 
 const SELECT_SESSION: &str = "SELECT id, blueprint_hash, blueprint_id, name, state, params_json,
     created_ms, started_ms, finished_ms, last_error_json, restarted_from, remote_url, remote_session,
-    started_project, started_agent FROM sessions";
+    started_project, started_agent, file FROM sessions";
 
 struct RawSession {
     id: String,
@@ -277,6 +286,7 @@ struct RawSession {
     remote_session: Option<String>,
     started_project: Option<String>,
     started_agent: Option<String>,
+    file: Option<String>,
 }
 
 fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
@@ -296,6 +306,7 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
         remote_session: row.get(12)?,
         started_project: row.get(13)?,
         started_agent: row.get(14)?,
+        file: row.get(15)?,
     })
 }
 
@@ -331,6 +342,7 @@ impl RawSession {
                 (Some(project), Some(agent)) => Some(Starter { project, agent }),
                 _ => None,
             },
+            file: self.file.map(PathBuf::from),
         })
     }
 }

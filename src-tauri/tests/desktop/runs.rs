@@ -158,6 +158,63 @@ async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_pro
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_is_shown_first_then_fixed_in_the_editor_and_retried_with_the_saved_blueprint() {
+    let app = App::start(|dir| {
+        let made = dir.join("a.log");
+        let a = sh("a", &format!("echo made >> '{}'", made.display()), "start");
+        let b = sh("b", "echo about to fail; exit 3", "a");
+        write_blueprint(&dir.join("fix.json"), "fix", vec![a, b, sh("c", "true", "b")]);
+        Some(dir.join("fix.json"))
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 5).await;
+    launch(&app).await;
+
+    // The failed run leads to its failure: b selected, named in the header, its log shown.
+    app.wait_attr("[data-testid=run-header]", "data-state", "failed").await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "fix.b").await;
+    app.wait_text("[data-testid=run-error-task]", "b failed").await;
+    eventually("b's log", || async {
+        app.content("[data-testid=log-view]").await.filter(|t| t.contains("about to fail"))
+    })
+    .await;
+    app.screenshot("runs-failure-first.png").await;
+    let first = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
+
+    // Fixed in the editor and saved.
+    app.click("[data-testid=mode-edit]").await;
+    app.select_task("b").await;
+    app.retype("[data-testid=param-field][data-param=command] input", "echo fixed").await;
+    app.ctrl('s').await;
+    let file = app.dir.path().join("fix.json");
+    eventually("the fix saved", || async { std::fs::read_to_string(&file).ok().filter(|t| t.contains("echo fixed")) })
+        .await;
+
+    // Retried from the failure: the app says what changed and offers the saved blueprint or the
+    // version the run ran.
+    app.click("[data-testid=mode-runs]").await;
+    app.click("[data-testid=resume]").await;
+    app.wait_count("[data-testid=rerun-dialog]", 1).await;
+    app.wait_text("[data-testid=rerun-changes]", "Changed: b: command changed").await;
+    app.screenshot("runs-rerun-choice.png").await;
+    app.click("[data-testid=rerun-saved]").await;
+    eventually("the retry opened", || async {
+        app.attr("[data-testid=run-header]", "data-session-id").await.filter(|id| *id != first)
+    })
+    .await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.wait_attr("[data-testid=run-lineage-link]", "data-session-id", &first).await;
+    // a finished in the first run and did not change: kept, not run again.
+    assert_eq!(std::fs::read_to_string(app.dir.path().join("a.log")).unwrap(), "made\n");
+    app.click(&card("a")).await;
+    app.wait_count("[data-testid=kept-from]", 1).await;
+    app.click(&card("b")).await;
+    eventually("b's new log", || async { app.content("[data-testid=log-view]").await.filter(|t| t.contains("fixed")) })
+        .await;
+    app.screenshot("runs-retried-with-saved.png").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_task_is_cancelled_from_its_details() {
     let app = App::start(|dir| {
         let file = dir.join("long.json");

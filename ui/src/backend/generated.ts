@@ -101,6 +101,18 @@ export type BrokerDispatch = {
   assignment: string;
 };
 
+/** The differences between an older and a newer version of a blueprint. */
+export type Changes = {
+  /** Tasks only the newer version has, in its order. */
+  added: string[];
+  /** Tasks only the older version has, in its order. */
+  removed: string[];
+  /** Tasks both have that differ, in the newer version's order. */
+  changed: TaskChange[];
+  /** The blueprint's own fields that differ (`id`, `name`, `version`, `description`, other keys). */
+  blueprint: string[];
+};
+
 /** A checklist thread with tasks open in the window. */
 export type ChecklistNotes = {
   thread: string;
@@ -604,6 +616,11 @@ export type Session = {
   remote?: RemoteLink | null;
   /** Who started it through the facade; `None` for sessions stored before Orrery kept it. */
   started_by?: Starter | null;
+  /**
+   * The blueprint file it was started from, absolute (a restart keeps its origin's); `None`
+   * for sessions stored before Orrery kept it, mirrors, and blueprints given as text.
+   */
+  file?: string | null;
 };
 
 export type SessionBlueprints = {
@@ -738,6 +755,11 @@ export type SessionListing = {
   remote?: RemoteLink | null;
   /** Who started it through the facade; `None` for sessions stored before Orrery kept it. */
   started_by?: Starter | null;
+  /**
+   * The blueprint file it was started from, absolute (a restart keeps its origin's); `None`
+   * for sessions stored before Orrery kept it, mirrors, and blueprints given as text.
+   */
+  file?: string | null;
   /** Its tasks waiting for an answer (`answer_prompt`), by node key. */
   waiting: string[];
   /** `running` or `pending` with no live runner: a crash stopped it (`resume_session` goes on). */
@@ -799,6 +821,11 @@ export type StreamTaskAnswerStep = {
   /** pending, running, done, failed, missed (a crash left it unclear) or skipped. */
   state: string;
   percentage?: number | null;
+};
+
+export type TaskChange = {
+  task: string;
+  fields: string[];
 };
 
 export type TaskComparison = {
@@ -1208,9 +1235,22 @@ export type ResumeSessionAnswer = {
   session_id: string;
 };
 
-/** Runs a stored session over as a new session: the same blueprint versions and params. */
+/** Runs a stored session over as a new session with its params: the same blueprint versions, or a blueprint file as saved now (`file`, or `saved`: its own); from the start, or keeping what it finished (`keep_done`). */
 export type RestartSessionArguments = {
   session_id: string;
+  /**
+   * Run the blueprint saved in this file (and the blueprints of its folder) instead of the
+   * versions the session ran; the new session keeps the file.
+   */
+  file?: string | null;
+  /** Run the file the session was started from, as it is saved now (not with `file`). */
+  saved?: boolean;
+  /**
+   * Keep what the session finished, as far as the blueprint run now would compute it the
+   * same way (a task unchanged whose dependencies are all kept): a retry from failure as a
+   * new session. Not for a run on a server.
+   */
+  keep_done?: boolean;
   /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
   request_id?: string;
 };
@@ -1495,6 +1535,30 @@ export type ReadSessionDataArguments = {
 };
 
 export type ReadSessionDataAnswer = { [key: string]: { [key: string]: unknown } };
+
+/** What changed from the blueprint version a session ran to its file as saved now (or another file): tasks added, removed and changed (by field), inner blueprints changed, in one line too, and the file's first error when it cannot run. */
+export type BlueprintChangesArguments = {
+  session_id: string;
+  /** The blueprint file to compare with; default: the one the session was started from. */
+  file?: string | null;
+};
+
+export type BlueprintChangesAnswer = {
+  session_id: string;
+  /** The file compared with the version the session ran. */
+  file: string;
+  /** What changed from the version the session ran to the file (its root blueprint). */
+  changes: Changes;
+  /**
+   * The inner blueprints the session ran (by id) that the file's folder now holds changed,
+   * or holds no more.
+   */
+  inner: string[];
+  /** One line for a person: `build: command changed; added test`, or `no change`. */
+  summary: string;
+  /** Why the file cannot run as it is (its first error), when it cannot. */
+  problem?: string | null;
+};
 
 /** Two runs side by side: per task, its state, attempts, latest duration and outputs in each, and whether they differ; then the session data that differs. */
 export type CompareSessionsArguments = {
@@ -2475,6 +2539,7 @@ export interface Jobs {
   read_attempt_log: { arguments: ReadAttemptLogArguments; answer: ReadAttemptLogAnswer };
   read_events: { arguments: ReadEventsArguments; answer: ReadEventsAnswer };
   read_session_data: { arguments: ReadSessionDataArguments; answer: ReadSessionDataAnswer };
+  blueprint_changes: { arguments: BlueprintChangesArguments; answer: BlueprintChangesAnswer };
   compare_sessions: { arguments: CompareSessionsArguments; answer: CompareSessionsAnswer };
   save_blueprint: { arguments: SaveBlueprintArguments; answer: SaveBlueprintAnswer };
   list_blueprints: { arguments: ListBlueprintsArguments; answer: ListBlueprintsAnswer };

@@ -248,11 +248,11 @@ describe("the details of an attempt", () => {
     );
     const header = [...container.querySelectorAll("[data-testid=run-lineage] button")].map((b) => [b.getAttribute("data-session-id"), b.textContent]);
     expect(header).toEqual([
-      ["s0", "run s0"],
-      ["s2", "completed s2"],
+      ["s0", "run #s0"],
+      ["s2", "completed #s2"],
     ]);
     const related = [...container.querySelectorAll("[data-testid=lineage] li")].filter((li) => li.querySelector("[data-testid=lineage-run]"));
-    expect(related.map((li) => li.textContent)).toEqual(["bp.work in the run it restarts s0", "bp.work in its restart (completed) s2"]);
+    expect(related.map((li) => li.textContent)).toEqual(["bp.work in the run it restarts #s0", "bp.work in its restart (completed) #s2"]);
     act(() => related[0]!.querySelector("button")!.click());
     await settled();
     expect(calls).toContainEqual(["get_session", { session_id: "s0" }]);

@@ -8,6 +8,7 @@ import { ioOf, type Task } from "../blueprint";
 import { useRuns } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { preview } from "./CompareView";
+import { shortRunId } from "./ids";
 import { LogView } from "./log/LogView";
 import { clockLabel, durationLabel, iterationLabel, iterationOf, modelOf } from "./timeline/model";
 
@@ -44,12 +45,28 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       )}
       {attempt ? (
         <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} dispatch={run.details?.dispatch ?? []} />
+      ) : run.session.restarted_from && (state === "SUCCEEDED" || state === "SKIPPED") ? (
+        <Kept origin={run.session.restarted_from} node={selected.node} />
       ) : (
         <p className="muted">Not run yet.</p>
       )}
       {run.details && run.details.steps.length > 0 && <Steps steps={run.details.steps} />}
       <Lineage run={run} />
     </div>
+  );
+}
+
+/** A task a retry kept from the run it retries: done there, not run again here. */
+function Kept({ origin, node }: { origin: string; node: string }) {
+  const open = useRuns((s) => s.open);
+  return (
+    <p className="muted" data-testid="kept-from">
+      Kept from{" "}
+      <button type="button" className="link" onClick={() => void open(origin, node)} title={origin} data-session-id={origin}>
+        run <code>#{shortRunId(origin)}</code>
+      </button>
+      : it finished there and did not change, so it was not run again.
+    </p>
   );
 }
 
@@ -378,7 +395,7 @@ export function Lineage({ run }: { run: OpenRun }) {
                 <button type="button" className="link" onClick={() => void openRun(r.id, selected.node)} title={r.id} data-testid="lineage-run">
                   {selected.node}
                 </button>{" "}
-                {r.label} <code>{r.id.slice(-8)}</code>
+                {r.label} <code>#{shortRunId(r.id)}</code>
               </li>
             ))}
           </ul>

@@ -4,7 +4,8 @@
 // server names it and says whether it answers: the actions go to it.
 import { useEffect, useState } from "react";
 import { useRuns } from "../store/context";
-import { latestAttempt, type OpenRun } from "../store/runs";
+import { failedAttempt, latestAttempt, type OpenRun } from "../store/runs";
+import { shortRunId } from "./ids";
 import { StatePill, whenLabel } from "./RunList";
 import { durationLabel } from "./timeline/model";
 
@@ -26,7 +27,10 @@ export function RunHeader({ run }: { run: OpenRun }) {
               started {whenLabel(session.started_ms)} · {durationLabel((session.finished_ms ?? now) - session.started_ms)} ·{" "}
             </>
           )}
-          version <code title={session.blueprint_hash}>{session.blueprint_hash.slice(0, 12)}</code> · <code>{session.id}</code>
+          version <code title={session.blueprint_hash}>{session.blueprint_hash.slice(0, 12)}</code> · run{" "}
+          <code title={session.id} data-testid="run-id">
+            #{shortRunId(session.id)}
+          </code>
         </span>
         {session.remote && (
           <span className="run-remote" data-testid="run-remote">
@@ -82,12 +86,26 @@ export function RunHeader({ run }: { run: OpenRun }) {
           server answers
         </p>
       )}
-      {session.last_error && session.state === "failed" && (
-        <p className="run-error" data-testid="run-error">
-          {session.last_error.message}
-        </p>
-      )}
+      {session.last_error && session.state === "failed" && <RunError run={run} message={session.last_error.message} />}
     </header>
+  );
+}
+
+/** Why a run failed, naming the task that failed: one click shows its attempt and log. */
+function RunError({ run, message }: { run: OpenRun; message: string }) {
+  const select = useRuns((s) => s.select);
+  const failed = failedAttempt(run.attempts);
+  const task = failed ? (run.nodes[failed.node]?.task ?? failed.node) : null;
+  return (
+    <p className="run-error" data-testid="run-error">
+      {failed && (
+        <button type="button" className="link" onClick={() => select(failed)} data-testid="run-error-task" data-node={failed.node}>
+          {task} failed
+        </button>
+      )}
+      {failed && ": "}
+      {message}
+    </p>
   );
 }
 
@@ -98,7 +116,7 @@ function RunLineage({ run }: { run: OpenRun }) {
   if (!origin && run.restarts.length === 0) return null;
   const link = (id: string, label: string) => (
     <button type="button" className="link" onClick={() => void open(id)} title={id} data-testid="run-lineage-link" data-session-id={id}>
-      {label} <code>{id.slice(-8)}</code>
+      {label} <code>#{shortRunId(id)}</code>
     </button>
   );
   return (
@@ -152,7 +170,7 @@ function ComparePicker({ run }: { run: OpenRun }) {
               data-testid="compare-with"
               data-session-id={s.id}
             >
-              {s.state} · {whenLabel(s.started_ms ?? s.created_ms)} <code>{s.id.slice(-8)}</code>
+              {s.state} · {whenLabel(s.started_ms ?? s.created_ms)} <code>#{shortRunId(s.id)}</code>
             </button>
           </li>
         ))}

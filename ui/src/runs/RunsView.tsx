@@ -13,6 +13,7 @@ import { AgentNotes } from "./AgentNotes";
 import { AttemptDetails, AttemptLog } from "./AttemptDetails";
 import { CompareView } from "./CompareView";
 import { RunGraph } from "./RunGraph";
+import { RerunDialog } from "./RerunDialog";
 import { RunHeader, useNow } from "./RunHeader";
 import { RunList } from "./RunList";
 import { Timeline, type AttemptRef } from "./timeline/Timeline";
@@ -59,6 +60,7 @@ export function RunsView() {
       )}
       <footer className="status">{notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}</footer>
       <ServerRunsDialog />
+      <RerunDialog />
     </div>
   );
 }

@@ -5,7 +5,7 @@ import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
 import { launchParams } from "../runs/LaunchDialog";
 import type { Positions } from "./editor";
-import { filterSessions } from "./runs";
+import { failedAttempt, filterSessions, followed } from "./runs";
 import { createWorkspace, currentEditor, type WorkspaceStore } from "./workspace";
 
 const deploy = JSON.stringify({
@@ -280,6 +280,76 @@ describe("an open run", () => {
     expect(runs.getState().notice).toEqual({ text: "Pausing: what runs finishes, nothing new starts", error: false });
     await runs.getState().act("stop");
     expect(runs.getState().notice).toEqual({ text: "session s1 is not running", error: true });
+  });
+});
+
+describe("a failed run", () => {
+  const failed = { ...session, state: "failed" as const, file: "/w/deploy.json", last_error: { code: "TASK_FAILED" as const, message: "exit 3" } };
+  const attempts = [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "failed"), attempt("deploy.ask", 1, "succeeded")];
+
+  /** A failed run with a file, its changes as `changes` answers, each job called recorded. */
+  async function failedRun(changes: () => unknown) {
+    const called: [string, unknown][] = [];
+    const record = <A,>(job: string, answer: A) => (args: unknown) => (called.push([job, args]), answer);
+    const fixture = await loaded([], {
+      get_session: ({ session_id }) => ({
+        session: { ...failed, id: session_id },
+        tasks: [],
+        attempts: session_id === "s1" ? attempts : [],
+        driven: false,
+        restarts: [],
+        waiting: [],
+      }),
+      blueprint_changes: changes as JobHandlers["blueprint_changes"],
+      resume_session: record("resume_session", { session_id: "s1" }),
+      restart_session: record("restart_session", { session_id: "s2" }),
+    });
+    const runs = fixture.workspace.getState().runs;
+    await runs.getState().open("s1");
+    return { runs, called };
+  }
+
+  it("opens on its failed attempt, and leads a retry to the newest attempt of the task shown", async () => {
+    const { runs } = await failedRun(() => ({}));
+    expect(runs.getState().run!.selected).toEqual({ node: "deploy.fan", attempt: 1 });
+    const retried = [...attempts, attempt("deploy.fan", 2, "running")];
+    expect(followed({ node: "deploy.fan", attempt: 1 }, attempts, retried)).toEqual({ node: "deploy.fan", attempt: 2 });
+    // An older attempt the user went back to stays shown.
+    const three = [...retried, attempt("deploy.fan", 3, "running")];
+    expect(followed({ node: "deploy.fan", attempt: 1 }, retried, three)).toEqual({ node: "deploy.fan", attempt: 1 });
+    expect(failedAttempt([attempt("deploy.a", 1, "failed"), attempt("deploy.b", 1, "unknown")])).toEqual({ node: "deploy.b", attempt: 1 });
+    expect(failedAttempt([attempt("deploy.a", 1, "succeeded")])).toBeNull();
+  });
+
+  it("asks, when its file changed, whether to retry with the saved blueprint or as it ran", async () => {
+    const changes = { session_id: "s1", file: "/w/deploy.json", summary: "fan: command changed", problem: null };
+    const { runs, called } = await failedRun(() => changes);
+    await runs.getState().act("resume");
+    expect(runs.getState().rerun).toEqual({ action: "resume", changes });
+    expect(called).toEqual([]);
+    await runs.getState().act("resume", "saved");
+    expect(called).toEqual([["restart_session", { session_id: "s1", saved: true, keep_done: true }]]);
+    expect(runs.getState().rerun).toBeNull();
+    expect(runs.getState().run!.session.id).toBe("s2");
+    await runs.getState().open("s1");
+    await runs.getState().act("resume", "ran");
+    await runs.getState().act("restart", "saved");
+    expect(called.slice(1)).toEqual([
+      ["resume_session", { session_id: "s1" }],
+      ["restart_session", { session_id: "s1", saved: true }],
+    ]);
+  });
+
+  it("retries and restarts as it ran, without asking, when the file did not change or cannot be read", async () => {
+    const unchanged = await failedRun(() => ({ session_id: "s1", file: "/w/deploy.json", summary: "no change", problem: null }));
+    await unchanged.runs.getState().act("restart");
+    expect(unchanged.called).toEqual([["restart_session", { session_id: "s1" }]]);
+    const gone = await failedRun(() => {
+      throw new Error("cannot read /w/deploy.json");
+    });
+    await gone.runs.getState().act("resume");
+    expect(gone.runs.getState().rerun).toBeNull();
+    expect(gone.called).toEqual([["resume_session", { session_id: "s1" }]]);
   });
 });
 

@@ -7,12 +7,14 @@
 import { createStore, type StoreApi } from "zustand/vanilla";
 import type {
   Attempt,
+  BlueprintChangesAnswer,
   CompareSessionsAnswer,
   GetAttemptAnswer,
   GetSessionNotesAnswer,
   InputLineage,
   InstanceInfo,
   LinkState,
+  RestartSessionArguments,
   Session,
   SessionEvent,
   SessionListing,
@@ -65,6 +67,12 @@ export type RunFilter = { text: string; state: SessionState | "all" };
 
 /** What can be done to a whole session. */
 export type SessionAction = "pause" | "stop" | "resume" | "restart";
+
+/**
+ * A retry (resume) or a restart asked of a run whose blueprint file changed since it started:
+ * the user chooses between the file as saved now and the version the run ran.
+ */
+export type Rerun = { action: "resume" | "restart"; changes: BlueprintChangesAnswer };
 /** What can be done to one task of a session. */
 export type TaskAction = "cancel" | "skip" | "reset" | "reset-downstream";
 
@@ -97,7 +105,16 @@ export type RunsState = {
   event(event: SessionEvent): void;
   /** Events were missed: the list and the open run are read again. */
   resync(): void;
-  act(action: SessionAction): Promise<void>;
+  /**
+   * Does `action` to the open run. A retry or a restart of a run whose file changed since asks
+   * first (`rerun`), unless `with` says how: `"ran"` the versions it ran (a retry goes on in the
+   * same session), `"saved"` the file as saved now (a new session, which for a retry keeps what
+   * finished and did not change).
+   */
+  act(action: SessionAction, with_?: "ran" | "saved"): Promise<void>;
+  /** The choice a retry or restart waits for; null when none is asked. */
+  rerun: Rerun | null;
+  cancelRerun(): void;
   actOnTask(action: TaskAction, node: string): Promise<void>;
   resetScope(node: string): Promise<void>;
   answer(node: string, value: unknown): Promise<void>;
@@ -165,7 +182,10 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         const view = await backend.call("get_session", { session_id: run.session.id });
         if (mine !== opened) return;
         const { session, driven, waiting, restarts, attempts } = view;
-        const selected = firstRun(get().run?.selected ?? null, attempts);
+        const before = get().run;
+        // A run that has just failed leads to its failure; otherwise the shown task follows its newest attempt.
+        const failedNow = session.state === "failed" && before?.session.state !== "failed";
+        const selected = (failedNow && failedAttempt(attempts)) || followed(before?.selected ?? null, before?.attempts ?? [], attempts);
         patchRun({ session, driven, waiting, restarts, nodes: nodesOf(view.tasks), attempts, selected, link: view.link ?? null });
         void loadDetails();
         void loadLineage();
@@ -299,6 +319,11 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           // What changed while it was read (a run just launched or followed) is read again.
           if (watch.missed) reloadSoon();
           if (node) get().select({ node, attempt: latestAttempt(view.attempts, node)?.attempt ?? 0 });
+          else if (view.session.state === "failed") {
+            // A failed run opens on its failure: the task, its error and its log.
+            const failed = failedAttempt(view.attempts);
+            if (failed) get().select(failed);
+          }
         } catch (e) {
           if (mine === opened) fail(e);
         } finally {
@@ -364,7 +389,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             if (attempts === null) reloadSoon();
             // A prompt that ended waits no more; one that starts is announced by `prompt_waiting`.
             else if (event.kind === "attempt_settled") patchRun({ attempts, waiting: run.waiting.filter((n) => n !== node) });
-            else patchRun({ attempts, selected: firstRun(selected, attempts) });
+            else patchRun({ attempts, selected: followed(selected, run.attempts, attempts) });
             if (selected && node === selected.node) void loadDetails();
             break;
           }
@@ -417,26 +442,47 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         void reload();
       },
 
-      async act(action) {
+      rerun: null,
+      cancelRerun() {
+        set({ rerun: null });
+      },
+
+      async act(action, with_) {
         const run = get().run;
         if (!run) return;
         const session_id = run.session.id;
+        set({ rerun: null });
+        const rerun = action === "resume" || action === "restart";
+        if (rerun && with_ === undefined && run.session.file && !run.session.remote) {
+          // Runs keep the version they started with; the user is told when the file moved on.
+          try {
+            const changes = await backend.call("blueprint_changes", { session_id });
+            if (changes.summary !== "no change") return set({ rerun: { action, changes } });
+          } catch {
+            // The file cannot be read (moved, deleted): the run goes on as it ran.
+          }
+        }
+        const newRun = async (args: Omit<RestartSessionArguments, "session_id">, what: string) => {
+          try {
+            const started = await backend.call("restart_session", { session_id, ...args });
+            await get().refresh();
+            await get().open(started.session_id);
+            tell(what);
+          } catch (e) {
+            fail(e);
+          }
+        };
         switch (action) {
           case "pause":
             return intervene("Pausing: what runs finishes, nothing new starts", () => backend.call("pause_session", { session_id }));
           case "stop":
             return intervene("Stopping", () => backend.call("stop_session", { session_id }));
           case "resume":
+            if (with_ === "saved") return newRun({ saved: true, keep_done: true }, "Retried as a new run with the saved blueprint");
             return intervene("Resumed from where it ended", () => backend.call("resume_session", { session_id }));
           case "restart":
-            try {
-              const started = await backend.call("restart_session", { session_id });
-              await get().refresh();
-              await get().open(started.session_id);
-              tell("Restarted as a new run");
-            } catch (e) {
-              fail(e);
-            }
+            if (with_ === "saved") return newRun({ saved: true }, "Restarted as a new run with the saved blueprint");
+            return newRun({}, "Restarted as a new run");
         }
       },
 
@@ -555,10 +601,25 @@ export function applyAttempt(attempts: Attempt[], event: AttemptEvent): Attempt[
 }
 
 /** A task selected before it ran (attempt 0) follows to its first attempt once that has started. */
-function firstRun(selected: AttemptRef | null, attempts: Attempt[]): AttemptRef | null {
-  if (!selected || selected.attempt !== 0) return selected;
-  const latest = latestAttempt(attempts, selected.node);
-  return latest ? { node: selected.node, attempt: latest.attempt } : selected;
+/**
+ * The attempt to show once `before` became `after`: a task selected before it ran follows to its
+ * first attempt, and one whose latest attempt was shown follows to a newer one (a retry's).
+ */
+export function followed(selected: AttemptRef | null, before: Attempt[], after: Attempt[]): AttemptRef | null {
+  if (!selected) return selected;
+  const latest = latestAttempt(after, selected.node);
+  if (!latest || latest.attempt === selected.attempt) return selected;
+  const wasLatest = selected.attempt === 0 || latestAttempt(before, selected.node)?.attempt === selected.attempt;
+  return wasLatest && latest.attempt > selected.attempt ? { node: selected.node, attempt: latest.attempt } : selected;
+}
+
+/** Where a failed run is read from: its latest failed attempt. */
+export function failedAttempt(attempts: Attempt[]): AttemptRef | null {
+  for (let i = attempts.length - 1; i >= 0; i--) {
+    const a = attempts[i]!;
+    if (a.state === "failed" || a.state === "unknown") return { node: a.node, attempt: a.attempt };
+  }
+  return null;
 }
 
 function nodesOf(tasks: { node: string; instance: string; task: string; state: TaskState }[]): Record<string, RunNode> {

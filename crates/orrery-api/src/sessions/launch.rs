@@ -12,6 +12,24 @@ use super::arguments::SessionArguments;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct RestartArguments {
+    pub session_id: String,
+    /// Run the blueprint saved in this file (and the blueprints of its folder) instead of the
+    /// versions the session ran; the new session keeps the file.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Run the file the session was started from, as it is saved now (not with `file`).
+    #[serde(default)]
+    pub saved: bool,
+    /// Keep what the session finished, as far as the blueprint run now would compute it the
+    /// same way (a task unchanged whose dependencies are all kept): a retry from failure as a
+    /// new session. Not for a run on a server.
+    #[serde(default)]
+    pub keep_done: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StartArguments {
     /// The blueprint file; inner blueprints are found by id among the files of its folder.
     pub file: PathBuf,
@@ -36,15 +54,34 @@ pub struct Started {
 impl Api {
     /// Starts a session in the background with `run` (a new run, a resume, a restart) and
     /// answers its id once it exists; an error before it exists is the failure.
-    pub(crate) async fn launch<F, Fut>(&self, answers: Map<String, Value>, run: F) -> Result<Started, Failure>
+    pub(crate) async fn launch<F, Fut>(
+        &self,
+        answers: Map<String, Value>,
+        file: Option<PathBuf>,
+        run: F,
+    ) -> Result<Started, Failure>
     where
         F: FnOnce(PathBuf, RunOptions) -> Fut,
         Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
     {
-        let how = Launch { answers, ..Default::default() };
+        let how = Launch { answers, file, ..Default::default() };
         let started = self.start(how, run).await?;
         Ok(Started { session_id: started.session_id })
     }
+}
+
+/// A blueprint file and the blueprints of its folder its composites may call, ready to run; one
+/// that cannot be read is `not_found`, one that is not valid `invalid_blueprint` with its errors.
+pub(crate) async fn runnable(file: &Path) -> Result<orrery_blueprint::check::Runnable, Failure> {
+    let path = file.to_path_buf();
+    let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&path))
+        .await
+        .map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?
+        .map_err(|e| Failure::new(FailureCode::NotFound, format!("cannot read {}: {e}", file.display())))?;
+    runnable.map_err(|report| {
+        let errors: Vec<String> = report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
+        Failure::new(FailureCode::InvalidBlueprint, format!("{} is not valid: {}", report.file, errors.join("; ")))
+    })
 }
 
 /// The session a request with this id and these arguments already started, if one did.
@@ -68,25 +105,11 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 if let Some(session) = started_by(&api, &retry).await? {
                     return Ok(Started { session_id: session.id });
                 }
-                let file = args.file.clone();
-                let runnable = tokio::task::spawn_blocking(move || orrery_blueprint::load_runnable(&file))
-                    .await
-                    .map_err(|e| Failure::new(FailureCode::Internal, e.to_string()))?
-                    .map_err(|e| {
-                        Failure::new(FailureCode::NotFound, format!("cannot read {}: {e}", args.file.display()))
-                    })?;
-                let (root, library) = runnable.map_err(|report| {
-                    let errors: Vec<String> =
-                        report.diagnostics.iter().filter(|d| d.is_error()).map(ToString::to_string).collect();
-                    Failure::new(
-                        FailureCode::InvalidBlueprint,
-                        format!("{} is not valid: {}", report.file, errors.join("; ")),
-                    )
-                })?;
+                let (root, library) = runnable(&args.file).await?;
                 let params = args.params;
                 let again = retry.clone();
                 let launched = api
-                    .launch(args.answers, move |db, mut options| async move {
+                    .launch(args.answers, Some(args.file), move |db, mut options| async move {
                         options.retry = retry;
                         runner::run_session(&db, root, library, params, options).await
                     })
@@ -112,10 +135,9 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 if let Some(server) = api.remote_of(&id).await? {
                     return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Resume).await? });
                 }
-                api.launch(
-                    Map::new(),
-                    move |db, options| async move { runner::resume_session(&db, &id, options).await },
-                )
+                api.launch(Map::new(), None, move |db, options| async move {
+                    runner::resume_session(&db, &id, options).await
+                })
                 .await
             },
         )
@@ -124,17 +146,15 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
     jobs.push(
         job(
             "restart_session",
-            "Runs a stored session over as a new session: the same blueprint versions and params.",
-            |api: Api, args: SessionArguments| async move {
-                let id = args.session_id;
-                if let Some(server) = api.remote_of(&id).await? {
-                    return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Restart).await? });
-                }
-                api.launch(
-                    Map::new(),
-                    move |db, options| async move { runner::restart_session(&db, &id, options).await },
-                )
-                .await
+            "Runs a stored session over as a new session with its params: the same blueprint versions, or \
+             a blueprint file as saved now (`file`, or `saved`: its own); from the start, or keeping what it \
+             finished (`keep_done`).",
+            |api: Api, args: RestartArguments| async move {
+                let RestartArguments { session_id, file, saved, keep_done } = args;
+                // A mirror's server restarts it (`run_here` asks it, or refuses what only runs here).
+                let how = crate::here::Restart { file, saved, keep_done };
+                let here = api.run_here(crate::here::Run::Restart { session_id, how }, Launch::default()).await?;
+                Ok(Started { session_id: here.session_id })
             },
         )
         .writing(),

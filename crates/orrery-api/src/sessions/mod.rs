@@ -22,6 +22,7 @@ use crate::Job;
 
 pub use control::Done;
 pub use interventions::{InterventionView, NodeChangeView};
+pub(crate) use launch::runnable;
 pub use launch::Started;
 pub(crate) use records::attempt_window;
 pub use records::AttemptLog;

@@ -13,6 +13,7 @@
 pub mod control;
 mod db;
 mod dispatch;
+mod kept;
 pub mod recovery;
 mod settle;
 
@@ -45,10 +46,11 @@ use crate::scopes::{self, ScopeDecision, ScopeIndex};
 use control::Asked;
 pub use control::{SessionControl, REQUEST_POLL};
 use db::Db;
+use kept::Kept;
 pub(crate) use recovery::load_stored_plan;
 pub use recovery::{
     interrupted_sessions, is_driven, restart_session, resume_session, session_blueprints, session_instances,
-    InstanceInfo,
+    InstanceInfo, Restart,
 };
 
 /// How to run a session.
@@ -70,6 +72,9 @@ pub struct RunOptions {
     pub retry: Option<Retry>,
     /// Who asks for a new session (kept with it). Unused by a resume.
     pub started_by: Option<Starter>,
+    /// The blueprint file a new session is started from (kept with it). Unused by a resume; a
+    /// restart without one keeps its origin's.
+    pub file: Option<PathBuf>,
 }
 
 /// How a session ended.
@@ -132,7 +137,7 @@ pub async fn run_session(
     params: Map<String, Value>,
     options: RunOptions,
 ) -> Result<RunReport, RunError> {
-    run_new_session(store_path, root, library, params, None, options).await
+    run_new_session(store_path, root, library, params, None, Kept::default(), options).await
 }
 
 /// [`run_session`], the new session recording the one it runs over again (a restart).
@@ -142,6 +147,7 @@ pub(crate) async fn run_new_session(
     library: Vec<Blueprint>,
     params: Map<String, Value>,
     restarted_from: Option<String>,
+    kept: Kept,
     options: RunOptions,
 ) -> Result<RunReport, RunError> {
     let plan = {
@@ -168,6 +174,8 @@ pub(crate) async fn run_new_session(
     let lease = db.lease.clone();
     let retry = options.retry.clone();
     let started_by = options.started_by.clone();
+    let file = options.file.as_deref().map(|f| std::path::absolute(f).unwrap_or_else(|_| f.to_path_buf()));
+    let origin = restarted_from.clone();
     let session = db
         .call(move |s| {
             let hash = s.put_blueprint_version(&id, &text)?;
@@ -177,7 +185,7 @@ pub(crate) async fn run_new_session(
                 links.inner.insert(id.clone(), s.put_blueprint_version(id, text)?);
             }
             let session = s.create_session_for(
-                &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from, started_by },
+                &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from, started_by, file },
                 retry.as_ref(),
             )?;
             // A new session has its `session_created` event alone; one with more is the one the
@@ -190,6 +198,9 @@ pub(crate) async fn run_new_session(
             s.acquire_lease(&session.id, &lease, |_| true)?;
             let link = NewEvent { run_id: None, data: EventData::SessionBlueprints(links) };
             s.append_event(&session.id, &link, None)?;
+            if let (Some(origin), false) = (&origin, kept.data.is_empty()) {
+                s.copy_data(origin, &session.id, &kept.data)?;
+            }
             let events = s.events_after(&session.id, 0, 200)?;
             Ok(Ok((session, events)))
         })
@@ -199,7 +210,10 @@ pub(crate) async fn run_new_session(
 
     let nodes = plan.graph.nodes.len();
     let mut runner = Runner::new(session_id, plan, db, &options, vec![0; nodes], HashMap::new());
-    let all: Vec<(usize, NodeState)> = (0..nodes).map(|n| (n, NodeState::Pending)).collect();
+    let mut all: Vec<(usize, NodeState)> = (0..nodes).map(|n| (n, NodeState::Pending)).collect();
+    for &(n, state) in &kept.states {
+        all[n].1 = state;
+    }
     runner.run(all).await
 }
 

@@ -507,17 +507,54 @@ fn blueprints_from_versions(
     Ok((root, blueprints))
 }
 
-/// Starts a stored session over as a new session: the exact blueprint versions it ran (root
-/// and inner) and its params, from the store alone. The old session is left as it is; the new
-/// one records it as the session it restarts, and runs to completion, failure or a stop like
-/// [`run_session`].
-pub async fn restart_session(store_path: &Path, session_id: &str, options: RunOptions) -> Result<RunReport, RunError> {
+/// What [`restart_session`] runs, and what it keeps of the session it restarts.
+#[derive(Debug, Default)]
+pub struct Restart {
+    /// A blueprint to run instead of the versions the session ran (its file as saved since),
+    /// with the blueprints its composites may call; `None`: the exact versions it ran.
+    pub blueprint: Option<(ValidBlueprint, Vec<Blueprint>)>,
+    /// Keep what the session finished and what the new plan would compute the same way (see
+    /// [`kept`](super::kept)): a retry from failure as a new session. Otherwise everything runs.
+    pub keep_done: bool,
+}
+
+/// Starts a stored session over as a new session, with its params: the exact blueprint versions
+/// it ran (root and inner) from the store alone, or `how.blueprint`; from the start, or keeping
+/// what it finished (`how.keep_done`). The old session is left as it is; the new one records it
+/// as the session it restarts (and its file, unless `options` names one), and runs to
+/// completion, failure or a stop like [`run_session`].
+pub async fn restart_session(
+    store_path: &Path,
+    session_id: &str,
+    how: Restart,
+    mut options: RunOptions,
+) -> Result<RunReport, RunError> {
     let db = Db::open(store_path, &options).await?;
     let (session, root_version, inner_versions) = stored_versions(&db, session_id).await?;
-    drop(db);
-    let (root, library) = blueprints_from_versions(&root_version, &inner_versions)?;
+    let (root, library) = match how.blueprint {
+        Some(given) => given,
+        None => blueprints_from_versions(&root_version, &inner_versions)?,
+    };
     let params = session.params.as_object().cloned().unwrap_or_default();
-    run_new_session(store_path, root, library, params, Some(session.id), options).await
+    let kept = if how.keep_done {
+        let old = plan_from_versions(&session, &root_version, &inner_versions)?;
+        let new = {
+            let lib: Library = library.iter().collect();
+            plan::build(&root, &lib, &params)?
+        };
+        let sid = session.id.clone();
+        let (nodes, attempts, writers) =
+            db.read(move |s| Ok((s.task_nodes(&sid)?, s.attempts(&sid)?, s.data_writers(&sid)?))).await?;
+        let finished = super::kept::Finished { plan: &old, nodes: &nodes, attempts: &attempts, writers: &writers };
+        super::kept::kept(&finished, &new)
+    } else {
+        Default::default()
+    };
+    drop(db);
+    if options.file.is_none() {
+        options.file = session.file.clone();
+    }
+    run_new_session(store_path, root, library, params, Some(session.id), kept, options).await
 }
 
 /// The inner blueprint versions linked to a session by its `session_blueprints` event (none

@@ -93,6 +93,7 @@ impl Fixture {
             broker: None,
             retry: None,
             started_by: None,
+            file: None,
         };
         (options, receiver)
     }

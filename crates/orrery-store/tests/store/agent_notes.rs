@@ -22,6 +22,7 @@ fn started_by(fx: &mut Fixture, project: &str, agent: &str) -> Session {
         params: json!({}),
         restarted_from: None,
         started_by: Some(starter),
+        file: None,
     };
     fx.store.create_session(&new, None).unwrap()
 }

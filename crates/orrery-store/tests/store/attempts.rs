@@ -68,6 +68,40 @@ fn settling_lands_outcome_data_and_node_state_together() {
 }
 
 #[test]
+fn data_copied_into_a_restart_keeps_the_attempt_that_wrote_it() {
+    let mut fixture = Fixture::open();
+    let (session, run_id) = fixture.running_attempt();
+    let settlement = Settlement {
+        outcome: Outcome::Succeeded { exit_code: Some(0), outputs: json!({"greeting": "hi"}) },
+        node_state: Some(TaskState::Succeeded),
+        data: vec![("hello".into(), "greeting".into(), json!("hi"))],
+    };
+    fixture.store.settle_attempt(&run_id, settlement).unwrap();
+    fixture.store.put_data(&session.id, "hello", &[("given", json!(2))]).unwrap();
+    let writers = fixture.store.data_writers(&session.id).unwrap();
+    assert_eq!(
+        writers,
+        [
+            ("hello".to_string(), "given".to_string(), None),
+            ("hello".to_string(), "greeting".to_string(), Some(run_id.clone())),
+        ]
+    );
+
+    let restart = fixture.session();
+    let keys = [("hello".to_string(), "greeting".to_string()), ("hello".to_string(), "never".to_string())];
+    let event = fixture.store.copy_data(&session.id, &restart.id, &keys).unwrap();
+    let wire = serde_json::to_value(&event).unwrap();
+    assert_eq!(wire["payload"]["value"]["keys"], json!({"hello": ["greeting"]}), "a key it lacks is left out");
+    assert_eq!(fixture.store.instance_data(&restart.id, "hello").unwrap().len(), 1);
+    let copied = fixture.store.data_writers(&restart.id).unwrap();
+    assert_eq!(copied, [("hello".to_string(), "greeting".to_string(), Some(run_id))], "lineage names the old attempt");
+    for (from, to) in [("nope", restart.id.as_str()), (session.id.as_str(), "nope")] {
+        let err = fixture.store.copy_data(from, to, &keys).unwrap_err();
+        assert!(err.to_string().contains("nope"), "{err}");
+    }
+}
+
+#[test]
 fn a_stale_run_id_is_refused_and_changes_nothing() {
     let mut fixture = Fixture::open();
     let (session, run_id) = fixture.running_attempt();

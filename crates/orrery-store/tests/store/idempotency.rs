@@ -12,6 +12,7 @@ fn new_session(fixture: &mut Fixture, name: &str) -> NewSession {
         params: json!({"b": 2, "a": 1}),
         restarted_from: None,
         started_by: None,
+        file: None,
     }
 }
 

@@ -69,6 +69,7 @@ impl Fixture {
                     params: json!({"n": 1}),
                     restarted_from: None,
                     started_by: None,
+                    file: None,
                 },
                 None,
             )

@@ -81,6 +81,7 @@ fn a_database_at_every_earlier_version_upgrades_to_the_newest() {
                     params: json!({}),
                     restarted_from: None,
                     started_by: None,
+                    file: None,
                 },
                 None,
             )

@@ -31,6 +31,7 @@ fn a_session_of_an_unknown_blueprint_version_is_not_found() {
                 params: json!({}),
                 restarted_from: None,
                 started_by: None,
+                file: None,
             },
             None,
         )
@@ -192,6 +193,7 @@ fn a_restart_records_the_session_it_runs_again_and_is_listed_as_its_restart() {
         params: first.params.clone(),
         restarted_from: Some(from.to_string()),
         started_by: None,
+        file: None,
     };
     fixture.clock.advance(5);
     let second = fixture.store.create_session(&again(&first.id), None).unwrap();
@@ -219,6 +221,7 @@ fn a_restart_of_an_unknown_session_is_not_found_and_creates_nothing() {
         params: json!({}),
         restarted_from: Some("session-404".into()),
         started_by: None,
+        file: None,
     };
     let err = fixture.store.create_session(&new, None).unwrap_err();
     assert_eq!(err.code(), FailureCode::NotFound);
@@ -273,6 +276,7 @@ fn a_mirror_is_linked_to_its_remote_session_once() {
         params: json!({}),
         restarted_from: None,
         started_by: None,
+        file: None,
     };
     let first = fixture.store.create_session(&new(), None).unwrap();
     let second = fixture.store.create_session(&new(), None).unwrap();
