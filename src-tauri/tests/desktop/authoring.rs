@@ -66,7 +66,7 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
     app.click("[data-testid=scope-policy-retry]").await;
     app.retype("[data-testid=scope-retries]", "2").await;
     eventually("the scope's label", || async {
-        app.content("[data-testid=scope-label][data-scope-start=run_1]").await.filter(|l| l == "work loop · retry 2")
+        app.content("[data-testid=scope-label][data-scope-start=run_1]").await.filter(|l| l == "work loop · repeat ×3")
     })
     .await;
     app.screenshot("authoring-new-scope.png").await;
@@ -312,4 +312,41 @@ async fn a_group_of_tasks_is_copied_as_blueprint_text_and_pasted_back_with_fresh
     app.wait_count("[data-testid=task-node]", 10).await;
     app.click("[data-testid=undo]").await;
     app.wait_count("[data-testid=task-node]", 7).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fast_typing_then_an_immediate_save_keeps_every_character() {
+    // Enough tasks that every keystroke costs the window a render and a check.
+    let app = App::start(|dir| {
+        let mut tasks = vec![serde_json::json!({"id": "start", "type": "system.start"})];
+        for i in 0..300 {
+            let after = if i == 0 { "start".to_string() } else { format!("t{}", i - 1) };
+            tasks.push(serde_json::json!({"id": format!("t{i}"), "type": "shell.run",
+                "params": [{"name": "command", "value": "true"}], "depends_on": [{"id": after}]}));
+        }
+        tasks.push(serde_json::json!({"id": "end", "type": "system.end", "depends_on": [{"id": "t299"}]}));
+        let file = dir.join("many.json");
+        let text = serde_json::json!({"id": "many", "name": "many", "version": "1.0", "tasks": tasks});
+        std::fs::write(&file, text.to_string()).unwrap();
+        Some(file)
+    })
+    .await;
+    eventually("the blueprint drawn", || async { (app.count("[data-testid=task-node]").await > 0).then_some(()) }).await;
+    // Found by name (Ctrl+F), as a user finds a task in a big blueprint.
+    app.ctrl('f').await;
+    app.retype("[data-testid=command-palette-filter]", "t0").await;
+    app.click("[data-testid=find-item]").await;
+    app.wait_count("[data-testid=param-field][data-param=command]", 1).await;
+    let typed = "for f in build/*.log; do grep -c error \"$f\" || echo none; done && echo the-last-words-of-it";
+    // The save is pressed in the same burst as the keys, before the window caught up with them.
+    let field = "[data-testid=param-field][data-param=command] input";
+    app.retype(field, &format!("{typed}\u{E009}s\u{E009}")).await;
+    let file = app.dir.path().join("many.json");
+    let saved = eventually("the save", || async {
+        std::fs::read_to_string(&file).ok().filter(|text| text.contains("for f in"))
+    })
+    .await;
+    let blueprint: Value = serde_json::from_str(&saved).unwrap();
+    let command = &blueprint["tasks"][1]["params"][0]["value"];
+    assert_eq!(command.as_str(), Some(typed), "every character typed before the save is saved");
 }

@@ -26,8 +26,10 @@ const POLICIES: { policy: ScopePolicyName; label: string; hint: string }[] = [
   { policy: "skip", label: "Skip", hint: "Runs once; when the start task's condition is false, the whole scope is skipped." },
   {
     policy: "retry",
-    label: "Retry",
-    hint: "Runs the scope 1 + retries times in all, whether or not a run went well: a repeat count, not a retry on failure.",
+    label: "Repeat",
+    hint:
+      "Runs the scope 1 + extra runs times in all, whether or not a run went well (the format's retry_policy: a repeat count, " +
+      "not a retry on failure). To retry after a failure, use Retry from failure on the run: it goes on from the failed task.",
   },
   {
     policy: "while",
@@ -128,7 +130,7 @@ export function ScopeInspector() {
           <CountField
             key={`${start}.retries`}
             id="scope-retries"
-            label="Retries"
+            label="Extra runs (retries)"
             value={json.retry_policy?.retries}
             min={0}
             optional={false}

@@ -32,7 +32,7 @@ const positions = Object.fromEntries(order.map((id, i) => [id, { x: 0, y: i * 10
 describe("scopes as regions", () => {
   it("labels each scope with its name (or start) and its policy", () => {
     expect(scopes.map(labelOf)).toEqual([
-      "outer · retry 2",
+      "outer · repeat ×3",
       "loop · while n > 0, max 5",
       "gate · skip unless ok",
       "open · skip",

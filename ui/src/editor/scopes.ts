@@ -7,7 +7,7 @@ import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "../store/positions";
 export type { Scope };
 
 export type Region = Scope & {
-  /** The scope's name and its policy: skip, retry N, or while a condition holds. */
+  /** The scope's name and its policy: skip, repeat (the format's retry policy), or while a condition holds. */
   label: string;
   /** How many scopes nest inside it, at most: the deeper, the more room around its members. */
   inner: number;
@@ -24,7 +24,8 @@ const LABEL = 22;
 
 export function labelOf(scope: Scope): string {
   const name = scope.name ? scope.name : scope.start;
-  if (scope.policy === "retry") return `${name} · retry ${scope.retries ?? "?"}`;
+  // The format's retry policy runs the scope 1 + retries times whatever happens: a repeat.
+  if (scope.policy === "retry") return `${name} · repeat ×${typeof scope.retries === "number" ? scope.retries + 1 : "?"}`;
   if (scope.policy === "while") {
     const bound = typeof scope.max_iterations === "number" ? `, max ${scope.max_iterations}` : "";
     return `${name} · while ${scope.condition ?? ""}${bound}`;
