@@ -32,6 +32,7 @@ const FILE: &[Option<(&str, &str)>] = &[
     Some(("file.close-tab", "Close Tab")),
 ];
 const EDIT_AFTER_CLIPBOARD: &[Option<(&str, &str)>] = &[
+    Some(("edit.add-task", "Add a Task…")),
     Some(("edit.duplicate", "Duplicate")),
     Some(("edit.delete", "Delete")),
     Some(("edit.select-all", "Select All Tasks")),

@@ -53,6 +53,42 @@ export function addTask(blueprint: Blueprint, type: string): { blueprint: Bluepr
   return { blueprint: { ...blueprint, tasks: [...blueprint.tasks, { id, type }] }, id };
 }
 
+/**
+ * Where a new task goes in the graph: `after` a task (what depended on it depends on the new one
+ * instead), `before` a task (the new one takes its dependencies), `into` a dependency (between its
+ * two tasks, the dependency's type kept on the far side), or `from` a task (a new branch of it).
+ */
+export type Insertion = { after: string } | { before: string } | { into: { from: string; to: string } } | { from: string };
+
+/** Adds a task of `type` wired in at `where`; answers the blueprint and the new task's id. */
+export function insertTask(blueprint: Blueprint, type: string, where: Insertion): { blueprint: Blueprint; id: string } {
+  const added = addTask(blueprint, type);
+  const { id } = added;
+  let b = added.blueprint;
+  const dependOn = (from: string) => mapTask(b, id, (t) => ({ ...t, depends_on: [{ id: from, type: "FS" }] }));
+  const rewire = (on: string, only?: string) =>
+    b.tasks.map((t) =>
+      t.id === id || (only !== undefined && t.id !== only)
+        ? t
+        : withDependencies(t, (deps) => (deps.some((d) => d.id === on) ? deps.map((d) => (d.id === on ? { ...d, id } : d)) : deps)),
+    );
+  if ("after" in where) {
+    b = { ...b, tasks: rewire(where.after) };
+    b = dependOn(where.after);
+  } else if ("before" in where) {
+    const before = b.tasks.find((t) => t.id === where.before);
+    const taken = before?.depends_on ?? [];
+    b = mapTask(b, id, (t) => (taken.length > 0 ? { ...t, depends_on: taken.map((d) => ({ ...d })) } : t));
+    b = mapTask(b, where.before, (t) => ({ ...t, depends_on: [{ id, type: "FS" }] }));
+  } else if ("into" in where) {
+    b = { ...b, tasks: rewire(where.into.from, where.into.to) };
+    b = dependOn(where.into.from);
+  } else {
+    b = dependOn(where.from);
+  }
+  return { blueprint: b, id };
+}
+
 /** Removes tasks and the dependencies on them. */
 export function removeTasks(blueprint: Blueprint, ids: ReadonlySet<string>): Blueprint {
   const tasks = blueprint.tasks.filter((t) => !ids.has(t.id));

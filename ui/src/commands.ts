@@ -118,6 +118,14 @@ export const COMMANDS: Command[] = [
     enabled: hasBlueprint,
     run: (s) => pasteFromSystem(s),
   },
+  {
+    id: "edit.add-task",
+    title: "Add a task…",
+    shortcut: { key: "a", shift: true },
+    enabled: (s) => s.blueprint !== null && s.laidOut,
+    // Wired in after the selected task, else before the end (addTask's own choice).
+    run: (s) => s.openAdd(),
+  },
   { id: "edit.duplicate", title: "Duplicate", shortcut: { key: "d" }, enabled: hasSelection, run: (s) => s.duplicate() },
   { id: "edit.select-all", title: "Select all tasks", shortcut: { key: "a" }, enabled: hasBlueprint, run: (s) => s.selectAll() },
   {

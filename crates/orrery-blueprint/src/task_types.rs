@@ -301,7 +301,11 @@ fn shell_params() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "command": { "type": "string", "description": "A command line, run by /bin/sh -c." },
+            "command": {
+                "type": "string",
+                "contentMediaType": "text/x-shellscript",
+                "description": "A command line, run by /bin/sh -c (a script of many lines too)."
+            },
             "argv": {
                 "type": "array",
                 "items": { "type": "string" },

@@ -22,10 +22,20 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
     let app = App::start(|_| None).await;
     app.click("[data-testid=welcome-new]").await;
     app.wait_count("[data-testid=task-node]", 2).await;
+    // A palette click puts the task before the end, wired in: start -> run_1 -> end.
     app.add_from_palette("shell.run").await;
-    // The second one dragged from the palette onto the canvas, where it lands.
-    let pane = app.rect(".react-flow__pane").await.unwrap();
-    let drop = (pane[0] + 120.0, pane[1] + 80.0);
+    let edge = |from: &str, to: &str| format!("[data-testid='rf__edge-{from}->{to}']");
+    app.wait_count(&edge("start", "run_1"), 1).await;
+    app.wait_count(&edge("run_1", "end"), 1).await;
+    assert_eq!(app.count(&edge("start", "end")).await, 0, "the new task took the end's place");
+    // The second one dragged from the palette onto the dependency run_1 -> end: it lands there,
+    // spliced into it.
+    app.fit_view().await;
+    app.wait_until_still(&["[data-testid=task-node][data-task-id=run_1]", "[data-testid=task-node][data-task-id=end]"])
+        .await;
+    let above = app.rect("[data-testid=task-node][data-task-id=run_1]").await.unwrap();
+    let below = app.rect("[data-testid=task-node][data-task-id=end]").await.unwrap();
+    let drop = ((above[0] + above[2]) / 2.0, (above[3] + below[1]) / 2.0);
     app.drag_with_pointer("[data-testid=palette-item][data-task-type='shell.run']", drop).await;
     app.wait_count("[data-testid=task-node]", 4).await;
     let landed = app.rect("[data-testid=task-node][data-task-id=run_2]").await.unwrap();
@@ -34,19 +44,9 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
         (middle.0 - drop.0).abs() < 12.0 && (middle.1 - drop.1).abs() < 12.0,
         "dropped at {drop:?}, drawn around {middle:?}"
     );
-    // start -> run_1 -> run_2 -> end, and no more start -> end.
-    app.connect_tasks("start", "run_1").await;
-    app.connect_tasks("run_1", "run_2").await;
-    app.connect_tasks("run_2", "end").await;
-    // An edge is an SVG path WebDriver calls not interactable: the click is dispatched to it.
-    let edge = eventually("the edge start -> end", || async {
-        app.client.find(Locator::Css("[data-testid='rf__edge-start->end'] path")).await.ok()
-    })
-    .await;
-    let click = "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))";
-    app.client.execute(click, vec![serde_json::to_value(&edge).unwrap()]).await.unwrap();
-    app.wait_count(".react-flow__edge.selected", 1).await;
-    app.keys("\u{E017}").await; // Delete
+    // start -> run_1 -> run_2 -> end, nothing else.
+    app.wait_count(&edge("run_1", "run_2"), 1).await;
+    app.wait_count(&edge("run_2", "end"), 1).await;
     app.wait_count(".react-flow__edge", 3).await;
     app.click("[data-testid=auto-layout]").await;
     eventually("no problems left", || async {
@@ -331,7 +331,8 @@ async fn fast_typing_then_an_immediate_save_keeps_every_character() {
         Some(file)
     })
     .await;
-    eventually("the blueprint drawn", || async { (app.count("[data-testid=task-node]").await > 0).then_some(()) }).await;
+    eventually("the blueprint drawn", || async { (app.count("[data-testid=task-node]").await > 0).then_some(()) })
+        .await;
     // Found by name (Ctrl+F), as a user finds a task in a big blueprint.
     app.ctrl('f').await;
     app.retype("[data-testid=command-palette-filter]", "t0").await;
@@ -339,8 +340,8 @@ async fn fast_typing_then_an_immediate_save_keeps_every_character() {
     app.wait_count("[data-testid=param-field][data-param=command]", 1).await;
     let typed = "for f in build/*.log; do grep -c error \"$f\" || echo none; done && echo the-last-words-of-it";
     // The save is pressed in the same burst as the keys, before the window caught up with them.
-    let field = "[data-testid=param-field][data-param=command] input";
-    app.retype(field, &format!("{typed}\u{E009}s\u{E009}")).await;
+    app.wait_count("[data-testid=param-script]", 1).await;
+    app.retype_code("[data-testid=param-script]", &format!("{typed}\u{E009}s\u{E009}")).await;
     let file = app.dir.path().join("many.json");
     let saved = eventually("the save", || async {
         std::fs::read_to_string(&file).ok().filter(|text| text.contains("for f in"))
@@ -349,4 +350,65 @@ async fn fast_typing_then_an_immediate_save_keeps_every_character() {
     let blueprint: Value = serde_json::from_str(&saved).unwrap();
     let command = &blueprint["tasks"][1]["params"][0]["value"];
     assert_eq!(command.as_str(), Some(typed), "every character typed before the save is saved");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_added_wired_in_from_its_plus_the_command_palette_or_a_connection_dropped_on_the_canvas() {
+    let app = App::start(|_| None).await;
+    app.click("[data-testid=welcome-new]").await;
+    app.wait_count("[data-testid=task-node]", 2).await;
+    let edge = |from: &str, to: &str| format!("[data-testid='rf__edge-{from}->{to}']");
+    // Chooses a task type in the palette opened to add one.
+    let choose = |task_type: &'static str| {
+        let app = &app;
+        async move {
+            app.wait_attr("[data-testid=command-palette]", "data-mode", "add").await;
+            app.retype("[data-testid=command-palette-filter]", task_type).await;
+            let filter = app.client.find(Locator::Css("[data-testid=command-palette-filter]")).await.unwrap();
+            filter.send_keys("\u{E007}").await.unwrap();
+            app.wait_count("[data-testid=command-palette]", 0).await;
+        }
+    };
+
+    // The "+" under a selected task adds one after it.
+    app.select_task("start").await;
+    app.click("[data-testid=task-node][data-task-id=start] [data-testid=add-after]").await;
+    choose("shell.run").await;
+    app.wait_count(&edge("start", "run_1"), 1).await;
+    app.wait_count(&edge("run_1", "end"), 1).await;
+    assert_eq!(app.count(&edge("start", "end")).await, 0);
+
+    // "Add a task…" of the command palette: after the selected task, the new run_1.
+    app.ctrl('k').await;
+    app.retype("[data-testid=command-palette-filter]", "add a task").await;
+    app.click("[data-testid=command-item][data-command-id='edit.add-task']").await;
+    choose("shell.run").await;
+    app.wait_count(&edge("run_1", "run_2"), 1).await;
+    app.wait_count(&edge("run_2", "end"), 1).await;
+
+    // A connection dragged from run_2's output onto empty canvas opens the palette there: the
+    // new task is a branch of run_2.
+    app.fit_view().await;
+    let handle = ".react-flow__node[data-id=\"run_2\"] .react-flow__handle.source";
+    app.wait_until_still(&[handle]).await;
+    let from = app.rect(handle).await.unwrap();
+    let to = (from[2] + 260.0, from[3] + 40.0);
+    app.drag_with_pointer(handle, to).await;
+    let palette = app.rect("[data-testid=command-palette]").await.unwrap_or_else(|| panic!("no palette opened"));
+    let window = app.rect("body").await.unwrap();
+    assert!(palette[2] <= window[2] && palette[3] <= window[3], "inside the window: {palette:?} in {window:?}");
+    assert!(
+        (palette[0] - to.0).abs() < 600.0 && (palette[1] - to.1).abs() < 400.0,
+        "opened by the pointer: {palette:?}"
+    );
+    app.screenshot("authoring-add-from-connection.png").await;
+    choose("shell.run").await;
+    app.wait_count(&edge("run_2", "run_3"), 1).await;
+    app.wait_count(".react-flow__edge", 4).await;
+
+    // The branch is joined back by a drag from its output onto end's input.
+    app.connect_tasks("run_3", "end").await;
+    app.wait_count(&edge("run_3", "end"), 1).await;
+    app.wait_count(".react-flow__edge", 5).await;
+    app.screenshot("authoring-added-wired.png").await;
 }

@@ -184,7 +184,8 @@ async fn a_failure_is_shown_first_then_fixed_in_the_editor_and_retried_with_the_
     // Fixed in the editor and saved.
     app.click("[data-testid=mode-edit]").await;
     app.select_task("b").await;
-    app.retype("[data-testid=param-field][data-param=command] input", "echo fixed").await;
+    app.wait_count("[data-testid=param-script]", 1).await;
+    app.retype_code("[data-testid=param-script]", "echo fixed").await;
     app.ctrl('s').await;
     let file = app.dir.path().join("fix.json");
     eventually("the fix saved", || async { std::fs::read_to_string(&file).ok().filter(|t| t.contains("echo fixed")) })

@@ -10,6 +10,7 @@ import {
   useStoreApi,
   type Connection,
   type EdgeChange,
+  type FinalConnectionState,
   type NodeChange,
   type ReactFlowState,
 } from "@xyflow/react";
@@ -22,7 +23,7 @@ import { useEditor, useWorkspace } from "../store/context";
 import type { Positions } from "../store/editor";
 import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
-import { reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
+import { dependencyAt, reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
 import { Overview } from "./Overview";
 import { around, cardIn, cardsBounds, covers, overviewScene, taskAt, viewRect, type ViewRect } from "./overview";
 import { ScopeRegions } from "./ScopeRegions";
@@ -222,6 +223,22 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     },
     [edit],
   );
+  // A connection dragged from a task's output onto empty canvas: a new task there, after it.
+  const openAdd = useEditor((s) => s.openAdd);
+  const onConnectEnd = useCallback(
+    (e: globalThis.MouseEvent | TouchEvent, state: FinalConnectionState) => {
+      if (state.isValid || state.toNode || !state.fromNode || state.fromHandle?.type !== "source") return;
+      const point = "changedTouches" in e ? e.changedTouches[0] : e;
+      if (!point) return;
+      const at = flow.screenToFlowPosition({ x: point.clientX, y: point.clientY });
+      openAdd({
+        where: { from: state.fromNode.id },
+        at: { x: Math.round(at.x - NODE_WIDTH / 2), y: Math.round(at.y) },
+        screen: { x: point.clientX, y: point.clientY },
+      });
+    },
+    [flow, openAdd],
+  );
   const onEdgeDoubleClick = useCallback(
     (_: unknown, e: CanvasEdge) => isWire(e) || edit((b) => cycleDependencyType(b, e.source, e.target)),
     [edit],
@@ -233,6 +250,8 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   );
   const drillInto = useWorkspace((s) => s.drillInto);
   const addTask = useEditor((s) => s.addTask);
+  // A task type is taken wherever it enters and moves over the canvas, an edge's line too: an
+  // element whose dragenter is not taken passes the drop target on to the page's body.
   const onDragOver = useCallback((e: DragEvent) => {
     if (!e.dataTransfer.types.includes(TASK_TYPE_DRAG)) return;
     e.preventDefault();
@@ -243,11 +262,12 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       const type = e.dataTransfer.getData(TASK_TYPE_DRAG);
       if (!type) return;
       e.preventDefault();
-      // The card's middle where the pointer let go.
+      // The card's middle where the pointer let go; dropped on a dependency, it goes into it.
       const at = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
-      addTask(type, { x: Math.round(at.x - NODE_WIDTH / 2), y: Math.round(at.y - NODE_HEIGHT / 2) });
+      const into = blueprint ? dependencyAt(blueprint, positionsNow.current, at) : null;
+      addTask(type, { x: Math.round(at.x - NODE_WIDTH / 2), y: Math.round(at.y - NODE_HEIGHT / 2) }, into && { into });
     },
-    [flow, addTask],
+    [flow, addTask, blueprint],
   );
   const open = run?.onOpen ?? drillInto;
   const onNodeDoubleClick = useCallback(
@@ -274,10 +294,12 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       onNodesChange={onNodesChange}
       onEdgesChange={onEdgesChange}
       onConnect={editable ? onConnect : undefined}
+      onConnectEnd={editable ? onConnectEnd : undefined}
       onEdgeDoubleClick={editable ? onEdgeDoubleClick : undefined}
       onNodeDoubleClick={onNodeDoubleClick}
       onDragOver={editable ? onDragOver : undefined}
       onDrop={editable ? onDrop : undefined}
+      onDragEnter={editable ? onDragOver : undefined}
       zoomOnDoubleClick={false}
       onPaneClick={onPaneClick}
       onDoubleClick={scene ? onOverviewDoubleClick : undefined}

@@ -1,6 +1,7 @@
-// The task types this Orrery can run; choosing one adds a task of that type, below the others,
-// and dragging one onto the canvas adds it where it is dropped. The filter box narrows the
-// list; Enter in it adds the first match.
+// The task types this Orrery can run; choosing one adds a task of that type wired in after the
+// selected task (else before the end), and dragging one onto the canvas adds it where it is
+// dropped, into the dependency it falls on. The filter box narrows the list; Enter in it adds
+// the first match.
 import { useState } from "react";
 import { useEditor } from "../store/context";
 import { matchingTypes } from "./palette-filter";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Blueprint } from "../blueprint";
-import { reusingEdges, reusingNodes } from "./graph";
+import { dependencyAt, reusingEdges, reusingNodes } from "./graph";
 
 const blueprint: Blueprint = {
   tasks: [
@@ -53,5 +53,15 @@ describe("the canvas's nodes and edges on a change", () => {
     expect(selected[1]!.selected).toBe(true);
     const zoomedOut = toEdges(blueprint, "a->b", false);
     expect(zoomedOut.map((e) => e.label)).toEqual([undefined, undefined]);
+  });
+});
+
+describe("the dependency under a drop", () => {
+  it("is the nearest line between two cards within reach, and none on a card or far from every line", () => {
+    expect(dependencyAt(blueprint, positions, { x: 100, y: 78 })).toEqual({ from: "start", to: "a" });
+    expect(dependencyAt(blueprint, positions, { x: 110, y: 180 })).toEqual({ from: "a", to: "b" });
+    expect(dependencyAt(blueprint, positions, { x: 130, y: 78 })).toBeNull();
+    expect(dependencyAt(blueprint, positions, { x: 100, y: 120 }), "on a's card").toBeNull();
+    expect(dependencyAt(blueprint, { start: positions.start }, { x: 100, y: 78 }), "a task not placed yet").toBeNull();
   });
 });

@@ -160,3 +160,40 @@ export function reusingEdges(): typeof toEdges {
     return edges;
   };
 }
+
+/**
+ * The dependency a point of the flow lies on, within `tolerance`: the nearest line from a task's
+ * lower handle to its dependent's upper one (each edge is drawn between those two points). A
+ * point on a task's card is on no dependency.
+ */
+export function dependencyAt(
+  blueprint: Blueprint,
+  positions: Positions,
+  point: { x: number; y: number },
+  tolerance = 24,
+): { from: string; to: string } | null {
+  const onCard = Object.values(positions).some(
+    (p) => point.x >= p.x && point.x <= p.x + NODE_WIDTH && point.y >= p.y && point.y <= p.y + NODE_HEIGHT,
+  );
+  if (onCard) return null;
+  let best: { from: string; to: string; distance: number } | null = null;
+  for (const task of blueprint.tasks) {
+    const to = positions[task.id];
+    if (!to) continue;
+    for (const d of task.depends_on ?? []) {
+      const from = positions[d.id];
+      if (!from) continue;
+      const distance = toSegment(point, { x: from.x + NODE_WIDTH / 2, y: from.y + NODE_HEIGHT }, { x: to.x + NODE_WIDTH / 2, y: to.y });
+      if (distance <= tolerance && (best === null || distance < best.distance)) best = { from: d.id, to: task.id, distance };
+    }
+  }
+  return best && { from: best.from, to: best.to };
+}
+
+function toSegment(p: { x: number; y: number }, a: { x: number; y: number }, b: { x: number; y: number }): number {
+  const dx = b.x - a.x;
+  const dy = b.y - a.y;
+  const length = dx * dx + dy * dy;
+  const t = length === 0 ? 0 : Math.max(0, Math.min(1, ((p.x - a.x) * dx + (p.y - a.y) * dy) / length));
+  return Math.hypot(p.x - (a.x + t * dx), p.y - (a.y + t * dy));
+}

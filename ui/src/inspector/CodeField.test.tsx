@@ -70,6 +70,20 @@ describe("the expression editor", () => {
     expect(onChange).not.toHaveBeenCalled();
   });
 
+  it("edits a shell script on many lines: Enter breaks the line", () => {
+    const onChange = vi.fn();
+    const { view, content } = render({ value: "echo hi", onChange, testId: "condition", language: "shell" });
+    expect(content.getAttribute("aria-multiline")).toBe("true");
+    view.dispatch({ selection: { anchor: 7 } });
+    expect(runScopeHandlers(view, new KeyboardEvent("keydown", { key: "Enter" }), "editor")).toBe(true);
+    expect(view.state.doc.toString()).toBe("echo hi\n");
+    expect(onChange).toHaveBeenLastCalledWith("echo hi\n");
+    act(() => view.dispatch({ changes: { from: 8, insert: 'if true; then echo "$HOME"; fi' }, userEvent: "input.type" }));
+    expect(view.state.doc.lines).toBe(2);
+    expect(view.state.doc.line(2).text).toBe('if true; then echo "$HOME"; fi');
+    expect(container.querySelector(".code-field.script")).not.toBeNull();
+  });
+
   it("marks the problems in the text, and clears the marks when they go", () => {
     const { view } = render({ value: "missing > 1", onChange: () => {}, testId: "condition", problems: [unknown] });
     expect(diagnosticCount(view.state)).toBe(1);

@@ -1,10 +1,12 @@
-// An expression editor (a task's condition): Python highlighting, the names the task may read
-// offered as it is typed, and the facade's problems marked in the text. It edits one line: Enter
-// never inserts a line break. The value lives in the store; the view follows it.
+// A code editor: a Python expression (a task's condition), one line that Enter never breaks, with
+// the names the task may read offered as it is typed; or a shell script (a `shell.run` command),
+// as many lines as it takes. Highlighting, and the facade's problems marked in the text. The
+// value lives in the store; the view follows it.
 import { acceptCompletion, autocompletion } from "@codemirror/autocomplete";
 import { defaultKeymap } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
-import { syntaxHighlighting } from "@codemirror/language";
+import { StreamLanguage, syntaxHighlighting } from "@codemirror/language";
+import { shell } from "@codemirror/legacy-modes/mode/shell";
 import { setDiagnostics } from "@codemirror/lint";
 import { EditorState, Prec } from "@codemirror/state";
 import { EditorView, keymap, placeholder } from "@codemirror/view";
@@ -27,6 +29,8 @@ type Props = {
   labelledBy?: string;
   /** Put on the editable element itself, where a test types and reads. */
   testId?: string;
+  /** A Python expression on one line (the default), or a shell script on many. */
+  language?: "python" | "shell";
 };
 
 const NO_NAMES: Suggestion[] = [];
@@ -44,6 +48,7 @@ export function CodeField({
   placeholder: empty = "",
   labelledBy,
   testId,
+  language = "python",
 }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
@@ -54,7 +59,8 @@ export function CodeField({
   }, [onChange, names]);
 
   useEffect(() => {
-    const contentAttributes: Record<string, string> = { "aria-multiline": "false", spellcheck: "false" };
+    const script = language === "shell";
+    const contentAttributes: Record<string, string> = { "aria-multiline": String(script), spellcheck: "false" };
     if (labelledBy) contentAttributes["aria-labelledby"] = labelledBy;
     if (testId) contentAttributes["data-testid"] = testId;
     const made = new EditorView({
@@ -63,13 +69,17 @@ export function CodeField({
         doc: value,
         extensions: [
           EditorView.cspNonce.of(styleNonce()),
-          python(),
           syntaxHighlighting(classHighlighter),
-          autocompletion({ override: [nameCompletion(() => latest.current.names)], icons: false }),
-          Prec.high(keymap.of([{ key: "Tab", run: acceptCompletion }])),
-          noLineBreaks,
-          keymap.of(withoutLineBreaks),
-          singleLine,
+          script
+            ? [StreamLanguage.define(shell), keymap.of(defaultKeymap)]
+            : [
+                python(),
+                autocompletion({ override: [nameCompletion(() => latest.current.names)], icons: false }),
+                Prec.high(keymap.of([{ key: "Tab", run: acceptCompletion }])),
+                noLineBreaks,
+                keymap.of(withoutLineBreaks),
+                singleLine,
+              ],
           placeholder(empty),
           // A long condition wraps rather than scrolls: the inspector is narrow, and all of it should show.
           EditorView.lineWrapping,
@@ -111,5 +121,6 @@ export function CodeField({
     // `problemsKey` stands for `problems`; the text is the value's, which the effect above set.
   }, [problemsKey, value]);
 
-  return <div ref={host} className={problems.some((p) => p.severity === "error") ? "code-field invalid" : "code-field"} />;
+  const classes = ["code-field", language === "shell" ? "script" : "", problems.some((p) => p.severity === "error") ? "invalid" : ""];
+  return <div ref={host} className={classes.filter(Boolean).join(" ")} />;
 }

@@ -3,13 +3,15 @@
 // the row removed when the field is cleared; a value that does not fit the schema is still
 // written (the file says what the user typed) and the reason the facade's validation gives
 // (`param-schema`) is shown under the field.
-import { useEffect, useId, useState } from "react";
+import { lazy, Suspense, useEffect, useId, useState } from "react";
 import { ioOf, setParam, type Io, type Task } from "../blueprint";
 import { useEditor } from "../store/context";
 import { JsonField } from "./JsonField";
 import { paramProblems } from "./names";
 import { boundsText, defaultText, parseNumber, type Control, type ParamField } from "./schema";
 import "./params.css";
+
+const CodeField = lazy(() => import("./CodeField").then((m) => ({ default: m.CodeField })));
 
 export function ParamsForm({ task, fields }: { task: Task; fields: ParamField[] }) {
   const edit = useEditor((s) => s.edit);
@@ -43,6 +45,7 @@ export function ParamsForm({ task, fields }: { task: Task; fields: ParamField[] 
 function fits(control: Control, value: unknown, field: ParamField): boolean {
   switch (control) {
     case "string":
+    case "script":
       return typeof value === "string";
     case "number":
     case "integer":
@@ -69,7 +72,7 @@ function ParamRow({ field, row, error, onSet }: RowProps) {
   return (
     <div className="field param" data-testid="param-field" data-param={field.name}>
       <div className="param-head">
-        <label htmlFor={id}>
+        <label htmlFor={id} id={`${id}-label`}>
           {field.name}
           {field.required && (
             <span className="required" title="required">
@@ -114,6 +117,26 @@ function ParamControl({ id, control, field, value, onSet, invalid }: ControlProp
           onChange={(e) => onSet(e.target.value === "" ? undefined : e.target.value)}
         />
       );
+    case "script": {
+      // Loaded on first use; a read-only text area shows the script meanwhile.
+      const text = typeof value === "string" ? value : "";
+      const labelId = `${id}-label`;
+      return (
+        <span className="param-script" id={id}>
+          <Suspense fallback={<textarea readOnly value={text} rows={Math.min(8, text.split("\n").length)} />}>
+            <CodeField
+              value={text}
+              onChange={(next) => onSet(next === "" ? undefined : next)}
+              language="shell"
+              placeholder={fallback}
+              labelledBy={labelId}
+              testId="param-script"
+              problems={[]}
+            />
+          </Suspense>
+        </span>
+      );
+    }
     case "number":
     case "integer":
       return <NumberInput id={id} field={field} value={value as number | undefined} onSet={onSet} invalid={invalid} />;

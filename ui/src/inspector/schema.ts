@@ -23,9 +23,11 @@ export type ValueSchema = {
   additionalProperties?: boolean | ValueSchema;
   oneOf?: ValueSchema[];
   anyOf?: ValueSchema[];
+  /** `text/x-shellscript`: a string that is a shell script (a code editor edits it). */
+  contentMediaType?: string;
 };
 
-export type Control = "string" | "number" | "integer" | "boolean" | "enum" | "json";
+export type Control = "string" | "script" | "number" | "integer" | "boolean" | "enum" | "json";
 
 export type ParamField = {
   name: string;
@@ -45,9 +47,13 @@ function typeOf(schema: ValueSchema): string | undefined {
   return Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
 }
 
+/** The media type of a param that is a shell script (`shell.run`'s `command`). */
+export const SHELL_SCRIPT = "text/x-shellscript";
+
 function controlFor(schema: ValueSchema): Control {
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return "enum";
   const type = typeOf(schema);
+  if (type === "string" && schema.contentMediaType === SHELL_SCRIPT) return "script";
   return type === "string" || type === "number" || type === "integer" || type === "boolean" ? type : "json";
 }
 

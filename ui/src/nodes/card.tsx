@@ -1,5 +1,6 @@
 // The look every task node shares: its id, its type, and badges for what the facade found.
-import { Handle, Position } from "@xyflow/react";
+import { Handle, Position, useStore } from "@xyflow/react";
+import { useEditorStore } from "../store/context";
 import type { ReactNode } from "react";
 import type { TaskState } from "../backend/generated";
 import type { TaskNodeData } from "./types";
@@ -29,6 +30,9 @@ type Props = {
 
 export function TaskCard({ data, selected, kind, icon, source = true, target = true, subtitle }: Props) {
   const { task, errors, warnings, run } = data;
+  // Only a canvas that is edited adds tasks (a run's is read-only).
+  const editable = useStore((s) => s.nodesConnectable);
+  const editor = useEditorStore();
   const state = errors > 0 ? "has-errors" : warnings > 0 ? "has-warnings" : "";
   const runState = run ? `run-${run.state.toLowerCase()}` : "";
   return (
@@ -65,6 +69,21 @@ export function TaskCard({ data, selected, kind, icon, source = true, target = t
         </span>
       )}
       {source && <Handle type="source" position={Position.Bottom} />}
+      {source && editable && (
+        <button
+          type="button"
+          className="add-after nodrag nopan"
+          title="Add a task after this one"
+          aria-label={`Add a task after ${task.id}`}
+          data-testid="add-after"
+          onClick={(e) => {
+            e.stopPropagation();
+            editor.getState().openAdd({ where: { after: task.id } });
+          }}
+        >
+          +
+        </button>
+      )}
     </div>
   );
 }

@@ -13,7 +13,7 @@ import type {
   TaskNamesAnswer,
   Wire,
 } from "../backend/generated";
-import type { Blueprint } from "../blueprint";
+import type { Blueprint, Insertion } from "../blueprint";
 import type { Position, Positions } from "./positions";
 
 /** Places the tasks of a blueprint (the app uses editor/layered.ts). */
@@ -126,8 +126,12 @@ export type SelectionSlice = {
 export type TaskEditsSlice = {
   /** Renames a task and the references to it; answers why not when refused. */
   renameTask(from: string, to: string): string | null;
-  /** Adds a task of `type` at `at` (where it was dropped), else below the others, and selects it. */
-  addTask(type: string, at?: Position): void;
+  /**
+   * Adds a task of `type` wired in at `where` and selects it. Without `where` it goes after the
+   * selected task, else before the end task; placed at `at` (where it was dropped), else under
+   * the task it follows, what runs after it moved down to make room.
+   */
+  addTask(type: string, at?: Position, where?: Insertion | null): void;
   /** Removes tasks and dependencies (of `to` on `from`) as one undo step. */
   deleteTasks(ids: string[], dependencies?: { from: string; to: string }[]): void;
   /** Removes the selected tasks, or else the selected dependency, as one undo step. */
@@ -155,14 +159,22 @@ export type CopyPasteSlice = {
   clipboardRefused(key: string): void;
 };
 
-export type PaletteMode = "commands" | "tasks";
+export type PaletteMode = "commands" | "tasks" | "add";
+
+/**
+ * A task about to be added from the palette's "add" mode: wired in at `where` (as `addTask`
+ * takes it), placed at `at` in the flow; `screen` is where the palette opens (by the pointer).
+ */
+export type Adding = { where?: Insertion | null; at?: Position; screen?: { x: number; y: number } };
 
 /** What the editor shows around the blueprint (view.ts). */
 export type ViewSlice = {
   /** The last thing the user should know: saved, or why something failed. */
   notice: { text: string; error: boolean } | null;
-  /** The command palette, open to run commands or to find a task; null when closed. */
+  /** The command palette, open to run commands, to find a task or to add one; null when closed. */
   palette: PaletteMode | null;
+  /** What the palette's "add" mode adds; null in its other modes. */
+  adding: Adding | null;
   /** Whether the canvas shows its minimap; null until the user chooses (see `showsMinimap`). */
   minimap: boolean | null;
   /** Asks the canvas to fit every task in view; a new number is a new request. */
@@ -170,6 +182,8 @@ export type ViewSlice = {
   /** Tells the user something in the status bar. */
   notify(text: string, error: boolean): void;
   openPalette(mode: PaletteMode | null): void;
+  /** Opens the palette on the task types, to add one as `adding` says. */
+  openAdd(adding?: Adding): void;
   toggleMinimap(): void;
   zoomToFit(): void;
 };

@@ -101,21 +101,49 @@ describe("the editor store", () => {
     expect(state.taskTypes.map((t) => t.name)).toEqual(["shell.run"]);
   });
 
-  it("adds a task where it was dropped, selected, or below the others", async () => {
+  it("adds a task wired in: before the end, after the selected task, or into a dependency", async () => {
     const { store } = setup();
     await opened(store);
-    store.getState().addTask("shell.run", { x: 420, y: 64 });
-    expect(store.getState().positions.run_1).toEqual({ x: 420, y: 64 });
-    expect(store.getState().selected).toBe("run_1");
+    const deps = () => Object.fromEntries(store.getState().blueprint!.tasks.map((t) => [t.id, (t.depends_on ?? []).map((d) => `${d.id}:${d.type}`)]));
+    // Nothing selected: before the end, in its place; the end one step down.
     store.getState().addTask("shell.run");
-    expect(store.getState().positions.run_2).toEqual({ x: 0, y: 320 });
-    expect(store.getState().focus?.task).toBe("run_2");
+    expect(deps()).toMatchObject({ work: ["start:FS"], run_1: ["work:FS"], end: ["run_1:FS"] });
+    expect(store.getState().positions).toMatchObject({ run_1: { x: 0, y: 200 }, end: { x: 0, y: 320 } });
+    expect(store.getState().focus?.task).toBe("run_1");
+    // After the selected task: what depended on it depends on the new one, and moves down.
+    store.getState().select("work");
+    store.getState().addTask("shell.run");
+    expect(deps()).toMatchObject({ run_2: ["work:FS"], run_1: ["run_2:FS"], end: ["run_1:FS"] });
+    expect(store.getState().positions).toMatchObject({ run_2: { x: 0, y: 220 }, run_1: { x: 0, y: 320 }, end: { x: 0, y: 440 } });
+    expect(store.getState().selected).toBe("run_2");
+    // The end selected: before it. Undo takes one addition back at a time.
+    store.getState().select("end");
+    store.getState().addTask("shell.run");
+    expect(deps()).toMatchObject({ run_3: ["run_1:FS"], end: ["run_3:FS"] });
+    store.getState().undo();
+    expect(deps()).toMatchObject({ end: ["run_1:FS"] });
+    expect(deps().run_3).toBeUndefined();
+  });
+
+  it("adds a dropped task where it was dropped: into the dependency it fell on, else unwired", async () => {
+    const { store } = setup();
+    await opened(store);
+    store.getState().edit((b) => ({ ...b, tasks: b.tasks.map((t) => (t.id === "end" ? { ...t, depends_on: [{ id: "work", type: "SS" }] } : t)) }));
+    store.getState().addTask("shell.run", { x: 420, y: 150 }, { into: { from: "work", to: "end" } });
+    const tasks = store.getState().blueprint!.tasks;
+    expect(tasks.find((t) => t.id === "run_1")?.depends_on).toEqual([{ id: "work", type: "FS" }]);
+    expect(tasks.find((t) => t.id === "end")?.depends_on).toEqual([{ id: "run_1", type: "SS" }]);
+    expect(store.getState().positions.run_1).toEqual({ x: 420, y: 150 });
+    store.getState().addTask("shell.run", { x: 420, y: 64 }, null);
+    expect(store.getState().blueprint!.tasks.find((t) => t.id === "run_2")?.depends_on).toBeUndefined();
+    expect(store.getState().positions.run_2).toEqual({ x: 420, y: 64 });
+    expect(store.getState().selected).toBe("run_2");
   });
 
   it("validates every edit and undoes and redoes them in order", async () => {
     const { store } = setup();
     await opened(store);
-    store.getState().addTask("shell.run");
+    store.getState().addTask("shell.run", { x: 0, y: 320 }, null);
     await settled();
     expect(store.getState().report?.diagnostics.map((d) => d.task_id)).toEqual(["run_1"]);
     expect(store.getState().positions.run_1).toEqual({ x: 0, y: 320 });
@@ -484,7 +512,7 @@ describe("copy, cut, paste and duplicate", () => {
   it("pastes a copy beside its tasks as one undo step, selected, and each paste further off", async () => {
     const { store } = setup();
     await opened(store);
-    store.getState().addTask("shell.run");
+    store.getState().addTask("shell.run", { x: 0, y: 320 }, null);
     store.getState().edit((b) => connect(b, "work", "run_1"));
     store.getState().changeSelection([{ id: "work", selected: true }, { id: "run_1", selected: true }]);
     const text = store.getState().copy()!;

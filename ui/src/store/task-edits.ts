@@ -1,13 +1,46 @@
 // The edits of the blueprint that the editor offers beyond a field's change: adding, renaming and
 // removing tasks, removing dependencies, and making or unmaking scopes. Each is one undo step
 // (history.ts's `edit`) and keeps the selection and the positions in step with the tasks.
-import { addTask, disconnect, removeTasks, renameTask, toText } from "../blueprint";
+import { addTask, disconnect, insertTask, removeTasks, renameTask, toText, type Blueprint, type Insertion } from "../blueprint";
+import { TASK_TYPE } from "../backend/generated";
 import { edgeId } from "../editor/graph";
 import { openScope, unwrapScope } from "../scopeEdit";
 import type { EditorInternals, GetEditor, SetEditor, TaskEditsSlice } from "./editor-state";
 
-/** How far below the lowest task a task added without a place goes. */
+/** How far below the task it follows a task added without a place goes. */
 const NEW_TASK_GAP = 120;
+
+/** Where a task added without a say goes: after the selected task, else before the end task. */
+function insertionFor(blueprint: Blueprint, selected: string | null): Insertion | null {
+  const task = blueprint.tasks.find((t) => t.id === selected);
+  if (task && task.type !== TASK_TYPE.END) return { after: task.id };
+  const end = task ?? blueprint.tasks.find((t) => t.type === TASK_TYPE.END);
+  return end ? { before: end.id } : null;
+}
+
+/** The task a new one is placed by. */
+function anchorOf(place: Insertion): string {
+  if ("after" in place) return place.after;
+  if ("before" in place) return place.before;
+  if ("from" in place) return place.from;
+  return place.into.from;
+}
+
+/** The tasks that run after `id`, through any chain of dependencies. */
+function downstreamOf(blueprint: Blueprint, id: string): Set<string> {
+  const found = new Set<string>();
+  const queue = [id];
+  while (queue.length > 0) {
+    const from = queue.pop()!;
+    for (const t of blueprint.tasks) {
+      if (!found.has(t.id) && t.depends_on?.some((d) => d.id === from)) {
+        found.add(t.id);
+        queue.push(t.id);
+      }
+    }
+  }
+  return found;
+}
 
 export function taskEditsSlice(set: SetEditor, get: GetEditor, internals: EditorInternals): TaskEditsSlice {
   return {
@@ -25,16 +58,31 @@ export function taskEditsSlice(set: SetEditor, get: GetEditor, internals: Editor
       return null;
     },
 
-    addTask(type, at) {
-      const { blueprint, positions } = get();
+    addTask(type, at, where) {
+      const { blueprint, positions, selected } = get();
       if (!blueprint) return;
-      const added = addTask(blueprint, type);
-      const placed = Object.values(positions);
-      const x = at?.x ?? (placed.length > 0 ? Math.min(...placed.map((p) => p.x)) : 0);
-      const y = at?.y ?? (placed.length > 0 ? Math.max(...placed.map((p) => p.y)) + NEW_TASK_GAP : 0);
-      set({ positions: { ...positions, [added.id]: { x, y } } });
-      get().edit(() => added.blueprint);
-      // Dropped where the user looks, it is in view already: only a task added below moves the view.
+      const place = where === undefined ? insertionFor(blueprint, selected) : where;
+      const added = place ? insertTask(blueprint, type, place) : addTask(blueprint, type);
+      const next = added.blueprint;
+      const moved = { ...positions };
+      if (at) moved[added.id] = at;
+      else {
+        // Under the task it follows (for one put before a task: in that task's place), and what
+        // runs after it one step further down, so that nothing is drawn over it.
+        const anchor = place && anchorOf(place);
+        const near = anchor ? positions[anchor] : undefined;
+        const placed = Object.values(positions);
+        const x = near?.x ?? (placed.length > 0 ? Math.min(...placed.map((p) => p.x)) : 0);
+        const y = near ? (place && "before" in place ? near.y : near.y + NEW_TASK_GAP) : placed.length > 0 ? Math.max(...placed.map((p) => p.y)) + NEW_TASK_GAP : 0;
+        moved[added.id] = { x, y };
+        for (const id of downstreamOf(next, added.id)) {
+          const p = moved[id];
+          if (p && p.y >= y - NEW_TASK_GAP / 2) moved[id] = { ...p, y: p.y + NEW_TASK_GAP };
+        }
+      }
+      set({ positions: moved });
+      get().edit(() => next);
+      // Dropped where the user looks, it is in view already: only a task placed here moves the view.
       if (at) get().select(added.id);
       else get().focusTask(added.id);
     },

@@ -28,13 +28,17 @@ export function viewSlice(set: SetEditor, get: GetEditor): ViewSlice {
   return {
     notice: null,
     palette: null,
+    adding: null,
     minimap: null,
     fitRequest: 0,
     notify(text, error) {
       set({ notice: { text, error } });
     },
     openPalette(mode) {
-      set({ palette: mode });
+      set({ palette: mode, adding: mode === "add" ? (get().adding ?? {}) : null });
+    },
+    openAdd(adding = {}) {
+      set({ palette: "add", adding });
     },
     toggleMinimap() {
       set({ minimap: !showsMinimap(get()) });
