@@ -22,7 +22,7 @@ export function Editor() {
   const hasBlueprint = useEditor((s) => s.blueprint !== null);
   const laidOut = useEditor((s) => s.laidOut);
   const notice = useEditor((s) => s.notice);
-  const lastEvent = useWorkspace((s) => s.lastEvent);
+  const activity = useWorkspace((s) => s.activity);
   const scopeSelected = useEditor((s) => s.selectedScope !== null);
 
   useEffect(() => {
@@ -59,11 +59,7 @@ export function Editor() {
       <footer className="status">
         <ServerVerdict />
         {notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}
-        {lastEvent && (
-          <span className="event">
-            Session {lastEvent.session_id}: {lastEvent.kind}
-          </span>
-        )}
+        {activity && <span className="event">{activity}</span>}
       </footer>
       <CommandPalette />
     </div>

@@ -316,7 +316,7 @@ export function AttemptLog({ run }: { run: OpenRun }) {
   if (!source) return null;
   return (
     <section className="attempt-log" aria-label="Log">
-      <LogView source={source} grew={grew} onSave={() => void saveLog()} />
+      <LogView source={source} grew={grew} onSave={() => void saveLog()} ended={shown?.state !== "running"} />
     </section>
   );
 }

@@ -5,6 +5,7 @@ import { useState } from "react";
 import type { CompareSessionsAnswer, TaskRun } from "../backend/generated";
 import { useRuns } from "../store/context";
 import { StatePill, whenLabel } from "./RunList";
+import { shortRunId } from "./ids";
 import { durationLabel } from "./timeline/model";
 
 export function CompareView({ comparison }: { comparison: CompareSessionsAnswer }) {
@@ -35,7 +36,7 @@ export function CompareView({ comparison }: { comparison: CompareSessionsAnswer 
             {[a, b].map((s) => (
               <th key={s.id} colSpan={3}>
                 <StatePill state={s.state} /> {s.started_ms != null ? whenLabel(s.started_ms) : "not started"}{" "}
-                <code title={s.id}>{s.id.slice(-8)}</code>
+                <code title={s.id}>#{shortRunId(s.id)}</code>
               </th>
             ))}
           </tr>

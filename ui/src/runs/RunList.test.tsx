@@ -52,4 +52,19 @@ describe("the list of runs", () => {
     expect(badge("mirror")?.textContent).toBe("⇄ lab:8000");
     expect(badge("mirror")?.getAttribute("title")).toBe("Runs on http://lab:8000 as session nightly-7");
   });
+
+  it("names each run by the short id the header and compare use", () => {
+    const workspace = createWorkspace(new MemoryBackend({}), async () => ({}));
+    workspace.getState().runs.setState({ sessions: [listing("0190aaaa-bbbb-7ccc-8ddd-0123456789ab")] });
+    const container = document.createElement("div");
+    root = createRoot(container);
+    act(() =>
+      root!.render(
+        <WorkspaceProvider store={workspace}>
+          <RunList />
+        </WorkspaceProvider>,
+      ),
+    );
+    expect(container.querySelector("[data-testid=run-item] .run-meta code")?.textContent).toBe("#456789ab");
+  });
 });

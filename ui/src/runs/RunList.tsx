@@ -6,6 +6,7 @@ import type { RemoteLink, SessionListing, SessionState } from "../backend/genera
 import { useRuns } from "../store/context";
 import { filterSessions } from "../store/runs";
 import { startedByOther } from "./AgentNotes";
+import { shortRunId } from "./ids";
 import { durationLabel } from "./timeline/model";
 
 const STATES: (SessionState | "all")[] = ["all", "running", "pending", "completed", "failed", "stopped"];
@@ -54,7 +55,7 @@ export function RunList() {
               <span className="run-name">{s.name || s.blueprint_id}</span>
               <StatePill state={s.state} interrupted={s.interrupted} />
               <span className="run-meta">
-                {whenLabel(s.started_ms ?? s.created_ms)} · {runDuration(s)} · v{s.blueprint_hash.slice(0, 7)}
+                <code title={s.id}>#{shortRunId(s.id)}</code> · {whenLabel(s.started_ms ?? s.created_ms)} · {runDuration(s)}
               </span>
               {s.remote && (
                 <span className="run-remote" title={`Runs on ${s.remote.url} as session ${s.remote.session_id}`} data-testid="run-remote">

@@ -3,7 +3,7 @@ import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { BackendError } from "../backend/types";
 import type { FileReport, Scope, TaskTypeSummary } from "../backend/generated";
-import { connect, parseBlueprint, type Blueprint } from "../blueprint";
+import { connect, newBlueprint, parseBlueprint, type Blueprint } from "../blueprint";
 import { setScopePolicy } from "../scopeEdit";
 import { createEditorStore, type EditorStore, type Positions } from "./editor";
 import { mergeLayout, NODE_HEIGHT, placeBeside } from "./positions";
@@ -251,6 +251,23 @@ describe("the editor store", () => {
     expect(backend.files.get("/bp.json")).toBe(text);
     // What it holds now is saved: nothing is unsaved.
     expect(store.getState().saved).toBe(store.getState().blueprint);
+  });
+  it("names a new blueprint from the file it is first saved as, in the file too", async () => {
+    const { backend, store } = setup();
+    await store.getState().create(newBlueprint(1));
+    backend.nextDialogPath = "/work/nightly-report.blueprint.json";
+    await store.getState().save();
+    expect(store.getState().blueprint).toMatchObject({ id: "nightly-report", name: "Nightly report" });
+    expect(JSON.parse(backend.files.get("/work/nightly-report.blueprint.json")!)).toMatchObject({
+      id: "nightly-report",
+      name: "Nightly report",
+    });
+    expect(store.getState().saved).toBe(store.getState().blueprint);
+    // A blueprint with names of its own keeps them, whatever the file is called.
+    await opened(store);
+    backend.nextDialogPath = "/elsewhere.json";
+    await store.getState().saveAs();
+    expect(store.getState().blueprint?.id).toBe("bp");
   });
 });
 

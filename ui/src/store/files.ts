@@ -2,8 +2,8 @@
 // that has none yet, saving and exporting it, and the blueprints beside it that a composite may
 // call. Opening starts a new history (history.ts) and lays the blueprint out (placement.ts).
 import type { BlueprintFile } from "../backend/generated";
-import { parseBlueprint, toText } from "../blueprint";
-import { folderOf } from "../paths";
+import { isUntitled, namesFromFile, parseBlueprint, toText } from "../blueprint";
+import { fileName, folderOf } from "../paths";
 import { mark, markNextRender } from "../timing";
 import type { EditorInternals, EditorState, FileSlice, GetEditor, SetEditor } from "./editor-state";
 import type { Positions } from "./positions";
@@ -11,9 +11,10 @@ import type { Positions } from "./positions";
 export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInternals): FileSlice {
   const { backend, fail } = internals;
 
-  async function write(text: string, to: (canonical: string) => Promise<string | null>) {
+  /** Formats and writes the blueprint; the path written, or null when cancelled or failed. */
+  async function write(text: string, to: (canonical: string) => Promise<string | null>): Promise<string | null> {
     const { blueprint } = get();
-    if (!blueprint) return;
+    if (!blueprint) return null;
     try {
       const formatted = await backend.call("format_blueprint", { text, to: get().encoding });
       const path = await to(formatted.text);
@@ -21,8 +22,10 @@ export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInte
         set({ path, saved: blueprint, notice: { text: `Saved ${path}`, error: false } });
         await internals.saveLayout();
       }
+      return path;
     } catch (e) {
       fail(e);
+      return null;
     }
   }
 
@@ -106,7 +109,14 @@ export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInte
     async saveAs() {
       const { blueprint } = get();
       if (!blueprint) return;
-      await write(toText(blueprint), (canonical) => backend.saveFileAs(canonical));
+      const path = await write(toText(blueprint), (canonical) => backend.saveFileAs(canonical));
+      // A new blueprint still called "Untitled" takes its id and name from the file it is saved
+      // as, so that its runs are not all "Untitled"; the file then holds the new names too.
+      if (path === null || get().blueprint !== blueprint || !isUntitled(blueprint)) return;
+      const named = namesFromFile(fileName(path));
+      if (named.id === "") return;
+      get().edit((b) => ({ ...b, ...named }));
+      await get().save();
     },
 
     async loadBlueprintFiles() {

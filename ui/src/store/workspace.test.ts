@@ -221,7 +221,7 @@ describe("the workspace", () => {
     expect(ran).toEqual(["save"]);
   });
 
-  it("follows the facade's session events", async () => {
+  it("follows the facade's session events, in words", async () => {
     const { backend, workspace } = setup();
     await workspace.getState().load();
     const event: SessionEvent = {
@@ -233,7 +233,17 @@ describe("the workspace", () => {
       payload: { form: "whole", value: { state: "running", error: null } },
     };
     backend.emit(event);
-    expect(workspace.getState().lastEvent).toEqual(event);
+    expect(workspace.getState().activity).toBe("Run #s1 running");
+    // An event that only feeds a view leaves the words as they were.
+    backend.emit({ ...event, seq: 2, kind: "data_updated", payload: { form: "whole", value: { keys: {} } } });
+    expect(workspace.getState().activity).toBe("Run #s1 running");
+    backend.emit({
+      ...event,
+      seq: 3,
+      kind: "session_state_changed",
+      payload: { form: "whole", value: { state: "failed", error: { code: "task_failed", message: "b failed" } } },
+    });
+    expect(workspace.getState().activity).toBe("Run #s1 failed: b failed");
   });
 
   it("exports what the export job answers to the file the user picks", async () => {

@@ -3,7 +3,8 @@
 // and the question asked before unsaved work would be lost (closing a tab, the window, or
 // leaving an inner blueprint).
 import { createStore, type StoreApi } from "zustand/vanilla";
-import type { SessionEvent, PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskTypeSummary } from "../backend/generated";
+import { eventWords } from "../runs/words";
+import type { PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskTypeSummary } from "../backend/generated";
 import type { Backend, MenuAction } from "../backend/types";
 import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
@@ -74,7 +75,8 @@ export type WorkspaceState = {
   recent: string[];
   ask: Ask | null;
   taskTypes: TaskTypeSummary[];
-  lastEvent: SessionEvent | null;
+  /** The last session event that says something to a user, in words (the status bar's). */
+  activity: string | null;
 
   load(): Promise<void>;
   newBlueprint(): void;
@@ -379,11 +381,12 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       recent: [],
       ask: null,
       taskTypes: [],
-      lastEvent: null,
+      activity: null,
 
       async load() {
         backend.onEvent((event) => {
-          set({ lastEvent: event });
+          const words = eventWords(event);
+          if (words !== null) set({ activity: words });
           runs.getState().event(event);
         });
         backend.onEventsLagged(() => runs.getState().resync());

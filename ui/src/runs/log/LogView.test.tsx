@@ -14,7 +14,7 @@ const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolv
 type Shown = {
   view: HTMLElement;
   scroller: HTMLElement;
-  render(props: { source?: LogSource; grew?: Growth | null; onSave?: () => void }): void;
+  render(props: { source?: LogSource; grew?: Growth | null; onSave?: () => void; ended?: boolean }): void;
   /** The text of every line row in the DOM. */
   rows(): string[];
 };
@@ -33,7 +33,7 @@ async function show(log: LogSource, onSave?: () => void): Promise<Shown> {
   document.body.append(container);
   const root = createRoot(container);
   mounted = { root, container };
-  let props: { source: LogSource; grew: Growth | null; onSave?: () => void } = { source: log, grew: null, onSave };
+  let props: { source: LogSource; grew: Growth | null; onSave?: () => void; ended?: boolean } = { source: log, grew: null, onSave };
   const render = (changes: Partial<typeof props>) => {
     props = { ...props, ...changes };
     act(() => root.render(<LogView {...props} />));
@@ -94,6 +94,9 @@ describe("the log view", () => {
     expect(log.reads.map((r) => r.offset)).toEqual([-1, 8]);
     expect(shown.view.dataset.end).toBe(String(log.size));
     expect(shown.view.querySelector("[data-testid=log-status]")!.textContent).toContain("live");
+    // The attempt ends: the marker goes at once, without waiting for another read.
+    shown.render({ ended: true });
+    expect(shown.view.querySelector("[data-testid=log-status]")!.textContent).not.toContain("live");
   });
 
   it("never reads twice at once for quick announcements", async () => {

@@ -36,6 +36,8 @@ export type LogViewProps = {
   grew: Growth | null;
   /** Saves the whole file (through a native dialog); the Save button shows only with it. */
   onSave?: () => void;
+  /** The attempt has ended: the log is not live any more, whatever the last read found. */
+  ended?: boolean;
 };
 
 /** The height of every row in pixels; log.css gives rows the same. */
@@ -47,7 +49,7 @@ const FALLBACK_HEIGHT = 600;
 /** Scrolling this close to the top reads the earlier window, before the user reaches it. */
 const EARLIER_WITHIN = 40 * LINE_HEIGHT;
 
-export function LogView({ source, grew, onSave }: LogViewProps): JSX.Element {
+export function LogView({ source, grew, onSave, ended = false }: LogViewProps): JSX.Element {
   const reader = useMemo(() => createLogReader(source), [source]);
   const lines = useStore(reader, (s) => s.lines);
   const fileSize = useStore(reader, (s) => s.fileSize);
@@ -274,7 +276,7 @@ export function LogView({ source, grew, onSave }: LogViewProps): JSX.Element {
             {formatBytes(lines.end - lines.start)} of {formatBytes(Math.max(fileSize, lines.end))} loaded
           </span>
         )}
-        {running && <span className="log-live">live</span>}
+        {running && !ended && <span className="log-live">live</span>}
         {lines && !tailing && <span>not following new output</span>}
         {lines && error && <span className="log-error">{error}</span>}
         {notice && <span>{notice}</span>}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AXIS_HEIGHT, FALLBACK_PALETTE, LABEL_WIDTH, paint, type Scene } from "./draw";
+import { AXIS_HEIGHT, FALLBACK_PALETTE, LABEL_WIDTH, MIN_BAR_PX, MIN_FAILED_BAR_PX, paint, type Scene } from "./draw";
 import { ROW_HEIGHT, buildModel } from "./model";
 import { T, attempt, inLoops } from "./testing";
 
@@ -103,5 +103,38 @@ describe("painting the iterations of a looped scope", () => {
       "placement loop #1",
       "placement loop #2",
     ]);
+  });
+});
+
+describe("painting short attempts", () => {
+  // A second of run on 600 px: a 1 ms attempt would be a sixth of a pixel.
+  const model = buildModel([
+    attempt("bp.a", 1, 0, 1, "succeeded"),
+    attempt("bp.b", 1, 0, 1, "failed"),
+    attempt("bp.c", 1, 0, 900, "succeeded"),
+    attempt("bp.c", 2, 900, 901, "failed"),
+  ]);
+  const ctx = new RecordingContext();
+  paint(ctx as unknown as CanvasRenderingContext2D, {
+    model,
+    view: { t0: T, msPerPx: 1000 / 600, scrollTop: 0, width: 600, height: 200 },
+    nowMs: T + 1000,
+    selected: null,
+    palette: FALLBACK_PALETTE,
+    live: false,
+    width: LABEL_WIDTH + 600,
+    height: AXIS_HEIGHT + 200,
+    dpr: 1,
+  });
+  const fills = (style: string) => ctx.fills.filter((f) => f.style === style);
+
+  it("gives each a visible width, a failed one wider, and paints the failed ones last", () => {
+    const succeeded = fills(FALLBACK_PALETTE.succeeded!).flatMap((f) => f.rects);
+    const failed = fills(FALLBACK_PALETTE.failed!).flatMap((f) => f.rects);
+    expect(succeeded.map((r) => r[2])).toContain(MIN_BAR_PX);
+    expect(failed).toHaveLength(2);
+    for (const r of failed) expect(r[2]).toBe(MIN_FAILED_BAR_PX);
+    const last = ctx.fills.filter((f) => f.style === FALLBACK_PALETTE.succeeded || f.style === FALLBACK_PALETTE.failed).at(-1);
+    expect(last?.style).toBe(FALLBACK_PALETTE.failed);
   });
 });

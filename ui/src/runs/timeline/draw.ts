@@ -248,6 +248,10 @@ function paintIterationMarks(ctx: CanvasRenderingContext2D, scene: Scene, iterat
   ctx.stroke();
 }
 
+/** The narrowest a bar is drawn, in CSS pixels, however short its attempt; a failed one's. */
+export const MIN_BAR_PX = 3;
+export const MIN_FAILED_BAR_PX = 5;
+
 /** Where a bar is on the canvas, clamped near the bar area so that deep zooms keep small coordinates. */
 function barBox(scene: Scene, bar: Bar): { x: number; y: number; w: number; h: number } {
   const left = LABEL_WIDTH - 4;
@@ -268,9 +272,9 @@ function paintBars(ctx: CanvasRenderingContext2D, scene: Scene, bars: Bar[]): vo
   let last: { row: number; state: AttemptState; box: number[]; at: number } | null = null;
   for (const bar of bars) {
     const { x, y, w, h } = barBox(scene, bar);
-    // An attempt shorter than a pixel is still a visible pixel.
-    const width = Math.max(w, 1);
     const state = bar.attempt.state;
+    // A short attempt is still a bar to see and to click; a failed one stands out wider.
+    const width = Math.max(w, state === "failed" ? MIN_FAILED_BAR_PX : MIN_BAR_PX);
     if (last && last.row === bar.row && last.state === state && x <= last.box[last.at]! + last.box[last.at + 2]! + 0.5) {
       last.box[last.at + 2] = Math.max(last.box[last.at + 2]!, x + width - last.box[last.at]!);
     } else {
@@ -282,7 +286,9 @@ function paintBars(ctx: CanvasRenderingContext2D, scene: Scene, bars: Bar[]): vo
     const row = scene.model.rows[bar.row] as TaskRow;
     if (w >= NUMBER_MIN_PX && row.bars.length > 1) numbered.push({ bar, x, y, w, h });
   }
-  for (const [state, box] of rects) {
+  // Failed bars last, over any wide bar beside them.
+  const painted = [...rects].sort(([a], [b]) => Number(a === "failed") - Number(b === "failed"));
+  for (const [state, box] of painted) {
     ctx.fillStyle = scene.palette[state] ?? scene.palette.unknown;
     ctx.beginPath();
     for (let i = 0; i < box.length; i += 4) ctx.rect(box[i]!, box[i + 1]!, box[i + 2]!, box[i + 3]!);
