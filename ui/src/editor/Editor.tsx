@@ -7,7 +7,7 @@ import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
 import { CommandPalette } from "./CommandPalette";
 import { Palette } from "./Palette";
-import { Problems } from "./Problems";
+import { Problems, ProblemsSummary, useHasProblems } from "./Problems";
 import { listenToClipboard } from "./system-clipboard";
 import { ServerVerdict } from "./ServerVerdict";
 import { ScopeInspector } from "./ScopeInspector";
@@ -24,6 +24,7 @@ export function Editor() {
   const notice = useEditor((s) => s.notice);
   const activity = useWorkspace((s) => s.activity);
   const scopeSelected = useEditor((s) => s.selectedScope !== null);
+  const hasProblems = useHasProblems();
 
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
@@ -41,7 +42,7 @@ export function Editor() {
   useEffect(() => listenToClipboard(store), [store]);
 
   return (
-    <div className="editor">
+    <div className={hasProblems ? "editor with-problems" : "editor"}>
       <Toolbar />
       <Tabs />
       <Palette />
@@ -57,6 +58,7 @@ export function Editor() {
       <ErrorBoundary area="inspector">{scopeSelected ? <ScopeInspector /> : <Inspector />}</ErrorBoundary>
       <Problems />
       <footer className="status">
+        <ProblemsSummary />
         <ServerVerdict />
         {notice && <span className={notice.error ? "notice error" : "notice"}>{notice.text}</span>}
         {activity && <span className="event">{activity}</span>}

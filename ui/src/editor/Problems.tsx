@@ -1,14 +1,13 @@
-// What the facade found in the blueprint; a problem about a task brings that task into view, and
+// What the facade found in the blueprint: a few words in the status bar, and the list below the
+// canvas while there is anything to list. A problem about a task brings that task into view, and
 // one about the scope it opens selects that scope too, whose inspector edits what is wrong.
 import { useEditor } from "../store/context";
 
-export function Problems() {
+/** What the checks found, in a few words: the status bar's, where it stays when all is well. */
+export function ProblemsSummary() {
   const report = useEditor((s) => s.report);
   const hasBlueprint = useEditor((s) => s.blueprint !== null);
-  const focusTask = useEditor((s) => s.focusTask);
-  const selectScope = useEditor((s) => s.selectScope);
   if (!hasBlueprint) return null;
-
   const diagnostics = report?.diagnostics ?? [];
   const errors = diagnostics.filter((d) => d.severity === "error").length;
   const warnings = diagnostics.filter((d) => d.severity === "warning").length;
@@ -17,15 +16,30 @@ export function Problems() {
       ? "Checking…"
       : diagnostics.length === 0
         ? "No problems"
-        : [plural(errors, "error"), plural(warnings, "warning")].filter(Boolean).join(", ") || "No errors";
+        : [plural(errors, "error"), plural(warnings, "warning")].filter(Boolean).join(", ") || plural(diagnostics.length, "note");
+  return (
+    <span className={`problems-summary ${errors > 0 ? "error" : ""}`} data-testid="problems-summary">
+      {summary}
+    </span>
+  );
+}
+
+/** Whether the problems panel has anything to list (it takes no room otherwise). */
+export function useHasProblems(): boolean {
+  return useEditor((s) => s.blueprint !== null && (s.report?.diagnostics.length ?? 0) > 0);
+}
+
+/** The list of what the checks found; shown only when they found something. */
+export function Problems() {
+  const diagnostics = useEditor((s) => s.report?.diagnostics ?? NONE);
+  const focusTask = useEditor((s) => s.focusTask);
+  const selectScope = useEditor((s) => s.selectScope);
+  if (!useHasProblems()) return null;
 
   return (
     <section className="problems" aria-label="Problems">
       <header>
         <h2>Problems</h2>
-        <span className={`summary ${errors > 0 ? "error" : ""}`} data-testid="problems-summary">
-          {summary}
-        </span>
       </header>
       <ul>
         {diagnostics.map((d, i) => (
@@ -52,6 +66,8 @@ export function Problems() {
     </section>
   );
 }
+
+const NONE: never[] = [];
 
 function plural(n: number, word: string): string {
   return n === 0 ? "" : `${n} ${word}${n === 1 ? "" : "s"}`;
