@@ -85,7 +85,7 @@ describe("running commands against the editor", () => {
     const backend = new MemoryBackend({
       validate_blueprint: () => [{ file: "bp.json", valid: true, server_accepts: true, diagnostics: [] }],
       blueprint_encoding: blueprintEncoding,
-      read_layout: () => ({ layout_file: "bp.json.layout", found: false, positions: {} }),
+      read_layout: () => ({ layout_file: "bp.json.layout", found: false, positions: {}, direction: "down" }),
       task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
     });
     const editor = createEditorStore(backend, async (b) => Object.fromEntries(b.tasks.map((t, i) => [t.id, { x: 0, y: i * 100 }])));

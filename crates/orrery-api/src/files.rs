@@ -49,6 +49,19 @@ pub struct SaveLayoutArguments {
     /// The blueprint file (not the layout file).
     pub file: PathBuf,
     pub positions: BTreeMap<String, Point>,
+    /// The way the tasks are laid out, kept for the next automatic layout.
+    #[serde(default)]
+    pub direction: Direction,
+}
+
+/// Which way a blueprint's tasks flow in its layout: each task below (`down`) or to the right
+/// of (`right`) what it depends on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Down,
+    Right,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -64,6 +77,7 @@ pub struct Layout {
     /// Whether it exists (no layout yet: lay the blueprint out).
     pub found: bool,
     pub positions: BTreeMap<String, Point>,
+    pub direction: Direction,
 }
 
 /// Where the layout of `file` lives.
@@ -80,8 +94,13 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
         .map_err(|e| Failure::new(FailureCode::Io, format!("cannot write {}: {e}", path.display())))
 }
 
-fn layout_text(positions: &BTreeMap<String, Point>) -> String {
-    let mut text = format!("{{\n    \"orrery_layout\": {LAYOUT_VERSION},\n    \"positions\": {{");
+fn layout_text(positions: &BTreeMap<String, Point>, direction: Direction) -> String {
+    let mut text = format!("{{\n    \"orrery_layout\": {LAYOUT_VERSION},\n");
+    // Down is what a layout without the key means: files of earlier versions read the same.
+    if direction == Direction::Right {
+        text.push_str("    \"direction\": \"right\",\n");
+    }
+    text.push_str("    \"positions\": {");
     for (i, (id, p)) in positions.iter().enumerate() {
         let id = serde_json::to_string(id).unwrap_or_default();
         text.push_str(if i == 0 { "\n" } else { ",\n" });
@@ -96,7 +115,7 @@ fn read_layout(file: &Path) -> Result<Layout, Failure> {
     let text = match fsio::read_blueprint(&layout_file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Layout { layout_file, found: false, positions: BTreeMap::new() })
+            return Ok(Layout { layout_file, found: false, positions: BTreeMap::new(), direction: Direction::Down })
         }
         Err(e) => return Err(Failure::new(FailureCode::Io, format!("cannot read {}: {e}", layout_file.display()))),
     };
@@ -109,13 +128,19 @@ fn read_layout(file: &Path) -> Result<Layout, Failure> {
         }
         None => return Err(bad("it has no \"orrery_layout\" version: not an Orrery layout".into())),
     }
+    let direction = match value.get("direction") {
+        None => Direction::Down,
+        Some(Value::String(d)) if d == "down" => Direction::Down,
+        Some(Value::String(d)) if d == "right" => Direction::Right,
+        Some(other) => return Err(bad(format!("\"direction\" is \"down\" or \"right\", not {other}"))),
+    };
     let mut positions = BTreeMap::new();
     for (id, at) in value.get("positions").and_then(Value::as_object).into_iter().flatten() {
         let xy = at.as_array().filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_f64()?, a[1].as_f64()?)));
         let (x, y) = xy.ok_or_else(|| bad(format!("the position of task {id:?} is not [x, y]: {at}")))?;
         positions.insert(id.clone(), Point { x, y });
     }
-    Ok(Layout { layout_file, found: true, positions })
+    Ok(Layout { layout_file, found: true, positions, direction })
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {
@@ -157,8 +182,8 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                         .into_iter()
                         .map(|(id, p)| (id, Point { x: p.x.round(), y: p.y.round() }))
                         .collect();
-                    write_atomically(&layout_file, &layout_text(&positions))?;
-                    Ok(Layout { layout_file, found: true, positions })
+                    write_atomically(&layout_file, &layout_text(&positions, args.direction))?;
+                    Ok(Layout { layout_file, found: true, positions, direction: args.direction })
                 })
                 .await
             },

@@ -861,6 +861,12 @@ async fn a_blueprint_file_is_written_canonical_and_atomically_and_its_layout_kep
     let read = fx.ok("read_layout", json!({"file": file})).await;
     assert_eq!(read["found"], true);
     assert_eq!(read["positions"]["start"], json!({"x": 0.0, "y": -11.0}));
+    assert_eq!(read["direction"], "down", "a layout without a direction flows down");
+    // Laid out left to right: the layout keeps the direction for the next automatic layout.
+    fx.ok("save_layout", json!({"file": file, "positions": positions, "direction": "right"})).await;
+    assert!(std::fs::read_to_string(&layout_file).unwrap().contains("\n    \"direction\": \"right\",\n"));
+    assert_eq!(fx.ok("read_layout", json!({"file": file})).await["direction"], "right");
+    fx.ok("save_layout", json!({"file": file, "positions": positions})).await;
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         written["text"].as_str().unwrap(),
@@ -872,6 +878,10 @@ async fn a_blueprint_file_is_written_canonical_and_atomically_and_its_layout_kep
         ("{\n  \"orrery_layout\": 9, \"positions\": {}}", "layout version 9 is newer"),
         ("{\"positions\": {}}", "not an Orrery layout"),
         ("{\n\n  \"orrery_layout\": 1,,\n}", "line 3"),
+        (
+            "{\"orrery_layout\": 1, \"direction\": \"up\", \"positions\": {}}",
+            "\"direction\" is \"down\" or \"right\", not \"up\"",
+        ),
     ] {
         std::fs::write(&layout_file, text).unwrap();
         let refused = fx.call("read_layout", json!({"file": file})).await;

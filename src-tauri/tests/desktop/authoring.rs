@@ -412,3 +412,77 @@ async fn a_task_is_added_wired_in_from_its_plus_the_command_palette_or_a_connect
     app.wait_count(".react-flow__edge", 5).await;
     app.screenshot("authoring-added-wired.png").await;
 }
+
+/// The zoom of the canvas, from its viewport's transform.
+async fn zoom(app: &App) -> f64 {
+    let script = "const t = document.querySelector('.react-flow__viewport').style.transform; \
+                  return Number(/scale\\(([^)]+)\\)/.exec(t)[1]);";
+    app.client.execute(script, vec![]).await.unwrap().as_f64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blueprint_opens_readable_flows_left_to_right_when_asked_and_fits_again_when_the_canvas_is_resized() {
+    // A chain of seven tasks: top to bottom, too tall for the canvas at a readable zoom.
+    let app = App::start(|dir| {
+        let mut tasks = vec![serde_json::json!({"id": "start", "type": "system.start"})];
+        let mut previous = "start".to_string();
+        for i in 1..=5 {
+            let id = format!("step_{i}");
+            tasks.push(
+                serde_json::json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": "true"}],
+                "depends_on": [{"id": previous, "type": "FS"}]}),
+            );
+            previous = id;
+        }
+        tasks.push(
+            serde_json::json!({"id": "end", "type": "system.end", "depends_on": [{"id": previous, "type": "FS"}]}),
+        );
+        let file = dir.join("chain.json");
+        std::fs::write(
+            &file,
+            serde_json::json!({"id": "chain", "name": "Chain", "version": "1.0", "tasks": tasks}).to_string(),
+        )
+        .unwrap();
+        Some(file)
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 7).await;
+    app.wait_until_still(&["[data-testid=task-node][data-task-id=start]"]).await;
+    let opened = zoom(&app).await;
+    assert!(opened >= 0.75, "opened at a readable zoom, not {opened}");
+    let name = app.rect("[data-testid=task-node][data-task-id=start] .task-id").await.unwrap();
+    assert!(name[3] - name[1] >= 12.0, "a task's name is readable: {name:?}");
+    app.screenshot("layout-opened-readable.png").await;
+
+    // Left to right: each step to the right of the one before, at the same height.
+    let select = app.client.find(Locator::Css("[data-testid=layout-direction]")).await.unwrap();
+    select.select_by_value("right").await.unwrap();
+    eventually("laid out left to right", || async {
+        let (a, b) = (app.node_position("step_1").await?, app.node_position("step_2").await?);
+        (b.0 > a.0 + 200.0 && (b.1 - a.1).abs() < 1.0).then_some(())
+    })
+    .await;
+    // The handles moved to the sides the dependencies now come in and go out.
+    assert_eq!(app.count(".react-flow__node[data-id=step_1] .react-flow__handle-left").await, 1);
+    assert_eq!(app.count(".react-flow__node[data-id=step_1] .react-flow__handle-right").await, 1);
+    let layout = app.dir.path().join("chain.json.layout");
+    eventually("the direction kept beside the file", || async {
+        std::fs::read_to_string(&layout).ok().filter(|t| t.contains("\"direction\": \"right\"")).map(|_| ())
+    })
+    .await;
+    app.fit_view().await;
+    app.screenshot("layout-left-to-right.png").await;
+
+    // A narrower canvas fits again, while the user has not moved the view.
+    let fitted = zoom(&app).await;
+    app.client
+        .execute("document.querySelector('.editor').style.gridTemplateColumns = '220px minmax(0, 1fr) 640px';", vec![])
+        .await
+        .unwrap();
+    eventually("fitted again to the narrower canvas", || async {
+        let now = zoom(&app).await;
+        (now < fitted * 0.9).then_some(now)
+    })
+    .await;
+    app.screenshot("layout-refit-narrower.png").await;
+}

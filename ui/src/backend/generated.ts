@@ -150,6 +150,12 @@ export type Diagnostic = {
 
 export type DiagnosticCode = "json-syntax" | "json-nonstandard" | "compas-object" | "not-a-blueprint" | "schema-type" | "schema-required" | "schema-enum" | "schema-range" | "schema-unknown-key" | "version-invalid" | "version-unsupported" | "io-unknown-key" | "dependency-unknown-key" | "deprecated-io-type" | "start-count" | "end-count" | "orphan-task" | "dangling-dependency" | "scope-end-missing-task" | "scope-end-not-a-scope" | "scope-end-duplicate" | "scope-unclosed" | "scopes-interlaced" | "condition-syntax" | "condition-unknown-name" | "empty-blueprint" | "duplicate-blueprint-id" | "duplicate-task-id" | "cycle" | "self-dependency" | "duplicate-dependency" | "get-from-unproduced" | "duplicate-io-name" | "task-type-format" | "composite-param" | "param-schema" | "composite-target-missing" | "composite-recursion" | "execution-mode-invalid" | "scope-end-unreachable" | "policy-range" | "not-portable" | "nul-in-id";
 
+/**
+ * Which way a blueprint's tasks flow in its layout: each task below (`down`) or to the right
+ * of (`right`) what it depends on.
+ */
+export type Direction = "down" | "right";
+
 /** `{code, message, details}`, the error shape at every boundary. */
 export type ErrorRecord = {
   code: RecordCode;
@@ -1185,6 +1191,7 @@ export type ReadLayoutAnswer = {
   /** Whether it exists (no layout yet: lay the blueprint out). */
   found: boolean;
   positions: { [key: string]: Point };
+  direction: Direction;
 };
 
 /** Keeps node positions beside a blueprint file (`FILE.layout`: sorted, whole pixels, one task per line), atomically. */
@@ -1192,6 +1199,8 @@ export type SaveLayoutArguments = {
   /** The blueprint file (not the layout file). */
   file: string;
   positions: { [key: string]: Point };
+  /** The way the tasks are laid out, kept for the next automatic layout. */
+  direction?: Direction;
   /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
   request_id?: string;
 };
@@ -1202,6 +1211,7 @@ export type SaveLayoutAnswer = {
   /** Whether it exists (no layout yet: lay the blueprint out). */
   found: boolean;
   positions: { [key: string]: Point };
+  direction: Direction;
 };
 
 /** Runs a blueprint file as a new session, in the background; answers its id at once. */

@@ -2,7 +2,7 @@ import {
   Background,
   ControlButton,
   Controls,
-  getViewportForBounds,
+  type OnMove,
   MiniMap,
   ReactFlow,
   useReactFlow,
@@ -17,12 +17,14 @@ import {
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type MouseEvent } from "react";
 import { TASK_TYPE } from "../backend/generated";
 import { connect, cycleDependencyType, disconnect, removeTasks } from "../blueprint";
+import { FlowDirection } from "../nodes/direction";
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
 import { useEditor, useWorkspace } from "../store/context";
 import type { Positions } from "../store/editor";
 import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
+import { fitViewport } from "./fit";
 import { dependencyAt, reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
 import { Overview } from "./Overview";
 import { around, cardIn, cardsBounds, covers, overviewScene, taskAt, viewRect, type ViewRect } from "./overview";
@@ -36,9 +38,9 @@ import "./wiring.css";
 const DELETE_KEYS = ["Delete", "Backspace"];
 /** Shift+click adds a task to the selection (or takes it out), as Ctrl+click does. */
 const MULTI_SELECT_KEYS = ["Shift", "Control", "Meta"];
-// The tasks of a zoomed-out large blueprint are hidden nodes (Overview.tsx draws them): fitting counts them.
-const FIT_VIEW = { padding: 0.1, maxZoom: 1.2, includeHiddenNodes: true };
 const MIN_ZOOM = 0.1;
+/** The zoom a task found (Ctrl+F, a problem) is shown at. */
+const FOCUS_ZOOM = 1.2;
 const NODE_ORIGIN: [number, number] = [0, 0];
 const NO_ATTRIBUTION = { hideAttribution: true };
 /** A task's rectangle in the minimap takes its colour from its kind (styles.css), or its state. */
@@ -76,6 +78,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   const selectedDependency = useEditor((s) => s.selectedDependency);
   const focus = useEditor((s) => s.focus);
   const fitRequest = useEditor((s) => s.fitRequest);
+  const direction = useEditor((s) => s.direction);
   const minimap = useEditor(showsMinimap);
   const toggleMinimap = useEditor((s) => s.toggleMinimap);
   const edit = useEditor((s) => s.edit);
@@ -147,23 +150,45 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   useEffect(() => {
     positionsNow.current = positions;
   }, [positions]);
+  // How the view was last fitted, while the user has not moved it since: a resized canvas is
+  // fitted again the same way. Opening fits at a readable zoom (a small blueprint that does not
+  // fit shows where it begins); asking to fit shows the whole blueprint.
+  const fitted = useRef<"readable" | "whole" | null>(null);
   const fitAll = useCallback(
-    (duration?: number) => {
+    (how: "readable" | "whole", duration?: number) => {
       const { width, height } = flowStore.getState();
       if (!blueprint || width === 0 || height === 0) return;
       const bounds = cardsBounds(blueprint, positionsNow.current);
-      void flow.setViewport(getViewportForBounds(bounds, width, height, MIN_ZOOM, FIT_VIEW.maxZoom, FIT_VIEW.padding), { duration });
+      void flow.setViewport(fitViewport(bounds, width, height, MIN_ZOOM, how === "readable" && !large), { duration });
+      fitted.current = how;
     },
-    [flow, flowStore, blueprint],
+    [flow, flowStore, blueprint, large],
   );
+  const onInit = useCallback(() => fitAll("readable"), [fitAll]);
+  const onFitView = useCallback(() => fitAll("whole", 300), [fitAll]);
+  const onMoveStart = useCallback<OnMove>((event) => {
+    if (event) fitted.current = null; // the user's pan or zoom, not a fit
+  }, []);
+  const canvasWidth = useStore((s) => s.width);
+  const canvasHeight = useStore((s) => s.height);
+  // Only a change of size fits again, not an edit of the blueprint (which makes a new fitAll).
+  const fitAllNow = useRef(fitAll);
+  useEffect(() => {
+    fitAllNow.current = fitAll;
+  }, [fitAll]);
+  useEffect(() => {
+    if (fitted.current) fitAllNow.current(fitted.current);
+  }, [canvasWidth, canvasHeight]);
 
   useEffect(() => {
     const at = focus && positionsNow.current[focus.task];
-    if (at) void flow.setCenter(at.x + NODE_WIDTH / 2, at.y + NODE_HEIGHT / 2, { zoom: FIT_VIEW.maxZoom, duration: 300 });
+    if (!at) return;
+    fitted.current = null;
+    void flow.setCenter(at.x + NODE_WIDTH / 2, at.y + NODE_HEIGHT / 2, { zoom: FOCUS_ZOOM, duration: 300 });
   }, [focus, flow]);
 
   useEffect(() => {
-    if (fitRequest > 0) fitAll(300);
+    if (fitRequest > 0) fitAll("whole", 300);
   }, [fitRequest, fitAll]);
 
   // The handlers keep their identity across renders: React Flow copies each changed prop into its
@@ -286,47 +311,53 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   );
 
   return (
-    <ReactFlow<TaskNode, CanvasEdge>
-      nodes={nodes}
-      edges={shownEdges}
-      nodeTypes={nodeTypes}
-      edgeTypes={edgeTypes}
-      onNodesChange={onNodesChange}
-      onEdgesChange={onEdgesChange}
-      onConnect={editable ? onConnect : undefined}
-      onConnectEnd={editable ? onConnectEnd : undefined}
-      onEdgeDoubleClick={editable ? onEdgeDoubleClick : undefined}
-      onNodeDoubleClick={onNodeDoubleClick}
-      onDragOver={editable ? onDragOver : undefined}
-      onDrop={editable ? onDrop : undefined}
-      onDragEnter={editable ? onDragOver : undefined}
-      zoomOnDoubleClick={false}
-      onPaneClick={onPaneClick}
-      onDoubleClick={scene ? onOverviewDoubleClick : undefined}
-      onBeforeDelete={onBeforeDelete}
-      nodesConnectable={editable}
-      deleteKeyCode={editable ? DELETE_KEYS : null}
-      multiSelectionKeyCode={MULTI_SELECT_KEYS}
-      className={zoomedOut ? "zoomed-out" : undefined}
-      onlyRenderVisibleElements={large}
-      fitView={!sliced}
-      fitViewOptions={FIT_VIEW}
-      onInit={sliced ? () => fitAll() : undefined}
-      colorMode="system"
-      minZoom={MIN_ZOOM}
-      nodeOrigin={NODE_ORIGIN}
-      proOptions={NO_ATTRIBUTION}
-    >
-      {scene && <Overview scene={scene} />}
-      {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} marks={run?.marks} />}
-      {!zoomedOut && <Background gap={24} />}
-      <Controls showInteractive={false}>
-        <ControlButton onClick={toggleMinimap} title={minimap ? "Hide the minimap" : "Show the minimap"} data-testid="toggle-minimap">
-          ▦
-        </ControlButton>
-      </Controls>
-      {minimap && <MiniMap<TaskNode> pannable zoomable nodeClassName={minimapClass} nodeBorderRadius={4} ariaLabel="Minimap" />}
-    </ReactFlow>
+    <FlowDirection.Provider value={direction}>
+      <ReactFlow<TaskNode, CanvasEdge>
+        nodes={nodes}
+        edges={shownEdges}
+        nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
+        onNodesChange={onNodesChange}
+        onEdgesChange={onEdgesChange}
+        onConnect={editable ? onConnect : undefined}
+        onConnectEnd={editable ? onConnectEnd : undefined}
+        onEdgeDoubleClick={editable ? onEdgeDoubleClick : undefined}
+        onNodeDoubleClick={onNodeDoubleClick}
+        onDragOver={editable ? onDragOver : undefined}
+        onDrop={editable ? onDrop : undefined}
+        onDragEnter={editable ? onDragOver : undefined}
+        zoomOnDoubleClick={false}
+        onPaneClick={onPaneClick}
+        onDoubleClick={scene ? onOverviewDoubleClick : undefined}
+        onBeforeDelete={onBeforeDelete}
+        nodesConnectable={editable}
+        deleteKeyCode={editable ? DELETE_KEYS : null}
+        multiSelectionKeyCode={MULTI_SELECT_KEYS}
+        className={zoomedOut ? "zoomed-out" : undefined}
+        onlyRenderVisibleElements={large}
+        onInit={onInit}
+        onMoveStart={onMoveStart}
+        colorMode="system"
+        minZoom={MIN_ZOOM}
+        nodeOrigin={NODE_ORIGIN}
+        proOptions={NO_ATTRIBUTION}
+      >
+        {scene && <Overview scene={scene} />}
+        {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} marks={run?.marks} />}
+        {!zoomedOut && <Background gap={24} />}
+        <Controls showInteractive={false} showFitView={false}>
+          <ControlButton onClick={onFitView} title="Fit the blueprint in view" className="react-flow__controls-fitview" data-testid="fit-view">
+            <svg viewBox="0 0 16 16" width="12" height="12" aria-hidden fill="none" stroke="currentColor" strokeWidth="1.6">
+              <path d="M1 5V1h4M11 1h4v4M15 11v4h-4M5 15H1v-4" />
+            </svg>
+          </ControlButton>
+          <ControlButton onClick={toggleMinimap} title={minimap ? "Hide the minimap" : "Show the minimap"} data-testid="toggle-minimap">
+            ▦
+          </ControlButton>
+        </Controls>
+        {minimap && <MiniMap<TaskNode> pannable zoomable nodeClassName={minimapClass} nodeBorderRadius={4} ariaLabel="Minimap" />}
+      </ReactFlow>
+    </FlowDirection.Provider>
   );
 }
 

@@ -17,7 +17,7 @@ describe("the problems", () => {
     const backend = new MemoryBackend({
       blueprint_encoding: blueprintEncoding,
       validate_blueprint: () => [{ file: "bp.json", valid: diagnostics.length === 0, server_accepts: true, diagnostics }],
-      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
+      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {}, direction: "down" }),
     });
     const store = createEditorStore(backend, async () => ({}));
     const container = document.createElement("div");

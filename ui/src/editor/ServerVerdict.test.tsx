@@ -25,7 +25,7 @@ describe("the verdict in the status bar", () => {
           ],
         },
       ],
-      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
+      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {}, direction: "down" }),
     });
     const store = createEditorStore(backend, async () => ({}));
     const container = document.createElement("div");

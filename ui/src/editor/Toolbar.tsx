@@ -15,6 +15,8 @@ export function Toolbar() {
   const undo = useEditor((s) => s.undo);
   const redo = useEditor((s) => s.redo);
   const autoLayout = useEditor((s) => s.autoLayout);
+  const direction = useEditor((s) => s.direction);
+  const setDirection = useEditor((s) => s.setDirection);
   const selection = useEditor((s) => s.selection);
   const createScope = useEditor((s) => s.createScope);
   const prepareRun = useWorkspace((s) => s.prepareRun);
@@ -49,6 +51,17 @@ export function Toolbar() {
       <button type="button" onClick={autoLayout} disabled={!hasBlueprint} title="Lay every task out again (Ctrl+L)" data-testid="auto-layout">
         Auto-layout
       </button>
+      <select
+        value={direction}
+        onChange={(e) => void setDirection(e.target.value as typeof direction)}
+        disabled={!hasBlueprint}
+        aria-label="Which way the tasks flow"
+        title="Which way the tasks flow: down the page or across it (kept for this file)"
+        data-testid="layout-direction"
+      >
+        <option value="down">↓ Down</option>
+        <option value="right">→ Right</option>
+      </select>
       <button
         type="button"
         onClick={() => void createScope(selection)}

@@ -25,6 +25,20 @@ const blueprint: Blueprint = {
 };
 
 describe("the layered layout", () => {
+  it("flows left to right when asked: every task right of what it depends on, none on another", () => {
+    const at = layered(blueprint, "right");
+    for (const t of blueprint.tasks) {
+      for (const d of t.depends_on ?? []) expect(at[t.id]!.x, `${t.id} right of ${d.id}`).toBeGreaterThan(at[d.id]!.x + NODE_WIDTH);
+    }
+    const all = Object.entries(at);
+    for (const [a, p] of all) {
+      for (const [b, q] of all) {
+        const overlap = a !== b && Math.abs(p.x - q.x) < NODE_WIDTH && Math.abs(p.y - q.y) < NODE_HEIGHT;
+        expect(overlap, `${a} and ${b} overlap`).toBe(false);
+      }
+    }
+  });
+
   it("places every task below the tasks it depends on, and no two tasks on top of each other", () => {
     const at = layered(blueprint);
     expect(Object.keys(at).sort()).toEqual(blueprint.tasks.map((t) => t.id).sort());

@@ -4,4 +4,4 @@ import type { Blueprint } from "../blueprint";
 import type { Layout, Positions } from "../store/editor";
 import { layered } from "./layered";
 
-export const layeredLayout: Layout = async (blueprint: Blueprint): Promise<Positions> => layered(blueprint);
+export const layeredLayout: Layout = async (blueprint: Blueprint, direction): Promise<Positions> => layered(blueprint, direction);

@@ -22,7 +22,7 @@ export async function mountInspector(path: string, text: string, task: string, j
       validate_blueprint: () => [{ file: path, valid: true, server_accepts: true, diagnostics: [] }],
       blueprint_encoding: blueprintEncoding,
       task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
-      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
+      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {}, direction: "down" }),
       ...jobs,
     },
     { [path]: text },

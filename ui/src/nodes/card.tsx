@@ -1,8 +1,9 @@
 // The look every task node shares: its id, its type, and badges for what the facade found.
-import { Handle, Position, useStore } from "@xyflow/react";
+import { Handle, useStore } from "@xyflow/react";
 import { useEditorStore } from "../store/context";
-import type { ReactNode } from "react";
+import { useContext, type ReactNode } from "react";
 import type { TaskState } from "../backend/generated";
+import { FlowDirection, handleSides } from "./direction";
 import type { TaskNodeData } from "./types";
 
 /** A state as a card's chip says it. */
@@ -33,16 +34,18 @@ export function TaskCard({ data, selected, kind, icon, source = true, target = t
   // Only a canvas that is edited adds tasks (a run's is read-only).
   const editable = useStore((s) => s.nodesConnectable);
   const editor = useEditorStore();
+  const direction = useContext(FlowDirection);
+  const sides = handleSides(direction);
   const state = errors > 0 ? "has-errors" : warnings > 0 ? "has-warnings" : "";
   const runState = run ? `run-${run.state.toLowerCase()}` : "";
   return (
     <div
-      className={`task-card kind-${kind} ${state} ${runState} ${selected ? "selected" : ""}`}
+      className={`task-card kind-${kind} ${state} ${runState} ${selected ? "selected" : ""} flows-${direction}`}
       data-testid="task-node"
       data-task-id={task.id}
       data-state={run?.state}
     >
-      {target && <Handle type="target" position={Position.Top} />}
+      {target && <Handle type="target" position={sides.target} />}
       <span className="task-icon" aria-hidden>
         {icon}
       </span>
@@ -68,7 +71,7 @@ export function TaskCard({ data, selected, kind, icon, source = true, target = t
           {warnings}
         </span>
       )}
-      {source && <Handle type="source" position={Position.Bottom} />}
+      {source && <Handle type="source" position={sides.source} />}
       {source && editable && (
         <button
           type="button"

@@ -6,6 +6,7 @@ import type { StoreApi } from "zustand/vanilla";
 import type { Backend } from "../backend/types";
 import type {
   BlueprintFile,
+  Direction,
   FileReport,
   GetTaskTypeAnswer,
   Scope,
@@ -17,7 +18,7 @@ import type { Blueprint, Insertion } from "../blueprint";
 import type { Position, Positions } from "./positions";
 
 /** Places the tasks of a blueprint (the app uses editor/layered.ts). */
-export type Layout = (blueprint: Blueprint) => Promise<Positions>;
+export type Layout = (blueprint: Blueprint, direction?: Direction) => Promise<Positions>;
 
 /**
  * One step of the undo history: the blueprint as it was, and the positions too when the step
@@ -35,8 +36,11 @@ export type FileSlice = {
   /** The blueprints of a folder (what a composite may call), the open file's once asked for. */
   blueprintFiles: { folder: string; files: BlueprintFile[] } | null;
   open(path: string, text: string): Promise<void>;
-  /** Shows a blueprint that has no file yet (a new one): saving it asks where. */
-  create(blueprint: Blueprint): Promise<void>;
+  /**
+   * Shows a blueprint that has no file yet (a new one): saving it asks where. A run's canvas
+   * gives the file it ran from, whose layout (positions and direction) it then shows.
+   */
+  create(blueprint: Blueprint, layoutOf?: string): Promise<void>;
   /** Exports the blueprint for a server to a file the user picks (refused with the reasons). */
   exportFile(): Promise<void>;
   save(): Promise<void>;
@@ -65,8 +69,12 @@ export type PlacementSlice = {
   positions: Positions;
   /** Whether the layout of the open blueprint arrived: until then there is nothing to show. */
   laidOut: boolean;
+  /** Which way the automatic layout lays tasks out; kept in the layout beside the file. */
+  direction: Direction;
   /** Lays every task out again (one undo step). */
   autoLayout(): Promise<void>;
+  /** Lays every task out again the other way, and keeps that way for the file. */
+  setDirection(direction: Direction): Promise<void>;
   moveTask(id: string, position: Position): void;
   /** Moves several tasks at once (a dragged selection). */
   moveTasks(positions: Positions): void;
@@ -222,8 +230,8 @@ export type LayoutKeeping = {
   scheduleLayoutSave(): void;
   /** Writes the layout beside the open file now. */
   saveLayout(): Promise<void>;
-  /** The positions to show for a file: its saved layout, completed by the automatic one. */
-  positionsFor(path: string, blueprint: Blueprint): Promise<Positions>;
+  /** The positions to show for a file: its saved layout, completed by the automatic one, and its direction. */
+  positionsFor(path: string, blueprint: Blueprint): Promise<{ positions: Positions; direction: Direction }>;
   /**
    * Counts one more blueprint opened (or created) and drops the layout save pending for the one
    * before; answers the count.

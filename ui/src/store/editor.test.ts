@@ -6,7 +6,8 @@ import type { FileReport, Scope, TaskTypeSummary } from "../backend/generated";
 import { connect, newBlueprint, parseBlueprint, type Blueprint } from "../blueprint";
 import { setScopePolicy } from "../scopeEdit";
 import { createEditorStore, type EditorStore, type Positions } from "./editor";
-import { mergeLayout, NODE_HEIGHT, placeBeside } from "./positions";
+import { layeredLayout } from "../editor/layout";
+import { mergeLayout, NODE_HEIGHT, NODE_WIDTH, placeBeside } from "./positions";
 import { showsMinimap } from "./view";
 
 const text = JSON.stringify({
@@ -52,12 +53,12 @@ function setup(layouts: Record<string, Positions> = {}, handlers: JobHandlers = 
       list_task_types: () => [{ name: "shell.run", description: "Runs a command." }],
       read_layout: ({ file }) => {
         const positions = layouts[file];
-        return { layout_file: `${file}.layout`, found: positions !== undefined, positions: positions ?? {} };
+        return { layout_file: `${file}.layout`, found: positions !== undefined, positions: positions ?? {}, direction: "down" };
       },
-      save_layout: ({ file, positions }) => {
+      save_layout: ({ file, positions, direction }) => {
         layouts[file] = positions;
         saves.push({ file, positions });
-        return { layout_file: `${file}.layout`, found: true, positions };
+        return { layout_file: `${file}.layout`, found: true, positions, direction: direction ?? "down" };
       },
       task_names: ({ task_id }) => ({
         task_id,
@@ -268,6 +269,42 @@ describe("the editor store", () => {
     backend.nextDialogPath = "/elsewhere.json";
     await store.getState().saveAs();
     expect(store.getState().blueprint?.id).toBe("bp");
+  });
+});
+
+describe("the layout's direction", () => {
+  it("lays out left to right when asked, keeps it beside the file, reads it back, and adds tasks along it", async () => {
+    const kept: Record<string, { positions: Positions; direction: "down" | "right" }> = {};
+    const { backend } = setup({}, {
+      read_layout: ({ file }) => {
+        const found = kept[file];
+        return { layout_file: `${file}.layout`, found: found !== undefined, positions: found?.positions ?? {}, direction: found?.direction ?? "down" };
+      },
+      save_layout: ({ file, positions, direction }) => {
+        kept[file] = { positions, direction: direction ?? "down" };
+        return { layout_file: `${file}.layout`, found: true, positions, direction: direction ?? "down" };
+      },
+    });
+    const store = createEditorStore(backend, layeredLayout, { layoutSaveDelayMs: 10 });
+    await opened(store);
+    expect(store.getState().direction).toBe("down");
+    await store.getState().setDirection("right");
+    const { positions } = store.getState();
+    expect(positions.work!.x).toBeGreaterThan(positions.start!.x);
+    expect(positions.work!.y).toBe(positions.start!.y);
+    await vi.waitFor(() => expect(kept["/bp.json"]?.direction).toBe("right"));
+
+    // Opened again, it flows right as it was left.
+    await store.getState().open("/bp.json", text);
+    expect(store.getState().direction).toBe("right");
+    // A task added after `work` goes to its right, and `end` one step further right.
+    const endBefore = store.getState().positions.end!.x;
+    store.getState().select("work");
+    store.getState().addTask("shell.run");
+    const after = store.getState().positions;
+    expect(after.run_1!.x).toBeGreaterThan(after.work!.x + NODE_WIDTH);
+    expect(after.run_1!.y).toBe(after.work!.y);
+    expect(after.end!.x).toBeGreaterThan(endBefore);
   });
 });
 

@@ -57,32 +57,32 @@ export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInte
       set({ saved: parsed.blueprint });
       set({ scopes: [], selectedScope: null });
       internals.replace(parsed.blueprint, [], []);
-      let positions: Positions = {};
+      let laid: { positions: Positions; direction: EditorState["direction"] } = { positions: {}, direction: "down" };
       try {
-        positions = await internals.positionsFor(path, parsed.blueprint);
+        laid = await internals.positionsFor(path, parsed.blueprint);
       } catch (e) {
         fail(e);
       }
       if (mine !== internals.openings()) return;
       mark("laid-out");
       markNextRender("open");
-      set({ positions, laidOut: true });
+      set({ ...laid, laidOut: true });
     },
 
-    async create(blueprint) {
+    async create(blueprint, layoutOf) {
       const mine = internals.countOpening();
       internals.newStep();
-      set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, laidOut: false, selected: null, selection: [] });
+      set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, direction: "down", laidOut: false, selected: null, selection: [] });
       set({ scopes: [], selectedScope: null });
       set({ selectedDependency: null, names: null, notice: null });
       internals.replace(blueprint, [], []);
-      let positions: Positions = {};
+      let laid: { positions: Positions; direction: EditorState["direction"] } = { positions: {}, direction: "down" };
       try {
-        positions = await internals.layout(blueprint);
+        laid = layoutOf ? await internals.positionsFor(layoutOf, blueprint) : { positions: await internals.layout(blueprint), direction: "down" };
       } catch (e) {
         fail(e);
       }
-      if (mine === internals.openings()) set({ positions, laidOut: true });
+      if (mine === internals.openings()) set({ ...laid, laidOut: true });
     },
 
     async exportFile() {

@@ -1,6 +1,7 @@
 // Where the nodes sit: moved by hand, laid out by the automatic layout (one undo step), and
 // written beside the open file once they rest. The layout read back from beside a file is
 // completed by positions.ts; a layout that arrives after another blueprint was opened is dropped.
+import type { Direction } from "../backend/generated";
 import type { Backend } from "../backend/types";
 import type { Blueprint } from "../blueprint";
 import { mark, markNextRender } from "../timing";
@@ -20,27 +21,29 @@ export function layoutKeeping(backend: Backend, layout: Layout, saveDelayMs: num
 
   async function saveLayout() {
     clearTimeout(layoutTimer);
-    const { blueprint, path, positions } = get();
+    const { blueprint, path, positions, direction } = get();
     if (!blueprint || path === null) return;
     try {
-      await backend.call("save_layout", { file: path, positions: layoutToSave(blueprint, positions) });
+      await backend.call("save_layout", { file: path, positions: layoutToSave(blueprint, positions), direction });
     } catch (e) {
       fail(e);
     }
   }
 
-  async function positionsFor(path: string, blueprint: Blueprint): Promise<Positions> {
+  async function positionsFor(path: string, blueprint: Blueprint): Promise<{ positions: Positions; direction: Direction }> {
     let saved: Positions | null = null;
+    let direction: Direction = "down";
     try {
       const found = await backend.call("read_layout", { file: path });
       if (found.found) saved = found.positions;
+      direction = found.direction ?? "down";
     } catch (e) {
       fail(e); // an unreadable layout is replaced by a fresh one, and the user told why
     }
-    if (saved === null) return layout(blueprint);
-    const merged = mergeLayout(blueprint, saved);
-    if (merged.unplaced.length === 0) return merged.positions;
-    return placeBeside(merged.positions, merged.unplaced, await layout(blueprint));
+    if (saved === null) return { positions: await layout(blueprint, direction), direction };
+    const merged = mergeLayout(blueprint, saved, direction);
+    if (merged.unplaced.length === 0) return { positions: merged.positions, direction };
+    return { positions: placeBeside(merged.positions, merged.unplaced, await layout(blueprint, direction)), direction };
   }
 
   return {
@@ -60,15 +63,23 @@ export function placementSlice(set: SetEditor, get: GetEditor, internals: Editor
   return {
     positions: {},
     laidOut: false,
+    direction: "down",
+
+    async setDirection(direction) {
+      if (direction === get().direction) return;
+      set({ direction });
+      await get().autoLayout();
+      internals.scheduleLayoutSave();
+    },
 
     async autoLayout() {
-      const { blueprint } = get();
+      const { blueprint, direction } = get();
       if (!blueprint) return;
       mark("auto-layout");
       const mine = internals.openings();
       let positions: Positions;
       try {
-        positions = await internals.layout(blueprint);
+        positions = await internals.layout(blueprint, direction);
       } catch (e) {
         internals.fail(e);
         return;

@@ -1,6 +1,7 @@
 // Where tasks sit on the canvas. A saved layout may lag its blueprint (tasks added by hand, or
 // renamed): the tasks it lacks go below a placed task they depend on, and only tasks without a
 // placed upstream are left for the automatic layout.
+import type { Direction } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
 
 export type Position = { x: number; y: number };
@@ -16,7 +17,7 @@ const GAP = 64;
  * The saved positions of the blueprint's tasks (those of tasks it no longer has dropped), the
  * tasks the saved layout lacks placed under their upstream, and the ids nothing could place.
  */
-export function mergeLayout(blueprint: Blueprint, saved: Positions): { positions: Positions; unplaced: string[] } {
+export function mergeLayout(blueprint: Blueprint, saved: Positions, direction: Direction = "down"): { positions: Positions; unplaced: string[] } {
   const positions: Positions = {};
   for (const task of blueprint.tasks) {
     const at = saved[task.id];
@@ -29,7 +30,8 @@ export function mergeLayout(blueprint: Blueprint, saved: Positions): { positions
     for (const task of missing) {
       const upstream = (task.depends_on ?? []).map((d) => positions[d.id]).find((p) => p !== undefined);
       if (!upstream) continue;
-      positions[task.id] = freeSpot(positions, { x: upstream.x, y: upstream.y + NODE_HEIGHT + GAP });
+      const next = direction === "right" ? { x: upstream.x + NODE_WIDTH + GAP, y: upstream.y } : { x: upstream.x, y: upstream.y + NODE_HEIGHT + GAP };
+      positions[task.id] = freeSpot(positions, next, direction);
       progress = true;
     }
     missing = missing.filter((t) => !positions[t.id]);
@@ -53,13 +55,13 @@ export function placeBeside(positions: Positions, unplaced: string[], computed: 
   return { ...positions, ...added };
 }
 
-/** `wanted`, or the first spot to its right that no node covers. */
-function freeSpot(positions: Positions, wanted: Position): Position {
+/** `wanted`, or the first spot beside it (right of it, or below it in a layout that flows right) that no node covers. */
+function freeSpot(positions: Positions, wanted: Position, direction: Direction): Position {
   const taken = Object.values(positions);
   const overlaps = (at: Position) =>
     taken.some((p) => Math.abs(p.x - at.x) < NODE_WIDTH && Math.abs(p.y - at.y) < NODE_HEIGHT);
   let at = wanted;
-  while (overlaps(at)) at = { x: at.x + NODE_WIDTH + GAP / 2, y: at.y };
+  while (overlaps(at)) at = direction === "right" ? { x: at.x, y: at.y + NODE_HEIGHT + GAP / 2 } : { x: at.x + NODE_WIDTH + GAP / 2, y: at.y };
   return at;
 }
 

@@ -165,11 +165,12 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
     }
 
     /** A read-only canvas of one instance's blueprint. */
-    function levelFor(instance: InstanceInfo, blueprints: Record<string, Blueprint>): RunLevel | null {
+    function levelFor(instance: InstanceInfo, blueprints: Record<string, Blueprint>, file?: string | null): RunLevel | null {
       const blueprint = blueprints[instance.blueprint_id];
       if (!blueprint) return null;
       const editor = createEditorStore(backend, layout);
-      void editor.getState().create(blueprint);
+      // The root is drawn as its file is laid out in the editor, when the run knows the file.
+      void editor.getState().create(blueprint, file ?? undefined);
       return { instance: instance.id, editor };
     }
 
@@ -295,7 +296,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             if ("blueprint" in parsed) blueprints[version.blueprint_id] = parsed.blueprint;
           }
           const root = ran.instances[0];
-          const level = root ? levelFor(root, blueprints) : null;
+          const level = root ? levelFor(root, blueprints, view.session.file) : null;
           set({
             run: {
               session: view.session,

@@ -7,8 +7,9 @@ import { edgeId } from "../editor/graph";
 import { openScope, unwrapScope } from "../scopeEdit";
 import type { EditorInternals, GetEditor, SetEditor, TaskEditsSlice } from "./editor-state";
 
-/** How far below the task it follows a task added without a place goes. */
+/** How far below the task it follows a task added without a place goes; how far right, in a layout that flows right. */
 const NEW_TASK_GAP = 120;
+const NEW_TASK_GAP_RIGHT = 280;
 
 /** Where a task added without a say goes: after the selected task, else before the end task. */
 function insertionFor(blueprint: Blueprint, selected: string | null): Insertion | null {
@@ -59,7 +60,7 @@ export function taskEditsSlice(set: SetEditor, get: GetEditor, internals: Editor
     },
 
     addTask(type, at, where) {
-      const { blueprint, positions, selected } = get();
+      const { blueprint, positions, selected, direction } = get();
       if (!blueprint) return;
       const place = where === undefined ? insertionFor(blueprint, selected) : where;
       const added = place ? insertTask(blueprint, type, place) : addTask(blueprint, type);
@@ -67,17 +68,19 @@ export function taskEditsSlice(set: SetEditor, get: GetEditor, internals: Editor
       const moved = { ...positions };
       if (at) moved[added.id] = at;
       else {
-        // Under the task it follows (for one put before a task: in that task's place), and what
-        // runs after it one step further down, so that nothing is drawn over it.
+        // After the task it follows, a step further along the flow (for one put before a task:
+        // in that task's place), and what runs after it one step further, so that nothing is
+        // drawn over it. Along the flow is down, or right in a layout that flows right.
+        const [along, across, gap] = direction === "right" ? (["x", "y", NEW_TASK_GAP_RIGHT] as const) : (["y", "x", NEW_TASK_GAP] as const);
         const anchor = place && anchorOf(place);
         const near = anchor ? positions[anchor] : undefined;
         const placed = Object.values(positions);
-        const x = near?.x ?? (placed.length > 0 ? Math.min(...placed.map((p) => p.x)) : 0);
-        const y = near ? (place && "before" in place ? near.y : near.y + NEW_TASK_GAP) : placed.length > 0 ? Math.max(...placed.map((p) => p.y)) + NEW_TASK_GAP : 0;
-        moved[added.id] = { x, y };
+        const side = near?.[across] ?? (placed.length > 0 ? Math.min(...placed.map((p) => p[across])) : 0);
+        const step = near ? (place && "before" in place ? near[along] : near[along] + gap) : placed.length > 0 ? Math.max(...placed.map((p) => p[along])) + gap : 0;
+        moved[added.id] = { [along]: step, [across]: side } as { x: number; y: number };
         for (const id of downstreamOf(next, added.id)) {
           const p = moved[id];
-          if (p && p.y >= y - NEW_TASK_GAP / 2) moved[id] = { ...p, y: p.y + NEW_TASK_GAP };
+          if (p && p[along] >= step - gap / 2) moved[id] = { ...p, [along]: p[along] + gap };
         }
       }
       set({ positions: moved });

@@ -41,8 +41,8 @@ function setup(startup: string | null = "/w/outer.json") {
       blueprint_encoding: blueprintEncoding,
       export_blueprint: ({ text }) => ({ text: `exported ${JSON.parse(text).id}`, diagnostics: [] }),
       list_task_types: () => [{ name: "shell.run", description: "Runs a command." }],
-      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {} }),
-      save_layout: ({ file, positions }) => ({ layout_file: `${file}.layout`, found: true, positions }),
+      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {}, direction: "down" }),
+      save_layout: ({ file, positions, direction }) => ({ layout_file: `${file}.layout`, found: true, positions, direction: direction ?? "down" }),
       task_names: ({ task_id }) => ({ task_id, produced: [], own: [] }),
       list_blueprint_files: ({ folder }) =>
         folder === "/w"
