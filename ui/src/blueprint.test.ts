@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   addIo,
-  cycleDependencyType,
+  setDependencyType,
   disconnect,
   parseJsonValue,
   removeIo,
@@ -33,15 +33,14 @@ describe("blueprint edits", () => {
     expect(changed.id).toBe("bp");
   });
 
-  it("a dependency's type cycles FS, SS, FF, SF and back", () => {
-    const seen = [];
-    let b = blueprint;
-    for (let i = 0; i < 4; i++) {
-      b = cycleDependencyType(b, "a", "b");
-      seen.push(b.tasks[1]?.depends_on?.[0]?.type);
-    }
-    expect(seen).toEqual(["SS", "FF", "SF", "FS"]);
-    expect(cycleDependencyType(blueprint, "a", "c").tasks[2]?.depends_on?.[0]?.type).toBe("FS");
+  it("a dependency takes the type chosen, and only that dependency", () => {
+    const changed = setDependencyType(blueprint, "a", "b", "SS");
+    expect(changed.tasks[1]?.depends_on).toEqual([{ id: "a", type: "SS" }]);
+    expect(changed.tasks[2]).toBe(blueprint.tasks[2]);
+    expect(setDependencyType(blueprint, "a", "c", "FF").tasks[2]?.depends_on).toEqual([
+      { id: "a", type: "FF" },
+      { id: "b", type: "FS" },
+    ]);
   });
 
   it("disconnecting leaves the blueprint unchanged when there is no such dependency", () => {

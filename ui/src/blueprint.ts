@@ -1,7 +1,7 @@
 // The blueprint as the editor changes it: the parsed JSON of the file, with every field the
 // editor does not know kept as it was. Checking it is the facade's job (`validate_blueprint`).
 
-import { DEPENDENCY_TYPES, TASK_TYPE, type DependencyType } from "./backend/generated";
+import { TASK_TYPE, type DependencyType } from "./backend/generated";
 
 export type Dependency = { id: string; type: DependencyType; [field: string]: unknown };
 export type Task = { id: string; type: string; depends_on?: Dependency[]; [field: string]: unknown };
@@ -121,12 +121,9 @@ export function disconnect(blueprint: Blueprint, from: string, to: string): Blue
   return mapTask(blueprint, to, (t) => withDependencies(t, (deps) => deps.filter((d) => d.id !== from)));
 }
 
-/** The dependency of `to` on `from` takes the next type: FS, SS, FF, SF, FS... */
-export function cycleDependencyType(blueprint: Blueprint, from: string, to: string): Blueprint {
-  const next = (type: DependencyType) => DEPENDENCY_TYPES[(DEPENDENCY_TYPES.indexOf(type) + 1) % DEPENDENCY_TYPES.length] ?? "FS";
-  return mapTask(blueprint, to, (t) =>
-    withDependencies(t, (deps) => deps.map((d) => (d.id === from ? { ...d, type: next(d.type) } : d))),
-  );
+/** The dependency of `to` on `from` takes `type`. */
+export function setDependencyType(blueprint: Blueprint, from: string, to: string, type: DependencyType): Blueprint {
+  return mapTask(blueprint, to, (t) => withDependencies(t, (deps) => deps.map((d) => (d.id === from ? { ...d, type } : d))));
 }
 
 /**

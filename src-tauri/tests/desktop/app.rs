@@ -224,6 +224,14 @@ impl App {
         self.xdotool(&["mouseup", "1"]);
     }
 
+    /// Clicks with the real (X) pointer at the page point (x, y).
+    pub async fn click_at(&self, x: f64, y: f64) {
+        let (sx, sy) = self.screen_point(x, y).await;
+        self.xdotool(&["mousemove", &sx.to_string(), &sy.to_string()]);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        self.xdotool(&["click", "1"]);
+    }
+
     fn xdotool(&self, args: &[&str]) {
         let status = Command::new("xdotool").args(args).env("DISPLAY", &self.display).status().unwrap();
         assert!(status.success(), "xdotool {args:?} failed");

@@ -486,3 +486,64 @@ async fn a_blueprint_opens_readable_flows_left_to_right_when_asked_and_fits_agai
     .await;
     app.screenshot("layout-refit-narrower.png").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependency_that_would_hide_behind_tasks_is_routed_around_them_pointed_out_as_implied_and_removed() {
+    // Rewired start -> a -> b -> end, and end still on start: laid out in one column, that line
+    // would run straight behind a and b.
+    let app = App::start(|dir| {
+        let run = |id: &str, on: &str| {
+            serde_json::json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": "true"}],
+                "depends_on": [{"id": on, "type": "FS"}]})
+        };
+        let tasks = serde_json::json!([
+            {"id": "start", "type": "system.start"}, run("a", "start"), run("b", "a"),
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "b", "type": "FS"}, {"id": "start", "type": "FS"}]}
+        ]);
+        let file = dir.join("rewired.json");
+        std::fs::write(&file, serde_json::json!({"id": "rewired", "name": "Rewired", "version": "1.0", "tasks": tasks}).to_string())
+            .unwrap();
+        Some(file)
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 4).await;
+    let edge = "[data-testid='rf__edge-start->end']";
+    app.wait_count(&format!("{edge}.dependency-implied"), 1).await;
+    app.wait_until_still(&["[data-testid=task-node][data-task-id=start]", "[data-testid=task-node][data-task-id=end]"])
+        .await;
+    // Where the line runs, sampled along it: never over the cards of a and b, though they stand
+    // between its ends.
+    let script = "const path = document.querySelector(arguments[0] + ' .react-flow__edge-path'); \
+                  const m = path.getScreenCTM(); const len = path.getTotalLength(); \
+                  const cards = ['a', 'b'].map(id => document.querySelector(`[data-testid=task-node][data-task-id=${id}]`).getBoundingClientRect()); \
+                  const start = document.querySelector('[data-testid=task-node][data-task-id=start]').getBoundingClientRect(); \
+                  const between = cards.every(r => r.left < start.left + start.width / 2 && start.left + start.width / 2 < r.right); \
+                  let over = 0; let middle = null; \
+                  for (let i = 0; i <= 200; i++) { const p = new DOMPoint(path.getPointAtLength(len * i / 200).x, path.getPointAtLength(len * i / 200).y).matrixTransform(m); \
+                    if (cards.some(r => p.x > r.left && p.x < r.right && p.y > r.top && p.y < r.bottom)) over++; if (i === 100) middle = [p.x, p.y]; } \
+                  return [between, over, middle];";
+    let seen = app.client.execute(script, vec![serde_json::json!(edge)]).await.unwrap();
+    assert_eq!(seen[0], true, "a and b stand between start and end: {seen}");
+    assert_eq!(seen[1], 0, "no point of the line is behind a card: {seen}");
+    app.screenshot("dependency-routed-implied.png").await;
+
+    // A click on the line selects it: the inspector says what implies it and offers to remove it.
+    let (x, y) = (seen[2][0].as_f64().unwrap(), seen[2][1].as_f64().unwrap());
+    app.click_at(x, y).await;
+    app.wait_count("[data-testid=dependency-inspector][data-dependency='start->end']", 1).await;
+    let note = app.text("[data-testid=implied-note]").await.unwrap();
+    assert!(note.contains("start → a → b → end"), "{note}");
+    // Its type is a visible choice, not a silent double-click.
+    app.click("[data-testid=dependency-type-SS]").await;
+    eventually("the type chosen", || async {
+        app.text("[data-testid=dependency-type-says]").await.filter(|s| s.contains("end starts once start has started"))
+    })
+    .await;
+    assert_eq!(app.count("[data-testid=implied-note]").await, 0, "an SS dependency is not implied by FS chains");
+    app.screenshot("dependency-type-chosen.png").await;
+    app.click("[data-testid=dependency-type-FS]").await;
+    app.wait_count("[data-testid=remove-implied]", 1).await;
+    app.click("[data-testid=remove-implied]").await;
+    app.wait_count(edge, 0).await;
+    app.wait_count(".react-flow__edge", 3).await;
+}

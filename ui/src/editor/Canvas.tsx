@@ -16,7 +16,7 @@ import {
 } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type MouseEvent } from "react";
 import { TASK_TYPE } from "../backend/generated";
-import { connect, cycleDependencyType, disconnect, removeTasks } from "../blueprint";
+import { connect, disconnect, removeTasks } from "../blueprint";
 import { FlowDirection } from "../nodes/direction";
 import { nodeTypes } from "../nodes/registry";
 import type { TaskNode } from "../nodes/types";
@@ -25,6 +25,8 @@ import type { Positions } from "../store/editor";
 import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
 import { fitViewport } from "./fit";
+import { impliedDependencies } from "./implied";
+import { detours, reusingRoutes } from "./routing";
 import { dependencyAt, reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
 import { Overview } from "./Overview";
 import { around, cardIn, cardsBounds, covers, overviewScene, taskAt, viewRect, type ViewRect } from "./overview";
@@ -63,6 +65,7 @@ const LARGE_FROM = 500;
 type CanvasEdge = DependencyEdge | WiringEdge;
 const NO_EDGES: CanvasEdge[] = [];
 const NO_NODES: TaskNode[] = [];
+const NO_ROUTES = new Map<string, number>();
 
 /**
  * A run's canvas: the blueprint read-only, each card marked with its task's state; a composite
@@ -118,10 +121,19 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     () => (zoomedOut && blueprint ? overviewScene(blueprint, positions, report, chosen, run?.marks) : null),
     [zoomedOut, blueprint, positions, report, chosen, run?.marks],
   );
-  const allEdges = useMemo(
-    () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut) : []),
-    [toEdges, blueprint, selectedDependency, zoomedOut],
+  // Dependencies other chains already imply, pointed out on the canvas and in the inspector.
+  const implied = useMemo(() => (blueprint ? impliedDependencies(blueprint) : null), [blueprint]);
+  const unrouted = useMemo(
+    () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut, implied ?? undefined) : []),
+    [toEdges, blueprint, selectedDependency, zoomedOut, implied],
   );
+  // Around the cards they would pass behind; a large blueprint's edges stay plain (and cheap).
+  const toRouted = useMemo(reusingRoutes, []);
+  const routes = useMemo(
+    () => (blueprint && !large ? detours(blueprint, positions, direction) : NO_ROUTES),
+    [blueprint, positions, direction, large],
+  );
+  const allEdges = useMemo(() => toRouted(unrouted, routes), [toRouted, unrouted, routes]);
   // A slice keeps the dependencies between its tasks.
   const edges = useMemo(() => {
     if (!sliced) return allEdges;
@@ -265,8 +277,8 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     [flow, openAdd],
   );
   const onEdgeDoubleClick = useCallback(
-    (_: unknown, e: CanvasEdge) => isWire(e) || edit((b) => cycleDependencyType(b, e.source, e.target)),
-    [edit],
+    (_: unknown, e: CanvasEdge) => isWire(e) || selectDependency(e.id),
+    [selectDependency],
   );
   // Over the overview, a click on the pane may be one on a task it draws.
   const onPaneClick = useCallback(

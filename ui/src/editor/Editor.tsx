@@ -5,6 +5,7 @@ import { canRun, commandForKey } from "../commands";
 import { ErrorBoundary } from "../ErrorBoundary";
 import { Inspector } from "../inspector/Inspector";
 import { Canvas } from "./Canvas";
+import { DependencyInspector } from "./DependencyInspector";
 import { CommandPalette } from "./CommandPalette";
 import { Palette } from "./Palette";
 import { Problems, ProblemsSummary, useHasProblems } from "./Problems";
@@ -24,6 +25,7 @@ export function Editor() {
   const notice = useEditor((s) => s.notice);
   const activity = useWorkspace((s) => s.activity);
   const scopeSelected = useEditor((s) => s.selectedScope !== null);
+  const dependencySelected = useEditor((s) => s.selectedDependency !== null);
   const hasProblems = useHasProblems();
 
   useEffect(() => {
@@ -55,7 +57,9 @@ export function Editor() {
           </ReactFlowProvider>
         )}
       </main>
-      <ErrorBoundary area="inspector">{scopeSelected ? <ScopeInspector /> : <Inspector />}</ErrorBoundary>
+      <ErrorBoundary area="inspector">
+        {scopeSelected ? <ScopeInspector /> : dependencySelected ? <DependencyInspector /> : <Inspector />}
+      </ErrorBoundary>
       <Problems />
       <footer className="status">
         <ProblemsSummary />

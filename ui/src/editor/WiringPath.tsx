@@ -1,6 +1,9 @@
 // How the canvas draws a wire (editor/wiring.ts): a dashed curve beside the dependencies, with
-// its label at the middle of the curve.
+// its label at the middle of the curve; and a dependency routed around cards (routing.ts).
 import { BaseEdge, type EdgeProps, type EdgeTypes } from "@xyflow/react";
+import { useContext } from "react";
+import { FlowDirection } from "../nodes/direction";
+import { detourPath, type RoutedEdge } from "./routing";
 import { wiringCurve, type WiringEdge } from "./wiring";
 
 const LABEL_PADDING: [number, number] = [4, 2];
@@ -24,5 +27,23 @@ function WiringPath({ sourceX, sourceY, targetX, targetY, label, markerEnd }: Ed
   );
 }
 
-/** The canvas's own edge types: dependencies keep React Flow's default. */
-export const edgeTypes: EdgeTypes = { wiring: WiringPath };
+/** A dependency routed around the cards between its ends (routing.ts). */
+function DetourPath({ sourceX, sourceY, targetX, targetY, data, label, markerEnd, style }: EdgeProps<RoutedEdge>) {
+  const direction = useContext(FlowDirection);
+  const { path, labelX, labelY } = detourPath(sourceX, sourceY, targetX, targetY, data!.detour, direction);
+  return (
+    <BaseEdge
+      path={path}
+      markerEnd={markerEnd}
+      style={style}
+      label={label}
+      labelX={labelX}
+      labelY={labelY}
+      labelBgPadding={LABEL_PADDING}
+      labelBgBorderRadius={3}
+    />
+  );
+}
+
+/** The canvas's own edge types: dependencies keep React Flow's default unless routed. */
+export const edgeTypes: EdgeTypes = { wiring: WiringPath, detour: DetourPath };

@@ -16,7 +16,10 @@ const DASHES: Record<DependencyType, string | undefined> = {
   SF: "10 4 2 4",
 };
 
-export type DependencyEdge = Edge<{ type: DependencyType }>;
+/** A dependency's edge; `implied` holds the chain that makes it redundant, when one does (implied.ts). */
+export type DependencyEdge = Edge<{ type: DependencyType; implied?: string[] }>;
+
+const NOTHING_IMPLIED: ReadonlyMap<string, string[]> = new Map();
 
 export function edgeId(from: string, to: string): string {
   return `${from}->${to}`;
@@ -109,8 +112,13 @@ export function reusingNodes(): typeof toNodes {
   };
 }
 
-export function toEdges(blueprint: Blueprint, selected: string | null, labelled = true): DependencyEdge[] {
-  return reusingEdges()(blueprint, selected, labelled);
+export function toEdges(
+  blueprint: Blueprint,
+  selected: string | null,
+  labelled = true,
+  implied: ReadonlyMap<string, string[]> = NOTHING_IMPLIED,
+): DependencyEdge[] {
+  return reusingEdges()(blueprint, selected, labelled, implied);
 }
 
 /**
@@ -120,7 +128,7 @@ export function toEdges(blueprint: Blueprint, selected: string | null, labelled 
  */
 export function reusingEdges(): typeof toEdges {
   let previous = new Map<string, { dependency: Dependency; edge: DependencyEdge }>();
-  return (blueprint, selected, labelled = true) => {
+  return (blueprint, selected, labelled = true, implied = NOTHING_IMPLIED) => {
     const ids = new Set(blueprint.tasks.map((t) => t.id));
     const next = new Map<string, { dependency: Dependency; edge: DependencyEdge }>();
     const edges = blueprint.tasks.flatMap((task) =>
@@ -134,11 +142,13 @@ export function reusingEdges(): typeof toEdges {
           // measurement whenever the edge is drawn again, as in every frame of a drag.
           const named = labelled && d.type !== "FS";
           const old = previous.get(id);
+          const chain = implied.get(id);
           const same =
             old !== undefined &&
             old.dependency === d &&
             old.edge.selected === isSelected &&
-            (old.edge.label !== undefined) === named;
+            (old.edge.label !== undefined) === named &&
+            old.edge.data?.implied?.join() === chain?.join();
           const edge: DependencyEdge = same
             ? old.edge
             : {
@@ -147,10 +157,10 @@ export function reusingEdges(): typeof toEdges {
                 source: d.id,
                 target: task.id,
                 ...(named ? { label: d.type } : {}),
-                className: `dependency dependency-${d.type}`,
+                className: `dependency dependency-${d.type}${chain ? " dependency-implied" : ""}`,
                 style: { strokeDasharray: DASHES[d.type] },
                 markerEnd: { type: MarkerType.ArrowClosed },
-                data: { type: d.type },
+                data: chain ? { type: d.type, implied: chain } : { type: d.type },
               };
           next.set(id, { dependency: d, edge });
           return edge;
