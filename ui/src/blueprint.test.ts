@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   addIo,
+  bridgeOver,
   setDependencyType,
   disconnect,
   parseJsonValue,
@@ -41,6 +42,24 @@ describe("blueprint edits", () => {
       { id: "a", type: "FF" },
       { id: "b", type: "FS" },
     ]);
+  });
+
+  it("bridges over removed tasks: what waited for one waits for what it waited for", () => {
+    const chain: Blueprint = {
+      tasks: [
+        { id: "a", type: "system.start" },
+        { id: "b", type: "shell.run", depends_on: [{ id: "a", type: "FS" }] },
+        { id: "c", type: "shell.run", depends_on: [{ id: "b", type: "FS" }] },
+        { id: "d", type: "system.end", depends_on: [{ id: "c", type: "FS" }, { id: "b", type: "SS" }] },
+      ],
+    };
+    // b and c out: d waits for a; its SS dependency on b says nothing of a and just goes.
+    const bridged = removeTasks(bridgeOver(chain, new Set(["b", "c"])), new Set(["b", "c"]));
+    expect(bridged.tasks.map((t) => [t.id, t.depends_on ?? []])).toEqual([
+      ["a", []],
+      ["d", [{ id: "a", type: "FS" }]],
+    ]);
+    expect(bridgeOver(chain, new Set(["d"]))).toBe(chain);
   });
 
   it("disconnecting leaves the blueprint unchanged when there is no such dependency", () => {

@@ -110,6 +110,36 @@ export function removeTasks(blueprint: Blueprint, ids: ReadonlySet<string>): Blu
   return { ...blueprint, tasks: tasks.map((t) => withDependencies(t, (deps) => deps.filter((d) => !ids.has(d.id)))) };
 }
 
+/**
+ * Before `ids` are removed: each task that waits for one of them (finish-to-start) waits instead
+ * for what that one waited for, so that taking b out of a → b → c leaves a → c, not c alone.
+ */
+export function bridgeOver(blueprint: Blueprint, ids: ReadonlySet<string>): Blueprint {
+  const byId = new Map(blueprint.tasks.map((t) => [t.id, t]));
+  /** What a removed task waited for, finish-to-start, through removed tasks. */
+  const upstream = (id: string, seen = new Set<string>()): string[] => {
+    if (seen.has(id)) return [];
+    seen.add(id);
+    return (byId.get(id)?.depends_on ?? [])
+      .filter((d) => (d.type ?? "FS") === "FS")
+      .flatMap((d) => (ids.has(d.id) ? upstream(d.id, seen) : [d.id]));
+  };
+  const tasks = blueprint.tasks.map((t) => {
+    if (ids.has(t.id) || !(t.depends_on ?? []).some((d) => ids.has(d.id) && (d.type ?? "FS") === "FS")) return t;
+    return withDependencies(t, (deps) => {
+      const kept = [...deps];
+      for (const d of deps) {
+        if (!ids.has(d.id) || (d.type ?? "FS") !== "FS") continue;
+        for (const from of upstream(d.id)) {
+          if (from !== t.id && !kept.some((k) => k.id === from)) kept.push({ id: from, type: "FS" });
+        }
+      }
+      return kept;
+    });
+  });
+  return tasks.every((t, i) => t === blueprint.tasks[i]) ? blueprint : { ...blueprint, tasks };
+}
+
 /** `to` starts to depend on `from` (finish-to-start), unless it already does. */
 export function connect(blueprint: Blueprint, from: string, to: string): Blueprint {
   return mapTask(blueprint, to, (t) =>

@@ -160,3 +160,53 @@ function withKey<T extends Record<string, unknown>>(object: T, key: string, valu
   }
   return object[key] === value ? object : { ...object, [key]: value };
 }
+
+/**
+ * After `removed` left the blueprint (`after` is `before` without them): a scope whose closing
+ * task went and whose start stayed closes at the task the removed end waited for inside the
+ * scope (the start itself when no other); with no such task free to close it, the scope goes.
+ * Answers the blueprint and what happened to each scope, to tell the user.
+ */
+export function keepScopesClosed(
+  before: Blueprint,
+  after: Blueprint,
+  removed: ReadonlySet<string>,
+): { blueprint: Blueprint; moved: { start: string; from: string; to: string }[]; dropped: string[] } {
+  let blueprint = after;
+  const moved: { start: string; from: string; to: string }[] = [];
+  const dropped: string[] = [];
+  for (const end of before.tasks) {
+    const start = end.scope_end;
+    if (!removed.has(end.id) || typeof start !== "string" || removed.has(start)) continue;
+    if (!blueprint.tasks.some((t) => t.id === start)) continue;
+    const inside = reachableFrom(before, start);
+    const free = (id: string) => {
+      const t = blueprint.tasks.find((x) => x.id === id);
+      return t !== undefined && (t.scope_end === undefined || t.scope_end === null);
+    };
+    const to = (end.depends_on ?? []).map((d) => d.id).find((id) => !removed.has(id) && inside.has(id) && free(id));
+    if (to !== undefined) {
+      blueprint = setTaskField(blueprint, to, "scope_end", start);
+      moved.push({ start, from: end.id, to });
+    } else {
+      blueprint = unwrapScope(blueprint, start);
+      dropped.push(start);
+    }
+  }
+  return { blueprint, moved, dropped };
+}
+
+/** `start` and every task that depends on it, through any chain. */
+function reachableFrom(blueprint: Blueprint, start: string): Set<string> {
+  const found = new Set([start]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const t of blueprint.tasks) {
+      if (!found.has(t.id) && (t.depends_on ?? []).some((d) => found.has(d.id))) {
+        found.add(t.id);
+        grew = true;
+      }
+    }
+  }
+  return found;
+}

@@ -1,5 +1,6 @@
-// The two verdicts on the open blueprint, in words for the status bar: Orrery's own (`valid`:
-// no error) and the reference server's (`server_accepts`: its upload would take the file). They
+// The reference server's verdict on the open blueprint, in words for the status bar, beside
+// Orrery's own count of problems (Problems.tsx): the dot's colour tells Orrery's (`valid`: no
+// error) and the server's (`server_accepts`: its upload would take the file) apart. They
 // differ both ways: the server refuses some blueprints Orrery can run (a problem in the data
 // flow, say), and accepts some Orrery finds wrong (cycles and duplicate ids it never checks).
 import type { Diagnostic, FileReport } from "../backend/generated";
@@ -36,14 +37,14 @@ export function verdict(report: FileReport | null): Verdict {
   if (report.valid && report.server_accepts) {
     return {
       kind: "accepted",
-      text: "Valid · the server accepts it",
+      text: "The server accepts it",
       detail: "Orrery finds no error, and an antikythera server would accept this blueprint on upload.",
     };
   }
   if (report.valid) {
     return {
       kind: "refused",
-      text: "Valid for Orrery · the server would refuse it",
+      text: "The server would refuse it",
       detail:
         "Orrery can run this blueprint, but an antikythera server would refuse it on upload: export it only once these are fixed." +
         reasons(report.diagnostics),
@@ -53,7 +54,7 @@ export function verdict(report: FileReport | null): Verdict {
   if (report.server_accepts) {
     return {
       kind: "errors",
-      text: `${counted} · the server would still accept it`,
+      text: "The server would still accept it",
       detail:
         `Orrery finds ${counted} the antikythera server does not check for: ` +
         "it would accept the blueprint, and then fail or misbehave when it runs.",
@@ -61,7 +62,7 @@ export function verdict(report: FileReport | null): Verdict {
   }
   return {
     kind: "errors",
-    text: `${counted} · the server would refuse it`,
+    text: "The server would refuse it",
     detail: `Orrery finds ${counted}, and an antikythera server would refuse this blueprint on upload.` + reasons(report.diagnostics),
   };
 }

@@ -56,18 +56,18 @@ export function TaskCard({ data, selected, kind, icon, source = true, target = t
         </span>
       </span>
       {run && (
-        <span className="run-chip" title={`${run.state}, ${run.attempts} attempt(s)`}>
+        <span className="run-chip" title={`${run.state}, ${run.attempts} attempt${run.attempts === 1 ? "" : "s"}`}>
           {STATE_LABEL[run.state] ?? run.state.toLowerCase()}
           {run.attempts > 1 && <span className="run-attempts">×{run.attempts}</span>}
         </span>
       )}
       {errors > 0 && (
-        <span className="badge error" data-testid="error-badge" title={`${errors} error(s)`}>
+        <span className="badge error" data-testid="error-badge" title={`${errors} error${errors === 1 ? "" : "s"}`}>
           {errors}
         </span>
       )}
       {errors === 0 && warnings > 0 && (
-        <span className="badge warning" title={`${warnings} warning(s)`}>
+        <span className="badge warning" title={`${warnings} warning${warnings === 1 ? "" : "s"}`}>
           {warnings}
         </span>
       )}

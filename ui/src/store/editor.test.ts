@@ -272,6 +272,34 @@ describe("the editor store", () => {
   });
 });
 
+describe("deleting tasks", () => {
+  it("bridges over a deleted task, and a scope that lost its closing task closes at the one before", async () => {
+    const scoped = JSON.stringify({
+      id: "bp",
+      tasks: [
+        { id: "start", type: "system.start" },
+        { id: "a", type: "shell.run", depends_on: [{ id: "start", type: "FS" }], scope_start: { name: "s" } },
+        { id: "b", type: "shell.run", depends_on: [{ id: "a", type: "FS" }] },
+        { id: "c", type: "shell.run", depends_on: [{ id: "b", type: "FS" }], scope_end: "a" },
+        { id: "end", type: "system.end", depends_on: [{ id: "c", type: "FS" }] },
+      ],
+    });
+    const { store } = setup();
+    await store.getState().open("/bp.json", scoped);
+    store.getState().deleteTasks(["c"]);
+    const tasks = store.getState().blueprint!.tasks;
+    expect(tasks.find((t) => t.id === "b")?.scope_end).toBe("a");
+    expect(tasks.find((t) => t.id === "end")?.depends_on).toEqual([{ id: "b", type: "FS" }]);
+    expect(store.getState().notice?.text).toContain("Scope a now ends at b (c closed it).");
+    // Its last task but the start gone too: the scope closes at its start.
+    store.getState().deleteTasks(["b"]);
+    expect(store.getState().blueprint!.tasks.find((t) => t.id === "a")?.scope_end).toBe("a");
+    store.getState().undo();
+    store.getState().undo();
+    expect(store.getState().blueprint!.tasks.find((t) => t.id === "c")?.scope_end).toBe("a");
+  });
+});
+
 describe("the layout's direction", () => {
   it("lays out left to right when asked, keeps it beside the file, reads it back, and adds tasks along it", async () => {
     const kept: Record<string, { positions: Positions; direction: "down" | "right" }> = {};

@@ -130,14 +130,14 @@ describe("launching a run", () => {
     workspace.getState().prepareRun();
     expect(workspace.getState().launching).toBeNull();
     expect(workspace.getState().ask).toBeNull();
-    expect(editor(workspace).notice).toEqual({ text: "Fix 1 error(s) before running: a cycle (ask)", error: true });
+    expect(editor(workspace).notice).toEqual({ text: "Fix the error before running: a cycle (ask)", error: true });
   });
 
   it("asks before running a blueprint with warnings", async () => {
     const warning: Diagnostic = { code: "orphan-task", severity: "warning", task_id: "ask", path: "$", message: "lonely", server_rejects: false };
     const { workspace } = await loaded([warning]);
     workspace.getState().prepareRun();
-    expect(workspace.getState().ask?.title).toBe("Run with 1 warning(s)?");
+    expect(workspace.getState().ask?.title).toBe("Run with a warning?");
     expect(workspace.getState().ask?.message).toBe("ask: lonely");
     workspace.getState().ask!.choices.find((c) => c.label === "Cancel")!.run();
     expect(workspace.getState().launching).toBeNull();

@@ -1,10 +1,10 @@
 // The edits of the blueprint that the editor offers beyond a field's change: adding, renaming and
 // removing tasks, removing dependencies, and making or unmaking scopes. Each is one undo step
 // (history.ts's `edit`) and keeps the selection and the positions in step with the tasks.
-import { addTask, disconnect, insertTask, removeTasks, renameTask, toText, type Blueprint, type Insertion } from "../blueprint";
+import { addTask, bridgeOver, disconnect, insertTask, removeTasks, renameTask, toText, type Blueprint, type Insertion } from "../blueprint";
 import { TASK_TYPE } from "../backend/generated";
 import { edgeId } from "../editor/graph";
-import { openScope, unwrapScope } from "../scopeEdit";
+import { keepScopesClosed, openScope, unwrapScope } from "../scopeEdit";
 import type { EditorInternals, GetEditor, SetEditor, TaskEditsSlice } from "./editor-state";
 
 /** How far below the task it follows a task added without a place goes; how far right, in a layout that flows right. */
@@ -96,7 +96,17 @@ export function taskEditsSlice(set: SetEditor, get: GetEditor, internals: Editor
       const present = new Set(blueprint.tasks.map((t) => t.id));
       const gone = new Set(ids.filter((id) => present.has(id)));
       if (gone.size === 0 && dependencies.length === 0) return;
-      get().edit((b) => dependencies.reduce((acc, d) => disconnect(acc, d.from, d.to), gone.size > 0 ? removeTasks(b, gone) : b));
+      // What waited for a removed task waits for what it waited for; a removed dependency is just gone.
+      const removed = gone.size > 0 ? removeTasks(bridgeOver(blueprint, gone), gone) : blueprint;
+      const cut = dependencies.reduce((acc, d) => disconnect(acc, d.from, d.to), removed);
+      const kept = keepScopesClosed(blueprint, cut, gone);
+      get().edit(() => kept.blueprint);
+      // A scope that lost the task closing it is told of: closed further up, or gone.
+      const said = [
+        ...kept.moved.map((m) => `Scope ${m.start} now ends at ${m.to} (${m.from} closed it).`),
+        ...kept.dropped.map((start) => `Scope ${start} was removed: no task was left to close it.`),
+      ];
+      if (said.length > 0) set({ notice: { text: `${said.join(" ")} Undo (Ctrl+Z) puts it back.`, error: false } });
       if (selected !== null && gone.has(selected)) internals.choose(get().selection.at(-1) ?? null, get().selection, true);
     },
 

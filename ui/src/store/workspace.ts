@@ -349,13 +349,13 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       const errors = diagnostics.filter((d) => d.severity === "error");
       if (errors.length > 0) {
         const where = errors[0]!.task_id ? ` (${errors[0]!.task_id})` : "";
-        return notify(`Fix ${errors.length} error(s) before running: ${errors[0]!.message}${where}`);
+        return notify(`Fix ${errors.length === 1 ? "the error" : `${errors.length} errors`} before running: ${errors[0]!.message}${where}`);
       }
       const warnings = diagnostics.filter((d) => d.severity === "warning");
       if (warnings.length === 0) return void openLaunch(state, ask);
       set({
         ask: {
-          title: `Run with ${warnings.length} warning(s)?`,
+          title: `Run with ${warnings.length === 1 ? "a warning" : `${warnings.length} warnings`}?`,
           message: warnings
             .slice(0, 3)
             .map((w) => (w.task_id ? `${w.task_id}: ${w.message}` : w.message))
