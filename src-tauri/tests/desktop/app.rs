@@ -20,6 +20,8 @@ pub struct App {
     /// Scratch folder: the store, the config (recent files) and the test's blueprints.
     pub dir: tempfile::TempDir,
     pub shots: PathBuf,
+    /// The user's actions so far: each click, each key pressed (a shortcut is one), each drag.
+    actions: std::sync::atomic::AtomicUsize,
     // Dropped last, in this order: the driver (and the app) before the X server.
     _driver: Stopped,
     _xvfb: Stopped,
@@ -50,12 +52,26 @@ impl App {
         let args = ["--port", &port_arg, "--native-port", &native_port_arg];
         let driver = Stopped(spawn("tauri-driver", &args, &env, &display, &shots.join("tauri-driver.log")));
         let client = connect(port, Path::new(env!("CARGO_BIN_EXE_orrery-desktop"))).await;
-        App { client, display, dir, shots, _driver: driver, _xvfb: xvfb, _serial: serial }
+        App { client, display, dir, shots, actions: Default::default(), _driver: driver, _xvfb: xvfb, _serial: serial }
+    }
+
+    /// How many actions (clicks, keys, drags) the user has taken so far.
+    pub fn actions(&self) -> usize {
+        self.actions.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn acted(&self, n: usize) {
+        self.actions.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Clicks the element as a user would, once it is there and takes clicks: a node may be
     /// moving or re-rendering for a moment after an edit (WebDriver answers "not interactable").
     pub async fn click(&self, css: &str) {
+        self.acted(1);
+        self.click_once_it_takes_it(css).await;
+    }
+
+    async fn click_once_it_takes_it(&self, css: &str) {
         let last = Mutex::new(String::new());
         let probe = || async {
             let answer = match self.client.find(Locator::Css(css)).await {
@@ -115,6 +131,7 @@ impl App {
 
     /// Replaces the text of the input matching `css` with `typed`, as a user selecting it all and typing.
     pub async fn retype(&self, css: &str, typed: &str) {
+        self.acted(1 + typed.chars().count());
         let input = self.client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css} to type in"));
         self.client.execute("arguments[0].focus(); arguments[0].select();", vec![json!(input)]).await.unwrap();
         input.send_keys(typed).await.unwrap();
@@ -123,6 +140,7 @@ impl App {
     /// Replaces the text of the code editor matching `css` (CodeMirror's editable content): a
     /// click into it, Ctrl+A, and the new text typed over it.
     pub async fn retype_code(&self, css: &str, typed: &str) {
+        self.acted(2 + typed.chars().count());
         let content = self.client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css} to type in"));
         content.click().await.unwrap();
         content.send_keys("\u{E009}a\u{E009}").await.unwrap();
@@ -151,6 +169,8 @@ impl App {
 
     /// Types keys into the page (to whatever has the focus), as WebDriver key strings.
     pub async fn keys(&self, keys: &str) {
+        // Ctrl (U+E009) pressed and released around a key is one shortcut.
+        self.acted(keys.chars().filter(|&c| c != '\u{E009}').count());
         let body = self.client.find(Locator::Css("body")).await.unwrap();
         body.send_keys(keys).await.unwrap();
     }
@@ -163,6 +183,8 @@ impl App {
     /// Waits for the native file dialog (a window titled `title`), types `path` into it and
     /// confirms, as a user would.
     pub async fn answer_file_dialog(&self, title: &str, path: &Path) {
+        // A user types the file's name in the folder the dialog opens, and Enter.
+        self.acted(path.file_name().map_or(0, |n| n.to_string_lossy().chars().count()) + 1);
         let pattern = format!("^{title}$");
         eventually(&format!("the {title} dialog"), || async { self.window_titled(&pattern).then_some(()) }).await;
         // Let the dialog take the keyboard before typing into it.
@@ -209,6 +231,7 @@ impl App {
 
     /// Drags with the real (X) pointer from the middle of `from` to the page point `to`, in steps.
     pub async fn drag_with_pointer(&self, from: &str, to: (f64, f64)) {
+        self.acted(1);
         let r = self.rect(from).await.unwrap_or_else(|| panic!("no {from}"));
         let (sx, sy) = self.screen_point((r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0).await;
         let (tx, ty) = self.screen_point(to.0, to.1).await;
@@ -226,6 +249,7 @@ impl App {
 
     /// Clicks with the real (X) pointer at the page point (x, y).
     pub async fn click_at(&self, x: f64, y: f64) {
+        self.acted(1);
         let (sx, sy) = self.screen_point(x, y).await;
         self.xdotool(&["mousemove", &sx.to_string(), &sy.to_string()]);
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -261,6 +285,7 @@ impl App {
     pub async fn connect_tasks(&self, from: &str, to: &str) {
         use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
         self.fit_view().await;
+        self.acted(1);
         let source = format!(".react-flow__node[data-id=\"{from}\"] .react-flow__handle.source");
         let target = format!(".react-flow__node[data-id=\"{to}\"] .react-flow__handle.target");
         self.wait_until_still(&[&source, &target]).await;
@@ -325,6 +350,7 @@ impl App {
     /// Double-clicks the element matching `css` with the pointer, as a user does.
     pub async fn double_click(&self, css: &str) {
         use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+        self.acted(1);
         let element = self.client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css}"));
         let twice = MouseActions::new("mouse".into())
             .then(PointerAction::MoveToElement { element, duration: None, x: 0.0, y: 0.0 })
@@ -342,6 +368,7 @@ impl App {
         use fantoccini::actions::MOUSE_BUTTON_LEFT;
         use fantoccini::actions::{Actions, InputSource, KeyAction, KeyActions, MouseActions, PointerAction};
         const SHIFT: char = '\u{E008}';
+        self.acted(tasks.len());
         let tick = Duration::from_millis(50);
         // Key and pointer sequences advance together, one action of each per tick.
         let mut keys = KeyActions::new("keys".into()).then(KeyAction::Down { value: SHIFT });
@@ -381,9 +408,10 @@ impl App {
             let field = self.client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?;
             (field.prop("value").await.ok()?? == id).then_some(())
         };
+        self.acted(1);
         let deadline = std::time::Instant::now() + PATIENCE;
         loop {
-            self.click(&css).await;
+            self.click_once_it_takes_it(&css).await;
             let clicked = std::time::Instant::now();
             while clicked.elapsed() < Duration::from_secs(3) {
                 if shown().await.is_some() {

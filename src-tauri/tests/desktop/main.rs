@@ -5,6 +5,7 @@ mod app;
 mod authoring;
 mod commands;
 mod driver;
+mod first_hour;
 mod generated_types;
 mod network;
 mod runs;
