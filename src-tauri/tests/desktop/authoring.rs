@@ -96,7 +96,11 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
     let file = app.dir.path().join("built.json");
     app.click("[data-testid=save]").await;
     app.answer_file_dialog("Save File", &file).await;
-    let saved = eventually("the file written", || async { std::fs::read_to_string(&file).ok() }).await;
+    // Saved from "Untitled", the blueprint takes its id and name from the file.
+    let saved = eventually("the file written, named from the file", || async {
+        std::fs::read_to_string(&file).ok().filter(|t| t.contains("\"id\": \"built\""))
+    })
+    .await;
     assert_eq!(saved, EXPECTED_BUILT);
     app.wait_text("[data-testid=path]", file.to_str().unwrap()).await;
     assert!(app.window_titled("^Orrery — built.json$"), "the title names the saved file, without the unsaved mark");
@@ -106,8 +110,8 @@ async fn a_blueprint_built_from_nothing_is_saved_in_the_canonical_form() {
 /// What the blueprint built above must be on disk: canonical key order, 4-space indents, the
 /// dependency types written out, nothing the editor keeps for itself (no positions).
 const EXPECTED_BUILT: &str = r#"{
-    "id": "untitled",
-    "name": "Untitled",
+    "id": "built",
+    "name": "Built",
     "version": "1.0",
     "tasks": [
         {

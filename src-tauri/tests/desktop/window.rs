@@ -206,8 +206,8 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     assert_eq!(set_to.prop("value").await.unwrap().as_deref(), Some("elements_remaining"));
     app.screenshot("editor-inspector.png").await;
 
-    // A task added from the palette (filtered, Enter adds the first match) depends on nothing:
-    // the facade calls it an orphan.
+    // A task added from the palette (filtered, Enter adds the first match) is wired in, and
+    // selected; a condition that does not parse is an error on it.
     let filter = client.find(Locator::Css("[data-testid=palette-filter]")).await.unwrap();
     filter.send_keys("shell.r").await.unwrap();
     let listed = eventually("the palette filtered", || async {
@@ -219,6 +219,14 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     filter.send_keys("\u{E007}").await.unwrap();
     eventually("one more node", || async { (app.count("[data-testid=task-node]").await == tasks + 1).then_some(()) })
         .await;
+    eventually("run_1 wired in and selected", || async {
+        let wired = app.count("[data-testid^='rf__edge-'][data-testid$='->run_1']").await == 1;
+        let id = client.find(Locator::Css("[data-testid=inspector-id]")).await.ok()?.prop("value").await.ok()??;
+        (wired && id == "run_1").then_some(())
+    })
+    .await;
+    assert_eq!(app.count("[data-task-id=run_1] [data-testid=error-badge]").await, 0, "wired in, it is no orphan");
+    app.retype_code("[data-testid=condition]", "1 <").await;
     eventually("an error badge on the new task", || async {
         (app.count("[data-task-id=run_1] [data-testid=error-badge]").await == 1).then_some(())
     })
@@ -227,7 +235,7 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
         app.text("[data-testid=problems-summary]").await.filter(|s| s.contains("error"))
     })
     .await;
-    assert!(summary.starts_with("1 error"), "one error, the orphan: {summary:?}");
+    assert!(summary.starts_with("1 error"), "one error, the condition: {summary:?}");
     app.screenshot("editor-invalid.png").await;
 
     // A problem about a task selects that task (another one selected first).
@@ -245,7 +253,14 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
     })
     .await;
 
-    // Undo takes the added task away, and with it the error (the condition's edits stay).
+    // Undo takes the condition and then the added task away, and with them the error (the
+    // condition's edits before stay).
+    app.click("[data-testid=undo]").await;
+    eventually("the condition undone", || async {
+        let summary = app.text("[data-testid=problems-summary]").await?;
+        (!summary.contains("error")).then_some(())
+    })
+    .await;
     app.click("[data-testid=undo]").await;
     eventually("the blueprint as it was", || async {
         let summary = app.text("[data-testid=problems-summary]").await?;
