@@ -40,3 +40,19 @@ describe("routing dependencies around cards", () => {
     expect(first.find((e) => e.id === "a->b")).toBe(edges.find((e) => e.id === "a->b"));
   });
 });
+
+describe("routing a blueprint drawn whole", () => {
+  it("routes no line between adjacent layers, however slanted: 499 tasks in layers of eight, fully connected", () => {
+    const tasks: Task[] = [task("t0_0")];
+    for (let l = 1; l < 63; l++) {
+      for (let i = 0; i < 8 && tasks.length < 499; i++) tasks.push(task(`t${l}_${i}`, ...(l === 1 ? ["t0_0"] : Array.from({ length: 8 }, (_, j) => `t${l - 1}_${j}`))));
+    }
+    const positions = Object.fromEntries(tasks.map((t) => {
+      const [l, i] = t.id.slice(1).split("_").map(Number);
+      return [t.id, { x: i! * 240, y: l! * 136 }];
+    }));
+    // A line from a card's lower edge to the next layer grazes the neighbours it leaves beside:
+    // none stands in its way.
+    expect(detours({ tasks }, positions, "down").size).toBe(0);
+  });
+});

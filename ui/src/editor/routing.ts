@@ -7,8 +7,15 @@ import type { Blueprint } from "../blueprint";
 import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "../store/positions";
 import { edgeId, type DependencyEdge } from "./graph";
 
-/** How far from a card a line counts as behind it, and how far out a detour passes the cards. */
-const CLEARANCE = 8;
+type Box = { id: string; x0: number; y0: number; x1: number; y1: number };
+
+/** The side of a cell of the grid the cards are found by. */
+const CELL = 240;
+/**
+ * How far inside a card a line must go to count as behind it (a line that leaves a card's edge
+ * beside its neighbours only grazes them), and how far out a detour passes the cards.
+ */
+const INSET = 4;
 const DETOUR_MARGIN = 32;
 
 /**
@@ -18,10 +25,30 @@ const DETOUR_MARGIN = 32;
 export function detours(blueprint: Blueprint, positions: Positions, direction: Direction): Map<string, number> {
   const found = new Map<string, number>();
   const right = direction === "right";
-  const boxes = blueprint.tasks.flatMap((t) => {
+  // The cards by the cells of a grid they touch: a line is tested only against the cards of
+  // the cells its bounding box touches (a drag recomputes this every frame).
+  const grid = new Map<string, Box[]>();
+  const cell = (v: number) => Math.floor(v / CELL);
+  for (const t of blueprint.tasks) {
     const at = positions[t.id];
-    return at ? [{ id: t.id, x0: at.x - CLEARANCE, y0: at.y - CLEARANCE, x1: at.x + NODE_WIDTH + CLEARANCE, y1: at.y + NODE_HEIGHT + CLEARANCE }] : [];
-  });
+    if (!at) continue;
+    const box = { id: t.id, x0: at.x + INSET, y0: at.y + INSET, x1: at.x + NODE_WIDTH - INSET, y1: at.y + NODE_HEIGHT - INSET };
+    for (let i = cell(box.x0); i <= cell(box.x1); i++) {
+      for (let j = cell(box.y0); j <= cell(box.y1); j++) {
+        const key = `${i},${j}`;
+        const held = grid.get(key);
+        if (held) held.push(box);
+        else grid.set(key, [box]);
+      }
+    }
+  }
+  const near = (ax: number, ay: number, bx: number, by: number): Set<Box> => {
+    const found = new Set<Box>();
+    for (let i = cell(Math.min(ax, bx)); i <= cell(Math.max(ax, bx)); i++) {
+      for (let j = cell(Math.min(ay, by)); j <= cell(Math.max(ay, by)); j++) grid.get(`${i},${j}`)?.forEach((b) => found.add(b));
+    }
+    return found;
+  };
   for (const task of blueprint.tasks) {
     const to = positions[task.id];
     if (!to) continue;
@@ -31,7 +58,7 @@ export function detours(blueprint: Blueprint, positions: Positions, direction: D
       // The handles: bottom middle to top middle, or right middle to left middle.
       const [ax, ay] = right ? [from.x + NODE_WIDTH, from.y + NODE_HEIGHT / 2] : [from.x + NODE_WIDTH / 2, from.y + NODE_HEIGHT];
       const [bx, by] = right ? [to.x, to.y + NODE_HEIGHT / 2] : [to.x + NODE_WIDTH / 2, to.y];
-      const behind = boxes.filter((b) => b.id !== d.id && b.id !== task.id && crosses(ax, ay, bx, by, b));
+      const behind = [...near(ax, ay, bx, by)].filter((b) => b.id !== d.id && b.id !== task.id && crosses(ax, ay, bx, by, b));
       if (behind.length === 0) continue;
       if (right) {
         const above = Math.min(...behind.map((b) => b.y0)) - DETOUR_MARGIN;
@@ -50,7 +77,7 @@ export function detours(blueprint: Blueprint, positions: Positions, direction: D
 }
 
 /** Whether the segment from (ax, ay) to (bx, by) passes through the box. */
-function crosses(ax: number, ay: number, bx: number, by: number, box: { x0: number; y0: number; x1: number; y1: number }): boolean {
+function crosses(ax: number, ay: number, bx: number, by: number, box: Box): boolean {
   // Liang-Barsky clipping of the segment against the box.
   let t0 = 0;
   let t1 = 1;
