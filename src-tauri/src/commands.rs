@@ -198,7 +198,7 @@ pub async fn save_blueprint_file(
     text: String,
 ) -> Result<(), IpcError> {
     files.require(&path)?;
-    write(&api, &path, text).await
+    write(&api, &path, text).await.map(|_| ())
 }
 
 /// The answer of a job that succeeded; a failure becomes the command's error: its code is what
@@ -215,31 +215,77 @@ fn answer_of(
     Err(IpcError { code, message: envelope.answer.as_str().unwrap_or(otherwise).to_string() })
 }
 
-/// Writes through the core: the canonical text, atomically (a crash never leaves half a file).
-async fn write(api: &Api, path: &Path, text: String) -> Result<(), IpcError> {
+/// Writes through the core: the canonical text, atomically (a crash never leaves half a file);
+/// answers the text written.
+async fn write(api: &Api, path: &Path, text: String) -> Result<String, IpcError> {
     let envelope = api.call("write_blueprint_file", json!({"file": path, "text": text})).await?;
     // A text that does not load says so; any other failure is the file's.
-    answer_of(envelope, "the file was not written", |code| match code {
+    let written = answer_of(envelope, "the file was not written", |code| match code {
         Some(FailureCode::InvalidBlueprint) => FailureCode::InvalidBlueprint,
         _ => FailureCode::Io,
     })?;
-    Ok(())
+    Ok(written["text"].as_str().unwrap_or_default().to_string())
 }
 
-/// Asks where to save with the native dialog and writes there; `None` when the user cancels.
-#[tauri::command]
+/// Asks where to save with the native dialog and writes there; the file and the text written,
+/// `None` when the user cancels. With `name_from_file`, the blueprint takes its id and name from
+/// the file's name first ([`names_from_file`]).
+#[tauri::command(rename_all = "snake_case")]
 pub async fn save_blueprint_file_as<R: Runtime>(
     app: AppHandle<R>,
     api: State<'_, Api>,
     files: State<'_, Files>,
     recent: State<'_, Recent>,
     text: String,
-) -> Result<Option<PathBuf>, IpcError> {
+    name_from_file: Option<bool>,
+) -> Result<Option<OpenedFile>, IpcError> {
     let Some(path) = ask_path(&app, Dialog::Save).await else { return Ok(None) };
     files.grant(&path);
-    write(&api, &path, text).await?;
+    let text = if name_from_file.unwrap_or(false) { named_from_file(&text, &path) } else { text };
+    let text = write(&api, &path, text).await?;
     remember(&app, &recent, &path);
-    Ok(Some(path))
+    Ok(Some(OpenedFile { path, text }))
+}
+
+/// The id and name a blueprint saved as `file` takes: `nightly report.blueprint.json` gives
+/// `nightly_report` and "Nightly report" (letters and digits of any script kept, the rest an
+/// underscore); `None` when the name holds nothing to make an id of.
+pub fn names_from_file(file: &Path) -> Option<(String, String)> {
+    let name = file.file_name()?.to_string_lossy();
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    let stem = stem.strip_suffix(".blueprint").unwrap_or(stem).trim();
+    let mut id = String::new();
+    for c in stem.chars() {
+        if c.is_alphanumeric() || c == '_' || c == '-' {
+            id.push(c);
+        } else if !id.ends_with('_') {
+            id.push('_');
+        }
+    }
+    let id = id.trim_matches('_').to_string();
+    if id.is_empty() {
+        return None;
+    }
+    let words: Vec<&str> =
+        stem.split(|c: char| c == '_' || c == '-' || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
+    let words = words.join(" ");
+    let mut chars = words.chars();
+    let name = chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+    Some((id, name))
+}
+
+/// `text` with the id and name [`names_from_file`] gives; a text that is not a plain blueprint
+/// object (an envelope, not JSON) is left as it is, for the write to judge.
+fn named_from_file(text: &str, file: &Path) -> String {
+    let Some((id, name)) = names_from_file(file) else { return text.to_string() };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(mut blueprint)) if blueprint.contains_key("tasks") => {
+            blueprint.insert("id".into(), Value::String(id));
+            blueprint.insert("name".into(), Value::String(name));
+            Value::Object(blueprint).to_string()
+        }
+        _ => text.to_string(),
+    }
 }
 
 /// Exports a blueprint for an antikythera server (the `export_blueprint` job: refused, with the
@@ -265,7 +311,7 @@ pub async fn export_blueprint_file<R: Runtime>(
 
 /// Saves an attempt's whole log (not only what the viewer loaded) to a file the user picks;
 /// `None` when cancelled. The log is copied as it is, colour codes and all.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn save_attempt_log<R: Runtime>(
     app: AppHandle<R>,
     api: State<'_, Api>,
@@ -414,6 +460,8 @@ pub struct PathArguments {
 #[schemars(deny_unknown_fields)]
 pub struct SaveAsArguments {
     pub text: String,
+    /// A new blueprint (still Untitled) takes its id and name from the file's name.
+    pub name_from_file: Option<bool>,
 }
 
 #[derive(JsonSchema)]
@@ -450,7 +498,7 @@ pub fn surface() -> Vec<CommandInfo> {
         declare::<NoArguments, Option<OpenedFile>>("startup_blueprint_file"),
         declare::<NoArguments, Option<OpenedFile>>("open_blueprint_file"),
         declare::<SaveArguments, ()>("save_blueprint_file"),
-        declare::<SaveAsArguments, Option<PathBuf>>("save_blueprint_file_as"),
+        declare::<SaveAsArguments, Option<OpenedFile>>("save_blueprint_file_as"),
         declare::<NoArguments, Vec<PathBuf>>("recent_blueprint_files"),
         declare::<PathArguments, OpenedFile>("open_recent_blueprint_file"),
         declare::<PathArguments, OpenedFile>("open_library_blueprint_file"),
@@ -463,7 +511,25 @@ pub fn surface() -> Vec<CommandInfo> {
 
 #[cfg(test)]
 mod tests {
-    use super::copy_log;
+    use super::{copy_log, named_from_file, names_from_file};
+    use std::path::Path;
+
+    #[test]
+    fn a_blueprint_saved_as_a_file_is_named_from_it() {
+        let names = |f: &str| names_from_file(Path::new(f));
+        assert_eq!(names("/w/nightly-report.blueprint.json"), Some(("nightly-report".into(), "Nightly report".into())));
+        assert_eq!(names("/w/nightly report.json"), Some(("nightly_report".into(), "Nightly report".into())));
+        assert_eq!(names("/w/été 2026.json"), Some(("été_2026".into(), "Été 2026".into())));
+        assert_eq!(names("/w/..json"), None, "nothing to make an id of");
+        let named =
+            named_from_file(r#"{"id": "untitled", "name": "Untitled", "tasks": []}"#, Path::new("/w/built.json"));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&named).unwrap(),
+            serde_json::json!({"id": "built", "name": "Built", "tasks": []})
+        );
+        let envelope = r#"{"dtype": "antikythera/Blueprint", "data": {}}"#;
+        assert_eq!(named_from_file(envelope, Path::new("/w/built.json")), envelope, "an envelope is left as it is");
+    }
 
     #[test]
     fn a_log_is_copied_as_it_is_and_a_fifo_in_its_place_is_refused_at_once() {

@@ -49,15 +49,6 @@ export function isUntitled(blueprint: Blueprint): boolean {
   return typeof id === "string" && /^untitled(_\d+)?$/.test(id) && typeof name === "string" && /^Untitled( \d+)?$/.test(name);
 }
 
-/** The id and name a blueprint saved as `file` takes: `nightly report.blueprint.json` gives
- *  `nightly_report` and "Nightly report". */
-export function namesFromFile(file: string): { id: string; name: string } {
-  const stem = file.replace(/(\.blueprint)?\.json$/i, "").trim();
-  const id = stem.replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "");
-  const words = stem.replace(/[_-]+/g, " ").replace(/\s+/g, " ").trim();
-  return { id, name: words.charAt(0).toUpperCase() + words.slice(1) };
-}
-
 /** Adds a task of `type` with an id not taken yet; answers the blueprint and the id. */
 export function addTask(blueprint: Blueprint, type: string): { blueprint: Blueprint; id: string } {
   const base = (type.split(".").pop() ?? "task").replace(/[^A-Za-z0-9_]/g, "_");

@@ -298,3 +298,31 @@ fn the_menu_lists_the_recent_files_and_hands_each_choice_to_the_ui() {
         assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap(), expected);
     }
 }
+
+#[test]
+fn every_command_takes_its_arguments_by_the_names_its_declaration_gives_the_ui() {
+    // Called with none of its arguments, a command names the first one it misses, before it
+    // runs: that name must be one the declaration (and so the generated types) gives. Tauri
+    // expects camelCase unless told otherwise, which `session_id` in the types would miss.
+    let shell = shell(None);
+    let mut checked = 0;
+    for command in orrery_desktop::commands::surface() {
+        let required: Vec<&str> = command.arguments["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if required.is_empty() {
+            continue; // it would run: a dialog, a window closed
+        }
+        let refused = shell.invoke(command.name, json!({})).unwrap_err();
+        let said = refused.as_str().map(String::from).unwrap_or_else(|| refused.to_string());
+        let key = said.split("missing required key ").nth(1).map(str::trim);
+        assert!(
+            key.is_some_and(|k| required.contains(&k)),
+            "{}: declared {required:?}, the command says {said:?}",
+            command.name
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} commands take arguments");
+}

@@ -179,6 +179,14 @@ async fn a_failure_is_shown_first_then_fixed_in_the_editor_and_retried_with_the_
     })
     .await;
     app.screenshot("runs-failure-first.png").await;
+    // Its whole log saved to a file the user picks.
+    let saved_log = app.dir.path().join("b-failed.log");
+    app.click("[data-testid=log-save]").await;
+    app.answer_file_dialog("Save File", &saved_log).await;
+    eventually("the log saved", || async {
+        std::fs::read_to_string(&saved_log).ok().filter(|t| t.contains("about to fail"))
+    })
+    .await;
     let first = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
 
     // Fixed in the editor and saved.

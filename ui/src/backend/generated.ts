@@ -2418,9 +2418,11 @@ export type SaveBlueprintFileCommandAnswer = null;
 
 export type SaveBlueprintFileAsCommandArguments = {
   text: string;
+  /** A new blueprint (still Untitled) takes its id and name from the file's name. */
+  name_from_file?: boolean | null;
 };
 
-export type SaveBlueprintFileAsCommandAnswer = string | null;
+export type SaveBlueprintFileAsCommandAnswer = OpenedFile | null;
 
 /**
  * The arguments of each command, by name as the UI passes them (the command functions take

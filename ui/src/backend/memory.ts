@@ -1,6 +1,7 @@
 // An in-memory backend for tests: jobs answered by the handlers a test gives, files in a map.
 import type { SessionEvent, Jobs } from "./generated";
 import { BackendError, type Backend, type MenuAction, type OpenedFile } from "./types";
+import { fileName } from "../paths";
 
 export type JobHandlers = {
   [K in keyof Jobs]?: (args: Jobs[K]["arguments"]) => Jobs[K]["answer"] | Promise<Jobs[K]["answer"]>;
@@ -47,13 +48,18 @@ export class MemoryBackend implements Backend {
     this.files.set(path, text);
   }
 
-  async saveFileAs(text: string): Promise<string | null> {
+  async saveFileAs(text: string, nameFromFile = false): Promise<OpenedFile | null> {
     const path = this.nextDialogPath;
-    if (path !== null) {
-      this.files.set(path, text);
-      this.remember(path);
+    if (path === null) return null;
+    // As the shell names it (commands.rs `names_from_file`), for the names tests use.
+    if (nameFromFile) {
+      const id = fileName(path).replace(/(\.blueprint)?\.json$/, "");
+      const name = id.charAt(0).toUpperCase() + id.slice(1).replace(/[-_]+/g, " ");
+      text = JSON.stringify({ ...JSON.parse(text), id, name });
     }
-    return path;
+    this.files.set(path, text);
+    this.remember(path);
+    return { path, text };
   }
 
   async openLibraryFile(path: string): Promise<OpenedFile> {

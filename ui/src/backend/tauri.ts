@@ -43,7 +43,7 @@ export const tauriBackend: Backend = {
   async saveFile(path, text) {
     await command("save_blueprint_file", { path, text });
   },
-  saveFileAs: (text) => command("save_blueprint_file_as", { text }),
+  saveFileAs: (text, nameFromFile) => command("save_blueprint_file_as", { text, name_from_file: nameFromFile ?? false }),
   openLibraryFile: (path) => command("open_library_blueprint_file", { path }),
   recentFiles: () => command("recent_blueprint_files", {}),
   openRecent: (path) => command("open_recent_blueprint_file", { path }),

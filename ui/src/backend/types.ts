@@ -13,8 +13,11 @@ export interface Backend {
   openFile(): Promise<OpenedFile | null>;
   /** Writes a file the user opened or chose. */
   saveFile(path: string, text: string): Promise<void>;
-  /** Asks the user where to save and writes there; the path, or null when cancelled. */
-  saveFileAs(text: string): Promise<string | null>;
+  /**
+   * Asks the user where to save and writes there; the file and the text written, or null when
+   * cancelled. With `nameFromFile`, the blueprint takes its id and name from the file's name.
+   */
+  saveFileAs(text: string, nameFromFile?: boolean): Promise<OpenedFile | null>;
   /** Reads a blueprint beside one the user opened (an inner blueprint of a composite). */
   openLibraryFile(path: string): Promise<OpenedFile>;
   /** The files opened or saved lately, newest first; `openRecent` opens one of them. */

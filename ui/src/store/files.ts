@@ -2,8 +2,8 @@
 // that has none yet, saving and exporting it, and the blueprints beside it that a composite may
 // call. Opening starts a new history (history.ts) and lays the blueprint out (placement.ts).
 import type { BlueprintFile } from "../backend/generated";
-import { isUntitled, namesFromFile, parseBlueprint, toText } from "../blueprint";
-import { fileName, folderOf } from "../paths";
+import { isUntitled, parseBlueprint, toText } from "../blueprint";
+import { folderOf } from "../paths";
 import { mark, markNextRender } from "../timing";
 import type { EditorInternals, EditorState, FileSlice, GetEditor, SetEditor } from "./editor-state";
 import type { Positions } from "./positions";
@@ -107,16 +107,24 @@ export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInte
     },
 
     async saveAs() {
-      const { blueprint } = get();
+      const { blueprint, encoding } = get();
       if (!blueprint) return;
-      const path = await write(toText(blueprint), (canonical) => backend.saveFileAs(canonical));
       // A new blueprint still called "Untitled" takes its id and name from the file it is saved
-      // as, so that its runs are not all "Untitled"; the file then holds the new names too.
-      if (path === null || get().blueprint !== blueprint || !isUntitled(blueprint)) return;
-      const named = namesFromFile(fileName(path));
-      if (named.id === "") return;
-      get().edit((b) => ({ ...b, ...named }));
-      await get().save();
+      // as (the shell names it, in the one write), so that its runs are not all "Untitled".
+      const naming = encoding === "antikythera" && isUntitled(blueprint);
+      let written: string | null = null;
+      const path = await write(toText(blueprint), async (canonical) => {
+        const saved = await backend.saveFileAs(canonical, naming);
+        written = saved?.text ?? null;
+        return saved?.path ?? null;
+      });
+      if (path === null || written === null || !naming || get().blueprint !== blueprint) return;
+      const parsed = parseBlueprint(written);
+      if (!("blueprint" in parsed)) return;
+      const { id, name } = parsed.blueprint;
+      if (id === blueprint.id && name === blueprint.name) return;
+      get().edit((b) => ({ ...b, id, name }));
+      set({ saved: get().blueprint });
     },
 
     async loadBlueprintFiles() {
