@@ -301,10 +301,10 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       e.preventDefault();
       // The card's middle where the pointer let go; dropped on a dependency, it goes into it.
       const at = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
-      const into = blueprint ? dependencyAt(blueprint, positionsNow.current, at) : null;
+      const into = blueprint ? dependencyAt(blueprint, positionsNow.current, at, direction) : null;
       addTask(type, { x: Math.round(at.x - NODE_WIDTH / 2), y: Math.round(at.y - NODE_HEIGHT / 2) }, into && { into });
     },
-    [flow, addTask, blueprint],
+    [flow, addTask, blueprint, direction],
   );
   const open = run?.onOpen ?? drillInto;
   const onNodeDoubleClick = useCallback(

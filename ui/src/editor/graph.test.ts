@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Blueprint } from "../blueprint";
+import { NODE_HEIGHT } from "../store/positions";
 import { dependencyAt, reusingEdges, reusingNodes } from "./graph";
 
 const blueprint: Blueprint = {
@@ -63,5 +64,13 @@ describe("the dependency under a drop", () => {
     expect(dependencyAt(blueprint, positions, { x: 130, y: 78 })).toBeNull();
     expect(dependencyAt(blueprint, positions, { x: 100, y: 120 }), "on a's card").toBeNull();
     expect(dependencyAt(blueprint, { start: positions.start }, { x: 100, y: 78 }), "a task not placed yet").toBeNull();
+  });
+
+  it("follows the lines from side to side in a layout that flows right", () => {
+    const across = { start: { x: 0, y: 0 }, a: { x: 300, y: 0 }, b: { x: 600, y: 0 } };
+    const middle = NODE_HEIGHT / 2;
+    expect(dependencyAt(blueprint, across, { x: 250, y: middle }, "right")).toEqual({ from: "start", to: "a" });
+    expect(dependencyAt(blueprint, across, { x: 550, y: middle }, "right")).toEqual({ from: "a", to: "b" });
+    expect(dependencyAt(blueprint, across, { x: 850, y: middle }, "right"), "past the last card").toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 // The blueprint as React Flow nodes and edges: one node per task, one edge per dependency.
 import { MarkerType, type Edge } from "@xyflow/react";
-import type { DependencyType, FileReport } from "../backend/generated";
+import type { DependencyType, Direction, FileReport } from "../backend/generated";
 import type { Blueprint, Dependency } from "../blueprint";
 import { kindOf } from "../nodes/registry";
 import type { RunMark, TaskNode } from "../nodes/types";
@@ -176,10 +176,25 @@ export function reusingEdges(): typeof toEdges {
  * lower handle to its dependent's upper one (each edge is drawn between those two points). A
  * point on a task's card is on no dependency.
  */
+/**
+ * Where a dependency's line leaves the card it starts from and enters the one it ends at: the
+ * lower and upper middles, or, flowing right, the right and left ones.
+ */
+export function handlePoints(
+  from: { x: number; y: number },
+  to: { x: number; y: number },
+  direction: Direction,
+): [{ x: number; y: number }, { x: number; y: number }] {
+  return direction === "right"
+    ? [{ x: from.x + NODE_WIDTH, y: from.y + NODE_HEIGHT / 2 }, { x: to.x, y: to.y + NODE_HEIGHT / 2 }]
+    : [{ x: from.x + NODE_WIDTH / 2, y: from.y + NODE_HEIGHT }, { x: to.x + NODE_WIDTH / 2, y: to.y }];
+}
+
 export function dependencyAt(
   blueprint: Blueprint,
   positions: Positions,
   point: { x: number; y: number },
+  direction: Direction = "down",
   tolerance = 24,
 ): { from: string; to: string } | null {
   const onCard = Object.values(positions).some(
@@ -193,7 +208,7 @@ export function dependencyAt(
     for (const d of task.depends_on ?? []) {
       const from = positions[d.id];
       if (!from) continue;
-      const distance = toSegment(point, { x: from.x + NODE_WIDTH / 2, y: from.y + NODE_HEIGHT }, { x: to.x + NODE_WIDTH / 2, y: to.y });
+      const distance = toSegment(point, ...handlePoints(from, to, direction));
       if (distance <= tolerance && (best === null || distance < best.distance)) best = { from: d.id, to: task.id, distance };
     }
   }

@@ -5,7 +5,7 @@
 import type { Direction } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
 import { NODE_HEIGHT, NODE_WIDTH, type Positions } from "../store/positions";
-import { edgeId, type DependencyEdge } from "./graph";
+import { edgeId, handlePoints, type DependencyEdge } from "./graph";
 
 type Box = { id: string; x0: number; y0: number; x1: number; y1: number };
 
@@ -55,9 +55,7 @@ export function detours(blueprint: Blueprint, positions: Positions, direction: D
     for (const d of task.depends_on ?? []) {
       const from = positions[d.id];
       if (!from || d.id === task.id) continue;
-      // The handles: bottom middle to top middle, or right middle to left middle.
-      const [ax, ay] = right ? [from.x + NODE_WIDTH, from.y + NODE_HEIGHT / 2] : [from.x + NODE_WIDTH / 2, from.y + NODE_HEIGHT];
-      const [bx, by] = right ? [to.x, to.y + NODE_HEIGHT / 2] : [to.x + NODE_WIDTH / 2, to.y];
+      const [{ x: ax, y: ay }, { x: bx, y: by }] = handlePoints(from, to, direction);
       const behind = [...near(ax, ay, bx, by)].filter((b) => b.id !== d.id && b.id !== task.id && crosses(ax, ay, bx, by, b));
       if (behind.length === 0) continue;
       if (right) {
