@@ -82,8 +82,13 @@ export type PlacementSlice = {
 
 /** What the facade says about the open blueprint (facade.ts). */
 export type FacadeSlice = {
-  /** The facade's verdict on the current blueprint; null until it answers. */
+  /**
+   * The facade's verdict; null until it first answers for the open blueprint. After an edit it
+   * is the verdict on the blueprint before until the facade answers (a panel and badges that
+   * vanished on every keystroke would flicker): `checked` says which blueprint it is about.
+   */
   report: FileReport | null;
+  checked: Blueprint | null;
   /**
    * The blueprint's scopes as the facade derives them; until it answers for an edit, those of
    * the blueprint before it (regions that vanish on every keystroke would flicker).

@@ -784,16 +784,51 @@ describe("scopes in the editor", () => {
     depth: 0,
   });
 
-  it("asks the facade for the scopes of every change, and only the newest answer counts", async () => {
-    const answers: ((scopes: Scope[]) => void)[] = [];
-    const { store } = setup({}, { blueprint_scopes: () => new Promise((resolve) => answers.push(resolve)) });
-    await opened(store);
-    store.getState().addTask("shell.run");
-    expect(answers).toHaveLength(2);
-    answers[1]!([scope("work", ["work"])]);
+  it("keeps the last verdict while the newest blueprint is checked, and says which blueprint it is about", async () => {
+    const answers: (() => void)[] = [];
+    const { store } = setup({}, {
+      validate_blueprint: ({ text }) =>
+        new Promise((resolve) => answers.push(() => resolve([orphans((parseBlueprint(text ?? "") as { blueprint: Blueprint }).blueprint)]))),
+    });
+    const opening = opened(store);
     await settled();
-    expect(store.getState().scopes.map((s) => s.start)).toEqual(["work"]);
-    answers[0]!([]); // the answer for the blueprint before the edit, late
+    answers[0]!();
+    await opening;
+    await settled();
+    const first = store.getState().report;
+    expect(first?.diagnostics).toEqual([]);
+    expect(store.getState().checked).toBe(store.getState().blueprint);
+    store.getState().addTask("shell.run", { x: 0, y: 900 }, null);
+    // The orphan is not reported yet: the verdict before stays, about the blueprint before.
+    expect(store.getState().report).toBe(first);
+    expect(store.getState().checked).not.toBe(store.getState().blueprint);
+    answers[1]!();
+    await settled();
+    expect(store.getState().report?.diagnostics.map((d) => d.task_id)).toEqual(["run_1"]);
+    expect(store.getState().checked).toBe(store.getState().blueprint);
+  });
+
+  it("asks the facade for the scopes one blueprint at a time, and then of the newest only", async () => {
+    const answers: ((scopes: Scope[]) => void)[] = [];
+    const asked: string[] = [];
+    const { store } = setup({}, {
+      blueprint_scopes: ({ text }) => {
+        asked.push(text);
+        return new Promise((resolve) => answers.push(resolve));
+      },
+    });
+    await opened(store);
+    // Three changes while the question on the blueprint as opened is unanswered: none asked yet.
+    store.getState().addTask("shell.run");
+    store.getState().addTask("shell.run");
+    store.getState().addTask("shell.run");
+    expect(answers).toHaveLength(1);
+    answers[0]!([]);
+    await settled();
+    // Then the newest blueprint only, with its three tasks.
+    expect(answers).toHaveLength(2);
+    expect(asked[1]).toContain("run_3");
+    answers[1]!([scope("work", ["work"])]);
     await settled();
     expect(store.getState().scopes.map((s) => s.start)).toEqual(["work"]);
   });

@@ -12,20 +12,22 @@ export function facadeQuestions(backend: Backend, set: SetEditor, get: GetEditor
   let scoping = 0;
   let wiring = 0;
 
-  async function validate(blueprint: Blueprint) {
+  // Typing makes a blueprint a keystroke: each question is asked of one blueprint at a time,
+  // and of the newest one when the answer comes, never of every one typed in between.
+  const validate = newestOnly(async (blueprint: Blueprint) => {
     const mine = ++validation;
     try {
       // Checked as the file it is saved as: composites find the blueprints beside it.
       const file = get().path ?? undefined;
       const [report] = await backend.call("validate_blueprint", { text: toText(blueprint), file });
-      if (mine === validation) set({ report: report ?? null });
+      if (mine === validation) set({ report: report ?? null, checked: blueprint });
     } catch (e) {
       if (mine === validation) fail(e);
     }
     if (mine === validation) await refreshNames();
-  }
+  });
 
-  async function refreshScopes(blueprint: Blueprint) {
+  const refreshScopes = newestOnly(async (blueprint: Blueprint) => {
     const mine = ++scoping;
     try {
       const scopes = await backend.call("blueprint_scopes", { text: toText(blueprint) });
@@ -34,7 +36,7 @@ export function facadeQuestions(backend: Backend, set: SetEditor, get: GetEditor
       // A blueprint the facade cannot read has no scopes to draw; validation says why.
       if (mine === scoping) set({ scopes: [] });
     }
-  }
+  });
 
   async function refreshWiring() {
     const mine = ++wiring;
@@ -84,9 +86,35 @@ export function facadeQuestions(backend: Backend, set: SetEditor, get: GetEditor
   return { validate, refreshScopes, refreshWiring, refreshNames, loadDefinition };
 }
 
+/**
+ * `ask` run for one blueprint at a time: a call while one runs waits, and only the newest of the
+ * calls that waited runs after it. The promise of a call ends when its blueprint (or a newer one
+ * in its place) has been asked about.
+ */
+function newestOnly(ask: (blueprint: Blueprint) => Promise<void>): (blueprint: Blueprint) => Promise<void> {
+  let running: Promise<void> | null = null;
+  let next: Blueprint | null = null;
+  const run = async (blueprint: Blueprint): Promise<void> => {
+    await ask(blueprint);
+    const waiting = next;
+    next = null;
+    running = waiting === null ? null : run(waiting);
+    return running ?? undefined;
+  };
+  return (blueprint) => {
+    if (running === null) {
+      running = run(blueprint);
+      return running;
+    }
+    next = blueprint;
+    return running;
+  };
+}
+
 export function facadeSlice(set: SetEditor, get: GetEditor, internals: EditorInternals): FacadeSlice {
   return {
     report: null,
+    checked: null,
     scopes: [],
     taskTypes: [],
     names: null,

@@ -54,6 +54,7 @@ export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInte
       const mine = internals.countOpening();
       internals.newStep();
       set({ path, encoding, positions: {}, laidOut: false, selected: null, selection: [], selectedDependency: null, names: null, notice: null });
+      set({ report: null, checked: null });
       set({ saved: parsed.blueprint });
       set({ scopes: [], selectedScope: null });
       internals.replace(parsed.blueprint, [], []);
@@ -74,7 +75,7 @@ export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInte
       internals.newStep();
       set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, direction: "down", laidOut: false, selected: null, selection: [] });
       set({ scopes: [], selectedScope: null });
-      set({ selectedDependency: null, names: null, notice: null });
+      set({ selectedDependency: null, names: null, notice: null, report: null, checked: null });
       internals.replace(blueprint, [], []);
       let laid: { positions: Positions; direction: EditorState["direction"] } = { positions: {}, direction: "down" };
       try {

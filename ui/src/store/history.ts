@@ -33,7 +33,6 @@ export function historyKeeping(set: SetEditor, get: GetEditor, internals: Facade
       blueprint,
       past,
       future,
-      report: null,
       ...(positions ? { positions } : {}),
       ...(kept.length !== selection.length ? { selection: kept } : {}),
     });

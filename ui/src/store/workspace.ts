@@ -344,7 +344,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       const state = store.getState();
       if (state.blueprint === null) return;
       if (!saved(store, "Run", "A run starts from the blueprint's file and keeps the exact version it ran.", () => gate(store, ask))) return;
-      const diagnostics = state.report?.diagnostics;
+      const diagnostics = state.checked === state.blueprint ? state.report?.diagnostics : undefined;
       if (diagnostics === undefined) return notify("The blueprint is still being checked: run it in a moment");
       const errors = diagnostics.filter((d) => d.severity === "error");
       if (errors.length > 0) {
