@@ -77,12 +77,17 @@ async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_pro
     eventually("more lines while build runs", || async { lines().await.filter(|n| *n >= early + 2) }).await;
     app.screenshot("runs-live-log.png").await;
     app.wait_attr(&card("build"), "data-state", "SUCCEEDED").await;
-    eventually("every line of build", || async { lines().await.filter(|n| *n == 6) }).await;
-    assert!(app.content("[data-testid=log-view]").await.unwrap().contains("step 6"));
 
-    // check fails: so does the run; the timeline has a bar per attempt.
+    // check fails: so does the run, which then shows its failure first; the timeline has a bar
+    // per attempt.
     app.wait_attr("[data-testid=run-header]", "data-state", "failed").await;
     app.wait_attr(&card("check"), "data-state", "FAILED").await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "deploy.check").await;
+    // build's log, opened again once it ended, holds every line.
+    app.click(&card("build")).await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "deploy.build").await;
+    eventually("every line of build", || async { lines().await.filter(|n| *n == 6) }).await;
+    assert!(app.content("[data-testid=log-view]").await.unwrap().contains("step 6"));
     let summary = app.content("[data-testid=timeline] .timeline-summary").await.unwrap();
     assert!(summary.starts_with("4 attempts · 4 tasks"), "start, build, verify, check: {summary}");
     // The ended run fits the timeline (at its next frame): every bar drawn.
@@ -107,6 +112,8 @@ async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_pro
     assert_eq!(app.count(&format!("{} .run-attempts", card("check"))).await, 1, "check ran again");
     // The scope ran twice (its retry policy), as its label says.
     assert_eq!(app.content("[data-testid=scope-label] .scope-iteration").await.as_deref(), Some(" · iteration 2"));
+    // The graph opened readable, from its start: fitted whole, ship at its end shows too.
+    app.fit_view().await;
     app.click(&card("ship")).await;
     eventually("ship's log", || async {
         app.content("[data-testid=log-view]").await.filter(|t| t.contains("shipped"))
@@ -135,6 +142,7 @@ async fn a_run_is_watched_live_fixed_after_a_failure_retried_from_it_and_its_pro
     // header names its restart: back there in one click.
     let second = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
     app.wait_attr("[data-testid=run-lineage-link]", "data-session-id", &first).await;
+    app.fit_view().await;
     app.click(&card("ship")).await;
     app.wait_attr("[data-testid=attempt-details]", "data-node", "deploy.ship").await;
     app.click("[data-testid=lineage-run]").await;

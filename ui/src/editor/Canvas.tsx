@@ -24,7 +24,7 @@ import { useEditor, useWorkspace } from "../store/context";
 import type { Positions } from "../store/editor";
 import { NODE_HEIGHT, NODE_WIDTH } from "../store/positions";
 import { showsMinimap } from "../store/view";
-import { fitViewport } from "./fit";
+import { READABLE_ZOOM, fitViewport, inView, revealing } from "./fit";
 import { impliedDependencies } from "./implied";
 import { detours, reusingRoutes } from "./routing";
 import { dependencyAt, reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
@@ -41,8 +41,8 @@ const DELETE_KEYS = ["Delete", "Backspace"];
 /** Shift+click adds a task to the selection (or takes it out), as Ctrl+click does. */
 const MULTI_SELECT_KEYS = ["Shift", "Control", "Meta"];
 const MIN_ZOOM = 0.1;
-/** The zoom a task found (Ctrl+F, a problem) is shown at. */
-const FOCUS_ZOOM = 1.2;
+/** The zoom a task asked for is shown at when the view is zoomed out too far to read it. */
+const FOCUS_ZOOM = 1;
 const NODE_ORIGIN: [number, number] = [0, 0];
 const NO_ATTRIBUTION = { hideAttribution: true };
 /** A task's rectangle in the minimap takes its colour from its kind (styles.css), or its state. */
@@ -162,6 +162,11 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   useEffect(() => {
     positionsNow.current = positions;
   }, [positions]);
+  const selected = useEditor((s) => s.selected);
+  const selectedNow = useRef(selected);
+  useEffect(() => {
+    selectedNow.current = selected;
+  }, [selected]);
   // How the view was last fitted, while the user has not moved it since: a resized canvas is
   // fitted again the same way. Opening fits at a readable zoom (a small blueprint that does not
   // fit shows where it begins); asking to fit shows the whole blueprint.
@@ -171,7 +176,13 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       const { width, height } = flowStore.getState();
       if (!blueprint || width === 0 || height === 0) return;
       const bounds = cardsBounds(blueprint, positionsNow.current);
-      void flow.setViewport(fitViewport(bounds, width, height, MIN_ZOOM, how === "readable" && !large), { duration });
+      const fit = fitViewport(bounds, width, height, MIN_ZOOM, how === "readable" && !large);
+      // A readable view that cannot hold every card still shows the selected one (a failed
+      // task in a run opened on its failure).
+      const shown = how === "readable" ? selectedNow.current : null;
+      const at = shown === null ? undefined : positionsNow.current[shown];
+      const view = at ? revealing(fit, { ...at, width: NODE_WIDTH, height: NODE_HEIGHT }, width, height) : fit;
+      void flow.setViewport(view, { duration });
       fitted.current = how;
     },
     [flow, flowStore, blueprint, large],
@@ -192,12 +203,19 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     if (fitted.current) fitAllNow.current(fitted.current);
   }, [canvasWidth, canvasHeight]);
 
+  // A task asked for (Ctrl+F, a problem, an attempt chosen on the timeline) is brought into view:
+  // left where it is when it shows whole, else centred, zoomed in to read when the view is not.
   useEffect(() => {
     const at = focus && positionsNow.current[focus.task];
-    if (!at) return;
+    const { width, height } = flowStore.getState();
+    if (!at || width === 0 || height === 0) return;
+    const viewport = flow.getViewport();
+    const card = { ...at, width: NODE_WIDTH, height: NODE_HEIGHT };
+    if (viewport.zoom >= READABLE_ZOOM && inView(viewport, card, width, height)) return;
     fitted.current = null;
-    void flow.setCenter(at.x + NODE_WIDTH / 2, at.y + NODE_HEIGHT / 2, { zoom: FOCUS_ZOOM, duration: 300 });
-  }, [focus, flow]);
+    const zoom = viewport.zoom >= READABLE_ZOOM ? viewport.zoom : FOCUS_ZOOM;
+    void flow.setCenter(at.x + NODE_WIDTH / 2, at.y + NODE_HEIGHT / 2, { zoom, duration: 300 });
+  }, [focus, flow, flowStore]);
 
   useEffect(() => {
     if (fitRequest > 0) fitAll("whole", 300);

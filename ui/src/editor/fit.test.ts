@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FIT_MAX_ZOOM, READABLE_ZOOM, fitViewport } from "./fit";
+import { FIT_MAX_ZOOM, READABLE_ZOOM, fitViewport, inView, revealing } from "./fit";
 
 describe("fitting the view", () => {
   it("shows a blueprint whole when it can be read so, zoomed in no further than 1", () => {
@@ -19,5 +19,23 @@ describe("fitting the view", () => {
   it("fits a large blueprint whole, however small it gets", () => {
     const view = fitViewport({ x: 0, y: 0, width: 20000, height: 9000 }, 1000, 600, 0.01, false);
     expect(view.zoom).toBeLessThan(0.1);
+  });
+});
+
+describe("revealing a card", () => {
+  const card = { x: 0, y: 900, width: 200, height: 56 };
+  it("leaves a view that shows the card whole as it is", () => {
+    const view = { x: 0, y: -800, zoom: 1 };
+    expect(inView(view, card, 1000, 600)).toBe(true);
+    expect(revealing(view, card, 1000, 600)).toBe(view);
+  });
+
+  it("centres a card out of view, at the same zoom", () => {
+    const view = { x: 0, y: 24, zoom: READABLE_ZOOM };
+    expect(inView(view, card, 1000, 600)).toBe(false);
+    const moved = revealing(view, card, 1000, 600);
+    expect(moved.zoom).toBe(READABLE_ZOOM);
+    expect(inView(moved, card, 1000, 600)).toBe(true);
+    expect(moved.y + (card.y + card.height / 2) * moved.zoom).toBeCloseTo(300);
   });
 });

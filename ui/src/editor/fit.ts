@@ -22,3 +22,19 @@ export function fitViewport(bounds: Bounds, width: number, height: number, minZo
     size * zoom + 2 * EDGE_MARGIN <= room ? (room - size * zoom) / 2 - start * zoom : EDGE_MARGIN - start * zoom;
   return { x: place(bounds.x, bounds.width, width), y: place(bounds.y, bounds.height, height), zoom };
 }
+
+type Card = { x: number; y: number; width: number; height: number };
+
+/** Whether the whole card is on the canvas with the view at `viewport`. */
+export function inView(viewport: Viewport, card: Card, width: number, height: number): boolean {
+  const left = card.x * viewport.zoom + viewport.x;
+  const top = card.y * viewport.zoom + viewport.y;
+  return left >= 0 && top >= 0 && left + card.width * viewport.zoom <= width && top + card.height * viewport.zoom <= height;
+}
+
+/** `viewport`, moved (at its zoom) to centre the card when the card is not wholly in it. */
+export function revealing(viewport: Viewport, card: Card, width: number, height: number): Viewport {
+  if (inView(viewport, card, width, height)) return viewport;
+  const { zoom } = viewport;
+  return { zoom, x: width / 2 - (card.x + card.width / 2) * zoom, y: height / 2 - (card.y + card.height / 2) * zoom };
+}

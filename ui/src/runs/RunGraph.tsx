@@ -71,12 +71,13 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
     [level, runs, selectTask],
   );
 
-  // An attempt selected elsewhere (the timeline) selects its card when it is in this instance.
+  // An attempt selected elsewhere (the timeline, a failure) selects its card when it is in this
+  // instance, and brings it into view.
   useEffect(() => {
     const shown = run.selected ? run.nodes[run.selected.node] : undefined;
     if (!shown) return;
     const editor = level.editor.getState();
-    if (shown.instance === level.instance && editor.selected !== shown.task) editor.select(shown.task);
+    if (shown.instance === level.instance && editor.selected !== shown.task) editor.focusTask(shown.task);
   }, [run.selected, run.nodes, level]);
 
   if (!blueprint || !laidOut || !painted) return <p className="empty">Laying out…</p>;
