@@ -122,9 +122,9 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     [zoomedOut, blueprint, positions, report, chosen, run?.marks],
   );
   // Dependencies other chains already imply, pointed out on the canvas and in the inspector.
-  const implied = useMemo(() => (blueprint ? impliedDependencies(blueprint) : null), [blueprint]);
+  const implied = useMemo(() => (blueprint ? impliedDependencies(blueprint) : undefined), [blueprint]);
   const unrouted = useMemo(
-    () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut, implied ?? undefined) : []),
+    () => (blueprint ? toEdges(blueprint, selectedDependency, !zoomedOut, implied) : []),
     [toEdges, blueprint, selectedDependency, zoomedOut, implied],
   );
   // Around the cards they would pass behind; a large blueprint's edges stay plain (and cheap).

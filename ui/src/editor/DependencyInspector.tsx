@@ -27,7 +27,10 @@ export function DependencyInspector() {
   const edit = useEditor((s) => s.edit);
   const deleteTasks = useEditor((s) => s.deleteTasks);
   const focusTask = useEditor((s) => s.focusTask);
-  const found = blueprint?.tasks.flatMap((t) => (t.depends_on ?? []).filter((d) => edgeId(d.id, t.id) === id).map((d) => ({ from: d.id, to: t.id, type: d.type ?? "FS" })))[0];
+  const selectDependency = useEditor((s) => s.selectDependency);
+  const found = blueprint?.tasks
+    .flatMap((t) => (t.depends_on ?? []).map((d) => ({ from: d.id, to: t.id, type: d.type ?? "FS" })))
+    .find((d) => edgeId(d.from, d.to) === id);
   if (!blueprint || !found) {
     return (
       <aside className="inspector" aria-label="Dependency" data-testid="dependency-inspector">
@@ -38,7 +41,10 @@ export function DependencyInspector() {
   }
   const { from, to, type } = found;
   const chain = impliedDependencies(blueprint).get(edgeId(from, to));
-  const remove = () => deleteTasks([], [{ from, to }]);
+  const remove = () => {
+    deleteTasks([], [{ from, to }]);
+    selectDependency(null);
+  };
   return (
     <aside className="inspector dependency-inspector" aria-label="Dependency" data-testid="dependency-inspector" data-dependency={id}>
       <h2>Dependency</h2>
