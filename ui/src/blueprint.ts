@@ -101,6 +101,11 @@ export function removeTasks(blueprint: Blueprint, ids: ReadonlySet<string>): Blu
   return { ...blueprint, tasks: tasks.map((t) => withDependencies(t, (deps) => deps.filter((d) => !ids.has(d.id)))) };
 }
 
+/** Whether a dependency waits for the end of what it names (finish-to-start, the default). */
+export function isFinishToStart(d: Dependency): boolean {
+  return (d.type ?? "FS") === "FS";
+}
+
 /**
  * Before `ids` are removed: each task that waits for one of them (finish-to-start) waits instead
  * for what that one waited for, so that taking b out of a → b → c leaves a → c, not c alone.
@@ -112,15 +117,15 @@ export function bridgeOver(blueprint: Blueprint, ids: ReadonlySet<string>): Blue
     if (seen.has(id)) return [];
     seen.add(id);
     return (byId.get(id)?.depends_on ?? [])
-      .filter((d) => (d.type ?? "FS") === "FS")
+      .filter(isFinishToStart)
       .flatMap((d) => (ids.has(d.id) ? upstream(d.id, seen) : [d.id]));
   };
   const tasks = blueprint.tasks.map((t) => {
-    if (ids.has(t.id) || !(t.depends_on ?? []).some((d) => ids.has(d.id) && (d.type ?? "FS") === "FS")) return t;
+    if (ids.has(t.id) || !(t.depends_on ?? []).some((d) => ids.has(d.id) && isFinishToStart(d))) return t;
     return withDependencies(t, (deps) => {
       const kept = [...deps];
       for (const d of deps) {
-        if (!ids.has(d.id) || (d.type ?? "FS") !== "FS") continue;
+        if (!ids.has(d.id) || !isFinishToStart(d)) continue;
         for (const from of upstream(d.id)) {
           if (from !== t.id && !kept.some((k) => k.id === from)) kept.push({ id: from, type: "FS" });
         }
@@ -129,6 +134,22 @@ export function bridgeOver(blueprint: Blueprint, ids: ReadonlySet<string>): Blue
     });
   });
   return tasks.every((t, i) => t === blueprint.tasks[i]) ? blueprint : { ...blueprint, tasks };
+}
+
+/** The tasks that run after `id`, through any chain of dependencies. */
+export function downstreamOf(blueprint: Blueprint, id: string): Set<string> {
+  const found = new Set<string>();
+  const queue = [id];
+  while (queue.length > 0) {
+    const from = queue.pop()!;
+    for (const t of blueprint.tasks) {
+      if (!found.has(t.id) && t.depends_on?.some((d) => d.id === from)) {
+        found.add(t.id);
+        queue.push(t.id);
+      }
+    }
+  }
+  return found;
 }
 
 /** `to` starts to depend on `from` (finish-to-start), unless it already does. */

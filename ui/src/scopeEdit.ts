@@ -3,7 +3,7 @@
 // {constant_ms}}`, `while_policy {condition, max_iterations}`, no other keys). Which tasks a scope
 // holds and whether a selection makes one are the facade's answers (`blueprint_scopes`,
 // `check_scope`).
-import { mapTask, setTaskField, type Blueprint, type Task } from "./blueprint";
+import { downstreamOf, mapTask, setTaskField, type Blueprint, type Task } from "./blueprint";
 
 export type ScopePolicyName = "skip" | "retry" | "while";
 
@@ -179,7 +179,7 @@ export function keepScopesClosed(
     const start = end.scope_end;
     if (!removed.has(end.id) || typeof start !== "string" || removed.has(start)) continue;
     if (!blueprint.tasks.some((t) => t.id === start)) continue;
-    const inside = reachableFrom(before, start);
+    const inside = new Set([start, ...downstreamOf(before, start)]);
     const free = (id: string) => {
       const t = blueprint.tasks.find((x) => x.id === id);
       return t !== undefined && (t.scope_end === undefined || t.scope_end === null);
@@ -194,19 +194,4 @@ export function keepScopesClosed(
     }
   }
   return { blueprint, moved, dropped };
-}
-
-/** `start` and every task that depends on it, through any chain. */
-function reachableFrom(blueprint: Blueprint, start: string): Set<string> {
-  const found = new Set([start]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const t of blueprint.tasks) {
-      if (!found.has(t.id) && (t.depends_on ?? []).some((d) => found.has(d.id))) {
-        found.add(t.id);
-        grew = true;
-      }
-    }
-  }
-  return found;
 }

@@ -866,6 +866,13 @@ async fn a_blueprint_file_is_written_canonical_and_atomically_and_its_layout_kep
     fx.ok("save_layout", json!({"file": file, "positions": positions, "direction": "right"})).await;
     assert!(std::fs::read_to_string(&layout_file).unwrap().contains("\n    \"direction\": \"right\",\n"));
     assert_eq!(fx.ok("read_layout", json!({"file": file})).await["direction"], "right");
+    // A direction the layout does not know is refused before anything is written.
+    for wrong in [json!("up"), json!("Right"), json!(1), json!(null)] {
+        let refused =
+            fx.api.call("save_layout", json!({"file": file, "positions": positions, "direction": wrong})).await;
+        assert!(matches!(refused, Err(CallError::InvalidArguments { .. })), "{wrong}: {refused:?}");
+    }
+    assert_eq!(fx.ok("read_layout", json!({"file": file})).await["direction"], "right", "the layout is as it was");
     fx.ok("save_layout", json!({"file": file, "positions": positions})).await;
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),

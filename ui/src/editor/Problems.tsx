@@ -1,6 +1,7 @@
 // What the facade found in the blueprint: a few words in the status bar, and the list below the
 // canvas while there is anything to list. A problem about a task brings that task into view, and
 // one about the scope it opens selects that scope too, whose inspector edits what is wrong.
+import { plural } from "../plural";
 import { useEditor } from "../store/context";
 
 /** What the checks found, in a few words: the status bar's, where it stays when all is well. */
@@ -16,7 +17,8 @@ export function ProblemsSummary() {
       ? "Checking…"
       : diagnostics.length === 0
         ? "No problems"
-        : [plural(errors, "error"), plural(warnings, "warning")].filter(Boolean).join(", ") || plural(diagnostics.length, "note");
+        : [errors > 0 && plural(errors, "error"), warnings > 0 && plural(warnings, "warning")].filter(Boolean).join(", ") ||
+          plural(diagnostics.length, "note");
   return (
     <span className={`problems-summary ${errors > 0 ? "error" : ""}`} data-testid="problems-summary">
       {summary}
@@ -68,7 +70,3 @@ export function Problems() {
 }
 
 const NONE: never[] = [];
-
-function plural(n: number, word: string): string {
-  return n === 0 ? "" : `${n} ${word}${n === 1 ? "" : "s"}`;
-}

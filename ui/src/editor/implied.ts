@@ -2,21 +2,30 @@
 // `from` through a chain of other finish-to-start dependencies (start → a → b, and b on start
 // too). Such a dependency is drawn as implied, and the inspector offers to remove it. Only
 // finish-to-start chains imply one: the other types do not wait for the end of what they name.
-import type { Blueprint } from "../blueprint";
+import { isFinishToStart, type Blueprint } from "../blueprint";
 import { edgeId } from "./graph";
 
 /** Past this many tasks the ancestor sets cost more than the hint is worth while editing. */
 const MAX_TASKS = 3000;
 
+/** The answers by blueprint: the canvas and the inspector ask of the same one. */
+const answered = new WeakMap<Blueprint, Map<string, string[]>>();
+
 /** Each implied dependency's edge id, with a chain that implies it: `[from, ..., to]`. */
 export function impliedDependencies(blueprint: Blueprint): Map<string, string[]> {
+  let found = answered.get(blueprint);
+  if (!found) answered.set(blueprint, (found = findImplied(blueprint)));
+  return found;
+}
+
+function findImplied(blueprint: Blueprint): Map<string, string[]> {
   const found = new Map<string, string[]>();
   const tasks = blueprint.tasks;
   if (tasks.length > MAX_TASKS) return found;
   const index = new Map(tasks.map((t, i) => [t.id, i]));
   // The finish-to-start dependencies of each task, by index.
   const fs: number[][] = tasks.map((t) =>
-    (t.depends_on ?? []).filter((d) => (d.type ?? "FS") === "FS" && index.has(d.id) && d.id !== t.id).map((d) => index.get(d.id)!),
+    (t.depends_on ?? []).filter((d) => isFinishToStart(d) && index.has(d.id) && d.id !== t.id).map((d) => index.get(d.id)!),
   );
   const order = topological(fs);
   if (order === null) return found; // a cycle: the checks say so; nothing is implied meanwhile

@@ -4,6 +4,7 @@
 // differ both ways: the server refuses some blueprints Orrery can run (a problem in the data
 // flow, say), and accepts some Orrery finds wrong (cycles and duplicate ids it never checks).
 import type { Diagnostic, FileReport } from "../backend/generated";
+import { plural } from "../plural";
 
 export type Verdict = {
   /** What the dot's colour says. */
@@ -15,10 +16,6 @@ export type Verdict = {
 
 /** How many of the server's reasons the tooltip lists before it only counts the rest. */
 const REASONS_SHOWN = 5;
-
-function plural(n: number, one: string): string {
-  return `${n} ${one}${n === 1 ? "" : "s"}`;
-}
 
 /** The problems the server refuses the blueprint for, as lines of the tooltip. */
 function reasons(diagnostics: Diagnostic[]): string {

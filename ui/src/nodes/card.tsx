@@ -1,5 +1,6 @@
 // The look every task node shares: its id, its type, and badges for what the facade found.
 import { Handle, useStore } from "@xyflow/react";
+import { plural } from "../plural";
 import { useEditorStore } from "../store/context";
 import { useContext, type ReactNode } from "react";
 import type { TaskState } from "../backend/generated";
@@ -56,18 +57,18 @@ export function TaskCard({ data, selected, kind, icon, source = true, target = t
         </span>
       </span>
       {run && (
-        <span className="run-chip" title={`${run.state}, ${run.attempts} attempt${run.attempts === 1 ? "" : "s"}`}>
+        <span className="run-chip" title={`${run.state}, ${plural(run.attempts, "attempt")}`}>
           {STATE_LABEL[run.state] ?? run.state.toLowerCase()}
           {run.attempts > 1 && <span className="run-attempts">×{run.attempts}</span>}
         </span>
       )}
       {errors > 0 && (
-        <span className="badge error" data-testid="error-badge" title={`${errors} error${errors === 1 ? "" : "s"}`}>
+        <span className="badge error" data-testid="error-badge" title={plural(errors, "error")}>
           {errors}
         </span>
       )}
       {errors === 0 && warnings > 0 && (
-        <span className="badge warning" title={`${warnings} warning${warnings === 1 ? "" : "s"}`}>
+        <span className="badge warning" title={plural(warnings, "warning")}>
           {warnings}
         </span>
       )}

@@ -32,21 +32,25 @@ afterEach(() => {
   root = null;
 });
 
+/** The list drawn over these sessions. */
+function shown(sessions: SessionListing[]): HTMLElement {
+  const workspace = createWorkspace(new MemoryBackend({}), async () => ({}));
+  workspace.getState().runs.setState({ sessions });
+  const container = document.createElement("div");
+  root = createRoot(container);
+  act(() =>
+    root!.render(
+      <WorkspaceProvider store={workspace}>
+        <RunList />
+      </WorkspaceProvider>,
+    ),
+  );
+  return container;
+}
+
 describe("the list of runs", () => {
   it("marks a run mirrored from a server with its address, and a local run with nothing", () => {
-    const workspace = createWorkspace(new MemoryBackend({}), async () => ({}));
-    workspace.getState().runs.setState({
-      sessions: [listing("local"), listing("mirror", { remote: { url: "http://lab:8000", session_id: "nightly-7" } })],
-    });
-    const container = document.createElement("div");
-    root = createRoot(container);
-    act(() =>
-      root!.render(
-        <WorkspaceProvider store={workspace}>
-          <RunList />
-        </WorkspaceProvider>,
-      ),
-    );
+    const container = shown([listing("local"), listing("mirror", { remote: { url: "http://lab:8000", session_id: "nightly-7" } })]);
     const badge = (id: string) => container.querySelector(`[data-session-id=${id}] [data-testid=run-remote]`);
     expect(badge("local")).toBeNull();
     expect(badge("mirror")?.textContent).toBe("⇄ lab:8000");
@@ -54,17 +58,7 @@ describe("the list of runs", () => {
   });
 
   it("names each run by the short id the header and compare use", () => {
-    const workspace = createWorkspace(new MemoryBackend({}), async () => ({}));
-    workspace.getState().runs.setState({ sessions: [listing("0190aaaa-bbbb-7ccc-8ddd-0123456789ab")] });
-    const container = document.createElement("div");
-    root = createRoot(container);
-    act(() =>
-      root!.render(
-        <WorkspaceProvider store={workspace}>
-          <RunList />
-        </WorkspaceProvider>,
-      ),
-    );
+    const container = shown([listing("0190aaaa-bbbb-7ccc-8ddd-0123456789ab")]);
     expect(container.querySelector("[data-testid=run-item] .run-meta code")?.textContent).toBe("#456789ab");
   });
 });

@@ -1,7 +1,7 @@
 // The edits of the blueprint that the editor offers beyond a field's change: adding, renaming and
 // removing tasks, removing dependencies, and making or unmaking scopes. Each is one undo step
 // (history.ts's `edit`) and keeps the selection and the positions in step with the tasks.
-import { addTask, bridgeOver, disconnect, insertTask, removeTasks, renameTask, toText, type Blueprint, type Insertion } from "../blueprint";
+import { addTask, bridgeOver, disconnect, downstreamOf, insertTask, removeTasks, renameTask, toText, type Blueprint, type Insertion } from "../blueprint";
 import { TASK_TYPE } from "../backend/generated";
 import { edgeId } from "../editor/graph";
 import { keepScopesClosed, openScope, unwrapScope } from "../scopeEdit";
@@ -25,22 +25,6 @@ function anchorOf(place: Insertion): string {
   if ("before" in place) return place.before;
   if ("from" in place) return place.from;
   return place.into.from;
-}
-
-/** The tasks that run after `id`, through any chain of dependencies. */
-function downstreamOf(blueprint: Blueprint, id: string): Set<string> {
-  const found = new Set<string>();
-  const queue = [id];
-  while (queue.length > 0) {
-    const from = queue.pop()!;
-    for (const t of blueprint.tasks) {
-      if (!found.has(t.id) && t.depends_on?.some((d) => d.id === from)) {
-        found.add(t.id);
-        queue.push(t.id);
-      }
-    }
-  }
-  return found;
 }
 
 export function taskEditsSlice(set: SetEditor, get: GetEditor, internals: EditorInternals): TaskEditsSlice {
