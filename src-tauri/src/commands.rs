@@ -278,7 +278,7 @@ pub fn names_from_file(file: &Path) -> Option<(String, String)> {
 /// object (an envelope, not JSON) is left as it is, for the write to judge.
 fn named_from_file(text: &str, file: &Path) -> String {
     let Some((id, name)) = names_from_file(file) else { return text.to_string() };
-    match serde_json::from_str::<Value>(text) {
+    match orrery_blueprint::json::from_str::<Value>(text) {
         Ok(Value::Object(mut blueprint)) if blueprint.contains_key("tasks") => {
             blueprint.insert("id".into(), Value::String(id));
             blueprint.insert("name".into(), Value::String(name));

@@ -15,6 +15,7 @@ NAMESPACE = {
     "l": [3, 1, 2], "m": [], "w": ["a", "b", "c"], "tree": {"a": {"b": [1, 2, {"c": 3}]}},
     "d": {"k": 1, "name": "orrery", "items": [1, 2]}, "status": "SUCCEEDED",
     "count": 3, "ratio": 0.75, "tags": ["fast", "gpu"], "retries": 0, "result": {"ok": True},
+    "\ufb02ag": 1, "caf\u00e9": 2, "cafe\u0301": 3,
 }
 
 HANDWRITTEN = [
@@ -87,6 +88,12 @@ HANDWRITTEN = [
     "[i for i in x]", "sum([i for i in range(101)]) == 5050", "[j for i in [[1, 2], [3]] for j in i]",
     "any([t for t in tags if t == 'gpu'])", "[x for x in l] and x == 5", "[i for i in range(3)][-1]",
     "all([v > 0 for v in l])", "[c.upper() for c in w]",
+    # identifiers are normalised to NFKC (PEP 3131): a ligature, full-width or mathematical letters
+    # read the plain name; the namespace's own keys are not normalised
+    "\uff58 == 5", "\U0001d431 + 1 == 6", "\uff43\uff4f\uff55\uff4e\uff54 > 2", "s.\uff55\uff50\uff50\uff45\uff52() == 'HELLO WORLD'",
+    "sorted(l, \uff52\uff45\uff56\uff45\uff52\uff53\uff45=True) == [3, 2, 1]", "[\uff4b for \uff4b in l] == l",
+    "[k for \uff4b in l] == l", "\u2178", "\ufb01", "\ufb02ag", "\uff34\uff52\uff55\uff45", "\u210c", "x\u0301",
+    "\u212b", "caf\u00e9", "cafe\u0301", "\u01c5 or 1", "(lambda \ufb01: \ufb01)(1)", "d.\uff47\uff45\uff54('k') == 1",
     # generator expressions, lambda, walrus and other refused forms
     "any(i > 2 for i in l)", "sum(i for i in l)", "(lambda: 1)()", "(lambda a: a + 1)(2)",
     "sorted(l, key=lambda v: -v)", "(y := 3)", "[*l]", "{**d}", "f(*l)", "len(*[l])",

@@ -407,6 +407,39 @@ def m_while_condition_reads_output(rng, bp):
     chain[0]["scope_start"] = {"while_policy": {"condition": f"{pick(rng, names)} != 0"}}
 
 
+def _compatible(name, rng):
+    """`name` spelt with compatibility characters that NFKC folds back to it: full-width or
+    mathematical bold letters, or a ligature for "fi"/"fl"."""
+    style = rng.randrange(3)
+    if style == 0:
+        return "".join(chr(ord(c) - 0x21 + 0xFF01) if "!" <= c <= "~" else c for c in name)
+    if style == 1:
+        bold = {**{chr(ord("a") + i): chr(0x1D41A + i) for i in range(26)}, **{chr(ord("A") + i): chr(0x1D400 + i) for i in range(26)}}
+        return "".join(bold.get(c, c) for c in name)
+    return name.replace("fi", "\ufb01").replace("fl", "\ufb02") if ("fi" in name or "fl" in name) else "\ufb01" + name
+
+
+def m_condition_nfkc(rng, bp):
+    """Python reads identifiers as NFKC, the JSON's names as written: a condition that spells a
+    produced name with compatibility characters reads that name; an output whose own name has
+    them is not the name a condition spelt the same way reads."""
+    case = rng.randrange(3)
+    if case == 0:
+        name = pick(rng, ensure_produced(rng, bp))
+        reader = insert_chain(bp, 1, "reader")[0]
+        reader["condition"] = f"{_compatible(name, rng)} is not None"
+    elif case == 1:
+        t = pick_middle(rng, bp)
+        odd = _compatible("flag_value", rng)
+        t.setdefault("outputs", []).append({"name": odd, "value": 1})
+        reader = insert_chain(bp, 1, "reader")[0]
+        reader["condition"] = pick(rng, [odd, "flag_value", odd + " == 1"])
+    else:
+        t = pick_middle(rng, bp, lambda t: not t.get("condition"))
+        t.setdefault("params", []).append({"name": "limit", "value": 3})
+        t["condition"] = pick(rng, [_compatible("limit", rng) + " > 0", "\uff4c\uff49\uff4d\uff49\uff54 > 0"])
+
+
 def m_condition_bound_names(rng, bp):
     ensure_produced(rng, bp)
     set_condition(rng, bp, expr(pick(rng, BOUND_TEMPLATES), bp, rng))
@@ -690,6 +723,45 @@ def m_json_not_utf8(rng, bp):
     return Raw(json.dumps(bp, indent=2).encode().replace(b"MARKER", b"caf\xe9"))
 
 
+def m_json_utf16(rng, bp):
+    text = json.dumps(bp, indent=2, ensure_ascii=False)
+    return Raw(pick(rng, [text.encode("utf-16"), text.encode("utf-16-be"), b"\xfe\xff" + text.encode("utf-16-be"),
+                          text.encode("utf-16-le"), text.encode("utf-32")]))
+
+
+def m_json_not_utf8_anywhere(rng, bp):
+    """A byte that cannot be UTF-8 (a lone continuation, a truncated sequence, an overlong or a
+    surrogate encoding) in a string or between tokens."""
+    text = json.dumps(bp, indent=2, ensure_ascii=False).encode()
+    bad = pick(rng, [b"\x80", b"\xc3", b"\xe2\x82", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\xff"])
+    quotes = [i for i, b in enumerate(text) if b == ord('"')]
+    at = pick(rng, quotes) + 1 if rng.random() < 0.8 else len(text) - 1
+    return Raw(text[:at] + bad + text[at:])
+
+
+# How deep the nesting goes: around where Python's recursion limit stops the reference's parser
+# (about 990 levels from a shallow stack), and a hostile depth.
+DEPTHS = [129, 500, 900, 959, 960, 961, 975, 984, 985, 986, 987, 988, 989, 990, 991, 1200, 50000]
+
+
+def m_json_deep(rng, bp):
+    depth = pick(rng, DEPTHS)
+    inner = pick(rng, ["list", "object", "mixed"])
+    opened = "".join(pick(rng, ["[", '{"k": ']) if inner == "mixed" else "[" if inner == "list" else '{"k": ' for _ in range(depth))
+    closed = "".join("]" if o == "[" else "}" for o in reversed([c for c in opened if c in "[{"]))
+    marker = "DEEP_MARKER_VALUE"
+    where = rng.randrange(4)
+    if where == 0:
+        pick_middle(rng, bp).setdefault("params", []).append({"name": "nested", "value": marker})
+    elif where == 1:
+        bp["x-nested"] = marker
+    elif where == 2:
+        pick(rng, tasks(bp))["x-nested"] = marker
+    else:
+        pick_middle(rng, bp).setdefault("inputs", []).append({"name": "nested_in", "value": marker})
+    return Raw(json.dumps(bp, indent=2, ensure_ascii=False).replace(json.dumps(marker), opened + "1" + closed))
+
+
 def m_json_lone_surrogate(rng, bp):
     bp["description"] = "MARKER"
     return Raw(json.dumps(bp, indent=2).replace("MARKER", "half \\ud83d pair"))
@@ -732,6 +804,8 @@ SINGLE_KINDS = [
     ("while-condition-reads-param", m_while_condition_reads_param),
     ("while-condition-reads-output", m_while_condition_reads_output),
     ("condition-bound-names", m_condition_bound_names),
+    ("condition-nfkc", m_condition_nfkc),
+    ("condition-nfkc-2", m_condition_nfkc),
     ("condition-builtins", m_condition_builtins),
     ("condition-syntax-edge", m_condition_syntax_edge),
     ("condition-as-param", m_condition_as_param),
@@ -784,6 +858,11 @@ SINGLE_KINDS = [
     ("json-truncated", m_json_truncated),
     ("json-bom", m_json_bom),
     ("json-not-utf8", m_json_not_utf8),
+    ("json-not-utf8-anywhere", m_json_not_utf8_anywhere),
+    ("json-utf16", m_json_utf16),
+    ("json-deep", m_json_deep),
+    ("json-deep-2", m_json_deep),
+    ("json-deep-3", m_json_deep),
     ("json-lone-surrogate", m_json_lone_surrogate),
     ("json-nan", m_json_nan),
     ("json-duplicate-key", m_json_duplicate_key),

@@ -4,6 +4,7 @@
 
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::fsio;
+use crate::json;
 use crate::load::{self, Loaded};
 use crate::validate::{self, Library};
 use foldhash::{HashMap, HashMapExt};
@@ -31,11 +32,25 @@ pub struct Source {
 impl Source {
     /// Reads and loads a file; an unreadable file is an `Err` (the caller decides the exit).
     /// Only a regular file of at most [`fsio::BLUEPRINT_LIMIT`] is read (see [`fsio`]): a FIFO,
-    /// a device or a folder is an error saying so, never a hang.
+    /// a device or a folder is an error saying so, never a hang. Bytes that are not UTF-8 are
+    /// read all the same: the file gets a diagnostic at the byte (the server refuses it), and
+    /// the rest of it is checked as [`json::decode`] decodes it.
     pub fn read(path: &Path) -> std::io::Result<Source> {
-        let text = fsio::read_blueprint(path)?;
-        let loaded = load::load(&text).map_err(|e| e.diagnostics);
+        let (text, encoding) = json::decode(fsio::read_limited(path, fsio::BLUEPRINT_LIMIT)?);
+        let mut loaded = load::load(&text).map_err(|e| e.diagnostics);
+        if let Some(d) = encoding {
+            match &mut loaded {
+                Ok(l) => l.notes.insert(0, d),
+                Err(ds) => ds.insert(0, d),
+            }
+        }
         Ok(Source { path: path.to_path_buf(), text, loaded })
+    }
+
+    /// Whether the file loads and the server would read it: a candidate for the composites of
+    /// another.
+    fn usable(&self) -> bool {
+        self.loaded.as_ref().is_ok_and(|l| diagnostic::server_accepts(&l.notes))
     }
 }
 
@@ -166,7 +181,7 @@ pub fn blueprints_in(folder: &Path, except: Option<&Path>) -> std::io::Result<Ve
             && !except.is_some_and(|f| same_file(&path, f))
         {
             if let Ok(source) = Source::read(&path) {
-                if source.loaded.is_ok() {
+                if source.usable() {
                     found.push(source);
                 }
             }

@@ -45,7 +45,9 @@ macro_rules! codes {
 
 codes! {
     // The file itself.
+    TextEncoding = "text-encoding",
     JsonSyntax = "json-syntax",
+    JsonDepth = "json-depth",
     JsonNonStandard = "json-nonstandard",
     CompasObject = "compas-object",
     NotABlueprint = "not-a-blueprint",
@@ -139,6 +141,9 @@ pub struct Diagnostic {
     pub line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<usize>,
+    /// The byte of the file concerned, when the finding is about the bytes themselves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub byte_offset: Option<usize>,
 }
 
 impl Diagnostic {
@@ -152,6 +157,7 @@ impl Diagnostic {
             server_rejects: false,
             line: None,
             column: None,
+            byte_offset: None,
         }
     }
     pub fn error(code: Code, path: impl Into<String>, message: impl Into<String>) -> Self {

@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod failure;
 pub mod fsio;
 pub mod graph;
+pub mod json;
 pub mod load;
 pub mod model;
 pub mod params;

@@ -6,6 +6,7 @@
 //! Orrery does not know: they are kept for saving, and validation judges them.
 
 use crate::diagnostic::{self, Code, Diagnostic};
+use crate::json;
 use crate::model::*;
 use crate::span::{self, render_path, Segment};
 use serde_json::{Map, Value};
@@ -38,7 +39,8 @@ pub const DTYPE_PARAM: &str = "antikythera.models/TaskParam";
 pub const DTYPE_SCOPE: &str = "antikythera.models/Scope";
 
 /// A loaded file: the blueprint, how it was encoded, and what loading noticed on the way
-/// (warnings only; anything worse fails the load).
+/// (warnings, and the errors of a file whose bytes were not plain UTF-8 or whose JSON only
+/// Python reads: the blueprint in it loads, but the file cannot be kept as it is).
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub blueprint: Blueprint,
@@ -63,8 +65,14 @@ pub fn load(text: &str) -> Result<Loaded, LoadError> {
 
 /// The careful path: parse to a JSON tree, then read it reporting every problem.
 pub fn load_carefully(text: &str) -> Result<Loaded, LoadError> {
+    let mut notes = Vec::new();
     let (value, nonstandard) = match serde_json::from_str::<Value>(text) {
         Ok(v) => (v, None),
+        Err(e) if json::is_recursion_limit(&e) => {
+            let (value, deep) = read_deep(text)?;
+            notes.extend(deep);
+            (value, None)
+        }
         Err(e) => match python_only_json(text) {
             // Python's json (the reference's parser) takes these; Orrery loads what it can so the
             // rest is still checked, and says why it cannot keep the file as it is.
@@ -94,18 +102,62 @@ pub fn load_carefully(text: &str) -> Result<Loaded, LoadError> {
         d.column = Some(e.column());
         d
     });
+    notes.extend(nonstandard);
     match result {
         Ok(mut loaded) => {
             loaded.notes = place(loaded.notes);
-            loaded.notes.extend(nonstandard);
+            loaded.notes.extend(notes);
             Ok(loaded)
         }
         Err(e) => {
             let mut diagnostics = place(e.diagnostics);
-            diagnostics.extend(nonstandard);
+            diagnostics.extend(notes);
             Err(LoadError { diagnostics })
         }
     }
+}
+
+/// A text nested deeper than serde_json reads by default, read as deep as Python reads
+/// (docs/format.md §1.1): the value, and a warning when only some servers would read it. Deeper
+/// than Python reads is the error the server refuses the file for.
+fn read_deep(text: &str) -> Result<(Value, Option<Diagnostic>), LoadError> {
+    let (depth, at) = json::python_depth(text);
+    let (line, column) = span::line_column_at(text, at);
+    let found = |code, message: String| {
+        // The place is the line and column: a path as deep as the nesting would be as long.
+        let mut d = Diagnostic::new(code, diagnostic::Severity::Warning, "$", message);
+        (d.line, d.column, d.byte_offset) = (Some(line), Some(column), Some(at));
+        d
+    };
+    if depth > json::PYTHON_READS {
+        let mut d = found(
+            Code::JsonDepth,
+            format!(
+                "the file nests {depth} levels deep here: Python's json (the server's parser) stops at {} levels with a RecursionError, so the server refuses it",
+                json::PYTHON_READS
+            ),
+        )
+        .rejected();
+        d.severity = diagnostic::Severity::Error;
+        return Err(LoadError { diagnostics: vec![d] });
+    }
+    let value = json::from_str_deep::<Value>(text, json::PYTHON_READS).map_err(|e| {
+        let mut d = Diagnostic::error(Code::JsonSyntax, "$", format!("not valid JSON: {e}")).rejected();
+        (d.line, d.column) = (Some(e.line()), Some(e.column()));
+        LoadError { diagnostics: vec![d] }
+    })?;
+    let warning = (depth > json::SERVER_READS).then(|| {
+        found(
+            Code::JsonDepth,
+            format!(
+                "the file nests {depth} levels deep here: Python's json reads up to {} levels, but a server calls it from deeper in its stack and refused beyond about {} in a measurement; keep values under {} levels",
+                json::PYTHON_READS,
+                json::SERVER_READS,
+                json::SERVER_READS
+            ),
+        )
+    });
+    Ok((value, warning))
 }
 
 /// Text that only Python's json module reads: `NaN`, `Infinity` and `-Infinity` literals, and
@@ -165,7 +217,7 @@ fn python_only_json(text: &str) -> Option<(Value, &'static str)> {
         i += c.len_utf8();
     }
     let what = what?;
-    serde_json::from_str(&out).ok().map(|v| (v, what))
+    json::from_str_deep(&out, json::PYTHON_READS).ok().map(|v| (v, what))
 }
 
 /// Whether a JSON value is a COMPAS envelope: an object with both `dtype` and `data`.
@@ -177,7 +229,8 @@ fn is_envelope(value: &Value) -> bool {
 /// what an editor asks before it converts an envelope to plain JSON to edit it. Text that is not
 /// JSON (even the Python-only kind) is plain.
 pub fn encoding_of(text: &str) -> Encoding {
-    let value = serde_json::from_str::<Value>(text).ok().or_else(|| python_only_json(text).map(|(v, _)| v));
+    let value =
+        json::from_str_deep::<Value>(text, json::PYTHON_READS).ok().or_else(|| python_only_json(text).map(|(v, _)| v));
     match value {
         Some(v) if is_envelope(&v) => Encoding::Compas,
         _ => Encoding::Plain,

@@ -91,6 +91,14 @@ pub fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
     text.len()
 }
 
+/// The (1-based) line and column, in characters, of the byte at `offset`.
+pub fn line_column_at(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    (line, String::from_utf8_lossy(&before[line_start..]).chars().count() + 1)
+}
+
 /// Line and column of the value at each path, in one scan of the text.
 pub fn locate_all(text: &str, paths: &[Vec<Segment>]) -> Vec<Option<(usize, usize)>> {
     let mut wanted: HashMap<&[Segment], Vec<usize>> = HashMap::new();

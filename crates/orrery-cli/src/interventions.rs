@@ -77,7 +77,7 @@ pub fn pause(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Result
 }
 
 pub fn answer_prompt(session: &str, task: &str, value: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+    let value = orrery_blueprint::json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
     ask(db, "answer_prompt", json!({"session_id": session, "task": task, "value": value}), format)
 }
 

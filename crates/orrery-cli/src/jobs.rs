@@ -41,7 +41,7 @@ pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>, project: &s
     };
     let arguments: serde_json::Value = match arguments {
         None => serde_json::Value::Null,
-        Some(text) => match serde_json::from_str(text) {
+        Some(text) => match orrery_blueprint::json::from_str(text) {
             Ok(value) => value,
             Err(e) => {
                 eprintln!("orrery: the arguments of job {name} are not JSON: {e}");

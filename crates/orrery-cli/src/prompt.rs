@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::io::{BufRead, Write};
 
 pub(crate) fn json_or_text(value: &str) -> Value {
-    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()))
+    orrery_blueprint::json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()))
 }
 
 /// Asks a waiting prompt on the terminal (unless `--answer` answered it already) and gives the

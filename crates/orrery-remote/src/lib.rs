@@ -371,10 +371,10 @@ impl Server {
 fn expect<T: serde::de::DeserializeOwned>(status: StatusCode, body: Bytes) -> Result<T, RemoteError> {
     let text = || String::from_utf8_lossy(&body).chars().take(2_000).collect::<String>();
     if status.is_success() {
-        return serde_json::from_slice(&body)
+        return orrery_blueprint::json::from_slice(&body)
             .map_err(|_| RemoteError::Unexpected { status: status.as_u16(), body: text() });
     }
-    let detail = serde_json::from_slice::<Value>(&body).ok().and_then(|v| v.get("detail").cloned());
+    let detail = orrery_blueprint::json::from_slice::<Value>(&body).ok().and_then(|v| v.get("detail").cloned());
     if status.is_server_error() {
         let message = match detail {
             Some(Value::String(message)) => message,
@@ -440,7 +440,7 @@ impl SseParser {
             if line.is_empty() {
                 if !self.data.is_empty() || self.event.is_some() {
                     let text = std::mem::take(&mut self.data).join("\n");
-                    let data = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                    let data = orrery_blueprint::json::from_str(&text).unwrap_or(Value::String(text));
                     out.push(RemoteEvent { event: self.event.take().unwrap_or_else(|| "message".into()), data });
                 }
             } else if let Some(kind) = line.strip_prefix("event:") {

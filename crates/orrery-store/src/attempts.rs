@@ -397,17 +397,17 @@ impl RawAttempt {
             detail: format!("run {run_id:?} has an unreadable {what}"),
         };
         let json = |text: Option<String>, what: &str| -> Result<Option<Value>, StoreError> {
-            text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(what))).transpose()
+            text.map(|t| orrery_blueprint::json::from_str(&t).map_err(|_| corrupt(what))).transpose()
         };
         let state = AttemptState::parse(&self.state).ok_or_else(|| corrupt("state"))?;
         let error = match self.error_json {
-            Some(t) => Some(serde_json::from_str(&t).map_err(|_| corrupt("error"))?),
+            Some(t) => Some(orrery_blueprint::json::from_str(&t).map_err(|_| corrupt("error"))?),
             None => None,
         };
         let inputs = json(self.inputs_json, "inputs")?;
         let outputs = json(self.outputs_json, "outputs")?;
         let iterations = match self.iterations_json {
-            Some(t) => serde_json::from_str(&t).map_err(|_| corrupt("iterations"))?,
+            Some(t) => orrery_blueprint::json::from_str(&t).map_err(|_| corrupt("iterations"))?,
             None => Vec::new(),
         };
         let (instance, task) = split_node(&self.node);

@@ -103,7 +103,8 @@ fn into_task(raw: Raw, position: u64, path: &std::path::Path) -> Result<AgentTas
         "completed" => AgentTaskStatus::Completed,
         other => return Err(corrupt(format!("agent task {} has the status {other:?}", raw.0))),
     };
-    let subtasks = serde_json::from_str(&raw.4).map_err(|e| corrupt(format!("agent task {}: {e}", raw.0)))?;
+    let subtasks =
+        orrery_blueprint::json::from_str(&raw.4).map_err(|e| corrupt(format!("agent task {}: {e}", raw.0)))?;
     Ok(AgentTask {
         task_id: raw.0.max(0) as u64,
         position,

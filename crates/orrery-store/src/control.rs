@@ -159,9 +159,10 @@ impl Store {
                     ("stop", _, _) => Request::Stop,
                     ("pause", _, _) => Request::Pause,
                     ("cancel", Some(task), _) => Request::Cancel { task },
-                    ("answer", Some(task), Some(value)) => {
-                        Request::Answer { task, value: serde_json::from_str(&value).map_err(|_| corrupt())? }
-                    }
+                    ("answer", Some(task), Some(value)) => Request::Answer {
+                        task,
+                        value: orrery_blueprint::json::from_str(&value).map_err(|_| corrupt())?,
+                    },
                     _ => return Err(corrupt()),
                 };
                 open.push(OpenRequest { id, request, created_ms });

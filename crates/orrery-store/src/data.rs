@@ -235,7 +235,7 @@ fn parse_value(
     key: &str,
     text: &str,
 ) -> Result<Value, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+    orrery_blueprint::json::from_str(text).map_err(|e| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail: format!("data {instance}/{key} of session {session_id:?} is unreadable: {e}"),
     })

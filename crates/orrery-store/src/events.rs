@@ -427,7 +427,7 @@ impl RawEvent {
                 WirePayload::Cut { prefix: self.payload, full_len: full_len as u64, full_sha256 }
             }
             _ => WirePayload::Whole {
-                value: serde_json::from_str(&self.payload).map_err(|e| StoreError::Corrupt {
+                value: orrery_blueprint::json::from_str(&self.payload).map_err(|e| StoreError::Corrupt {
                     path: path.to_path_buf(),
                     detail: format!(
                         "event {} of session {:?} has an unreadable payload: {e}",

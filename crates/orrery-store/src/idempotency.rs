@@ -45,7 +45,7 @@ impl Store {
                 operation: retry.operation.clone(),
             });
         }
-        serde_json::from_str(&answer).map(Some).map_err(|e| StoreError::Corrupt {
+        orrery_blueprint::json::from_str(&answer).map(Some).map_err(|e| StoreError::Corrupt {
             path: self.path.clone(),
             detail: format!("stored answer of request {:?} is unreadable: {e}", retry.id),
         })
@@ -110,7 +110,7 @@ impl Store {
                         operation: operation.to_string(),
                     });
                 }
-                return serde_json::from_str(&answer).map_err(|e| StoreError::Corrupt {
+                return orrery_blueprint::json::from_str(&answer).map_err(|e| StoreError::Corrupt {
                     path: tx.path.to_path_buf(),
                     detail: format!("stored answer of request {given:?} is unreadable: {e}"),
                 });

@@ -317,9 +317,9 @@ impl RawSession {
             detail: format!("session {:?} has an unreadable {what}", self.id),
         };
         let state = SessionState::parse(&self.state).ok_or_else(|| corrupt("state"))?;
-        let params = serde_json::from_str(&self.params_json).map_err(|_| corrupt("params"))?;
+        let params = orrery_blueprint::json::from_str(&self.params_json).map_err(|_| corrupt("params"))?;
         let last_error = match &self.last_error_json {
-            Some(text) => Some(serde_json::from_str(text).map_err(|_| corrupt("last error"))?),
+            Some(text) => Some(orrery_blueprint::json::from_str(text).map_err(|_| corrupt("last error"))?),
             None => None,
         };
         Ok(Session {

@@ -107,11 +107,11 @@ fn submitted_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawTask> {
 
 impl RawTask {
     fn into_task(self, path: &std::path::Path) -> Result<SubmittedTask, StoreError> {
-        let source_tasks = serde_json::from_str(&self.2).map_err(|e| StoreError::Corrupt {
+        let source_tasks = orrery_blueprint::json::from_str(&self.2).map_err(|e| StoreError::Corrupt {
             path: path.to_path_buf(),
             detail: format!("the source tasks of {:?} do not read: {e}", self.0),
         })?;
-        let config = serde_json::from_str(&self.4).map_err(|e| StoreError::Corrupt {
+        let config = orrery_blueprint::json::from_str(&self.4).map_err(|e| StoreError::Corrupt {
             path: path.to_path_buf(),
             detail: format!("the config of {:?} does not read: {e}", self.0),
         })?;

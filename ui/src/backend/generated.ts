@@ -146,9 +146,11 @@ export type Diagnostic = {
   /** Where the field is in the file (1-based), when the text was available. */
   line?: number | null;
   column?: number | null;
+  /** The byte of the file concerned, when the finding is about the bytes themselves. */
+  byte_offset?: number | null;
 };
 
-export type DiagnosticCode = "json-syntax" | "json-nonstandard" | "compas-object" | "not-a-blueprint" | "schema-type" | "schema-required" | "schema-enum" | "schema-range" | "schema-unknown-key" | "version-invalid" | "version-unsupported" | "io-unknown-key" | "dependency-unknown-key" | "deprecated-io-type" | "start-count" | "end-count" | "orphan-task" | "dangling-dependency" | "scope-end-missing-task" | "scope-end-not-a-scope" | "scope-end-duplicate" | "scope-unclosed" | "scopes-interlaced" | "condition-syntax" | "condition-unknown-name" | "empty-blueprint" | "duplicate-blueprint-id" | "duplicate-task-id" | "cycle" | "self-dependency" | "duplicate-dependency" | "get-from-unproduced" | "duplicate-io-name" | "task-type-format" | "composite-param" | "param-schema" | "composite-target-missing" | "composite-recursion" | "execution-mode-invalid" | "scope-end-unreachable" | "policy-range" | "not-portable" | "nul-in-id";
+export type DiagnosticCode = "text-encoding" | "json-syntax" | "json-depth" | "json-nonstandard" | "compas-object" | "not-a-blueprint" | "schema-type" | "schema-required" | "schema-enum" | "schema-range" | "schema-unknown-key" | "version-invalid" | "version-unsupported" | "io-unknown-key" | "dependency-unknown-key" | "deprecated-io-type" | "start-count" | "end-count" | "orphan-task" | "dangling-dependency" | "scope-end-missing-task" | "scope-end-not-a-scope" | "scope-end-duplicate" | "scope-unclosed" | "scopes-interlaced" | "condition-syntax" | "condition-unknown-name" | "empty-blueprint" | "duplicate-blueprint-id" | "duplicate-task-id" | "cycle" | "self-dependency" | "duplicate-dependency" | "get-from-unproduced" | "duplicate-io-name" | "task-type-format" | "composite-param" | "param-schema" | "composite-target-missing" | "composite-recursion" | "execution-mode-invalid" | "scope-end-unreachable" | "policy-range" | "not-portable" | "nul-in-id";
 
 /**
  * Which way a blueprint's tasks flow in its layout: each task below (`down`) or to the right

@@ -12,7 +12,7 @@ pub fn arguments_of(body: &[u8]) -> Result<Value, String> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
-    let value: Value = serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+    let value: Value = orrery_blueprint::json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
     let Value::Object(mut fields) = value else {
         return Err(format!("the body must be a JSON object {{\"arguments\": {{...}}}}, not {}", kind_of(&value)));
     };

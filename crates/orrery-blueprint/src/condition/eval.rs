@@ -321,6 +321,10 @@ impl<'a> Interpreter<'a> {
             return Ok(value);
         }
         match builtins::global(name) {
+            // The constants as names: what `Ｔｒｕｅ` reads once normalised to NFKC.
+            _ if name == "True" => Ok(Value::Bool(true)),
+            _ if name == "False" => Ok(Value::Bool(false)),
+            _ if name == "None" => Ok(Value::None),
             Some(Ok(builtin)) => Ok(Value::Builtin(builtin)),
             Some(Err(())) => {
                 Err(EvalError::unsupported(format!("'{name}' is available in asteval but not in Orrery conditions")))

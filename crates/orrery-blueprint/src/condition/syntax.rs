@@ -207,6 +207,10 @@ pub(crate) fn parse_expression(source: &str) -> Result<Expr, ConditionSyntaxErro
         }
         return Err(ConditionSyntaxError::at(source, 0, "expression too complex"));
     }
+    let mut body = body;
+    if !source.is_ascii() {
+        normalize_identifiers(&mut body);
+    }
     Ok(body)
 }
 
@@ -329,91 +333,148 @@ fn tree_depth(root: &Expr) -> usize {
     deepest
 }
 
-fn push_children<'a>(node: &'a Expr, out: &mut Vec<&'a Expr>) {
-    fn comprehensions<'a>(generators: &'a [ast::Comprehension], out: &mut Vec<&'a Expr>) {
-        for generator in generators {
-            out.push(&generator.target);
-            out.push(&generator.iter);
-            out.extend(generator.ifs.iter());
-        }
-    }
-    match node {
-        Expr::BoolOp(e) => out.extend(e.values.iter()),
-        Expr::NamedExpr(e) => {
-            out.push(&e.target);
-            out.push(&e.value);
-        }
-        Expr::BinOp(e) => {
-            out.push(&e.left);
-            out.push(&e.right);
-        }
-        Expr::UnaryOp(e) => out.push(&e.operand),
-        Expr::Lambda(e) => {
-            let args = &e.args;
-            for with_default in args.posonlyargs.iter().chain(&args.args).chain(&args.kwonlyargs) {
-                if let Some(default) = &with_default.default {
-                    out.push(default);
+/// The children of an expression node, in source order; once for shared and once for mutable
+/// references (`children!(push_children)` and `children!(push_children_mut, mut)`).
+macro_rules! children {
+    ($name:ident $(, $m:tt)?) => {
+        fn $name<'a>(node: &'a $($m)? Expr, out: &mut Vec<&'a $($m)? Expr>) {
+            fn comprehensions<'a>(generators: &'a $($m)? [ast::Comprehension], out: &mut Vec<&'a $($m)? Expr>) {
+                for generator in generators {
+                    out.push(&$($m)? generator.target);
+                    out.push(&$($m)? generator.iter);
+                    out.extend(&$($m)? generator.ifs);
                 }
             }
-            out.push(&e.body);
+            match node {
+                Expr::BoolOp(e) => out.extend(&$($m)? e.values),
+                Expr::NamedExpr(e) => {
+                    out.push(&$($m)? e.target);
+                    out.push(&$($m)? e.value);
+                }
+                Expr::BinOp(e) => {
+                    out.push(&$($m)? e.left);
+                    out.push(&$($m)? e.right);
+                }
+                Expr::UnaryOp(e) => out.push(&$($m)? e.operand),
+                Expr::Lambda(e) => {
+                    let args = &$($m)? *e.args;
+                    let all = (&$($m)? args.posonlyargs).into_iter().chain(&$($m)? args.args).chain(&$($m)? args.kwonlyargs);
+                    out.extend(all.filter_map(|with_default| (&$($m)? with_default.default).as_mut_or_ref()));
+                    out.push(&$($m)? e.body);
+                }
+                Expr::IfExp(e) => {
+                    out.push(&$($m)? e.test);
+                    out.push(&$($m)? e.body);
+                    out.push(&$($m)? e.orelse);
+                }
+                Expr::Dict(e) => {
+                    out.extend((&$($m)? e.keys).into_iter().flatten());
+                    out.extend(&$($m)? e.values);
+                }
+                Expr::Set(e) => out.extend(&$($m)? e.elts),
+                Expr::ListComp(e) => {
+                    out.push(&$($m)? e.elt);
+                    comprehensions(&$($m)? e.generators, out);
+                }
+                Expr::SetComp(e) => {
+                    out.push(&$($m)? e.elt);
+                    comprehensions(&$($m)? e.generators, out);
+                }
+                Expr::DictComp(e) => {
+                    out.push(&$($m)? e.key);
+                    out.push(&$($m)? e.value);
+                    comprehensions(&$($m)? e.generators, out);
+                }
+                Expr::GeneratorExp(e) => {
+                    out.push(&$($m)? e.elt);
+                    comprehensions(&$($m)? e.generators, out);
+                }
+                Expr::Await(e) => out.push(&$($m)? e.value),
+                Expr::Yield(e) => out.extend((&$($m)? e.value).as_mut_or_ref()),
+                Expr::YieldFrom(e) => out.push(&$($m)? e.value),
+                Expr::Compare(e) => {
+                    out.push(&$($m)? e.left);
+                    out.extend(&$($m)? e.comparators);
+                }
+                Expr::Call(e) => {
+                    out.push(&$($m)? e.func);
+                    out.extend(&$($m)? e.args);
+                    out.extend((&$($m)? e.keywords).into_iter().map(|keyword| &$($m)? keyword.value));
+                }
+                Expr::FormattedValue(e) => {
+                    out.push(&$($m)? e.value);
+                    out.extend((&$($m)? e.format_spec).as_mut_or_ref());
+                }
+                Expr::JoinedStr(e) => out.extend(&$($m)? e.values),
+                Expr::Constant(_) | Expr::Name(_) => {}
+                Expr::Attribute(e) => out.push(&$($m)? e.value),
+                Expr::Subscript(e) => {
+                    out.push(&$($m)? e.value);
+                    out.push(&$($m)? e.slice);
+                }
+                Expr::Starred(e) => out.push(&$($m)? e.value),
+                Expr::List(e) => out.extend(&$($m)? e.elts),
+                Expr::Tuple(e) => out.extend(&$($m)? e.elts),
+                Expr::Slice(e) => {
+                    out.extend((&$($m)? e.lower).as_mut_or_ref());
+                    out.extend((&$($m)? e.upper).as_mut_or_ref());
+                    out.extend((&$($m)? e.step).as_mut_or_ref());
+                }
+            }
         }
-        Expr::IfExp(e) => {
-            out.push(&e.test);
-            out.push(&e.body);
-            out.push(&e.orelse);
+    };
+}
+
+children!(push_children);
+children!(push_children_mut, mut);
+
+/// `Option<Box<Expr>>` as an optional reference of the mutability it is reached with.
+trait AsMutOrRef<'a, R> {
+    fn as_mut_or_ref(self) -> Option<R>;
+}
+
+impl<'a> AsMutOrRef<'a, &'a Expr> for &'a Option<Box<Expr>> {
+    fn as_mut_or_ref(self) -> Option<&'a Expr> {
+        self.as_deref()
+    }
+}
+
+impl<'a> AsMutOrRef<'a, &'a mut Expr> for &'a mut Option<Box<Expr>> {
+    fn as_mut_or_ref(self) -> Option<&'a mut Expr> {
+        self.as_deref_mut()
+    }
+}
+
+/// Python normalises every identifier of source text to NFKC (PEP 3131) before it uses it:
+/// `ﬁle`, `ｆｉｌｅ` and `𝐟𝐢𝐥𝐞` all read the name `file` (and `Ｔｒｕｅ` is the name `True`,
+/// not the constant). Names, attributes, keyword arguments and lambda parameters are rewritten
+/// in place, without recursion; text and the outputs' names in the JSON are left as they are.
+fn normalize_identifiers(body: &mut Expr) {
+    use unicode_normalization::UnicodeNormalization;
+    fn nfkc(identifier: &mut ast::Identifier) {
+        if !identifier.as_str().is_ascii() {
+            *identifier = ast::Identifier::new(identifier.as_str().nfkc().collect::<String>());
         }
-        Expr::Dict(e) => {
-            out.extend(e.keys.iter().flatten());
-            out.extend(e.values.iter());
+    }
+    let mut stack = vec![body];
+    let mut children = Vec::new();
+    while let Some(node) = stack.pop() {
+        match &mut *node {
+            Expr::Name(e) => nfkc(&mut e.id),
+            Expr::Attribute(e) => nfkc(&mut e.attr),
+            Expr::Call(e) => e.keywords.iter_mut().filter_map(|k| k.arg.as_mut()).for_each(nfkc),
+            Expr::Lambda(e) => {
+                let args = &mut *e.args;
+                let named = args.posonlyargs.iter_mut().chain(&mut args.args).chain(&mut args.kwonlyargs);
+                named
+                    .map(|with_default| &mut with_default.def)
+                    .chain(args.vararg.as_deref_mut())
+                    .chain(args.kwarg.as_deref_mut())
+                    .for_each(|arg| nfkc(&mut arg.arg));
+            }
+            _ => {}
         }
-        Expr::Set(e) => out.extend(e.elts.iter()),
-        Expr::ListComp(e) => {
-            out.push(&e.elt);
-            comprehensions(&e.generators, out);
-        }
-        Expr::SetComp(e) => {
-            out.push(&e.elt);
-            comprehensions(&e.generators, out);
-        }
-        Expr::DictComp(e) => {
-            out.push(&e.key);
-            out.push(&e.value);
-            comprehensions(&e.generators, out);
-        }
-        Expr::GeneratorExp(e) => {
-            out.push(&e.elt);
-            comprehensions(&e.generators, out);
-        }
-        Expr::Await(e) => out.push(&e.value),
-        Expr::Yield(e) => out.extend(e.value.as_deref()),
-        Expr::YieldFrom(e) => out.push(&e.value),
-        Expr::Compare(e) => {
-            out.push(&e.left);
-            out.extend(e.comparators.iter());
-        }
-        Expr::Call(e) => {
-            out.push(&e.func);
-            out.extend(e.args.iter());
-            out.extend(e.keywords.iter().map(|keyword| &keyword.value));
-        }
-        Expr::FormattedValue(e) => {
-            out.push(&e.value);
-            out.extend(e.format_spec.as_deref());
-        }
-        Expr::JoinedStr(e) => out.extend(e.values.iter()),
-        Expr::Constant(_) | Expr::Name(_) => {}
-        Expr::Attribute(e) => out.push(&e.value),
-        Expr::Subscript(e) => {
-            out.push(&e.value);
-            out.push(&e.slice);
-        }
-        Expr::Starred(e) => out.push(&e.value),
-        Expr::List(e) => out.extend(e.elts.iter()),
-        Expr::Tuple(e) => out.extend(e.elts.iter()),
-        Expr::Slice(e) => {
-            out.extend(e.lower.as_deref());
-            out.extend(e.upper.as_deref());
-            out.extend(e.step.as_deref());
-        }
+        push_children_mut(node, &mut children);
+        stack.append(&mut children);
     }
 }

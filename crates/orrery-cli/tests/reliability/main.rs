@@ -6,6 +6,7 @@
 mod conditions;
 mod connections;
 mod crash;
+mod encoding;
 mod load;
 mod nesting;
 mod paths;

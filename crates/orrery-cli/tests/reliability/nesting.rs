@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 /// A guard against a hung or quadratic command only: no assertion depends on speed.
 const HANG: Duration = Duration::from_secs(120);
 
-struct Scratch(PathBuf);
+pub struct Scratch(pub PathBuf);
 
 impl Scratch {
-    fn new(name: &str) -> Scratch {
+    pub fn new(name: &str) -> Scratch {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("nesting-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -59,7 +59,7 @@ pub fn nested_scopes(depth: usize) -> Value {
 }
 
 /// Runs `orrery ARGS`, killing it if it outlives [`HANG`]: (exit code, stdout, stderr, time).
-fn orrery(dir: &Path, args: &[&str]) -> (Option<i32>, String, String, Duration) {
+pub fn orrery(dir: &Path, args: &[&str]) -> (Option<i32>, String, String, Duration) {
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
         .args(args)

@@ -67,7 +67,7 @@ pub struct ProgressWarning {
 
 /// Parses one line (without its newline).
 pub fn parse_line(text: &str) -> Result<ProgressLine, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    let value: Value = orrery_blueprint::json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
     let Value::Object(object) = value else {
         return Err("not a JSON object".into());
     };

@@ -620,7 +620,7 @@ fn read_outputs(path: &Path) -> Result<Map<String, Value>, TaskError> {
             ))
         }
     };
-    match serde_json::from_slice::<Value>(&bytes) {
+    match orrery_blueprint::json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(outputs)) => Ok(outputs),
         Ok(other) => Err(failure(
             format!(

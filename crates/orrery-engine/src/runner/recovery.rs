@@ -202,7 +202,7 @@ async fn adopt_unlanded(
         };
         let inputs = std::fs::read(shell::attempt_file(&stem, shell::INPUTS_FILE))
             .ok()
-            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+            .and_then(|bytes| orrery_blueprint::json::from_slice::<Value>(&bytes).ok())
             .unwrap_or_else(|| json!({}));
         let instance_id = plan.instances[*instance].id.clone();
         // It ran before the crash, in the passes the store's counters still say.
