@@ -990,6 +990,73 @@ def e_empty_tasks(rng, bp):
     return env
 
 
+def envelopes_in(value, path=()):
+    """Every COMPAS object (a dict with a dtype) in value, with its path of keys and indices."""
+    found = []
+    if isinstance(value, dict):
+        if "dtype" in value:
+            found.append((path, value))
+        for k, v in value.items():
+            found.extend(envelopes_in(v, path + (k,)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found.extend(envelopes_in(v, path + (i,)))
+    return found
+
+
+GUID = "6f1c2a9e-3b4d-4e5f-8a6b-7c8d9e0f1a2b"
+ENVELOPE_FIELD_VALUES = {
+    "guid": [None, "", "not-a-guid", 7, 0, False, [GUID], {"guid": GUID}, GUID.upper(), GUID.replace("-", ""),
+             "{" + GUID + "}", "urn:uuid:" + GUID, GUID[:-1], GUID + "0", "zz" + GUID[2:], " " + GUID.replace("-", "")[2:] + " ",
+             "+" + GUID.replace("-", "")[1:], "0x" + GUID.replace("-", "")[2:], GUID.replace("-", "")[:30] + "\uff11\uff12",
+             GUID.replace("-", "")[:30] + "__", "1_" + GUID.replace("-", "")[2:]],
+    "inheritance": [None, [], "antikythera.models/Task", [5], ["nonexistent_mod/X"], ["a/b/c"]],
+}
+DTYPE_ALIASES = {
+    "Blueprint": ["antikythera.models.blueprints/Blueprint", "antikythera.io/Blueprint", "antikythera_orchestrator.api/Blueprint"],
+    "Task": ["antikythera.models.blueprints/Task", "antikythera.io/Task", "antikythera_orchestrator.scopes/Task"],
+    "Dependency": ["antikythera.models.blueprints/Dependency", "antikythera.io/Dependency"],
+    "TaskInput": ["antikythera.models.blueprints/TaskInput", "antikythera.models.conversions/TaskInput"],
+    "TaskOutput": ["antikythera.models.blueprints/TaskOutput", "antikythera.io/TaskOutput"],
+    "TaskParam": ["antikythera.models.blueprints/TaskParam", "antikythera.io/TaskParam"],
+}
+BAD_DTYPES = ["antikythera.models/Nope", "nonexistent_mod_xyz/Task", "Task", "antikythera.models/Task/extra", 5, None,
+              "compas.geometry/Point", "antikythera.models.blueprints/Nope"]
+TASK_STATES = ["PENDING", "READY", "RUNNING", "SUCCEEDED", "FAILED", "SKIPPED", "UNSPECIFIED", "SKIP_REQUESTED",
+               "pending", "BOGUS", "", None, 3, ["PENDING"]]
+
+
+def e_field(rng, bp):
+    """One field of one envelope of the blueprint changed: its guid, its dtype (an alias of the
+    class, a foreign or broken one), its inheritance, its data's presence; a task's state; the
+    blueprint's id."""
+    env = to_envelope(bp, rng)
+    path, target = pick(rng, envelopes_in(env))
+    field = pick(rng, ["guid", "guid", "guid", "dtype", "dtype", "inheritance", "data", "state", "id"])
+    cls = target["dtype"].split("/")[-1]
+    if field == "guid":
+        if rng.random() < 0.15:
+            target.pop("guid", None)
+        else:
+            target["guid"] = pick(rng, ENVELOPE_FIELD_VALUES["guid"])
+    elif field == "dtype":
+        target["dtype"] = pick(rng, DTYPE_ALIASES.get(cls, []) + BAD_DTYPES)
+    elif field == "inheritance":
+        target["dtype"] = pick(rng, [target["dtype"], "nonexistent_mod_xyz/" + cls])
+        target["inheritance"] = pick(rng, ENVELOPE_FIELD_VALUES["inheritance"] + [["antikythera.models/" + cls]])
+    elif field == "data":
+        if rng.random() < 0.5:
+            del target["data"]
+        else:
+            target["data"] = pick(rng, [None, [], "x", 1])
+    elif field == "state":
+        task = pick(rng, env_tasks(env))
+        task["state"] = pick(rng, TASK_STATES)
+    else:
+        env["data"]["id"] = pick(rng, [5, True, None, ["a"], {"a": 1}, 1.5, "", "renamed-id"])
+    return env
+
+
 ENVELOPE_KINDS = [
     ("compas-envelope", e_plain),
     ("compas-envelope-minimal", e_minimal),
@@ -1003,7 +1070,7 @@ ENVELOPE_KINDS = [
     ("compas-envelope-condition-problem", e_condition_problem),
     ("compas-envelope-scope-start-not-object", e_scope_start_string),
     ("compas-envelope-empty-tasks", e_empty_tasks),
-]
+] + [(f"compas-envelope-field-{n}", e_field) for n in range(1, 41)]
 
 # ---------------------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ reconstructed to name the stage that refused:
                 items/dependencies, bad version, unknown dependency type, COMPAS decoding ...)
     "validate"  Blueprint.validate() raised
     "dataflow"  check_dataflow() reported problems (or raised: the server answers 500 then)
+    "store"     storing or answering it failed (an id that is not a string: HTTP 500)
 
 ``conditions`` lists, per task, the expressions check_dataflow examines (the reference's own
 ``Blueprint._condition_expressions``), with the names ``_free_names`` finds in each (sorted;
@@ -232,6 +233,11 @@ def verdict(path: Path, tmpdir: str) -> dict:
     if problems:
         out["problems"] = list(problems)
         return refuse("dataflow", f"Blueprint '{blueprint.id}' has {len(problems)} dataflow problem(s).")
+
+    # After the check the server stores the blueprint under its id and answers it in a model
+    # whose `blueprint_id` is a `str`: any other id fails there (HTTP 500), a refusal all the same.
+    if not isinstance(blueprint.id, str):
+        return refuse("store", f"internal server error: the blueprint id {blueprint.id!r} is not a string")
 
     out["server_accepts"] = True
     return out

@@ -4,6 +4,7 @@
 
 pub mod changes;
 pub mod check;
+pub mod compas;
 pub mod condition;
 pub mod dataflow;
 pub mod diagnostic;

@@ -5,6 +5,7 @@
 //! JSON path, line and column. Anything the schema lets through is loaded, including keys
 //! Orrery does not know: they are kept for saving, and validation judges them.
 
+use crate::compas;
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::json;
 use crate::model::*;
@@ -334,20 +335,25 @@ impl Reader {
         if !self.compas || !map.contains_key("dtype") {
             return Some((map, false));
         }
-        match map.get("dtype").and_then(Value::as_str) {
-            Some(d) if d == dtype => {}
-            other => {
-                let found = other.map_or_else(|| "no string".to_string(), |d| format!("'{d}'"));
-                self.in_key("dtype", |r| {
-                    r.problem(Code::SchemaType, format!("expected a COMPAS envelope of dtype '{dtype}', found {found}"))
-                });
-                return None;
-            }
+        // The decoder builds the object before anything looks at it (docs/format.md §1.2): one
+        // it cannot build refuses the file.
+        if let Some(why) = compas::refusal(&map) {
+            self.fatal(Code::CompasObject, why);
+            return None;
+        }
+        let class = compas::resolve(&map["dtype"], map.get("inheritance")).ok().and_then(|c| c.model_dtype());
+        if class.as_deref() != Some(dtype) {
+            let found = &map["dtype"];
+            self.in_key("dtype", |r| {
+                r.problem(Code::SchemaType, format!("expected a COMPAS envelope of dtype '{dtype}', found {found}"))
+            });
+            return None;
         }
         self.path.push(Segment::Key("data".into()));
         match map.shift_remove("data") {
             Some(Value::Object(data)) => Some((data, true)),
             other => {
+                // Only reached for data the decoder took (a model's data is an object).
                 let found = other.as_ref().map_or("nothing", kind_of);
                 self.problem(Code::SchemaType, format!("expected an object as envelope data, found {found}"));
                 self.path.pop();
@@ -379,6 +385,15 @@ impl Reader {
     fn string_value(&mut self, value: Value, key: &str) -> Option<String> {
         match value {
             Value::String(s) => Some(s),
+            other if self.compas && compas::first_refusal(&other).is_some() => {
+                let (below, why) = compas::first_refusal(&other).unwrap_or_default();
+                self.in_key(key, |r| {
+                    let mut d = Diagnostic::error(Code::CompasObject, format!("{}{below}", r.here()), why).rejected();
+                    d.task_id = r.task_id.clone();
+                    r.problems.push(d);
+                });
+                None
+            }
             other => {
                 let found = kind_of(&other);
                 self.in_key(key, |r| r.problem(Code::SchemaType, format!("'{key}' must be a string, found {found}")));
@@ -455,6 +470,16 @@ impl Reader {
             return None;
         }
         let (mut map, enveloped) = self.enter(value, DTYPE_BLUEPRINT, "a blueprint")?;
+        if self.compas && map.get("id").is_some_and(|id| !id.is_string() && !id.is_null()) {
+            // The server stores and answers the id as a string: another type fails it (500).
+            let found = kind_of(&map["id"]);
+            self.in_key("id", |r| {
+                r.fatal(
+                    Code::SchemaType,
+                    format!("the blueprint's 'id' must be a string, found {found}: the server fails on it"),
+                )
+            });
+        }
         let id = self.required_string(&mut map, "id", "the blueprint");
         let name = self.required_string(&mut map, "name", "the blueprint");
         let version = if self.compas && map.get("version").is_none_or(Value::is_null) {
@@ -478,8 +503,18 @@ impl Reader {
         }
         self.path.pop();
         if self.compas {
-            // Derived by the reference from the tasks; rebuilt on save.
-            map.shift_remove("scopes");
+            // Derived by the reference from the tasks; rebuilt on save. Its envelopes are decoded
+            // all the same, and one that does not decode refuses the file.
+            if let Some(scopes) = map.shift_remove("scopes") {
+                if let Some((below, why)) = compas::first_refusal(&scopes) {
+                    self.in_key("scopes", |r| {
+                        let mut d =
+                            Diagnostic::error(Code::CompasObject, format!("{}{below}", r.here()), why).rejected();
+                        d.task_id = None;
+                        r.problems.push(d);
+                    });
+                }
+            }
         }
         self.leave(enveloped);
         Some(Blueprint {
@@ -529,10 +564,18 @@ impl Reader {
             }
         }
         self.path.pop();
+        if self.compas && map.get("state").is_some_and(Value::is_null) {
+            self.in_key("state", |r| r.fatal(Code::SchemaEnum, "'state' must be a TaskState, found null".into()));
+        }
         let state = match self.take(&mut map, "state") {
             None => None,
             Some(v) => self.in_key("state", |r| match v.as_str().and_then(TaskState::parse) {
-                Some(s) if s.in_schema() => Some(s),
+                Some(s) if s.in_schema() || r.compas => Some(s),
+                // An envelope's state goes through `TaskState(state)`, which refuses anything else.
+                _ if r.compas => {
+                    r.fatal(Code::SchemaEnum, format!("'state' must be a TaskState (PENDING, READY, RUNNING, SUCCEEDED, FAILED, SKIPPED, UNSPECIFIED); found {v}"));
+                    None
+                }
                 _ => {
                     r.problem(Code::SchemaEnum, format!("'state' must be one of PENDING, READY, RUNNING, SUCCEEDED, FAILED, SKIPPED, UNSPECIFIED; found {v}"));
                     None

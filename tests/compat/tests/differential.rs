@@ -89,6 +89,9 @@ fn orrery_agrees_with_the_reference_server() {
             corpus.as_os_str(),
             "--out".as_ref(),
             mutants.as_os_str(),
+            // Enough for more than 1,000 COMPAS envelope mutants among the ~150 kinds.
+            "--count".as_ref(),
+            "3000".as_ref(),
         ],
     );
     let verdicts = run_python(

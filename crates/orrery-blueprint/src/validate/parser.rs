@@ -52,39 +52,8 @@ pub(super) fn parser_rules(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
 /// would have to import.
 pub(super) fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     fn walk(v: &Value, path: &mut String, found: &mut Vec<(String, String)>) {
-        match v {
-            Value::Object(m) => {
-                if let Some(dtype) = m.get("dtype") {
-                    let decodes = dtype.as_str().is_some_and(|d| {
-                        d.split_once('/').is_some_and(|(module, class)| {
-                            !class.is_empty()
-                                && (module == "compas"
-                                    || module.starts_with("compas.")
-                                    || module.starts_with("compas_")
-                                    || module.starts_with("antikythera"))
-                        })
-                    }) && m.contains_key("data");
-                    if !decodes {
-                        found.push((path.clone(), dtype.to_string()));
-                    }
-                }
-                for (k, x) in m {
-                    let len = path.len();
-                    path.push('.');
-                    path.push_str(k);
-                    walk(x, path, found);
-                    path.truncate(len);
-                }
-            }
-            Value::Array(items) => {
-                for (i, x) in items.iter().enumerate() {
-                    let len = path.len();
-                    path.push_str(&format!("[{i}]"));
-                    walk(x, path, found);
-                    path.truncate(len);
-                }
-            }
-            _ => {}
+        if let Some((below, why)) = crate::compas::first_refusal(v) {
+            found.push((format!("{path}{below}"), why));
         }
     }
     let mut found = Vec::new();
@@ -94,7 +63,10 @@ pub(super) fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
                task: Option<&str>,
                found: &mut Vec<(String, String, Option<String>)>| {
         if let Some(dtype) = extra.get("dtype") {
-            found.push((path(), dtype.to_string(), task.map(str::to_string)));
+            let why = format!(
+                "its own \"dtype\": {dtype} makes the whole object a COMPAS object in place of what it describes"
+            );
+            found.push((path(), why, task.map(str::to_string)));
         }
     };
     own(&bp.extra, &|| "$".into(), None, &mut found);
@@ -140,7 +112,7 @@ pub(super) fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
         let mut d = Diagnostic::error(
             Code::CompasObject,
             path,
-            format!("an object with \"dtype\": {dtype} is decoded by the reference as a COMPAS object, and this one does not decode (it needs \"dtype\": \"<compas or antikythera module>/<Class>\" and \"data\")"),
+            format!("an object with a \"dtype\" is decoded by the reference as a COMPAS object, and this one does not decode: {dtype}"),
         )
         .rejected();
         d.task_id = task;

@@ -1,0 +1,414 @@
+//! What COMPAS's JSON decoder (compas 2.15.1, `DataDecoder.object_hook`) makes of an object
+//! with a `dtype` key. The server reads every upload through it, plain files too, so each such
+//! object anywhere in a file is decoded, innermost first, and the first that fails refuses the
+//! upload:
+//!
+//! - `dtype` is a string `module/Class` (one `/`); `inheritance`, when given and not null, is a
+//!   list of more such strings, tried in order after `dtype` (`cls_from_dtype`);
+//! - the first of them whose module imports and has the class is the class; none is a refusal;
+//! - `data` must be there (`o["data"]`), and the class rebuilds itself from it;
+//! - `guid`, when not null, must be a string `uuid.UUID` reads.
+//!
+//! Orrery knows the classes of antikythera's models under every module path that exposes them
+//! (measured on antikythera 0.5.1: `antikythera.models.blueprints/Task` is the same class as
+//! `antikythera.models/Task`), and takes a dtype of a `compas` package as a class the server has
+//! without knowing its constructor.
+
+use serde_json::Value;
+
+/// The model classes antikythera 0.5.1 exposes, by the modules that expose them, and the dtype
+/// Orrery names each by.
+const MODELS: &[(&str, &[&str])] = &[
+    (
+        "Blueprint",
+        &[
+            "antikythera.io",
+            "antikythera.models.blueprints",
+            "antikythera.models",
+            "antikythera_orchestrator.api",
+            "antikythera_orchestrator.orchestrator",
+            "antikythera_orchestrator.sequencers",
+            "antikythera_orchestrator.storage.immudb_storage",
+            "antikythera_orchestrator.storage.interfaces",
+            "antikythera_orchestrator.storage.redis_storage",
+        ],
+    ),
+    (
+        "Task",
+        &[
+            "antikythera.io",
+            "antikythera.models.blueprints",
+            "antikythera.models",
+            "antikythera_agents.base_agent",
+            "antikythera_agents.descriptor",
+            "antikythera_agents.launcher",
+            "antikythera_agents.reference_agent",
+            "antikythera_agents.user_interaction",
+            "antikythera_orchestrator.api",
+            "antikythera_orchestrator.orchestrator",
+            "antikythera_orchestrator.scopes",
+            "antikythera_orchestrator.sequencers",
+            "antikythera_orchestrator.system_agents",
+        ],
+    ),
+    (
+        "Dependency",
+        &[
+            "antikythera.io",
+            "antikythera.models.blueprints",
+            "antikythera.models",
+            "antikythera_orchestrator.orchestrator",
+            "antikythera_orchestrator.sequencers",
+        ],
+    ),
+    ("Scope", &["antikythera.models.blueprints", "antikythera.models"]),
+    ("TaskIO", &["antikythera.models.blueprints", "antikythera.models"]),
+    (
+        "TaskInput",
+        &["antikythera.io", "antikythera.models.blueprints", "antikythera.models.conversions", "antikythera.models"],
+    ),
+    (
+        "TaskOutput",
+        &["antikythera.io", "antikythera.models.blueprints", "antikythera.models.conversions", "antikythera.models"],
+    ),
+    (
+        "TaskParam",
+        &["antikythera.io", "antikythera.models.blueprints", "antikythera.models.conversions", "antikythera.models"],
+    ),
+    (
+        "BlueprintSession",
+        &[
+            "antikythera.models.blueprints",
+            "antikythera.models",
+            "antikythera_orchestrator.api",
+            "antikythera_orchestrator.orchestrator",
+            "antikythera_orchestrator.scopes",
+            "antikythera_orchestrator.storage.immudb_storage",
+            "antikythera_orchestrator.storage.interfaces",
+            "antikythera_orchestrator.storage.redis_storage",
+        ],
+    ),
+    (
+        "TaskError",
+        &[
+            "antikythera.models.blueprints",
+            "antikythera.models.conversions",
+            "antikythera.models.tasks",
+            "antikythera.models",
+            "antikythera_agents.launcher",
+            "antikythera_orchestrator.orchestrator",
+        ],
+    ),
+];
+
+/// A model's constructor, which `__from_data__` calls with the data as keyword arguments: the
+/// arguments it requires, those it takes besides, and whether it takes any other (`**kwargs`).
+const CONSTRUCTORS: &[(&str, &[&str], &[&str], bool)] = &[
+    ("Blueprint", &["id", "name"], &["version", "description", "tasks"], true),
+    (
+        "Task",
+        &["id", "type"],
+        &[
+            "description",
+            "condition",
+            "inputs",
+            "outputs",
+            "params",
+            "depends_on",
+            "state",
+            "context",
+            "scope_start",
+            "scope_end",
+        ],
+        true,
+    ),
+    ("Dependency", &["id"], &["type"], false),
+    ("Scope", &["id", "label"], &["task_ids", "end_task_id", "policy_type", "policy"], false),
+    ("TaskIO", &["name"], &["value", "type_hint", "description", "type"], false),
+    ("TaskInput", &["name"], &["value", "type_hint", "get_from", "description", "type"], false),
+    ("TaskOutput", &["name"], &["value", "type_hint", "set_to", "description", "type"], false),
+    ("TaskParam", &["name"], &["value", "type_hint", "description", "type"], false),
+    (
+        "BlueprintSession",
+        &["bsid", "blueprint"],
+        &[
+            "inner_blueprints",
+            "state",
+            "params",
+            "composite_to_inner_blueprint_map",
+            "blueprint_contexts",
+            "scope_iterations",
+            "last_task_error",
+        ],
+        false,
+    ),
+    ("TaskError", &["code", "message"], &["details"], false),
+];
+
+/// Why `Class(**data)` fails for a model, if it does: a required argument missing, or one it
+/// does not take.
+fn constructor_refusal(class: &str, data: &serde_json::Map<String, Value>) -> Option<String> {
+    let (_, required, optional, open) = CONSTRUCTORS.iter().find(|(name, ..)| *name == class)?;
+    if let Some(missing) = required.iter().find(|k| !data.contains_key(**k)) {
+        return Some(format!("{class}() is missing its argument '{missing}'"));
+    }
+    let unknown = data.keys().find(|k| !open && !required.contains(&k.as_str()) && !optional.contains(&k.as_str()));
+    unknown.map(|k| format!("{class}() takes no argument '{k}'"))
+}
+
+/// The class a dtype names, as far as Orrery knows the server's classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// One of antikythera's models, by its dtype in `antikythera.models`.
+    Model(&'static str),
+    /// A class of a COMPAS package, taken on trust.
+    Compas,
+}
+
+impl Class {
+    /// The dtype Orrery writes for the class (`antikythera.models/Task`), for a model.
+    pub fn model_dtype(self) -> Option<String> {
+        match self {
+            Class::Model(name) => Some(format!("antikythera.models/{name}")),
+            Class::Compas => None,
+        }
+    }
+}
+
+/// The class one `module/Class` string names, if the server has it.
+fn class_of(dtype: &str) -> Option<Class> {
+    let (module, class) = dtype.split_once('/')?;
+    if let Some((name, _)) = MODELS.iter().find(|(name, modules)| *name == class && modules.contains(&module)) {
+        return Some(Class::Model(name));
+    }
+    let compas = module == "compas" || module.starts_with("compas.") || module.starts_with("compas_");
+    (compas && !class.is_empty() && !class.contains('/')).then_some(Class::Compas)
+}
+
+/// The class an object's `dtype` (and `inheritance`) resolve to, or why the decoder refuses it.
+pub fn resolve(dtype: &Value, inheritance: Option<&Value>) -> Result<Class, String> {
+    let mut chain = vec![dtype];
+    match inheritance {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(more)) => chain.extend(more),
+        Some(other) => return Err(format!("'inheritance' must be a list of dtypes, found {other}")),
+    }
+    for candidate in &chain {
+        let Value::String(text) = candidate else {
+            return Err(format!("a dtype must be a string 'module/Class', found {candidate}"));
+        };
+        if text.matches('/').count() != 1 {
+            return Err(format!("the dtype '{text}' is not of the form 'module/Class'"));
+        }
+        if let Some(class) = class_of(text) {
+            return Ok(class);
+        }
+    }
+    Err(match chain.as_slice() {
+        [only] => format!("no class {only} on the server: it has no such module or the module no such class"),
+        _ => format!(
+            "no class of the inheritance chain on the server: {}",
+            Value::Array(chain.into_iter().cloned().collect())
+        ),
+    })
+}
+
+/// Why `uuid.UUID(guid)` fails for an envelope's `guid`, if it does (null is no guid).
+pub fn guid_refusal(guid: &Value) -> Option<String> {
+    let text = match guid {
+        Value::Null => return None,
+        Value::String(s) => s,
+        other => return Some(format!("'guid' must be a UUID string, found {other}")),
+    };
+    let hex = text.replace("urn:", "").replace("uuid:", "");
+    let hex = hex.trim_matches(['{', '}']).replace('-', "");
+    let ok = hex.chars().count() == 32 && python_hex_int(&hex);
+    (!ok).then(|| format!("'guid' {guid} is not a UUID (32 hexadecimal digits)"))
+}
+
+/// The zero of every run of ten Unicode decimal digits (`str.isdecimal`, Unicode 14 as in
+/// CPython 3.11): `int()` reads any of them as the digit it is.
+const DECIMAL_ZEROS: &[u32] = &[
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0,
+    0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620,
+    0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0,
+    0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60,
+    0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
+];
+
+fn is_decimal(c: char) -> bool {
+    DECIMAL_ZEROS.iter().any(|&zero| (zero..zero + 10).contains(&(c as u32)))
+}
+
+/// Whether `int(text, 16)` reads `text` (no `-` is left to make it negative).
+fn python_hex_int(text: &str) -> bool {
+    let t = text.trim();
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let t =
+        t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).map_or(t, |rest| rest.strip_prefix('_').unwrap_or(rest));
+    let mut previous_digit = false;
+    for c in t.chars() {
+        match c {
+            '_' if previous_digit => previous_digit = false,
+            c if c.is_ascii_hexdigit() || is_decimal(c) => previous_digit = true,
+            _ => return false,
+        }
+    }
+    previous_digit
+}
+
+/// A compas.geometry `Point` or `Vector`, the COMPAS values blueprints carry most.
+fn is_point(dtype: &Value) -> bool {
+    dtype
+        .as_str()
+        .and_then(|d| d.split_once('/'))
+        .is_some_and(|(module, class)| module.starts_with("compas.geometry") && matches!(class, "Point" | "Vector"))
+}
+
+/// Whether `Point(*data)` builds: two to four arguments (x, y, z, name), the first three
+/// numbers `float()` takes (a dict gives its keys, a string its characters).
+fn point_data(data: &Value) -> bool {
+    let number = |v: &Value| match v {
+        Value::Number(_) | Value::Bool(_) => true,
+        Value::String(s) => s.trim().replace('_', "").parse::<f64>().is_ok(),
+        _ => false,
+    };
+    let items: Vec<Value> = match data {
+        Value::Array(items) => items.clone(),
+        Value::Object(map) => map.keys().map(|k| Value::String(k.clone())).collect(),
+        Value::String(s) => s.chars().map(|c| Value::String(c.to_string())).collect(),
+        _ => return false,
+    };
+    (2..=4).contains(&items.len()) && items.iter().take(3).all(number)
+}
+
+/// Why the decoder refuses one object with a `dtype` key, if it does: its class does not
+/// resolve, it has no `data` (or, for a model, data that is not an object), or its `guid` is
+/// not a UUID.
+pub fn refusal(object: &serde_json::Map<String, Value>) -> Option<String> {
+    let dtype = object.get("dtype")?;
+    let class = match resolve(dtype, object.get("inheritance")) {
+        Ok(class) => class,
+        Err(why) => return Some(why),
+    };
+    match (object.get("data"), class) {
+        (None, _) => return Some(format!("the object of dtype {dtype} has no 'data'")),
+        (Some(Value::Object(data)), Class::Model(name)) => {
+            if let Some(why) = constructor_refusal(name, data) {
+                return Some(why);
+            }
+        }
+        (Some(data), Class::Model(_)) => {
+            return Some(format!("the data of a {dtype} must be an object (its constructor's arguments), found {data}"))
+        }
+        (Some(data), Class::Compas) if is_point(dtype) && !point_data(data) => {
+            return Some(format!(
+                "{dtype} is built as Class(*data): its data must be [x, y] or [x, y, z] numbers, found {data}"
+            ))
+        }
+        _ => {}
+    }
+    object.get("guid").and_then(guid_refusal)
+}
+
+/// The first object within `value` (itself included) that the decoder refuses, innermost
+/// first as it decodes: its path below `value` (`.key`, `[i]`) and why.
+pub fn first_refusal(value: &Value) -> Option<(String, String)> {
+    fn walk(v: &Value, path: &mut String) -> Option<(String, String)> {
+        let children: Box<dyn Iterator<Item = (String, &Value)>> = match v {
+            Value::Object(m) => Box::new(m.iter().map(|(k, x)| (format!(".{k}"), x))),
+            Value::Array(items) => Box::new(items.iter().enumerate().map(|(i, x)| (format!("[{i}]"), x))),
+            _ => return None,
+        };
+        for (step, child) in children {
+            let len = path.len();
+            path.push_str(&step);
+            if let Some(found) = walk(child, path) {
+                return Some(found);
+            }
+            path.truncate(len);
+        }
+        v.as_object().and_then(refusal).map(|why| (path.clone(), why))
+    }
+    walk(value, &mut String::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_dtype_names_a_model_under_every_module_that_exposes_it() {
+        let r = |d: Value| resolve(&d, None);
+        assert_eq!(r(json!("antikythera.models/Task")), Ok(Class::Model("Task")));
+        assert_eq!(r(json!("antikythera.models.blueprints/Task")), Ok(Class::Model("Task")));
+        assert_eq!(r(json!("antikythera.io/Blueprint")), Ok(Class::Model("Blueprint")));
+        assert_eq!(r(json!("compas.geometry/Point")), Ok(Class::Compas));
+        for refused in
+            [json!("antikythera.models/Nope"), json!("nonexistent_mod/Task"), json!("Task"), json!("a/b/c"), json!(3)]
+        {
+            assert!(r(refused.clone()).is_err(), "{refused}");
+        }
+        let fallback = json!(["antikythera.models/Blueprint"]);
+        assert_eq!(resolve(&json!("nonexistent_mod/Blueprint"), Some(&fallback)), Ok(Class::Model("Blueprint")));
+        assert!(resolve(&json!("antikythera.models/Task"), Some(&json!("antikythera.models/Task"))).is_err());
+        assert!(resolve(&json!("nope/X"), Some(&json!([5]))).is_err());
+    }
+
+    #[test]
+    fn a_model_is_built_from_its_data_as_its_constructor_takes_it() {
+        let refused = |v: Value| refusal(v.as_object().unwrap());
+        assert_eq!(refused(json!({"dtype": "antikythera.models/Dependency", "data": {"id": "x"}})), None);
+        assert!(refused(json!({"dtype": "antikythera.models/Dependency", "data": {"id": "x", "lag": 1}}))
+            .unwrap()
+            .contains("'lag'"));
+        assert!(refused(json!({"dtype": "antikythera.models/Scope", "data": {"id": "x"}}))
+            .unwrap()
+            .contains("'label'"));
+        assert_eq!(
+            refused(json!({"dtype": "antikythera.models/Task", "data": {"id": "a", "type": "t", "x-note": 1}})),
+            None
+        );
+        assert!(refused(json!({"dtype": "antikythera.models/Task", "data": null})).is_some());
+        assert!(refused(json!({"dtype": "compas.geometry/Point"})).unwrap().contains("no 'data'"));
+        assert_eq!(refused(json!({"dtype": "compas.geometry/Point", "data": [1, 2.5, "3"]})), None);
+        assert!(refused(json!({"dtype": "compas.geometry/Point", "data": {"id": "s", "label": "x"}})).is_some());
+        assert!(refused(json!({"dtype": "compas.geometry/Vector", "data": [1, 2, 3, "n", 5]})).is_some());
+        assert!(refused(json!({"dtype": "compas.geometry/Point", "data": [1, 2, 3], "guid": "x"}))
+            .unwrap()
+            .contains("guid"));
+    }
+
+    #[test]
+    fn a_guid_is_what_uuid_reads() {
+        for good in [
+            json!("6f1c2a9e-3b4d-4e5f-8a6b-7c8d9e0f1a2b"),
+            json!("6F1C2A9E3B4D4E5F8A6B7C8D9E0F1A2B"),
+            json!("{6f1c2a9e-3b4d-4e5f-8a6b-7c8d9e0f1a2b}"),
+            json!("urn:uuid:6f1c2a9e-3b4d-4e5f-8a6b-7c8d9e0f1a2b"),
+            json!("0x1c2a9e3b4d4e5f8a6b7c8d9e0f1a2b"),
+            json!(format!("1_{}", "c".repeat(30))),
+            json!(format!(" {} ", "c".repeat(30))),
+            json!(format!("+{}", "f".repeat(31))),
+            json!(format!("0X{}", "a".repeat(30))),
+            json!(format!("{}\u{FF11}\u{FF12}", "a".repeat(30))),
+            json!(null),
+        ] {
+            assert_eq!(guid_refusal(&good), None, "{good}");
+        }
+        for bad in [
+            json!("zzzzzzzz-3b4d-4e5f-8a6b-7c8d9e0f1a2b"),
+            json!("6f1c2a9e-3b4d-4e5f-8a6b-7c8d9e0f1a2"),
+            json!(""),
+            json!("-f1c2a9e3b4d4e5f8a6b7c8d9e0f1a2b"),
+            json!(format!("{}__", "ab".repeat(15))),
+            json!(format!("_{}", "a".repeat(31))),
+            json!(123),
+            json!(false),
+            json!(["6f1c2a9e-3b4d-4e5f-8a6b-7c8d9e0f1a2b"]),
+        ] {
+            assert!(guid_refusal(&bad).is_some(), "{bad}");
+        }
+    }
+}
