@@ -286,6 +286,12 @@ fn point_data(data: &Value) -> bool {
 /// resolve, it has no `data` (or, for a model, data that is not an object), or its `guid` is
 /// not a UUID.
 pub fn refusal(object: &serde_json::Map<String, Value>) -> Option<String> {
+    refusal_with(object, true)
+}
+
+/// [`refusal`], the constructor's arguments checked only when `arguments`: a loader that reports
+/// a missing or unknown argument itself (with its own code and place) leaves them out.
+pub fn refusal_with(object: &serde_json::Map<String, Value>, arguments: bool) -> Option<String> {
     let dtype = object.get("dtype")?;
     let class = match resolve(dtype, object.get("inheritance")) {
         Ok(class) => class,
@@ -294,7 +300,7 @@ pub fn refusal(object: &serde_json::Map<String, Value>) -> Option<String> {
     match (object.get("data"), class) {
         (None, _) => return Some(format!("the object of dtype {dtype} has no 'data'")),
         (Some(Value::Object(data)), Class::Model(name)) => {
-            if let Some(why) = constructor_refusal(name, data) {
+            if let Some(why) = constructor_refusal(name, data).filter(|_| arguments) {
                 return Some(why);
             }
         }

@@ -336,8 +336,9 @@ impl Reader {
             return Some((map, false));
         }
         // The decoder builds the object before anything looks at it (docs/format.md §1.2): one
-        // it cannot build refuses the file.
-        if let Some(why) = compas::refusal(&map) {
+        // it cannot build refuses the file. A missing or unknown argument is reported below,
+        // key by key.
+        if let Some(why) = compas::refusal_with(&map, false) {
             self.fatal(Code::CompasObject, why);
             return None;
         }
