@@ -1032,7 +1032,7 @@ def e_field(rng, bp):
     blueprint's id."""
     env = to_envelope(bp, rng)
     path, target = pick(rng, envelopes_in(env))
-    field = pick(rng, ["guid", "guid", "guid", "dtype", "dtype", "inheritance", "data", "state", "id"])
+    field = pick(rng, ["guid", "guid", "guid", "dtype", "dtype", "inheritance", "data", "state", "id", "scope", "scope"])
     cls = target["dtype"].split("/")[-1]
     if field == "guid":
         if rng.random() < 0.15:
@@ -1049,6 +1049,31 @@ def e_field(rng, bp):
             del target["data"]
         else:
             target["data"] = pick(rng, [None, [], "x", 1])
+    elif field == "scope":
+        openers = [t for t in env_tasks(env) if t.get("scope_start") is not None]
+        if not openers:
+            raise Skip("no scope")
+        start = pick(rng, openers)
+        policy = start["scope_start"]
+        change = rng.randrange(4) if isinstance(policy, dict) else 0
+        if change == 0:
+            start["scope_start"] = pick(rng, [False, "", [], 0, {}, "loop", "retry_policy", ["a"], 5, True,
+                                             {"dtype": "antikythera.models/Scope", "data": {"id": "s", "label": "s"}}])
+        elif change == 1:
+            policy[pick(rng, ["foo", "x-note", "label"])] = pick(rng, [1, "x", None])
+        elif change == 2:
+            policy["name"] = pick(rng, [5, None, "", ["n"], {"dtype": "nonexistent_mod_xyz/X", "data": 1}])
+        else:
+            key = pick(rng, ["retry_policy", "while_policy"])
+            if key == "retry_policy":
+                policy[key] = pick(rng, [{}, "x", None, [], {"retries": -1}, {"retries": "3"}, {"retries": 1.5},
+                                         {"retries": 2, "backoff": "fast"}, {"retries": 2, "backoff": {"constant_ms": -5}},
+                                         {"retries": 2, "foo": 1}])
+            else:
+                policy[key] = pick(rng, [{}, "x", None, [], 0, {"condition": True}, {"condition": 5},
+                                         {"condition": "ghost_while_name"}, {"condition": "x ==", "max_iterations": 2},
+                                         {"condition": "True", "max_iterations": -3}, {"condition": "True", "max_iterations": "10"},
+                                         {"condition": "True", "foo": 1}])
     elif field == "state":
         task = pick(rng, env_tasks(env))
         task["state"] = pick(rng, TASK_STATES)

@@ -156,6 +156,15 @@ fn constructor_refusal(class: &str, data: &serde_json::Map<String, Value>) -> Op
     unknown.map(|k| format!("{class}() takes no argument '{k}'"))
 }
 
+/// Why a model's constructor refuses the data of `object`, if it is a model and does.
+pub fn arguments_refusal(object: &serde_json::Map<String, Value>) -> Option<String> {
+    let class = resolve(object.get("dtype")?, object.get("inheritance")).ok()?;
+    match (class, object.get("data")) {
+        (Class::Model(name), Some(Value::Object(data))) => constructor_refusal(name, data),
+        _ => None,
+    }
+}
+
 /// The class a dtype names, as far as Orrery knows the server's classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
@@ -187,6 +196,11 @@ fn class_of(dtype: &str) -> Option<Class> {
 
 /// The class an object's `dtype` (and `inheritance`) resolve to, or why the decoder refuses it.
 pub fn resolve(dtype: &Value, inheritance: Option<&Value>) -> Result<Class, String> {
+    resolve_named(dtype, inheritance).map(|(class, _)| class)
+}
+
+/// [`resolve`], with the dtype of the chain that named the class.
+fn resolve_named<'a>(dtype: &'a Value, inheritance: Option<&'a Value>) -> Result<(Class, &'a str), String> {
     let mut chain = vec![dtype];
     match inheritance {
         None | Some(Value::Null) => {}
@@ -201,7 +215,7 @@ pub fn resolve(dtype: &Value, inheritance: Option<&Value>) -> Result<Class, Stri
             return Err(format!("the dtype '{text}' is not of the form 'module/Class'"));
         }
         if let Some(class) = class_of(text) {
-            return Ok(class);
+            return Ok((class, text));
         }
     }
     Err(match chain.as_slice() {
@@ -258,10 +272,9 @@ fn python_hex_int(text: &str) -> bool {
 }
 
 /// A compas.geometry `Point` or `Vector`, the COMPAS values blueprints carry most.
-fn is_point(dtype: &Value) -> bool {
+fn is_point(dtype: &str) -> bool {
     dtype
-        .as_str()
-        .and_then(|d| d.split_once('/'))
+        .split_once('/')
         .is_some_and(|(module, class)| module.starts_with("compas.geometry") && matches!(class, "Point" | "Vector"))
 }
 
@@ -293,8 +306,8 @@ pub fn refusal(object: &serde_json::Map<String, Value>) -> Option<String> {
 /// a missing or unknown argument itself (with its own code and place) leaves them out.
 pub fn refusal_with(object: &serde_json::Map<String, Value>, arguments: bool) -> Option<String> {
     let dtype = object.get("dtype")?;
-    let class = match resolve(dtype, object.get("inheritance")) {
-        Ok(class) => class,
+    let (class, named) = match resolve_named(dtype, object.get("inheritance")) {
+        Ok(found) => found,
         Err(why) => return Some(why),
     };
     match (object.get("data"), class) {
@@ -307,36 +320,80 @@ pub fn refusal_with(object: &serde_json::Map<String, Value>, arguments: bool) ->
         (Some(data), Class::Model(_)) => {
             return Some(format!("the data of a {dtype} must be an object (its constructor's arguments), found {data}"))
         }
-        (Some(data), Class::Compas) if is_point(dtype) && !point_data(data) => {
-            return Some(format!(
-                "{dtype} is built as Class(*data): its data must be [x, y] or [x, y, z] numbers, found {data}"
-            ))
+        (Some(data), Class::Compas) if is_point(named) => {
+            if !point_data(data) {
+                return Some(format!(
+                    "{dtype} is built as Class(*data): its data must be [x, y] or [x, y, z] numbers, found {data}"
+                ));
+            }
+        }
+        // Every other COMPAS class of compas 2.15 builds itself from a mapping: Class(**data),
+        // or its own __from_data__ reading data["..."].
+        (Some(data), Class::Compas) if !data.is_object() => {
+            return Some(format!("a {dtype} is built from an object of its fields, found {data}"))
         }
         _ => {}
     }
     object.get("guid").and_then(guid_refusal)
 }
 
-/// The first object within `value` (itself included) that the decoder refuses, innermost
-/// first as it decodes: its path below `value` (`.key`, `[i]`) and why.
-pub fn first_refusal(value: &Value) -> Option<(String, String)> {
-    fn walk(v: &Value, path: &mut String) -> Option<(String, String)> {
-        let children: Box<dyn Iterator<Item = (String, &Value)>> = match v {
-            Value::Object(m) => Box::new(m.iter().map(|(k, x)| (format!(".{k}"), x))),
-            Value::Array(items) => Box::new(items.iter().enumerate().map(|(i, x)| (format!("[{i}]"), x))),
-            _ => return None,
-        };
-        for (step, child) in children {
-            let len = path.len();
-            path.push_str(&step);
-            if let Some(found) = walk(child, path) {
-                return Some(found);
-            }
-            path.truncate(len);
-        }
-        v.as_object().and_then(refusal).map(|why| (path.clone(), why))
+/// Every object within `value` (itself included) that the decoder refuses, by its path below
+/// `value` (`.key`, `[i]`), and why ([`refusal_with`]). Iterative: no nesting overflows a stack.
+pub fn refusals(value: &Value, arguments: bool) -> Vec<(String, String)> {
+    enum Step<'a> {
+        Root,
+        Key(&'a str),
+        Index(usize),
     }
-    walk(value, &mut String::new())
+    fn path_of(nodes: &[(usize, Step)], mut node: usize) -> String {
+        let mut steps = Vec::new();
+        while node != 0 {
+            steps.push(&nodes[node].1);
+            node = nodes[node].0;
+        }
+        let mut path = String::new();
+        for step in steps.into_iter().rev() {
+            match step {
+                Step::Key(k) => {
+                    path.push('.');
+                    path.push_str(k);
+                }
+                Step::Index(i) => path.push_str(&format!("[{i}]")),
+                Step::Root => {}
+            }
+        }
+        path
+    }
+    let mut nodes = vec![(0, Step::Root)];
+    let mut stack = vec![(value, 0)];
+    let mut found = Vec::new();
+    let container = |v: &Value| v.is_object() || v.is_array();
+    while let Some((v, node)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if let Some(why) = refusal_with(map, arguments) {
+                    found.push((path_of(&nodes, node), why));
+                }
+                for (k, x) in map.iter().filter(|(_, x)| container(x)) {
+                    nodes.push((node, Step::Key(k)));
+                    stack.push((x, nodes.len() - 1));
+                }
+            }
+            Value::Array(items) => {
+                for (i, x) in items.iter().enumerate().filter(|(_, x)| container(x)) {
+                    nodes.push((node, Step::Index(i)));
+                    stack.push((x, nodes.len() - 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// One object within `value` that the decoder refuses, if there is one ([`refusals`]).
+pub fn first_refusal(value: &Value) -> Option<(String, String)> {
+    refusals(value, true).into_iter().next()
 }
 
 #[cfg(test)]
@@ -381,6 +438,8 @@ mod tests {
         assert_eq!(refused(json!({"dtype": "compas.geometry/Point", "data": [1, 2.5, "3"]})), None);
         assert!(refused(json!({"dtype": "compas.geometry/Point", "data": {"id": "s", "label": "x"}})).is_some());
         assert!(refused(json!({"dtype": "compas.geometry/Vector", "data": [1, 2, 3, "n", 5]})).is_some());
+        assert!(refused(json!({"dtype": "compas.geometry/Frame", "data": [1, 2, 3]})).is_some());
+        assert_eq!(refused(json!({"dtype": "compas.geometry/Frame", "data": {"point": [0, 0, 0]}})), None);
         assert!(refused(json!({"dtype": "compas.geometry/Point", "data": [1, 2, 3], "guid": "x"}))
             .unwrap()
             .contains("guid"));

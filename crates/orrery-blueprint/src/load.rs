@@ -243,6 +243,14 @@ pub fn encoding_of(text: &str) -> Encoding {
 pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
     let compas = is_envelope(&value);
     let mut reader = Reader { path: Vec::new(), problems: Vec::new(), notes: Vec::new(), compas, task_id: None };
+    if compas {
+        // The decoder decodes every object with a dtype, wherever it is, before the models read
+        // anything; the first it cannot build refuses the upload. A missing or unknown
+        // constructor argument of a model is reported as the reader meets it, key by key.
+        for (below, why) in compas::refusals(&value, false) {
+            reader.problems.push(Diagnostic::error(Code::CompasObject, format!("${below}"), why).rejected());
+        }
+    }
     let blueprint = reader.blueprint(value);
     if reader.problems.is_empty() {
         if let Some(blueprint) = blueprint {
@@ -266,6 +274,18 @@ struct Reader {
 }
 
 type Object = Map<String, Value>;
+
+/// Python's truth of a JSON value: false, 0, "", [], {} and null are false.
+fn is_falsy(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+    }
+}
 
 /// What a JSON value is, for a message that says what was found instead ("a string", "an
 /// array", ...).
@@ -335,11 +355,9 @@ impl Reader {
         if !self.compas || !map.contains_key("dtype") {
             return Some((map, false));
         }
-        // The decoder builds the object before anything looks at it (docs/format.md §1.2): one
-        // it cannot build refuses the file. A missing or unknown argument is reported below,
-        // key by key.
-        if let Some(why) = compas::refusal_with(&map, false) {
-            self.fatal(Code::CompasObject, why);
+        // The decoder built the object before anything looked at it (docs/format.md §1.2):
+        // `from_value` reported one it cannot build.
+        if compas::refusal_with(&map, false).is_some() {
             return None;
         }
         let class = compas::resolve(&map["dtype"], map.get("inheritance")).ok().and_then(|c| c.model_dtype());
@@ -386,15 +404,6 @@ impl Reader {
     fn string_value(&mut self, value: Value, key: &str) -> Option<String> {
         match value {
             Value::String(s) => Some(s),
-            other if self.compas && compas::first_refusal(&other).is_some() => {
-                let (below, why) = compas::first_refusal(&other).unwrap_or_default();
-                self.in_key(key, |r| {
-                    let mut d = Diagnostic::error(Code::CompasObject, format!("{}{below}", r.here()), why).rejected();
-                    d.task_id = r.task_id.clone();
-                    r.problems.push(d);
-                });
-                None
-            }
             other => {
                 let found = kind_of(&other);
                 self.in_key(key, |r| r.problem(Code::SchemaType, format!("'{key}' must be a string, found {found}")));
@@ -505,15 +514,12 @@ impl Reader {
         self.path.pop();
         if self.compas {
             // Derived by the reference from the tasks; rebuilt on save. Its envelopes are decoded
-            // all the same, and one that does not decode refuses the file.
-            if let Some(scopes) = map.shift_remove("scopes") {
-                if let Some((below, why)) = compas::first_refusal(&scopes) {
-                    self.in_key("scopes", |r| {
-                        let mut d =
-                            Diagnostic::error(Code::CompasObject, format!("{}{below}", r.here()), why).rejected();
-                        d.task_id = None;
-                        r.problems.push(d);
-                    });
+            // all the same (`from_value` checked that they decode; here, their arguments).
+            if let Some(Value::Array(scopes)) = map.shift_remove("scopes") {
+                for (i, scope) in scopes.iter().enumerate() {
+                    if let Some(why) = scope.as_object().and_then(compas::arguments_refusal) {
+                        self.in_key("scopes", |r| r.in_index(i, |r| r.fatal(Code::CompasObject, why)));
+                    }
                 }
             }
         }
@@ -544,7 +550,15 @@ impl Reader {
         let condition = self.string(&mut map, "condition");
         let scope_start = match self.take(&mut map, "scope_start") {
             None => None,
-            Some(v) if self.compas && !v.is_object() => {
+            // `task.scope_start or {}`: a falsy scope_start of an envelope opens a skip scope.
+            Some(v) if self.compas && is_falsy(&v) && !v.is_object() => self.in_key("scope_start", |r| {
+                r.problem(
+                    Code::SchemaType,
+                    format!("'scope_start' must be an object, found {v}: the server takes it as {{}}"),
+                );
+                Some(ScopeStart::default())
+            }),
+            Some(v) if self.compas && (!v.is_object() || v.get("dtype").is_some()) => {
                 self.in_key("scope_start", |r| {
                     r.fatal(Code::SchemaType, format!("'scope_start' must be an object, found {}", kind_of(&v)))
                 });
@@ -627,19 +641,33 @@ impl Reader {
             }
         };
         ok &= self.closed(map, "name, retry_policy and while_policy", "scope_start");
-        ok.then_some(ScopeStart { name, retry_policy, while_policy })
+        // The server reads nothing inside an envelope's scope_start but which policies it names:
+        // what Orrery cannot read stays a note, and the scope stays.
+        (ok || self.compas).then_some(ScopeStart { name, retry_policy, while_policy })
+    }
+
+    /// A policy's own problem: in an envelope the server checks nothing inside a policy, so
+    /// even a missing key is only Orrery's error.
+    fn policy_problem(&mut self, code: Code, message: String) {
+        if self.compas {
+            let mut d = Diagnostic::error(code, self.here(), message);
+            d.task_id = self.task_id.clone();
+            self.notes.push(d);
+        } else {
+            self.problem(code, message);
+        }
     }
 
     fn retry_policy(&mut self, value: Value) -> Option<RetryPolicy> {
         let Value::Object(mut map) = value else {
             self.problem(Code::SchemaType, format!("'retry_policy' must be an object, found {}", kind_of(&value)));
-            return None;
+            return self.compas.then(|| RetryPolicy { retries: 0, backoff: None });
         };
         let retries = if map.get("retries").is_some_and(|v| !v.is_null() || !self.compas) {
             self.integer(&mut map, "retries", 0)
         } else {
             map.shift_remove("retries");
-            self.problem(Code::SchemaRequired, "'retry_policy' has no 'retries'".into());
+            self.policy_problem(Code::SchemaRequired, "'retry_policy' has no 'retries'".into());
             Err(())
         };
         let backoff = match self.take(&mut map, "backoff") {
@@ -656,20 +684,45 @@ impl Reader {
         let closed = self.closed(map, "retries and backoff", "retry_policy");
         match (retries, backoff) {
             (Ok(Some(retries)), Ok(backoff)) if closed => Some(RetryPolicy { retries, backoff }),
+            (retries, backoff) if self.compas => {
+                Some(RetryPolicy { retries: retries.ok().flatten().unwrap_or(0), backoff: backoff.ok().flatten() })
+            }
             _ => None,
         }
     }
 
     fn while_policy(&mut self, value: Value) -> Option<WhilePolicy> {
+        if self.compas && !value.is_object() && !is_falsy(&value) {
+            // check_dataflow calls `.get("condition")` on it and fails (HTTP 500).
+            self.fatal(
+                Code::SchemaType,
+                format!("'while_policy' must be an object, found {}: the server fails on it", kind_of(&value)),
+            );
+            return None;
+        }
         let Value::Object(mut map) = value else {
             self.problem(Code::SchemaType, format!("'while_policy' must be an object, found {}", kind_of(&value)));
             return None;
         };
-        let condition = self.required_string(&mut map, "condition", "'while_policy'");
+        let condition = match self.take(&mut map, "condition") {
+            Some(Value::String(c)) => Some(c),
+            None => {
+                self.policy_problem(Code::SchemaRequired, "'while_policy' has no 'condition'".into());
+                None
+            }
+            // The server examines a while condition only when it is a string.
+            Some(other) => self.in_key("condition", |r| {
+                r.policy_problem(Code::SchemaType, format!("'condition' must be a string, found {}", kind_of(&other)));
+                None
+            }),
+        };
         let max_iterations = self.integer(&mut map, "max_iterations", 1);
         let closed = self.closed(map, "condition and max_iterations", "while_policy");
         match (condition, max_iterations) {
             (Some(condition), Ok(max_iterations)) if closed => Some(WhilePolicy { condition, max_iterations }),
+            (Some(condition), max_iterations) if self.compas => {
+                Some(WhilePolicy { condition, max_iterations: max_iterations.ok().flatten() })
+            }
             _ => None,
         }
     }

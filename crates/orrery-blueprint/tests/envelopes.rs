@@ -1,0 +1,191 @@
+//! COMPAS envelopes as the server's decoder reads them (docs/format.md §1.2), one rule each way;
+//! `tests/compat` checks thousands more against the reference itself.
+
+use orrery_blueprint::{check_sources, load, Source};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+fn envelope(dtype: &str, data: Value) -> Value {
+    json!({"dtype": dtype, "guid": "6f1c2a9e-3b4d-4e5f-8a6b-7c8d9e0f1a2b", "data": data})
+}
+
+fn task(id: &str, ty: &str, after: Option<&str>) -> Value {
+    let deps: Vec<Value> =
+        after.into_iter().map(|a| envelope("antikythera.models/Dependency", json!({"id": a, "type": "FS"}))).collect();
+    envelope("antikythera.models/Task", json!({"id": id, "type": ty, "depends_on": deps, "state": "PENDING"}))
+}
+
+/// start -> a -> end as the server stores it.
+fn blueprint() -> Value {
+    envelope(
+        "antikythera.models/Blueprint",
+        json!({"id": "bp", "name": "bp", "version": "1.0", "tasks": [
+            task("start", "system.start", None), task("a", "system.sleep", Some("start")), task("end", "system.end", Some("a"))],
+            "scopes": []}),
+    )
+}
+
+fn server_accepts(bp: &Value) -> (bool, Vec<String>) {
+    let text = bp.to_string();
+    let loaded = load(&text).map_err(|e| e.diagnostics);
+    let report = check_sources(&[Source { path: PathBuf::from("bp.json"), text, loaded }]).swap_remove(0);
+    let refused = report.diagnostics.iter().filter(|d| d.server_rejects).map(|d| format!("{} {}", d.path, d.message));
+    (report.server_accepts, refused.collect())
+}
+
+fn edited(edit: impl FnOnce(&mut Value)) -> Value {
+    let mut bp = blueprint();
+    edit(&mut bp);
+    bp
+}
+
+#[test]
+fn the_server_accepts_what_its_decoder_builds() {
+    let cases: Vec<(&str, Value)> = vec![
+        ("as stored", blueprint()),
+        (
+            "a dtype through the defining module",
+            edited(|b| b["dtype"] = json!("antikythera.models.blueprints/Blueprint")),
+        ),
+        (
+            "a task's dtype through a module that imports it",
+            edited(|b| b["data"]["tasks"][1]["dtype"] = json!("antikythera_orchestrator.scopes/Task")),
+        ),
+        (
+            "an unknown dtype with a known one to inherit",
+            edited(|b| {
+                b["dtype"] = json!("nonexistent_mod/Blueprint");
+                b["inheritance"] = json!(["antikythera.models/Blueprint"]);
+            }),
+        ),
+        (
+            "a guid in braces, upper case, without dashes",
+            edited(|b| b["guid"] = json!("{6F1C2A9E3B4D4E5F8A6B7C8D9E0F1A2B}")),
+        ),
+        (
+            "no guid",
+            edited(|b| {
+                b.as_object_mut().unwrap().remove("guid");
+            }),
+        ),
+        (
+            "SKIP_REQUESTED, a TaskState the schema leaves out",
+            edited(|b| b["data"]["tasks"][1]["data"]["state"] = json!("SKIP_REQUESTED")),
+        ),
+        (
+            "a falsy scope_start opens a skip scope",
+            edited(|b| {
+                b["data"]["tasks"][1]["data"]["scope_start"] = json!(false);
+                b["data"]["tasks"][1]["data"]["scope_end"] = json!("a");
+            }),
+        ),
+        (
+            "negative retries and an unknown key in scope_start",
+            edited(|b| {
+                b["data"]["tasks"][1]["data"]["scope_start"] = json!({"retry_policy": {"retries": -1}, "note": 1});
+                b["data"]["tasks"][1]["data"]["scope_end"] = json!("a");
+            }),
+        ),
+        (
+            "a while policy without a condition",
+            edited(|b| {
+                b["data"]["tasks"][1]["data"]["scope_start"] = json!({"while_policy": {"max_iterations": "10"}});
+                b["data"]["tasks"][1]["data"]["scope_end"] = json!("a");
+            }),
+        ),
+    ];
+    for (what, bp) in cases {
+        let (accepts, refused) = server_accepts(&bp);
+        assert!(accepts, "{what}: {refused:?}");
+    }
+}
+
+#[test]
+fn the_server_refuses_what_its_decoder_cannot_build() {
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("a guid that is not hexadecimal", edited(|b| b["guid"] = json!("zzzzzzzz-3b4d-4e5f-8a6b-7c8d9e0f1a2b")), "$"),
+        (
+            "a guid that is a number",
+            edited(|b| b["data"]["tasks"][1]["data"]["depends_on"][0]["guid"] = json!(7)),
+            "depends_on[0]",
+        ),
+        (
+            "a class the module does not have",
+            edited(|b| b["data"]["tasks"][1]["dtype"] = json!("antikythera.models/Nope")),
+            "tasks[1]",
+        ),
+        (
+            "a module the server does not have",
+            edited(|b| b["data"]["tasks"][2]["dtype"] = json!("nonexistent_mod/Task")),
+            "tasks[2]",
+        ),
+        ("a dtype without a class", edited(|b| b["data"]["tasks"][2]["dtype"] = json!("Task")), "tasks[2]"),
+        ("inheritance that is not a list", edited(|b| b["inheritance"] = json!("antikythera.models/Blueprint")), "$"),
+        (
+            "an envelope without data",
+            edited(|b| {
+                b["data"]["tasks"][1]["data"]["depends_on"][0].as_object_mut().unwrap().remove("data");
+            }),
+            "depends_on[0]",
+        ),
+        (
+            "a state that is not a TaskState",
+            edited(|b| b["data"]["tasks"][1]["data"]["state"] = json!("pending")),
+            "state",
+        ),
+        ("a null state", edited(|b| b["data"]["tasks"][1]["data"]["state"] = json!(null)), "state"),
+        ("a blueprint id that is a number", edited(|b| b["data"]["id"] = json!(5)), "id"),
+        (
+            "a description holding an object that does not decode",
+            edited(|b| b["data"]["description"] = json!({"dtype": "nonexistent_mod/X", "data": {}})),
+            "description",
+        ),
+        (
+            "a dependency's type holding one",
+            edited(|b| {
+                b["data"]["tasks"][1]["data"]["depends_on"][0]["data"]["type"] = json!({"dtype": "nope/X", "data": 0})
+            }),
+            "type",
+        ),
+        (
+            "a Scope without its label",
+            edited(|b| b["data"]["scopes"] = json!([envelope("antikythera.models/Scope", json!({"id": "a"}))])),
+            "scopes[0]",
+        ),
+        (
+            "a Point built from a dict",
+            edited(|b| {
+                b["data"]["tasks"][1]["data"]["params"] = json!([envelope(
+                    "antikythera.models/TaskParam",
+                    json!({"name": "p", "value": {"dtype": "compas.geometry/Point", "data": {"x": 1}}})
+                )])
+            }),
+            "value",
+        ),
+        (
+            "a scope_start that is a Scope object",
+            edited(|b| {
+                b["data"]["tasks"][1]["data"]["scope_start"] =
+                    envelope("antikythera.models/Scope", json!({"id": "s", "label": "s"}));
+                b["data"]["tasks"][1]["data"]["scope_end"] = json!("a");
+            }),
+            "scope_start",
+        ),
+        (
+            "a while policy that is a string",
+            edited(|b| {
+                b["data"]["tasks"][1]["data"]["scope_start"] = json!({"while_policy": "x"});
+                b["data"]["tasks"][1]["data"]["scope_end"] = json!("a");
+            }),
+            "while_policy",
+        ),
+    ];
+    for (what, bp, place) in cases {
+        let (accepts, refused) = server_accepts(&bp);
+        assert!(!accepts, "{what}: accepted");
+        assert!(
+            refused.iter().any(|r| r.split(' ').next().unwrap().contains(place)),
+            "{what}: refused at {refused:?}, not at {place}"
+        );
+    }
+}
