@@ -93,6 +93,9 @@ codes! {
     ScopeEndUnreachable = "scope-end-unreachable",
     PolicyRange = "policy-range",
     NotPortable = "not-portable",
+    // A task besides the end task that nothing depends on: an antikythera server ends the
+    // session when the first of them finishes; upstream's main branch refuses it.
+    EndNotOnlySink = "end-not-only-sink",
     // An id or name with a NUL character: the reference stores any JSON string (its schema has
     // no pattern and Redis keys are binary-safe), but Orrery makes ids and names into file
     // names, process arguments and environment variables, none of which can hold a NUL; the

@@ -376,3 +376,47 @@ fn a_bad_param_keeps_a_blueprint_from_being_runnable() {
     let refused = ValidBlueprint::new(loaded.blueprint, &Library::new()).expect_err("the sleep would fail at once");
     assert!(refused.iter().any(|d| d.code == Code::ParamSchema), "{refused:#?}");
 }
+
+#[test]
+fn every_dependency_type_but_fs_says_how_a_server_runs_it() {
+    for (ty, says) in [
+        ("SS", "'b' starts only when some task finishes after 'a' has started"),
+        ("FF", "'b' starts when its other dependencies allow"),
+        ("SF", "an antikythera server ignores SF"),
+    ] {
+        let text = blueprint(|v| {
+            v["tasks"][2]["depends_on"][0]["type"] = json!(ty);
+            v["tasks"][2]["depends_on"].as_array_mut().unwrap().push(json!({"id": "start"}));
+        });
+        let d = only(&text, Code::NotPortable);
+        assert_eq!((d.path.as_str(), d.task_id.as_deref()), ("$.tasks[2].depends_on[0].type", Some("b")));
+        assert!(d.message.contains(says), "{ty}: {}", d.message);
+        assert!(!d.server_rejects);
+    }
+    // An FF alone: the task starts before the start task has run.
+    let ff = blueprint(|v| v["tasks"][2]["depends_on"][0]["type"] = json!("FF"));
+    assert!(only(&ff, Code::NotPortable).message.contains("at once, before the start task"));
+    // Two dependencies on one task: the server keeps the last.
+    let twice =
+        blueprint(|v| v["tasks"][2]["depends_on"] = json!([{"id": "a", "type": "SS"}, {"id": "a", "type": "FS"}]));
+    let d = only(&twice, Code::NotPortable);
+    assert!(d.message.contains("keeps only the last (FS)"), "{}", d.message);
+    assert!(diagnostics(&blueprint(|_| {})).iter().all(|d| d.code != Code::NotPortable));
+}
+
+#[test]
+fn a_task_nothing_depends_on_besides_the_end_task_is_a_warning() {
+    let side = blueprint(|v| {
+        v["tasks"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"id": "side", "type": "system.sleep", "depends_on": [{"id": "a"}]}));
+    });
+    let d = only(&side, Code::EndNotOnlySink);
+    assert_eq!((d.path.as_str(), d.task_id.as_deref(), d.severity), ("$.tasks[4]", Some("side"), Severity::Warning));
+    assert!(
+        d.message.contains("completes the session when the first of them finishes") && d.message.contains("ADR-0005")
+    );
+    assert!(!d.server_rejects);
+    assert!(diagnostics(&blueprint(|_| {})).iter().all(|d| d.code != Code::EndNotOnlySink));
+}

@@ -75,7 +75,10 @@ pub(super) fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Ve
             Diagnostic::error(
                 Code::Cycle,
                 format!("{}.depends_on", task_path(first)),
-                format!("tasks {} depend on each other in a cycle: none of them can ever start", quote_list(&ids)),
+                format!(
+                    "tasks {} depend on each other in a cycle: none of them can ever start (an antikythera 0.5.1 server takes the file; upstream's main branch refuses cycles, ADR-0005)",
+                    quote_list(&ids)
+                ),
             )
             .task(ids[0]),
         );

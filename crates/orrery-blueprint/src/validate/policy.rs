@@ -11,22 +11,9 @@ pub(super) fn policy_rules(bp: &Blueprint, scopes: &Scopes, out: &mut Vec<Diagno
     const MAX_RETRIES: u64 = 1_000;
     const MAX_ITERATIONS: u64 = 100_000;
     const MAX_BACKOFF_MS: u64 = 3_600_000;
+    dependency_types(bp, out);
+    sinks(bp, out);
     for (i, t) in bp.tasks.iter().enumerate() {
-        for (j, d) in t.depends_on.iter().enumerate() {
-            if d.dep_type == DependencyType::SF {
-                out.push(
-                    Diagnostic::warning(
-                        Code::NotPortable,
-                        format!("{}.depends_on[{j}].type", task_path(i)),
-                        format!(
-                            "task '{}' has a start-to-finish (SF) dependency on '{}': Orrery runs it, an antikythera server ignores it",
-                            t.id, d.id
-                        ),
-                    )
-                    .task(&t.id),
-                );
-            }
-        }
         let Some(scope) = &t.scope_start else { continue };
         let path = format!("{}.scope_start", task_path(i));
         if let Some(r) = &scope.retry_policy {
@@ -111,5 +98,70 @@ pub(super) fn policy_rules(bp: &Blueprint, scopes: &Scopes, out: &mut Vec<Diagno
                 .task(&t.id),
             );
         }
+    }
+}
+
+/// How an antikythera server (0.5.1, measured on the reference orchestrator with its own system
+/// agents; docs/format.md §4) runs each dependency type other than FS, where Orrery runs it as
+/// the type means: not portable, whatever the file says.
+fn dependency_types(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
+    for (i, t) in bp.tasks.iter().enumerate() {
+        let fs_too = t.depends_on.iter().any(|d| d.dep_type == DependencyType::FS);
+        for (j, d) in t.depends_on.iter().enumerate() {
+            let (b, a) = (&t.id, &d.id);
+            let mut says = match d.dep_type {
+                DependencyType::FS => continue,
+                DependencyType::SS => format!(
+                    "task '{b}' has a start-to-start (SS) dependency on '{a}': Orrery starts '{b}' as soon as '{a}' starts; on an antikythera server, '{b}' starts only when some task finishes after '{a}' has started (when nothing else finishes first, only when '{a}' ends)"
+                ),
+                DependencyType::FF => {
+                    let start = if fs_too { "when its other dependencies allow" } else { "at once, before the start task has run" };
+                    format!(
+                        "task '{b}' has a finish-to-finish (FF) dependency on '{a}': on an antikythera server, '{b}' starts {start} and its finish waits for '{a}' as in Orrery, but is looked at again only when another task reports back: a chain of FF dependencies whose tasks finish out of order never completes there"
+                    )
+                }
+                DependencyType::SF => format!(
+                    "task '{b}' has a start-to-finish (SF) dependency on '{a}': Orrery lets '{b}' finish only once '{a}' has started; an antikythera server ignores SF ('{b}' waits for '{a}' neither to start nor to end), and upstream's main branch drops the type (ADR-0005)"
+                ),
+            };
+            if t.depends_on[..j].iter().any(|e| e.id == d.id) || t.depends_on[j + 1..].iter().any(|e| e.id == d.id) {
+                let last = t.depends_on.iter().rev().find(|e| e.id == d.id).map_or("FS", |e| e.dep_type.as_str());
+                says.push_str(&format!(
+                    "; '{b}' depends on '{a}' more than once, and a server keeps only the last ({last})"
+                ));
+            }
+            out.push(
+                Diagnostic::warning(Code::NotPortable, format!("{}.depends_on[{j}].type", task_path(i)), says)
+                    .task(&t.id),
+            );
+        }
+    }
+}
+
+/// Tasks nothing depends on besides the end task. An antikythera 0.5.1 server completes the
+/// session when the first such task finishes, with the others still pending or running;
+/// upstream's main branch requires the end task to be the only one (ADR-0005).
+fn sinks(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
+    let Some(end) = bp.tasks.iter().position(|t| t.task_type.0 == "system.end") else { return };
+    if bp.tasks.iter().filter(|t| t.task_type.0 == "system.end").count() != 1 {
+        return; // end-count says what is wrong
+    }
+    let depended: foldhash::HashSet<&str> =
+        bp.tasks.iter().flat_map(|t| t.depends_on.iter().map(|d| d.id.as_str())).collect();
+    let others: Vec<(usize, &Task)> =
+        bp.tasks.iter().enumerate().filter(|(i, t)| *i != end && !depended.contains(t.id.as_str())).collect();
+    let end_id = &bp.tasks[end].id;
+    for (i, t) in others {
+        out.push(
+            Diagnostic::warning(
+                Code::EndNotOnlySink,
+                task_path(i),
+                format!(
+                    "nothing depends on task '{}', so the end task '{end_id}' is not the only task the run ends with: an antikythera server completes the session when the first of them finishes, with the other still pending or running, and upstream's main branch refuses it (ADR-0005); make '{end_id}' depend on '{}'",
+                    t.id, t.id
+                ),
+            )
+            .task(&t.id),
+        );
     }
 }
