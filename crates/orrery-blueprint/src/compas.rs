@@ -367,25 +367,20 @@ pub fn refusals(value: &Value, arguments: bool) -> Vec<(String, String)> {
     let mut nodes = vec![(0, Step::Root)];
     let mut stack = vec![(value, 0)];
     let mut found = Vec::new();
-    let container = |v: &Value| v.is_object() || v.is_array();
     while let Some((v, node)) = stack.pop() {
-        match v {
+        let children: Box<dyn Iterator<Item = (Step, &Value)>> = match v {
             Value::Object(map) => {
                 if let Some(why) = refusal_with(map, arguments) {
                     found.push((path_of(&nodes, node), why));
                 }
-                for (k, x) in map.iter().filter(|(_, x)| container(x)) {
-                    nodes.push((node, Step::Key(k)));
-                    stack.push((x, nodes.len() - 1));
-                }
+                Box::new(map.iter().map(|(k, x)| (Step::Key(k), x)))
             }
-            Value::Array(items) => {
-                for (i, x) in items.iter().enumerate().filter(|(_, x)| container(x)) {
-                    nodes.push((node, Step::Index(i)));
-                    stack.push((x, nodes.len() - 1));
-                }
-            }
-            _ => {}
+            Value::Array(items) => Box::new(items.iter().enumerate().map(|(i, x)| (Step::Index(i), x))),
+            _ => continue,
+        };
+        for (step, x) in children.filter(|(_, x)| x.is_object() || x.is_array()) {
+            nodes.push((node, step));
+            stack.push((x, nodes.len() - 1));
         }
     }
     found

@@ -124,22 +124,21 @@ pub fn load_carefully(text: &str) -> Result<Loaded, LoadError> {
 fn read_deep(text: &str) -> Result<(Value, Option<Diagnostic>), LoadError> {
     let (depth, at) = json::python_depth(text);
     let (line, column) = span::line_column_at(text, at);
-    let found = |code, message: String| {
+    let found = |severity, message: String| {
         // The place is the line and column: a path as deep as the nesting would be as long.
-        let mut d = Diagnostic::new(code, diagnostic::Severity::Warning, "$", message);
+        let mut d = Diagnostic::new(Code::JsonDepth, severity, "$", message);
         (d.line, d.column, d.byte_offset) = (Some(line), Some(column), Some(at));
         d
     };
     if depth > json::PYTHON_READS {
-        let mut d = found(
-            Code::JsonDepth,
+        let d = found(
+            diagnostic::Severity::Error,
             format!(
                 "the file nests {depth} levels deep here: Python's json (the server's parser) stops at {} levels with a RecursionError, so the server refuses it",
                 json::PYTHON_READS
             ),
         )
         .rejected();
-        d.severity = diagnostic::Severity::Error;
         return Err(LoadError { diagnostics: vec![d] });
     }
     let value = json::from_str_deep::<Value>(text, json::PYTHON_READS).map_err(|e| {
@@ -149,7 +148,7 @@ fn read_deep(text: &str) -> Result<(Value, Option<Diagnostic>), LoadError> {
     })?;
     let warning = (depth > json::SERVER_READS).then(|| {
         found(
-            Code::JsonDepth,
+            diagnostic::Severity::Warning,
             format!(
                 "the file nests {depth} levels deep here: Python's json reads up to {} levels, but a server calls it from deeper in its stack and refused beyond about {} in a measurement; keep values under {} levels",
                 json::PYTHON_READS,

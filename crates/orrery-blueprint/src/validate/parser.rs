@@ -47,15 +47,9 @@ pub(super) fn parser_rules(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
 }
 
 /// The reference decodes every object with a `dtype` key as a COMPAS object, wherever it is
-/// (even in a param value); one that does not decode makes the upload fail. Objects of the
-/// packages a server has (compas, antikythera) decode; anything else names a module the server
-/// would have to import.
+/// (even in a param value); one that does not decode makes the upload fail. What decodes is
+/// [`crate::compas`]'s to say.
 pub(super) fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
-    fn walk(v: &Value, path: &mut String, found: &mut Vec<(String, String)>) {
-        if let Some((below, why)) = crate::compas::first_refusal(v) {
-            found.push((format!("{path}{below}"), why));
-        }
-    }
     let mut found = Vec::new();
     // An object that itself has a `dtype` key among the keys Orrery does not know.
     let own = |extra: &Extra,
@@ -90,10 +84,9 @@ pub(super) fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
         if !has_dtype(v) {
             return;
         }
-        let mut hits = Vec::new();
-        let mut path = base();
-        walk(v, &mut path, &mut hits);
-        found.extend(hits.into_iter().map(|(p, d)| (p, d, task.map(str::to_string))));
+        if let Some((below, why)) = crate::compas::first_refusal(v) {
+            found.push((format!("{}{below}", base()), why, task.map(str::to_string)));
+        }
     };
     for (k, v) in &bp.extra {
         scan(v, &|| format!("$.{k}"), None, &mut found);

@@ -124,7 +124,7 @@ fn dependency_types(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
                     "task '{b}' has a start-to-finish (SF) dependency on '{a}': Orrery lets '{b}' finish only once '{a}' has started; an antikythera server ignores SF ('{b}' waits for '{a}' neither to start nor to end), and upstream's main branch drops the type (ADR-0005)"
                 ),
             };
-            if t.depends_on[..j].iter().any(|e| e.id == d.id) || t.depends_on[j + 1..].iter().any(|e| e.id == d.id) {
+            if t.depends_on.iter().filter(|e| e.id == d.id).count() > 1 {
                 let last = t.depends_on.iter().rev().find(|e| e.id == d.id).map_or("FS", |e| e.dep_type.as_str());
                 says.push_str(&format!(
                     "; '{b}' depends on '{a}' more than once, and a server keeps only the last ({last})"
@@ -142,8 +142,8 @@ fn dependency_types(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
 /// session when the first such task finishes, with the others still pending or running;
 /// upstream's main branch requires the end task to be the only one (ADR-0005).
 fn sinks(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
-    let Some(end) = bp.tasks.iter().position(|t| t.task_type.0 == "system.end") else { return };
-    if bp.tasks.iter().filter(|t| t.task_type.0 == "system.end").count() != 1 {
+    let Some(end) = bp.tasks.iter().position(|t| t.task_type.is_end()) else { return };
+    if bp.tasks.iter().filter(|t| t.task_type.is_end()).count() != 1 {
         return; // end-count says what is wrong
     }
     let depended: foldhash::HashSet<&str> =
