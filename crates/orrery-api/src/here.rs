@@ -190,7 +190,10 @@ impl Api {
         };
         // The first committed event names the session. A runner that fails before the session
         // exists drops its events' sender, which may be seen before its end: its error is the answer.
+        // The events come first: a session that runs in a blink has sent them all by the time its
+        // runner ends, and both are ready at once (picked at random, the end won now and then).
         let first = tokio::select! {
+            biased;
             first = receiver.recv() => match first {
                 Ok(first) => first,
                 Err(_) => return Err(unseen(handle.await)),

@@ -3,6 +3,7 @@
 //! processes and real sockets, and asserts that it now holds. `docs/reliability.md` lists what
 //! each module shows and the figures it measured.
 
+mod blink;
 mod conditions;
 mod connections;
 mod crash;
