@@ -19,7 +19,7 @@ use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use orrery_blueprint::FailureCode;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The longest a request may take, connection included.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -57,6 +57,15 @@ impl RemoteError {
 pub struct Uploaded {
     pub blueprint_id: String,
     pub message: String,
+}
+
+/// A session's data on the server (`GET /sessions/{id}/data`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionData {
+    /// The root blueprint's.
+    pub root: Map<String, Value>,
+    /// Each inner instance's, by its id.
+    pub inner: Vec<(String, Map<String, Value>)>,
 }
 
 /// A session as the server lists it (`GET /sessions`).
@@ -255,10 +264,26 @@ impl Server {
         expect(status, answer)
     }
 
-    /// `GET /blueprints/{id}`: a blueprint the server holds, as a COMPAS envelope.
-    pub async fn blueprint(&self, blueprint_id: &str) -> Result<Value, RemoteError> {
-        let (status, answer) = self.send(Method::GET, &format!("/blueprints/{}", segment(blueprint_id)), None).await?;
-        expect(status, answer)
+    /// `GET /sessions/{id}/data`: the session's data as the server stores it, each value
+    /// unwrapped from the server's `{"value", "type"}`.
+    pub async fn session_data(&self, session_id: &str) -> Result<SessionData, RemoteError> {
+        let (status, body) = self.send(Method::GET, &format!("/sessions/{}/data", segment(session_id)), None).await?;
+        let answer: Value = expect(status, body)?;
+        // `data` is the JSON text of {"main_blueprint": {...}, "inner_blueprints": {id: {...}}}.
+        let data: Value = match &answer["data"] {
+            Value::String(text) => orrery_blueprint::json::from_str(text)
+                .map_err(|_| RemoteError::Unexpected { status: status.as_u16(), body: answer.to_string() })?,
+            other => other.clone(),
+        };
+        let values = |instance: &Value| -> Map<String, Value> {
+            let entries = instance.as_object().into_iter().flatten();
+            entries.map(|(k, v)| (k.clone(), v.get("value").cloned().unwrap_or_else(|| v.clone()))).collect()
+        };
+        let inner = data["inner_blueprints"].as_object().into_iter().flatten();
+        Ok(SessionData {
+            root: values(&data["main_blueprint"]),
+            inner: inner.map(|(id, instance)| (id.clone(), values(instance))).collect(),
+        })
     }
 
     /// `GET /sessions/{id}/stream`: the session's events as they come, until the server closes

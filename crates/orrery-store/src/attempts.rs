@@ -32,6 +32,10 @@ pub struct NewAttempt {
     /// The iteration of each looping scope that holds the task, the outermost first.
     #[serde(default)]
     pub iterations: Vec<ScopeIteration>,
+    /// Begun before Orrery saw it (a mirror's task that ran on its server before the mirror
+    /// followed): see [`Attempt::times_unknown`].
+    #[serde(default)]
+    pub times_unknown: bool,
 }
 
 /// Everything that lands with a settled attempt, in one transaction: the outcome, optionally
@@ -113,12 +117,14 @@ impl Store {
                 inputs: new.inputs.clone(),
                 outputs: None,
                 iterations: new.iterations.clone(),
+                times_unknown: new.times_unknown,
             };
             tx.sql
                 .prepare_cached(
                     "INSERT INTO task_runs (run_id, session_id, node, attempt, state, agent,
-                         started_ms, pid, process_start_time, log_path, inputs_json, iterations_json)
-                     VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                         started_ms, pid, process_start_time, log_path, inputs_json, iterations_json,
+                         times_unknown)
+                     VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )
                 .and_then(|mut s| {
                     s.execute(params![
@@ -133,6 +139,7 @@ impl Store {
                         run.log_path.as_ref().map(|p| p.to_string_lossy().into_owned()),
                         run.inputs.as_ref().map(Value::to_string),
                         iterations_json(&run.iterations),
+                        run.times_unknown,
                     ])
                 })
                 .at(tx.path)?;
@@ -342,7 +349,7 @@ fn record_input_sources(
 /// The columns an [`Attempt`] is read from, in [`attempt_row`]'s order.
 const ATTEMPT_COLUMNS: &str = "run_id, session_id, node, attempt, state, agent, started_ms,
     finished_ms, exit_code, error_json, pid, process_start_time, log_path, inputs_json,
-    outputs_json, iterations_json";
+    outputs_json, iterations_json, times_unknown";
 
 /// How a beginning attempt's iterations are kept: NULL outside loops.
 fn iterations_json(iterations: &[ScopeIteration]) -> Option<String> {
@@ -366,6 +373,7 @@ struct RawAttempt {
     inputs_json: Option<String>,
     outputs_json: Option<String>,
     iterations_json: Option<String>,
+    times_unknown: bool,
 }
 
 fn attempt_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
@@ -386,6 +394,7 @@ fn attempt_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
         inputs_json: row.get(13)?,
         outputs_json: row.get(14)?,
         iterations_json: row.get(15)?,
+        times_unknown: row.get(16)?,
     })
 }
 
@@ -433,6 +442,7 @@ impl RawAttempt {
             inputs,
             outputs,
             iterations,
+            times_unknown: self.times_unknown,
         })
     }
 }

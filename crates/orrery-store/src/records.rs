@@ -272,6 +272,11 @@ pub struct Attempt {
     /// began, the outermost first; empty outside loops and for sessions recorded before
     /// iterations were.
     pub iterations: Vec<ScopeIteration>,
+    /// Ran (or began) on a server before its mirror followed: the server keeps no task times,
+    /// so `started_ms` (and `finished_ms` if it had ended then) is when the mirror learned of
+    /// it, not when it ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub times_unknown: bool,
 }
 
 impl Attempt {

@@ -140,6 +140,26 @@ impl Store {
         })
     }
 
+    /// The times a mirror's server gives its session: when it started and when it ended (`None`
+    /// while it runs, or when the server does not say). Refused for a session that mirrors
+    /// nothing: a local session's times are its runner's.
+    pub fn set_mirror_times(&mut self, id: &str, started_ms: i64, finished_ms: Option<i64>) -> Result<(), StoreError> {
+        self.write(|tx| {
+            require_session(tx.sql, tx.path, id)?;
+            let changed = tx
+                .sql
+                .execute(
+                    "UPDATE sessions SET started_ms = ?2, finished_ms = ?3 WHERE id = ?1 AND remote_url IS NOT NULL",
+                    params![id, started_ms, finished_ms],
+                )
+                .at(tx.path)?;
+            if changed == 0 {
+                return Err(StoreError::invalid(format!("session {id:?} mirrors no server's session")));
+            }
+            Ok(())
+        })
+    }
+
     /// The local mirror of a server's session, if there is one.
     pub fn mirror_of(&self, link: &RemoteLink) -> Result<Option<Session>, StoreError> {
         let raw = self.read(|conn, path| {

@@ -20,18 +20,23 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The blueprints the server holds, by id (`GET /blueprints`, HTTP/1.0 by hand: no client needed).
+/// The blueprints the server holds, by id.
 fn held(url: &str) -> BTreeSet<String> {
+    let list = get(url, "/blueprints");
+    list.as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap().to_string()).collect()
+}
+
+/// The server's JSON answer to `GET path` (HTTP/1.0 by hand: no client needed).
+fn get(url: &str, path: &str) -> Value {
     use std::io::{Read, Write};
     let address = url.trim_start_matches("http://");
     let mut socket = std::net::TcpStream::connect(address).expect("the server listens");
-    write!(socket, "GET /blueprints HTTP/1.0\r\nHost: {address}\r\n\r\n").unwrap();
+    write!(socket, "GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n").unwrap();
     let mut answer = String::new();
     socket.read_to_string(&mut answer).unwrap();
     let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
-    assert!(head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200"), "{head}");
-    let list: Value = serde_json::from_str(body).expect("the server lists its blueprints");
-    list.as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap().to_string()).collect()
+    assert!(head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200"), "GET {path}: {head}");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("GET {path}: not JSON ({e}): {body}"))
 }
 
 /// The corpus blueprint files (`*.json` but the schema).
@@ -304,6 +309,20 @@ impl Serving {
         envelope["answer"].clone()
     }
 
+    /// The mirror's view once its follower is done: the server's last snapshot applied (or the
+    /// test fails after 60 s).
+    fn until_followed(&self, session: &str) -> Value {
+        let start = std::time::Instant::now();
+        loop {
+            let view = self.ok("get_session", json!({ "session_id": session }));
+            if view["link"]["following"] == false {
+                return view;
+            }
+            assert!(start.elapsed().as_secs() < 60, "session {session} is still followed: {view}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
     /// The mirror's view once its session is `state` (or the test fails after 60 s).
     fn until_state(&self, session: &str, state: &str) -> Value {
         let start = std::time::Instant::now();
@@ -502,4 +521,182 @@ fn a_mirror_shows_its_server_unreachable_and_catches_up_when_it_answers_again() 
     }
     let attempts = view["attempts"].as_array().unwrap();
     assert!(attempts.iter().any(|a| a["node"] == "slow.t0" && a["state"] == "succeeded"), "t0's bar is kept: {view}");
+}
+
+/// A blueprint whose dynamic composite runs an inner blueprint once per element of a model the
+/// server holds (the reference's basic_sequencer), written to `scratch`; the model's id and its
+/// element ids.
+fn fan_out(deployment: &Deployment, scratch: &Path, db: &Path) -> (String, Vec<String>) {
+    let part = json!({"id": "part", "name": "part", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start"},
+        {"id": "cut", "type": "system.sleep", "params": [{"name": "duration", "value": 1.0}],
+         "outputs": [{"name": "done", "value": "cut"}], "depends_on": [{"id": "start"}]},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "cut"}]},
+    ]});
+    let fanout = json!({"id": "fanout", "name": "fan-out", "version": "1.0", "tasks": [
+        {"id": "start", "type": "system.start", "outputs": [{"name": "process_start_time"}]},
+        {"id": "prep", "type": "system.sleep", "params": [{"name": "duration", "value": 0.2}],
+         "outputs": [{"name": "sheet", "value": "A4"}], "depends_on": [{"id": "start"}]},
+        {"id": "each", "type": "system.composite", "description": "one part", "outputs": [{"name": "done"}],
+         "params": [{"name": "blueprint", "value": {"dynamic": {"blueprint_id": "part", "sequencer": "basic_sequencer"}}}],
+         "depends_on": [{"id": "prep"}]},
+        {"id": "check", "type": "system.sleep", "inputs": [{"name": "done"}, {"name": "sheet"}],
+         "params": [{"name": "duration", "value": 0.1}], "depends_on": [{"id": "each"}]},
+        {"id": "end", "type": "system.end", "outputs": [{"name": "process_end_time"}], "depends_on": [{"id": "check"}]},
+    ]});
+    for (name, blueprint) in [("part", &part), ("fanout", &fanout)] {
+        let file = scratch.join(format!("{name}.json"));
+        std::fs::write(&file, serde_json::to_string_pretty(blueprint).unwrap()).unwrap();
+        let out = orrery(&["publish", "--server", &deployment.url, file.to_str().unwrap()], db);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let upload = std::process::Command::new(reference_python())
+        .arg(compat_dir().join("server/upload_model.py"))
+        .args([deployment.url.as_str(), "parts", "3"])
+        .output()
+        .unwrap();
+    assert!(upload.status.success(), "{}", String::from_utf8_lossy(&upload.stderr));
+    let model: Value = serde_json::from_slice(&upload.stdout).unwrap();
+    let elements = model["element_ids"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
+    (model["model_id"].as_str().unwrap().to_string(), elements)
+}
+
+/// The server's session `id` once `done` holds of its snapshot (or the test fails after 60 s).
+fn on_server(url: &str, id: &str, what: &str, done: &dyn Fn(&Value) -> bool) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        let snapshot = get(url, &format!("/sessions/{id}"));
+        if done(&snapshot["data"]) {
+            return snapshot;
+        }
+        assert!(start.elapsed().as_secs() < 60, "{what}: {snapshot}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// A time output (seconds) of a root task in a server's snapshot, in ms.
+fn run_clock(snapshot: &Value, task: &str, output: &str) -> i64 {
+    let tasks = snapshot["data"]["blueprint"]["data"]["tasks"].as_array().unwrap();
+    let task = tasks.iter().find(|t| t["data"]["id"] == task).unwrap();
+    let o = task["data"]["outputs"].as_array().unwrap().iter().find(|o| o["data"]["name"] == output).unwrap();
+    (o["data"]["value"].as_f64().unwrap() * 1000.0).round() as i64
+}
+
+#[test]
+fn a_session_followed_after_it_started_mirrors_every_attempt_of_its_dynamic_composite_with_data_and_server_times() {
+    let deployment = deploy_with(&["--sys-agents"]);
+    let scratch = scratch_dir("mirror-late");
+    let db = scratch.join("orrery.db");
+    let (model_id, elements) = fan_out(&deployment, &scratch, &db);
+    let serving = serve(&db);
+    let run = |follow: bool| -> String {
+        let started = serving.ok(
+            "remote_run",
+            json!({"server": deployment.url, "blueprint_id": "fanout", "params": {"model_id": model_id}, "follow": follow}),
+        );
+        started["session_id"].as_str().unwrap_or_else(|| panic!("{started}")).to_string()
+    };
+    let first_cut_done = |d: &Value| {
+        let inner = d["inner_blueprints"].as_object().into_iter().flatten();
+        inner.filter(|(id, _)| id.starts_with("part_each_0_")).any(|(_, b)| {
+            b["data"]["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["data"]["id"] == "cut" && t["data"]["state"] == "SUCCEEDED")
+        })
+    };
+    let ended = |d: &Value| d["state"] == "COMPLETED" || d["state"] == "completed";
+
+    // Followed from the middle of its run: its first element's part had been cut.
+    let late = run(false);
+    on_server(&deployment.url, &late, "the first part cut", &first_cut_done);
+    let mirror = serving.ok("follow_remote_session", json!({"server": deployment.url, "session_id": late}));
+    let mirror = mirror["session_id"].as_str().unwrap().to_string();
+    serving.until_state(&mirror, "completed");
+    let view = serving.until_followed(&mirror);
+    let snapshot = on_server(&deployment.url, &late, "completed", &ended);
+    let instance = |i: usize| format!("part_each_{i}_{}", &elements[i][..8]);
+    let mut nodes: Vec<String> =
+        ["start", "prep", "each_0", "each_1", "each_2", "check", "end"].iter().map(|t| format!("fanout.{t}")).collect();
+    for i in 0..3 {
+        nodes.extend(["start", "cut", "end"].iter().map(|t| format!("{}.{t}", instance(i))));
+    }
+    let attempts = view["attempts"].as_array().unwrap();
+    let attempt = |node: &str| {
+        let mine: Vec<&Value> = attempts.iter().filter(|a| a["node"] == node).collect();
+        assert_eq!(mine.len(), 1, "{node} ran once on the server: {view}");
+        mine[0].clone()
+    };
+    for node in &nodes {
+        let a = attempt(node);
+        assert_eq!(a["state"], "succeeded", "{node}: {a}");
+    }
+    // Ended before the mirror followed: the server's outputs, no times; since: timed bars.
+    for node in ["fanout.start".to_string(), "fanout.prep".to_string(), format!("{}.cut", instance(0))] {
+        assert_eq!(attempt(&node)["times_unknown"], true, "{node}");
+    }
+    for node in ["fanout.check".to_string(), format!("{}.cut", instance(2))] {
+        assert!(attempt(&node).get("times_unknown").is_none(), "{node} ran while followed: {view}");
+    }
+    let last_cut = attempt(&format!("{}.cut", instance(2)));
+    let ran = last_cut["finished_ms"].as_i64().unwrap() - last_cut["started_ms"].as_i64().unwrap();
+    assert!((800..5000).contains(&ran), "a one-second cut ran {ran} ms");
+    for i in 0..3 {
+        assert_eq!(attempt(&format!("{}.cut", instance(i)))["outputs"], json!({"done": "cut"}));
+    }
+    assert_eq!(attempt("fanout.prep")["outputs"], json!({"sheet": "A4"}), "a task's outputs as the server holds them");
+    let gathered: serde_json::Map<String, Value> = elements.iter().map(|e| (e.clone(), json!("cut"))).collect();
+    assert_eq!(attempt("fanout.check")["inputs"], json!({"done": gathered, "sheet": "A4"}));
+    // The data and its lineage: check read what the last element gathered and what prep wrote.
+    let data = serving.ok("read_session_data", json!({ "session_id": mirror }));
+    assert_eq!(data["fanout"]["done"], Value::Object(gathered.clone()), "{data}");
+    let lineage = serving.ok("get_lineage", json!({ "session_id": mirror }));
+    let source = |input: &str| {
+        let found =
+            lineage["inputs"].as_array().unwrap().iter().find(|i| i["node"] == "fanout.check" && i["input"] == input);
+        found.map(|i| i["source"]["node"].clone())
+    };
+    assert_eq!(source("done"), Some(json!("fanout.each_2")), "{lineage}");
+    assert_eq!(source("sheet"), Some(json!("fanout.prep")), "written before the mirror followed: {lineage}");
+    // The run's own clock: its start task's start, its end task's end.
+    assert_eq!(view["session"]["started_ms"], run_clock(&snapshot, "start", "process_start_time"), "{view}");
+    assert_eq!(view["session"]["finished_ms"], run_clock(&snapshot, "end", "process_end_time"), "{view}");
+    // The graph: the blueprint as published, its dynamic composite expanded as on the server.
+    let blueprints = serving.ok("get_session_blueprints", json!({ "session_id": mirror }));
+    let root: Value = serde_json::from_str(blueprints["root"]["text"].as_str().unwrap()).unwrap();
+    let ids: Vec<&str> = root["tasks"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["start", "prep", "each", "check", "end"], "{root}");
+    assert_eq!(
+        root["tasks"][2]["params"][0]["value"],
+        json!({"dynamic": {"blueprint_id": "part", "sequencer": "basic_sequencer"}})
+    );
+    assert_eq!(root["tasks"][2]["description"], "one part");
+    let inner: Vec<&str> =
+        blueprints["inner"].as_array().unwrap().iter().map(|b| b["blueprint_id"].as_str().unwrap()).collect();
+    assert_eq!(inner, ["part"]);
+    let instances: Vec<(String, Value)> = blueprints["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["id"].as_str().unwrap().to_string(), i["composite"].clone()))
+        .collect();
+    let expected: Vec<(String, Value)> = std::iter::once(("fanout".to_string(), Value::Null))
+        .chain((0..3).map(|i| (instance(i), json!(format!("fanout.each_{i}")))))
+        .collect();
+    assert_eq!(instances, expected);
+
+    // Followed once it had ended: every attempt from the server's snapshot, none timed, and
+    // still the run's own start and end.
+    let over = run(false);
+    let snapshot = on_server(&deployment.url, &over, "completed", &ended);
+    let mirror = serving.ok("follow_remote_session", json!({"server": deployment.url, "session_id": over}));
+    let mirror = mirror["session_id"].as_str().unwrap().to_string();
+    serving.until_state(&mirror, "completed");
+    let view = serving.until_followed(&mirror);
+    let attempts = view["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), nodes.len(), "{view}");
+    assert!(attempts.iter().all(|a| a["times_unknown"] == true && a["state"] == "succeeded"), "{view}");
+    assert_eq!(view["session"]["started_ms"], run_clock(&snapshot, "start", "process_start_time"));
+    assert_eq!(view["session"]["finished_ms"], run_clock(&snapshot, "end", "process_end_time"));
 }

@@ -63,6 +63,12 @@ export type Attempt = {
    * iterations were.
    */
   iterations: ScopeIteration[];
+  /**
+   * Ran (or began) on a server before its mirror followed: the server keeps no task times,
+   * so `started_ms` (and `finished_ms` if it had ended then) is when the mirror learned of
+   * it, not when it ran.
+   */
+  times_unknown?: boolean;
 };
 
 /** The state of one attempt. */

@@ -321,6 +321,17 @@ describe("a run mirrored from a server", () => {
     expect(calls.map(([job]) => job)).not.toContain("read_attempt_log");
   });
 
+  it("says when an attempt ran on the server before it was followed: no time, no duration", async () => {
+    const early = attempt("bp.work", 1, "succeeded", "remote", { times_unknown: true, started_ms: 5_000, finished_ms: 5_000 });
+    const ended = { ...mirror, state: "completed" as const, started_ms: 1_000, finished_ms: null };
+    const { container } = mount(openRun({ session: ended, attempts: [early], selected: { node: "bp.work", attempt: 1 } }));
+    await settled();
+    expect(container.querySelector("[data-testid=times-unknown]")?.textContent).toBe("before Orrery followed · time unknown");
+    const fields = [...container.querySelectorAll(".attempt-fields dt")].map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]);
+    expect(fields).toContainEqual(["Duration", "unknown"]);
+    expect(container.querySelector(".run-meta")?.textContent).toMatch(/duration unknown/);
+  });
+
   it("reads the log of a local attempt that wrote one (as the mirror's does not)", async () => {
     const running = attempt("bp.work", 1, "running", "shell.run", { log_path: "/logs/work.log" });
     const window = { content: "hello\n", start_offset: 0, next_offset: 6, file_size: 6, has_more_before: false, has_more_after: false, reset: false };

@@ -194,9 +194,23 @@ function AttemptFields({ attempt, durationMs, dispatch }: { attempt: Attempt; du
         #{attempt.attempt} · <span className={`attempt-state state-${attempt.state}`}>{attempt.state}</span>
       </dd>
       <dt>Started</dt>
-      <dd>{clockLabel(attempt.started_ms)}</dd>
+      {attempt.times_unknown ? (
+        <dd data-testid="times-unknown" title="The server keeps no task times: this ran there before Orrery followed the session">
+          before Orrery followed · time unknown
+        </dd>
+      ) : (
+        <dd>{clockLabel(attempt.started_ms)}</dd>
+      )}
       <dt>Duration</dt>
-      <dd>{durationMs !== null ? durationLabel(durationMs) : attempt.finished_ms != null ? durationLabel(attempt.finished_ms - attempt.started_ms) : "running"}</dd>
+      <dd>
+        {attempt.times_unknown && attempt.state !== "running"
+          ? "unknown"
+          : durationMs !== null
+            ? durationLabel(durationMs)
+            : attempt.finished_ms != null
+              ? durationLabel(attempt.finished_ms - attempt.started_ms)
+              : "running"}
+      </dd>
       {attempt.exit_code != null && (
         <>
           <dt>Exit code</dt>

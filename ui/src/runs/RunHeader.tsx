@@ -24,7 +24,8 @@ export function RunHeader({ run }: { run: OpenRun }) {
         <span className="run-meta">
           {session.started_ms != null && (
             <>
-              started {whenLabel(session.started_ms)} · {durationLabel((session.finished_ms ?? now) - session.started_ms)} ·{" "}
+              started {whenLabel(session.started_ms)} ·{" "}
+              {session.finished_ms == null && !active ? "duration unknown" : durationLabel((session.finished_ms ?? now) - session.started_ms)} ·{" "}
             </>
           )}
           version <code title={session.blueprint_hash}>{session.blueprint_hash.slice(0, 12)}</code> · run{" "}

@@ -30,6 +30,7 @@ fn attempt_row(node: &str, run: &str, attempt: u32, state: AttemptState, error: 
         inputs: None,
         outputs: None,
         iterations: Vec::new(),
+        times_unknown: false,
     }
 }
 

@@ -68,6 +68,7 @@ impl Runner {
             process: None,
             input_sources,
             iterations: self.iterations_of(n),
+            times_unknown: false,
         };
         let (attempt, events) = {
             let (session, key) = (session.clone(), key.clone());
@@ -330,6 +331,7 @@ impl Runner {
             process: None,
             input_sources: Vec::new(),
             iterations: self.iterations_of(n),
+            times_unknown: false,
         };
         self.db
             .write(move |s| {

@@ -50,7 +50,7 @@ use kept::Kept;
 pub(crate) use recovery::load_stored_plan;
 pub use recovery::{
     interrupted_sessions, is_driven, restart_session, resume_session, session_blueprints, session_instances,
-    InstanceInfo, Restart,
+    session_plan, InstanceInfo, Restart,
 };
 
 /// How to run a session.

@@ -230,6 +230,7 @@ async fn adopt_unlanded(
                 })
                 .collect(),
             iterations,
+            times_unknown: false,
         };
         let (sid, key) = (session.id.clone(), node.key.clone());
         let (attempt, events) = db.call(move |s| s.begin_attempt(&sid, &key, &new)).await?;
@@ -451,6 +452,12 @@ pub fn session_instances(store: &Store, session_id: &str) -> Result<Vec<Instance
             context: i.context.clone(),
         })
         .collect())
+}
+
+/// The flattened plan of a stored session, rebuilt from its stored blueprint versions and
+/// params: each node's task and instance, as its runner (or a mirror's follower) sees them.
+pub fn session_plan(store: &Store, session_id: &str) -> Result<SessionPlan, RunError> {
+    Ok(load_stored_plan(store, session_id)?.1)
 }
 
 /// The blueprint versions a stored session runs: its root, then the inner blueprints its

@@ -291,3 +291,44 @@ fn a_mirror_is_linked_to_its_remote_session_once() {
     assert!(err.to_string().contains("abc"), "{err}");
     assert_eq!(fixture.store.link_remote("nope", &link).unwrap_err().code(), FailureCode::NotFound);
 }
+
+#[test]
+fn a_mirror_takes_its_servers_times_and_attempts_whose_times_are_unknown_say_so() {
+    let mut fixture = Fixture::open();
+    let hash = fixture.store.put_blueprint_version("bp", r#"{"id":"bp"}"#).unwrap();
+    let new = NewSession {
+        blueprint_hash: hash,
+        name: "m".into(),
+        params: json!({}),
+        restarted_from: None,
+        started_by: None,
+        file: None,
+    };
+    let mirror = fixture.store.create_session(&new, None).unwrap();
+    let local = fixture.store.create_session(&new, None).unwrap();
+    let link = orrery_store::RemoteLink { url: "http://10.0.0.5:8000".into(), session_id: "abc".into() };
+    fixture.store.link_remote(&mirror.id, &link).unwrap();
+
+    fixture.store.set_session_state(&mirror.id, SessionState::Completed, None, None).unwrap();
+    fixture.store.set_mirror_times(&mirror.id, 1_000, None).unwrap();
+    let read = fixture.store.session(&mirror.id).unwrap();
+    assert_eq!((read.started_ms, read.finished_ms), (Some(1_000), None), "ended before it was followed: no end known");
+    fixture.store.set_mirror_times(&mirror.id, 1_000, Some(4_500)).unwrap();
+    assert_eq!(fixture.store.session(&mirror.id).unwrap().finished_ms, Some(4_500));
+
+    let err = fixture.store.set_mirror_times(&local.id, 1, None).unwrap_err();
+    assert_eq!(err.code(), FailureCode::InvalidArgument, "a local session's times are its runner's: {err}");
+    assert_eq!(fixture.store.set_mirror_times("nope", 1, None).unwrap_err().code(), FailureCode::NotFound);
+
+    fixture.store.set_task_state(&mirror.id, "bp.a", orrery_store::TaskState::Pending).unwrap();
+    fixture.store.set_task_state(&mirror.id, "bp.b", orrery_store::TaskState::Pending).unwrap();
+    let early = orrery_store::NewAttempt { agent: "remote".into(), times_unknown: true, ..Default::default() };
+    let seen = orrery_store::NewAttempt { agent: "remote".into(), ..Default::default() };
+    fixture.store.begin_attempt(&mirror.id, "bp.a", &early).unwrap();
+    fixture.store.begin_attempt(&mirror.id, "bp.b", &seen).unwrap();
+    let attempts = fixture.store.attempts(&mirror.id).unwrap();
+    let flags: Vec<(&str, bool)> = attempts.iter().map(|a| (a.node.as_str(), a.times_unknown)).collect();
+    assert_eq!(flags, [("bp.a", true), ("bp.b", false)]);
+    let json = serde_json::to_value(&attempts[1]).unwrap();
+    assert!(json.get("times_unknown").is_none(), "said only when true: {json}");
+}

@@ -67,7 +67,8 @@ type Latest = { model: TimelineModel; nowMs: number; selected: AttemptRef | null
 
 function summary(model: TimelineModel): string {
   const running = model.running > 0 ? `, ${model.running} running` : "";
-  return `Timeline of ${model.attempts} attempts of ${model.tasks} tasks in ${model.instances} blueprint instances${running}`;
+  const untimed = model.untimed > 0 ? `; ${model.untimed} more ran before Orrery followed, their times unknown` : "";
+  return `Timeline of ${model.attempts} attempts of ${model.tasks} tasks in ${model.instances} blueprint instances${running}${untimed}`;
 }
 
 export function Timeline({ attempts, nowMs, selected, onSelect, live }: TimelineProps): JSX.Element {
@@ -354,6 +355,11 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
         <span className="timeline-summary">
           {model.attempts} attempts · {model.tasks} tasks
           {model.running > 0 ? ` · ${model.running} running` : ""}
+          {model.untimed > 0 && (
+            <span title="The server keeps no task times: these ran there before Orrery followed the session">
+              {` · ${model.untimed} not drawn (times unknown)`}
+            </span>
+          )}
         </span>
       </div>
       <div className="timeline-body">

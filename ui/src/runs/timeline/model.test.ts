@@ -87,6 +87,15 @@ describe("the rows of the timeline", () => {
 
 });
 
+describe("attempts whose times are unknown", () => {
+  it("are counted but not drawn: a mirror's tasks that ran on the server before it followed", () => {
+    const early = { ...attempt("bp.a", 1, 0, 0), times_unknown: true };
+    const model = buildModel([early, attempt("bp.b", 1, 50, 150)]);
+    expect(model).toMatchObject({ attempts: 1, tasks: 1, untimed: 1, startMs: T + 50, endMs: T + 150 });
+    expect(model.byRef.has("bp.a#1")).toBe(false);
+  });
+});
+
 describe("running attempts", () => {
   const model = buildModel([attempt("bp.a", 1, 0, 100), attempt("bp.b", 1, 50, null)]);
   const running = model.byRef.get("bp.b#1")!;

@@ -87,6 +87,8 @@ export type TimelineModel = {
   tasks: number;
   instances: number;
   running: number;
+  /** Attempts left out because their times are unknown (a mirror's tasks that ran on the server before it followed). */
+  untimed: number;
   /** The earliest start: the origin of the axis. */
   startMs: number;
   /** The latest time an attempt records (a start or a finish); running ones reach further. */
@@ -116,7 +118,8 @@ export function refKey(ref: AttemptRef): string {
  * started, each task with its attempts in start order. The loops come from the iterations the
  * attempts recorded.
  */
-export function buildModel(attempts: readonly Attempt[]): TimelineModel {
+export function buildModel(all: readonly Attempt[]): TimelineModel {
+  const attempts = all.filter((a) => !a.times_unknown);
   const order = attempts.map((_, i) => i).sort((a, b) => attempts[a]!.started_ms - attempts[b]!.started_ms || a - b);
   const instances = new Map<string, Map<string, Attempt[]>>();
   let endMs = -Infinity;
@@ -167,6 +170,7 @@ export function buildModel(attempts: readonly Attempt[]): TimelineModel {
     tasks: taskCount,
     instances: instances.size,
     running,
+    untimed: all.length - attempts.length,
     startMs,
     endMs: attempts.length === 0 ? 0 : endMs,
     iterationOf,
