@@ -245,9 +245,13 @@ pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
     if compas {
         // The decoder decodes every object with a dtype, wherever it is, before the models read
         // anything; the first it cannot build refuses the upload. A missing or unknown
-        // constructor argument of a model is reported as the reader meets it, key by key.
+        // constructor argument of a model is reported as the reader meets it, key by key. One
+        // inside an input's, output's or param's value is data Orrery keeps as it is: the
+        // blueprint loads, and validation reports it on its task as for a plain file.
         for (below, why) in compas::refusals(&value, false) {
-            reader.problems.push(Diagnostic::error(Code::CompasObject, format!("${below}"), why).rejected());
+            if !in_io_value(&below) {
+                reader.problems.push(Diagnostic::error(Code::CompasObject, format!("${below}"), why).rejected());
+            }
         }
     }
     let blueprint = reader.blueprint(value);
@@ -260,6 +264,20 @@ pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
         reader.problems.push(d);
     }
     Err(LoadError { diagnostics: reader.problems })
+}
+
+/// Whether a path of an envelope (`.data.tasks[0].data.inputs[1].data.value...`, an item plain
+/// or enveloped) lies in the value of an input, output or param.
+fn in_io_value(path: &str) -> bool {
+    ["inputs[", "outputs[", "params["].iter().any(|list| {
+        path.match_indices(list).any(|(at, _)| {
+            let after = &path[at + list.len()..];
+            let Some(close) = after.find(']') else { return false };
+            let tail = &after[close + 1..];
+            let tail = tail.strip_prefix(".data").unwrap_or(tail);
+            tail.strip_prefix(".value").is_some_and(|t| t.is_empty() || t.starts_with(['.', '[']))
+        })
+    })
 }
 
 /// Walks the JSON value, taking each known key out of its object; what is left of an object

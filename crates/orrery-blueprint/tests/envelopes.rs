@@ -189,3 +189,50 @@ fn the_server_refuses_what_its_decoder_cannot_build() {
         );
     }
 }
+
+#[test]
+fn a_value_that_does_not_decode_is_refused_on_its_task_and_the_blueprint_still_loads_in_either_encoding() {
+    // A geometry input whose guid is not a UUID: the server refuses the upload either way;
+    // Orrery keeps the value as data, loads the blueprint and names the task.
+    let frame = json!({"dtype": "compas.geometry/Frame", "guid": "55982853-464f=49f0-a85a-f5a4a8b11de7",
+        "data": {"point": [0.0, 0.0, 0.0], "xaxis": [1.0, 0.0, 0.0], "yaxis": [0.0, 1.0, 0.0]}});
+    let input = envelope("antikythera.models/TaskInput", json!({"name": "frame", "value": frame}));
+    let bp = edited(|bp| bp["data"]["tasks"][1]["data"]["inputs"] = json!([input]));
+    let loaded = load(&bp.to_string()).expect("a value is data: the blueprint loads");
+    assert_eq!(loaded.blueprint.tasks[1].inputs[0].io.value.as_ref(), Some(&frame));
+    let (accepts, refused) = server_accepts(&bp);
+    assert!(!accepts);
+    assert!(refused.iter().any(|r| r.contains("inputs[0].value") && r.contains("not a UUID")), "{refused:?}");
+    // Saved plain and as envelopes, it loads back the same, and is refused the same.
+    for encoding in [orrery_blueprint::Encoding::Plain, orrery_blueprint::Encoding::Compas] {
+        let text = orrery_blueprint::save::to_string(&loaded.blueprint, encoding);
+        let again = load(&text).unwrap_or_else(|e| panic!("{encoding:?}: {:?}", e.diagnostics));
+        assert_eq!(again.blueprint, loaded.blueprint);
+        assert!(!server_accepts(&serde_json::from_str(&text).unwrap()).0, "{encoding:?}");
+    }
+    // A structural object that does not decode still refuses the load.
+    let bad = edited(|bp| bp["data"]["tasks"][1]["guid"] = json!("not-a-uuid"));
+    assert!(load(&bad.to_string()).is_err());
+}
+
+/// Every input that made the fuzzer's `load` target fail (fuzz/regressions/load/) holds its
+/// invariant now: what loads saves and loads back the same in both encodings.
+#[test]
+fn every_blueprint_the_fuzzer_kept_loads_back_from_both_encodings() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/load");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).expect("the fuzz regressions folder exists") {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Ok(loaded) = load(&text) {
+            for encoding in [orrery_blueprint::Encoding::Plain, orrery_blueprint::Encoding::Compas] {
+                let saved = orrery_blueprint::save::to_string(&loaded.blueprint, encoding);
+                let again =
+                    load(&saved).unwrap_or_else(|e| panic!("{}: {encoding:?}: {:?}", path.display(), e.diagnostics));
+                assert_eq!(again.blueprint, loaded.blueprint, "{}: {encoding:?}", path.display());
+            }
+        }
+        replayed += 1;
+    }
+    assert!(replayed > 0, "no regression inputs found in {}", dir.display());
+}
