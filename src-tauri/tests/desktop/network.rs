@@ -156,6 +156,12 @@ async fn a_run_on_a_server_is_followed_in_the_run_views() {
         (bars >= 2).then_some(bars)
     })
     .await;
+    // Its start task had ended on the server before the app followed: counted, not drawn.
+    eventually("the start task counted without a bar", || async {
+        let summary = app.text(".timeline-summary").await?;
+        summary.contains("not drawn (times unknown)").then_some(summary)
+    })
+    .await;
     app.screenshot("network-remote-run.png").await;
 }
 
