@@ -1029,11 +1029,32 @@ TASK_STATES = ["PENDING", "READY", "RUNNING", "SUCCEEDED", "FAILED", "SKIPPED", 
 def e_field(rng, bp):
     """One field of one envelope of the blueprint changed: its guid, its dtype (an alias of the
     class, a foreign or broken one), its inheritance, its data's presence; a task's state; the
-    blueprint's id."""
+    blueprint's id; an IO item's names (its envelope's `name`, an empty `data.name`)."""
     env = to_envelope(bp, rng)
     path, target = pick(rng, envelopes_in(env))
-    field = pick(rng, ["guid", "guid", "guid", "dtype", "dtype", "inheritance", "data", "state", "id", "scope", "scope"])
+    field = pick(rng, ["guid", "guid", "guid", "dtype", "dtype", "inheritance", "data", "state", "id", "scope", "scope",
+                       "io-name", "io-name"])
     cls = target["dtype"].split("/")[-1]
+    if field == "io-name":
+        # An IO envelope's own name (set on the built item: its name) or an empty data name (the
+        # item is then called by its class name); a condition may read either.
+        items = [t for _, t in envelopes_in(env) if t.get("dtype", "").split("/")[-1] in ("TaskInput", "TaskOutput", "TaskParam")
+                 and isinstance(t.get("data"), dict)]
+        if not items:
+            raise Skip("no IO envelope")
+        item = pick(rng, items)
+        old = item["data"].get("name")
+        change = rng.randrange(3)
+        if change == 0:
+            item["name"] = pick(rng, ["renamed_io", old, None])
+        else:
+            item["data"]["name"] = pick(rng, ["", None])
+            item.pop("name", None) if change == 1 else item.update(name=pick(rng, ["renamed_io", old]))
+        reader = pick(rng, env_tasks(env))
+        if rng.random() < 0.5 and reader.get("type") not in ("system.start", "system.end"):
+            reader["condition"] = pick(rng, ["renamed_io is None", f"{item['dtype'].split('/')[-1]} is None",
+                                             f"{old} is None" if isinstance(old, str) and old.isidentifier() else "True"])
+        return env
     if field == "guid":
         if rng.random() < 0.15:
             target.pop("guid", None)

@@ -781,8 +781,30 @@ impl Reader {
 
     fn io(&mut self, raw: Value, dtype: &str, kind: IoKind) -> Option<(Io, Option<String>)> {
         let what = kind.what();
+        // An envelope's own `name` is set on the object once built: it is the item's name.
+        let named = match (&raw, self.compas) {
+            (Value::Object(m), true) if m.contains_key("dtype") => {
+                m.get("name").and_then(Value::as_str).map(str::to_string)
+            }
+            _ => None,
+        };
         let (mut map, enveloped) = self.enter(raw, dtype, what)?;
-        let name = self.required_string(&mut map, "name", what);
+        let name = match (named, map.get("name")) {
+            (Some(named), _) => {
+                map.shift_remove("name");
+                Some(named)
+            }
+            // The decoder passes null as it is, and a model's name is `_name or` its class name.
+            (None, Some(Value::Null)) if self.compas && enveloped => {
+                map.shift_remove("name");
+                Some(kind.class().to_string())
+            }
+            (None, Some(Value::String(empty))) if empty.is_empty() && self.compas && enveloped => {
+                map.shift_remove("name");
+                Some(kind.class().to_string())
+            }
+            _ => self.required_string(&mut map, "name", what),
+        };
         let value = map.shift_remove("value").filter(|v| !v.is_null());
         let type_hint = self.string(&mut map, "type_hint");
         let had_type = map.contains_key("type");
@@ -831,6 +853,14 @@ enum IoKind {
 }
 
 impl IoKind {
+    /// The model's class name: what the reference calls an item whose name is empty.
+    fn class(self) -> &'static str {
+        match self {
+            Self::Input => "TaskInput",
+            Self::Output => "TaskOutput",
+            Self::Param => "TaskParam",
+        }
+    }
     fn what(self) -> &'static str {
         match self {
             Self::Input => "an input",

@@ -236,3 +236,34 @@ fn every_blueprint_the_fuzzer_kept_loads_back_from_both_encodings() {
     }
     assert!(replayed > 0, "no regression inputs found in {}", dir.display());
 }
+
+#[test]
+fn an_io_envelopes_own_name_is_its_name_and_an_empty_one_is_its_class_name() {
+    // start's output, as an envelope: `data.name` and the envelope's own `name`; `a` reads `read`.
+    let with_output = |data_name: Value, envelope_name: Option<&str>, read: &str| {
+        let mut output =
+            envelope("antikythera.models/TaskOutput", json!({"name": data_name, "value": null, "set_to": null}));
+        if let Some(name) = envelope_name {
+            output["name"] = json!(name);
+        }
+        edited(|bp| {
+            bp["data"]["tasks"][0]["data"]["outputs"] = json!([output]);
+            bp["data"]["tasks"][1]["data"]["condition"] = json!(read);
+        })
+    };
+    let name_of = |bp: &Value| load(&bp.to_string()).unwrap().blueprint.tasks[0].outputs[0].io.name.clone();
+
+    let overridden = with_output(json!("x"), Some("y"), "y is None");
+    assert_eq!(name_of(&overridden), "y", "the decoder sets the envelope's name on the built object");
+    assert!(server_accepts(&overridden).0, "{:?}", server_accepts(&overridden).1);
+    let (accepts, refused) = server_accepts(&with_output(json!("x"), Some("y"), "x is None"));
+    assert!(!accepts && refused.iter().any(|r| r.contains("'x'")), "x is no output's name: {refused:?}");
+
+    for empty in [json!(""), Value::Null] {
+        let bp = with_output(empty.clone(), None, "TaskOutput is None");
+        assert_eq!(name_of(&bp), "TaskOutput", "{empty}: a model's name is `_name or` its class name");
+        assert!(server_accepts(&bp).0, "{empty}: {:?}", server_accepts(&bp).1);
+    }
+    let named_by_envelope = with_output(Value::Null, Some("y"), "y is None");
+    assert_eq!(name_of(&named_by_envelope), "y");
+}
