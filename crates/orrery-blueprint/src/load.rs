@@ -518,7 +518,14 @@ impl Reader {
         };
         let description = self.string(&mut map, "description");
         if self.compas && map.get("tasks").is_some_and(|t| !t.is_array() && !t.is_null()) {
-            self.in_key("tasks", |r| r.fatal(Code::SchemaType, "'tasks' must be an array".into()));
+            if is_falsy(&map["tasks"]) {
+                // The model takes `tasks or []`: no tasks (an error of Orrery's own, kept).
+                let found = map.shift_remove("tasks").unwrap_or_default();
+                let message = format!("'tasks' must be an array, found {found}: the server reads it as no tasks");
+                self.in_key("tasks", |r| r.problem(Code::SchemaType, message));
+            } else {
+                self.in_key("tasks", |r| r.fatal(Code::SchemaType, "'tasks' must be an array".into()));
+            }
         }
         let items = self.array(&mut map, "tasks");
         let mut tasks = Vec::with_capacity(items.len());

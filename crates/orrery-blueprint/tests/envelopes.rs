@@ -267,3 +267,18 @@ fn an_io_envelopes_own_name_is_its_name_and_an_empty_one_is_its_class_name() {
     let named_by_envelope = with_output(Value::Null, Some("y"), "y is None");
     assert_eq!(name_of(&named_by_envelope), "y");
 }
+
+#[test]
+fn a_falsy_tasks_is_no_tasks_as_the_model_takes_it_and_anything_else_not_a_list_is_refused() {
+    for falsy in [json!({}), json!(""), json!(0), json!(false)] {
+        let bp = edited(|bp| bp["data"]["tasks"] = falsy.clone());
+        let loaded = load(&bp.to_string()).unwrap_or_else(|e| panic!("{falsy}: {:?}", e.diagnostics));
+        assert!(loaded.blueprint.tasks.is_empty(), "{falsy}");
+        assert!(loaded.notes.iter().any(|n| n.message.contains("reads it as no tasks")), "{falsy}: {:?}", loaded.notes);
+        assert!(server_accepts(&bp).0, "{falsy}: {:?}", server_accepts(&bp).1);
+    }
+    for truthy in [json!({"a": 1}), json!("tasks"), json!(3), json!(true)] {
+        let bp = edited(|bp| bp["data"]["tasks"] = truthy.clone());
+        assert!(load(&bp.to_string()).is_err(), "{truthy}");
+    }
+}
