@@ -1029,12 +1029,24 @@ TASK_STATES = ["PENDING", "READY", "RUNNING", "SUCCEEDED", "FAILED", "SKIPPED", 
 def e_field(rng, bp):
     """One field of one envelope of the blueprint changed: its guid, its dtype (an alias of the
     class, a foreign or broken one), its inheritance, its data's presence; a task's state; the
-    blueprint's id; an IO item's names (its envelope's `name`, an empty `data.name`)."""
+    blueprint's id; an IO item's names (its envelope's `name`, an empty `data.name`); a list the
+    server iterates made of plain dicts or not a list."""
     env = to_envelope(bp, rng)
     path, target = pick(rng, envelopes_in(env))
     field = pick(rng, ["guid", "guid", "guid", "dtype", "dtype", "inheritance", "data", "state", "id", "scope", "scope",
-                       "io-name", "io-name"])
+                       "io-name", "io-name", "list", "list"])
     cls = target["dtype"].split("/")[-1]
+    if field == "list":
+        # A list the server iterates (outputs, depends_on, params, inputs) made of plain dicts,
+        # or not a list, under a condition of one kind or another.
+        task = pick(rng, env_tasks(env))
+        key = pick(rng, ["outputs", "depends_on", "params", "inputs"])
+        items = task.get(key) or []
+        task[key] = pick(rng, [[i["data"] if isinstance(i, dict) and "data" in i else i for i in items],
+                               5, "abc", {}, 0, {"a": 1}, items + [{"name": "plain"}]])
+        if rng.random() < 0.5 and task.get("type") not in ("system.start", "system.end"):
+            task["condition"] = pick(rng, ["True", 1, None, False, ""])
+        return env
     if field == "io-name":
         # An IO envelope's own name (set on the built item: its name) or an empty data name (the
         # item is then called by its class name); a condition may read either.

@@ -569,9 +569,24 @@ impl Reader {
         let (mut map, enveloped) = self.enter(value, DTYPE_TASK, "a task")?;
         let id = self.required_string(&mut map, "id", "a task");
         self.task_id = id.clone();
+        if self.compas {
+            self.iterated_lists(&map);
+        }
         let task_type = self.required_string(&mut map, "type", "a task");
         let description = self.string(&mut map, "description");
-        let condition = self.string(&mut map, "condition");
+        let condition = match self.take(&mut map, "condition") {
+            // Only a string is ever examined: a falsy one is no condition, `true` is Python's True.
+            Some(Value::Bool(b)) if self.compas => self.in_key("condition", |r| {
+                let message = format!(
+                    "'condition' must be a string, found {b}: the server reads it as {}",
+                    if b { "True" } else { "no condition" }
+                );
+                r.problem(Code::SchemaType, message);
+                b.then(|| "True".to_string())
+            }),
+            Some(v) => self.string_value(v, "condition"),
+            None => None,
+        };
         let scope_start = match self.take(&mut map, "scope_start") {
             None => None,
             // `task.scope_start or {}`: a falsy scope_start of an envelope opens a skip scope.
@@ -639,6 +654,66 @@ impl Reader {
             state,
             extra: map.into_iter().collect(),
         })
+    }
+
+    /// The lists of an envelope task the server iterates, reading an attribute of each item,
+    /// where an item without it fails the upload (docs/format.md §1.2): `outputs` always
+    /// (`set_to or name`, hashable: TaskOutputs only), `depends_on` always (`validate()` reads
+    /// `.id`), `params` unless the condition is truthy and not a string (`get_param` and the
+    /// condition's names read `.name`), `inputs` when the condition (or, for a falsy one, the
+    /// `condition` param) is a string. A falsy list is no list; any other value that is not a
+    /// list is iterated as it is and fails.
+    fn iterated_lists(&mut self, task: &Object) {
+        let condition = task.get("condition").filter(|c| !is_falsy(c));
+        let param_condition = || {
+            let params = task.get("params").and_then(Value::as_array)?;
+            let named = params
+                .iter()
+                .filter_map(|p| p.get("data"))
+                .find(|d| d.get("name").and_then(Value::as_str) == Some("condition"))?;
+            named.get("value").cloned()
+        };
+        let reads_names = match condition {
+            Some(c) => c.is_string(),
+            None => param_condition().is_some_and(|v| v.is_string()),
+        };
+        let is_envelope = |item: &Value| item.get("dtype").is_some() && item.get("data").is_some_and(Value::is_object);
+        let is_output = |item: &Value| {
+            let class = item.get("dtype").and_then(|d| compas::resolve(d, item.get("inheritance")).ok());
+            let data = &item["data"];
+            let key = data.get("set_to").filter(|k| !is_falsy(k)).or_else(|| data.get("name"));
+            class.and_then(|c| c.model_dtype()).as_deref() == Some(DTYPE_OUTPUT)
+                && !key.is_some_and(|k| k.is_array() || k.is_object())
+        };
+        let checks: [(&str, bool, &dyn Fn(&Value) -> bool, &str); 4] = [
+            ("outputs", true, &is_output, "a TaskOutput envelope (the server reads `set_to or name` of each)"),
+            ("depends_on", true, &is_envelope, "an envelope (the server reads the `id` of each)"),
+            (
+                "params",
+                condition.is_none_or(Value::is_string),
+                &is_envelope,
+                "an envelope (the server reads the `name` of each)",
+            ),
+            ("inputs", reads_names, &is_envelope, "an envelope (the server reads the `name` of each)"),
+        ];
+        for (key, iterated, fits, what) in checks {
+            let Some(list) = task.get(key).filter(|l| iterated && !is_falsy(l)) else { continue };
+            match list {
+                Value::Array(items) => {
+                    if let Some(i) = items.iter().position(|item| !fits(item)) {
+                        self.in_key(key, |r| {
+                            r.in_index(i, |r| r.fatal(Code::SchemaType, format!("each item of '{key}' must be {what}")))
+                        });
+                    }
+                }
+                other => self.in_key(key, |r| {
+                    r.fatal(
+                        Code::SchemaType,
+                        format!("'{key}' must be a list, found {}: the server iterates it", kind_of(other)),
+                    )
+                }),
+            }
+        }
     }
 
     fn scope_start(&mut self, value: Value) -> Option<ScopeStart> {

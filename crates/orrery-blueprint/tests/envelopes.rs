@@ -282,3 +282,46 @@ fn a_falsy_tasks_is_no_tasks_as_the_model_takes_it_and_anything_else_not_a_list_
         assert!(load(&bp.to_string()).is_err(), "{truthy}");
     }
 }
+
+#[test]
+fn the_lists_the_server_iterates_must_hold_what_it_reads_of_each_item() {
+    let refused = |edit: &dyn Fn(&mut Value)| {
+        let bp = edited(|bp| edit(bp));
+        !server_accepts(&bp).0
+    };
+    // Outputs are always read (`set_to or name`): only TaskOutputs, and a hashable key.
+    assert!(refused(&|bp| bp["data"]["tasks"][0]["data"]["outputs"] = json!([{"name": "t"}])));
+    assert!(refused(&|bp| bp["data"]["tasks"][0]["data"]["outputs"] = json!("abc")));
+    assert!(refused(&|bp| bp["data"]["tasks"][0]["data"]["outputs"] = json!(5)));
+    assert!(refused(&|bp| {
+        bp["data"]["tasks"][0]["data"]["outputs"] =
+            json!([envelope("antikythera.models/TaskOutput", json!({"name": "t", "set_to": ["x"]}))])
+    }));
+    assert!(!refused(&|bp| bp["data"]["tasks"][0]["data"]["outputs"] = json!({})), "falsy: no outputs");
+    // Dependencies are read by validate(): a plain dict has no `.id`.
+    assert!(refused(&|bp| bp["data"]["tasks"][1]["data"]["depends_on"] = json!([{"id": "start", "type": "FS"}])));
+    // Params are read unless the condition is truthy and not a string; inputs only when the
+    // condition is a string.
+    let plain_params = json!([{"name": "duration", "value": 1}]);
+    assert!(refused(&|bp| bp["data"]["tasks"][1]["data"]["params"] = plain_params.clone()));
+    assert!(!refused(&|bp| {
+        bp["data"]["tasks"][1]["data"]["params"] = plain_params.clone();
+        bp["data"]["tasks"][1]["data"]["condition"] = json!(1);
+    }));
+    assert!(!refused(&|bp| bp["data"]["tasks"][1]["data"]["inputs"] = json!(5)), "inputs not read without a condition");
+    assert!(refused(&|bp| {
+        bp["data"]["tasks"][1]["data"]["inputs"] = json!(5);
+        bp["data"]["tasks"][1]["data"]["condition"] = json!("True");
+    }));
+}
+
+#[test]
+fn a_boolean_condition_is_never_examined_false_is_none_and_true_is_true() {
+    let with = |c: Value| edited(|bp| bp["data"]["tasks"][1]["data"]["condition"] = c);
+    let condition_of = |bp: &Value| load(&bp.to_string()).unwrap().blueprint.tasks[1].condition.clone();
+    assert_eq!(condition_of(&with(json!(false))), None);
+    assert_eq!(condition_of(&with(json!(true))).as_deref(), Some("True"));
+    for c in [json!(false), json!(true)] {
+        assert!(server_accepts(&with(c.clone())).0, "{c}: {:?}", server_accepts(&with(c.clone())).1);
+    }
+}
