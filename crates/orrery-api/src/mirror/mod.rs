@@ -210,7 +210,7 @@ impl Api {
             Some(_) => None,
             None => server.session(remote_id).await.ok().and_then(|s| s.started_at),
         };
-        Ok(self.apply_snapshot(local, plan, snapshot, Some(data), started_at).await)
+        Ok(self.apply_snapshot(local, plan, snapshot, data, started_at).await)
     }
 
     async fn say_link(&self, local: &str, reachable: bool, message: Option<String>, url: &str) {
@@ -220,14 +220,14 @@ impl Api {
         self.write_mirror(move |s| Ok(vec![s.append_event(&local, &event, None)?])).await;
     }
 
-    /// Applies the server's snapshot (and its data and start, when read with it); whether the
-    /// session is in a terminal state there.
+    /// Applies the server's snapshot, data and start (`started_at`, when the run does not
+    /// say it); whether the session is in a terminal state there.
     async fn apply_snapshot(
         &self,
         local: &str,
         plan: &Plan,
         snapshot: Value,
-        data: Option<SessionData>,
+        data: SessionData,
         started_at: Option<String>,
     ) -> bool {
         let root = snapshot["data"]["blueprint"]["data"]["id"].as_str().unwrap_or_default().to_string();
@@ -236,11 +236,9 @@ impl Api {
         let error = error_of(&snapshot["data"]["last_task_error"]);
         self.write_plan(local, plan, move |s, local, plan| {
             let mut events = Vec::new();
-            if let Some(data) = &data {
-                events.extend(put_changed(s, local, &root, &data.root)?);
-                for (instance, values) in &data.inner {
-                    events.extend(put_changed(s, local, instance, values)?);
-                }
+            events.extend(put_changed(s, local, &root, &data.root)?);
+            for (instance, values) in &data.inner {
+                events.extend(put_changed(s, local, instance, values)?);
             }
             for task in &tasks {
                 let seen = Seen::Snapshot { outputs: &task.outputs };
@@ -251,7 +249,8 @@ impl Api {
             if before.state != state {
                 events.push(s.set_session_state(local, state, error.as_ref(), None)?);
             }
-            if let Some(data) = &data {
+            // Not started there yet: no times.
+            if state != SessionState::Pending {
                 let started = snapshot::started_ms(&data.root, started_at.as_deref());
                 let ended = matches!(state, SessionState::Completed | SessionState::Failed | SessionState::Stopped);
                 // Seen to end by a live event, the mirror's own clock is right; ended before
