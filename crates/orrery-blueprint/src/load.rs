@@ -872,7 +872,8 @@ impl Reader {
         };
         let (mut map, enveloped) = self.enter(raw, dtype, what)?;
         let name = match (named, map.get("name")) {
-            (Some(named), _) => {
+            // Still a constructor argument: `data` must have it.
+            (Some(named), Some(_)) => {
                 map.shift_remove("name");
                 Some(named)
             }

@@ -325,3 +325,11 @@ fn a_boolean_condition_is_never_examined_false_is_none_and_true_is_true() {
         assert!(server_accepts(&with(c.clone())).0, "{c}: {:?}", server_accepts(&with(c.clone())).1);
     }
 }
+
+#[test]
+fn an_io_envelopes_own_name_does_not_stand_in_for_the_constructors_name_argument() {
+    let input = json!({"dtype": "antikythera.models/TaskInput", "guid": "2682b219-ae4b-40a2-bdb3-4903b0a1885b",
+        "name": "x", "data": {"value": null}});
+    let bp = edited(|bp| bp["data"]["tasks"][1]["data"]["inputs"] = json!([input]));
+    assert!(!server_accepts(&bp).0, "TaskInput(**data) without name fails");
+}

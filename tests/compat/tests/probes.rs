@@ -25,7 +25,6 @@ const NOT_MODELLED: &[(&str, &str)] = &[
     ("137-task-id-one-dep-float.json", "Python equality of ids: 1 == 1.0"),
     ("139-task-id-object-side.json", "an unhashable task id"),
     ("142-task-type-null-side.json", "null as a value: a task type"),
-    ("198-io-input-missing-name.json", "an IO item without a name"),
     ("210-io-value-dtype-compas-unknown-class.json", "the exact classes of the COMPAS packages"),
     ("211-io-value-dtype-compas-prefixed-unknown-module.json", "the exact classes of the COMPAS packages"),
     ("216-io-value-compas-data-base.json", "the exact classes of the COMPAS packages"),
