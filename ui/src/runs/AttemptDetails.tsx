@@ -203,8 +203,10 @@ function AttemptFields({ attempt, durationMs, dispatch }: { attempt: Attempt; du
       )}
       <dt>Duration</dt>
       <dd>
-        {attempt.times_unknown && attempt.state !== "running"
-          ? "unknown"
+        {attempt.times_unknown
+          ? attempt.state === "running"
+            ? "running"
+            : "unknown"
           : durationMs !== null
             ? durationLabel(durationMs)
             : attempt.finished_ms != null
