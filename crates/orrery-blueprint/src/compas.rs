@@ -320,13 +320,12 @@ pub fn refusal_with(object: &serde_json::Map<String, Value>, arguments: bool) ->
         (Some(data), Class::Model(_)) => {
             return Some(format!("the data of a {dtype} must be an object (its constructor's arguments), found {data}"))
         }
-        (Some(data), Class::Compas) if is_point(named) => {
-            if !point_data(data) {
-                return Some(format!(
-                    "{dtype} is built as Class(*data): its data must be [x, y] or [x, y, z] numbers, found {data}"
-                ));
-            }
+        (Some(data), Class::Compas) if is_point(named) && !point_data(data) => {
+            return Some(format!(
+                "{dtype} is built as Class(*data): its data must be [x, y] or [x, y, z] numbers, found {data}"
+            ));
         }
+        (Some(_), Class::Compas) if is_point(named) => {}
         // Every other COMPAS class of compas 2.15 builds itself from a mapping: Class(**data),
         // or its own __from_data__ reading data["..."].
         (Some(data), Class::Compas) if !data.is_object() => {

@@ -685,7 +685,8 @@ impl Reader {
             class.and_then(|c| c.model_dtype()).as_deref() == Some(DTYPE_OUTPUT)
                 && !key.is_some_and(|k| k.is_array() || k.is_object())
         };
-        let checks: [(&str, bool, &dyn Fn(&Value) -> bool, &str); 4] = [
+        type Fits<'a> = &'a dyn Fn(&Value) -> bool;
+        let checks: [(&str, bool, Fits, &str); 4] = [
             ("outputs", true, &is_output, "a TaskOutput envelope (the server reads `set_to or name` of each)"),
             ("depends_on", true, &is_envelope, "an envelope (the server reads the `id` of each)"),
             (
