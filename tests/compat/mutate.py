@@ -1022,6 +1022,37 @@ DTYPE_ALIASES = {
 }
 BAD_DTYPES = ["antikythera.models/Nope", "nonexistent_mod_xyz/Task", "Task", "antikythera.models/Task/extra", 5, None,
               "compas.geometry/Point", "antikythera.models.blueprints/Nope"]
+# A task id as the server compares ids (Python values), with a value Python finds equal to it.
+ID_VALUES = [(1, [1, 1.0, True, "1"]), (0, [0, False, 0.0, "0"]), (1.5, [1.5, "1.5"]), (None, [None, "None", "null"]),
+             (True, [1, True, "True"]), (10**16, [1e16, 10**16 + 1]), (["a"], [["a"]]), ({"a": 1}, [{"a": 1}])]
+SCOPE_END_VALUES = [False, 0, "", [], None, 7, 7.0, "7", ["x"], {"a": 1}, True]
+# Envelopes the server reads in another's place (it reads only the attributes it needs).
+STAND_INS = {
+    "Dependency": ["antikythera.models/Task", "antikythera.models/Scope", "antikythera.models/Blueprint",
+                   "antikythera.models/TaskInput", "compas.geometry/Point"],
+    "TaskInput": ["antikythera.models/TaskOutput", "antikythera.models/TaskParam", "antikythera.models/TaskIO",
+                  "antikythera.models/Task", "compas.geometry/Point"],
+    "TaskParam": ["antikythera.models/TaskInput", "antikythera.models/TaskOutput", "compas.geometry/Point"],
+    "TaskOutput": ["antikythera.models/TaskInput", "antikythera.models/TaskIO"],
+    "Task": ["antikythera.models/Scope", "antikythera.models/Dependency", "antikythera.models/Blueprint"],
+}
+# COMPAS values of classes the server has or not, built from fitting data or not.
+COMPAS_VALUES = [
+    {"dtype": "compas.geometry/Frame", "data": {"point": [0, 0, 0], "xaxis": [1, 0, 0], "yaxis": [0, 1, 0]}},
+    {"dtype": "compas.geometry.point/Point", "data": [1, 2, 3]},
+    {"dtype": "compas.colors/Color", "data": {"red": 1, "green": 0, "blue": 0}},
+    {"dtype": "compas.colors/Color", "data": {"red": 1, "green": 0}},
+    {"dtype": "compas.colors/Color", "data": {"red": 1, "green": 0, "blue": 0, "hue": 1}},
+    {"dtype": "antikythera.models.tasks/TaskError", "data": {"code": "TASK_FAILED", "message": "m"}},
+    {"dtype": "antikythera.models/TaskAllocationMessage", "data": {}},
+    {"dtype": "compas/Nope", "data": {}},
+    {"dtype": "compas_nonexistent/Thing", "data": {}},
+    {"dtype": "compas/geometry", "data": {}},
+    {"dtype": "compas.geometry/distance_point_point", "data": {}},
+    {"dtype": "compas.data/Data", "data": {}},
+    {"dtype": "compas.geometry/Geometry", "data": {}},
+    {"dtype": "antikythera.models.tasks/Point", "data": [1, 2, 3]},
+]
 TASK_STATES = ["PENDING", "READY", "RUNNING", "SUCCEEDED", "FAILED", "SKIPPED", "UNSPECIFIED", "SKIP_REQUESTED",
                "pending", "BOGUS", "", None, 3, ["PENDING"]]
 
@@ -1030,12 +1061,64 @@ def e_field(rng, bp):
     """One field of one envelope of the blueprint changed: its guid, its dtype (an alias of the
     class, a foreign or broken one), its inheritance, its data's presence; a task's state; the
     blueprint's id; an IO item's names (its envelope's `name`, an empty `data.name`); a list the
-    server iterates made of plain dicts or not a list."""
+    server iterates made of plain dicts or not a list; a task id of another Python type (and the
+    references to it); a scope_end; an envelope of another class in an item's place; null for a
+    string; a COMPAS value of a class the server has or not."""
     env = to_envelope(bp, rng)
     path, target = pick(rng, envelopes_in(env))
     field = pick(rng, ["guid", "guid", "guid", "dtype", "dtype", "inheritance", "data", "state", "id", "scope", "scope",
-                       "io-name", "io-name", "list", "list"])
+                       "io-name", "io-name", "list", "list", "task-id", "task-id", "scope-end", "stand-in", "stand-in",
+                       "null", "compas-value"])
     cls = target["dtype"].split("/")[-1]
+    if field == "task-id":
+        # A task id that is not a string: its dependants refer to it by a value Python finds
+        # equal, or not; an id that cannot be hashed.
+        tasks = env_tasks(env)
+        task = pick(rng, tasks)
+        new, equals = pick(rng, ID_VALUES)
+        old, task["id"] = task["id"], new
+        for other in tasks:
+            for dep in other.get("depends_on") or []:
+                if dep["data"].get("id") == old:
+                    dep["data"]["id"] = pick(rng, equals)
+            if other.get("scope_end") == old:
+                other["scope_end"] = pick(rng, equals)
+        return env
+    if field == "scope-end":
+        task = pick(rng, env_tasks(env))
+        task["scope_end"] = pick(rng, SCOPE_END_VALUES)
+        return env
+    if field == "stand-in":
+        # An envelope of another class where the server reads only some attributes of it.
+        items = [t for _, t in envelopes_in(env) if t.get("dtype", "").split("/")[-1] in STAND_INS
+                 and isinstance(t.get("data"), dict)]
+        item = pick(rng, items)
+        dtype = pick(rng, STAND_INS[item["dtype"].split("/")[-1]])
+        old = item["data"]
+        ident = old.get("id", old.get("name", "x"))
+        item["dtype"] = dtype
+        item.pop("inheritance", None)
+        item["data"] = {
+            "antikythera.models/Task": {"id": ident, "type": "system.sleep"},
+            "antikythera.models/Scope": {"id": ident, "label": "x"},
+            "antikythera.models/Blueprint": {"id": ident, "name": "x"},
+            "antikythera.models/Dependency": {"id": ident},
+            "compas.geometry/Point": [1, 2, 3],
+        }.get(dtype, {"name": ident, "value": old.get("value")})
+        return env
+    if field == "null":
+        # null (the Python value None) where a string goes.
+        task = pick(rng, env_tasks(env))
+        where = pick(rng, [env["data"], env["data"], task, task])
+        key = pick(rng, ["name", "version", "description", "id"] if where is env["data"] else ["type", "description", "condition"])
+        where[key] = None
+        return env
+    if field == "compas-value":
+        task = pick(rng, env_tasks(env))
+        value = copy.deepcopy(pick(rng, COMPAS_VALUES))
+        task.setdefault("params", []).append({"dtype": "antikythera.models/TaskParam",
+                                              "data": {"name": "x_compas_value", "value": value}})
+        return env
     if field == "list":
         # A list the server iterates (outputs, depends_on, params, inputs) made of plain dicts,
         # or not a list, under a condition of one kind or another.
@@ -1128,7 +1211,7 @@ ENVELOPE_KINDS = [
     ("compas-envelope-condition-problem", e_condition_problem),
     ("compas-envelope-scope-start-not-object", e_scope_start_string),
     ("compas-envelope-empty-tasks", e_empty_tasks),
-] + [(f"compas-envelope-field-{n}", e_field) for n in range(1, 41)]
+] + [(f"compas-envelope-field-{n}", e_field) for n in range(1, 61)]
 
 # ---------------------------------------------------------------------------------------------
 

@@ -9,198 +9,83 @@
 //! - `data` must be there (`o["data"]`), and the class rebuilds itself from it;
 //! - `guid`, when not null, must be a string `uuid.UUID` reads.
 //!
-//! Orrery knows the classes of antikythera's models under every module path that exposes them
-//! (measured on antikythera 0.5.1: `antikythera.models.blueprints/Task` is the same class as
-//! `antikythera.models/Task`), and takes a dtype of a `compas` package as a class the server has
-//! without knowing its constructor.
+//! Orrery knows every class the server's environment exposes, by every dtype that names it
+//! (`compas_classes.tsv`, generated from antikythera-sdk 0.5.1 and its COMPAS packages by
+//! `tests/compat/compas_classes.py`: `antikythera.models.blueprints/Task` is the same class as
+//! `antikythera.models/Task`, `compas.geometry/Point` as `compas.geometry.point/Point`).
 
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
-/// The model classes antikythera 0.5.1 exposes, by the modules that expose them, and the dtype
-/// Orrery names each by.
-const MODELS: &[(&str, &[&str])] = &[
-    (
-        "Blueprint",
-        &[
-            "antikythera.io",
-            "antikythera.models.blueprints",
-            "antikythera.models",
-            "antikythera_orchestrator.api",
-            "antikythera_orchestrator.orchestrator",
-            "antikythera_orchestrator.sequencers",
-            "antikythera_orchestrator.storage.immudb_storage",
-            "antikythera_orchestrator.storage.interfaces",
-            "antikythera_orchestrator.storage.redis_storage",
-        ],
-    ),
-    (
-        "Task",
-        &[
-            "antikythera.io",
-            "antikythera.models.blueprints",
-            "antikythera.models",
-            "antikythera_agents.base_agent",
-            "antikythera_agents.descriptor",
-            "antikythera_agents.launcher",
-            "antikythera_agents.reference_agent",
-            "antikythera_agents.user_interaction",
-            "antikythera_orchestrator.api",
-            "antikythera_orchestrator.orchestrator",
-            "antikythera_orchestrator.scopes",
-            "antikythera_orchestrator.sequencers",
-            "antikythera_orchestrator.system_agents",
-        ],
-    ),
-    (
-        "Dependency",
-        &[
-            "antikythera.io",
-            "antikythera.models.blueprints",
-            "antikythera.models",
-            "antikythera_orchestrator.orchestrator",
-            "antikythera_orchestrator.sequencers",
-        ],
-    ),
-    ("Scope", &["antikythera.models.blueprints", "antikythera.models"]),
-    ("TaskIO", &["antikythera.models.blueprints", "antikythera.models"]),
-    (
-        "TaskInput",
-        &["antikythera.io", "antikythera.models.blueprints", "antikythera.models.conversions", "antikythera.models"],
-    ),
-    (
-        "TaskOutput",
-        &["antikythera.io", "antikythera.models.blueprints", "antikythera.models.conversions", "antikythera.models"],
-    ),
-    (
-        "TaskParam",
-        &["antikythera.io", "antikythera.models.blueprints", "antikythera.models.conversions", "antikythera.models"],
-    ),
-    (
-        "BlueprintSession",
-        &[
-            "antikythera.models.blueprints",
-            "antikythera.models",
-            "antikythera_orchestrator.api",
-            "antikythera_orchestrator.orchestrator",
-            "antikythera_orchestrator.scopes",
-            "antikythera_orchestrator.storage.immudb_storage",
-            "antikythera_orchestrator.storage.interfaces",
-            "antikythera_orchestrator.storage.redis_storage",
-        ],
-    ),
-    (
-        "TaskError",
-        &[
-            "antikythera.models.blueprints",
-            "antikythera.models.conversions",
-            "antikythera.models.tasks",
-            "antikythera.models",
-            "antikythera_agents.launcher",
-            "antikythera_orchestrator.orchestrator",
-        ],
-    ),
-];
-
-/// A model's constructor, which `__from_data__` calls with the data as keyword arguments: the
-/// arguments it requires, those it takes besides, and whether it takes any other (`**kwargs`).
-const CONSTRUCTORS: &[(&str, &[&str], &[&str], bool)] = &[
-    ("Blueprint", &["id", "name"], &["version", "description", "tasks"], true),
-    (
-        "Task",
-        &["id", "type"],
-        &[
-            "description",
-            "condition",
-            "inputs",
-            "outputs",
-            "params",
-            "depends_on",
-            "state",
-            "context",
-            "scope_start",
-            "scope_end",
-        ],
-        true,
-    ),
-    ("Dependency", &["id"], &["type"], false),
-    ("Scope", &["id", "label"], &["task_ids", "end_task_id", "policy_type", "policy"], false),
-    ("TaskIO", &["name"], &["value", "type_hint", "description", "type"], false),
-    ("TaskInput", &["name"], &["value", "type_hint", "get_from", "description", "type"], false),
-    ("TaskOutput", &["name"], &["value", "type_hint", "set_to", "description", "type"], false),
-    ("TaskParam", &["name"], &["value", "type_hint", "description", "type"], false),
-    (
-        "BlueprintSession",
-        &["bsid", "blueprint"],
-        &[
-            "inner_blueprints",
-            "state",
-            "params",
-            "composite_to_inner_blueprint_map",
-            "blueprint_contexts",
-            "scope_iterations",
-            "last_task_error",
-        ],
-        false,
-    ),
-    ("TaskError", &["code", "message"], &["details"], false),
-];
-
-/// Why `Class(**data)` fails for a model, if it does: a required argument missing, or one it
-/// does not take.
-fn constructor_refusal(class: &str, data: &serde_json::Map<String, Value>) -> Option<String> {
-    let (_, required, optional, open) = CONSTRUCTORS.iter().find(|(name, ..)| *name == class)?;
-    if let Some(missing) = required.iter().find(|k| !data.contains_key(**k)) {
-        return Some(format!("{class}() is missing its argument '{missing}'"));
-    }
-    let unknown = data.keys().find(|k| !open && !required.contains(&k.as_str()) && !optional.contains(&k.as_str()));
-    unknown.map(|k| format!("{class}() takes no argument '{k}'"))
+/// A class the server's decoder can build, as `compas_classes.tsv` describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Class {
+    /// Where the class is defined: `compas.geometry.point.Point`.
+    pub name: &'static str,
+    /// How it is built from `data`: `sequence` (`Class(*data)`), `mapping` (its own reader of
+    /// an object), or `Class(**data)` by its constructor's arguments, `required;optional[;**]`.
+    built: &'static str,
+    /// Its `__data__` is `Data`'s, which raises: the server cannot store it.
+    abstract_data: bool,
 }
 
-/// Why a model's constructor refuses the data of `object`, if it is a model and does.
+impl Class {
+    /// The model's class name (`Task`), for one of antikythera's blueprint models.
+    pub fn model(self) -> Option<&'static str> {
+        self.name.strip_prefix("antikythera.models.blueprints.")
+    }
+
+    /// The dtype Orrery writes for the class (`antikythera.models/Task`), for a model.
+    pub fn model_dtype(self) -> Option<String> {
+        self.model().map(|name| format!("antikythera.models/{name}"))
+    }
+
+    /// Why `Class(**data)` fails, if the class is built so and it does: a required argument
+    /// missing, or one the constructor does not take.
+    fn constructor_refusal(self, data: &serde_json::Map<String, Value>) -> Option<String> {
+        let mut parts = self.built.split(';');
+        let (Some(required), Some(optional)) = (parts.next(), parts.next()) else { return None };
+        let open = parts.next() == Some("**");
+        let class = self.name.rsplit('.').next().unwrap_or(self.name);
+        if let Some(missing) = required.split(',').find(|k| !k.is_empty() && !data.contains_key(*k)) {
+            return Some(format!("{class}() is missing its argument '{missing}'"));
+        }
+        let takes = |k: &str| open || required.split(',').chain(optional.split(',')).any(|a| a == k);
+        data.keys().find(|k| !takes(k)).map(|k| format!("{class}() takes no argument '{k}'"))
+    }
+}
+
+/// Why the constructor of the class `object` names refuses its data, if it does.
 pub fn arguments_refusal(object: &serde_json::Map<String, Value>) -> Option<String> {
     let class = resolve(object.get("dtype")?, object.get("inheritance")).ok()?;
-    match (class, object.get("data")) {
-        (Class::Model(name), Some(Value::Object(data))) => constructor_refusal(name, data),
+    match object.get("data") {
+        Some(Value::Object(data)) => class.constructor_refusal(data),
         _ => None,
     }
 }
 
-/// The class a dtype names, as far as Orrery knows the server's classes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// One of antikythera's models, by its dtype in `antikythera.models`.
-    Model(&'static str),
-    /// A class of a COMPAS package, taken on trust.
-    Compas,
-}
-
-impl Class {
-    /// The dtype Orrery writes for the class (`antikythera.models/Task`), for a model.
-    pub fn model_dtype(self) -> Option<String> {
-        match self {
-            Class::Model(name) => Some(format!("antikythera.models/{name}")),
-            Class::Compas => None,
+/// Every dtype the server's decoder resolves, and the class it names.
+fn classes() -> &'static HashMap<&'static str, Class> {
+    static TABLE: OnceLock<HashMap<&'static str, Class>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = HashMap::new();
+        for line in include_str!("compas_classes.tsv").lines().filter(|l| !l.starts_with('#')) {
+            let mut fields = line.split('\t');
+            let (Some(name), Some(built), Some(stored), Some(dtypes)) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            let class = Class { name, built, abstract_data: stored == "abstract" };
+            table.extend(dtypes.split(' ').map(|dtype| (dtype, class)));
         }
-    }
-}
-
-/// The class one `module/Class` string names, if the server has it.
-fn class_of(dtype: &str) -> Option<Class> {
-    let (module, class) = dtype.split_once('/')?;
-    if let Some((name, _)) = MODELS.iter().find(|(name, modules)| *name == class && modules.contains(&module)) {
-        return Some(Class::Model(name));
-    }
-    let compas = module == "compas" || module.starts_with("compas.") || module.starts_with("compas_");
-    (compas && !class.is_empty() && !class.contains('/')).then_some(Class::Compas)
+        table
+    })
 }
 
 /// The class an object's `dtype` (and `inheritance`) resolve to, or why the decoder refuses it.
 pub fn resolve(dtype: &Value, inheritance: Option<&Value>) -> Result<Class, String> {
-    resolve_named(dtype, inheritance).map(|(class, _)| class)
-}
-
-/// [`resolve`], with the dtype of the chain that named the class.
-fn resolve_named<'a>(dtype: &'a Value, inheritance: Option<&'a Value>) -> Result<(Class, &'a str), String> {
     let mut chain = vec![dtype];
     match inheritance {
         None | Some(Value::Null) => {}
@@ -214,8 +99,8 @@ fn resolve_named<'a>(dtype: &'a Value, inheritance: Option<&'a Value>) -> Result
         if text.matches('/').count() != 1 {
             return Err(format!("the dtype '{text}' is not of the form 'module/Class'"));
         }
-        if let Some(class) = class_of(text) {
-            return Ok((class, text));
+        if let Some(class) = classes().get(text.as_str()) {
+            return Ok(*class);
         }
     }
     Err(match chain.as_slice() {
@@ -271,13 +156,6 @@ fn python_hex_int(text: &str) -> bool {
     previous_digit
 }
 
-/// A compas.geometry `Point` or `Vector`, the COMPAS values blueprints carry most.
-fn is_point(dtype: &str) -> bool {
-    dtype
-        .split_once('/')
-        .is_some_and(|(module, class)| module.starts_with("compas.geometry") && matches!(class, "Point" | "Vector"))
-}
-
 /// Whether `Point(*data)` builds: two to four arguments (x, y, z, name), the first three
 /// numbers `float()` takes (a dict gives its keys, a string its characters).
 fn point_data(data: &Value) -> bool {
@@ -296,42 +174,49 @@ fn point_data(data: &Value) -> bool {
 }
 
 /// Why the decoder refuses one object with a `dtype` key, if it does: its class does not
-/// resolve, it has no `data` (or, for a model, data that is not an object), or its `guid` is
-/// not a UUID.
+/// resolve, it has no `data`, data its class cannot be built from (constructor arguments
+/// missing or unknown), a class whose data the server cannot store, or a `guid` that is not a
+/// UUID.
 pub fn refusal(object: &serde_json::Map<String, Value>) -> Option<String> {
     refusal_with(object, true)
 }
 
-/// [`refusal`], the constructor's arguments checked only when `arguments`: a loader that reports
-/// a missing or unknown argument itself (with its own code and place) leaves them out.
+/// [`refusal`], a model's constructor arguments checked only when `arguments`: a loader that
+/// reports a missing or unknown argument itself (with its own code and place) leaves them out.
 pub fn refusal_with(object: &serde_json::Map<String, Value>, arguments: bool) -> Option<String> {
     let dtype = object.get("dtype")?;
-    let (class, named) = match resolve_named(dtype, object.get("inheritance")) {
-        Ok(found) => found,
+    let class = match resolve(dtype, object.get("inheritance")) {
+        Ok(class) => class,
         Err(why) => return Some(why),
     };
-    match (object.get("data"), class) {
-        (None, _) => return Some(format!("the object of dtype {dtype} has no 'data'")),
-        (Some(Value::Object(data)), Class::Model(name)) => {
-            if let Some(why) = constructor_refusal(name, data).filter(|_| arguments) {
-                return Some(why);
-            }
-        }
-        (Some(data), Class::Model(_)) => {
-            return Some(format!("the data of a {dtype} must be an object (its constructor's arguments), found {data}"))
-        }
-        (Some(data), Class::Compas) if is_point(named) && !point_data(data) => {
+    let Some(data) = object.get("data") else {
+        return Some(format!("the object of dtype {dtype} has no 'data'"));
+    };
+    match (class.built, data) {
+        ("sequence", data) if !point_data(data) => {
             return Some(format!(
                 "{dtype} is built as Class(*data): its data must be [x, y] or [x, y, z] numbers, found {data}"
             ));
         }
-        (Some(_), Class::Compas) if is_point(named) => {}
-        // Every other COMPAS class of compas 2.15 builds itself from a mapping: Class(**data),
-        // or its own __from_data__ reading data["..."].
-        (Some(data), Class::Compas) if !data.is_object() => {
-            return Some(format!("a {dtype} is built from an object of its fields, found {data}"))
+        ("sequence", _) => {}
+        // Every other class builds itself from a mapping: Class(**data), or its own
+        // __from_data__ reading data["..."].
+        (_, data) if !data.is_object() => {
+            return Some(format!("a {dtype} is built from an object of its fields, found {data}"));
+        }
+        // A model's arguments are the loader's to report, each where it is.
+        (_, Value::Object(data)) if arguments || class.model().is_none() => {
+            if let Some(why) = class.constructor_refusal(data) {
+                return Some(why);
+            }
         }
         _ => {}
+    }
+    if class.abstract_data {
+        return Some(format!(
+            "a {dtype} ({}) has no data of its own to store: the server fails on it (HTTP 500)",
+            class.name
+        ));
     }
     object.get("guid").and_then(guid_refusal)
 }
@@ -396,19 +281,35 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_dtype_names_a_model_under_every_module_that_exposes_it() {
-        let r = |d: Value| resolve(&d, None);
-        assert_eq!(r(json!("antikythera.models/Task")), Ok(Class::Model("Task")));
-        assert_eq!(r(json!("antikythera.models.blueprints/Task")), Ok(Class::Model("Task")));
-        assert_eq!(r(json!("antikythera.io/Blueprint")), Ok(Class::Model("Blueprint")));
-        assert_eq!(r(json!("compas.geometry/Point")), Ok(Class::Compas));
-        for refused in
-            [json!("antikythera.models/Nope"), json!("nonexistent_mod/Task"), json!("Task"), json!("a/b/c"), json!(3)]
-        {
-            assert!(r(refused.clone()).is_err(), "{refused}");
+    fn a_dtype_names_a_class_under_every_module_that_exposes_it() {
+        let model = |d: Value| resolve(&d, None).ok().and_then(Class::model);
+        assert_eq!(model(json!("antikythera.models/Task")), Some("Task"));
+        assert_eq!(model(json!("antikythera.models.blueprints/Task")), Some("Task"));
+        assert_eq!(model(json!("antikythera.io/Blueprint")), Some("Blueprint"));
+        assert_eq!(model(json!("antikythera.models.tasks/TaskError")), None);
+        let point = resolve(&json!("compas.geometry/Point"), None).unwrap();
+        assert_eq!((point.name, point.model()), ("compas.geometry.point.Point", None));
+        assert_eq!(resolve(&json!("compas.geometry.point/Point"), None), Ok(point));
+        let message = resolve(&json!("antikythera.models/TaskAllocationMessage"), None).unwrap();
+        assert_eq!((message.name, message.model()), ("antikythera.models.tasks.TaskAllocationMessage", None));
+        for refused in [
+            json!("antikythera.models/Nope"),
+            json!("nonexistent_mod/Task"),
+            json!("compas/Nope"),
+            json!("compas_nonexistent/Thing"),
+            json!("compas/geometry"),
+            json!("compas.geometry/Point "),
+            json!("Task"),
+            json!("a/b/c"),
+            json!(3),
+        ] {
+            assert!(resolve(&refused, None).is_err(), "{refused}");
         }
         let fallback = json!(["antikythera.models/Blueprint"]);
-        assert_eq!(resolve(&json!("nonexistent_mod/Blueprint"), Some(&fallback)), Ok(Class::Model("Blueprint")));
+        assert_eq!(
+            resolve(&json!("nonexistent_mod/Blueprint"), Some(&fallback)).ok().and_then(Class::model),
+            Some("Blueprint")
+        );
         assert!(resolve(&json!("antikythera.models/Task"), Some(&json!("antikythera.models/Task"))).is_err());
         assert!(resolve(&json!("nope/X"), Some(&json!([5]))).is_err());
     }
@@ -434,6 +335,13 @@ mod tests {
         assert!(refused(json!({"dtype": "compas.geometry/Vector", "data": [1, 2, 3, "n", 5]})).is_some());
         assert!(refused(json!({"dtype": "compas.geometry/Frame", "data": [1, 2, 3]})).is_some());
         assert_eq!(refused(json!({"dtype": "compas.geometry/Frame", "data": {"point": [0, 0, 0]}})), None);
+        for abstract_data in ["compas.data/Data", "compas.geometry/Geometry", "compas.geometry/Curve"] {
+            assert!(
+                refused(json!({"dtype": abstract_data, "data": {}})).unwrap().contains("HTTP 500"),
+                "{abstract_data}"
+            );
+        }
+        assert_eq!(refused(json!({"dtype": "compas.colors/Color", "data": {"red": 1, "green": 0, "blue": 0}})), None);
         assert!(refused(json!({"dtype": "compas.geometry/Point", "data": [1, 2, 3], "guid": "x"}))
             .unwrap()
             .contains("guid"));

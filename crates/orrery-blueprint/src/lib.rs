@@ -15,6 +15,7 @@ pub mod json;
 pub mod load;
 pub mod model;
 pub mod params;
+mod python_ids;
 pub mod render;
 pub mod save;
 pub mod scope;

@@ -9,6 +9,7 @@ use crate::compas;
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::json;
 use crate::model::*;
+use crate::python_ids::Ids;
 use crate::span::{self, render_path, Segment};
 use serde_json::{Map, Value};
 
@@ -220,6 +221,17 @@ fn python_only_json(text: &str) -> Option<(Value, &'static str)> {
     json::from_str_deep(&out, json::PYTHON_READS).ok().map(|v| (v, what))
 }
 
+/// The models that have an `id`, which the server reads of a dependency.
+const HAS_ID: &[&str] = &["Dependency", "Task", "Scope", "Blueprint"];
+
+/// The models of a task's inputs and params: the server reads their `name` and `value`.
+const TASK_IO: &[&str] = &["TaskIO", "TaskInput", "TaskOutput", "TaskParam"];
+
+/// The antikythera model an envelope's dtype names (`Task`), if it names one.
+fn model_of(value: &Value) -> Option<&'static str> {
+    compas::resolve(value.get("dtype")?, value.get("inheritance")).ok()?.model()
+}
+
 /// Whether a JSON value is a COMPAS envelope: an object with both `dtype` and `data`.
 fn is_envelope(value: &Value) -> bool {
     value.get("dtype").is_some() && value.get("data").is_some()
@@ -241,7 +253,8 @@ pub fn encoding_of(text: &str) -> Encoding {
 /// consumed: its strings and values move into the blueprint instead of being copied.
 pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
     let compas = is_envelope(&value);
-    let mut reader = Reader { path: Vec::new(), problems: Vec::new(), notes: Vec::new(), compas, task_id: None };
+    let ids = if compas { Ids::of(&value) } else { Ids::default() };
+    let mut reader = Reader { path: Vec::new(), problems: Vec::new(), notes: Vec::new(), compas, task_id: None, ids };
     if compas {
         // The decoder decodes every object with a dtype, wherever it is, before the models read
         // anything; the first it cannot build refuses the upload. A missing or unknown
@@ -255,6 +268,9 @@ pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
         }
     }
     let blueprint = reader.blueprint(value);
+    if let Some((start, why)) = blueprint.as_ref().and_then(|b| reader.ids.unsortable_scope(b)) {
+        reader.problems.push(Diagnostic::error(Code::SchemaType, "$", why).task(start).rejected());
+    }
     if reader.problems.is_empty() {
         if let Some(blueprint) = blueprint {
             let encoding = if compas { Encoding::Compas } else { Encoding::Plain };
@@ -288,6 +304,8 @@ struct Reader {
     notes: Vec<Diagnostic>,
     compas: bool,
     task_id: Option<String>,
+    /// An envelope's ids, compared as the server compares them.
+    ids: Ids,
 }
 
 type Object = Map<String, Value>;
@@ -360,8 +378,9 @@ impl Reader {
     }
 
     /// The object of an item, stepping into the `data` of its envelope in COMPAS form (the
-    /// path then ends in `data`; `leave` steps back out).
-    fn enter(&mut self, value: Value, dtype: &str, what: &str) -> Option<(Object, bool)> {
+    /// path then ends in `data`; `leave` steps back out). An envelope of one of the models
+    /// `stands_in` names is read in its place, as the server reads what it needs of it.
+    fn enter(&mut self, value: Value, dtype: &str, what: &str, stands_in: &[&str]) -> Option<(Object, bool)> {
         let mut map = match value {
             Value::Object(m) => m,
             other => {
@@ -377,13 +396,18 @@ impl Reader {
         if compas::refusal_with(&map, false).is_some() {
             return None;
         }
-        let class = compas::resolve(&map["dtype"], map.get("inheritance")).ok().and_then(|c| c.model_dtype());
-        if class.as_deref() != Some(dtype) {
+        let model = compas::resolve(&map["dtype"], map.get("inheritance")).ok().and_then(|c| c.model());
+        if model.map(|m| format!("antikythera.models/{m}")).as_deref() != Some(dtype) {
             let found = &map["dtype"];
+            let stands_in = model.filter(|m| stands_in.contains(m));
             self.in_key("dtype", |r| {
-                r.problem(Code::SchemaType, format!("expected a COMPAS envelope of dtype '{dtype}', found {found}"))
+                let read = if stands_in.is_some() { ": the server reads it as one" } else { "" };
+                r.problem(
+                    Code::SchemaType,
+                    format!("expected a COMPAS envelope of dtype '{dtype}', found {found}{read}"),
+                )
             });
-            return None;
+            stands_in?;
         }
         self.path.push(Segment::Key("data".into()));
         match map.shift_remove("data") {
@@ -424,19 +448,47 @@ impl Reader {
             other => {
                 let found = kind_of(&other);
                 self.in_key(key, |r| r.problem(Code::SchemaType, format!("'{key}' must be a string, found {found}")));
-                self.compas.then(|| other.to_string())
+                self.compas.then(|| if other.is_null() { "None".to_string() } else { other.to_string() })
             }
         }
     }
 
     fn required_string(&mut self, map: &mut Object, key: &str, what: &str) -> Option<String> {
-        match self.take(map, key) {
+        // Only a missing argument fails the constructor: null is the Python value None.
+        match map.shift_remove(key) {
             None => {
                 self.problem(Code::SchemaRequired, format!("{what} has no '{key}'"));
                 None
             }
             Some(v) => self.string_value(v, key),
         }
+    }
+
+    /// A task's or a dependency's id: a string, or in an envelope any value the server can
+    /// hash, read as `python_ids` says.
+    fn id(&mut self, map: &mut Object, key: &str, what: &str) -> Option<String> {
+        if !self.compas {
+            return self.required_string(map, key, what);
+        }
+        let Some(value) = map.shift_remove(key) else {
+            self.problem(Code::SchemaRequired, format!("{what} has no '{key}'"));
+            return None;
+        };
+        self.in_key(key, |r| r.id_value(&value))
+    }
+
+    /// [`Self::id`] of a value, at the place of the value.
+    fn id_value(&mut self, value: &Value) -> Option<String> {
+        let Ok(id) = self.ids.read(value) else {
+            let found = kind_of(value);
+            self.fatal(Code::SchemaType, format!("an id must be a string, found {found}: the server cannot hash it"));
+            return None;
+        };
+        if !value.is_string() {
+            let message = format!("an id must be a string, found {value}: the server compares it as the Python value");
+            self.problem(Code::SchemaType, message);
+        }
+        Some(id)
     }
 
     fn array(&mut self, map: &mut Object, key: &str) -> Vec<Value> {
@@ -496,8 +548,8 @@ impl Reader {
             self.problem(Code::NotABlueprint, format!("a blueprint must be a JSON object, found {}", kind_of(&value)));
             return None;
         }
-        let (mut map, enveloped) = self.enter(value, DTYPE_BLUEPRINT, "a blueprint")?;
-        if self.compas && map.get("id").is_some_and(|id| !id.is_string() && !id.is_null()) {
+        let (mut map, enveloped) = self.enter(value, DTYPE_BLUEPRINT, "a blueprint", &[])?;
+        if self.compas && map.get("id").is_some_and(|id| !id.is_string()) {
             // The server stores and answers the id as a string: another type fails it (500).
             let found = kind_of(&map["id"]);
             self.in_key("id", |r| {
@@ -566,8 +618,17 @@ impl Reader {
             );
             return None;
         }
-        let (mut map, enveloped) = self.enter(value, DTYPE_TASK, "a task")?;
-        let id = self.required_string(&mut map, "id", "a task");
+        if self.compas {
+            // The server reads a task's every attribute of each item: only a Task has them all.
+            let class = compas::resolve(&value["dtype"], value.get("inheritance"));
+            if let Some(found) = class.ok().filter(|c| c.model() != Some("Task")) {
+                let message = format!("each task must be a Task, found a {}: the server fails on it", found.name);
+                self.in_key("dtype", |r| r.fatal(Code::SchemaType, message));
+                return None;
+            }
+        }
+        let (mut map, enveloped) = self.enter(value, DTYPE_TASK, "a task", &[])?;
+        let id = self.id(&mut map, "id", "a task");
         self.task_id = id.clone();
         if self.compas {
             self.iterated_lists(&map);
@@ -605,7 +666,19 @@ impl Reader {
             }
             Some(v) => self.in_key("scope_start", |r| r.scope_start(v)),
         };
-        let scope_end = self.string(&mut map, "scope_end");
+        let scope_end = match self.take(&mut map, "scope_end") {
+            // `if not task.scope_end`: a falsy one closes no scope.
+            Some(v) if self.compas && is_falsy(&v) => {
+                if !v.is_string() {
+                    let message = format!("'scope_end' must be a string, found {v}: the server reads it as none");
+                    self.in_key("scope_end", |r| r.problem(Code::SchemaType, message));
+                }
+                None
+            }
+            Some(v) if self.compas => self.in_key("scope_end", |r| r.id_value(&v)),
+            Some(v) => self.string_value(v, "scope_end"),
+            None => None,
+        };
         let inputs = self.io_list(&mut map, "inputs", DTYPE_INPUT, IoKind::Input);
         let outputs = self.io_list(&mut map, "outputs", DTYPE_OUTPUT, IoKind::Output);
         let params = self.io_list(&mut map, "params", DTYPE_PARAM, IoKind::Param);
@@ -677,7 +750,9 @@ impl Reader {
             Some(c) => c.is_string(),
             None => param_condition().is_some_and(|v| v.is_string()),
         };
-        let is_envelope = |item: &Value| item.get("dtype").is_some() && item.get("data").is_some_and(Value::is_object);
+        // Whatever the decoder built is a compas Data, which has a `name`.
+        let is_envelope = |item: &Value| item.get("dtype").is_some() && item.get("data").is_some();
+        let has_id = |item: &Value| is_envelope(item) && model_of(item).is_some_and(|m| HAS_ID.contains(&m));
         let is_output = |item: &Value| {
             let class = item.get("dtype").and_then(|d| compas::resolve(d, item.get("inheritance")).ok());
             let data = &item["data"];
@@ -688,7 +763,7 @@ impl Reader {
         type Fits<'a> = &'a dyn Fn(&Value) -> bool;
         let checks: [(&str, bool, Fits, &str); 4] = [
             ("outputs", true, &is_output, "a TaskOutput envelope (the server reads `set_to or name` of each)"),
-            ("depends_on", true, &is_envelope, "an envelope (the server reads the `id` of each)"),
+            ("depends_on", true, &has_id, "a Dependency, Task, Scope or Blueprint (the server reads the `id` of each)"),
             (
                 "params",
                 condition.is_none_or(Value::is_string),
@@ -828,8 +903,15 @@ impl Reader {
     }
 
     fn dependency(&mut self, value: Value) -> Option<Dependency> {
-        let (mut map, enveloped) = self.enter(value, DTYPE_DEPENDENCY, "a dependency")?;
-        let id = self.required_string(&mut map, "id", "a dependency");
+        // The server reads only the `id` of a dependency: any model that has one stands in.
+        let stand_in = self.compas && model_of(&value).is_some_and(|m| m != "Dependency");
+        let (mut map, enveloped) = self.enter(value, DTYPE_DEPENDENCY, "a dependency", HAS_ID)?;
+        let id = self.id(&mut map, "id", "a dependency");
+        if stand_in {
+            // Read as a dependency of the default type; the rest of the stand-in is not kept.
+            self.leave(enveloped);
+            return Some(Dependency { id: id?, dep_type: DependencyType::FS, extra: Default::default() });
+        }
         let dep_type = match self.take(&mut map, "type") {
             None => Some(DependencyType::FS),
             Some(v) => {
@@ -855,7 +937,8 @@ impl Reader {
         for (i, item) in items.into_iter().enumerate() {
             match self.in_index(i, |r| r.io(item, dtype, kind)) {
                 Some((io, link)) => out.push(T::from_io(io, link)),
-                None => ok = false,
+                // An envelope's item the server lets through (its problem is kept) is left out.
+                None => ok &= self.compas,
             }
         }
         self.path.pop();
@@ -871,7 +954,11 @@ impl Reader {
             }
             _ => None,
         };
-        let (mut map, enveloped) = self.enter(raw, dtype, what)?;
+        if let Some(name) = self.other_data(&raw, kind, named.as_deref()) {
+            return Some((Io { name, value: None, type_hint: None, description: None, extra: Extra::default() }, None));
+        }
+        let stands_in = if matches!(kind, IoKind::Output) { &[][..] } else { TASK_IO };
+        let (mut map, enveloped) = self.enter(raw, dtype, what, stands_in)?;
         let name = match (named, map.get("name")) {
             // Still a constructor argument: `data` must have it.
             (Some(named), Some(_)) => {
@@ -926,6 +1013,32 @@ impl Reader {
         self.leave(enveloped);
         let io = Io { name: name?, value, type_hint, description, extra };
         Some((io, link))
+    }
+}
+
+impl Reader {
+    /// The name of an input or param of an envelope that is some other object the decoder
+    /// builds (a Task, a Point): the server reads only its `name`, which a condition may read
+    /// (its envelope's `name`, else its class's name). Orrery keeps only that name.
+    fn other_data(&mut self, raw: &Value, kind: IoKind, named: Option<&str>) -> Option<String> {
+        if !self.compas || matches!(kind, IoKind::Output) {
+            return None;
+        }
+        let object = raw.as_object().filter(|o| compas::refusal_with(o, false).is_none())?;
+        let class = compas::resolve(object.get("dtype")?, object.get("inheritance")).ok()?;
+        if class.model().is_some_and(|m| TASK_IO.contains(&m)) {
+            return None;
+        }
+        let short = class.name.rsplit('.').next().unwrap_or(class.name);
+        let name = named.filter(|n| !n.is_empty()).unwrap_or(short).to_string();
+        let message = format!(
+            "{} must be a {} envelope, found a {}: the server reads only its name, '{name}'",
+            kind.what(),
+            kind.class(),
+            class.name
+        );
+        self.in_key("dtype", |r| r.problem(Code::SchemaType, message));
+        Some(name)
     }
 }
 

@@ -231,3 +231,20 @@ fn orrery_agrees_with_the_reference_server() {
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// The table of classes Orrery knows the server's decoder by (`compas_classes.tsv`) is what the
+/// reference's own environment answers now: a new release of a COMPAS package, a class moved or
+/// renamed, shows here first.
+#[test]
+fn the_class_table_is_the_reference_environments_own() {
+    let python = reference_python();
+    let now = run_python(&python, &[compat_dir().join("compas_classes.py").as_os_str()]);
+    let table = compat_dir().join("../../crates/orrery-blueprint/src/compas_classes.tsv");
+    let kept = std::fs::read_to_string(&table).expect("read compas_classes.tsv");
+    assert!(
+        now == kept,
+        "{} is not what tests/compat/compas_classes.py answers now: run it with the reference venv's python \
+         and write its output there",
+        table.display()
+    );
+}
