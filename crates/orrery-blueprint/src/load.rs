@@ -1014,9 +1014,7 @@ impl Reader {
         let io = Io { name: name?, value, type_hint, description, extra };
         Some((io, link))
     }
-}
 
-impl Reader {
     /// The name of an input or param of an envelope that is some other object the decoder
     /// builds (a Task, a Point): the server reads only its `name`, which a condition may read
     /// (its envelope's `name`, else its class's name). Orrery keeps only that name.
