@@ -12,3 +12,7 @@ convert -size 512x512 xc:none -fill '#1d2340' -draw 'roundrectangle 16,16 496,49
 convert icon.png -resize 32x32 PNG32:32x32.png
 convert icon.png -resize 128x128 PNG32:128x128.png
 convert icon.png -resize 256x256 PNG32:128x128@2x.png
+# The hicolor sizes of the Linux packages' desktop entry (scripts/package.sh).
+for size in 16 24 48 64 256; do
+    convert icon.png -resize "${size}x${size}" "PNG32:${size}x${size}.png"
+done

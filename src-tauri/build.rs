@@ -19,6 +19,7 @@ fn main() {
         "set_window_state",
         "close_window",
         "save_attempt_log",
+        "about",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(commands)),

@@ -150,6 +150,39 @@ pub async fn open_blueprint_file<R: Runtime>(
     read(&window, &recent, path).await.map(Some)
 }
 
+/// What the app is and where it keeps things: its About dialog.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct About {
+    /// The version of the app, which is the command line's (`orrery --version`).
+    pub version: String,
+    /// The task store.
+    pub store: PathBuf,
+    /// The folder of the attempts' logs.
+    pub logs: PathBuf,
+    /// The login shell whose `PATH` and locale the app's tasks run with, if it answered
+    /// (docs/desktop.md#environment).
+    pub login_shell: Option<PathBuf>,
+    /// The `PATH` tasks run with.
+    pub path: Option<String>,
+}
+
+/// What the app started with that is not the facade's.
+pub struct Launch {
+    pub login: Option<crate::login_env::LoginEnvironment>,
+}
+
+/// The app's version and folders, for the About dialog.
+#[tauri::command]
+pub fn about<R: Runtime>(app: AppHandle<R>, api: State<'_, Api>, launch: State<'_, Launch>) -> About {
+    About {
+        version: app.package_info().version.to_string(),
+        store: api.db().to_path_buf(),
+        logs: api.work_dir().to_path_buf(),
+        login_shell: launch.login.as_ref().map(|l| l.shell.clone()),
+        path: std::env::var("PATH").ok(),
+    }
+}
+
 /// The blueprint files opened or saved lately, newest first.
 #[tauri::command]
 pub fn recent_blueprint_files(recent: State<'_, Recent>) -> Vec<PathBuf> {
@@ -506,6 +539,7 @@ pub fn surface() -> Vec<CommandInfo> {
         declare::<WindowStateArguments, ()>("set_window_state"),
         declare::<NoArguments, ()>("close_window"),
         declare::<AttemptLogArguments, Option<PathBuf>>("save_attempt_log"),
+        declare::<NoArguments, About>("about"),
     ]
 }
 

@@ -8,6 +8,7 @@
 
 pub mod bindings;
 pub mod commands;
+pub mod login_env;
 pub mod menu;
 pub mod notify;
 pub mod recent;
@@ -36,6 +37,8 @@ pub struct Settings {
     pub open: Option<PathBuf>,
     /// Where the recent files list is kept (none: in memory only).
     pub recent: Option<PathBuf>,
+    /// The login shell's environment the app took at start ([`login_env::adopt`]).
+    pub login: Option<login_env::LoginEnvironment>,
 }
 
 impl Settings {
@@ -51,7 +54,7 @@ impl Settings {
         let config = std::env::var_os("ORRERY_CONFIG_DIR")
             .map(PathBuf::from)
             .or_else(|| Some(dirs::config_dir()?.join("orrery")));
-        Ok(Settings { db, open, recent: config.map(|dir| dir.join("recent.json")) })
+        Ok(Settings { db, open, recent: config.map(|dir| dir.join("recent.json")), login: None })
     }
 }
 
@@ -66,6 +69,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
         .manage(commands::Files::new(settings.open))
         .manage(recent::Recent::load(settings.recent))
         .manage(commands::Unsaved::default())
+        .manage(commands::Launch { login: settings.login })
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .menu(menu::build)
@@ -91,6 +95,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
             commands::set_window_state,
             commands::close_window,
             commands::save_attempt_log,
+            commands::about,
         ])
         .setup(|app| {
             forward_events(app.handle().clone());

@@ -2,8 +2,11 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    // First, while the process has one thread: started from a launcher, tasks still find what
+    // the user's shell profile puts on PATH.
+    let login = orrery_desktop::login_env::adopt();
     let settings = match orrery_desktop::Settings::from_env() {
-        Ok(settings) => settings,
+        Ok(settings) => orrery_desktop::Settings { login, ..settings },
         Err(e) => {
             eprintln!("orrery-desktop: {e}");
             std::process::exit(2);

@@ -61,7 +61,7 @@ const RUN: &[Option<(&str, &str)>] = &[
     Some(("run.servers", "Runs on a Server…")),
 ];
 
-/// The app's menu bar: File (with Open Recent), Edit, View, Run.
+/// The app's menu bar: File (with Open Recent), Edit, View, Run, Help.
 pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
     let recent = Submenu::with_id(app, RECENT, "Open Recent", true)?;
     fill_recent(app, &recent)?;
@@ -84,7 +84,10 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
 
     let run = Submenu::new(app, "Run", true)?;
     append(app, &run, RUN)?;
-    Menu::with_items(app, &[&file, &edit, &view, &run])
+
+    let help = Submenu::new(app, "Help", true)?;
+    append(app, &help, &[Some(("help.about", "About Orrery"))])?;
+    Menu::with_items(app, &[&file, &edit, &view, &run, &help])
 }
 
 fn append<R: Runtime>(app: &AppHandle<R>, menu: &Submenu<R>, items: &[Option<(&str, &str)>]) -> tauri::Result<()> {

@@ -7,6 +7,7 @@ import { ErrorBoundary } from "./ErrorBoundary";
 import { RunsView } from "./runs/RunsView";
 import { LaunchDialog } from "./runs/LaunchDialog";
 import { BrokerDialog } from "./servers/BrokerDialog";
+import { AboutDialog } from "./AboutDialog";
 import { PublishDialog } from "./servers/PublishDialog";
 import { EditorProvider, useWorkspaceStore } from "./store/context";
 import { currentEditor } from "./store/workspace";
@@ -33,6 +34,7 @@ export function App() {
       <LaunchDialog />
       <PublishDialog />
       <BrokerDialog />
+      <AboutDialog />
     </>
   );
 }

@@ -164,6 +164,7 @@ export const COMMANDS: Command[] = [
     run: (_, w) => w.prepareRun(true),
   },
   { id: "run.broker", title: "Agents on a broker…", run: (_, w) => w.broker.getState().open() },
+  { id: "help.about", title: "About Orrery", run: (_, w) => void w.about.getState().open() },
   {
     id: "run.servers",
     title: "Runs on a server…",

@@ -429,6 +429,11 @@ impl Api {
         &self.inner.db
     }
 
+    /// The folder the attempts' logs go to.
+    pub fn work_dir(&self) -> &Path {
+        &self.inner.work_dir
+    }
+
     /// The catalogue, in a stable order.
     pub fn jobs(&self) -> Vec<JobInfo> {
         self.inner.jobs.iter().map(|j| j.info.clone()).collect()

@@ -17,8 +17,12 @@ struct Shell {
 
 fn shell(open: Option<PathBuf>) -> Shell {
     let dir = tempfile::tempdir().unwrap();
-    let settings =
-        Settings { db: dir.path().join("orrery.db"), open, recent: Some(dir.path().join("config/recent.json")) };
+    let settings = Settings {
+        db: dir.path().join("orrery.db"),
+        open,
+        recent: Some(dir.path().join("config/recent.json")),
+        login: None,
+    };
     let app = configure(mock_builder(), settings).build(tauri::generate_context!()).expect("the app builds");
     // `run` would open the configured windows; the mock app is never run, so open it here.
     let config = app.config().app.windows.first().expect("tauri.conf.json declares the main window").clone();
@@ -188,6 +192,16 @@ fn the_capability_grants_exactly_the_declared_commands() {
     granted.sort();
     declared.sort();
     assert_eq!(granted, declared, "capabilities/main.json grants the commands that commands::surface declares");
+}
+
+#[test]
+fn about_names_the_apps_version_its_store_and_its_log_folder() {
+    let shell = shell(None);
+    let about = shell.invoke("about", json!({})).unwrap();
+    assert_eq!(about["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(about["store"], json!(shell.dir.path().join("orrery.db")));
+    assert_eq!(about["logs"], json!(shell.dir.path().join("runs")));
+    assert_eq!(about["login_shell"], json!(null), "no login shell was asked");
 }
 
 #[test]

@@ -270,3 +270,19 @@ async fn the_editor_shows_checks_edits_and_saves_a_blueprint_in_the_real_window(
 
     client.clone().close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn about_orrery_shows_the_version_the_store_and_the_log_folder() {
+    let app = App::start(|_| None).await;
+    // Help → About Orrery, here from the command palette (the native menu sends the same command).
+    app.ctrl('k').await;
+    app.retype("[data-testid=command-palette-filter]", "About").await;
+    app.click("[data-testid=command-item]").await;
+    app.wait_text("[data-testid=about-version]", env!("CARGO_PKG_VERSION")).await;
+    let store = app.dir.path().join("orrery.db");
+    app.wait_text("[data-testid=about-store]", &store.display().to_string()).await;
+    app.wait_text("[data-testid=about-logs]", &app.dir.path().join("runs").display().to_string()).await;
+    app.screenshot("about.png").await;
+    app.click("[data-testid=about-close]").await;
+    app.wait_count("[data-testid=about-dialog]", 0).await;
+}

@@ -2493,6 +2493,29 @@ export type SaveAttemptLogCommandArguments = {
 
 export type SaveAttemptLogCommandAnswer = string | null;
 
+/**
+ * The arguments of each command, by name as the UI passes them (the command functions take
+ * them one by one, as Tauri wants).
+ */
+export type AboutCommandArguments = Record<string, never>;
+
+/** What the app is and where it keeps things: its About dialog. */
+export type AboutCommandAnswer = {
+  /** The version of the app, which is the command line's (`orrery --version`). */
+  version: string;
+  /** The task store. */
+  store: string;
+  /** The folder of the attempts' logs. */
+  logs: string;
+  /**
+   * The login shell whose `PATH` and locale the app's tasks run with, if it answered
+   * (docs/desktop.md#environment).
+   */
+  login_shell?: string | null;
+  /** The `PATH` tasks run with. */
+  path?: string | null;
+};
+
 /** A command refused or failed; crosses IPC as `{code, message}`. */
 export type IpcError = {
   /**
@@ -2618,4 +2641,5 @@ export interface Commands {
   set_window_state: { arguments: SetWindowStateCommandArguments; answer: SetWindowStateCommandAnswer };
   close_window: { arguments: CloseWindowCommandArguments; answer: CloseWindowCommandAnswer };
   save_attempt_log: { arguments: SaveAttemptLogCommandArguments; answer: SaveAttemptLogCommandAnswer };
+  about: { arguments: AboutCommandArguments; answer: AboutCommandAnswer };
 }

@@ -1,6 +1,6 @@
 // An in-memory backend for tests: jobs answered by the handlers a test gives, files in a map.
 import type { SessionEvent, Jobs } from "./generated";
-import { BackendError, type Backend, type MenuAction, type OpenedFile } from "./types";
+import { BackendError, type About, type Backend, type MenuAction, type OpenedFile } from "./types";
 import { fileName } from "../paths";
 
 export type JobHandlers = {
@@ -68,6 +68,10 @@ export class MemoryBackend implements Backend {
 
   async recentFiles(): Promise<string[]> {
     return [...this.recent];
+  }
+
+  async about(): Promise<About> {
+    return { version: "0.0.0-memory", store: ":memory:", logs: "/tmp/orrery-memory/runs", login_shell: null, path: null };
   }
 
   async openRecent(path: string): Promise<OpenedFile> {

@@ -46,6 +46,7 @@ export const tauriBackend: Backend = {
   saveFileAs: (text, nameFromFile) => command("save_blueprint_file_as", { text, name_from_file: nameFromFile ?? false }),
   openLibraryFile: (path) => command("open_library_blueprint_file", { path }),
   recentFiles: () => command("recent_blueprint_files", {}),
+  about: () => command("about", {}),
   openRecent: (path) => command("open_recent_blueprint_file", { path }),
   exportFile: (text, to) => command("export_blueprint_file", { text, to }),
   saveAttemptLog: (session_id, task, attempt) => command("save_attempt_log", { session_id, task, attempt }),

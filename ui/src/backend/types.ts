@@ -1,8 +1,9 @@
 // The backend as the UI sees it: typed jobs of the facade, the files the user chooses, and the
 // facade's events. `tauri.ts` implements it over IPC, `memory.ts` in memory for tests.
-import type { FailureCode, Jobs, MenuAction, OpenedFile, SessionEvent } from "./generated";
+import type { AboutCommandAnswer, FailureCode, Jobs, MenuAction, OpenedFile, SessionEvent } from "./generated";
 
 export type { MenuAction, OpenedFile };
+export type About = AboutCommandAnswer;
 
 export interface Backend {
   /** Calls a job of the facade; a refused call or a business failure throws a BackendError. */
@@ -27,6 +28,8 @@ export interface Backend {
   exportFile(text: string, to: "antikythera" | "compas"): Promise<string | null>;
   /** Saves an attempt's whole log to a file the user picks; the path, or null when cancelled. */
   saveAttemptLog(sessionId: string, task: string, attempt: number): Promise<string | null>;
+  /** The app's version and where it keeps the store and the logs. */
+  about(): Promise<About>;
   /** The window's title, and whether closing it must ask first. */
   setWindowState(title: string, unsaved: boolean): Promise<void>;
   /** Closes the window for good. */

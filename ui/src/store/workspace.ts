@@ -10,6 +10,7 @@ import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
 import { createBroker, type BrokerStore } from "./broker";
+import { createAbout, type AboutStore } from "./about";
 import { createRuns, type RunsStore } from "./runs";
 import { createServerRuns, type ServerRunsStore } from "./serverRuns";
 import { createServers, type ServersStore } from "./servers";
@@ -66,6 +67,7 @@ export type WorkspaceState = {
   runs: RunsStore;
   servers: ServersStore;
   broker: BrokerStore;
+  about: AboutStore;
   /** The sessions of a server, to follow one in the run views. */
   serverRuns: ServerRunsStore;
   launching: Launching | null;
@@ -143,6 +145,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
   const runs = createRuns(backend, layout);
   const servers = createServers(backend);
   const broker = createBroker(backend);
+  const about = createAbout(backend);
   const serverRuns = createServerRuns(backend, runs);
   const watching = new Map<EditorStore, () => void>();
 
@@ -373,6 +376,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       runs,
       servers,
       broker,
+      about,
       serverRuns,
       launching: null,
       runOn: { servers: [], server: null, step: null, published: null, error: null },

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs an Orrery .deb on this machine, tries it as a user would and removes it again
+# (docs/install.md); run by `scripts/package.sh --check`, which builds the package first.
+#
+#   tests/package/check.sh target/release/bundle/deb/orrery_VERSION_amd64.deb
+#
+# It checks, in order: the files the package holds (dpkg-deb -c); lintian's verdict (no error;
+# its warnings are printed, docs/install.md explains each); `apt-get install` of the file; one
+# version for the package, `orrery --version` and the app; `orrery validate` of the examples;
+# the app started from its desktop entry's Exec line with only DISPLAY and HOME in its
+# environment, running a blueprint whose task needs a tool only the login shell's PATH has
+# (src-tauri/examples/check_installed.rs); then `apt-get remove`, after which the user's store is
+# still there. A package already installed is replaced.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+deb="$(realpath "${1:?usage: tests/package/check.sh FILE.deb}")"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+fail() {
+    echo "check: FAILED: $*" >&2
+    exit 1
+}
+step() { echo "check: $*" >&2; }
+
+step "the files of $(basename "$deb")"
+contents="$(dpkg-deb -c "$deb" | awk '{print $6}')"
+echo "$contents"
+package="$(dpkg-deb -f "$deb" Package)"
+version="$(dpkg-deb -f "$deb" Version)"
+for f in ./usr/bin/orrery ./usr/bin/orrery-desktop ./usr/share/applications/Orrery.desktop \
+    ./usr/share/mime/packages/orrery.xml ./usr/share/icons/hicolor/32x32/apps/orrery-desktop.png \
+    ./usr/share/icons/hicolor/128x128/apps/orrery-desktop.png \
+    ./usr/share/icons/hicolor/256x256/apps/orrery-desktop.png \
+    ./usr/share/icons/hicolor/512x512/apps/orrery-desktop.png; do
+    grep -qxF "$f" <<<"$contents" || fail "the package has no $f"
+done
+[ "$version" = "$(cargo metadata --no-deps --format-version 1 --manifest-path "$ROOT/Cargo.toml" |
+    python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "orrery-desktop"))')" ] ||
+    fail "the package's version $version is not the workspace's"
+
+step "lintian"
+if ! command -v lintian >/dev/null; then
+    $SUDO apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=600 lintian >/dev/null
+fi
+verdict="$(lintian --no-tag-display-limit "$deb" || true)"
+echo "${verdict:-(nothing to say)}"
+if grep -q '^E:' <<<"$verdict"; then fail "lintian reports errors"; fi
+
+step "apt-get install $deb"
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --reinstall -o DPkg::Lock::Timeout=600 "$deb" >/dev/null
+said="$(/usr/bin/orrery --version)"
+[ "$said" = "orrery $version" ] || fail "orrery --version says '$said', the package is $version"
+/usr/bin/orrery validate "$ROOT/examples/assembly.json" "$ROOT/examples/place_element.json"
+
+step "the app, started from its desktop entry with only DISPLAY and HOME"
+home="$(mktemp -d /tmp/orrery-home.XXXXXX)"
+(cd "$ROOT" && cargo run --locked -q -p orrery-desktop --features package-check --example check_installed -- \
+    /usr/share/applications/Orrery.desktop "$home")
+store="$home/.local/share/orrery/orrery.db"
+[ -f "$store" ] || fail "the app kept no store at $store"
+
+step "apt-get remove $package: the user's store stays"
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get remove -y -o DPkg::Lock::Timeout=600 "$package" >/dev/null
+[ ! -e /usr/bin/orrery-desktop ] || fail "/usr/bin/orrery-desktop is still there after the removal"
+[ -f "$store" ] || fail "removing the package took the user's store $store"
+/usr/bin/env -u ORRERY_DB "$ROOT/target/release/orrery" sessions --db "$store" | head -5
+rm -rf "$home"
+step "passed"
