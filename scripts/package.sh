@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds Orrery's Linux packages with the Tauri bundler (docs/install.md):
 #
-#   target/release/bundle/deb/orrery_VERSION_amd64.deb
-#   target/release/bundle/rpm/orrery-VERSION-1.x86_64.rpm
+#   target/dist/bundle/deb/orrery_VERSION_amd64.deb
+#   target/dist/bundle/rpm/orrery-VERSION-1.x86_64.rpm
 #
 # Each holds the desktop app (/usr/bin/orrery-desktop, its desktop entry, its icons in the hicolor
 # sizes, the blueprint file type) and the command line (/usr/bin/orrery), at the workspace's
@@ -28,11 +28,25 @@ if [ "$(cargo tauri --version 2>/dev/null || true)" != "tauri-cli $TAURI_CLI_VER
     cargo install tauri-cli --version "$TAURI_CLI_VERSION" --locked
 fi
 cd "$ROOT"
-# The command line goes into the packages beside the app (tauri.bundle.conf.json's `files`).
-cargo build --locked --release -p orrery-cli
-rm -rf target/release/bundle
-(cd src-tauri && cargo tauri build --ci --bundles deb,rpm --config tauri.bundle.conf.json -- --locked)
-ls -l target/release/bundle/deb/*.deb target/release/bundle/rpm/*.rpm
+# The `dist` profile (Cargo.toml): release, stripped, in target/dist. The command line goes into
+# the packages beside the app (tauri.bundle.conf.json's `files`), with the changelog of this
+# build (one entry: the version, the commit, its date; gzip -n for the same bytes every time).
+cargo build --locked --profile dist -p orrery-cli
+version="$(./target/dist/orrery --version | cut -d' ' -f2)"
+mkdir -p target/dist/package
+{
+    echo "orrery ($version) unstable; urgency=medium"
+    echo
+    echo "  * Built from commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown) of the Orrery workspace."
+    echo
+    echo " -- Orrery maintainers <maintainers@orrery.example>  $(git log -1 --format=%aD 2>/dev/null || date -R)"
+} | gzip -9n >target/dist/package/changelog.gz
+rm -rf target/dist/bundle
+(cd src-tauri && cargo tauri build --ci --bundles deb,rpm --config tauri.bundle.conf.json -- --locked --profile dist)
+# Debian's and Fedora's file names: the package's name in lower case.
+mv target/dist/bundle/deb/*.deb "target/dist/bundle/deb/orrery_${version}_amd64.deb"
+mv target/dist/bundle/rpm/*.rpm "target/dist/bundle/rpm/orrery-${version}-1.x86_64.rpm"
+ls -l target/dist/bundle/deb/*.deb target/dist/bundle/rpm/*.rpm
 if $check; then
-    "$ROOT/tests/package/check.sh" target/release/bundle/deb/*.deb
+    "$ROOT/tests/package/check.sh" target/dist/bundle/deb/*.deb
 fi

@@ -2,7 +2,7 @@
 # Installs an Orrery .deb on this machine, tries it as a user would and removes it again
 # (docs/install.md); run by `scripts/package.sh --check`, which builds the package first.
 #
-#   tests/package/check.sh target/release/bundle/deb/orrery_VERSION_amd64.deb
+#   tests/package/check.sh target/dist/bundle/deb/orrery_VERSION_amd64.deb
 #
 # It checks, in order: the files the package holds (dpkg-deb -c); lintian's verdict (no error;
 # its warnings are printed, docs/install.md explains each); `apt-get install` of the file; one
@@ -63,6 +63,6 @@ step "apt-get remove $package: the user's store stays"
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get remove -y -o DPkg::Lock::Timeout=600 "$package" >/dev/null
 [ ! -e /usr/bin/orrery-desktop ] || fail "/usr/bin/orrery-desktop is still there after the removal"
 [ -f "$store" ] || fail "removing the package took the user's store $store"
-/usr/bin/env -u ORRERY_DB "$ROOT/target/release/orrery" sessions --db "$store" | head -5
+/usr/bin/env -u ORRERY_DB "$ROOT/target/dist/orrery" sessions --db "$store" | head -5
 rm -rf "$home"
 step "passed"
