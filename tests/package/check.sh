@@ -23,15 +23,16 @@ fail() {
 step() { echo "check: $*" >&2; }
 
 step "the files of $(basename "$deb")"
-contents="$(dpkg-deb -c "$deb" | awk '{print $6}')"
+contents="$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's#^\./##')"
 echo "$contents"
 package="$(dpkg-deb -f "$deb" Package)"
 version="$(dpkg-deb -f "$deb" Version)"
-for f in ./usr/bin/orrery ./usr/bin/orrery-desktop ./usr/share/applications/Orrery.desktop \
-    ./usr/share/mime/packages/orrery.xml ./usr/share/icons/hicolor/32x32/apps/orrery-desktop.png \
-    ./usr/share/icons/hicolor/128x128/apps/orrery-desktop.png \
-    ./usr/share/icons/hicolor/256x256/apps/orrery-desktop.png \
-    ./usr/share/icons/hicolor/512x512/apps/orrery-desktop.png; do
+for f in usr/bin/orrery usr/bin/orrery-desktop usr/share/applications/Orrery.desktop \
+    usr/share/mime/packages/orrery.xml usr/share/doc/orrery/copyright usr/share/doc/orrery/changelog.gz; do
+    grep -qxF "$f" <<<"$contents" || fail "the package has no $f"
+done
+for size in 16x16 24x24 32x32 48x48 64x64 128x128 256x256 512x512; do
+    f="usr/share/icons/hicolor/$size/apps/orrery-desktop.png"
     grep -qxF "$f" <<<"$contents" || fail "the package has no $f"
 done
 [ "$version" = "$(cargo metadata --no-deps --format-version 1 --manifest-path "$ROOT/Cargo.toml" |
