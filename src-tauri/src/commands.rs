@@ -168,7 +168,8 @@ pub struct About {
 
 /// What the app started with that is not the facade's.
 pub struct Launch {
-    pub login: Option<crate::login_env::LoginEnvironment>,
+    /// The login shell the app took `PATH` and the locale from, if it answered.
+    pub login_shell: Option<PathBuf>,
 }
 
 /// The app's version and folders, for the About dialog.
@@ -178,7 +179,7 @@ pub fn about<R: Runtime>(app: AppHandle<R>, api: State<'_, Api>, launch: State<'
         version: app.package_info().version.to_string(),
         store: api.db().to_path_buf(),
         logs: api.work_dir().to_path_buf(),
-        login_shell: launch.login.as_ref().map(|l| l.shell.clone()),
+        login_shell: launch.login_shell.clone(),
         path: std::env::var("PATH").ok(),
     }
 }

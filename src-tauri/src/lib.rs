@@ -37,8 +37,8 @@ pub struct Settings {
     pub open: Option<PathBuf>,
     /// Where the recent files list is kept (none: in memory only).
     pub recent: Option<PathBuf>,
-    /// The login shell's environment the app took at start ([`login_env::adopt`]).
-    pub login: Option<login_env::LoginEnvironment>,
+    /// The login shell whose environment the app took at start ([`login_env::adopt`]).
+    pub login_shell: Option<PathBuf>,
 }
 
 impl Settings {
@@ -54,7 +54,7 @@ impl Settings {
         let config = std::env::var_os("ORRERY_CONFIG_DIR")
             .map(PathBuf::from)
             .or_else(|| Some(dirs::config_dir()?.join("orrery")));
-        Ok(Settings { db, open, recent: config.map(|dir| dir.join("recent.json")), login: None })
+        Ok(Settings { db, open, recent: config.map(|dir| dir.join("recent.json")), login_shell: None })
     }
 }
 
@@ -69,7 +69,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
         .manage(commands::Files::new(settings.open))
         .manage(recent::Recent::load(settings.recent))
         .manage(commands::Unsaved::default())
-        .manage(commands::Launch { login: settings.login })
+        .manage(commands::Launch { login_shell: settings.login_shell })
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .menu(menu::build)

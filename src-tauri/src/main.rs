@@ -4,9 +4,9 @@
 fn main() {
     // First, while the process has one thread: started from a launcher, tasks still find what
     // the user's shell profile puts on PATH.
-    let login = orrery_desktop::login_env::adopt();
+    let login_shell = orrery_desktop::login_env::adopt().map(|found| found.shell);
     let settings = match orrery_desktop::Settings::from_env() {
-        Ok(settings) => orrery_desktop::Settings { login, ..settings },
+        Ok(settings) => orrery_desktop::Settings { login_shell, ..settings },
         Err(e) => {
             eprintln!("orrery-desktop: {e}");
             std::process::exit(2);

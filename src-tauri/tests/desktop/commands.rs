@@ -21,7 +21,7 @@ fn shell(open: Option<PathBuf>) -> Shell {
         db: dir.path().join("orrery.db"),
         open,
         recent: Some(dir.path().join("config/recent.json")),
-        login: None,
+        login_shell: None,
     };
     let app = configure(mock_builder(), settings).build(tauri::generate_context!()).expect("the app builds");
     // `run` would open the configured windows; the mock app is never run, so open it here.
