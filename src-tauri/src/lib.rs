@@ -12,6 +12,7 @@ pub mod login_env;
 pub mod menu;
 pub mod notify;
 pub mod recent;
+pub mod window_memory;
 
 use std::path::PathBuf;
 
@@ -37,14 +38,17 @@ pub struct Settings {
     pub open: Option<PathBuf>,
     /// Where the recent files list is kept (none: in memory only).
     pub recent: Option<PathBuf>,
+    /// Where the window's size and place are kept (none: not kept).
+    pub window: Option<PathBuf>,
     /// The login shell whose environment the app took at start ([`login_env::adopt`]).
     pub login_shell: Option<PathBuf>,
 }
 
 impl Settings {
     /// `ORRERY_DB` or the user's store; the blueprint to open is the first argument, else
-    /// `ORRERY_OPEN`; the recent files list is `recent.json` in `ORRERY_CONFIG_DIR`, else in
-    /// the user's config folder (`~/.config/orrery`).
+    /// `ORRERY_OPEN`; the recent files list is `recent.json` and the window's size and place
+    /// `window.json` in `ORRERY_CONFIG_DIR`, else in the user's config folder
+    /// (`~/.config/orrery`).
     pub fn from_env() -> Result<Settings, String> {
         let db = match std::env::var_os("ORRERY_DB") {
             Some(db) => PathBuf::from(db),
@@ -54,7 +58,13 @@ impl Settings {
         let config = std::env::var_os("ORRERY_CONFIG_DIR")
             .map(PathBuf::from)
             .or_else(|| Some(dirs::config_dir()?.join("orrery")));
-        Ok(Settings { db, open, recent: config.map(|dir| dir.join("recent.json")), login_shell: None })
+        Ok(Settings {
+            db,
+            open,
+            recent: config.as_ref().map(|dir| dir.join("recent.json")),
+            window: config.map(|dir| dir.join("window.json")),
+            login_shell: None,
+        })
     }
 }
 
@@ -70,16 +80,21 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
         .manage(recent::Recent::load(settings.recent))
         .manage(commands::Unsaved::default())
         .manage(commands::Launch { login_shell: settings.login_shell })
+        .manage(window_memory::WindowMemory::new(settings.window))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .menu(menu::build)
         .on_menu_event(menu::on_event)
-        .on_window_event(|window, event| {
-            if let WindowEvent::CloseRequested { api, .. } = event {
+        .on_window_event(|window, event| match event {
+            WindowEvent::CloseRequested { api, .. } => {
                 if ask_before_closing(window) {
                     api.prevent_close();
                 }
             }
+            WindowEvent::Moved(_) | WindowEvent::Resized(_) => {
+                window.state::<window_memory::WindowMemory>().remember(window);
+            }
+            _ => {}
         })
         .invoke_handler(tauri::generate_handler![
             commands::list_jobs,
@@ -98,6 +113,9 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
             commands::about,
         ])
         .setup(|app| {
+            if let Some(window) = app.get_webview_window("main") {
+                app.state::<window_memory::WindowMemory>().restore(&window);
+            }
             forward_events(app.handle().clone());
             Ok(())
         })

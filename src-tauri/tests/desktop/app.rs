@@ -256,7 +256,7 @@ impl App {
         self.xdotool(&["click", "1"]);
     }
 
-    fn xdotool(&self, args: &[&str]) {
+    pub fn xdotool(&self, args: &[&str]) {
         let status = Command::new("xdotool").args(args).env("DISPLAY", &self.display).status().unwrap();
         assert!(status.success(), "xdotool {args:?} failed");
     }

@@ -21,6 +21,7 @@ fn shell(open: Option<PathBuf>) -> Shell {
         db: dir.path().join("orrery.db"),
         open,
         recent: Some(dir.path().join("config/recent.json")),
+        window: Some(dir.path().join("config/window.json")),
         login_shell: None,
     };
     let app = configure(mock_builder(), settings).build(tauri::generate_context!()).expect("the app builds");

@@ -286,3 +286,39 @@ async fn about_orrery_shows_the_version_the_store_and_the_log_folder() {
     app.click("[data-testid=about-close]").await;
     app.wait_count("[data-testid=about-dialog]", 0).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_windows_size_and_place_are_kept_from_one_run_to_the_next() {
+    // What an earlier run kept: the window opens so.
+    let app = App::start(|dir| {
+        let kept = json!({"x": 40, "y": 30, "width": 1000, "height": 700, "maximized": false});
+        std::fs::write(dir.join("window.json"), kept.to_string()).unwrap();
+        None
+    })
+    .await;
+    eventually("the kept width given back", || async {
+        let width = app.client.execute("return window.outerWidth", vec![]).await.ok()?.as_f64()?;
+        (width == 1000.0).then_some(())
+    })
+    .await;
+    // Resized and moved by the user (here xdotool, in the window manager's place): kept at once.
+    app.xdotool(&[
+        "search",
+        "--onlyvisible",
+        "--name",
+        "Orrery",
+        "windowsize",
+        "900",
+        "640",
+        "windowmove",
+        "120",
+        "90",
+    ]);
+    let file = app.dir.path().join("window.json");
+    let kept = eventually("the new size and place kept", || async {
+        let kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).ok()?).ok()?;
+        (kept["width"] == 900 && kept["height"] == 640 && kept["x"] == 120).then_some(kept)
+    })
+    .await;
+    assert_eq!(kept["maximized"], false);
+}
