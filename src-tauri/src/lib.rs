@@ -86,11 +86,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
         .menu(menu::build)
         .on_menu_event(menu::on_event)
         .on_window_event(|window, event| match event {
-            WindowEvent::CloseRequested { api, .. } => {
-                if ask_before_closing(window) {
-                    api.prevent_close();
-                }
-            }
+            WindowEvent::CloseRequested { api, .. } if ask_before_closing(window) => api.prevent_close(),
             WindowEvent::Moved(_) | WindowEvent::Resized(_) => {
                 window.state::<window_memory::WindowMemory>().remember(window);
             }

@@ -461,51 +461,54 @@ fn diffs_of(reference: &Result<Value, String>, orrery: &Result<Value, String>) -
 
 /// What the reference does differently from Orrery with SS, FF and SF dependencies (measured by
 /// running each file on both; docs/format.md §4 "On an antikythera server"), as compare()
-/// words it. Every other file of parity/dependency_types reaches the same state and data.
-const DEPENDENCY_TYPE_DIFFERENCES: &[(&str, &[&str])] = &[
+/// words it, one set of lines for each outcome the reference may reach (where the reference races
+/// with itself, more than one). Every other file of parity/dependency_types reaches the same state
+/// and data.
+const DEPENDENCY_TYPE_DIFFERENCES: &[(&str, &[&[&str]])] = &[
     // FF chain finishing out of order: the server releases a held FF task only on another
     // report, and none comes; Orrery finishes d once b has.
     (
         "ff_chain_rev.json",
-        &[
+        &[&[
             "the reference did not finish in time",
             "session state: reference \"stopped\" | orrery \"completed\"",
             "task dt_ff_chain_rev.d: reference \"PENDING\" | orrery \"SUCCEEDED\"",
             "task dt_ff_chain_rev.end: reference \"PENDING\" | orrery \"SUCCEEDED\"",
             "data dt_ff_chain_rev: process_end_time: reference (absent) | orrery <t>",
-        ],
+        ]],
     ),
     // b (FF on a) ran at once on both; a fails: the server leaves b held RUNNING, Orrery
-    // cancels it back to PENDING.
+    // cancels it back to PENDING. Unless a's failure aborted the session on the server before
+    // it dispatched b: then b is PENDING there too (seen in one run of the suite in five).
     (
         "ff_pred_fails.json",
-        &[
+        &[&[
             "task dt_ff_pred_fails.b: reference \"RUNNING\" | orrery \"PENDING\"",
-        ],
+        ], &[]],
     ),
     // SF is ignored by the server: the session ends at the first sink while s waits; Orrery
     // skips the scope and finishes x.
     (
         "sf_member_of_skip_scope.json",
-        &[
+        &[&[
             "task dt_sf_member_of_skip_scope.e: reference \"SUCCEEDED\" | orrery \"SKIPPED\"",
             "task dt_sf_member_of_skip_scope.s: reference \"PENDING\" | orrery \"SKIPPED\"",
             "task dt_sf_member_of_skip_scope.x: reference \"RUNNING\" | orrery \"SUCCEEDED\"",
-        ],
+        ]],
     ),
     // SF ignored on the server: b runs and succeeds; in Orrery b may finish only once a
     // started, and a failed.
     (
         "sf_pred_fails.json",
-        &[
+        &[&[
             "task dt_sf_pred_fails.b: reference \"SUCCEEDED\" | orrery \"PENDING\"",
-        ],
+        ]],
     ),
     // SS on the server waits for a report after a started (here a's own success), so flag
     // exists; Orrery starts b with a, before a wrote flag.
     (
         "ss_cond_reads_pred.json",
-        &[
+        &[&[
             "session state: reference \"completed\" | orrery \"failed\"",
             "last error: reference null | orrery {\"code\":\"TASK_DISPATCH_FAILED\",\"message\":\"task 'dt_ss_cond_reads_pred.b': cannot evaluate condition 'flag': NameError: name 'flag' is not defined\"}",
             "task dt_ss_cond_reads_pred.a: reference \"SUCCEEDED\" | orrery \"PENDING\"",
@@ -513,16 +516,16 @@ const DEPENDENCY_TYPE_DIFFERENCES: &[(&str, &[&str])] = &[
             "task dt_ss_cond_reads_pred.end: reference \"SUCCEEDED\" | orrery \"PENDING\"",
             "data dt_ss_cond_reads_pred: flag: reference true | orrery (absent)",
             "data dt_ss_cond_reads_pred: process_end_time: reference <t> | orrery (absent)",
-        ],
+        ]],
     ),
     // Here the report that releases b on the server is c's, before a wrote flag: both fail;
     // the server leaves a RUNNING and c done, Orrery cancels them.
     (
         "ss_cond_reads_pred_sibling.json",
-        &[
+        &[&[
             "task dt_ss_cond_reads_pred_sibling.a: reference \"RUNNING\" | orrery \"PENDING\"",
             "task dt_ss_cond_reads_pred_sibling.c: reference \"SUCCEEDED\" | orrery \"PENDING\"",
-        ],
+        ]],
     ),
 ];
 
@@ -537,13 +540,11 @@ fn dependency_type_runs_reach_the_reference_state_or_its_known_difference() {
     let mut failures = 0;
     for (name, reference, orrery) in &results {
         let diffs = diffs_of(reference, orrery);
-        let known: Vec<String> = DEPENDENCY_TYPE_DIFFERENCES
-            .iter()
-            .find(|(f, _)| f == name)
-            .map(|(_, lines)| lines.iter().map(|l| l.to_string()).collect())
-            .unwrap_or_default();
-        let verdict = if diffs == known { "as known" } else { "UNEXPECTED" };
-        failures += usize::from(diffs != known);
+        let outcomes: &[&[&str]] =
+            DEPENDENCY_TYPE_DIFFERENCES.iter().find(|(f, _)| f == name).map_or(&[&[]], |(_, outcomes)| outcomes);
+        let expected = outcomes.iter().any(|lines| diffs.iter().map(String::as_str).eq(lines.iter().copied()));
+        let verdict = if expected { "as known" } else { "UNEXPECTED" };
+        failures += usize::from(!expected);
         let _ = writeln!(report, "  {verdict:10} {name}");
         for d in &diffs {
             let _ = writeln!(report, "             {d}");
