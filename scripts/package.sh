@@ -10,16 +10,18 @@
 # crates.io); bundling fetches nothing else.
 #
 #   scripts/package.sh            # build both packages
-#   scripts/package.sh --check    # then install the .deb on this machine, try it as a user
-#                                 # would (tests/package/check.sh) and remove it again
+#   scripts/package.sh --install  # then install the .deb on this machine (apt-get, with sudo
+#                                 # when not root)
+#   scripts/package.sh --check    # or install the .deb, try it as a user would
+#                                 # (tests/package/check.sh) and remove it again
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TAURI_CLI_VERSION=2.12.4
-check=false
+after=""
 case "${1:-}" in
     "") ;;
-    --check) check=true ;;
-    *) echo "usage: scripts/package.sh [--check]" >&2; exit 2 ;;
+    --install | --check) after="$1" ;;
+    *) echo "usage: scripts/package.sh [--install | --check]" >&2; exit 2 ;;
 esac
 
 "$ROOT/scripts/setup.sh"
@@ -47,6 +49,13 @@ rm -rf target/dist/bundle
 mv target/dist/bundle/deb/*.deb "target/dist/bundle/deb/orrery_${version}_amd64.deb"
 mv target/dist/bundle/rpm/*.rpm "target/dist/bundle/rpm/orrery-${version}-1.x86_64.rpm"
 ls -l target/dist/bundle/deb/*.deb target/dist/bundle/rpm/*.rpm
-if $check; then
-    "$ROOT/tests/package/check.sh" target/dist/bundle/deb/*.deb
-fi
+deb="$ROOT/target/dist/bundle/deb/orrery_${version}_amd64.deb"
+case "$after" in
+    --check) "$ROOT/tests/package/check.sh" "$deb" ;;
+    --install)
+        SUDO=""
+        if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --reinstall -o DPkg::Lock::Timeout=600 "$deb"
+        echo "package: installed: orrery-desktop (Orrery in the application list) and orrery on the PATH" >&2
+        ;;
+esac
