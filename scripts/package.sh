@@ -51,7 +51,7 @@ mv target/dist/bundle/rpm/*.rpm "target/dist/bundle/rpm/orrery-${version}-1.x86_
 ls -l target/dist/bundle/deb/*.deb target/dist/bundle/rpm/*.rpm
 deb="$ROOT/target/dist/bundle/deb/orrery_${version}_amd64.deb"
 case "$after" in
-    --check) "$ROOT/tests/package/check.sh" "$deb" ;;
+    --check) "$ROOT/tests/package/check.sh" "$deb" "$ROOT/target/dist/bundle/rpm/orrery-${version}-1.x86_64.rpm" ;;
     --install)
         SUDO=""
         if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

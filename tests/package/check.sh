@@ -2,7 +2,7 @@
 # Installs an Orrery .deb on this machine, tries it as a user would and removes it again
 # (docs/install.md); run by `scripts/package.sh --check`, which builds the package first.
 #
-#   tests/package/check.sh target/dist/bundle/deb/orrery_VERSION_amd64.deb
+#   tests/package/check.sh target/dist/bundle/deb/orrery_VERSION_amd64.deb [RPM]
 #
 # It checks, in order: the files the package holds (dpkg-deb -c); lintian's verdict (no error;
 # its warnings are printed, docs/install.md explains each); `apt-get install` of the file; one
@@ -10,10 +10,13 @@
 # the app started from its desktop entry's Exec line with only DISPLAY and HOME in its
 # environment, running a blueprint whose task needs a tool only the login shell's PATH has
 # (src-tauri/examples/check_installed.rs); then `apt-get remove`, after which the user's store is
-# still there. A package already installed is replaced.
+# still there. A package already installed is replaced. Given the .rpm too, it checks that it holds
+# the same files (but the Debian changelog), the same version, and requires WebKitGTK 4.1 (with
+# Debian's `rpm` tool: RPMs are not installed here).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-deb="$(realpath "${1:?usage: tests/package/check.sh FILE.deb}")"
+deb="$(realpath "${1:?usage: tests/package/check.sh FILE.deb [FILE.rpm]}")"
+rpm_file="${2:+$(realpath "$2")}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 fail() {
@@ -38,6 +41,20 @@ done
 [ "$version" = "$(cargo metadata --no-deps --format-version 1 --manifest-path "$ROOT/Cargo.toml" |
     python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "orrery-desktop"))')" ] ||
     fail "the package's version $version is not the workspace's"
+
+if [ -n "$rpm_file" ]; then
+    step "the files of $(basename "$rpm_file")"
+    if ! command -v rpm >/dev/null; then
+        $SUDO apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=600 rpm >/dev/null
+    fi
+    in_rpm="$(rpm -qlp "$rpm_file" 2>/dev/null | sed 's#^/##' | sort)"
+    in_deb="$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's#^\./##' |
+        grep -vx 'usr/share/doc/orrery/changelog.gz' | sort)"
+    [ "$in_rpm" = "$in_deb" ] || fail "the .rpm's files differ from the .deb's: $(diff <(echo "$in_deb") <(echo "$in_rpm") || true)"
+    [ "$(rpm -qp --queryformat '%{VERSION}' "$rpm_file" 2>/dev/null)" = "$version" ] || fail "the .rpm's version is not $version"
+    rpm -qp --requires "$rpm_file" 2>/dev/null | grep -qx 'libwebkit2gtk-4.1.so.0()(64bit)' ||
+        fail "the .rpm does not require WebKitGTK 4.1"
+fi
 
 step "lintian"
 if ! command -v lintian >/dev/null; then
