@@ -18,14 +18,39 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+/// How a class is built from an envelope's `data`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Built {
+    /// `Class(*data)`: Point and Vector.
+    Sequence,
+    /// Its own `__from_data__`, reading an object of its fields.
+    Mapping,
+    /// `Class(**data)`: its constructor's arguments, comma-separated, and whether it takes any
+    /// other (`**kwargs`).
+    Arguments { required: &'static str, optional: &'static str, open: bool },
+}
+
+impl Built {
+    /// The table's second column: `sequence`, `mapping` or `required;optional[;**]`.
+    fn parse(column: &'static str) -> Built {
+        match column {
+            "sequence" => Built::Sequence,
+            "mapping" => Built::Mapping,
+            arguments => {
+                let mut parts = arguments.split(';');
+                let (required, optional) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+                Built::Arguments { required, optional, open: parts.next() == Some("**") }
+            }
+        }
+    }
+}
+
 /// A class the server's decoder can build, as `compas_classes.tsv` describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Class {
     /// Where the class is defined: `compas.geometry.point.Point`.
     pub name: &'static str,
-    /// How it is built from `data`: `sequence` (`Class(*data)`), `mapping` (its own reader of
-    /// an object), or `Class(**data)` by its constructor's arguments, `required;optional[;**]`.
-    built: &'static str,
+    built: Built,
     /// Its `__data__` is `Data`'s, which raises: the server cannot store it.
     abstract_data: bool,
 }
@@ -44,9 +69,7 @@ impl Class {
     /// Why `Class(**data)` fails, if the class is built so and it does: a required argument
     /// missing, or one the constructor does not take.
     fn constructor_refusal(self, data: &serde_json::Map<String, Value>) -> Option<String> {
-        let mut parts = self.built.split(';');
-        let (Some(required), Some(optional)) = (parts.next(), parts.next()) else { return None };
-        let open = parts.next() == Some("**");
+        let Built::Arguments { required, optional, open } = self.built else { return None };
         let class = self.name.rsplit('.').next().unwrap_or(self.name);
         if let Some(missing) = required.split(',').find(|k| !k.is_empty() && !data.contains_key(*k)) {
             return Some(format!("{class}() is missing its argument '{missing}'"));
@@ -77,7 +100,7 @@ fn classes() -> &'static HashMap<&'static str, Class> {
             else {
                 continue;
             };
-            let class = Class { name, built, abstract_data: stored == "abstract" };
+            let class = Class { name, built: Built::parse(built), abstract_data: stored == "abstract" };
             table.extend(dtypes.split(' ').map(|dtype| (dtype, class)));
         }
         table
@@ -193,12 +216,12 @@ pub fn refusal_with(object: &serde_json::Map<String, Value>, arguments: bool) ->
         return Some(format!("the object of dtype {dtype} has no 'data'"));
     };
     match (class.built, data) {
-        ("sequence", data) if !point_data(data) => {
+        (Built::Sequence, data) if !point_data(data) => {
             return Some(format!(
                 "{dtype} is built as Class(*data): its data must be [x, y] or [x, y, z] numbers, found {data}"
             ));
         }
-        ("sequence", _) => {}
+        (Built::Sequence, _) => {}
         // Every other class builds itself from a mapping: Class(**data), or its own
         // __from_data__ reading data["..."].
         (_, data) if !data.is_object() => {

@@ -396,10 +396,10 @@ impl Reader {
         if compas::refusal_with(&map, false).is_some() {
             return None;
         }
-        let model = compas::resolve(&map["dtype"], map.get("inheritance")).ok().and_then(|c| c.model());
-        if model.map(|m| format!("antikythera.models/{m}")).as_deref() != Some(dtype) {
+        let class = compas::resolve(&map["dtype"], map.get("inheritance")).ok();
+        if class.and_then(compas::Class::model_dtype).as_deref() != Some(dtype) {
             let found = &map["dtype"];
-            let stands_in = model.filter(|m| stands_in.contains(m));
+            let stands_in = class.and_then(compas::Class::model).filter(|m| stands_in.contains(m));
             self.in_key("dtype", |r| {
                 let read = if stands_in.is_some() { ": the server reads it as one" } else { "" };
                 r.problem(
@@ -754,11 +754,9 @@ impl Reader {
         let is_envelope = |item: &Value| item.get("dtype").is_some() && item.get("data").is_some();
         let has_id = |item: &Value| is_envelope(item) && model_of(item).is_some_and(|m| HAS_ID.contains(&m));
         let is_output = |item: &Value| {
-            let class = item.get("dtype").and_then(|d| compas::resolve(d, item.get("inheritance")).ok());
             let data = &item["data"];
             let key = data.get("set_to").filter(|k| !is_falsy(k)).or_else(|| data.get("name"));
-            class.and_then(|c| c.model_dtype()).as_deref() == Some(DTYPE_OUTPUT)
-                && !key.is_some_and(|k| k.is_array() || k.is_object())
+            model_of(item) == Some("TaskOutput") && !key.is_some_and(|k| k.is_array() || k.is_object())
         };
         type Fits<'a> = &'a dyn Fn(&Value) -> bool;
         let checks: [(&str, bool, Fits, &str); 4] = [

@@ -10,6 +10,7 @@
 //! file: two ids are then equal as Orrery compares them exactly when the server finds them equal.
 
 use crate::model::Blueprint;
+use crate::scope;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -34,15 +35,18 @@ pub(crate) struct Unhashable;
 impl Ids {
     /// The string ids of an envelope blueprint's tasks, their dependencies and scope ends.
     pub(crate) fn of(blueprint: &Value) -> Self {
-        let data = |v: &Value| v.get("data").cloned().unwrap_or(Value::Null);
+        fn items<'a>(v: Option<&'a Value>, key: &str) -> &'a [Value] {
+            v.and_then(|v| v.get(key)).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+        }
+        fn data(v: &Value) -> Option<&Value> {
+            v.get("data")
+        }
         let mut strings = HashSet::new();
-        let tasks = data(blueprint).get("tasks").and_then(Value::as_array).cloned().unwrap_or_default();
-        for task in tasks.iter().map(data) {
-            let deps = task.get("depends_on").and_then(Value::as_array).cloned().unwrap_or_default();
-            let ids = deps.iter().map(data).filter_map(|d| d.get("id").cloned());
-            for id in ids.chain(task.get("id").cloned()).chain(task.get("scope_end").cloned()) {
+        for task in items(data(blueprint), "tasks").iter().filter_map(data) {
+            let ids = items(Some(task), "depends_on").iter().filter_map(data).filter_map(|d| d.get("id"));
+            for id in ids.chain(task.get("id")).chain(task.get("scope_end")) {
                 if let Value::String(s) = id {
-                    strings.insert(s);
+                    strings.insert(s.clone());
                 }
             }
         }
@@ -77,47 +81,22 @@ impl Ids {
     }
 
     /// The first scope whose tasks' ids the server cannot sort (`sorted()` of its members, when
-    /// it builds the blueprint's scopes), with why: ids of mixed kinds, or `None` among others.
+    /// it builds the blueprint's scopes, skipping a scope whose end task's id is falsy), with why:
+    /// ids of mixed kinds, or `None` among others.
     pub(crate) fn unsortable_scope(&self, blueprint: &Blueprint) -> Option<(String, String)> {
         if self.kinds.values().all(|k| *k == Kind::Str) {
             return None;
         }
-        let mut successors: HashMap<&str, Vec<&str>> = HashMap::new();
-        let mut predecessors: HashMap<&str, Vec<&str>> = HashMap::new();
-        let mut ends = HashMap::new();
-        for task in &blueprint.tasks {
-            for dep in &task.depends_on {
-                successors.entry(&dep.id).or_default().push(&task.id);
-                predecessors.entry(&task.id).or_default().push(&dep.id);
-            }
-            if let Some(start) = &task.scope_end {
-                ends.insert(start.as_str(), task.id.as_str());
-            }
-        }
-        let reachable = |origin: &str, adjacent: &HashMap<&str, Vec<&str>>| {
-            let mut seen: HashSet<String> = HashSet::new();
-            let mut queue = vec![origin.to_string()];
-            while let Some(id) = queue.pop() {
-                if seen.insert(id.clone()) {
-                    queue.extend(adjacent.get(id.as_str()).into_iter().flatten().map(|s| s.to_string()));
-                }
-            }
-            seen
-        };
-        for start in blueprint.tasks.iter().filter(|t| t.scope_start.is_some()) {
-            let Some(end) = ends.get(start.id.as_str()).filter(|end| !self.falsy(end)) else { continue };
-            let (after, before) = (reachable(&start.id, &successors), reachable(end, &predecessors));
-            let members: Vec<&String> = after.intersection(&before).collect();
-            let kind = |id: &&String| self.kinds.get(id.as_str()).copied().unwrap_or(Kind::Str);
-            let kinds: HashSet<Kind> = members.iter().map(kind).collect();
-            let unsortable = members.len() > 1 && (kinds.contains(&Kind::None) || kinds.len() > 1);
-            if unsortable {
+        let kind = |i: &usize| self.kinds.get(blueprint.tasks[*i].id.as_str()).copied().unwrap_or(Kind::Str);
+        for span in scope::scopes(blueprint).into_iter().filter(|s| !self.falsy(&blueprint.tasks[s.end].id)) {
+            let kinds: HashSet<Kind> = span.members.iter().map(kind).collect();
+            if span.members.len() > 1 && (kinds.contains(&Kind::None) || kinds.len() > 1) {
+                let start = blueprint.tasks[span.start].id.clone();
                 let why = format!(
-                    "the server sorts the ids of the tasks of scope '{}' and cannot compare them: {}",
-                    start.id,
+                    "the server sorts the ids of the tasks of scope '{start}' and cannot compare them: {}",
                     if kinds.contains(&Kind::None) { "null is one of them" } else { "strings and numbers" }
                 );
-                return Some((start.id.clone(), why));
+                return Some((start, why));
             }
         }
         None
