@@ -7,6 +7,8 @@
 # It checks, in order: the files the package holds (dpkg-deb -c); lintian's verdict (no error;
 # its warnings are printed, docs/install.md explains each); `apt-get install` of the file; one
 # version for the package, `orrery --version` and the app; `orrery validate` of the examples;
+# the desktop entry valid (desktop-file-validate) and `*.blueprint.json` files opened with Orrery
+# (GIO, as GNOME's file manager asks);
 # the app started from its desktop entry's Exec line with only DISPLAY and HOME in its
 # environment, running a blueprint whose task needs a tool only the login shell's PATH has
 # (src-tauri/examples/check_installed.rs); then `apt-get remove`, after which the user's store is
@@ -69,6 +71,20 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --reinstall -o DPkg::Loc
 said="$(/usr/bin/orrery --version)"
 [ "$said" = "orrery $version" ] || fail "orrery --version says '$said', the package is $version"
 /usr/bin/orrery validate "$ROOT/examples/assembly.json" "$ROOT/examples/place_element.json"
+
+step "the desktop entry and the file type, as a GLib file manager sees them"
+for tool in desktop-file-validate:desktop-file-utils gio:libglib2.0-bin; do
+    command -v "${tool%%:*}" >/dev/null ||
+        $SUDO apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=600 "${tool#*:}" >/dev/null
+done
+desktop-file-validate /usr/share/applications/Orrery.desktop || fail "desktop-file-validate refuses the entry"
+probe="$(mktemp -d)"
+echo '{}' >"$probe/some.blueprint.json"
+type="$(gio info -a standard::content-type "$probe/some.blueprint.json" | sed -n 's/.*content-type: //p')"
+[ "$type" = application/x-orrery-blueprint ] || fail "a *.blueprint.json file is $type, not application/x-orrery-blueprint"
+gio mime application/x-orrery-blueprint | grep -q 'Default application.*: Orrery.desktop' ||
+    fail "Orrery does not open blueprint files: $(gio mime application/x-orrery-blueprint)"
+rm -rf "$probe"
 
 step "the app, started from its desktop entry with only DISPLAY and HOME"
 home="$(mktemp -d /tmp/orrery-home.XXXXXX)"
