@@ -1,6 +1,7 @@
 // Help → About Orrery: the version (the command line's too) and the folders the app keeps its
 // data in, each path selectable, so a user can find the store and the logs (or say them in a bug
 // report).
+import { Fragment, type ReactNode } from "react";
 import { useStore } from "zustand";
 import { useWorkspace } from "./store/context";
 import { Modal } from "./Modal";
@@ -10,7 +11,7 @@ export function AboutDialog() {
   const { shown, about, error } = useStore(store);
   if (!shown) return null;
   const close = () => store.getState().close();
-  const row = (label: string, value: string | null | undefined, testid: string) => (
+  const row = (label: string, value: ReactNode, testid: string) => (
     <>
       <dt>{label}</dt>
       <dd>
@@ -28,7 +29,7 @@ export function AboutDialog() {
           {row("Task store", about.store, "about-store")}
           {row("Logs", about.logs, "about-logs")}
           {row("Login shell", about.login_shell ?? "not asked: tasks get the app's own environment", "about-login-shell")}
-          {row("Tasks' PATH", about.path, "about-path")}
+          {row("Tasks' PATH", about.path && folders(about.path), "about-path")}
         </dl>
       )}
       <div className="choices">
@@ -38,4 +39,18 @@ export function AboutDialog() {
       </div>
     </Modal>
   );
+}
+
+/** A PATH that wraps between its folders, not inside one (copied, it is the PATH as it is). */
+function folders(path: string): ReactNode {
+  return path.split(":").map((folder, i) => (
+    <Fragment key={i}>
+      {i > 0 && (
+        <>
+          :<wbr />
+        </>
+      )}
+      {folder}
+    </Fragment>
+  ));
 }
