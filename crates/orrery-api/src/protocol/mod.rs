@@ -319,7 +319,7 @@ fn submit_request(args: &SubmitArguments) -> Value {
     json!({"task": args.task, "inputs": args.inputs})
 }
 
-/// Points the task at the run a submit started; `None` when another submit's run is the
+/// Points the task at the run a submit started; `false` when another submit's run is the
 /// task's current one by now. The run of a request retried after a crash (the session made,
 /// the task not yet pointed at it) takes the task over from an older, finished run.
 fn point_at(
@@ -340,7 +340,12 @@ fn point_at(
             Some(current.session_id)
         }
     };
-    Ok(store.put_submitted_task(task_id, &session.id, sources, config, replaces.as_deref())?.is_some())
+    if store.put_submitted_task(task_id, &session.id, sources, config, replaces.as_deref())?.is_some() {
+        return Ok(true);
+    }
+    // Lost the write to another pointer: a retry of the same request that pointed the task at
+    // this very run meanwhile is a success too.
+    Ok(store.submitted_task(task_id)?.is_some_and(|current| current.session_id == session.id))
 }
 
 async fn submit(api: Api, mut args: SubmitArguments) -> Result<TaskHandle, Failure> {
