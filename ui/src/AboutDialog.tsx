@@ -1,9 +1,10 @@
 // Help → About Orrery: the version (the command line's too) and the folders the app keeps its
 // data in, each path selectable, so a user can find the store and the logs (or say them in a bug
 // report).
-import { Fragment, type ReactNode } from "react";
+import type { ReactNode } from "react";
 import { useStore } from "zustand";
 import { useWorkspace } from "./store/context";
+import { folders } from "./folders";
 import { Modal } from "./Modal";
 
 export function AboutDialog() {
@@ -39,18 +40,4 @@ export function AboutDialog() {
       </div>
     </Modal>
   );
-}
-
-/** A PATH that wraps between its folders, not inside one (copied, it is the PATH as it is). */
-function folders(path: string): ReactNode {
-  return path.split(":").map((folder, i) => (
-    <Fragment key={i}>
-      {i > 0 && (
-        <>
-          :<wbr />
-        </>
-      )}
-      {folder}
-    </Fragment>
-  ));
 }

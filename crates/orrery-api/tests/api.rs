@@ -1172,6 +1172,12 @@ async fn an_attempts_details_carry_its_checklist_live_and_when_done() {
         (Some(3), Some("TOOL_FAILURE"))
     );
     assert!(done["duration_ms"].as_i64().unwrap() >= 1000, "{done}");
+    // What the process was started with: a command runs in the shell, on the facade's PATH.
+    let environment = &done["attempt"]["environment"];
+    assert_eq!(environment["program"], "/bin/sh", "{environment}");
+    assert_eq!(environment["variables"]["PATH"].as_str(), std::env::var("PATH").ok().as_deref(), "{environment}");
+    let names = environment["variables"].as_object().unwrap();
+    assert!(names.keys().all(|n| !n.starts_with("ORRERY_")), "Orrery's own variables are left out: {environment}");
     let none = fx.call("get_attempt", json!({"session_id": id, "task": "a", "attempt": 2})).await;
     assert_eq!(none.metadata["error"], "not_found");
 }

@@ -19,12 +19,12 @@ pub fn jobs(format: ReportFormat) -> Result<u8> {
     let api = Api::new(ApiOptions { db: PathBuf::from("orrery.db"), work_dir: None, max_parallel: None });
     let jobs = api.jobs();
     match format {
-        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&jobs)?),
+        ReportFormat::Json => out!("{}", serde_json::to_string_pretty(&jobs)?),
         ReportFormat::Text => {
             let width = jobs.iter().map(|j| j.name.len()).max().unwrap_or(0);
             for j in &jobs {
                 let first = j.description.split(". ").next().unwrap_or(j.description).trim_end_matches('.');
-                println!("{:<width$}  {first}", j.name);
+                out!("{:<width$}  {first}", j.name);
             }
         }
     }
@@ -35,7 +35,7 @@ pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>, project: &s
     let caller = match orrery_api::Caller::new(project, agent) {
         Ok(caller) => caller,
         Err(why) => {
-            eprintln!("orrery: {why}");
+            say!("orrery: {why}");
             return Ok(2);
         }
     };
@@ -44,7 +44,7 @@ pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>, project: &s
         Some(text) => match orrery_blueprint::json::from_str(text) {
             Ok(value) => value,
             Err(e) => {
-                eprintln!("orrery: the arguments of job {name} are not JSON: {e}");
+                say!("orrery: the arguments of job {name} are not JSON: {e}");
                 return Ok(2);
             }
         },
@@ -63,11 +63,11 @@ pub fn job(name: &str, arguments: Option<&str>, db: Option<PathBuf>, project: &s
             let envelope = match api.call(name, arguments).await {
                 Ok(envelope) => envelope,
                 Err(e) => {
-                    eprintln!("orrery: {e}");
+                    say!("orrery: {e}");
                     return Ok(2);
                 }
             };
-            println!("{}", serde_json::to_string_pretty(&envelope)?);
+            out!("{}", serde_json::to_string_pretty(&envelope)?);
             api.wait_all().await;
             Ok(if envelope.success { 0 } else { 1 })
         };
@@ -91,11 +91,11 @@ async fn stream(api: &Api, arguments: serde_json::Value) -> Result<u8> {
     let mut items = match api.stream_task(arguments).await {
         Ok(Streamed::Items(items)) => items,
         Ok(Streamed::Refused(envelope)) => {
-            println!("{}", serde_json::to_string_pretty(&envelope)?);
+            out!("{}", serde_json::to_string_pretty(&envelope)?);
             return Ok(1);
         }
         Err(e) => {
-            eprintln!("orrery: {e}");
+            say!("orrery: {e}");
             return Ok(2);
         }
     };
@@ -103,8 +103,9 @@ async fn stream(api: &Api, arguments: serde_json::Value) -> Result<u8> {
     let mut ended = false;
     while let Some(item) = items.recv().await {
         ended = matches!(item, StreamItem::Result(_));
-        writeln!(out, "{}", serde_json::to_string(&item)?)?;
-        out.flush()?;
+        if writeln!(out, "{}", serde_json::to_string(&item)?).and_then(|_| out.flush()).is_err() {
+            break; // the reader went away: the task goes on, as a stream client's leaving means
+        }
     }
     Ok(if ended { 0 } else { 1 })
 }

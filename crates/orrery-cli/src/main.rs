@@ -3,6 +3,24 @@
 //! error (or would change, or would be refused), 2 a file cannot be read or the arguments are
 //! wrong.
 
+/// A line on stdout for the commands that go on when their reader is gone (`run`, `job`,
+/// `serve`, `mcp`: SIGPIPE is ignored for them, see `main`): a write that fails (the reader went
+/// away, the terminal is gone after SIGHUP) is dropped, never a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// The same on stderr.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod agent;
 mod cli;
 mod commands;

@@ -66,7 +66,7 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 pub fn mcp(max_parallel: Option<usize>, db: Option<PathBuf>, project: String, agent: Option<String>) -> Result<u8> {
     if let Err(why) = Caller::new(&project, agent.as_deref().unwrap_or("mcp-client")) {
-        eprintln!("orrery mcp: {why}");
+        say!("orrery mcp: {why}");
         return Ok(2);
     }
     let db = crate::db_path(db)?;
@@ -79,11 +79,11 @@ pub fn mcp(max_parallel: Option<usize>, db: Option<PathBuf>, project: String, ag
         let listed = api.call("list_sessions", json!({})).await?;
         if !listed.success {
             let why = listed.answer.as_str().unwrap_or("it cannot be read");
-            eprintln!("orrery mcp: cannot open the task store {}: {why}", db.display());
+            say!("orrery mcp: cannot open the task store {}: {why}", db.display());
             return Ok::<u8, anyhow::Error>(2);
         }
         let server = Orrery::new(api.clone(), project, agent);
-        eprintln!(
+        say!(
             "orrery mcp: store {}; {} tools; MCP on standard input/output until EOF or a signal",
             db.display(),
             server.tools.len()
@@ -109,7 +109,7 @@ pub fn mcp(max_parallel: Option<usize>, db: Option<PathBuf>, project: String, ag
             },
             signal = stops.next() => signal.unwrap_or("the end of the signal watch").to_string(),
         };
-        eprintln!("orrery mcp: stopping ({ended})");
+        say!("orrery mcp: stopping ({ended})");
         // As `orrery serve` does on shutdown: each session run here ends `stopped` (its processes
         // get SIGTERM, a grace period, SIGKILL) and `orrery resume` goes on with it later.
         // Twice: a call still under way at the first pass may have started one meanwhile.
@@ -120,7 +120,7 @@ pub fn mcp(max_parallel: Option<usize>, db: Option<PathBuf>, project: String, ag
             }
             api.wait_all().await;
             for id in &running {
-                eprintln!("orrery mcp: stopped session {id}");
+                say!("orrery mcp: stopped session {id}");
             }
         }
         Ok(0)
@@ -492,7 +492,7 @@ impl Progress {
             param = param.with_total(total);
         }
         if let Err(e) = self.peer.notify_progress(param).await {
-            eprintln!("orrery mcp: a progress notification was not sent: {e}");
+            say!("orrery mcp: a progress notification was not sent: {e}");
         }
     }
 }

@@ -48,7 +48,7 @@ pub(crate) async fn ask(event: &Event, control: &SessionControl) {
     match line {
         Some(line) => control.answer(&node, json_or_text(line.trim_end_matches(['\n', '\r']))),
         None => {
-            eprintln!("no answer (end of input): stopping");
+            say!("no answer (end of input): stopping");
             control.stop();
         }
     }

@@ -34,7 +34,7 @@ use orrery_api::{
 };
 use orrery_blueprint::{load_runnable, Runnable};
 use serde_json::{json, Map, Value};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
@@ -45,7 +45,7 @@ pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
         Ok(loaded) => loaded,
         Err(lines) => {
             for line in lines {
-                eprintln!("{line}");
+                say!("{line}");
             }
             return Ok(1);
         }
@@ -102,7 +102,7 @@ pub fn recover(
         Err(code) => return Ok(code),
     };
     if interrupted.is_empty() {
-        eprintln!("orrery: no interrupted session in {}", path.display());
+        say!("orrery: no interrupted session in {}", path.display());
         return Ok(0);
     }
     let mut code = 0;
@@ -110,10 +110,10 @@ pub fn recover(
         // A stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the recovery: the session it stopped is
         // `stopped`, the others stay interrupted, for a later `recover`.
         if crate::signals::received() {
-            say(&format!("orrery: stopped; session {} and any after it are left for `orrery recover`", session.id));
+            say!("orrery: stopped; session {} and any after it are left for `orrery recover`", session.id);
             return Ok(if code == 0 { 130 } else { code });
         }
-        eprintln!(
+        say!(
             "orrery: resuming session {} ({}), interrupted while {}",
             session.id,
             session.blueprint_id,
@@ -146,7 +146,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
         if let Run::Blueprint { .. } = run {
             if let Ok(Ok(found)) = interrupted(&api).await {
                 if !found.is_empty() {
-                    eprintln!(
+                    say!(
                         "orrery: {} interrupted session(s) in {}: `orrery recover` goes on with them",
                         found.len(),
                         db.display()
@@ -157,7 +157,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
         let broker = match broker_settings(&api, &broker).await {
             Ok(broker) => broker,
             Err(e) => {
-                eprintln!("orrery: {e:#}");
+                say!("orrery: {e:#}");
                 return Ok(2);
             }
         };
@@ -171,7 +171,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
         let here = match api.run_here(run, how).await {
             Ok(here) => here,
             Err(failure) => {
-                eprintln!("orrery: {} (store {})", failure.message, db.display());
+                say!("orrery: {} (store {})", failure.message, db.display());
                 return Ok(crate::face::exit_code(failure.code));
             }
         };
@@ -199,7 +199,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
         let interrupts = async {
             while let Some(name) = stops.next().await {
                 let Some(control) = &control else {
-                    say(&format!("{name}: stopped following session {session_id}; it runs on on its server"));
+                    say!("{name}: stopped following session {session_id}; it runs on on its server");
                     return;
                 };
                 let note = if control.is_stop_requested() {
@@ -211,7 +211,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
                 // Ctrl-C is seen on the terminal; another signal is named.
                 let note = if name == "SIGINT" { note.to_string() } else { format!("{name}: {note}") };
                 if !live || notes.send(note.clone()).is_err() {
-                    say(&note);
+                    say!("{note}");
                 }
             }
             std::future::pending::<()>().await
@@ -228,9 +228,9 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
             Ok(ended) => ended,
             Err(failure) => bail!("{} (store {})", failure.message, db.display()),
         };
-        say(&format!("session {} {} (store {})", ended.session_id, ended.state.as_str(), db.display()));
+        say!("session {} {} (store {})", ended.session_id, ended.state.as_str(), db.display());
         if let Some(error) = &ended.error {
-            say(&format!("{}: {}", error.code, error.message));
+            say!("{}: {}", error.code, error.message);
         }
         Ok(match ended.state {
             orrery_blueprint::SessionState::Completed => 0,
@@ -238,12 +238,6 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
             _ => 1,
         })
     })
-}
-
-/// A line on stderr that never panics: after SIGHUP the terminal may be gone (writes fail with
-/// EIO), and the runner must still see its session to its end and exit with its code.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// `KEY=VALUE` pairs; a VALUE that parses as JSON is taken as JSON.
@@ -282,7 +276,7 @@ fn print_event(event: &Event, format: ReportFormat) {
     match format {
         ReportFormat::Json => {
             if let Ok(line) = serde_json::to_string(event) {
-                out(&line);
+                out!("{line}");
             }
         }
         ReportFormat::Text => {
@@ -295,7 +289,7 @@ fn print_event(event: &Event, format: ReportFormat) {
                 }
                 EventPayload::Cut { .. } => format!("{kind:<10} "),
             };
-            out(&format!("{:>5} {line}", event.seq));
+            out!("{:>5} {line}", event.seq);
         }
     }
 }
@@ -341,13 +335,6 @@ fn text_line(kind: &str, data: &EventData) -> String {
         | EventData::SessionBlueprints(_)
         | EventData::RemoteLink(_) => format!("{kind:<10} "),
     }
-}
-
-/// Prints a line of the run's report. A reader that went away (`orrery run ... | head`) does
-/// not stop the run: the store keeps everything, and the session's processes must be seen to
-/// their end.
-fn out(line: &str) {
-    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 /// The broker settings of a run: the saved ones, each replaced by its flag when given.

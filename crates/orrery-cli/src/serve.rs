@@ -51,17 +51,17 @@ pub fn serve(
         let server = match Server::start(api.clone(), config).await {
             Ok(server) => server,
             Err(e) => {
-                eprintln!("orrery serve: {e}");
+                say!("orrery serve: {e}");
                 return Ok(2);
             }
         };
         // Watch the signals before telling anyone where to connect: a Ctrl-C right after the
         // line must stop cleanly too.
         let mut stops = crate::signals::watch()?;
-        println!("orrery serve: {} token {}", server.url(), server.token());
+        out!("orrery serve: {} token {}", server.url(), server.token());
         std::io::stdout().flush()?;
-        eprintln!("orrery serve: store {}; Ctrl-C stops", db.display());
-        eprintln!(
+        say!("orrery serve: store {}; Ctrl-C stops", db.display());
+        say!(
             "orrery serve: at most {max_connections} connections at once (descriptor limit {descriptors}, {} kept for \
              the runner)",
             descriptors.saturating_sub(max_connections as u64)
@@ -72,21 +72,21 @@ pub fn serve(
                 let answer = api.call("resume_session", serde_json::json!({"session_id": session.id})).await;
                 match answer {
                     Ok(envelope) if envelope.success => {
-                        eprintln!("orrery serve: resumed interrupted session {}", session.id)
+                        say!("orrery serve: resumed interrupted session {}", session.id)
                     }
                     Ok(envelope) => {
-                        eprintln!("orrery serve: cannot resume session {}: {}", session.id, envelope.answer)
+                        say!("orrery serve: cannot resume session {}: {}", session.id, envelope.answer)
                     }
-                    Err(e) => eprintln!("orrery serve: cannot resume session {}: {e}", session.id),
+                    Err(e) => say!("orrery serve: cannot resume session {}: {e}", session.id),
                 }
             }
         });
         let signal = stops.next().await.unwrap_or("the end of the signal watch");
-        eprintln!("orrery serve: stopping ({signal})");
+        say!("orrery serve: stopping ({signal})");
         stop_mcp();
         let sessions = server.shutdown().await;
         for id in &sessions {
-            eprintln!("orrery serve: stopped session {id}");
+            say!("orrery serve: stopped session {id}");
         }
         Ok(0)
     })

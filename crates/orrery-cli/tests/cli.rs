@@ -590,6 +590,28 @@ fn a_run_whose_output_reader_goes_away_still_runs_to_its_end() {
 }
 
 #[test]
+fn a_job_whose_output_reader_goes_away_still_sees_its_session_to_the_end_without_a_panic() {
+    let s = Scratch::new("closed-stdout-job");
+    let db = s.0.join("store.db");
+    let file = s.0.join("assembly.json");
+    let arguments = serde_json::json!({"file": file}).to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["job", "--db", db.to_str().unwrap(), "start_session", &arguments])
+        .current_dir(&s.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("orrery runs");
+    // The reader goes away before the answer is written.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("orrery ends");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let sessions = orrery(&["sessions", "--db", db.to_str().unwrap()], &s.0);
+    assert!(stdout(&sessions).contains("completed"), "the session ran to its end: {}", stdout(&sessions));
+}
+
+#[test]
 fn restart_with_the_saved_file_keeps_what_finished_and_runs_the_fixed_rest() {
     let s = Scratch::new("restart-saved");
     let db = s.0.join("store.db");

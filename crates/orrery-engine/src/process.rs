@@ -71,9 +71,30 @@ pub fn default_log_cap() -> u64 {
 }
 
 /// The only variables a child inherits from the engine's environment (when they are set
-/// there). Everything else it sees comes from [`ProcessSpec::env`]. `PATH` falls back to
-/// [`FALLBACK_PATH`] when the engine has none, so that `/bin/sh -c 'ls'` still works.
-pub const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER"];
+/// there): where its tools are, who and where the user is, and the whole locale. Everything
+/// else it sees comes from [`ProcessSpec::env`]. `PATH` falls back to [`FALLBACK_PATH`] when the
+/// engine has none, so that `/bin/sh -c 'ls'` still works.
+pub const INHERITED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "USER",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_ADDRESS",
+    "LC_COLLATE",
+    "LC_CTYPE",
+    "LC_IDENTIFICATION",
+    "LC_MEASUREMENT",
+    "LC_MESSAGES",
+    "LC_MONETARY",
+    "LC_NAME",
+    "LC_NUMERIC",
+    "LC_PAPER",
+    "LC_TELEPHONE",
+    "LC_TIME",
+];
 
 /// `PATH` for the child when the engine's environment has none.
 pub const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -275,6 +296,8 @@ pub struct Supervised {
     start_time: u64,
     canceller: Canceller,
     finished: oneshot::Receiver<Finished>,
+    /// What it was started with; unknown for a process adopted after a crash.
+    environment: Option<orrery_store::ProcessEnvironment>,
 }
 
 impl Supervised {
@@ -291,6 +314,11 @@ impl Supervised {
 
     pub fn canceller(&self) -> Canceller {
         self.canceller.clone()
+    }
+
+    /// The program, working directory and environment it was started with (see [`spawn`]).
+    pub fn environment(&self) -> Option<&orrery_store::ProcessEnvironment> {
+        self.environment.as_ref()
     }
 
     /// Waits until the leader has exited, been reaped, and no member of its group is left.
@@ -437,6 +465,7 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
         .map_err(|source| ProcessError::LogUnwritable { path: spec.log_path.clone(), source })?;
     let env = child_env(&spec.env);
     let resolved = resolve_program(&program, &env, spec.cwd.as_deref())?;
+    let environment = environment_of(&resolved, spec.cwd.as_deref(), &env);
     let spawn_failed = |source: io::Error| ProcessError::Spawn { program: program.clone(), source };
     if let Some(record) = &spec.exit_record {
         // A record left by an earlier use of the name would be taken for this exit.
@@ -498,7 +527,7 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
         let _ = finished_tx.send(finished);
     });
 
-    Ok(Supervised { pid, start_time, canceller, finished: finished_rx })
+    Ok(Supervised { pid, start_time, canceller, finished: finished_rx, environment: Some(environment) })
 }
 
 /// Waits for a task process that a runner which died left behind, still under its supervisor,
@@ -581,7 +610,7 @@ pub fn adopt(
         };
         let _ = finished_tx.send(Finished { exit, duration: started.elapsed(), group, log });
     });
-    Supervised { pid, start_time, canceller, finished: finished_rx }
+    Supervised { pid, start_time, canceller, finished: finished_rx, environment: None }
 }
 
 /// Whether the live or zombie process (pid, start time) is the task of a live supervisor
@@ -822,6 +851,26 @@ pub(crate) fn open_append(path: &std::path::Path) -> io::Result<File> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display())));
     }
     Ok(file)
+}
+
+/// What a process is started with, as an attempt records it: Orrery's own `ORRERY_*` variables
+/// left out (the inputs, outputs and ids every task gets; its inputs are recorded apart).
+fn environment_of(
+    program: &std::path::Path,
+    cwd: Option<&std::path::Path>,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> orrery_store::ProcessEnvironment {
+    let cwd = cwd.map(PathBuf::from).or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let variables = env
+        .iter()
+        .map(|(name, value)| (name.to_string_lossy().into_owned(), value.to_string_lossy().into_owned()))
+        .filter(|(name, _)| !name.starts_with("ORRERY_"))
+        .collect();
+    orrery_store::ProcessEnvironment {
+        program: program.display().to_string(),
+        cwd: cwd.display().to_string(),
+        variables,
+    }
 }
 
 fn minimal_env() -> Vec<(&'static str, std::ffi::OsString)> {

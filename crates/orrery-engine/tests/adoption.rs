@@ -83,7 +83,7 @@ fn crash(fx: &Fixture, session_id: &str, command: &str, cancel_first: bool) -> (
     let started = rx.recv_timeout(Duration::from_secs(20)).ok();
     let process = started.as_ref().map(|(pid, start_time, _)| (*pid, *start_time));
     if let Some((pid, start_time)) = process {
-        store.set_attempt_process(&attempt.run_id, ProcessIdentity { pid, start_time }).unwrap();
+        store.set_attempt_process(&attempt.run_id, ProcessIdentity { pid, start_time }, None).unwrap();
     }
     if let (true, Some((_, _, canceller))) = (cancel_first, started) {
         canceller.cancel();

@@ -132,6 +132,32 @@ async fn the_environment_holds_only_the_inherited_list_and_the_given_variables()
 }
 
 #[tokio::test]
+async fn what_a_process_was_started_with_is_what_it_saw_but_orrerys_own_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let mut spec = ProcessSpec::argv(["env"], log_in(&dir));
+    spec.cwd = Some(workdir.clone());
+    spec.env = vec![("ORRERY_INPUTS".into(), "/x/inputs.json".into()), ("LANG".into(), "C.UTF-8".into())];
+    let log_path = spec.log_path.clone();
+    let supervised = spawn(spec).await.expect("the process should start");
+    let environment = supervised.environment().cloned().expect("a spawned process says what it was started with");
+    finish(supervised).await;
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let seen: std::collections::BTreeMap<String, String> = log
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .filter(|(name, _)| !name.starts_with("ORRERY_"))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(environment.variables, seen, "the variables the process printed, ORRERY_* aside");
+    assert_eq!(environment.variables["LANG"], "C.UTF-8", "a given variable as given");
+    let found = std::env::split_paths(&seen["PATH"]).map(|d| d.join("env")).find(|p| p.is_file()).unwrap();
+    assert_eq!(environment.program, found.display().to_string(), "the program as found on its PATH");
+    assert_eq!(environment.cwd, workdir.display().to_string());
+}
+
+#[tokio::test]
 async fn a_given_variable_overrides_an_inherited_one() {
     let dir = tempfile::tempdir().unwrap();
     let mut spec = ProcessSpec::shell("echo \"home=$HOME\"", log_in(&dir));

@@ -15,7 +15,9 @@ use crate::event_data::EventData;
 use crate::events::{append, Event};
 use crate::lineage::InputSource;
 use crate::nodes::set_node_state;
-use crate::records::{split_node, Attempt, AttemptState, Outcome, ProcessIdentity, RunId, ScopeIteration, TaskState};
+use crate::records::{
+    split_node, Attempt, AttemptState, Outcome, ProcessEnvironment, ProcessIdentity, RunId, ScopeIteration, TaskState,
+};
 use crate::refusals::{require_session, stale};
 use crate::{Store, StoreError, Tx};
 
@@ -118,6 +120,7 @@ impl Store {
                 outputs: None,
                 iterations: new.iterations.clone(),
                 times_unknown: new.times_unknown,
+                environment: None,
             };
             tx.sql
                 .prepare_cached(
@@ -191,15 +194,23 @@ impl Store {
         })
     }
 
-    /// Records the process of a running attempt once it has been spawned.
-    pub fn set_attempt_process(&mut self, run_id: &RunId, process: ProcessIdentity) -> Result<(), StoreError> {
+    /// Records the process of a running attempt once it has been spawned, and what it was
+    /// started with (none: what is recorded stays, as for a process adopted after a crash).
+    pub fn set_attempt_process(
+        &mut self,
+        run_id: &RunId,
+        process: ProcessIdentity,
+        environment: Option<&ProcessEnvironment>,
+    ) -> Result<(), StoreError> {
+        let environment = environment.map(|e| serde_json::to_string(e).unwrap_or_default());
         self.write(|tx| {
             let changed = tx
                 .sql
                 .execute(
-                    "UPDATE task_runs SET pid = ?2, process_start_time = ?3
+                    "UPDATE task_runs SET pid = ?2, process_start_time = ?3,
+                     environment_json = COALESCE(?4, environment_json)
                      WHERE run_id = ?1 AND state = 'running'",
-                    params![run_id.as_str(), process.pid, process.start_time as i64],
+                    params![run_id.as_str(), process.pid, process.start_time as i64, environment],
                 )
                 .at(tx.path)?;
             if changed == 0 {
@@ -349,7 +360,7 @@ fn record_input_sources(
 /// The columns an [`Attempt`] is read from, in [`attempt_row`]'s order.
 const ATTEMPT_COLUMNS: &str = "run_id, session_id, node, attempt, state, agent, started_ms,
     finished_ms, exit_code, error_json, pid, process_start_time, log_path, inputs_json,
-    outputs_json, iterations_json, times_unknown";
+    outputs_json, iterations_json, times_unknown, environment_json";
 
 /// How a beginning attempt's iterations are kept: NULL outside loops.
 fn iterations_json(iterations: &[ScopeIteration]) -> Option<String> {
@@ -374,6 +385,7 @@ struct RawAttempt {
     outputs_json: Option<String>,
     iterations_json: Option<String>,
     times_unknown: bool,
+    environment_json: Option<String>,
 }
 
 fn attempt_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
@@ -395,6 +407,7 @@ fn attempt_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
         outputs_json: row.get(14)?,
         iterations_json: row.get(15)?,
         times_unknown: row.get(16)?,
+        environment_json: row.get(17)?,
     })
 }
 
@@ -418,6 +431,10 @@ impl RawAttempt {
         let iterations = match self.iterations_json {
             Some(t) => orrery_blueprint::json::from_str(&t).map_err(|_| corrupt("iterations"))?,
             None => Vec::new(),
+        };
+        let environment = match self.environment_json {
+            Some(t) => Some(orrery_blueprint::json::from_str(&t).map_err(|_| corrupt("environment"))?),
+            None => None,
         };
         let (instance, task) = split_node(&self.node);
         let (instance, task) = (instance.to_string(), task.to_string());
@@ -443,6 +460,7 @@ impl RawAttempt {
             outputs,
             iterations,
             times_unknown: self.times_unknown,
+            environment,
         })
     }
 }

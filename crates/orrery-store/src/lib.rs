@@ -109,8 +109,8 @@ pub use nodes::TaskNode;
 pub use orrery_blueprint::FailureCode;
 pub use progress::{ProgressReport, ProgressUpdate, ProgressView, Step, StepCounts};
 pub use records::{
-    Attempt, AttemptState, ErrorRecord, Outcome, ProcessIdentity, RecordCode, RemoteLink, RunId, ScopeIteration,
-    SessionState, StepState, TaskState,
+    Attempt, AttemptState, ErrorRecord, Outcome, ProcessEnvironment, ProcessIdentity, RecordCode, RemoteLink, RunId,
+    ScopeIteration, SessionState, StepState, TaskState,
 };
 pub use servers::ServerEntry;
 pub use sessions::{NewSession, Session, SessionFilter, Starter};

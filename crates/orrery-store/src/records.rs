@@ -246,6 +246,19 @@ pub struct ProcessIdentity {
     pub start_time: u64,
 }
 
+/// What the process of an attempt was started with: where a task that behaves differently in a
+/// terminal and in the app (another `PATH`, another locale) shows why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProcessEnvironment {
+    /// The program executed: as given when it holds a `/`, else the file found on `PATH`.
+    pub program: String,
+    /// Its working directory.
+    pub cwd: String,
+    /// Its environment variables, by name, but Orrery's own `ORRERY_*` (the inputs, outputs and
+    /// ids it gives every task).
+    pub variables: std::collections::BTreeMap<String, String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Attempt {
     pub run_id: RunId,
@@ -277,6 +290,10 @@ pub struct Attempt {
     /// it, not when it ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub times_unknown: bool,
+    /// What its process was started with; none without a process (and for attempts recorded
+    /// before the store kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<ProcessEnvironment>,
 }
 
 impl Attempt {

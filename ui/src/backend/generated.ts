@@ -69,6 +69,11 @@ export type Attempt = {
    * it, not when it ran.
    */
   times_unknown?: boolean;
+  /**
+   * What its process was started with; none without a process (and for attempts recorded
+   * before the store kept it).
+   */
+  environment?: ProcessEnvironment | null;
 };
 
 /** The state of one attempt. */
@@ -432,6 +437,22 @@ export type PollInterval = number;
 export type Problem = {
   task_id?: string | null;
   message: string;
+};
+
+/**
+ * What the process of an attempt was started with: where a task that behaves differently in a
+ * terminal and in the app (another `PATH`, another locale) shows why.
+ */
+export type ProcessEnvironment = {
+  /** The program executed: as given when it holds a `/`, else the file found on `PATH`. */
+  program: string;
+  /** Its working directory. */
+  cwd: string;
+  /**
+   * Its environment variables, by name, but Orrery's own `ORRERY_*` (the inputs, outputs and
+   * ids it gives every task).
+   */
+  variables: { [key: string]: string };
 };
 
 /** Which process runs an attempt: the pid alone is reused by the OS, the pair is not. */

@@ -160,6 +160,29 @@ describe("the details of an attempt", () => {
     expect(ended.container.querySelector("[data-testid=attempt-error]")?.textContent).toBe("TOOL_FAILURE: the process exited with code 3");
   });
 
+  it("says what the process was started with, and nothing for an attempt without one", () => {
+    const environment = {
+      program: "/home/ada/.local/bin/render",
+      cwd: "/home/ada/work",
+      variables: { HOME: "/home/ada", LANG: "fr_FR.UTF-8", PATH: "/home/ada/.local/bin:/usr/bin:/bin" },
+    };
+    const ran = attempt("bp.work", 1, "succeeded", "shell.run", { environment });
+    const { container } = mount(openRun({ attempts: [ran], selected: { node: "bp.work", attempt: 1 } }));
+    expect(container.querySelector("[data-testid=attempt-program]")?.textContent).toBe("/home/ada/.local/bin/render");
+    const shown = container.querySelector("[data-testid=attempt-environment]")!;
+    expect(shown.querySelector("summary")?.textContent).toBe("HOME, LANG, PATH");
+    const path = shown.querySelector("[data-variable=PATH]")!;
+    expect(path.textContent).toBe(environment.variables.PATH);
+    expect(path.querySelectorAll("wbr")).toHaveLength(2);
+    expect(shown.querySelector("[data-variable=LANG]")?.textContent).toBe("fr_FR.UTF-8");
+    act(() => root!.unmount());
+
+    const answered = attempt("bp.ask", 1, "succeeded", "user_prompt.confirm");
+    const without = mount(openRun({ attempts: [answered], selected: { node: "bp.ask", attempt: 1 } }));
+    expect(without.container.querySelector("[data-testid=attempt-program]")).toBeNull();
+    expect(without.container.querySelector("[data-testid=attempt-environment]")).toBeNull();
+  });
+
   it("resets a task with everything after it, and says so", async () => {
     const failed = attempt("bp.work", 1, "failed", "shell.run");
     const { calls, button, workspace } = mount(

@@ -1,9 +1,11 @@
 // The selected attempt: what it read and wrote, how it ended, which iteration of a looped scope
 // it ran in, its checklist of progress steps (live), the actions on its task, the question it
 // asks when it is a prompt waiting for an answer, and its log in the log viewer (live tail). An
-// attempt of a mirrored run ran on the server's agents: it has no log here.
-import { useMemo, useState } from "react";
-import type { Attempt, BrokerDispatch, Step } from "../backend/generated";
+// attempt of a mirrored run ran on the server's agents: it has no log here. A process shows what
+// it was started with (program, folder, environment).
+import { Fragment, useMemo, useState } from "react";
+import type { Attempt, BrokerDispatch, ProcessEnvironment, Step } from "../backend/generated";
+import { folders } from "../folders";
 import { ioOf, type Task } from "../blueprint";
 import { useRuns } from "../store/context";
 import type { OpenRun } from "../store/runs";
@@ -221,6 +223,7 @@ function AttemptFields({ attempt, durationMs, dispatch }: { attempt: Attempt; du
       )}
       <dt>Agent</dt>
       <dd>{attempt.agent}</dd>
+      {attempt.environment && <Environment environment={attempt.environment} />}
       {dispatch.length > 0 && (
         <>
           <dt>Broker</dt>
@@ -249,7 +252,38 @@ function AttemptFields({ attempt, durationMs, dispatch }: { attempt: Attempt; du
   );
 }
 
-/** A step of a task's dispatch to the agents on a broker, as `get_attempt` answers it. */
+/**
+ * What the process was started with: the program its PATH gave, the folder, and its variables
+ * (PATH wrapped by folder); why a task that works in a terminal fails in the app, or the reverse.
+ */
+function Environment({ environment }: { environment: ProcessEnvironment }) {
+  const variables = Object.entries(environment.variables);
+  return (
+    <>
+      <dt>Program</dt>
+      <dd className="mono" data-testid="attempt-program">
+        {environment.program}
+      </dd>
+      <dt>Folder</dt>
+      <dd className="mono">{environment.cwd}</dd>
+      <dt>Environment</dt>
+      <dd>
+        <details className="environment" data-testid="attempt-environment">
+          <summary>{variables.map(([name]) => name).join(", ") || "no variables"}</summary>
+          <dl className="mono">
+            {variables.map(([name, value]) => (
+              <Fragment key={name}>
+                <dt>{name}</dt>
+                <dd data-variable={name}>{name === "PATH" ? folders(value) : value}</dd>
+              </Fragment>
+            ))}
+          </dl>
+        </details>
+      </dd>
+    </>
+  );
+}
+
 /** A dispatch step in words, as `orrery run` prints it. */
 function dispatchLine(step: BrokerDispatch): string {
   switch (step.step) {

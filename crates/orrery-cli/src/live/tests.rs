@@ -31,6 +31,7 @@ fn attempt_row(node: &str, run: &str, attempt: u32, state: AttemptState, error: 
         outputs: None,
         iterations: Vec::new(),
         times_unknown: false,
+        environment: None,
     }
 }
 

@@ -152,6 +152,8 @@ pub struct Started {
     pub pid: u32,
     pub start_time: u64,
     pub canceller: Canceller,
+    /// What it was started with; none for a process adopted after a crash.
+    pub environment: Option<orrery_store::ProcessEnvironment>,
 }
 
 /// The params, validated: what [`run`] executes.
@@ -407,6 +409,7 @@ pub async fn run_attempt(
         pid: supervised.pid(),
         start_time: supervised.start_time(),
         canceller: supervised.canceller(),
+        environment: supervised.environment().cloned(),
     });
 
     let mut follower = ProgressFollower::new(&files.progress);
@@ -463,7 +466,7 @@ pub async fn adopt(adoption: Adoption, on_started: impl FnOnce(Started)) -> Shel
     });
     let supervised = process::adopt(adoption.leader, record, adoption.grace, tag, deadline);
     if let Some((pid, start_time)) = adoption.leader {
-        on_started(Started { pid, start_time, canceller: supervised.canceller() });
+        on_started(Started { pid, start_time, canceller: supervised.canceller(), environment: None });
     }
     let finished = supervised.wait().await;
     ShellEnd { outcome: outcome_of(&finished, timeout_s, &adoption.log_path, &outputs), log: Some(finished.log) }

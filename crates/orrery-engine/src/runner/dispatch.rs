@@ -290,8 +290,13 @@ impl Runner {
         let (progress_tx, progress_run) = (self.tx.clone(), run_id.clone());
         let started = move |started: shell::Started| {
             let process = ProcessIdentity { pid: started.pid, start_time: started.start_time };
-            let _ =
-                started_tx.send(Report::Started { node, run_id: started_run, process, canceller: started.canceller });
+            let _ = started_tx.send(Report::Started {
+                node,
+                run_id: started_run,
+                process,
+                canceller: started.canceller,
+                environment: started.environment,
+            });
         };
         let progress = move |progress| match progress {
             ProgressEvent::Report(line) => {

@@ -27,8 +27,8 @@ use orrery_blueprint::save;
 use orrery_blueprint::{Blueprint, Encoding, ErrorCode, Library, SessionState, TaskState, ValidBlueprint};
 use orrery_store::{
     ErrorRecord, Event, EventData, InputSource, Lease, LogCapped, NewAttempt, NewEvent, NewSession, Outcome,
-    ProcessIdentity, PromptAnswered, Retry, RunId, ScopeIteration, SessionBlueprints, Settlement, Starter, Store,
-    StoreError, Synchronous,
+    ProcessEnvironment, ProcessIdentity, PromptAnswered, Retry, RunId, ScopeIteration, SessionBlueprints, Settlement,
+    Starter, Store, StoreError, Synchronous,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -269,6 +269,7 @@ enum Report {
         run_id: RunId,
         process: ProcessIdentity,
         canceller: Canceller,
+        environment: Option<ProcessEnvironment>,
     },
     Progress {
         node: usize,

@@ -3,8 +3,13 @@
 use super::*;
 
 /// Names the process of an attempt; advisory, so an attempt settled meanwhile is no error.
-fn record_process(store: &mut Store, run_id: &RunId, process: ProcessIdentity) -> Result<(), StoreError> {
-    match store.set_attempt_process(run_id, process) {
+fn record_process(
+    store: &mut Store,
+    run_id: &RunId,
+    process: ProcessIdentity,
+    environment: Option<&ProcessEnvironment>,
+) -> Result<(), StoreError> {
+    match store.set_attempt_process(run_id, process, environment) {
         Err(StoreError::StaleRun { .. }) => Ok(()),
         other => other,
     }
@@ -18,7 +23,7 @@ fn is_status_lost(error: &TaskError) -> bool {
 impl Runner {
     pub(super) async fn on_report(&mut self, report: Report) -> Step {
         match report {
-            Report::Started { node, run_id, process, canceller } => {
+            Report::Started { node, run_id, process, canceller, environment } => {
                 let Some(run) = self.runs[node].as_mut().filter(|r| r.run_id == run_id) else {
                     canceller.cancel();
                     return Ok(None);
@@ -27,7 +32,7 @@ impl Runner {
                     canceller.cancel();
                 }
                 run.canceller = Some(canceller);
-                self.db.call_or_defer(move |s| record_process(s, &run_id, process))?;
+                self.db.call_or_defer(move |s| record_process(s, &run_id, process, environment.as_ref()))?;
                 Ok(None)
             }
             Report::Progress { node, run_id, line } => {
@@ -333,11 +338,11 @@ impl Runner {
             self.db.flush().await?;
             let Some(report) = self.rx.recv().await else { break };
             match report {
-                Report::Started { node, run_id, process, canceller } => {
+                Report::Started { node, run_id, process, canceller, environment } => {
                     canceller.cancel();
                     // Still name the process on its attempt: it ran.
                     if self.runs[node].as_ref().is_some_and(|r| r.run_id == run_id) {
-                        self.db.call_or_defer(move |s| record_process(s, &run_id, process))?;
+                        self.db.call_or_defer(move |s| record_process(s, &run_id, process, environment.as_ref()))?;
                     }
                 }
                 Report::Progress { node, run_id, line } => self.record_progress(node, run_id, line).await?,

@@ -1,7 +1,7 @@
 use orrery_store::FailureCode;
 use orrery_store::{
-    AttemptState, ErrorRecord, EventData, NewAttempt, Outcome, ProcessIdentity, RunId, ScopeIteration, Settlement,
-    TaskState,
+    AttemptState, ErrorRecord, EventData, NewAttempt, Outcome, ProcessEnvironment, ProcessIdentity, RunId,
+    ScopeIteration, Settlement, TaskState,
 };
 use serde_json::json;
 
@@ -140,7 +140,8 @@ fn a_stale_run_id_is_refused_and_changes_nothing() {
 
     let unknown = fixture.store.settle_attempt(&RunId::from("run-404"), late).unwrap_err();
     assert_eq!(unknown.code(), FailureCode::StaleRun, "an unknown run id is refused the same way");
-    let process = fixture.store.set_attempt_process(&run_id, ProcessIdentity { pid: 1, start_time: 2 }).unwrap_err();
+    let process =
+        fixture.store.set_attempt_process(&run_id, ProcessIdentity { pid: 1, start_time: 2 }, None).unwrap_err();
     assert_eq!(process.code(), FailureCode::StaleRun, "every write about a run is keyed on it");
 }
 
@@ -166,7 +167,14 @@ fn running_attempts_with_their_processes_are_listed_for_recovery() {
     let mut fixture = Fixture::open();
     let (_, run_id) = fixture.running_attempt();
     let identity = ProcessIdentity { pid: 4242, start_time: 987_654_321 };
-    fixture.store.set_attempt_process(&run_id, identity).unwrap();
+    let environment = ProcessEnvironment {
+        program: "/usr/bin/make".into(),
+        cwd: "/w".into(),
+        variables: [("PATH".to_string(), "/opt/tools/bin:/usr/bin".to_string())].into(),
+    };
+    fixture.store.set_attempt_process(&run_id, identity, Some(&environment)).unwrap();
+    // Adopted again after a crash: what it was started with is not known then, and stays.
+    fixture.store.set_attempt_process(&run_id, identity, None).unwrap();
     let other = fixture.session();
     fixture
         .store
@@ -179,6 +187,7 @@ fn running_attempts_with_their_processes_are_listed_for_recovery() {
     assert_eq!(running.len(), 1, "only the unsettled attempt: {running:?}");
     assert_eq!(running[0].run_id, run_id);
     assert_eq!(running[0].process, Some(identity), "pid and start time survive a restart");
+    assert_eq!(running[0].environment, Some(environment), "so does what it was started with");
 }
 
 #[test]
