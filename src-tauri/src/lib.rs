@@ -12,6 +12,8 @@ pub mod login_env;
 pub mod menu;
 pub mod notify;
 pub mod recent;
+#[cfg(unix)]
+pub mod single_instance;
 pub mod window_memory;
 
 use std::path::PathBuf;
@@ -115,6 +117,25 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
             forward_events(app.handle().clone());
             Ok(())
         })
+}
+
+/// Opens the files a second launch handed over ([`single_instance`]) as the user opens a recent
+/// file (each in its tab, the one already open brought to the front), and brings the window
+/// forward.
+pub fn open_handed<R: Runtime>(app: &AppHandle<R>, files: Vec<PathBuf>) {
+    for file in files {
+        app.state::<recent::Recent>().add(&file);
+        let action = menu::MenuAction { command: "open_recent".into(), path: Some(file) };
+        if let Err(e) = app.emit(menu::MENU, action) {
+            eprintln!("orrery-desktop: a file handed over could not reach the window: {e}");
+        }
+    }
+    menu::refresh_recent(app);
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
 }
 
 /// Whether a window about to close holds unsaved changes; if so, it asks the UI, as

@@ -322,3 +322,48 @@ async fn the_windows_size_and_place_are_kept_from_one_run_to_the_next() {
     .await;
     assert_eq!(kept["maximized"], false);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_launch_opens_its_file_in_the_running_window_and_ends() {
+    let blueprint = |id: &str| {
+        json!({"id": id, "name": id, "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "start"}]}]})
+        .to_string()
+    };
+    let app = App::start(|dir| {
+        for id in ["first", "second"] {
+            std::fs::write(dir.join(format!("{id}.blueprint.json")), blueprint(id)).unwrap();
+        }
+        Some(dir.join("first.blueprint.json"))
+    })
+    .await;
+    let tab = |path: &Path| format!("[data-testid=tab] .tab-title[title='{}']", path.display());
+    let (first, second) = (app.dir.path().join("first.blueprint.json"), app.dir.path().join("second.blueprint.json"));
+    app.wait_count(&tab(&first), 1).await;
+
+    // Launched again on the same store, from elsewhere, with a relative path (as a file manager
+    // or a terminal does): it hands the file over and ends at once.
+    let launch = |file: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_orrery-desktop"))
+            .arg(file)
+            .current_dir(app.dir.path())
+            .env("DISPLAY", &app.display)
+            .env("ORRERY_DB", app.dir.path().join("orrery.db"))
+            .env("ORRERY_CONFIG_DIR", app.dir.path())
+            .output()
+            .unwrap()
+    };
+    let started = std::time::Instant::now();
+    let handed = launch("second.blueprint.json");
+    assert!(handed.status.success(), "{}", String::from_utf8_lossy(&handed.stderr));
+    assert!(started.elapsed() < Duration::from_secs(10), "it did not run a window of its own");
+    app.wait_count(&tab(&second), 1).await;
+    app.wait_count("[data-testid=tab][aria-selected=true] .tab-title[title$='second.blueprint.json']", 1).await;
+
+    // A file already open is brought to the front, not opened twice.
+    assert!(launch("first.blueprint.json").status.success());
+    app.wait_count("[data-testid=tab][aria-selected=true] .tab-title[title$='first.blueprint.json']", 1).await;
+    assert_eq!(app.count("[data-testid=tab]").await, 2);
+    app.screenshot("second-launch.png").await;
+}
