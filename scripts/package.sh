@@ -43,6 +43,12 @@ mkdir -p target/dist/package
     echo
     echo " -- Orrery maintainers <maintainers@orrery.example>  $(git log -1 --format=%aD 2>/dev/null || date -R)"
 } | gzip -9n >target/dist/package/changelog.gz
+# The manual pages: orrery's from its own definitions (one per command, as --help says them),
+# orrery-desktop's as written; compressed as Debian's policy asks.
+rm -rf target/dist/package/man1
+cargo run --locked --profile dist -p orrery-cli --example man -- target/dist/package/man1
+cp src-tauri/linux/orrery-desktop.1 target/dist/package/man1/
+gzip -9n target/dist/package/man1/*.1
 rm -rf target/dist/bundle
 (cd src-tauri && cargo tauri build --ci --bundles deb,rpm --config tauri.bundle.conf.json -- --locked --profile dist)
 # Debian's and Fedora's file names: the package's name in lower case.

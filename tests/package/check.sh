@@ -4,8 +4,8 @@
 #
 #   tests/package/check.sh target/dist/bundle/deb/orrery_VERSION_amd64.deb [RPM]
 #
-# It checks, in order: the files the package holds (dpkg-deb -c); lintian's verdict (no error;
-# its warnings are printed, docs/install.md explains each); `apt-get install` of the file; one
+# It checks, in order: the files the package holds (dpkg-deb -c); lintian's verdict (no error,
+# no warning); `apt-get install` of the file; one
 # version for the package, `orrery --version` and the app; `orrery validate` of the examples;
 # the desktop entry valid (desktop-file-validate) and `*.blueprint.json` files opened with Orrery
 # (GIO, as GNOME's file manager asks);
@@ -33,7 +33,8 @@ echo "$contents"
 package="$(dpkg-deb -f "$deb" Package)"
 version="$(dpkg-deb -f "$deb" Version)"
 for f in usr/bin/orrery usr/bin/orrery-desktop usr/share/applications/Orrery.desktop \
-    usr/share/mime/packages/orrery.xml usr/share/doc/orrery/copyright usr/share/doc/orrery/changelog.gz; do
+    usr/share/mime/packages/orrery.xml usr/share/doc/orrery/copyright usr/share/doc/orrery/changelog.gz \
+    usr/share/man/man1/orrery.1.gz usr/share/man/man1/orrery-run.1.gz usr/share/man/man1/orrery-desktop.1.gz; do
     grep -qxF "$f" <<<"$contents" || fail "the package has no $f"
 done
 for size in 16x16 24x24 32x32 48x48 64x64 128x128 256x256 512x512; do
@@ -64,7 +65,7 @@ if ! command -v lintian >/dev/null; then
 fi
 verdict="$(lintian --no-tag-display-limit "$deb" || true)"
 echo "${verdict:-(nothing to say)}"
-if grep -q '^E:' <<<"$verdict"; then fail "lintian reports errors"; fi
+if grep -q '^[EW]:' <<<"$verdict"; then fail "lintian reports errors or warnings"; fi
 
 step "apt-get install $deb"
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --reinstall -o DPkg::Lock::Timeout=600 "$deb" >/dev/null

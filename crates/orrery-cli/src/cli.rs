@@ -363,9 +363,11 @@ pub(crate) enum RemoteCommand {
         #[arg(long)]
         start: bool,
     },
+    /// Pauses a session: the server starts no new task (resume goes on with it).
     Pause {
         session: String,
     },
+    /// Stops a session: it ends stopped on the server (resume or restart runs it again).
     Stop {
         session: String,
     },
@@ -516,5 +518,24 @@ mod tests {
     fn every_command_is_well_formed() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    /// Its one line is the command's `--help` and its manual page's NAME (a page without one
+    /// is not found by `apropos`, and lintian says so).
+    #[test]
+    fn every_command_says_what_it_does() {
+        use clap::CommandFactory;
+        fn unsaid(command: &clap::Command, path: &str, out: &mut Vec<String>) {
+            for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+                let path = format!("{path} {}", sub.get_name());
+                if sub.get_about().is_none() {
+                    out.push(path.clone());
+                }
+                unsaid(sub, &path, out);
+            }
+        }
+        let mut missing = Vec::new();
+        unsaid(&super::Cli::command(), "orrery", &mut missing);
+        assert!(missing.is_empty(), "commands without a description: {missing:?}");
     }
 }
