@@ -8,8 +8,9 @@
 //! tool only if the app took the PATH of the user's login shell. The app is started from the
 //! `Exec` line of the desktop entry, with a blueprint for its `%F`, by tauri-driver running with
 //! nothing but `DISPLAY` and `HOME` in its environment (`env -i`), as a launcher gives; the
-//! blueprint's one `shell.run` task calls the tool. The check passes when the run completes and
-//! the tool's output is in the file the task wrote; the store is the user's default one, under
+//! blueprint's one `shell.run` task calls the tool. The check passes when the run completes, the
+//! tool's output is in the file the task wrote and the run's details show the task's PATH with
+//! the tool's folder; the store is the user's default one, under
 //! HOME. Fails with what it saw; screenshots go to `target/e2e/installed-*.png`.
 //!
 //! Built only with the `package-check` feature, so never by `cargo test`.
@@ -114,10 +115,26 @@ async fn main() {
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     screenshot(&client, &shots.join("installed-run.png")).await;
+    // The run's details say which environment the task saw: the login shell's PATH.
+    let node = "[data-testid=task-node][data-task-id='use-tool']";
+    client.find(Locator::Css(node)).await.unwrap().click().await.unwrap();
+    let summary = eventually("the task's environment in the run's details", || async {
+        client.find(Locator::Css("[data-testid=attempt-environment] summary")).await.ok()
+    })
+    .await;
+    summary.click().await.unwrap();
+    let script = "return document.querySelector('[data-testid=attempt-environment] [data-variable=PATH]')?.textContent";
+    let path = client.execute(script, vec![]).await.ok().and_then(|v| v.as_str().map(str::to_string));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    screenshot(&client, &shots.join("installed-environment.png")).await;
     let _ = client.close().await;
     let written = std::fs::read_to_string(&out).unwrap_or_default();
     if state != "completed" || !written.contains("found by the login shell's PATH") {
         eprintln!("check_installed: the run {state}; the task wrote {written:?} (screenshots in {})", shots.display());
+        std::process::exit(1);
+    }
+    if !path.as_deref().is_some_and(|p| std::env::split_paths(p).any(|d| d == tools)) {
+        eprintln!("check_installed: the run's details show the task's PATH as {path:?}, without {}", tools.display());
         std::process::exit(1);
     }
     println!(

@@ -2,6 +2,7 @@
 //! given, validate, and place every diagnostic at its line and column. This is what
 //! `orrery validate` prints and what the differential test compares with the reference.
 
+use crate::declared;
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::fsio;
 use crate::json;
@@ -129,12 +130,14 @@ pub fn check_files(paths: &[PathBuf]) -> Vec<FileReport> {
 /// (the root first).
 pub type Runnable = (validate::ValidBlueprint, Vec<crate::Blueprint>);
 
-/// Reads `file` and the other blueprints of its folder (composites find their inner blueprints
-/// there by id; files of the folder that do not load are not candidates) and checks `file`:
-/// its report when it is not valid. An unreadable file or folder is the `io::Error`.
+/// Reads `file` and the blueprints of its folder its composites call (they find their inner
+/// blueprints there by id; files of the folder that do not load are not candidates) and checks
+/// `file`: its report when it is not valid. An unreadable file or folder is the `io::Error`.
 pub fn load_runnable(file: &Path) -> std::io::Result<Result<Runnable, FileReport>> {
-    let mut sources = vec![Source::read(file)?];
-    sources.extend(folder_library(file)?);
+    let root = Source::read(file)?;
+    let library = folder_library(file, &root)?;
+    let mut sources = vec![root];
+    sources.extend(library);
     let report = check_first(&sources);
     if !report.valid {
         return Ok(Err(report));
@@ -153,22 +156,129 @@ pub fn load_runnable(file: &Path) -> std::io::Result<Result<Runnable, FileReport
 /// `io::Error`.
 pub fn check_in_folder(file: &Path, text: String) -> std::io::Result<FileReport> {
     let loaded = load::load(&text).map_err(|e| e.diagnostics);
-    let mut sources = vec![Source { path: file.to_path_buf(), text, loaded }];
-    sources.extend(folder_library(file)?);
+    let root = Source { path: file.to_path_buf(), text, loaded };
+    let library = folder_library(file, &root)?;
+    let mut sources = vec![root];
+    sources.extend(library);
     Ok(check_first(&sources))
 }
 
-/// The blueprint files beside `file` (`*.json` of its folder, `file` itself left out) that
-/// load: the candidates for its composites.
-fn folder_library(file: &Path) -> std::io::Result<Vec<Source>> {
+/// The blueprint files beside `file` (`*.json` of its folder, `file` itself left out) that load
+/// and that checking `root` (the content of `file`) reads: the blueprints its composites call,
+/// and theirs, found by id ([`Folder`]), and a file named as such an id; none, without reading
+/// the folder, for a blueprint without composites. In path order, as
+/// [`blueprints_in`] gives them: the library all the usable files of the folder would make, as
+/// far as checking `root` reads it.
+fn folder_library(file: &Path, root: &Source) -> std::io::Result<Vec<Source>> {
     let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    blueprints_in(folder, Some(file))
+    let Ok(loaded) = &root.loaded else { return Ok(Vec::new()) };
+    if validate::calls(&loaded.blueprint).is_empty() {
+        return Ok(Vec::new()); // nothing to find: the folder is not read
+    }
+    Ok(Folder::scan(folder, Some(file))?.called_by(&loaded.blueprint))
 }
 
-/// The blueprint files of `folder` (`*.json`, `except` left out) that load, by path. A folder
-/// that does not exist has none. Only regular files (or symlinks to them) are read: a FIFO,
-/// socket, device or folder named `*.json` is left out, as is a file that cannot be read.
-pub fn blueprints_in(folder: &Path, except: Option<&Path>) -> std::io::Result<Vec<Source>> {
+/// The blueprint files of a folder, each with the id it declares, read without building any
+/// blueprint ([`declared::declared_id`]), so that a composite's inner blueprint is found by id and only the
+/// files called are loaded.
+struct Folder {
+    /// In path order.
+    files: Vec<(PathBuf, Option<String>)>,
+}
+
+impl Folder {
+    fn scan(folder: &Path, except: Option<&Path>) -> std::io::Result<Folder> {
+        let mut files = Vec::new();
+        for path in json_files(folder, except)? {
+            // Unreadable: not a candidate, as when loading every file.
+            if let Some(declared) = declared_id_of(&path) {
+                files.push((path, declared));
+            }
+        }
+        files.sort();
+        Ok(Folder { files })
+    }
+
+    /// The usable files `root` reads (see [`folder_library`]), in path order.
+    fn called_by(&self, root: &crate::Blueprint) -> Vec<Source> {
+        let mut loaded: Vec<Option<Source>> = self.files.iter().map(|_| None).collect();
+        let mut tried = vec![false; self.files.len()];
+        let mut wanted: Vec<String> = validate::calls(root);
+        // Loads file `i` once; a usable one joins the library, and what it calls is wanted too.
+        let mut load = |i: usize, loaded: &mut [Option<Source>], wanted: &mut Vec<String>| {
+            if std::mem::replace(&mut tried[i], true) {
+                return loaded[i].is_some();
+            }
+            let Some(source) = Source::read(&self.files[i].0).ok().filter(Source::usable) else { return false };
+            if let Ok(l) = &source.loaded {
+                wanted.extend(validate::calls(&l.blueprint));
+            }
+            loaded[i] = Some(source);
+            true
+        };
+        // A file whose id takes loading to know is loaded: any of them might be called.
+        for i in 0..self.files.len() {
+            if self.files[i].1.is_none() {
+                load(i, &mut loaded, &mut wanted);
+            }
+        }
+        let mut looked_up = std::collections::HashSet::new();
+        while let Some(id) = wanted.pop() {
+            if !looked_up.insert(id.clone()) {
+                continue;
+            }
+            // The first usable file declaring the id is the one a composite finds.
+            for i in 0..self.files.len() {
+                if self.files[i].1.as_deref() == Some(id.as_str()) && load(i, &mut loaded, &mut wanted) {
+                    break;
+                }
+            }
+            // A file of that name: what a composite naming a file instead of an id is told about.
+            if let Some(i) = self.files.iter().position(|(p, _)| p.file_name().is_some_and(|n| *n == *id)) {
+                load(i, &mut loaded, &mut wanted);
+            }
+        }
+        loaded.into_iter().flatten().collect()
+    }
+}
+
+/// What a file's size and modification time were when its id was read.
+type Stamp = (u64, Option<std::time::SystemTime>);
+
+/// The ids read so far in this process, by file: an editor checks its blueprint in its folder
+/// after every change, and a file that has not changed since is not read again.
+static DECLARED: std::sync::Mutex<Option<HashMap<PathBuf, (Stamp, Option<String>)>>> = std::sync::Mutex::new(None);
+/// More files than that remembered: forget them all and start again.
+const DECLARED_MOST: usize = 16_384;
+
+/// The id the file at `path` declares ([`declared::declared_id`]), remembered while the file
+/// does not change; none when it cannot be read (or is larger than a blueprint may be).
+fn declared_id_of(path: &Path) -> Option<Option<String>> {
+    let file = fsio::open_regular_file(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if meta.len() > fsio::BLUEPRINT_LIMIT {
+        return None;
+    }
+    let stamp = (meta.len(), meta.modified().ok());
+    let remembered = || DECLARED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((known, declared)) = remembered().as_ref().and_then(|m| m.get(path)) {
+        if *known == stamp {
+            return Some(declared.clone());
+        }
+    }
+    let declared = declared::declared_id(file).ok()?;
+    let mut remembered = remembered();
+    let map = remembered.get_or_insert_with(HashMap::new);
+    if map.len() >= DECLARED_MOST {
+        map.clear();
+    }
+    map.insert(path.to_path_buf(), (stamp, declared.clone()));
+    Some(declared)
+}
+
+/// The `*.json` regular files (or symlinks to them) of `folder`, `except` left out; a folder that
+/// does not exist has none.
+fn json_files(folder: &Path, except: Option<&Path>) -> std::io::Result<Vec<PathBuf>> {
     let entries = match std::fs::read_dir(folder) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         entries => entries?,
@@ -180,10 +290,21 @@ pub fn blueprints_in(folder: &Path, except: Option<&Path>) -> std::io::Result<Ve
             && fsio::is_regular_file(&path)
             && !except.is_some_and(|f| same_file(&path, f))
         {
-            if let Ok(source) = Source::read(&path) {
-                if source.usable() {
-                    found.push(source);
-                }
+            found.push(path);
+        }
+    }
+    Ok(found)
+}
+
+/// The blueprint files of `folder` (`*.json`, `except` left out) that load, by path. A folder
+/// that does not exist has none. Only regular files (or symlinks to them) are read: a FIFO,
+/// socket, device or folder named `*.json` is left out, as is a file that cannot be read.
+pub fn blueprints_in(folder: &Path, except: Option<&Path>) -> std::io::Result<Vec<Source>> {
+    let mut found = Vec::new();
+    for path in json_files(folder, except)? {
+        if let Ok(source) = Source::read(&path) {
+            if source.usable() {
+                found.push(source);
             }
         }
     }

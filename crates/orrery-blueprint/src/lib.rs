@@ -7,6 +7,7 @@ pub mod check;
 pub mod compas;
 pub mod condition;
 pub mod dataflow;
+mod declared;
 pub mod diagnostic;
 pub mod failure;
 pub mod fsio;

@@ -364,21 +364,13 @@ pub(crate) enum RemoteCommand {
         start: bool,
     },
     /// Pauses a session: the server starts no new task (resume goes on with it).
-    Pause {
-        session: String,
-    },
+    Pause { session: String },
     /// Stops a session: it ends stopped on the server (resume or restart runs it again).
-    Stop {
-        session: String,
-    },
+    Stop { session: String },
     /// Runs it again from where it stopped or failed.
-    Resume {
-        session: String,
-    },
+    Resume { session: String },
     /// A new session of the same blueprint, started.
-    Restart {
-        session: String,
-    },
+    Restart { session: String },
     /// A task of a session that is not running back to PENDING, with what runs after it.
     Reset {
         session: String,
@@ -397,10 +389,7 @@ pub(crate) enum RemoteCommand {
         task: String,
     },
     /// A scope's tasks back to PENDING (on a session that is not running).
-    ResetScope {
-        session: String,
-        scope: String,
-    },
+    ResetScope { session: String, scope: String },
 }
 
 #[derive(Subcommand)]
