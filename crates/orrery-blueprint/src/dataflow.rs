@@ -143,7 +143,6 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
         let node = graph.node_of[t.id.as_str()];
         for (j, input) in t.inputs.iter().enumerate() {
             let Some(key) = input.get_from.as_deref().filter(|k| !k.is_empty()) else { continue };
-            let path = format!("{}.inputs[{j}].get_from", task_path(i));
             let message = match producers.get(key) {
                 None => format!(
                     "task '{}': input '{}' reads '{key}', which no task in this blueprint produces (it must come from session parameters or a calling composite)",
@@ -160,6 +159,7 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
                 }
                 Some(_) => continue,
             };
+            let path = format!("{}.inputs[{j}].get_from", task_path(i));
             out.push(Diagnostic::warning(Code::GetFromUnproduced, path, message).task(&t.id));
         }
     }

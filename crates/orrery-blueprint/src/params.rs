@@ -16,25 +16,31 @@ use serde_json::{Map, Value};
 /// other are given together. Tasks of a type Orrery does not know are not judged here: the
 /// engine refuses them before a run.
 pub(crate) fn check(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
+    // Each type's schema, made once: a large blueprint has many tasks of few types.
+    let mut schemas: foldhash::HashMap<&str, Option<Value>> = Default::default();
     for (i, t) in bp.tasks.iter().enumerate() {
         if t.task_type.is_composite() {
             continue;
         }
-        let Some(known) = task_types::known_type(t.task_type.as_str()) else { continue };
-        check_task(i, t, &known.params_schema(), out);
+        let schema = schemas
+            .entry(t.task_type.as_str())
+            .or_insert_with(|| task_types::known_type(t.task_type.as_str()).map(|known| known.params_schema()));
+        if let Some(schema) = schema {
+            check_task(i, t, schema, out);
+        }
     }
 }
 
 fn check_task(i: usize, t: &Task, schema: &Value, out: &mut Vec<Diagnostic>) {
     let properties = schema.get("properties").and_then(Value::as_object);
-    let mut given = Map::new();
+    let mut given: Vec<(&str, &Value)> = Vec::with_capacity(t.params.len());
     for (j, p) in t.params.iter().enumerate() {
         let Some(value) = &p.io.value else { continue };
         // A repeated name: only the first is used (duplicate-io-name says so), so only it is judged.
-        if given.contains_key(&p.io.name) {
+        if given.iter().any(|(name, _)| *name == p.io.name) {
             continue;
         }
-        given.insert(p.io.name.clone(), value.clone());
+        given.push((&p.io.name, value));
         if p.io.name == "execution_mode" {
             continue;
         }
@@ -73,10 +79,19 @@ fn check_task(i: usize, t: &Task, schema: &Value, out: &mut Vec<Diagnostic>) {
 /// lists of required names, and are named as such). A param left out is not judged here: the
 /// editor's form marks what is required, and the agent says what it lacks when it runs, so a
 /// task just added (a `shell.run` without its command yet) is no error.
-fn object_error(schema: &Value, given: &Map<String, Value>) -> Option<String> {
+fn object_error(schema: &Value, given: &[(&str, &Value)]) -> Option<String> {
     let Some(Value::Array(branches)) = schema.get("oneOf") else { return None };
-    let object = Value::Object(given.clone());
-    if branches.iter().filter(|b| schema_error(b, &object).is_none()).count() < 2 {
+    // A branch that only requires names fits when they are all given (no copy of the values).
+    let fits = |branch: &Value| match branch.as_object() {
+        Some(b) if b.len() == 1 && b.contains_key("required") => {
+            names(b.get("required")).all(|n| given.iter().any(|(name, _)| *name == n))
+        }
+        _ => {
+            let object = given.iter().map(|(name, value)| (name.to_string(), (*value).clone()));
+            schema_error(branch, &Value::Object(object.collect::<Map<_, _>>())).is_none()
+        }
+    };
+    if branches.iter().filter(|b| fits(b)).count() < 2 {
         return None;
     }
     let alternatives: Vec<String> =

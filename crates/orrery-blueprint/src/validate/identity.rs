@@ -92,10 +92,12 @@ pub(super) fn nul_rules(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     fn shown(text: &str) -> String {
         text.replace('\0', "\\0")
     }
-    let mut report = |task: Option<&str>, path: String, what: String, text: &str| {
+    // The place and the words are made only for a string that has a NUL: most have none.
+    let mut report = |task: Option<&str>, text: &str, place: &dyn Fn() -> (String, String)| {
         if !text.contains('\0') {
             return;
         }
+        let (path, what) = place();
         let message = format!(
             "{what} '{}' contains a NUL character, which no file name or process argument can hold",
             shown(text)
@@ -106,35 +108,45 @@ pub(super) fn nul_rules(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
             None => diagnostic,
         });
     };
-    report(None, "$.id".into(), "the blueprint id".into(), &bp.id);
+    report(None, &bp.id, &|| ("$.id".into(), "the blueprint id".into()));
     for (i, t) in bp.tasks.iter().enumerate() {
         let task = Some(t.id.as_str());
-        let at = task_path(i);
-        report(task, format!("{at}.id"), "the task id".into(), &t.id);
+        let at = || task_path(i);
+        report(task, &t.id, &|| (format!("{}.id", at()), "the task id".into()));
         if let Some(name) = t.scope_start.as_ref().and_then(|s| s.name.as_deref()) {
-            report(task, format!("{at}.scope_start.name"), format!("task '{}': the scope name", shown(&t.id)), name);
+            let place = || (format!("{}.scope_start.name", at()), format!("task '{}': the scope name", shown(&t.id)));
+            report(task, name, &place);
         }
         if let Some(end) = t.scope_end.as_deref() {
-            report(task, format!("{at}.scope_end"), format!("task '{}': scope_end", shown(&t.id)), end);
+            report(task, end, &|| (format!("{}.scope_end", at()), format!("task '{}': scope_end", shown(&t.id))));
         }
         for (j, d) in t.depends_on.iter().enumerate() {
-            let what = format!("task '{}': the dependency id", shown(&t.id));
-            report(task, format!("{at}.depends_on[{j}].id"), what, &d.id);
+            let place =
+                || (format!("{}.depends_on[{j}].id", at()), format!("task '{}': the dependency id", shown(&t.id)));
+            report(task, &d.id, &place);
         }
         for (list, j, io) in t.io_items() {
-            let what = format!("task '{}': the name of {list} item {j}", shown(&t.id));
-            report(task, format!("{at}.{list}[{j}].name"), what, &io.name);
+            let place = || {
+                (format!("{}.{list}[{j}].name", at()), format!("task '{}': the name of {list} item {j}", shown(&t.id)))
+            };
+            report(task, &io.name, &place);
         }
         for (j, input) in t.inputs.iter().enumerate() {
             if let Some(key) = input.get_from.as_deref() {
-                let what = format!("task '{}': get_from of input '{}'", shown(&t.id), shown(&input.io.name));
-                report(task, format!("{at}.inputs[{j}].get_from"), what, key);
+                let place = || {
+                    let what = format!("task '{}': get_from of input '{}'", shown(&t.id), shown(&input.io.name));
+                    (format!("{}.inputs[{j}].get_from", at()), what)
+                };
+                report(task, key, &place);
             }
         }
         for (j, output) in t.outputs.iter().enumerate() {
             if let Some(key) = output.set_to.as_deref() {
-                let what = format!("task '{}': set_to of output '{}'", shown(&t.id), shown(&output.io.name));
-                report(task, format!("{at}.outputs[{j}].set_to"), what, key);
+                let place = || {
+                    let what = format!("task '{}': set_to of output '{}'", shown(&t.id), shown(&output.io.name));
+                    (format!("{}.outputs[{j}].set_to", at()), what)
+                };
+                report(task, key, &place);
             }
         }
     }
