@@ -2,7 +2,7 @@
 //! blueprint id, `/../../../escaped` or 300 bytes as a task id) stay under the store's `runs/`;
 //! atomic writes (`orrery fmt`, `write_blueprint_file`, `save_layout`) never follow a symlink
 //! planted at the temporary name the old code used and keep the file's mode; and special files
-//! (a FIFO named `x.json`, `/dev/zero`, a folder, a file over 64 MiB) are refused promptly by
+//! (a FIFO named `x.json`, `/dev/zero`, a folder, a file over 128 MiB) are refused promptly by
 //! `orrery validate`, `run`, `fmt`, `graph` and by `orrery serve`'s jobs, which go on answering.
 
 use serde_json::{json, Value};
@@ -222,11 +222,11 @@ fn special_files_never_hang_validate_run_fmt_or_graph() {
     }
     let big = dir.join("big.json");
     let f = std::fs::File::create(&big).unwrap();
-    f.set_len((64 << 20) + 1).unwrap();
+    f.set_len((128 << 20) + 1).unwrap();
     drop(f);
     let o = orrery(&["validate", "big.json"], &dir);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("larger than 64 MiB"), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("larger than 128 MiB"), "{}", text(&o.stderr));
     let o = orrery(&["validate", "ok.json"], &dir);
     assert_eq!(o.status.code(), Some(0), "a huge file beside it is left out: {}", text(&o.stderr));
     assert!(ok.exists() && fifo.exists());

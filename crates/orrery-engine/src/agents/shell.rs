@@ -611,7 +611,7 @@ fn write_own_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 fn read_outputs(path: &Path) -> Result<Map<String, Value>, TaskError> {
     let failure =
         |message: String, details: Value| TaskError::new(ErrorCode::ToolFailure, message).with_details(details);
-    // A regular file only, of at most 64 MiB: a FIFO or `/dev/zero` put there by the task
+    // A regular file only, of at most 128 MiB: a FIFO or `/dev/zero` put there by the task
     // fails it, never hangs or exhausts the runner.
     let bytes = match orrery_blueprint::fsio::read_limited(path, orrery_blueprint::fsio::BLUEPRINT_LIMIT) {
         Ok(bytes) => bytes,
