@@ -107,8 +107,12 @@ pub fn locate_all(text: &str, paths: &[Vec<Segment>]) -> Vec<Option<(usize, usiz
     }
     let mut remaining = wanted.len();
     let mut offsets: Vec<(usize, usize)> = Vec::with_capacity(paths.len());
+    // Only what holds a wanted path is looked into; the rest (most of a large file) is skipped.
+    let holds: foldhash::HashSet<&[Segment]> = paths.iter().flat_map(|p| (0..p.len()).map(|n| &p[..n])).collect();
     if remaining > 0 {
-        Scanner::new(text).scan(&mut |p, offset| {
+        let mut scanner = Scanner::new(text);
+        scanner.descend = Some(&holds);
+        scanner.scan(&mut |p, offset| {
             if let Some(indices) = wanted.remove(p) {
                 offsets.extend(indices.into_iter().map(|i| (offset, i)));
                 remaining -= 1;
@@ -152,11 +156,13 @@ struct Scanner<'a> {
     bytes: &'a [u8],
     pos: usize,
     path: Vec<Segment>,
+    /// The paths whose value is looked into (none: every one); any other is skipped whole.
+    descend: Option<&'a foldhash::HashSet<&'a [Segment]>>,
 }
 
 impl<'a> Scanner<'a> {
     fn new(text: &'a str) -> Self {
-        Scanner { bytes: text.as_bytes(), pos: 0, path: Vec::new() }
+        Scanner { bytes: text.as_bytes(), pos: 0, path: Vec::new(), descend: None }
     }
 
     /// Calls `visit(path, offset)` at the start of every value; stops when it returns false.
@@ -179,6 +185,9 @@ impl<'a> Scanner<'a> {
         self.skip_ws();
         if depth > 512 || !visit(&self.path, self.pos) {
             return None;
+        }
+        if self.descend.is_some_and(|holds| !holds.contains(self.path.as_slice())) {
+            return self.skip_value();
         }
         match self.peek()? {
             b'{' => {
@@ -243,6 +252,54 @@ impl<'a> Scanner<'a> {
                     self.pos += 1;
                 }
                 (self.pos > start).then_some(())
+            }
+        }
+    }
+
+    /// Past the value at `pos`, without looking into it: its strings and brackets only.
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => self.skip_string()?,
+                        b'{' | b'[' => {
+                            depth += 1;
+                            self.pos += 1;
+                        }
+                        b'}' | b']' => {
+                            depth -= 1;
+                            self.pos += 1;
+                            if depth == 0 {
+                                return Some(());
+                            }
+                        }
+                        _ => self.pos += 1,
+                    }
+                }
+            }
+            b'"' => self.skip_string(),
+            _ => {
+                let start = self.pos;
+                while self.peek().is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace()) {
+                    self.pos += 1;
+                }
+                (self.pos > start).then_some(())
+            }
+        }
+    }
+
+    fn skip_string(&mut self) -> Option<()> {
+        self.pos += 1;
+        loop {
+            match self.peek()? {
+                b'\\' => self.pos += 2,
+                b'"' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => self.pos += 1,
             }
         }
     }
