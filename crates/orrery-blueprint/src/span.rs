@@ -335,6 +335,16 @@ mod tests {
     }
 
     #[test]
+    fn what_holds_no_wanted_path_is_skipped_whatever_its_strings_hold() {
+        let text = r#"{"tasks": [{"id": "a", "x": ["]", "\"}", {"y": "[{"}]}, {"id": "b", "z": [1, [2]]}, {"id": "c"}]}"#;
+        let at = |i: usize| vec![Segment::Key("tasks".into()), Segment::Index(i), Segment::Key("id".into())];
+        let found = locate_all(text, &[at(2), at(1), at(2)]);
+        let column = |needle: &str| text.find(needle).unwrap() + 1;
+        assert_eq!(found, [Some((1, column("\"c\""))), Some((1, column("\"b\""))), Some((1, column("\"c\"")))]);
+        assert_eq!(locate_all(text, &[at(3)]), [None], "no fourth task");
+    }
+
+    #[test]
     fn finds_the_enclosing_path_of_a_broken_spot() {
         let text = "{\"tasks\": [{\"id\": \"a\", \"type\": }]}";
         let offset = text.find('}').unwrap();
