@@ -166,9 +166,9 @@ pub fn check_in_folder(file: &Path, text: String) -> std::io::Result<FileReport>
 /// The blueprint files beside `file` (`*.json` of its folder, `file` itself left out) that load
 /// and that checking `root` (the content of `file`) reads: the blueprints its composites call,
 /// and theirs, found by id ([`Folder`]), and a file named as such an id; none, without reading
-/// the folder, for a blueprint without composites. In path order, as
-/// [`blueprints_in`] gives them: the library all the usable files of the folder would make, as
-/// far as checking `root` reads it.
+/// the folder, for a blueprint without composites. In path order, as [`blueprints_in`] gives
+/// them: the library all the usable files of the folder would make, as far as checking `root`
+/// reads it.
 fn folder_library(file: &Path, root: &Source) -> std::io::Result<Vec<Source>> {
     let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let Ok(loaded) = &root.loaded else { return Ok(Vec::new()) };
@@ -179,8 +179,8 @@ fn folder_library(file: &Path, root: &Source) -> std::io::Result<Vec<Source>> {
 }
 
 /// The blueprint files of a folder, each with the id it declares, read without building any
-/// blueprint ([`declared::declared_id`]), so that a composite's inner blueprint is found by id and only the
-/// files called are loaded.
+/// blueprint ([`declared::declared_id`]), so that a composite's inner blueprint is found by id
+/// and only the files called are loaded.
 struct Folder {
     /// In path order.
     files: Vec<(PathBuf, Option<String>)>,
