@@ -336,7 +336,8 @@ mod tests {
 
     #[test]
     fn what_holds_no_wanted_path_is_skipped_whatever_its_strings_hold() {
-        let text = r#"{"tasks": [{"id": "a", "x": ["]", "\"}", {"y": "[{"}]}, {"id": "b", "z": [1, [2]]}, {"id": "c"}]}"#;
+        let text =
+            r#"{"tasks": [{"id": "a", "x": ["]", "\"}", {"y": "[{"}]}, {"id": "b", "z": [1, [2]]}, {"id": "c"}]}"#;
         let at = |i: usize| vec![Segment::Key("tasks".into()), Segment::Index(i), Segment::Key("id".into())];
         let found = locate_all(text, &[at(2), at(1), at(2)]);
         let column = |needle: &str| text.find(needle).unwrap() + 1;
