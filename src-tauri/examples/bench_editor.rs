@@ -15,11 +15,13 @@
 mod driver;
 #[path = "common/frames.rs"]
 mod frames;
+#[path = "common/marks.rs"]
+mod marks;
 #[path = "common/table.rs"]
 mod table;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
 use fantoccini::{Client, Locator};
@@ -27,21 +29,11 @@ use serde_json::Value;
 
 use driver::{connect, free_port, screenshot, spawn, start_xvfb, Stopped};
 use frames::{frames_during, numbers, RECORD_FRAMES, RECORD_ON, STOP_FRAMES, TWO_FRAMES};
+use marks::{epoch_ms, wait_for_mark, OPEN_PATIENCE};
 use table::{max, quantile, under_a_frame};
-
-/// How long a large blueprint may take to appear before the run is declared failed.
-const OPEN_PATIENCE: Duration = Duration::from_secs(180);
 
 /// How long the idle frames are recorded.
 const IDLE: Duration = Duration::from_secs(5);
-
-/// The editor's timing marks (ui/src/timing.ts) by name, in ms since the page started, and the
-/// page's start in ms since the epoch.
-const MARKS: &str = r#"
-const marks = {};
-for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith('orrery:')) marks[m.name.slice(7)] = { at: m.startTime, detail: m.detail };
-return { origin: performance.timeOrigin, marks };
-"#;
 
 #[derive(Default)]
 struct Figures {
@@ -167,10 +159,6 @@ async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Opt
     figures
 }
 
-fn epoch_ms() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0
-}
-
 /// Polls `probe` every 20 ms until it answers `Some`.
 async fn wait_until<T, F, Fut>(what: &str, probe: F) -> T
 where
@@ -178,16 +166,6 @@ where
     Fut: std::future::Future<Output = Option<T>>,
 {
     driver::poll_until(what, OPEN_PATIENCE, Duration::from_millis(20), probe).await
-}
-
-/// The page's start and its marks, once `name` is among them.
-async fn wait_for_mark(client: &Client, name: &str) -> (f64, Value) {
-    wait_until(&format!("the mark orrery:{name}"), || async {
-        let found = client.execute(MARKS, vec![]).await.ok()?;
-        found["marks"].get(name)?;
-        Some((found["origin"].as_f64()?, found["marks"].clone()))
-    })
-    .await
 }
 
 /// A drag of `from` by small steps, as a hand moves a mouse: 24 moves of 100 ms, there and

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The footprint benchmark (issue 22): the release app started on a small blueprint in a real
+# WebKitGTK window under Xvfb, driven over WebDriver (tauri-driver): time from start to
+# interactive (median of 5 launches) and, after 10 s idle, the memory of each of its processes
+# (backend, WebKit's web and network processes: RSS, PSS, anonymous, and the mappings that hold
+# the most). In the same run, as variants beside the app as it is: the login shell not asked
+# (SHELL=/bin/false: what asking it costs at start) and WebKit's accelerated compositing off.
+#
+#   scripts/bench_footprint.sh [BLUEPRINT]      # default examples/assembly.json
+#
+# Environment:
+#   BENCH_RUNS   launches per variant (default 5)
+#   BENCH_IDLE   seconds idle before the memory is read (default 10)
+#
+# Writes the table target/bench/footprint.md (also printed).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BLUEPRINT="${1:-$ROOT/examples/assembly.json}"
+
+log() { echo "bench_footprint: $*" >&2; }
+
+for tool in Xvfb tauri-driver WebKitWebDriver; do
+    command -v "$tool" >/dev/null || { log "$tool is missing: run scripts/setup.sh"; exit 1; }
+done
+
+log "building the UI and the release app"
+(cd "$ROOT/ui" && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; } && npm run build --silent >/dev/null)
+(cd "$ROOT" && cargo build --release --locked -q -p orrery-desktop)
+
+# The WebDriver client needs no optimisation: only the app is a release build.
+(cd "$ROOT" && timeout -k 10 1200 cargo run --locked -q -p orrery-desktop --features bench-editor \
+    --example bench_footprint -- --app "$ROOT/target/release/orrery-desktop" \
+    --out "$ROOT/target/bench/footprint.md" --runs "${BENCH_RUNS:-5}" --idle "${BENCH_IDLE:-10}" \
+    --variant "login shell not asked:SHELL=/bin/false" \
+    --variant "compositing off:WEBKIT_DISABLE_COMPOSITING_MODE=1" \
+    "$BLUEPRINT")
+log "table written to target/bench/footprint.md"
