@@ -52,6 +52,12 @@ impl App {
         let args = ["--port", &port_arg, "--native-port", &native_port_arg];
         let driver = Stopped(spawn("tauri-driver", &args, &env, &display, &shots.join("tauri-driver.log")));
         let client = connect(port, Path::new(env!("CARGO_BIN_EXE_orrery-desktop"))).await;
+        // The page up, its editor mounted with its keyboard shortcuts, before a test acts on it: a
+        // key sent earlier is lost.
+        eventually("the editor drawn", || async {
+            client.find(Locator::Css("[data-testid=palette-filter]")).await.ok().map(|_| ())
+        })
+        .await;
         App { client, display, dir, shots, actions: Default::default(), _driver: driver, _xvfb: xvfb, _serial: serial }
     }
 
@@ -129,10 +135,12 @@ impl App {
         v.try_into().ok()
     }
 
-    /// Replaces the text of the input matching `css` with `typed`, as a user selecting it all and typing.
+    /// Replaces the text of the input matching `css` with `typed`, as a user selecting it all and
+    /// typing, once the input is there (a dialog or palette just opened may take a frame or two).
     pub async fn retype(&self, css: &str, typed: &str) {
         self.acted(1 + typed.chars().count());
-        let input = self.client.find(Locator::Css(css)).await.unwrap_or_else(|_| panic!("no {css} to type in"));
+        let input =
+            eventually(&format!("{css} to type in"), || async { self.client.find(Locator::Css(css)).await.ok() }).await;
         self.client.execute("arguments[0].focus(); arguments[0].select();", vec![json!(input)]).await.unwrap();
         input.send_keys(typed).await.unwrap();
     }
