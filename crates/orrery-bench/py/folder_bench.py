@@ -28,30 +28,22 @@ import subprocess
 import tempfile
 import time
 
-ONE = {
-    "id": "one",
-    "name": "one",
-    "version": "1.0",
-    "tasks": [
-        {"id": "start", "type": "system.start"},
-        {"id": "work", "type": "shell.run", "params": [{"name": "command", "value": "true"}],
-         "depends_on": [{"id": "start"}]},
-        {"id": "end", "type": "system.end", "depends_on": [{"id": "work"}]},
-    ],
-}
+def three_tasks(blueprint_id, middle):
+    """start -> `middle` (a task's type and params) -> end."""
+    return {
+        "id": blueprint_id,
+        "name": blueprint_id,
+        "version": "1.0",
+        "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "work", **middle, "depends_on": [{"id": "start"}]},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "work"}]},
+        ],
+    }
 
 
-CALLS = {
-    "id": "calls",
-    "name": "calls",
-    "version": "1.0",
-    "tasks": [
-        {"id": "start", "type": "system.start"},
-        {"id": "inner", "type": "system.composite", "params": [{"name": "blueprint", "value": {"static": "one"}}],
-         "depends_on": [{"id": "start"}]},
-        {"id": "end", "type": "system.end", "depends_on": [{"id": "inner"}]},
-    ],
-}
+ONE = three_tasks("one", {"type": "shell.run", "params": [{"name": "command", "value": "true"}]})
+CALLS = three_tasks("calls", {"type": "system.composite", "params": [{"name": "blueprint", "value": {"static": "one"}}]})
 
 
 def timed(argv):

@@ -569,20 +569,25 @@ fn run_on_a_terminal_redraws_a_live_block_and_leaves_a_summary() {
     assert!(raw.ends_with("\r\n"), "the cursor is left at the start of a clean line: {raw:?}");
 }
 
-#[test]
-fn a_run_whose_output_reader_goes_away_still_runs_to_its_end() {
-    let s = Scratch::new("closed-stdout");
-    let db = s.0.join("store.db");
+/// `orrery ARGS` in `dir` whose standard output's reader is gone before it writes anything.
+fn with_stdout_closed(args: &[&str], dir: &Path) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
-        .args(["run", "--db", db.to_str().unwrap(), "assembly.json"])
-        .current_dir(&s.0)
+        .args(args)
+        .current_dir(dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("orrery runs");
-    // The reader goes away before the first line is written.
     drop(child.stdout.take());
-    let o = child.wait_with_output().expect("orrery ends");
+    child.wait_with_output().expect("orrery ends")
+}
+
+#[test]
+fn a_run_whose_output_reader_goes_away_still_runs_to_its_end() {
+    let s = Scratch::new("closed-stdout");
+    let db = s.0.join("store.db");
+    // The reader goes away before the first line is written.
+    let o = with_stdout_closed(&["run", "--db", db.to_str().unwrap(), "assembly.json"], &s.0);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("completed"), "{}", stderr(&o));
     let sessions = orrery(&["sessions", "--db", db.to_str().unwrap()], &s.0);
@@ -595,16 +600,8 @@ fn a_job_whose_output_reader_goes_away_still_sees_its_session_to_the_end_without
     let db = s.0.join("store.db");
     let file = s.0.join("assembly.json");
     let arguments = serde_json::json!({"file": file}).to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
-        .args(["job", "--db", db.to_str().unwrap(), "start_session", &arguments])
-        .current_dir(&s.0)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("orrery runs");
     // The reader goes away before the answer is written.
-    drop(child.stdout.take());
-    let o = child.wait_with_output().expect("orrery ends");
+    let o = with_stdout_closed(&["job", "--db", db.to_str().unwrap(), "start_session", &arguments], &s.0);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     let sessions = orrery(&["sessions", "--db", db.to_str().unwrap()], &s.0);
