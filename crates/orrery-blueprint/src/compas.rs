@@ -14,6 +14,7 @@
 //! `tests/compat/compas_classes.py`: `antikythera.models.blueprints/Task` is the same class as
 //! `antikythera.models/Task`, `compas.geometry/Point` as `compas.geometry.point/Point`).
 
+use crate::span::{render_path, Segment};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -245,33 +246,26 @@ pub fn refusal_with(object: &serde_json::Map<String, Value>, arguments: bool) ->
 }
 
 /// Every object within `value` (itself included) that the decoder refuses, by its path below
-/// `value` (`.key`, `[i]`), and why ([`refusal_with`]). Iterative: no nesting overflows a stack.
-pub fn refusals(value: &Value, arguments: bool) -> Vec<(String, String)> {
+/// `value`, and why ([`refusal_with`]). Iterative: no nesting overflows a stack.
+pub fn refusals(value: &Value, arguments: bool) -> Vec<(Vec<Segment>, String)> {
     enum Step<'a> {
-        Root,
         Key(&'a str),
         Index(usize),
     }
-    fn path_of(nodes: &[(usize, Step)], mut node: usize) -> String {
+    // Each node: its parent and the step to it from there (none for the root).
+    fn path_of(nodes: &[(usize, Option<Step>)], mut node: usize) -> Vec<Segment> {
         let mut steps = Vec::new();
-        while node != 0 {
-            steps.push(&nodes[node].1);
+        while let Some(step) = &nodes[node].1 {
+            steps.push(match step {
+                Step::Key(k) => Segment::Key(k.to_string()),
+                Step::Index(i) => Segment::Index(*i),
+            });
             node = nodes[node].0;
         }
-        let mut path = String::new();
-        for step in steps.into_iter().rev() {
-            match step {
-                Step::Key(k) => {
-                    path.push('.');
-                    path.push_str(k);
-                }
-                Step::Index(i) => path.push_str(&format!("[{i}]")),
-                Step::Root => {}
-            }
-        }
-        path
+        steps.reverse();
+        steps
     }
-    let mut nodes = vec![(0, Step::Root)];
+    let mut nodes: Vec<(usize, Option<Step>)> = vec![(0, None)];
     let mut stack = vec![(value, 0)];
     let mut found = Vec::new();
     while let Some((v, node)) = stack.pop() {
@@ -286,7 +280,7 @@ pub fn refusals(value: &Value, arguments: bool) -> Vec<(String, String)> {
             _ => continue,
         };
         for (step, x) in children.filter(|(_, x)| x.is_object() || x.is_array()) {
-            nodes.push((node, step));
+            nodes.push((node, Some(step)));
             stack.push((x, nodes.len() - 1));
         }
     }
@@ -295,7 +289,8 @@ pub fn refusals(value: &Value, arguments: bool) -> Vec<(String, String)> {
 
 /// One object within `value` that the decoder refuses, if there is one ([`refusals`]).
 pub fn first_refusal(value: &Value) -> Option<(String, String)> {
-    refusals(value, true).into_iter().next()
+    let (below, why) = refusals(value, true).into_iter().next()?;
+    Some((render_path(&below)[1..].to_string(), why))
 }
 
 #[cfg(test)]

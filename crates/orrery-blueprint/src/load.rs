@@ -254,20 +254,27 @@ pub fn encoding_of(text: &str) -> Encoding {
 pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
     let compas = is_envelope(&value);
     let ids = if compas { Ids::of(&value) } else { Ids::default() };
-    let mut reader = Reader { path: Vec::new(), problems: Vec::new(), notes: Vec::new(), compas, task_id: None, ids };
-    if compas {
-        // The decoder decodes every object with a dtype, wherever it is, before the models read
-        // anything; the first it cannot build refuses the upload. A missing or unknown
-        // constructor argument of a model is reported as the reader meets it, key by key. One
-        // inside an input's, output's or param's value is data Orrery keeps as it is: the
-        // blueprint loads, and validation reports it on its task as for a plain file.
-        for (below, why) in compas::refusals(&value, false) {
-            if !in_io_value(&below) {
-                reader.problems.push(Diagnostic::error(Code::CompasObject, format!("${below}"), why).rejected());
-            }
-        }
-    }
+    let mut reader = Reader {
+        path: Vec::new(),
+        problems: Vec::new(),
+        notes: Vec::new(),
+        compas,
+        task_id: None,
+        ids,
+        kept: Vec::new(),
+    };
+    // The decoder decodes every object with a dtype, wherever it is, before the models read
+    // anything; the first it cannot build refuses the upload. A missing or unknown constructor
+    // argument of a model is reported as the reader meets it, key by key. One inside a value
+    // Orrery keeps as data (an input's, output's or param's value, a key it does not know) does
+    // not stop the load: validation reports it on its task, as for a plain file.
+    let refused = if compas { compas::refusals(&value, false) } else { Vec::new() };
     let blueprint = reader.blueprint(value);
+    let refused = refused.into_iter().filter(|(below, _)| !reader.kept.iter().any(|kept| below.starts_with(kept)));
+    let refused: Vec<Diagnostic> = refused
+        .map(|(below, why)| Diagnostic::error(Code::CompasObject, render_path(&below), why).rejected())
+        .collect();
+    reader.problems.splice(0..0, refused);
     if let Some((start, why)) = blueprint.as_ref().and_then(|b| reader.ids.unsortable_scope(b)) {
         reader.problems.push(Diagnostic::error(Code::SchemaType, "$", why).task(start).rejected());
     }
@@ -282,20 +289,6 @@ pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
     Err(LoadError { diagnostics: reader.problems })
 }
 
-/// Whether a path of an envelope (`.data.tasks[0].data.inputs[1].data.value...`, an item plain
-/// or enveloped) lies in the value of an input, output or param.
-fn in_io_value(path: &str) -> bool {
-    ["inputs[", "outputs[", "params["].iter().any(|list| {
-        path.match_indices(list).any(|(at, _)| {
-            let after = &path[at + list.len()..];
-            let Some(close) = after.find(']') else { return false };
-            let tail = &after[close + 1..];
-            let tail = tail.strip_prefix(".data").unwrap_or(tail);
-            tail.strip_prefix(".value").is_some_and(|t| t.is_empty() || t.starts_with(['.', '[']))
-        })
-    })
-}
-
 /// Walks the JSON value, taking each known key out of its object; what is left of an object
 /// afterwards is the keys Orrery does not know, still in file order.
 struct Reader {
@@ -306,6 +299,9 @@ struct Reader {
     task_id: Option<String>,
     /// An envelope's ids, compared as the server compares them.
     ids: Ids,
+    /// Where an envelope holds values Orrery keeps as data (IO values, unknown keys): a COMPAS
+    /// object the decoder refuses there does not stop the load (see [`from_value`]).
+    kept: Vec<Vec<Segment>>,
 }
 
 type Object = Map<String, Value>;
@@ -420,6 +416,16 @@ impl Reader {
                 None
             }
         }
+    }
+
+    /// The keys left in an object, kept as they are; in an envelope, where they are is noted.
+    fn keep(&mut self, map: Object) -> Extra {
+        if self.compas {
+            for key in map.keys() {
+                self.kept.push(self.path.iter().cloned().chain([Segment::Key(key.clone())]).collect());
+            }
+        }
+        map.into_iter().collect()
     }
 
     fn leave(&mut self, enveloped: bool) {
@@ -599,15 +605,9 @@ impl Reader {
                 }
             }
         }
+        let extra = self.keep(map);
         self.leave(enveloped);
-        Some(Blueprint {
-            id: id?,
-            name: name?,
-            version: version?,
-            description,
-            tasks,
-            extra: map.into_iter().collect(),
-        })
+        Some(Blueprint { id: id?, name: name?, version: version?, description, tasks, extra })
     }
 
     fn task(&mut self, value: Value) -> Option<Task> {
@@ -712,6 +712,7 @@ impl Reader {
         // The reference writes PENDING into every envelope; it says nothing.
         let state = state.filter(|s| !(self.compas && *s == TaskState::Pending));
         self.task_id = None;
+        let extra = self.keep(map);
         self.leave(enveloped);
         Some(Task {
             id: id?,
@@ -725,7 +726,7 @@ impl Reader {
             params: params?,
             depends_on,
             state,
-            extra: map.into_iter().collect(),
+            extra,
         })
     }
 
@@ -851,7 +852,7 @@ impl Reader {
                     return Err(());
                 };
                 let constant_ms = r.integer(&mut m, "constant_ms", 0)?;
-                Ok(Some(Backoff { constant_ms, extra: m.into_iter().collect() }))
+                Ok(Some(Backoff { constant_ms, extra: r.keep(m) }))
             }),
         };
         let closed = self.closed(map, "retries and backoff", "retry_policy");
@@ -923,8 +924,9 @@ impl Reader {
                 parsed.or(self.compas.then_some(DependencyType::FS))
             }
         };
+        let extra = self.keep(map);
         self.leave(enveloped);
-        Some(Dependency { id: id?, dep_type: dep_type?, extra: map.into_iter().collect() })
+        Some(Dependency { id: id?, dep_type: dep_type?, extra })
     }
 
     fn io_list<T: FromIo>(&mut self, map: &mut Object, key: &str, dtype: &str, kind: IoKind) -> Option<Vec<T>> {
@@ -975,6 +977,9 @@ impl Reader {
             _ => self.required_string(&mut map, "name", what),
         };
         let value = map.shift_remove("value").filter(|v| !v.is_null());
+        if self.compas && value.is_some() {
+            self.kept.push(self.path.iter().cloned().chain([Segment::Key("value".into())]).collect());
+        }
         let type_hint = self.string(&mut map, "type_hint");
         let had_type = map.contains_key("type");
         let deprecated_type = self.string(&mut map, "type");
@@ -988,7 +993,7 @@ impl Reader {
                 }
             }
         }
-        let mut extra: Extra = map.into_iter().collect();
+        let mut extra: Extra = self.keep(map);
         if had_type && !self.compas {
             self.in_key("type", |r| {
                 let mut d = Diagnostic::warning(

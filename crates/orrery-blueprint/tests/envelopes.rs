@@ -333,3 +333,91 @@ fn an_io_envelopes_own_name_does_not_stand_in_for_the_constructors_name_argument
     let bp = edited(|bp| bp["data"]["tasks"][1]["data"]["inputs"] = json!([input]));
     assert!(!server_accepts(&bp).0, "TaskInput(**data) without name fails");
 }
+
+/// Every place of a plain blueprint a COMPAS object that does not decode may take: each value
+/// replaced by it, and each object given one more key holding it.
+fn with_bad_object_everywhere(plain: &Value) -> Vec<(String, Value)> {
+    fn walk(at: &mut Value, path: String, edit: &mut dyn FnMut(&mut Value, &str)) {
+        edit(at, &path);
+        match at {
+            Value::Object(map) => {
+                for (key, value) in map.iter_mut() {
+                    walk(value, format!("{path}.{key}"), edit);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    walk(item, format!("{path}[{i}]"), edit);
+                }
+            }
+            _ => {}
+        }
+    }
+    let bad = json!({"dtype": "compas.geometry/NoSuchClass"});
+    let mut places = Vec::new();
+    walk(&mut plain.clone(), "$".into(), &mut |_, path| places.push(path.to_string()));
+    let mut variants = Vec::new();
+    for place in places {
+        for extra_key in [false, true] {
+            let mut variant = plain.clone();
+            walk(&mut variant, "$".into(), &mut |value, path| {
+                if path != place {
+                    return;
+                }
+                match value {
+                    Value::Object(map) if extra_key => {
+                        map.insert("zz_extra".into(), bad.clone());
+                    }
+                    _ if !extra_key => *value = bad.clone(),
+                    _ => {}
+                }
+            });
+            if variant != *plain {
+                variants.push((format!("{place} {}", if extra_key { "+key" } else { "=" }), variant));
+            }
+        }
+    }
+    variants
+}
+
+/// The class of what the load fuzzer found twice (a bad COMPAS object in an IO value, then under
+/// an IO item's unknown key): whatever a plain blueprint holds that loads, its envelope form
+/// loads too, to the same blueprint.
+#[test]
+fn a_plain_blueprint_with_an_undecodable_object_anywhere_that_loads_loads_back_as_envelopes() {
+    let plain = json!({"id": "bp", "name": "bp", "version": "1.0", "description": "d", "tasks": [
+        {"id": "start", "type": "system.start", "outputs": [{"name": "o", "value": 1, "type_hint": "int"}]},
+        {"id": "a", "type": "shell.run", "description": "x", "condition": "o == 1",
+         "scope_start": {"name": "s", "retry_policy": {"retries": 1}},
+         "inputs": [{"name": "o", "value": 2, "get_from": "start"}],
+         "outputs": [{"name": "p", "value": [1, {"k": 2}], "set_to": "q"}],
+         "params": [{"name": "command", "value": "true"}],
+         "depends_on": [{"id": "start", "type": "FS"}]},
+        {"id": "b", "type": "system.sleep", "scope_end": "s", "depends_on": [{"id": "a"}]},
+        {"id": "end", "type": "system.end", "depends_on": [{"id": "b"}]}]});
+    let mut loaded_variants = 0;
+    let mut failures = Vec::new();
+    for (place, variant) in with_bad_object_everywhere(&plain) {
+        let Ok(loaded) = load(&variant.to_string()) else { continue };
+        loaded_variants += 1;
+        let saved = orrery_blueprint::save::to_string(&loaded.blueprint, orrery_blueprint::Encoding::Compas);
+        match load(&saved) {
+            Ok(again) if again.blueprint == loaded.blueprint => {
+                // The server's decoder refuses the object wherever it is, in either encoding.
+                for (encoding, text) in
+                    [("plain", variant.clone()), ("envelopes", serde_json::from_str(&saved).unwrap())]
+                {
+                    if server_accepts(&text).0 {
+                        failures.push(format!("{place}: taken for accepted in {encoding}"));
+                    }
+                }
+            }
+            Ok(_) => failures.push(format!("{place}: changed through the envelopes")),
+            Err(e) => {
+                failures.push(format!("{place}: {:?}", e.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()))
+            }
+        }
+    }
+    assert!(loaded_variants >= 20, "only {loaded_variants} variants loaded");
+    assert!(failures.is_empty(), "{} of {loaded_variants}:\n{}", failures.len(), failures.join("\n"));
+}
