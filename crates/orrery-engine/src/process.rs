@@ -40,6 +40,7 @@
 //! members are read from `/proc`.
 
 mod procfs;
+mod spawner;
 pub mod supervisor;
 
 use std::fs::{self, File, OpenOptions};
@@ -667,7 +668,10 @@ pub fn supervisor_of_log(log: &std::path::Path) -> Option<((u32, u64), Option<(u
 
 /// The engine's end of a supervisor: its pid, its status pipe, the control pipe it watches.
 struct Link {
+    /// 0 when the spawner did not say.
     supervisor: i32,
+    /// Whether it is this process's child to reap (else the spawner's, which the kernel reaps).
+    reap: bool,
     status: tokio::net::unix::pipe::Receiver,
     pending: Vec<u8>,
     eof: bool,
@@ -689,9 +693,24 @@ fn pipe_cloexec() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
 impl Link {
     fn fork(mut prepared: supervisor::Prepared, log: &File) -> io::Result<Link> {
         use std::os::fd::AsRawFd;
-        let devnull = OpenOptions::new().read(true).write(true).open("/dev/null")?;
+        use std::os::unix::ffi::OsStringExt;
         let (status_r, status_w) = pipe_cloexec()?;
         let (control_r, control_w) = pipe_cloexec()?;
+        if prepared.cwd.is_none() {
+            // The engine's folder, which the spawner's may no longer be.
+            prepared.cwd =
+                std::env::current_dir().ok().and_then(|d| std::ffi::CString::new(d.into_os_string().into_vec()).ok());
+        }
+        let link = |supervisor: i32, reap: bool| -> io::Result<Link> {
+            let status = tokio::net::unix::pipe::Receiver::from_owned_fd(status_r)?;
+            Ok(Link { supervisor, reap, status, pending: Vec::new(), eof: false, control: Some(control_w) })
+        };
+        let fds = [log.as_raw_fd(), status_w.as_raw_fd(), control_r.as_raw_fd()];
+        if let spawner::Spawned::Asked(pid) = spawner::spawn(&prepared, fds) {
+            drop((status_w, control_r));
+            return link(pid.unwrap_or(0), false);
+        }
+        let devnull = OpenOptions::new().read(true).write(true).open("/dev/null")?;
         let fds = supervisor::Fds {
             devnull: devnull.as_raw_fd(),
             log: log.as_raw_fd(),
@@ -709,8 +728,7 @@ impl Link {
             return Err(io::Error::last_os_error());
         }
         drop((status_w, control_r, devnull));
-        let status = tokio::net::unix::pipe::Receiver::from_owned_fd(status_r)?;
-        Ok(Link { supervisor: pid, status, pending: Vec::new(), eof: false, control: Some(control_w) })
+        link(pid, true)
     }
 
     /// The next message of the supervisor; `None` once it closed its end (it ended).
@@ -768,6 +786,9 @@ impl Link {
             if tag == supervisor::TAG_LOG {
                 log = (a as u64, b as u64);
             }
+        }
+        if !self.reap {
+            return log;
         }
         // It closed its status pipe by exiting: this waits a moment at most.
         let mut status = 0;

@@ -384,3 +384,29 @@ async fn each_attempt_appends_to_its_log_file() {
     let (_, text) = run(ProcessSpec::shell("echo second", &log)).await;
     assert_eq!(text, "first\nsecond\n", "a reused log path is appended to, never truncated");
 }
+
+/// Supervisors come from the spawner, a process of this binary started once, not from forks of
+/// the engine (`ORRERY_SPAWNER=off`: from the engine, as `process_forked.rs` runs these tests).
+#[tokio::test]
+async fn supervisors_are_forked_by_the_spawner_unless_it_is_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut parents = Vec::new();
+    for i in 0..2 {
+        let spec = ProcessSpec::new(Program::Shell("sleep 30".into()), dir.path().join(format!("{i}.log")));
+        let supervised = spawn(spec).await.unwrap();
+        let supervisor = parent_of(supervised.pid() as i32).unwrap();
+        parents.push(parent_of(supervisor).unwrap() as u32);
+        supervised.canceller().cancel();
+        finish(supervised).await;
+    }
+    let off = std::env::var_os("ORRERY_SPAWNER").is_some_and(|v| v == "off");
+    let engine = std::process::id();
+    if off {
+        assert_eq!(parents, [engine, engine]);
+    } else {
+        assert_ne!(parents[0], engine, "the supervisor's parent is the spawner");
+        assert_eq!(parents[0], parents[1], "one spawner serves every spawn");
+        let exe = |pid: u32| std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+        assert_eq!(exe(parents[0]), exe(engine), "the spawner runs this very binary");
+    }
+}

@@ -113,11 +113,9 @@ pub fn read_record(path: &Path) -> Result<Option<ExitRecord>, String> {
 pub(super) struct Prepared {
     pub program: CString,
     /// Owned here; `argv_ptrs` points into them.
-    #[allow(dead_code)]
     pub argv: Vec<CString>,
     pub argv_ptrs: Vec<*const libc::c_char>,
     /// Owned here; `envp_ptrs` points into them.
-    #[allow(dead_code)]
     pub envp: Vec<CString>,
     pub envp_ptrs: Vec<*const libc::c_char>,
     pub cwd: Option<CString>,
@@ -185,6 +183,90 @@ impl Prepared {
             record_id: record_id
                 .map(|id| format!(",\"run_id\":{}", serde_json::Value::String(id.to_string())).into_bytes())
                 .unwrap_or_default(),
+            log_cap,
+            buf: vec![0; 64 * 1024],
+            scratch: vec![0; 512],
+        })
+    }
+}
+
+/// [`Prepared`] as bytes, for the spawner: each field as a little-endian u32 length and its
+/// bytes (argv and envp as a count, then their items), the log cap as a u64; an absent cwd or
+/// record is an empty field.
+impl Prepared {
+    pub fn to_wire(&self) -> Vec<u8> {
+        fn field(out: &mut Vec<u8>, bytes: &[u8]) {
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        let mut out = Vec::with_capacity(4096);
+        field(&mut out, self.program.as_bytes());
+        for list in [&self.argv, &self.envp] {
+            out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+            for item in list.iter() {
+                field(&mut out, item.as_bytes());
+            }
+        }
+        field(&mut out, self.cwd.as_ref().map_or(&[][..], |c| c.as_bytes()));
+        let (tmp, path) = self.record.as_ref().map_or((&[][..], &[][..]), |(t, p)| (t.as_bytes(), p.as_bytes()));
+        field(&mut out, tmp);
+        field(&mut out, path);
+        field(&mut out, &self.record_id);
+        out.extend_from_slice(&self.log_cap.to_le_bytes());
+        out
+    }
+
+    /// What [`Prepared::to_wire`] wrote; `None` for anything else.
+    pub fn from_wire(mut wire: &[u8]) -> Option<Prepared> {
+        fn take<'a>(wire: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+            let (head, rest) = wire.split_at_checked(n)?;
+            *wire = rest;
+            Some(head)
+        }
+        fn number(wire: &mut &[u8]) -> Option<usize> {
+            Some(u32::from_le_bytes(take(wire, 4)?.try_into().ok()?) as usize)
+        }
+        fn field<'a>(wire: &mut &'a [u8]) -> Option<&'a [u8]> {
+            let n = number(wire)?;
+            take(wire, n)
+        }
+        fn list(wire: &mut &[u8]) -> Option<(Vec<CString>, Vec<*const libc::c_char>)> {
+            let n = number(wire)?;
+            // Each item takes 4 bytes at least: a count beyond that is a lie, not an allocation.
+            if n > wire.len() / 4 {
+                return None;
+            }
+            let items: Vec<CString> = (0..n).map(|_| CString::new(field(wire)?).ok()).collect::<Option<_>>()?;
+            let mut ptrs: Vec<*const libc::c_char> = items.iter().map(|a| a.as_ptr()).collect();
+            ptrs.push(std::ptr::null());
+            Some((items, ptrs))
+        }
+        let optional = |bytes: &[u8]| if bytes.is_empty() { Ok(None) } else { CString::new(bytes).map(Some) };
+        let program = CString::new(field(&mut wire)?).ok()?;
+        let (argv, argv_ptrs) = list(&mut wire)?;
+        let (envp, envp_ptrs) = list(&mut wire)?;
+        let cwd = optional(field(&mut wire)?).ok()?;
+        let tmp = optional(field(&mut wire)?).ok()?;
+        let path = optional(field(&mut wire)?).ok()?;
+        let record = match (tmp, path) {
+            (Some(tmp), Some(path)) => Some((tmp, path)),
+            (None, None) => None,
+            _ => return None,
+        };
+        let record_id = field(&mut wire)?.to_vec();
+        let log_cap = u64::from_le_bytes(take(&mut wire, 8)?.try_into().ok()?);
+        if !wire.is_empty() || argv.is_empty() {
+            return None;
+        }
+        Some(Prepared {
+            program,
+            argv,
+            argv_ptrs,
+            envp,
+            envp_ptrs,
+            cwd,
+            record,
+            record_id,
             log_cap,
             buf: vec![0; 64 * 1024],
             scratch: vec![0; 512],
