@@ -2,7 +2,9 @@
 # The engine benchmark (issue 3): Orrery runs three DAGs of 1,000 `shell.run` tasks of `true`
 # (chain; fan-out between one root and one join; layers of 10 fully connected to the next) with
 # parallelism 2 and, in the same run, ninja and make run the same DAGs (each node runs `true`
-# and touches a stamp). Median of 3 runs each; Orrery's peak RSS through /usr/bin/time.
+# and touches a stamp). Median of 3 runs each; Orrery's peak RSS through /usr/bin/time. The
+# "before" column is the same binary with ORRERY_SPAWNER=off: the engine forks each task's
+# supervisor itself, as it did before the spawner.
 #
 #   scripts/bench_engine.sh
 #

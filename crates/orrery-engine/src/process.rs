@@ -710,6 +710,7 @@ impl Link {
             drop((status_w, control_r));
             return link(pid.unwrap_or(0), false);
         }
+        let mut prepared = prepared.with_buffers();
         let devnull = OpenOptions::new().read(true).write(true).open("/dev/null")?;
         let fds = supervisor::Fds {
             devnull: devnull.as_raw_fd(),

@@ -263,26 +263,20 @@ fn start() -> Option<Spawner> {
     }
     // SAFETY: both were just created and are owned by nothing else.
     let (mine, theirs) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
-    let theirs_fd = theirs.as_raw_fd();
-    const CHILD_FD: RawFd = 3;
+    // Inherited at its number: no code between fork and exec, so the standard library spawns
+    // without a fork of this process (posix_spawn). Another spawn at this moment may inherit it
+    // too, harmlessly: the spawner ends when the engine's end closes.
+    // SAFETY: a valid descriptor.
+    if unsafe { libc::fcntl(theirs.as_raw_fd(), libc::F_SETFD, 0) } != 0 {
+        return None;
+    }
     let mut command = std::process::Command::new("/proc/self/exe");
     command
         .arg0("orrery-spawner")
-        .env(SOCKET_VAR, CHILD_FD.to_string())
+        .env(SOCKET_VAR, theirs.as_raw_fd().to_string())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            if theirs_fd == CHILD_FD {
-                libc::fcntl(CHILD_FD, libc::F_SETFD, 0);
-            } else if libc::dup2(theirs_fd, CHILD_FD) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     let mut child = command.spawn().ok()?;
     drop(theirs);
     let timeout = libc::timeval { tv_sec: PATIENCE.as_secs() as libc::time_t, tv_usec: 0 };

@@ -124,6 +124,7 @@ pub(super) struct Prepared {
     /// `,"run_id":"..."` for the record, or nothing.
     pub record_id: Vec<u8>,
     pub log_cap: u64,
+    /// Empty until [`Prepared::with_buffers`].
     pub buf: Vec<u8>,
     pub scratch: Vec<u8>,
 }
@@ -184,9 +185,17 @@ impl Prepared {
                 .map(|id| format!(",\"run_id\":{}", serde_json::Value::String(id.to_string())).into_bytes())
                 .unwrap_or_default(),
             log_cap,
-            buf: vec![0; 64 * 1024],
-            scratch: vec![0; 512],
+            buf: Vec::new(),
+            scratch: Vec::new(),
         })
+    }
+
+    /// With the buffers the supervisor copies and formats in (it cannot allocate): made only
+    /// where it is forked.
+    pub fn with_buffers(mut self) -> Prepared {
+        self.buf = vec![0; 64 * 1024];
+        self.scratch = vec![0; 512];
+        self
     }
 }
 
@@ -258,19 +267,22 @@ impl Prepared {
         if !wire.is_empty() || argv.is_empty() {
             return None;
         }
-        Some(Prepared {
-            program,
-            argv,
-            argv_ptrs,
-            envp,
-            envp_ptrs,
-            cwd,
-            record,
-            record_id,
-            log_cap,
-            buf: vec![0; 64 * 1024],
-            scratch: vec![0; 512],
-        })
+        Some(
+            Prepared {
+                program,
+                argv,
+                argv_ptrs,
+                envp,
+                envp_ptrs,
+                cwd,
+                record,
+                record_id,
+                log_cap,
+                buf: Vec::new(),
+                scratch: Vec::new(),
+            }
+            .with_buffers(),
+        )
     }
 }
 
