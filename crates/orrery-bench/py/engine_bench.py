@@ -120,6 +120,9 @@ def clean_stamps(d):
 
 
 def timed(cmd, cwd=None, stdout=subprocess.DEVNULL, env=None):
+    # Each tool starts with nothing left to write back: the previous run's files and their
+    # removal (a discard per file on this disk) would otherwise stall the next run's fsyncs.
+    os.sync()
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env)
     dt = time.perf_counter() - t0
