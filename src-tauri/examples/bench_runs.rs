@@ -560,8 +560,8 @@ async fn measure_log(
         (n >= 3).then_some(())
     })
     .await;
+    // Nothing to ask: ▶ starts the run at once.
     click(&client, "[data-testid=run]").await;
-    click(&client, "[data-testid=launch-start]").await;
     let card = format!("[data-testid=task-node][data-task-id='{TALKER}'][data-state=RUNNING]");
     wait_until("the task running", || async { client.find(Locator::Css(&card)).await.ok() }).await;
     click(&client, &card).await;
