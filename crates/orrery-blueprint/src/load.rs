@@ -254,23 +254,20 @@ pub fn encoding_of(text: &str) -> Encoding {
 pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
     let compas = is_envelope(&value);
     let ids = if compas { Ids::of(&value) } else { Ids::default() };
-    let mut reader = Reader {
-        path: Vec::new(),
-        problems: Vec::new(),
-        notes: Vec::new(),
-        compas,
-        task_id: None,
-        ids,
-        kept: Vec::new(),
-    };
+    let mut reader =
+        Reader { path: Vec::new(), problems: Vec::new(), notes: Vec::new(), compas, task_id: None, ids, kept: None };
     // The decoder decodes every object with a dtype, wherever it is, before the models read
     // anything; the first it cannot build refuses the upload. A missing or unknown constructor
     // argument of a model is reported as the reader meets it, key by key. One inside a value
     // Orrery keeps as data (an input's, output's or param's value, a key it does not know) does
     // not stop the load: validation reports it on its task, as for a plain file.
     let refused = if compas { compas::refusals(&value, false) } else { Vec::new() };
+    if !refused.is_empty() {
+        reader.kept = Some(Vec::new());
+    }
     let blueprint = reader.blueprint(value);
-    let refused = refused.into_iter().filter(|(below, _)| !reader.kept.iter().any(|kept| below.starts_with(kept)));
+    let kept = reader.kept.take().unwrap_or_default();
+    let refused = refused.into_iter().filter(|(below, _)| !kept.iter().any(|kept| below.starts_with(kept)));
     let refused: Vec<Diagnostic> = refused
         .map(|(below, why)| Diagnostic::error(Code::CompasObject, render_path(&below), why).rejected())
         .collect();
@@ -299,9 +296,10 @@ struct Reader {
     task_id: Option<String>,
     /// An envelope's ids, compared as the server compares them.
     ids: Ids,
-    /// Where an envelope holds values Orrery keeps as data (IO values, unknown keys): a COMPAS
-    /// object the decoder refuses there does not stop the load (see [`from_value`]).
-    kept: Vec<Vec<Segment>>,
+    /// Where an envelope holds values Orrery keeps as data (IO values, unknown keys), noted
+    /// only when it holds a COMPAS object the decoder refuses: one there does not stop the load
+    /// (see [`from_value`]).
+    kept: Option<Vec<Vec<Segment>>>,
 }
 
 type Object = Map<String, Value>;
@@ -418,14 +416,19 @@ impl Reader {
         }
     }
 
-    /// The keys left in an object, kept as they are; in an envelope, where they are is noted.
+    /// The keys left in an object, kept as they are.
     fn keep(&mut self, map: Object) -> Extra {
-        if self.compas {
-            for key in map.keys() {
-                self.kept.push(self.path.iter().cloned().chain([Segment::Key(key.clone())]).collect());
-            }
+        for key in map.keys() {
+            self.note_kept(key);
         }
         map.into_iter().collect()
+    }
+
+    /// Notes that `key` of the object at hand is kept as data (when [`Reader::kept`] is noted).
+    fn note_kept(&mut self, key: &str) {
+        if let Some(kept) = &mut self.kept {
+            kept.push(self.path.iter().cloned().chain([Segment::Key(key.to_string())]).collect());
+        }
     }
 
     fn leave(&mut self, enveloped: bool) {
@@ -977,8 +980,8 @@ impl Reader {
             _ => self.required_string(&mut map, "name", what),
         };
         let value = map.shift_remove("value").filter(|v| !v.is_null());
-        if self.compas && value.is_some() {
-            self.kept.push(self.path.iter().cloned().chain([Segment::Key("value".into())]).collect());
+        if value.is_some() {
+            self.note_kept("value");
         }
         let type_hint = self.string(&mut map, "type_hint");
         let had_type = map.contains_key("type");
