@@ -778,14 +778,18 @@ impl Link {
         }
     }
 
-    /// Lets the supervisor go, reads what it says until it ends, and reaps it: (written,
-    /// dropped) of the log.
+    /// Lets the supervisor go, reads what it says until the record is written (or it ended),
+    /// and reaps it when it is this process's child: (written, dropped) of the log.
     async fn finish(&mut self) -> (u64, u64) {
         self.control = None;
         let mut log = (0, 0);
         while let Some((tag, a, b)) = self.next().await {
-            if tag == supervisor::TAG_LOG {
-                log = (a as u64, b as u64);
+            match tag {
+                supervisor::TAG_LOG => log = (a as u64, b as u64),
+                // Its last word: it only reaps the leader and exits after it. The spawner's
+                // supervisors are reaped by the kernel, so nothing is left to wait for.
+                supervisor::TAG_RECORDED if !self.reap => return log,
+                _ => {}
             }
         }
         if !self.reap {
