@@ -197,12 +197,10 @@ impl Prepared {
         self.scratch = vec![0; 512];
         self
     }
-}
 
-/// [`Prepared`] as bytes, for the spawner: each field as a little-endian u32 length and its
-/// bytes (argv and envp as a count, then their items), the log cap as a u64; an absent cwd or
-/// record is an empty field.
-impl Prepared {
+    /// What the spawner is sent: each field as a little-endian u32 length and its bytes (argv
+    /// and envp as a count, then their items), the log cap as a u64; an absent cwd or record is
+    /// an empty field. The buffers are not sent.
     pub fn to_wire(&self) -> Vec<u8> {
         fn field(out: &mut Vec<u8>, bytes: &[u8]) {
             out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
