@@ -1,9 +1,10 @@
 //! The supervisor: a small process between the engine and each task process, so that the
 //! task's outcome survives the engine's death (issue 16, item 3).
 //!
-//! The engine forks it (no exec: it works the same in `orrery`, `orrery serve`, the desktop app
-//! and a test binary); it forks and execs the task, copies the task's output from a pipe to
-//! the attempt's log (up to the log cap), and when the task's leader exits it records that
+//! The engine's spawner forks it (`spawner.rs`; the engine itself when there is none), with no
+//! exec: it works the same in `orrery`, `orrery serve`, the desktop app and a test binary. It
+//! starts the task (a `clone` that shares its memory until the exec, as vfork does), copies the
+//! task's output from a pipe to the attempt's log (up to the log cap), and when the task's leader exits it records that
 //! exit: a small JSON file written to a temporary name and renamed over the record's name
 //! ([`ExitRecord`]), so it is whole or absent. It is not fsynced: it must outlive the engine's
 //! death, which the page cache does, not a power cut, which kills the task too (a task whose
@@ -15,10 +16,11 @@
 //! reads the record, or adopts the task while its supervisor lives.
 //!
 //! Rules, because it is the child of a fork of a multi-threaded process:
-//! - it calls only async-signal-safe functions (raw system calls: `fork`, `execve`, `poll`,
+//! - it calls only async-signal-safe functions (raw system calls: `clone`, `execve`, `poll`,
 //!   `read`, `write`, `waitid`, `waitpid`, `open`, `rename`, `close`, `dup2`,
 //!   `sigaction`, `clock_gettime`, `_exit`), never allocates, formats or panics: everything it
-//!   needs (paths, argv, environment, the copy buffer) is prepared by the engine beforehand
+//!   needs (paths, argv, environment, the copy buffer, the task child's stack) is prepared
+//!   beforehand
 //!   ([`Prepared`]);
 //! - first thing, it resets every signal to its default (a handler of the engine's would run
 //!   here on closed descriptors), ignores SIGPIPE (the engine's end of the status pipe may be
@@ -127,6 +129,8 @@ pub(super) struct Prepared {
     /// Empty until [`Prepared::with_buffers`].
     pub buf: Vec<u8>,
     pub scratch: Vec<u8>,
+    /// The task's child's stack until its exec.
+    pub stack: Vec<u8>,
 }
 
 // SAFETY: the raw pointers point into the CStrings the struct owns; it is only moved, never
@@ -187,6 +191,7 @@ impl Prepared {
             log_cap,
             buf: Vec::new(),
             scratch: Vec::new(),
+            stack: Vec::new(),
         })
     }
 
@@ -195,6 +200,7 @@ impl Prepared {
     pub fn with_buffers(mut self) -> Prepared {
         self.buf = vec![0; 64 * 1024];
         self.scratch = vec![0; 512];
+        self.stack = vec![0; 256 * 1024];
         self
     }
 
@@ -278,6 +284,7 @@ impl Prepared {
                 log_cap,
                 buf: Vec::new(),
                 scratch: Vec::new(),
+                stack: Vec::new(),
             }
             .with_buffers(),
         )
@@ -413,6 +420,23 @@ fn put_int(out: &mut [u8], at: &mut usize, value: i64) -> bool {
     put(out, at, &digits[n..])
 }
 
+/// What the task's child is started with ([`task_child`]).
+struct TaskChild<'a> {
+    prepared: &'a Prepared,
+    out_w: i32,
+    error_fd: i32,
+}
+
+/// The task's child, on its own stack in the supervisor's memory: it changes only what is its
+/// own (its descriptors, signal dispositions and folder are copies) and execs or exits.
+extern "C" fn task_child(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the TaskChild of the supervisor's frame, which waits until this execs.
+    unsafe {
+        let child = &*(arg as *const TaskChild);
+        exec_task(child.prepared, child.out_w, child.error_fd)
+    }
+}
+
 /// The task's child: its own group, default signals, output to the pipe, then exec. Reports
 /// a failure as (phase, errno) on `error_fd` and exits 127.
 unsafe fn exec_task(p: &Prepared, out_w: i32, error_fd: i32) -> ! {
@@ -515,10 +539,17 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
         send(status, TAG_FAILED, PHASE_SETUP, errno() as i64);
         libc::_exit(1);
     }
-    let leader = libc::fork();
-    if leader == 0 {
-        exec_task(p, out[1], err[1]);
-    }
+    // The task's child shares this process's memory until its exec (vfork's way: this
+    // process waits meanwhile), on a stack of its own: no copy of the page tables to make
+    // and tear down for a process that execs at once.
+    let mut child = TaskChild { prepared: p, out_w: out[1], error_fd: err[1] };
+    let top = p.stack.as_ptr().add(p.stack.len()) as usize & !15;
+    let leader = libc::clone(
+        task_child,
+        top as *mut libc::c_void,
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+        (&mut child as *mut TaskChild).cast(),
+    );
     if leader < 0 {
         send(status, TAG_FAILED, PHASE_SETUP, errno() as i64);
         libc::_exit(1);
