@@ -21,7 +21,7 @@ mod driver;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use driver::{eventually, free_port, screenshot, start_xvfb, Stopped};
+use driver::{eventually, free_ports, screenshot, start_xvfb, Stopped};
 use fantoccini::{ClientBuilder, Locator};
 use serde_json::json;
 
@@ -70,7 +70,7 @@ async fn main() {
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/e2e");
     std::fs::create_dir_all(&shots).unwrap();
     let (_xvfb, display) = start_xvfb(&shots.join("installed-xvfb.log"));
-    let port = free_port();
+    let (port, native_port) = free_ports();
     let log = std::fs::File::create(shots.join("installed-tauri-driver.log")).unwrap();
     let driver = which("tauri-driver");
     let native = which("WebKitWebDriver");
@@ -79,7 +79,7 @@ async fn main() {
         std::process::Command::new("env")
             .args(["-i", &format!("DISPLAY={display}"), &format!("HOME={}", home.display())])
             .arg(&driver)
-            .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
+            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
             .arg("--native-driver")
             .arg(&native)
             .stdin(std::process::Stdio::null())

@@ -9,7 +9,7 @@ use std::time::Duration;
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
-use super::driver::{connect, eventually, free_port, spawn, start_xvfb, Stopped, PATIENCE};
+use super::driver::{connect, eventually, free_ports, spawn, start_xvfb, Stopped, PATIENCE};
 
 /// One app at a time: two WebKit windows on two cores make every step's timing a gamble.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -42,7 +42,7 @@ impl App {
         let shots = repo_root().join("target/e2e");
         std::fs::create_dir_all(&shots).unwrap();
         let (xvfb, display) = start_xvfb(&shots.join("xvfb.log"));
-        let (port, native_port) = (free_port(), free_port());
+        let (port, native_port) = free_ports();
         let db = dir.path().join("orrery.db");
         let mut env = vec![("ORRERY_DB", db.as_path()), ("ORRERY_CONFIG_DIR", dir.path())];
         if let Some(open) = &open {

@@ -73,8 +73,13 @@ pub fn start_xvfb(log: &Path) -> (Stopped, String) {
     panic!("no free X display between :90 and :199");
 }
 
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// Two free ports for tauri-driver and the native driver behind it, told apart: both are bound
+/// at once while they are picked (one after the other, the system may give the same port twice,
+/// and then one of the drivers cannot listen).
+pub fn free_ports() -> (u16, u16) {
+    let bind = || TcpListener::bind("127.0.0.1:0").unwrap();
+    let (first, second) = (bind(), bind());
+    (first.local_addr().unwrap().port(), second.local_addr().unwrap().port())
 }
 
 pub async fn connect(port: u16, app: &Path) -> Client {
