@@ -199,8 +199,7 @@ pub(super) fn spawn(prepared: &Prepared, fds: [RawFd; FDS]) -> Spawned {
         return Spawned::Unavailable;
     }
     let mut answer = [0u8; 8];
-    // SAFETY: a valid descriptor and a buffer of 8 bytes.
-    let n = unsafe { libc::recv(fd, answer.as_mut_ptr().cast(), answer.len(), 0) };
+    let n = receive_retrying(fd, &mut answer);
     if n != 8 {
         // It had the request and did not answer: whatever it did, the status pipe will tell.
         // Later tasks do without it.
@@ -211,6 +210,18 @@ pub(super) fn spawn(prepared: &Prepared, fds: [RawFd; FDS]) -> Spawned {
     }
     let answer = i64::from_le_bytes(answer);
     Spawned::Asked((answer > 0).then_some(answer as i32))
+}
+
+/// `recv` again when a signal interrupts it: with a receive timeout set, the system never
+/// restarts it by itself (signal(7)), and a signal to this process is no answer.
+fn receive_retrying(socket: RawFd, buf: &mut [u8]) -> isize {
+    loop {
+        // SAFETY: a valid descriptor and a buffer of its length.
+        let n = unsafe { libc::recv(socket, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return n;
+        }
+    }
 }
 
 fn send(socket: RawFd, wire: &[u8], fds: &[RawFd; FDS]) -> io::Result<()> {
@@ -281,17 +292,17 @@ fn start() -> Option<Spawner> {
     drop(theirs);
     let timeout = libc::timeval { tv_sec: PATIENCE.as_secs() as libc::time_t, tv_usec: 0 };
     let mut greeting = [0u8; 32];
-    // SAFETY: valid descriptor, option and buffers.
-    let greeted = unsafe {
+    // SAFETY: valid descriptor, option and value.
+    unsafe {
         libc::setsockopt(
             mine.as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_RCVTIMEO,
             (&timeout as *const libc::timeval).cast(),
             std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        );
-        libc::recv(mine.as_raw_fd(), greeting.as_mut_ptr().cast(), greeting.len(), 0)
+        )
     };
+    let greeted = receive_retrying(mine.as_raw_fd(), &mut greeting);
     if greeted != GREETING.len() as isize || &greeting[..GREETING.len()] != GREETING {
         let _ = child.kill();
         let _ = child.wait();
