@@ -123,18 +123,28 @@ unsafe fn serve(socket: RawFd) -> ! {
     }
 }
 
-/// One message and the descriptors that came with it; `None` at the socket's end.
-fn receive(socket: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, Vec<OwnedFd>)>> {
+/// Room for the control message of a request's descriptors.
+fn control_space() -> usize {
     // SAFETY: CMSG_SPACE is a pure computation.
-    let space = unsafe { libc::CMSG_SPACE((FDS * std::mem::size_of::<RawFd>()) as u32) } as usize;
-    let mut control = vec![0u8; space];
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    // SAFETY: zeroed msghdr is valid; its pointers are set to live buffers below.
+    unsafe { libc::CMSG_SPACE((FDS * std::mem::size_of::<RawFd>()) as u32) as usize }
+}
+
+/// A message of one buffer and a control buffer; both must outlive its use.
+fn message(iov: &mut libc::iovec, control: &mut [u8]) -> libc::msghdr {
+    // SAFETY: a zeroed msghdr is valid; its pointers are set to the buffers given.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
+    msg.msg_iov = iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space;
+    msg.msg_controllen = control.len();
+    msg
+}
+
+/// One message and the descriptors that came with it; `None` at the socket's end.
+fn receive(socket: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, Vec<OwnedFd>)>> {
+    let mut control = vec![0u8; control_space()];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut msg = message(&mut iov, &mut control);
     // SAFETY: msg points at buffers that outlive the call.
     let n = unsafe { libc::recvmsg(socket, &mut msg, libc::MSG_CMSG_CLOEXEC) };
     if n < 0 {
@@ -226,16 +236,9 @@ fn receive_retrying(socket: RawFd, buf: &mut [u8]) -> isize {
 
 fn send(socket: RawFd, wire: &[u8], fds: &[RawFd; FDS]) -> io::Result<()> {
     let size = std::mem::size_of_val(fds);
-    // SAFETY: CMSG_SPACE is a pure computation.
-    let space = unsafe { libc::CMSG_SPACE(size as u32) } as usize;
-    let mut control = vec![0u8; space];
+    let mut control = vec![0u8; control_space()];
     let mut iov = libc::iovec { iov_base: wire.as_ptr() as *mut _, iov_len: wire.len() };
-    // SAFETY: zeroed msghdr is valid; its pointers are set to live buffers below.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space;
+    let msg = message(&mut iov, &mut control);
     // SAFETY: the one control message fits the buffer made for it.
     unsafe {
         let cmsg = libc::CMSG_FIRSTHDR(&msg);

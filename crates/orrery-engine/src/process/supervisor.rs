@@ -154,8 +154,6 @@ impl Prepared {
         use std::os::unix::ffi::OsStrExt;
         let program = cstring(program.as_os_str().as_bytes())?;
         let argv: Vec<CString> = argv.iter().map(|a| cstring(a.as_bytes())).collect::<io::Result<_>>()?;
-        let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-        argv_ptrs.push(std::ptr::null());
         let envp: Vec<CString> = env
             .iter()
             .map(|(k, v)| {
@@ -165,8 +163,6 @@ impl Prepared {
                 cstring(entry)
             })
             .collect::<io::Result<_>>()?;
-        let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
-        envp_ptrs.push(std::ptr::null());
         let cwd = cwd.map(|c| cstring(c.as_os_str().as_bytes())).transpose()?;
         let record = match record {
             None => None,
@@ -177,22 +173,39 @@ impl Prepared {
                 Some((cstring(tmp.as_bytes())?, cstring(path.as_os_str().as_bytes())?))
             }
         };
-        Ok(Prepared {
+        let record_id = record_id
+            .map(|id| format!(",\"run_id\":{}", serde_json::Value::String(id.to_string())).into_bytes())
+            .unwrap_or_default();
+        Ok(Prepared::assemble(program, argv, envp, cwd, record, record_id, log_cap))
+    }
+
+    /// The parts, with the null-terminated pointer arrays into argv and envp; no buffers yet.
+    fn assemble(
+        program: CString,
+        argv: Vec<CString>,
+        envp: Vec<CString>,
+        cwd: Option<CString>,
+        record: Option<(CString, CString)>,
+        record_id: Vec<u8>,
+        log_cap: u64,
+    ) -> Prepared {
+        let pointers = |items: &[CString]| -> Vec<*const libc::c_char> {
+            items.iter().map(|a| a.as_ptr()).chain([std::ptr::null()]).collect()
+        };
+        Prepared {
+            argv_ptrs: pointers(&argv),
+            envp_ptrs: pointers(&envp),
             program,
             argv,
-            argv_ptrs,
             envp,
-            envp_ptrs,
             cwd,
             record,
-            record_id: record_id
-                .map(|id| format!(",\"run_id\":{}", serde_json::Value::String(id.to_string())).into_bytes())
-                .unwrap_or_default(),
+            record_id,
             log_cap,
             buf: Vec::new(),
             scratch: Vec::new(),
             stack: Vec::new(),
-        })
+        }
     }
 
     /// With the buffers the supervisor copies and formats in (it cannot allocate): made only
@@ -243,21 +256,18 @@ impl Prepared {
             let n = number(wire)?;
             take(wire, n)
         }
-        fn list(wire: &mut &[u8]) -> Option<(Vec<CString>, Vec<*const libc::c_char>)> {
+        fn list(wire: &mut &[u8]) -> Option<Vec<CString>> {
             let n = number(wire)?;
             // Each item takes 4 bytes at least: a count beyond that is a lie, not an allocation.
             if n > wire.len() / 4 {
                 return None;
             }
-            let items: Vec<CString> = (0..n).map(|_| CString::new(field(wire)?).ok()).collect::<Option<_>>()?;
-            let mut ptrs: Vec<*const libc::c_char> = items.iter().map(|a| a.as_ptr()).collect();
-            ptrs.push(std::ptr::null());
-            Some((items, ptrs))
+            (0..n).map(|_| CString::new(field(wire)?).ok()).collect()
         }
         let optional = |bytes: &[u8]| if bytes.is_empty() { Ok(None) } else { CString::new(bytes).map(Some) };
         let program = CString::new(field(&mut wire)?).ok()?;
-        let (argv, argv_ptrs) = list(&mut wire)?;
-        let (envp, envp_ptrs) = list(&mut wire)?;
+        let argv = list(&mut wire)?;
+        let envp = list(&mut wire)?;
         let cwd = optional(field(&mut wire)?).ok()?;
         let tmp = optional(field(&mut wire)?).ok()?;
         let path = optional(field(&mut wire)?).ok()?;
@@ -271,23 +281,7 @@ impl Prepared {
         if !wire.is_empty() || argv.is_empty() {
             return None;
         }
-        Some(
-            Prepared {
-                program,
-                argv,
-                argv_ptrs,
-                envp,
-                envp_ptrs,
-                cwd,
-                record,
-                record_id,
-                log_cap,
-                buf: Vec::new(),
-                scratch: Vec::new(),
-                stack: Vec::new(),
-            }
-            .with_buffers(),
-        )
+        Some(Prepared::assemble(program, argv, envp, cwd, record, record_id, log_cap).with_buffers())
     }
 }
 
