@@ -19,13 +19,8 @@ SIZES=(${BENCH_SIZES:-200 2000})
 
 log() { echo "bench_editor: $*" >&2; }
 
-for tool in Xvfb tauri-driver WebKitWebDriver; do
-    command -v "$tool" >/dev/null || { log "$tool is missing: run scripts/setup.sh"; exit 1; }
-done
-
-log "building the UI and the release app"
-(cd "$ROOT/ui" && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; } && npm run build --silent >/dev/null)
-(cd "$ROOT" && cargo build --release --locked -q -p orrery-desktop -p orrery-bench)
+source "$ROOT/scripts/window_bench.sh"
+build_for_window orrery-desktop orrery-bench
 
 files=()
 for n in "${SIZES[@]}"; do

@@ -19,13 +19,8 @@ BLUEPRINT="${1:-$ROOT/examples/assembly.json}"
 
 log() { echo "bench_footprint: $*" >&2; }
 
-for tool in Xvfb tauri-driver WebKitWebDriver; do
-    command -v "$tool" >/dev/null || { log "$tool is missing: run scripts/setup.sh"; exit 1; }
-done
-
-log "building the UI and the release app"
-(cd "$ROOT/ui" && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; } && npm run build --silent >/dev/null)
-(cd "$ROOT" && cargo build --release --locked -q -p orrery-desktop)
+source "$ROOT/scripts/window_bench.sh"
+build_for_window orrery-desktop
 
 # The WebDriver client needs no optimisation: only the app is a release build.
 (cd "$ROOT" && timeout -k 10 1200 cargo run --locked -q -p orrery-desktop --features bench-editor \

@@ -23,13 +23,8 @@ SIZES=(${BENCH_SIZES:-1000 10000})
 
 log() { echo "bench_runs: $*" >&2; }
 
-for tool in Xvfb tauri-driver WebKitWebDriver; do
-    command -v "$tool" >/dev/null || { log "$tool is missing: run scripts/setup.sh"; exit 1; }
-done
-
-log "building the UI, the release app and the CLI"
-(cd "$ROOT/ui" && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; } && npm run build --silent >/dev/null)
-(cd "$ROOT" && cargo build --release --locked -q -p orrery-desktop -p orrery-cli)
+source "$ROOT/scripts/window_bench.sh"
+build_for_window orrery-desktop orrery-cli
 
 # The WebDriver client needs no optimisation: only the app and the CLI are release builds. The
 # example writes the blueprints (target/bench/runs/timeline_<n>.json) and runs them with the CLI.

@@ -27,7 +27,7 @@ use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON
 use fantoccini::{Client, Locator};
 use serde_json::Value;
 
-use driver::{connect, free_ports, screenshot, spawn, start_xvfb, Stopped};
+use driver::{connect, screenshot, start_tauri_driver, start_xvfb};
 use frames::{frames_during, numbers, RECORD_FRAMES, RECORD_ON, STOP_FRAMES, TWO_FRAMES};
 use marks::{epoch_ms, wait_for_mark, OPEN_PATIENCE};
 use table::{max, quantile, under_a_frame};
@@ -109,10 +109,7 @@ async fn measure(app: &Path, file: &Path, display: &str, logs: &Path, shots: Opt
     let middle = parsed["tasks"][tasks / 2]["id"].as_str().unwrap_or("start").to_string();
     let db = dir.path().join("orrery.db");
     let env = [("ORRERY_OPEN", blueprint.as_path()), ("ORRERY_DB", db.as_path())];
-    let (port, native_port) = free_ports();
-    let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
-    let args = ["--port", &port_arg, "--native-port", &native_port_arg];
-    let _driver = Stopped(spawn("tauri-driver", &args, &env, display, &logs.join("tauri-driver.log")));
+    let (_driver, port) = start_tauri_driver(&env, display, &logs.join("tauri-driver.log"));
 
     let started = epoch_ms();
     let client = connect(port, app).await;

@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use driver::{connect, free_ports, spawn, start_xvfb, Stopped};
+use driver::{connect, start_tauri_driver, start_xvfb};
 use frames::TWO_FRAMES;
 
 /// One process's memory, in MB.
@@ -114,10 +114,7 @@ async fn launch(
     let mut vars: Vec<(&str, &Path)> =
         vec![("ORRERY_OPEN", &blueprint), ("ORRERY_DB", &db), ("ORRERY_CONFIG_DIR", dir.path())];
     vars.extend(env.iter().map(|(k, v)| (k.as_str(), Path::new(v))));
-    let (port, native_port) = free_ports();
-    let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
-    let args = ["--port", &port_arg, "--native-port", &native_port_arg];
-    let driver = Stopped(spawn("tauri-driver", &args, &vars, display, &logs.join("tauri-driver.log")));
+    let (driver, port) = start_tauri_driver(&vars, display, &logs.join("tauri-driver.log"));
 
     let started = marks::epoch_ms();
     let client = connect(port, app).await;

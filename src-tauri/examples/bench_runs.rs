@@ -44,7 +44,7 @@ use fantoccini::key::Key;
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
-use driver::{connect, free_ports, screenshot, spawn, start_xvfb, Stopped};
+use driver::{connect, screenshot, start_tauri_driver, start_xvfb, Stopped};
 use frames::{frames_during, numbers, RECORD_FRAMES, RECORD_ON, STOP_FRAMES, TWO_FRAMES};
 use table::{max, quantile, under_a_frame};
 
@@ -347,10 +347,7 @@ fn run_with_cli(cli: &Path, blueprint: &Path, db: &Path) -> f64 {
 
 /// Starts tauri-driver with the app's environment and a WebDriver session on the app.
 async fn start_app(app: &Path, env: &[(&str, &Path)], display: &str, logs: &Path) -> (Stopped, Client) {
-    let (port, native_port) = free_ports();
-    let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
-    let args = ["--port", &port_arg, "--native-port", &native_port_arg];
-    let driver = Stopped(spawn("tauri-driver", &args, env, display, &logs.join("tauri-driver.log")));
+    let (driver, port) = start_tauri_driver(env, display, &logs.join("tauri-driver.log"));
     let client = connect(port, app).await;
     (driver, client)
 }

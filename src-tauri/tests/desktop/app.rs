@@ -9,7 +9,7 @@ use std::time::Duration;
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
-use super::driver::{connect, eventually, free_ports, spawn, start_xvfb, Stopped, PATIENCE};
+use super::driver::{connect, eventually, start_tauri_driver, start_xvfb, Stopped, PATIENCE};
 
 /// One app at a time: two WebKit windows on two cores make every step's timing a gamble.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -42,15 +42,12 @@ impl App {
         let shots = repo_root().join("target/e2e");
         std::fs::create_dir_all(&shots).unwrap();
         let (xvfb, display) = start_xvfb(&shots.join("xvfb.log"));
-        let (port, native_port) = free_ports();
         let db = dir.path().join("orrery.db");
         let mut env = vec![("ORRERY_DB", db.as_path()), ("ORRERY_CONFIG_DIR", dir.path())];
         if let Some(open) = &open {
             env.push(("ORRERY_OPEN", open.as_path()));
         }
-        let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
-        let args = ["--port", &port_arg, "--native-port", &native_port_arg];
-        let driver = Stopped(spawn("tauri-driver", &args, &env, &display, &shots.join("tauri-driver.log")));
+        let (driver, port) = start_tauri_driver(&env, &display, &shots.join("tauri-driver.log"));
         let client = connect(port, Path::new(env!("CARGO_BIN_EXE_orrery-desktop"))).await;
         // The page up, its editor mounted with its keyboard shortcuts, before a test acts on it: a
         // key sent earlier is lost.

@@ -73,6 +73,15 @@ pub fn start_xvfb(log: &Path) -> (Stopped, String) {
     panic!("no free X display between :90 and :199");
 }
 
+/// Starts tauri-driver on `display` with `env` for the app, on free ports; its log is `log`.
+/// The driver, and the port a WebDriver client connects to ([`connect`]).
+pub fn start_tauri_driver(env: &[(&str, &Path)], display: &str, log: &Path) -> (Stopped, u16) {
+    let (port, native_port) = free_ports();
+    let (port_arg, native_port_arg) = (port.to_string(), native_port.to_string());
+    let args = ["--port", &port_arg, "--native-port", &native_port_arg];
+    (Stopped(spawn("tauri-driver", &args, env, display, log)), port)
+}
+
 /// Two free ports for tauri-driver and the native driver behind it, told apart: both are bound
 /// at once while they are picked (one after the other, the system may give the same port twice,
 /// and then one of the drivers cannot listen).
