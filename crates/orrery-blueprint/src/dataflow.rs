@@ -76,30 +76,45 @@ pub fn condition_sites(bp: &Blueprint) -> Vec<ConditionSite<'_>> {
     out
 }
 
-/// The names each distinct expression reads (or why it does not parse). Parsing is most of a
-/// large blueprint's dataflow check: the expressions are parsed on every core.
-fn free_names_of<'a>(sites: &[ConditionSite<'a>]) -> HashMap<&'a str, Result<BTreeSet<String>, ConditionSyntaxError>> {
-    let mut distinct: Vec<&str> = sites.iter().map(|s| s.expression).collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(distinct.len() / 512).max(1);
-    if threads == 1 {
-        return distinct.into_iter().map(|e| (e, condition::free_names(e))).collect();
-    }
-    let chunk = distinct.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let parsing: Vec<_> = distinct
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|&e| (e, condition::free_names(e))).collect::<Vec<_>>()))
-            .collect();
-        parsing.into_iter().flat_map(|part| part.join().expect("parsing a condition does not panic")).collect()
-    })
+/// A blueprint's conditions with the names each distinct expression reads (or why it does not
+/// parse): the part of the dataflow check that needs no graph, and most of its time on a large
+/// blueprint, so validation makes it on a second core while the other rules run.
+pub(crate) struct ParsedConditions<'a> {
+    sites: Vec<ConditionSite<'a>>,
+    names: HashMap<&'a str, Result<BTreeSet<String>, ConditionSyntaxError>>,
 }
 
-pub(crate) fn check(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
+/// Below this many conditions, parsing them costs less than starting a thread.
+pub(crate) const PARSED_APART_FROM: usize = 256;
+
+impl<'a> ParsedConditions<'a> {
+    pub(crate) fn of(bp: &'a Blueprint) -> Self {
+        let sites = condition_sites(bp);
+        let mut names = HashMap::new();
+        for s in &sites {
+            names.entry(s.expression).or_insert_with(|| condition::free_names(s.expression));
+        }
+        Self { sites, names }
+    }
+
+    /// Whether a blueprint has enough conditions to parse them on a thread of their own.
+    pub(crate) fn worth_a_thread(bp: &Blueprint) -> bool {
+        bp.tasks
+            .iter()
+            .filter(|t| t.effective_condition().is_some() || t.while_condition().is_some())
+            .nth(PARSED_APART_FROM)
+            .is_some()
+    }
+}
+
+pub(crate) fn check(
+    bp: &Blueprint,
+    graph: &TaskGraph<'_>,
+    conditions: ParsedConditions<'_>,
+    out: &mut Vec<Diagnostic>,
+) {
     let produced = produced_names(bp);
-    let sites = condition_sites(bp);
-    let parsed = free_names_of(&sites);
+    let ParsedConditions { sites, names: parsed } = conditions;
     for site in sites {
         let t = &bp.tasks[site.task_index];
         let names = &parsed[site.expression];

@@ -69,18 +69,45 @@ pub fn validate_encoded(bp: &Blueprint, encoding: Encoding, library: &Library<'_
     if !plain {
         out.iter_mut().for_each(|d| d.server_rejects = false);
     }
+    if dataflow::ParsedConditions::worth_a_thread(bp) {
+        std::thread::scope(|s| {
+            let conditions = s.spawn(|| dataflow::ParsedConditions::of(bp));
+            apply_rules(
+                bp,
+                plain,
+                library,
+                || conditions.join().expect("parsing a condition does not panic"),
+                &mut out,
+            );
+        });
+    } else {
+        apply_rules(bp, plain, library, || dataflow::ParsedConditions::of(bp), &mut out);
+    }
+    out
+}
+
+/// Every rule but the version's, in the order their diagnostics are reported; the parsed
+/// conditions are asked for last, after the rules that do not need them.
+fn apply_rules<'a>(
+    bp: &'a Blueprint,
+    plain: bool,
+    library: &Library<'_>,
+    conditions: impl FnOnce() -> dataflow::ParsedConditions<'a>,
+    out: &mut Vec<Diagnostic>,
+) {
     let graph = TaskGraph::new(bp);
     let scopes = Scopes::new(bp, &graph);
-    reference::reference_rules(bp, &graph, &scopes, plain, &mut out);
-    parser::parser_rules(bp, &mut out);
-    parser::compas_objects(bp, &mut out);
-    dataflow::check(bp, &graph, &mut out);
-    identity::identity_rules(bp, &graph, &mut out);
-    identity::nul_rules(bp, &mut out);
-    composite::composite_rules(bp, library, &mut out);
-    crate::params::check(bp, &mut out);
-    policy::policy_rules(bp, &scopes, &mut out);
-    out
+    reference::reference_rules(bp, &graph, &scopes, plain, out);
+    parser::parser_rules(bp, out);
+    parser::compas_objects(bp, out);
+    let mut rest = Vec::new();
+    identity::identity_rules(bp, &graph, &mut rest);
+    identity::nul_rules(bp, &mut rest);
+    composite::composite_rules(bp, library, &mut rest);
+    crate::params::check(bp, &mut rest);
+    policy::policy_rules(bp, &scopes, &mut rest);
+    dataflow::check(bp, &graph, conditions(), out);
+    out.append(&mut rest);
 }
 
 #[cfg(test)]
@@ -145,6 +172,46 @@ mod nul_tests {
         assert!(server_accepts(&diagnostics), "NUL alone is an Orrery-only error");
         let message = &diagnostics.iter().find(|d| d.path == "$.tasks[1].id").unwrap().message;
         assert!(message.contains("'w\\0rk'"), "the NUL is shown escaped: {message}");
+    }
+
+    /// A chain of `n` conditioned tasks after `start`: one condition does not parse, one reads
+    /// a name nothing produces, and one task's id holds a NUL.
+    fn conditioned_chain(n: usize) -> Blueprint {
+        let mut tasks = vec![serde_json::json!({"id": "start", "type": "system.start", "outputs": [{"name": "x"}]})];
+        for i in 0..n {
+            let condition = match i {
+                1 => "x >".to_string(),
+                2 => "nobody_makes_this > 1".to_string(),
+                _ => format!("x > {i}"),
+            };
+            let id = if i == 3 { "t\0".to_string() } else { format!("t{i}") };
+            let before = tasks.last().unwrap()["id"].clone();
+            tasks.push(serde_json::json!({"id": id, "type": "shell.run", "condition": condition,
+                "depends_on": [{"id": before}], "params": [{"name": "command", "value": "true"}]}));
+        }
+        let text = serde_json::json!({"id": "b", "name": "N", "version": "1.0", "tasks": tasks}).to_string();
+        crate::load(&text).expect("loads").blueprint
+    }
+
+    #[test]
+    fn conditions_parsed_on_their_own_thread_report_as_those_parsed_inline() {
+        let codes = |bp: &Blueprint| -> Vec<(Code, String)> {
+            validate(bp, &Library::new()).into_iter().map(|d| (d.code, d.path)).collect()
+        };
+        let (small, large) = (conditioned_chain(8), conditioned_chain(dataflow::PARSED_APART_FROM + 8));
+        assert!(!dataflow::ParsedConditions::worth_a_thread(&small));
+        assert!(dataflow::ParsedConditions::worth_a_thread(&large));
+        let (small, large) = (codes(&small), codes(&large));
+        let expected = [
+            (Code::ConditionSyntax, "$.tasks[2].condition".to_string()),
+            (Code::ConditionUnknownName, "$.tasks[3].condition".to_string()),
+            (Code::NulInId, "$.tasks[4].id".to_string()),
+        ];
+        for found in [&small, &large] {
+            let order: Vec<_> = found.iter().filter(|c| expected.contains(c)).cloned().collect();
+            assert_eq!(order, expected, "in {found:?}");
+        }
+        assert_eq!(small, large);
     }
 
     #[test]
