@@ -499,6 +499,40 @@ pub fn generate(config: &Config) -> (Value, Stats) {
     (root, stats)
 }
 
+/// Layers of `width` tasks, each task depending (FS) on every task of the layer before: the
+/// densest graph a hand-made blueprint has (a sweep whose every step waits for all of the last).
+/// `tasks` counts start and end; the last layer may be narrower. 2,122 tasks of width 8 make
+/// 265 layers and 16,912 dependencies.
+pub fn dense_layers(tasks: usize, width: usize) -> Value {
+    let width = width.max(1);
+    let mut out = vec![json!({"id": "start", "type": "system.start"})];
+    let mut last = vec!["start".to_string()];
+    let mut made = 0;
+    let body = tasks.saturating_sub(2);
+    while made < body {
+        let layer: Vec<String> = (made..(made + width).min(body)).map(|i| format!("t{i:05}")).collect();
+        for id in &layer {
+            out.push(json!({
+                "id": id,
+                "type": "shell.run",
+                "params": [{"name": "command", "value": "true"}],
+                "depends_on": last.iter().map(|d| dep(d, "FS")).collect::<Vec<_>>(),
+            }));
+        }
+        made += layer.len();
+        last = layer;
+    }
+    out.push(
+        json!({"id": "end", "type": "system.end", "depends_on": last.iter().map(|d| dep(d, "FS")).collect::<Vec<_>>()}),
+    );
+    json!({
+        "id": format!("dense_{tasks}_{width}"),
+        "name": format!("{tasks} tasks in fully connected layers of {width}"),
+        "version": "1.0",
+        "tasks": out,
+    })
+}
+
 /// The inner blueprint the static composites call (id `inner`).
 pub fn inner_blueprint() -> Value {
     json!({

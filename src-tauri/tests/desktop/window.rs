@@ -367,3 +367,69 @@ async fn a_second_launch_opens_its_file_in_the_running_window_and_ends() {
     assert_eq!(app.count("[data-testid=tab]").await, 2);
     app.screenshot("second-launch.png").await;
 }
+
+/// Fully connected layers of `width` shell tasks between start and end.
+fn dense_layers(body: usize, width: usize) -> Value {
+    let mut tasks = vec![json!({"id": "start", "type": "system.start"})];
+    let mut last = vec!["start".to_string()];
+    for first in (0..body).step_by(width) {
+        let layer: Vec<String> = (first..(first + width).min(body)).map(|i| format!("t{i:05}")).collect();
+        for id in &layer {
+            let after: Vec<Value> = last.iter().map(|d| json!({"id": d, "type": "FS"})).collect();
+            tasks.push(json!({"id": id, "type": "shell.run", "depends_on": after,
+                "params": [{"name": "command", "value": "true"}]}));
+        }
+        last = layer;
+    }
+    let after: Vec<Value> = last.iter().map(|d| json!({"id": d, "type": "FS"})).collect();
+    tasks.push(json!({"id": "end", "type": "system.end", "depends_on": after}));
+    json!({"id": "dense", "name": "Dense", "version": "1.0", "tasks": tasks})
+}
+
+/// The resident memory of the app's web processes (those of the app on `display`), in MB.
+fn web_process_mb(display: &str) -> u64 {
+    let mut total = 0;
+    let app_on_display = |pid: &str| {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        comm.trim() == "orrery-desktop"
+            && environ.split(|&b| b == 0).any(|v| v == format!("DISPLAY={display}").as_bytes())
+    };
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { continue };
+        let field = |name: &str| {
+            status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string()).unwrap_or_default()
+        };
+        if field("Name:").starts_with("WebKitWebProces") && app_on_display(&field("PPid:")) {
+            total += field("VmRSS:").trim_end_matches(" kB").trim().parse::<u64>().unwrap_or(0) / 1024;
+        }
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_selected_among_thousands_of_dependencies_leaves_the_page_drawing_in_bounded_memory() {
+    // 300 tasks in layers of 8: 2,331 dependencies, each an <svg> of React Flow's. Selecting one
+    // task once made WebKit give each dependency a layer of its own: no frame for seconds, and
+    // the web process grew by gigabytes a second until WebKit killed it.
+    let app = App::start(|dir| {
+        let file = dir.join("dense.json");
+        std::fs::write(&file, serde_json::to_string_pretty(&dense_layers(298, 8)).unwrap()).unwrap();
+        Some(file)
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 300).await;
+    let before = web_process_mb(&app.display);
+    assert!(before > 0, "the app's web process is found");
+    app.select_task("t00020").await;
+    let mut most = 0;
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        most = most.max(web_process_mb(&app.display));
+    }
+    assert!(most < before + 1024, "the web process grew from {before} MB to {most} MB after a task was selected");
+    // The page still follows the user: another task is selected by a click.
+    app.select_task("t00100").await;
+    app.screenshot("dense-selected.png").await;
+}

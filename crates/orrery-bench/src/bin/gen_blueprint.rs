@@ -1,20 +1,23 @@
 //! Writes a large, valid antikythera blueprint (see the library docs for its shape).
 //!
 //!   gen_blueprint TASKS OUT.json [--seed N] [--lanes N] [--inner INNER.json] [--stats]
+//!   gen_blueprint TASKS OUT.json --dense WIDTH
 //!
-//! The same arguments always give the same file. `--inner` also writes the blueprint `inner`
+//! The same arguments always give the same file. `--dense` writes fully connected layers of
+//! WIDTH tasks instead (`orrery_bench::dense_layers`). `--inner` also writes the blueprint `inner`
 //! that the composites call; `--stats` prints counts (edges, scopes, conditions...) as JSON.
-use orrery_bench::{generate, inner_blueprint, to_text, Config};
+use orrery_bench::{dense_layers, generate, inner_blueprint, to_text, Config};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: gen_blueprint TASKS OUT.json [--seed N] [--lanes N] [--inner INNER.json] [--stats]";
+    let usage = "usage: gen_blueprint TASKS OUT.json [--seed N] [--lanes N] [--inner INNER.json] [--stats] | TASKS OUT.json --dense WIDTH";
     let mut positional = Vec::new();
     let mut seed = None;
     let mut lanes = None;
     let mut inner = None;
     let mut stats = false;
+    let mut dense = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -22,6 +25,7 @@ fn main() -> ExitCode {
             "--lanes" => lanes = it.next().and_then(|v| v.parse::<usize>().ok()),
             "--inner" => inner = it.next().cloned(),
             "--stats" => stats = true,
+            "--dense" => dense = it.next().and_then(|v| v.parse::<usize>().ok()),
             "-h" | "--help" => {
                 println!("{usage}");
                 return ExitCode::SUCCESS;
@@ -33,24 +37,37 @@ fn main() -> ExitCode {
         eprintln!("{usage}");
         return ExitCode::from(2);
     };
+    if let Some(width) = dense {
+        return write(out, &dense_layers(tasks, width));
+    }
     let mut config = Config::new(tasks);
     if let Some(s) = seed {
         config.seed = s;
     }
     config.lanes = lanes;
     let (root, st) = generate(&config);
-    if let Err(e) = std::fs::write(out, to_text(&root)) {
-        eprintln!("cannot write {out}: {e}");
-        return ExitCode::FAILURE;
+    let written = write(out, &root);
+    if written != ExitCode::SUCCESS {
+        return written;
     }
     if let Some(path) = inner {
-        if let Err(e) = std::fs::write(&path, to_text(&inner_blueprint())) {
-            eprintln!("cannot write {path}: {e}");
-            return ExitCode::FAILURE;
+        let written = write(&path, &inner_blueprint());
+        if written != ExitCode::SUCCESS {
+            return written;
         }
     }
     if stats {
         println!("{}", st.to_json());
     }
     ExitCode::SUCCESS
+}
+
+fn write(path: &str, blueprint: &serde_json::Value) -> ExitCode {
+    match std::fs::write(path, to_text(blueprint)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cannot write {path}: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
