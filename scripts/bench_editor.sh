@@ -12,8 +12,8 @@
 #   BENCH_SEED    the generator's seed (default 1)
 #   BENCH_DENSE   TASKS:WIDTH of the dense blueprint (default 2122:8; empty: none)
 #
-# Writes target/bench/editor/<n>/{blueprint.json,inner.json}, target/bench/editor/dense/blueprint.json, the table target/bench/editor.md
-# (also printed) and a screenshot per size, target/e2e/editor-<n>.png.
+# Writes target/bench/editor/<n>/{blueprint.json,inner.json} and dense/blueprint.json, the table
+# target/bench/editor.md (also printed) and a screenshot per blueprint, target/e2e/editor-<n>.png.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="$ROOT/target/bench/editor"
@@ -39,7 +39,7 @@ if [[ -n "$dense" ]]; then
 fi
 
 # The WebDriver client needs no optimisation: only the app is a release build.
-log "measuring ${SIZES[*]} tasks"
+log "measuring ${SIZES[*]} tasks${dense:+, and $dense (tasks:width) dense}"
 (cd "$ROOT" && timeout -k 10 1200 cargo run --locked -q -p orrery-desktop --features bench-editor \
     --example bench_editor -- --app "$ROOT/target/release/orrery-desktop" \
     --out "$ROOT/target/bench/editor.md" --shots "$ROOT/target/e2e" "${files[@]}")

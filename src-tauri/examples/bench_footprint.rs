@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use driver::{connect, start_tauri_driver, start_xvfb};
+use driver::{app_processes, connect, start_tauri_driver, start_xvfb};
 use frames::TWO_FRAMES;
 
 /// One process's memory, in MB.
@@ -129,31 +129,6 @@ async fn launch(
     let _ = client.close().await;
     drop(driver);
     (interactive, processes)
-}
-
-/// The app's process and its children (WebKit's processes), the app first.
-fn app_processes(app: &Path) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut children: Vec<(u32, u32)> = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        if std::fs::read_link(entry.path().join("exe")).is_ok_and(|exe| exe == app) {
-            found.push(pid);
-        }
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // The parent's pid is the second field after the name, which ends at the last ')'.
-        if let Some(ppid) = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok()) {
-            children.push((pid, ppid));
-        }
-    }
-    let mut all = found.clone();
-    let mut i = 0;
-    while i < all.len() {
-        let parent = all[i];
-        all.extend(children.iter().filter(|(_, ppid)| *ppid == parent).map(|(pid, _)| *pid));
-        i += 1;
-    }
-    all
 }
 
 fn memory(pid: u32) -> Memory {

@@ -1,6 +1,6 @@
 //! Driving the real app: Xvfb, tauri-driver (WebKitWebDriver) and the built `orrery-desktop`
-//! binary, over WebDriver. Shared by the window's tests and the editor benchmark
-//! (`examples/bench_editor.rs`), which includes this file.
+//! binary, over WebDriver. Shared by the window's tests and the window benchmarks
+//! (`examples/bench_*.rs`), which include this file.
 #![allow(dead_code)] // each includer uses its own part
 
 use std::io::ErrorKind;
@@ -89,6 +89,31 @@ pub fn free_ports() -> (u16, u16) {
     let bind = || TcpListener::bind("127.0.0.1:0").unwrap();
     let (first, second) = (bind(), bind());
     (first.local_addr().unwrap().port(), second.local_addr().unwrap().port())
+}
+
+/// The app's process and its children (WebKit's processes), the app first.
+pub fn app_processes(app: &Path) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut children: Vec<(u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if std::fs::read_link(entry.path().join("exe")).is_ok_and(|exe| exe == app) {
+            found.push(pid);
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The parent's pid is the second field after the name, which ends at the last ')'.
+        if let Some(ppid) = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok()) {
+            children.push((pid, ppid));
+        }
+    }
+    let mut all = found.clone();
+    let mut i = 0;
+    while i < all.len() {
+        let parent = all[i];
+        all.extend(children.iter().filter(|(_, ppid)| *ppid == parent).map(|(pid, _)| *pid));
+        i += 1;
+    }
+    all
 }
 
 pub async fn connect(port: u16, app: &Path) -> Client {

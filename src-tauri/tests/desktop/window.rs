@@ -11,7 +11,7 @@ use orrery_api::{Api, ApiOptions};
 use serde_json::{json, Value};
 
 use super::app::{repo_root, App};
-use super::driver::eventually;
+use super::driver::{app_processes, eventually};
 
 /// The positions a layout file keeps, by task id.
 fn layout_positions(file: &Path) -> Option<serde_json::Map<String, Value>> {
@@ -368,65 +368,39 @@ async fn a_second_launch_opens_its_file_in_the_running_window_and_ends() {
     app.screenshot("second-launch.png").await;
 }
 
-/// Fully connected layers of `width` shell tasks between start and end.
-fn dense_layers(body: usize, width: usize) -> Value {
-    let mut tasks = vec![json!({"id": "start", "type": "system.start"})];
-    let mut last = vec!["start".to_string()];
-    for first in (0..body).step_by(width) {
-        let layer: Vec<String> = (first..(first + width).min(body)).map(|i| format!("t{i:05}")).collect();
-        for id in &layer {
-            let after: Vec<Value> = last.iter().map(|d| json!({"id": d, "type": "FS"})).collect();
-            tasks.push(json!({"id": id, "type": "shell.run", "depends_on": after,
-                "params": [{"name": "command", "value": "true"}]}));
-        }
-        last = layer;
-    }
-    let after: Vec<Value> = last.iter().map(|d| json!({"id": d, "type": "FS"})).collect();
-    tasks.push(json!({"id": "end", "type": "system.end", "depends_on": after}));
-    json!({"id": "dense", "name": "Dense", "version": "1.0", "tasks": tasks})
-}
-
-/// The resident memory of the app's web processes (those of the app on `display`), in MB.
-fn web_process_mb(display: &str) -> u64 {
-    let mut total = 0;
-    let app_on_display = |pid: &str| {
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        comm.trim() == "orrery-desktop"
-            && environ.split(|&b| b == 0).any(|v| v == format!("DISPLAY={display}").as_bytes())
-    };
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { continue };
-        let field = |name: &str| {
-            status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string()).unwrap_or_default()
-        };
-        if field("Name:").starts_with("WebKitWebProces") && app_on_display(&field("PPid:")) {
-            total += field("VmRSS:").trim_end_matches(" kB").trim().parse::<u64>().unwrap_or(0) / 1024;
-        }
-    }
-    total
+/// The resident memory of the app's web processes, in MB.
+fn web_process_mb() -> u64 {
+    let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_orrery-desktop")).unwrap();
+    let status = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field =
+        |status: &str, name: &str| status.lines().find_map(|l| l.strip_prefix(name)).unwrap_or("").trim().to_string();
+    app_processes(&app)
+        .into_iter()
+        .map(status)
+        .filter(|s| field(s, "Name:").starts_with("WebKitWebProces"))
+        .map(|s| field(&s, "VmRSS:").trim_end_matches("kB").trim().parse::<u64>().unwrap_or(0) / 1024)
+        .sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_selected_among_thousands_of_dependencies_leaves_the_page_drawing_in_bounded_memory() {
-    // 300 tasks in layers of 8: 2,331 dependencies, each an <svg> of React Flow's. Selecting one
+    // 300 tasks in layers of 8: 2,330 dependencies, each an <svg> of React Flow's. Selecting one
     // task once made WebKit give each dependency a layer of its own: no frame for seconds, and
     // the web process grew by gigabytes a second until WebKit killed it.
     let app = App::start(|dir| {
         let file = dir.join("dense.json");
-        std::fs::write(&file, serde_json::to_string_pretty(&dense_layers(298, 8)).unwrap()).unwrap();
+        std::fs::write(&file, orrery_bench::to_text(&orrery_bench::dense_layers(300, 8))).unwrap();
         Some(file)
     })
     .await;
     app.wait_count("[data-testid=task-node]", 300).await;
-    let before = web_process_mb(&app.display);
+    let before = web_process_mb();
     assert!(before > 0, "the app's web process is found");
     app.select_task("t00020").await;
     let mut most = 0;
     for _ in 0..10 {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        most = most.max(web_process_mb(&app.display));
+        most = most.max(web_process_mb());
     }
     assert!(most < before + 1024, "the web process grew from {before} MB to {most} MB after a task was selected");
     // The page still follows the user: another task is selected by a click.

@@ -4,24 +4,23 @@
 //! The engine's spawner forks it (`spawner.rs`; the engine itself when there is none), with no
 //! exec: it works the same in `orrery`, `orrery serve`, the desktop app and a test binary. It
 //! starts the task (a `clone` that shares its memory until the exec, as vfork does), copies the
-//! task's output from a pipe to the attempt's log (up to the log cap), and when the task's leader exits it records that
-//! exit: a small JSON file written to a temporary name and renamed over the record's name
-//! ([`ExitRecord`]), so it is whole or absent. It is not fsynced: it must outlive the engine's
-//! death, which the page cache does, not a power cut, which kills the task too (a task whose
-//! record a power cut lost is `unknown` and runs again, as the store's `Synchronous::Normal`
-//! writes of an attempt's process). Two fsyncs per task made a chain of 300 `true` tasks 2 s
-//! slower (6.4 s against 4.3 s, debug build). The engine, while it lives, is told
-//! everything over a status pipe and reads the record at the end like recovery would: one way
-//! to learn an outcome. When the engine dies the supervisor goes on alone; a later runner
-//! reads the record, or adopts the task while its supervisor lives.
+//! task's output from a pipe to the attempt's log (up to the log cap), and when the task's
+//! leader exits it records that exit: a small JSON file written to a temporary name and renamed
+//! over the record's name ([`ExitRecord`]), so it is whole or absent. It is not fsynced: it
+//! must outlive the engine's death, which the page cache does, not a power cut, which kills the
+//! task too (a task whose record a power cut lost is `unknown` and runs again, as the store's
+//! `Synchronous::Normal` writes of an attempt's process). Two fsyncs per task made a chain of
+//! 300 `true` tasks 2 s slower (6.4 s against 4.3 s, debug build). The engine, while it lives,
+//! is told everything over a status pipe and reads the record at the end like recovery would:
+//! one way to learn an outcome. When the engine dies the supervisor goes on alone; a later
+//! runner reads the record, or adopts the task while its supervisor lives.
 //!
 //! Rules, because it is the child of a fork of a multi-threaded process:
 //! - it calls only async-signal-safe functions (raw system calls: `clone`, `execve`, `poll`,
 //!   `read`, `write`, `waitid`, `waitpid`, `open`, `rename`, `close`, `dup2`,
 //!   `sigaction`, `clock_gettime`, `_exit`), never allocates, formats or panics: everything it
 //!   needs (paths, argv, environment, the copy buffer, the task child's stack) is prepared
-//!   beforehand
-//!   ([`Prepared`]);
+//!   beforehand ([`Prepared`]);
 //! - first thing, it resets every signal to its default (a handler of the engine's would run
 //!   here on closed descriptors), ignores SIGPIPE (the engine's end of the status pipe may be
 //!   gone), leads a process group of its own (a Ctrl-C to the terminal's group does not reach
