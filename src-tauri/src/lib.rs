@@ -12,6 +12,7 @@ pub mod login_env;
 pub mod menu;
 pub mod notify;
 pub mod recent;
+pub mod rendering;
 #[cfg(unix)]
 pub mod single_instance;
 pub mod window_memory;

@@ -31,6 +31,8 @@ fn main() {
     // the user's shell profile puts on PATH.
     let login_shell = orrery_desktop::login_env::adopt().map(|found| found.shell);
     let settings = orrery_desktop::Settings { login_shell, ..settings };
+    // Still with one thread: how WebKit is to paint without a GPU.
+    orrery_desktop::rendering::choose();
     let app = orrery_desktop::configure(tauri::Builder::default(), settings)
         .build(tauri::generate_context!())
         .expect("orrery-desktop: the app failed to start");

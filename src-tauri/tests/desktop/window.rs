@@ -368,18 +368,48 @@ async fn a_second_launch_opens_its_file_in_the_running_window_and_ends() {
     app.screenshot("second-launch.png").await;
 }
 
-/// The resident memory of the app's web processes, in MB.
-fn web_process_mb() -> u64 {
+/// The status (`/proc/PID/status`) and the pid of each of the app's web processes.
+fn web_processes() -> Vec<(u32, String)> {
     let app = std::fs::canonicalize(env!("CARGO_BIN_EXE_orrery-desktop")).unwrap();
-    let status = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field =
-        |status: &str, name: &str| status.lines().find_map(|l| l.strip_prefix(name)).unwrap_or("").trim().to_string();
     app_processes(&app)
         .into_iter()
-        .map(status)
-        .filter(|s| field(s, "Name:").starts_with("WebKitWebProces"))
-        .map(|s| field(&s, "VmRSS:").trim_end_matches("kB").trim().parse::<u64>().unwrap_or(0) / 1024)
+        .map(|pid| (pid, std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default()))
+        .filter(|(_, status)| field(status, "Name:").starts_with("WebKitWebProces"))
+        .collect()
+}
+
+fn field(status: &str, name: &str) -> String {
+    status.lines().find_map(|l| l.strip_prefix(name)).unwrap_or("").trim().to_string()
+}
+
+/// The resident memory of the app's web processes, in MB.
+fn web_process_mb() -> u64 {
+    web_processes()
+        .iter()
+        .map(|(_, s)| field(s, "VmRSS:").trim_end_matches("kB").trim().parse::<u64>().unwrap_or(0) / 1024)
         .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_gpu_the_page_is_painted_on_the_cpu() {
+    use orrery_desktop::rendering::{paints_on_cpu, CPU_PAINTING};
+    let _app = App::start(|_| None).await;
+    let chosen = std::env::var(CPU_PAINTING).ok();
+    let expected = if paints_on_cpu(Path::new("/dev/dri"), chosen.as_deref().map(std::ffi::OsStr::new)) {
+        Some("1".to_string())
+    } else {
+        chosen
+    };
+    let processes = web_processes();
+    assert!(!processes.is_empty(), "the app's web process is found");
+    for (pid, _) in processes {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        let value = environ.split(|b| *b == 0).find_map(|var| {
+            let var = String::from_utf8_lossy(var);
+            var.strip_prefix(&format!("{CPU_PAINTING}=")).map(str::to_string)
+        });
+        assert_eq!(value, expected, "{CPU_PAINTING} in the environment of web process {pid}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
