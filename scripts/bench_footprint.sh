@@ -4,7 +4,8 @@
 # interactive (median of 5 launches) and, after 10 s idle, the memory of each of its processes
 # (backend, WebKit's web and network processes: RSS, PSS, anonymous, and the mappings that hold
 # the most). In the same run, as variants beside the app as it is: the login shell not asked
-# (SHELL=/bin/false: what asking it costs at start) and WebKit's accelerated compositing off.
+# (SHELL=/bin/false: what asking it costs at start), WebKit's accelerated compositing off, and
+# WebKit painting with Skia on the GPU path (what the app chooses without a GPU is the CPU).
 #
 #   scripts/bench_footprint.sh [BLUEPRINT]      # default examples/assembly.json
 #
@@ -28,5 +29,6 @@ build_for_window orrery-desktop
     --out "$ROOT/target/bench/footprint.md" --runs "${BENCH_RUNS:-5}" --idle "${BENCH_IDLE:-10}" \
     --variant "login shell not asked:SHELL=/bin/false" \
     --variant "compositing off:WEBKIT_DISABLE_COMPOSITING_MODE=1" \
+    --variant "painted on the GPU path:WEBKIT_SKIA_ENABLE_CPU_RENDERING=0" \
     "$BLUEPRINT")
 log "table written to target/bench/footprint.md"
