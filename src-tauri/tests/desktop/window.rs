@@ -391,6 +391,44 @@ fn web_process_mb() -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_blueprint_opens_as_its_overview_with_its_scopes_drawn_on_it() {
+    let (blueprint, stats) = orrery_bench::generate(&orrery_bench::Config::new(600));
+    assert!(stats.scopes > 0, "the generated blueprint has scopes");
+    let scope_start = blueprint["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t.get("scope_start").is_some())
+        .and_then(|t| t["id"].as_str())
+        .unwrap()
+        .to_string();
+    let app = App::start(|dir| {
+        std::fs::write(dir.join("inner.json"), orrery_bench::to_text(&orrery_bench::inner_blueprint())).unwrap();
+        let file = dir.join("large.json");
+        std::fs::write(&file, orrery_bench::to_text(&blueprint)).unwrap();
+        Some(file)
+    })
+    .await;
+    // Fitted (as far as the least zoom allows), 600 tasks are too small to read: the overview
+    // draws the tasks in view and, once the facade has answered which scopes there are, the
+    // regions of those in view; the page holds no element of them.
+    eventually("tasks and scopes on the overview", || async {
+        let tasks: usize = app.attr("[data-testid=overview]", "data-tasks").await?.parse().ok()?;
+        let scopes: usize = app.attr("[data-testid=overview]", "data-scopes").await?.parse().ok()?;
+        (tasks > 50 && scopes > 0).then_some(())
+    })
+    .await;
+    assert_eq!(app.count("[data-testid=scope-region]").await, 0);
+    assert_eq!(app.count("[data-testid=task-node]").await, 0, "no card is drawn");
+    app.screenshot("overview-scopes.png").await;
+    // Zoomed in on a scope's start (Ctrl+F), the cards and the scope's region are elements again.
+    app.ctrl('f').await;
+    app.retype("[data-testid=command-palette-filter]", &format!("{scope_start}\u{E007}")).await;
+    app.wait_count(&format!("[data-testid=scope-region][data-scope-start=\"{scope_start}\"]"), 1).await;
+    assert_eq!(app.count("[data-testid=overview]").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_gpu_the_page_is_painted_on_the_cpu() {
     use orrery_desktop::rendering::{paints_on_cpu, CPU_PAINTING};
     let _app = App::start(|_| None).await;

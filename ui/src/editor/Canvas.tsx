@@ -30,7 +30,7 @@ import { detours, reusingRoutes } from "./routing";
 import { dependencyAt, reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
 import { Overview } from "./Overview";
 import { around, cardIn, cardsBounds, covers, overviewScene, taskAt, viewRect, type ViewRect } from "./overview";
-import { ScopeRegions } from "./ScopeRegions";
+import { ScopeRegions, useScopeRegions } from "./ScopeRegions";
 import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
 import { isWire, reusingWiringEdges, type WiringEdge } from "./wiring";
@@ -94,7 +94,15 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   const flowStore = useStoreApi();
   // A re-render when the zoom crosses the threshold, not on every zoom or pan.
   const large = (blueprint?.tasks.length ?? 0) >= LARGE_FROM;
-  const zoomedOut = useStore((s) => s.transform[2] < ZOOMED_OUT) && large;
+  const viewZoomedOut = useStore((s) => s.transform[2] < ZOOMED_OUT);
+  // Until the opening fit is applied the view is React Flow's first one (zoom 1): a blueprint
+  // that opens zoomed out is drawn as its overview from the first render, instead of first
+  // handing React Flow every card and dependency (at 16,000 dependencies, hundreds of ms).
+  const [opening, setOpening] = useState(true);
+  const [opensZoomedOut] = useState(
+    () => large && blueprint !== null && opensBelow(ZOOMED_OUT, cardsBounds(blueprint, positions)),
+  );
+  const zoomedOut = (opening ? opensZoomedOut : viewZoomedOut) && large;
   const showWiring = useEditor((s) => s.showWiring);
   // The wiring's labels are long: shown only when zoomed in, whatever the blueprint's size.
   const wiringLabelled = useStore((s) => s.transform[2] >= ZOOMED_OUT);
@@ -113,13 +121,22 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   const sliced = run !== undefined && large;
   const cover = useCover(sliced);
   // Zoomed out over a large blueprint, the overview draws the tasks: React Flow keeps them hidden.
+  // A hidden node is made once per node: a change that leaves a task's node as it was (the
+  // facade's verdict arriving, another task moved) leaves React Flow's copy as it was too.
+  const hiding = useMemo(() => new WeakMap<TaskNode, TaskNode>(), []);
   const nodes = useMemo(() => {
-    if (!sliced) return zoomedOut ? drawn.map((n) => ({ ...n, hidden: true })) : drawn;
+    if (!sliced) return zoomedOut ? drawn.map((n) => hidden(hiding, n)) : drawn;
     return zoomedOut || !cover ? NO_NODES : drawn.filter((n) => cardIn(n.position, cover));
-  }, [drawn, zoomedOut, sliced, cover]);
+  }, [drawn, zoomedOut, sliced, cover, hiding]);
+  const regions = useScopeRegions(blueprint, positions);
+  const selectedScope = useEditor((s) => s.selectedScope);
+  // Zoomed out, the scopes are drawn by the overview too: as elements inside the scaled view,
+  // WebKit painted their regions at full size (a 2,000-task blueprint's took the page's frames
+  // for most of a second after it opened).
   const scene = useMemo(
-    () => (zoomedOut && blueprint ? overviewScene(blueprint, positions, report, chosen, run?.marks) : null),
-    [zoomedOut, blueprint, positions, report, chosen, run?.marks],
+    () =>
+      zoomedOut && blueprint ? overviewScene(blueprint, positions, report, chosen, run?.marks, regions, selectedScope) : null,
+    [zoomedOut, blueprint, positions, report, chosen, run?.marks, regions, selectedScope],
   );
   // Dependencies other chains already imply, pointed out on the canvas and in the inspector.
   const implied = useMemo(() => (blueprint ? impliedDependencies(blueprint) : undefined), [blueprint]);
@@ -187,7 +204,10 @@ export function Canvas({ run }: { run?: RunView } = {}) {
     },
     [flow, flowStore, blueprint, large],
   );
-  const onInit = useCallback(() => fitAll("readable"), [fitAll]);
+  const onInit = useCallback(() => {
+    fitAll("readable");
+    setOpening(false);
+  }, [fitAll]);
   const onFitView = useCallback(() => fitAll("whole", 300), [fitAll]);
   const onMoveStart = useCallback<OnMove>((event) => {
     if (event) fitted.current = null; // the user's pan or zoom, not a fit
@@ -373,7 +393,7 @@ export function Canvas({ run }: { run?: RunView } = {}) {
         proOptions={NO_ATTRIBUTION}
       >
         {scene && <Overview scene={scene} />}
-        {blueprint && <ScopeRegions blueprint={blueprint} positions={positions} marks={run?.marks} />}
+        {!scene && <ScopeRegions regions={regions} marks={run?.marks} />}
         {!zoomedOut && <Background gap={24} />}
         <Controls showInteractive={false} showFitView={false}>
           <ControlButton onClick={onFitView} title="Fit the blueprint in view" className="react-flow__controls-fitview" data-testid="fit-view">
@@ -389,6 +409,21 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       </ReactFlow>
     </FlowDirection.Provider>
   );
+}
+
+/** `node`, hidden: the same object for the same node. */
+function hidden(made: WeakMap<TaskNode, TaskNode>, node: TaskNode): TaskNode {
+  let copy = made.get(node);
+  if (!copy) made.set(node, (copy = { ...node, hidden: true }));
+  return copy;
+}
+
+/**
+ * Whether the view fitted to `bounds` at opening is zoomed out below `zoom`, however the canvas
+ * is sized: the window holds the canvas, and fitted into the whole window it would be.
+ */
+function opensBelow(zoom: number, bounds: ReturnType<typeof cardsBounds>): boolean {
+  return fitViewport(bounds, window.innerWidth, window.innerHeight, MIN_ZOOM, false).zoom < zoom;
 }
 
 /**

@@ -1,6 +1,6 @@
 // The zoomed-out canvas of a large blueprint drawn on one <canvas>: WebKitGTK paints in
-// software, and thousands of cards and SVG edges painted again on every frame of a pan cost
-// more than a frame, as does making them (a run of 10,000 tasks took seconds to show). The cards
+// software, and thousands of cards, SVG edges and scope regions painted again on every frame of a
+// pan cost more than a frame, as does making them (a run of 10,000 tasks took seconds to show). The cards
 // are not in the page then: a click selects the task under it (Canvas.tsx), a double click opens
 // a composite; moving tasks wants a zoom at which they can be read.
 import { useStore } from "@xyflow/react";
@@ -21,7 +21,9 @@ export function Overview({ scene }: { scene: OverviewScene }) {
     const dpr = window.devicePixelRatio || 1;
     const backing = [Math.round(width * dpr), Math.round(height * dpr)] as const;
     if (element.width !== backing[0] || element.height !== backing[1]) [element.width, element.height] = backing;
-    element.dataset.tasks = String(drawOverview(ctx, scene, transform, { width, height, dpr }, palette));
+    const shown = drawOverview(ctx, scene, transform, { width, height, dpr }, palette);
+    element.dataset.tasks = String(shown.tasks);
+    element.dataset.scopes = String(shown.scopes);
   }, [scene, transform, width, height, palette]);
 
   return <canvas ref={canvas} className="overview" style={{ width, height }} aria-hidden data-testid="overview" />;
@@ -48,6 +50,9 @@ function usePalette(canvas: React.RefObject<HTMLCanvasElement | null>): Palette 
         warning: v("--warning", "#a86400"),
         edge: v("--edge", "#7d849a"),
         selected: v("--selected", "#4c5fd5"),
+        while: v("--scope-while", "#2f8f6a"),
+        retry: v("--scope-retry", "#b8742a"),
+        skip: v("--scope-skip", "#6a5fd0"),
       });
     };
     read();

@@ -7,25 +7,32 @@ import type { Blueprint } from "../blueprint";
 import { useEditor } from "../store/context";
 import type { Positions } from "../store/positions";
 import type { RunMarks } from "./graph";
-import { regionsOf } from "./scopes";
+import { regionsOf, type Region } from "./scopes";
 
 /**
- * On a run's canvas (`marks`), a label also says which iteration its scope is in: how many
- * times its start task ran.
+ * The regions of the blueprint's scopes where its tasks are. The facade answers for the blueprint
+ * of a moment ago: while it checks the newest one, a task removed since is not drawn, nor a scope
+ * whose start is gone.
  */
-export function ScopeRegions({ blueprint, positions, marks }: { blueprint: Blueprint; positions: Positions; marks?: RunMarks }) {
+export function useScopeRegions(blueprint: Blueprint | null, positions: Positions): Region[] {
   const answered = useEditor((s) => s.scopes);
-  const selectedScope = useEditor((s) => s.selectedScope);
-  const selectScope = useEditor((s) => s.selectScope);
-  // The facade answers for the blueprint of a moment ago: while it checks the newest one, a task
-  // removed since is not drawn, nor a scope whose start is gone.
   const scopes = useMemo(() => {
+    if (!blueprint) return [];
     const ids = new Set(blueprint.tasks.map((t) => t.id));
     return answered
       .filter((s) => ids.has(s.start))
       .map((s) => (s.members.every((m) => ids.has(m)) ? s : { ...s, members: s.members.filter((m) => ids.has(m)) }));
   }, [answered, blueprint]);
-  const regions = useMemo(() => regionsOf(scopes, positions), [scopes, positions]);
+  return useMemo(() => regionsOf(scopes, positions), [scopes, positions]);
+}
+
+/**
+ * On a run's canvas (`marks`), a label also says which iteration its scope is in: how many
+ * times its start task ran.
+ */
+export function ScopeRegions({ regions, marks }: { regions: Region[]; marks?: RunMarks }) {
+  const selectedScope = useEditor((s) => s.selectedScope);
+  const selectScope = useEditor((s) => s.selectScope);
   const selected = (start: string) => (start === selectedScope ? " selected" : "");
   return (
     <ViewportPortal>

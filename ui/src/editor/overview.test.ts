@@ -3,6 +3,7 @@ import type { FileReport } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
 import { NODE_HEIGHT, NODE_WIDTH } from "./graph";
 import { around, cardIn, cardsBounds, covers, drawOverview, overviewScene, taskAt, viewRect, type Palette } from "./overview";
+import type { Region } from "./scopes";
 
 const blueprint: Blueprint = {
   tasks: [
@@ -25,25 +26,28 @@ const report: FileReport = {
 };
 const palette: Palette = {
   task: "T", terminal: "M", composite: "C", running: "R", succeeded: "S", failed: "F", skipped: "K",
-  border: "b", error: "e", warning: "w", edge: "g", selected: "x",
+  border: "b", error: "e", warning: "w", edge: "g", selected: "x", while: "W", retry: "Y", skip: "P",
 };
 
 /** A 2D context that writes down what is drawn: each fill and stroke with its rectangles or segments. */
 function recorder() {
-  const drawn: { op: "fill" | "stroke"; style: string; shapes: number[][] }[] = [];
+  const drawn: { op: "fill" | "stroke"; style: string; shapes: number[][]; alpha: number; dashed: boolean }[] = [];
   let shapes: number[][] = [];
+  let dashed = false;
   const ctx = {
     fillStyle: "",
     strokeStyle: "",
     lineWidth: 1,
+    globalAlpha: 1,
+    setLineDash: (dashes: number[]) => (dashed = dashes.length > 0),
     setTransform: () => {},
     clearRect: () => {},
     beginPath: () => (shapes = []),
     rect: (x: number, y: number, w: number, h: number) => shapes.push([x, y, w, h]),
     moveTo: (x: number, y: number) => shapes.push([x, y]),
     lineTo: (x: number, y: number) => shapes.at(-1)!.push(x, y),
-    fill: () => drawn.push({ op: "fill", style: ctx.fillStyle, shapes }),
-    stroke: () => drawn.push({ op: "stroke", style: ctx.strokeStyle, shapes }),
+    fill: () => drawn.push({ op: "fill", style: ctx.fillStyle, shapes, alpha: ctx.globalAlpha, dashed: false }),
+    stroke: () => drawn.push({ op: "stroke", style: ctx.strokeStyle, shapes, alpha: ctx.globalAlpha, dashed }),
   };
   return { ctx: ctx as unknown as CanvasRenderingContext2D, drawn };
 }
@@ -68,7 +72,7 @@ describe("the overview of a large blueprint", () => {
     const scene = overviewScene(blueprint, positions, report, new Set(["c"]));
     const { ctx, drawn } = recorder();
     const shown = drawOverview(ctx, scene, [10, 10, 0.5], { width: 400, height: 300, dpr: 1 }, palette);
-    expect(shown).toBe(3);
+    expect(shown).toEqual({ tasks: 3, scopes: 0 });
     const fills = drawn.filter((d) => d.op === "fill").map((d) => [d.style, d.shapes.length]);
     expect(fills).toEqual([
       ["M", 1],
@@ -82,8 +86,31 @@ describe("the overview of a large blueprint", () => {
     expect(drawn.at(-1)!.shapes).toHaveLength(1);
     // Far from everything: nothing is drawn.
     drawn.length = 0;
-    expect(drawOverview(ctx, scene, [-6000, -100, 1], { width: 400, height: 300, dpr: 1 }, palette)).toBe(0);
+    expect(drawOverview(ctx, scene, [-6000, -100, 1], { width: 400, height: 300, dpr: 1 }, palette).tasks).toBe(0);
     expect(drawn.flatMap((d) => d.shapes)).toEqual([]);
+  });
+
+  it("draws the scopes in view behind the tasks, tinted by policy, the selected one solid", () => {
+    const region = (start: string, policy: Region["policy"], depth: number, x: number): Region => ({
+      start, policy, depth, members: [start], label: start, inner: 0, x, y: 0, width: 100, height: 100,
+    });
+    const regions = [region("inner", "skip", 1, 10), region("outer", "while", 0, 0), region("far", "retry", 0, 9000)];
+    const scene = overviewScene(blueprint, positions, null, new Set(), undefined, regions, "inner");
+    expect(scene.scopes.map((s) => [s.policy, s.selected])).toEqual([
+      ["while", false],
+      ["retry", false],
+      ["skip", true],
+    ]);
+    const { ctx, drawn } = recorder();
+    expect(drawOverview(ctx, scene, [10, 10, 0.5], { width: 400, height: 300, dpr: 1 }, palette).scopes).toBe(2);
+    // The outer scope, then the inner one over it; the far one is out of view.
+    expect(drawn.slice(0, 4).map((d) => [d.op, d.style, d.alpha < 1, d.dashed])).toEqual([
+      ["fill", "W", true, false],
+      ["stroke", "W", false, true],
+      ["fill", "P", true, false],
+      ["stroke", "P", false, false],
+    ]);
+    expect(drawn.slice(4).some((d) => d.alpha < 1 || d.dashed), "the tasks and edges after them are drawn plain").toBe(false);
   });
 
   it("finds the task a click lands on, the one on top where two overlap", () => {

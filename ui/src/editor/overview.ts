@@ -1,12 +1,13 @@
 // What the zoomed-out canvas of a large blueprint draws on one <canvas> (editor/Overview.tsx):
-// a rectangle per task, filled by its kind (or its run state) and outlined by its problems, and a
-// line per dependency. Built once per change of the blueprint, its positions or its marks; drawn
+// a rectangle per task, filled by its kind (or its run state) and outlined by its problems, a
+// line per dependency, and behind them a tinted rectangle per scope. Built once per change of the blueprint, its positions or its marks; drawn
 // on every frame of a pan, culled to the view; and which task a click lands on.
 import type { FileReport } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
 import { kindOf } from "../nodes/registry";
 import type { Positions } from "../store/positions";
 import { NODE_HEIGHT, NODE_WIDTH, type RunMarks } from "./graph";
+import type { Region } from "./scopes";
 
 /** Which colour a rectangle takes: a name of the palette. */
 export type Fill = "task" | "terminal" | "composite" | "running" | "succeeded" | "failed" | "skipped";
@@ -17,9 +18,12 @@ export type OverviewScene = {
   tasks: { id: string; x: number; y: number; fill: Fill; stroke: Stroke; selected: boolean }[];
   /** Per dependency: x1, y1, x2, y2, from the bottom middle of one task to the top middle of the other. */
   lines: Float64Array;
+  /** Per scope, outermost first: its rectangle (flow coordinates) and policy. */
+  scopes: { x: number; y: number; width: number; height: number; policy: ScopePolicy; selected: boolean }[];
 };
 
-export type Palette = Record<Fill | Stroke | "edge" | "selected", string>;
+type ScopePolicy = Region["policy"];
+export type Palette = Record<Fill | Stroke | "edge" | "selected" | ScopePolicy, string>;
 
 const RUN_FILLS: Partial<Record<string, Fill>> = {
   RUNNING: "running",
@@ -35,6 +39,8 @@ export function overviewScene(
   report: FileReport | null,
   selection: ReadonlySet<string>,
   marks?: RunMarks,
+  regions: readonly Region[] = [],
+  selectedScope: string | null = null,
 ): OverviewScene {
   const problems = new Map<string, Stroke>();
   for (const d of report?.diagnostics ?? []) {
@@ -58,7 +64,10 @@ export function overviewScene(
       lines.push(from.x + NODE_WIDTH / 2, from.y + NODE_HEIGHT, to.x + NODE_WIDTH / 2, to.y);
     }
   }
-  return { tasks, lines: Float64Array.from(lines) };
+  const scopes = [...regions]
+    .sort((a, b) => a.depth - b.depth)
+    .map(({ x, y, width, height, policy, start }) => ({ x, y, width, height, policy, selected: start === selectedScope }));
+  return { tasks, lines: Float64Array.from(lines), scopes };
 }
 
 /** The part of the flow in view: left, top, right, bottom. */
@@ -104,20 +113,21 @@ export function cardsBounds(blueprint: Blueprint, positions: Positions): { x: nu
   return { x: left, y: top, width: right - left, height: bottom - top };
 }
 
-/** Draws the scene; answers how many tasks were in view. */
+/** Draws the scene; answers how many tasks and scopes were in view. */
 export function drawOverview(
   ctx: CanvasRenderingContext2D,
   scene: OverviewScene,
   transform: readonly [number, number, number],
   size: { width: number; height: number; dpr: number },
   palette: Palette,
-): number {
+): { tasks: number; scopes: number } {
   const { width, height, dpr } = size;
   const [x, y, zoom] = transform;
   const [left, top, right, bottom] = viewRect(transform, width, height);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, width, height);
   ctx.setTransform(dpr * zoom, 0, 0, dpr * zoom, dpr * x, dpr * y);
+  const scopes = drawScopes(ctx, scene.scopes, [left, top, right, bottom], zoom, palette);
   // One path per colour: a few fills and strokes a frame, not one per task.
   ctx.beginPath();
   const { lines } = scene;
@@ -165,8 +175,41 @@ export function drawOverview(
     ctx.strokeStyle = palette.selected;
     ctx.stroke();
   }
-  return shown.length;
+  return { tasks: shown.length, scopes };
 }
+
+/**
+ * The scopes' regions in view, as the canvas draws them zoomed in: tinted, dashed, the selected
+ * one solid. Answers how many were in view.
+ */
+function drawScopes(
+  ctx: CanvasRenderingContext2D,
+  scopes: OverviewScene["scopes"],
+  [left, top, right, bottom]: ViewRect,
+  zoom: number,
+  palette: Palette,
+): number {
+  let shown = 0;
+  for (const s of scopes) {
+    if (s.x > right || s.y > bottom || s.x + s.width < left || s.y + s.height < top) continue;
+    shown += 1;
+    ctx.beginPath();
+    ctx.rect(s.x, s.y, s.width, s.height);
+    ctx.globalAlpha = SCOPE_TINT;
+    ctx.fillStyle = palette[s.policy];
+    ctx.fill();
+    ctx.globalAlpha = 1;
+    ctx.setLineDash(s.selected ? [] : [6 / zoom, 4 / zoom]);
+    ctx.lineWidth = (s.selected ? 2 : 1.5) / zoom;
+    ctx.strokeStyle = palette[s.policy];
+    ctx.stroke();
+  }
+  ctx.setLineDash([]);
+  return shown;
+}
+
+/** How much of its policy's colour a scope's region takes (as `.scope-region` in styles.css). */
+const SCOPE_TINT = 0.09;
 
 /** The task drawn at a flow point, the one drawn last (on top) when tasks overlap. */
 export function taskAt(scene: OverviewScene, point: { x: number; y: number }): string | null {
