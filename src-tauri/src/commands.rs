@@ -5,9 +5,11 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use orrery_api::{Api, CallError, Envelope, FailureCode, JobInfo};
+
+use crate::login_env::LoginShell;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -168,8 +170,8 @@ pub struct About {
 
 /// What the app started with that is not the facade's.
 pub struct Launch {
-    /// The login shell the app took `PATH` and the locale from, if it answered.
-    pub login_shell: Option<PathBuf>,
+    /// The login shell the app's tasks take `PATH` and the locale from, if it answers.
+    pub login: Arc<LoginShell>,
 }
 
 /// The app's version and folders, for the About dialog.
@@ -179,8 +181,12 @@ pub fn about<R: Runtime>(app: AppHandle<R>, api: State<'_, Api>, launch: State<'
         version: app.package_info().version.to_string(),
         store: api.db().to_path_buf(),
         logs: api.work_dir().to_path_buf(),
-        login_shell: launch.login_shell.clone(),
-        path: std::env::var("PATH").ok(),
+        login_shell: launch.login.answer().map(|found| found.shell.clone()),
+        path: launch
+            .login
+            .answer()
+            .and_then(|found| found.taken.get("PATH").cloned())
+            .or_else(|| std::env::var("PATH").ok()),
     }
 }
 

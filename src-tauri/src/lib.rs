@@ -18,6 +18,7 @@ pub mod single_instance;
 pub mod window_memory;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use orrery_api::{Api, ApiOptions};
 use tauri::{AppHandle, Builder, Emitter, Manager, Runtime, Window, WindowEvent};
@@ -33,7 +34,7 @@ pub const EVENTS_LAGGED: &str = "orrery://events-lagged";
 pub const CLOSE_REQUESTED: &str = "orrery://close-requested";
 
 /// What the app is started with.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Settings {
     /// The task store.
     pub db: PathBuf,
@@ -43,8 +44,8 @@ pub struct Settings {
     pub recent: Option<PathBuf>,
     /// Where the window's size and place are kept (none: not kept).
     pub window: Option<PathBuf>,
-    /// The login shell whose environment the app took at start ([`login_env::adopt`]).
-    pub login_shell: Option<PathBuf>,
+    /// The login shell asked for the tasks' environment ([`login_env::LoginShell`]).
+    pub login: Arc<login_env::LoginShell>,
 }
 
 impl Settings {
@@ -66,7 +67,7 @@ impl Settings {
             open,
             recent: config.as_ref().map(|dir| dir.join("recent.json")),
             window: config.map(|dir| dir.join("window.json")),
-            login_shell: None,
+            login: Arc::default(),
         })
     }
 }
@@ -82,7 +83,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, settings: Settings) -> Builder
         .manage(commands::Files::new(settings.open))
         .manage(recent::Recent::load(settings.recent))
         .manage(commands::Unsaved::default())
-        .manage(commands::Launch { login_shell: settings.login_shell })
+        .manage(commands::Launch { login: settings.login })
         .manage(window_memory::WindowMemory::new(settings.window))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())

@@ -2,13 +2,17 @@
 //! app started from a desktop launcher gets the session manager's environment, not what the
 //! user's shell profile sets up: without this, a `shell.run` task would not find the tools under
 //! `~/.local/bin`, `~/.cargo/bin` or a version manager's shims that the same command finds in a
-//! terminal. So the app asks the login shell once, as the app starts, and runs its tasks with
-//! that shell's `PATH` (followed by any folder of its own `PATH` the shell's lacks) and locale.
+//! terminal. So the app asks the login shell once, in the background as the app starts, and runs
+//! its tasks with that shell's `PATH` (followed by any folder of its own `PATH` the shell's lacks)
+//! and locale.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long the login shell may take to start and print its environment.
@@ -117,24 +121,53 @@ pub fn ask(shell: &Path, current: &BTreeMap<String, String>) -> Result<LoginEnvi
     Ok(LoginEnvironment { shell: shell.to_path_buf(), taken })
 }
 
-/// Takes the login shell's `PATH` and locale into this process's environment. Called first in
-/// `main`, before any thread starts (changing the environment races with threads reading it).
-/// When the shell cannot be asked, the app goes on with the environment it was given, and says so
-/// on stderr.
-pub fn adopt() -> Option<LoginEnvironment> {
-    let shell = login_shell();
-    let current: BTreeMap<String, String> = std::env::vars().collect();
-    match ask(&shell, &current) {
-        Ok(found) => {
-            for (name, value) in &found.taken {
-                std::env::set_var(name, value);
+/// The login shell's answer, asked on a thread of its own as the app starts (it takes 100-150 ms,
+/// which the window's start no longer waits for): what needs it (the tasks' environment, the
+/// About dialog) waits for it. The app's own environment is left as it was: changing it once
+/// threads run would race with them reading it.
+#[derive(Debug, Default)]
+pub struct LoginShell {
+    asking: Mutex<Option<JoinHandle<Option<LoginEnvironment>>>>,
+    answer: OnceLock<Option<LoginEnvironment>>,
+}
+
+impl LoginShell {
+    /// Starts asking the user's login shell, with the app's environment as it is now.
+    pub fn ask_in_background() -> LoginShell {
+        LoginShell::asking(login_shell(), std::env::vars().collect())
+    }
+
+    fn asking(shell: PathBuf, current: BTreeMap<String, String>) -> LoginShell {
+        let asking = std::thread::Builder::new().name("login-shell".into()).spawn(move || {
+            ask(&shell, &current)
+                .inspect_err(|why| {
+                    eprintln!("orrery-desktop: running tasks with the environment the app was started with: {why}");
+                })
+                .ok()
+        });
+        match asking {
+            Ok(thread) => LoginShell { asking: Mutex::new(Some(thread)), answer: OnceLock::new() },
+            Err(e) => {
+                eprintln!("orrery-desktop: running tasks with the environment the app was started with: {e}");
+                LoginShell::default()
             }
-            Some(found)
         }
-        Err(why) => {
-            eprintln!("orrery-desktop: running tasks with the environment the app was started with: {why}");
-            None
-        }
+    }
+
+    /// What the shell answered, once it has (at most [`TIMEOUT`] after the start); none when it
+    /// was not asked or could not be.
+    pub fn answer(&self) -> Option<&LoginEnvironment> {
+        self.answer
+            .get_or_init(|| {
+                let thread = self.asking.lock().unwrap_or_else(|e| e.into_inner()).take();
+                thread.and_then(|t| t.join().ok().flatten())
+            })
+            .as_ref()
+    }
+
+    /// The variables tasks take from it instead of the app's own (`PATH`, the locale).
+    pub fn taken(&self) -> Vec<(String, OsString)> {
+        self.answer().map(|found| found.taken.iter().map(|(k, v)| (k.clone(), v.into())).collect()).unwrap_or_default()
     }
 }
 
@@ -148,18 +181,50 @@ mod tests {
         home
     }
 
-    fn ask_bash(home: &Path, current: &[(&str, &str)]) -> Result<LoginEnvironment, String> {
-        // A shell script standing in for the login shell: bash with this HOME and nothing else.
+    /// Held by each test while it writes and runs its stand-in shells: a script written while
+    /// another test's thread forks can be held open by the fork's child, and its exec then fails
+    /// ("Text file busy").
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+    fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A shell script standing in for the login shell: bash with this HOME and nothing else.
+    fn bash_at(home: &Path) -> PathBuf {
         let wrapper = home.join("shell");
         let script = format!("#!/bin/sh\nexec env -i HOME='{}' /bin/bash \"$@\"\n", home.display());
         std::fs::write(&wrapper, script).unwrap();
         std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        wrapper
+    }
+
+    fn ask_bash(home: &Path, current: &[(&str, &str)]) -> Result<LoginEnvironment, String> {
         let current = current.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        ask(&wrapper, &current)
+        ask(&bash_at(home), &current)
+    }
+
+    #[test]
+    fn asked_in_the_background_the_answer_is_waited_for_by_whoever_needs_it_first() {
+        let _serial = one_at_a_time();
+        let home = home_with_profile("sleep 0.3\nexport PATH=/opt/tools/bin:/bin\n");
+        let login = std::sync::Arc::new(LoginShell::asking(bash_at(home.path()), BTreeMap::new()));
+        // Two at once, as a task's launch and the About dialog may: both get the one answer.
+        let other = login.clone();
+        let waiting = std::thread::spawn(move || other.taken());
+        let taken = login.taken();
+        assert_eq!(taken, vec![("PATH".to_string(), OsString::from("/opt/tools/bin:/bin"))]);
+        assert_eq!(waiting.join().unwrap(), taken);
+        assert_eq!(login.answer().unwrap().shell, home.path().join("shell"));
+        // A shell that cannot be asked leaves the app's own environment: nothing is taken.
+        let failed = LoginShell::asking(PathBuf::from("/nonexistent/shell"), BTreeMap::new());
+        assert!(failed.answer().is_none() && failed.taken().is_empty());
+        assert!(LoginShell::default().answer().is_none(), "not asked");
     }
 
     #[test]
     fn the_login_shells_path_and_locale_are_taken_before_the_apps_own_folders() {
+        let _serial = one_at_a_time();
         let home = home_with_profile(
             "echo 'a profile that talks'\nexport PATH=/opt/tools/bin:/usr/bin:/bin\nexport LANG=de_CH.UTF-8\nexport EDITOR=vi\n",
         );
@@ -171,6 +236,7 @@ mod tests {
 
     #[test]
     fn a_shell_that_fails_hangs_or_prints_nothing_is_an_error_that_says_so() {
+        let _serial = one_at_a_time();
         let missing = ask(Path::new("/nonexistent/shell"), &BTreeMap::new()).unwrap_err();
         assert!(missing.contains("cannot start"), "{missing}");
         let home = home_with_profile("exit 3\n");

@@ -27,12 +27,14 @@ fn main() {
             }
         }
     };
-    // Then, while the process has one thread: started from a launcher, tasks still find what
-    // the user's shell profile puts on PATH.
-    let login_shell = orrery_desktop::login_env::adopt().map(|found| found.shell);
-    let settings = orrery_desktop::Settings { login_shell, ..settings };
-    // Still with one thread: how WebKit is to paint without a GPU.
+    // While the process has one thread: how WebKit is to paint without a GPU.
     orrery_desktop::rendering::choose();
+    // Started from a launcher, tasks still find what the user's shell profile puts on PATH: the
+    // login shell is asked while the window starts, and the first task waits for its answer.
+    let login = std::sync::Arc::new(orrery_desktop::login_env::LoginShell::ask_in_background());
+    let taken = login.clone();
+    orrery_api::inherit_environment(move || taken.taken());
+    let settings = orrery_desktop::Settings { login, ..settings };
     let app = orrery_desktop::configure(tauri::Builder::default(), settings)
         .build(tauri::generate_context!())
         .expect("orrery-desktop: the app failed to start");

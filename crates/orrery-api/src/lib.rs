@@ -373,6 +373,12 @@ pub fn set_default_log_cap(bytes: u64) {
     orrery_engine::process::set_default_log_cap(bytes);
 }
 
+/// The values of the variables every process this process runs inherits (`PATH`, the locale;
+/// see `orrery_engine::process::inherit_from`), when they are not this process's own.
+pub fn inherit_environment(values: impl Fn() -> Vec<(String, std::ffi::OsString)> + Send + Sync + 'static) {
+    orrery_engine::process::inherit_from(values);
+}
+
 impl Api {
     pub fn new(options: ApiOptions) -> Api {
         // Absolute, so that the log paths stored with the attempts name the same files from any

@@ -17,8 +17,8 @@
 //!   the log ([`DEFAULT_LOG_CAP`], 1 GiB, unless [`set_default_log_cap`] or the spec says
 //!   otherwise); the rest is read and dropped, and one note at the end of the log says how much
 //!   ([`Finished::log`] too).
-//! - The environment is minimal: only [`INHERITED_ENV`] is taken from the engine's own, then
-//!   the spec's variables are added (and win).
+//! - The environment is minimal: only [`INHERITED_ENV`] is taken from the engine's own (or from
+//!   what an embedder gave [`inherit_from`]), then the spec's variables are added (and win).
 //! - **The supervisor** ([`supervisor`]): each process is started by a small process of its
 //!   own, forked from the engine, that waits for it and records its exit durably
 //!   ([`ProcessSpec::exit_record`], `STEM.exit`), so that its outcome survives the engine's death:
@@ -47,7 +47,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, Notify};
@@ -69,6 +69,19 @@ pub fn set_default_log_cap(bytes: u64) {
 /// The log cap [`ProcessSpec::new`] gives.
 pub fn default_log_cap() -> u64 {
     LOG_CAP.load(Ordering::Relaxed)
+}
+
+/// Values of [`INHERITED_ENV`] variables that a child takes instead of the engine's own.
+type Inherited = Box<dyn Fn() -> Vec<(String, std::ffi::OsString)> + Send + Sync>;
+static INHERITED: OnceLock<Inherited> = OnceLock::new();
+
+/// From now on each child takes the [`INHERITED_ENV`] variables `values` answers (asked at every
+/// spawn; it may wait until they are known) instead of the engine's own, and the engine's own
+/// for the others. For an embedder that learns them after threads started, when changing its
+/// own environment would race with them: the desktop app asks the user's login shell in the
+/// background as it starts. Only the first call counts.
+pub fn inherit_from(values: impl Fn() -> Vec<(String, std::ffi::OsString)> + Send + Sync + 'static) {
+    let _ = INHERITED.set(Box::new(values));
 }
 
 /// The only variables a child inherits from the engine's environment (when they are set
@@ -900,8 +913,10 @@ fn environment_of(
 }
 
 fn minimal_env() -> Vec<(&'static str, std::ffi::OsString)> {
-    let mut env: Vec<_> =
-        INHERITED_ENV.iter().filter_map(|&name| std::env::var_os(name).map(|value| (name, value))).collect();
+    let given = INHERITED.get().map(|values| values()).unwrap_or_default();
+    let value =
+        |name: &str| given.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).or_else(|| std::env::var_os(name));
+    let mut env: Vec<_> = INHERITED_ENV.iter().filter_map(|&name| value(name).map(|value| (name, value))).collect();
     if !env.iter().any(|(name, _)| *name == "PATH") {
         env.push(("PATH", FALLBACK_PATH.into()));
     }

@@ -36,9 +36,14 @@ impl App {
     /// Starts the built app; `prepare` fills the scratch folder first and answers the blueprint
     /// to open at start, if any.
     pub async fn start(prepare: impl FnOnce(&Path) -> Option<PathBuf>) -> App {
+        App::start_with(|dir| (prepare(dir), Vec::new())).await
+    }
+
+    /// As [`App::start`], the app also started with the variables `prepare` answers.
+    pub async fn start_with(prepare: impl FnOnce(&Path) -> (Option<PathBuf>, Vec<(&'static str, PathBuf)>)) -> App {
         let serial = ONE_AT_A_TIME.lock().await;
         let dir = tempfile::tempdir().unwrap();
-        let open = prepare(dir.path());
+        let (open, variables) = prepare(dir.path());
         let shots = repo_root().join("target/e2e");
         std::fs::create_dir_all(&shots).unwrap();
         let (xvfb, display) = start_xvfb(&shots.join("xvfb.log"));
@@ -47,6 +52,7 @@ impl App {
         if let Some(open) = &open {
             env.push(("ORRERY_OPEN", open.as_path()));
         }
+        env.extend(variables.iter().map(|(name, value)| (*name, value.as_path())));
         let (driver, port) = start_tauri_driver(&env, &display, &shots.join("tauri-driver.log"));
         let client = connect(port, Path::new(env!("CARGO_BIN_EXE_orrery-desktop"))).await;
         // The page up, its editor mounted with its keyboard shortcuts, before a test acts on it: a

@@ -22,7 +22,7 @@ fn shell(open: Option<PathBuf>) -> Shell {
         open,
         recent: Some(dir.path().join("config/recent.json")),
         window: Some(dir.path().join("config/window.json")),
-        login_shell: None,
+        login: Default::default(),
     };
     let app = configure(mock_builder(), settings).build(tauri::generate_context!()).expect("the app builds");
     // `run` would open the configured windows; the mock app is never run, so open it here.

@@ -232,6 +232,38 @@ async fn a_failure_is_shown_first_then_fixed_in_the_editor_and_retried_with_the_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_finds_the_tools_the_users_login_shell_puts_on_path() {
+    // The user's login shell (a stand-in: bash with its own HOME) puts a folder of tools on PATH;
+    // the app, started without it, asks the shell in the background and its tasks find them.
+    let app = App::start_with(|dir| {
+        let home = dir.join("home");
+        let tools = home.join("tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        let tool = tools.join("greet-from-profile");
+        std::fs::write(&tool, "#!/bin/sh\necho hello from the profile\n").unwrap();
+        std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::write(home.join(".bash_profile"), format!("export PATH='{}':/usr/bin:/bin\n", tools.display()))
+            .unwrap();
+        let shell = dir.join("login-shell");
+        std::fs::write(&shell, format!("#!/bin/sh\nexec env -i HOME='{}' /bin/bash \"$@\"\n", home.display())).unwrap();
+        std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let file = dir.join("greet.json");
+        write_blueprint(&file, "greet", vec![sh("greet", "greet-from-profile", "start")]);
+        (Some(file), vec![("SHELL", shell)])
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 3).await;
+    launch(&app).await;
+    app.wait_attr(&card("greet"), "data-state", "SUCCEEDED").await;
+    app.click(&card("greet")).await;
+    eventually("greet's log", || async {
+        app.content("[data-testid=log-view]").await.filter(|log| log.contains("hello from the profile"))
+    })
+    .await;
+    app.screenshot("login-shell-path.png").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_task_is_cancelled_from_its_details() {
     let app = App::start(|dir| {
         let file = dir.join("long.json");
