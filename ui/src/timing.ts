@@ -33,3 +33,11 @@ export function canvasRendered(): void {
     for (const step of steps) mark(`${step}-painted`, { nodes });
   });
 }
+
+/** Resolves in a task of its own once the next frame is painted (soon, where nothing paints). */
+export function afterNextFrame(): Promise<void> {
+  return new Promise((resolve) => {
+    if (typeof requestAnimationFrame === "undefined") setTimeout(resolve);
+    else requestAnimationFrame(() => setTimeout(resolve));
+  });
+}

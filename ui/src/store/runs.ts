@@ -25,7 +25,7 @@ import type { Backend } from "../backend/types";
 import { parseBlueprint, type Blueprint } from "../blueprint";
 import type { Growth, LogSource } from "../runs/log/reader";
 import type { AttemptRef } from "../runs/timeline/model";
-import { mark } from "../timing";
+import { afterNextFrame, mark } from "../timing";
 import { createEditorStore, type EditorStore, type Layout } from "./editor";
 
 export type { AttemptRef };
@@ -170,9 +170,10 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       if (!blueprint) return null;
       const editor = createEditorStore(backend, layout);
       // The root is drawn as its file is laid out in the editor, when the run knows the file.
-      // After the next frame: checking and laying out a blueprint of 10,000 tasks takes the page
-      // about 100 ms, which the timeline's first frame does not wait for (the graph comes after it).
-      afterNextFrame(() => void editor.getState().create(blueprint, file ?? undefined));
+      // After the next frame: the timeline's first frame does not wait for the blueprint's text to
+      // be made and sent to the facade's checks (for 10,000 tasks, about 50 ms of the page) nor
+      // for its layout; the graph comes after the timeline anyway.
+      void afterNextFrame().then(() => editor.getState().create(blueprint, file ?? undefined));
       return { instance: instance.id, editor };
     }
 
@@ -623,12 +624,6 @@ export function failedAttempt(attempts: Attempt[]): AttemptRef | null {
     if (a.state === "failed" || a.state === "unknown") return { node: a.node, attempt: a.attempt };
   }
   return null;
-}
-
-/** Calls `fn` in a task of its own once the next frame is painted (soon, where nothing paints). */
-function afterNextFrame(fn: () => void): void {
-  if (typeof requestAnimationFrame === "undefined") setTimeout(fn);
-  else requestAnimationFrame(() => setTimeout(fn));
 }
 
 function nodesOf(tasks: { node: string; instance: string; task: string; state: TaskState }[]): Record<string, RunNode> {
