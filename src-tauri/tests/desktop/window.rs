@@ -409,13 +409,12 @@ async fn a_large_blueprint_opens_as_its_overview_with_its_scopes_drawn_on_it() {
         Some(file)
     })
     .await;
-    // Fitted (as far as the least zoom allows), 600 tasks are too small to read: the overview
-    // draws the tasks in view and, once the facade has answered which scopes there are, the
-    // regions of those in view; the page holds no element of them.
-    eventually("tasks and scopes on the overview", || async {
-        let tasks: usize = app.attr("[data-testid=overview]", "data-tasks").await?.parse().ok()?;
-        let scopes: usize = app.attr("[data-testid=overview]", "data-scopes").await?.parse().ok()?;
-        (tasks > 50 && scopes > 0).then_some(())
+    // Fitted whole, 600 tasks are too small to read: the overview draws every task and, once the
+    // facade has answered which scopes there are, every scope; the page holds no element of them.
+    eventually("every task and scope on the overview", || async {
+        let tasks = app.attr("[data-testid=overview]", "data-tasks").await?;
+        let scopes = app.attr("[data-testid=overview]", "data-scopes").await?;
+        (tasks == "600" && scopes == stats.scopes.to_string()).then_some(())
     })
     .await;
     assert_eq!(app.count("[data-testid=scope-region]").await, 0);

@@ -193,7 +193,10 @@ export function Canvas({ run }: { run?: RunView } = {}) {
       const { width, height } = flowStore.getState();
       if (!blueprint || width === 0 || height === 0) return;
       const bounds = cardsBounds(blueprint, positionsNow.current);
-      const fit = fitViewport(bounds, width, height, MIN_ZOOM, how === "readable" && !large);
+      // A large blueprint's overview is meant to be seen whole: the least zoom goes as low as that takes.
+      const least = large ? Math.min(MIN_ZOOM, fitViewport(bounds, width, height, 0, false).zoom) : MIN_ZOOM;
+      flowStore.getState().setMinZoom(least);
+      const fit = fitViewport(bounds, width, height, least, how === "readable" && !large);
       // A readable view that cannot hold every card still shows the selected one (a failed
       // task in a run opened on its failure).
       const shown = how === "readable" ? selectedNow.current : null;
