@@ -8,14 +8,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use orrery_api::{Api, CallError, Envelope, FailureCode, JobInfo};
-
-use crate::login_env::LoginShell;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
 use tauri_plugin_dialog::DialogExt;
 
+use crate::login_env::LoginShell;
 use crate::recent::Recent;
 
 /// A command refused or failed; crosses IPC as `{code, message}`.
@@ -174,20 +173,23 @@ pub struct Launch {
     pub login: Arc<LoginShell>,
 }
 
-/// The app's version and folders, for the About dialog.
+/// The app's version and folders, for the About dialog. Asked in the first moments after start,
+/// it waits for the login shell's answer, off the window's thread.
 #[tauri::command]
-pub fn about<R: Runtime>(app: AppHandle<R>, api: State<'_, Api>, launch: State<'_, Launch>) -> About {
-    About {
+pub async fn about<R: Runtime>(
+    app: AppHandle<R>,
+    api: State<'_, Api>,
+    launch: State<'_, Launch>,
+) -> Result<About, IpcError> {
+    let login = launch.login.clone();
+    let found = tauri::async_runtime::spawn_blocking(move || login.answer().cloned()).await.ok().flatten();
+    Ok(About {
         version: app.package_info().version.to_string(),
         store: api.db().to_path_buf(),
         logs: api.work_dir().to_path_buf(),
-        login_shell: launch.login.answer().map(|found| found.shell.clone()),
-        path: launch
-            .login
-            .answer()
-            .and_then(|found| found.taken.get("PATH").cloned())
-            .or_else(|| std::env::var("PATH").ok()),
-    }
+        path: found.as_ref().and_then(|f| f.taken.get("PATH").cloned()).or_else(|| std::env::var("PATH").ok()),
+        login_shell: found.map(|f| f.shell),
+    })
 }
 
 /// The blueprint files opened or saved lately, newest first.
