@@ -21,6 +21,7 @@ pub mod render;
 pub mod save;
 pub mod scope;
 pub mod scope_proposal;
+mod skim;
 pub mod span;
 pub mod task_types;
 mod typed_load;

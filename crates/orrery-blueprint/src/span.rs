@@ -4,7 +4,8 @@
 //! tolerant of broken text, because it runs on exactly the files that failed to parse. It is
 //! only used on error paths; placing any number of diagnostics costs one scan.
 
-use foldhash::{HashMap, HashMapExt};
+use crate::skim::{ends_string, first, quote_or_bracket, ENDS_STRING, MATTERS_BELOW};
+use foldhash::HashMap;
 
 /// One step of a JSON path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -99,44 +100,261 @@ pub fn line_column_at(text: &str, offset: usize) -> (usize, usize) {
     (line, String::from_utf8_lossy(&before[line_start..]).chars().count() + 1)
 }
 
-/// Line and column of the value at each path, in one scan of the text.
+/// Line and column of the value at each path, in one scan of the text. The paths make a tree,
+/// and only the values on it are looked into: everything else is skipped by its strings and
+/// brackets alone, and the scan stops once every path is found. A path found more than once (a
+/// key given twice) is placed at its first value.
 pub fn locate_all(text: &str, paths: &[Vec<Segment>]) -> Vec<Option<(usize, usize)>> {
-    let mut wanted: HashMap<&[Segment], Vec<usize>> = HashMap::new();
-    for (i, p) in paths.iter().enumerate() {
-        wanted.entry(p.as_slice()).or_default().push(i);
+    let mut walk = Walk {
+        bytes: text.as_bytes(),
+        pos: 0,
+        tree: vec![Node::default()],
+        keys: HashMap::default(),
+        indices: HashMap::default(),
+        next_end: vec![NONE; paths.len()],
+        found: Vec::with_capacity(paths.len()),
+        remaining: paths.len(),
+    };
+    for (i, path) in paths.iter().enumerate() {
+        walk.want(path, i);
     }
-    let mut remaining = wanted.len();
-    let mut offsets: Vec<(usize, usize)> = Vec::with_capacity(paths.len());
-    // Only what holds a wanted path is looked into; the rest (most of a large file) is skipped.
-    let holds: foldhash::HashSet<&[Segment]> = paths.iter().flat_map(|p| (0..p.len()).map(|n| &p[..n])).collect();
-    if remaining > 0 {
-        let mut scanner = Scanner::new(text);
-        scanner.descend = Some(&holds);
-        scanner.scan(&mut |p, offset| {
-            if let Some(indices) = wanted.remove(p) {
-                offsets.extend(indices.into_iter().map(|i| (offset, i)));
-                remaining -= 1;
-            }
-            remaining > 0
-        });
+    if walk.remaining > 0 {
+        let _ = walk.value(0);
     }
-    // One sweep over the text turns the sorted offsets into lines and columns.
-    offsets.sort_unstable();
-    let mut out = vec![None; paths.len()];
-    let (mut line, mut line_start, mut pos) = (1, 0, 0);
-    for (offset, i) in offsets {
-        let offset = offset.min(text.len());
-        for (k, b) in text.as_bytes()[pos..offset].iter().enumerate() {
-            if *b == b'\n' {
-                line += 1;
-                line_start = pos + k + 1;
+    lines_and_columns(text, walk.found, paths.len())
+}
+
+/// The (1-based) line and column, in characters, of each `(offset, index)`, at `index` of a
+/// list of `n`: one pass over the text up to the last offset, whatever the number of offsets
+/// and the length of the lines.
+fn lines_and_columns(text: &str, mut found: Vec<(usize, usize)>, n: usize) -> Vec<Option<(usize, usize)>> {
+    found.sort_unstable();
+    let bytes = text.as_bytes();
+    let mut out = vec![None; n];
+    // At `pos`: its line, and its column less one.
+    let (mut line, mut column, mut pos) = (1, 0, 0);
+    let characters = |bytes: &[u8]| bytes.iter().filter(|&&b| !is_continuation(b)).count();
+    for (offset, i) in found {
+        let between = &bytes[pos..offset.min(bytes.len())];
+        match between.iter().rposition(|&b| b == b'\n') {
+            Some(last) => {
+                line += between[..last].iter().filter(|&&b| b == b'\n').count() + 1;
+                column = characters(&between[last + 1..]);
             }
+            None => column += characters(between),
         }
-        pos = offset;
-        let column = String::from_utf8_lossy(&text.as_bytes()[line_start..offset]).chars().count() + 1;
-        out[i] = Some((line, column));
+        pos += between.len();
+        out[i] = Some((line, column + 1));
     }
     out
+}
+
+/// A byte that continues a UTF-8 character: not counted as a column.
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// No path; no node.
+const NONE: u32 = u32::MAX;
+
+/// A value some wanted path goes through.
+#[derive(Clone, Copy)]
+struct Node {
+    /// Whether some wanted path goes on into a key of it; into an index of it.
+    keys: bool,
+    indices: bool,
+    /// The first of the paths that end at this value (the rest follow in `next_end`).
+    first_end: u32,
+}
+
+impl Default for Node {
+    fn default() -> Node {
+        Node { keys: false, indices: false, first_end: NONE }
+    }
+}
+
+/// The scan of [`locate_all`]: the tree of wanted paths (its edges in two maps, keyed by the
+/// node they leave), and where each path was found.
+struct Walk<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    tree: Vec<Node>,
+    keys: HashMap<(u32, &'a str), u32>,
+    indices: HashMap<(u32, usize), u32>,
+    /// For each path, the next path that ends at the same value.
+    next_end: Vec<u32>,
+    /// `(offset, index of the path)` of each path found.
+    found: Vec<(usize, usize)>,
+    /// Paths not found yet.
+    remaining: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn want(&mut self, path: &'a [Segment], index: usize) {
+        let mut node = 0u32;
+        for segment in path {
+            let next = self.tree.len() as u32;
+            let child = match segment {
+                Segment::Key(k) => {
+                    self.tree[node as usize].keys = true;
+                    *self.keys.entry((node, k.as_str())).or_insert(next)
+                }
+                Segment::Index(i) => {
+                    self.tree[node as usize].indices = true;
+                    *self.indices.entry((node, *i)).or_insert(next)
+                }
+            };
+            if child == next {
+                self.tree.push(Node::default());
+            }
+            node = child;
+        }
+        let node = &mut self.tree[node as usize];
+        self.next_end[index] = node.first_end;
+        node.first_end = index as u32;
+    }
+
+    fn skip_ws(&mut self) {
+        while self.bytes.get(self.pos).is_some_and(u8::is_ascii_whitespace) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// Reads the value at `pos` (after any whitespace), which is the tree's `node`. None stops
+    /// the scan: every path is found, or the text is broken here.
+    fn value(&mut self, node: u32) -> Option<()> {
+        self.skip_ws();
+        let Node { keys, indices, first_end } = self.tree[node as usize];
+        // A value found twice (a key given twice) is placed at its first.
+        self.tree[node as usize].first_end = NONE;
+        let mut end = first_end;
+        while end != NONE {
+            self.found.push((self.pos, end as usize));
+            self.remaining -= 1;
+            end = self.next_end[end as usize];
+        }
+        if self.remaining == 0 {
+            return None;
+        }
+        match self.peek()? {
+            b'{' if keys => {
+                self.pos += 1;
+                loop {
+                    self.skip_ws();
+                    match self.peek()? {
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        b',' => self.pos += 1,
+                        b'"' => {
+                            let child = self.key(node)?;
+                            self.skip_ws();
+                            if self.peek()? == b':' {
+                                self.pos += 1;
+                            }
+                            self.skip_ws();
+                            match child {
+                                Some(child) => self.value(child)?,
+                                None => self.skip_value()?,
+                            }
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' if indices => {
+                self.pos += 1;
+                let mut index = 0;
+                loop {
+                    self.skip_ws();
+                    match self.peek()? {
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        b',' => {
+                            self.pos += 1;
+                            index += 1;
+                        }
+                        _ => {
+                            let before = self.pos;
+                            match self.indices.get(&(node, index)).copied() {
+                                Some(child) => self.value(child)?,
+                                None => self.skip_value()?,
+                            }
+                            if self.pos == before {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            }
+            _ => self.skip_value(),
+        }
+    }
+
+    /// Reads the key at `pos`: the child of `node` it names, if any.
+    fn key(&mut self, node: u32) -> Option<Option<u32>> {
+        let start = self.pos;
+        self.skip_string()?;
+        let raw = &self.bytes[start..self.pos];
+        Some(match std::str::from_utf8(&raw[1..raw.len() - 1]) {
+            Ok(plain) if !plain.contains('\\') => self.keys.get(&(node, plain)).copied(),
+            _ => serde_json::from_slice::<String>(raw).ok().and_then(|k| self.keys.get(&(node, k.as_str())).copied()),
+        })
+    }
+
+    /// Past the value at `pos`, without looking into it: its strings and brackets only.
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    self.pos += first(self.bytes.get(self.pos..)?, &MATTERS_BELOW, quote_or_bracket)?;
+                    match self.bytes[self.pos] {
+                        b'"' => self.skip_string()?,
+                        b'{' | b'[' => {
+                            depth += 1;
+                            self.pos += 1;
+                        }
+                        _ => {
+                            depth -= 1;
+                            self.pos += 1;
+                            if depth == 0 {
+                                return Some(());
+                            }
+                        }
+                    }
+                }
+            }
+            b'"' => self.skip_string(),
+            _ => {
+                let start = self.pos;
+                while self.peek().is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace()) {
+                    self.pos += 1;
+                }
+                (self.pos > start).then_some(())
+            }
+        }
+    }
+
+    /// Past the string whose quote is at `pos`.
+    fn skip_string(&mut self) -> Option<()> {
+        self.pos += 1;
+        loop {
+            self.pos += first(self.bytes.get(self.pos..)?, &ENDS_STRING, ends_string)?;
+            if self.bytes[self.pos] == b'"' {
+                self.pos += 1;
+                return Some(());
+            }
+            self.pos += 2;
+        }
+    }
 }
 
 /// The path of the innermost value that starts at or before `offset`.
@@ -156,13 +374,11 @@ struct Scanner<'a> {
     bytes: &'a [u8],
     pos: usize,
     path: Vec<Segment>,
-    /// The paths whose value is looked into (none: every one); any other is skipped whole.
-    descend: Option<&'a foldhash::HashSet<&'a [Segment]>>,
 }
 
 impl<'a> Scanner<'a> {
     fn new(text: &'a str) -> Self {
-        Scanner { bytes: text.as_bytes(), pos: 0, path: Vec::new(), descend: None }
+        Scanner { bytes: text.as_bytes(), pos: 0, path: Vec::new() }
     }
 
     /// Calls `visit(path, offset)` at the start of every value; stops when it returns false.
@@ -185,9 +401,6 @@ impl<'a> Scanner<'a> {
         self.skip_ws();
         if depth > 512 || !visit(&self.path, self.pos) {
             return None;
-        }
-        if self.descend.is_some_and(|holds| !holds.contains(self.path.as_slice())) {
-            return self.skip_value();
         }
         match self.peek()? {
             b'{' => {
@@ -256,54 +469,6 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Past the value at `pos`, without looking into it: its strings and brackets only.
-    fn skip_value(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                loop {
-                    match self.peek()? {
-                        b'"' => self.skip_string()?,
-                        b'{' | b'[' => {
-                            depth += 1;
-                            self.pos += 1;
-                        }
-                        b'}' | b']' => {
-                            depth -= 1;
-                            self.pos += 1;
-                            if depth == 0 {
-                                return Some(());
-                            }
-                        }
-                        _ => self.pos += 1,
-                    }
-                }
-            }
-            b'"' => self.skip_string(),
-            _ => {
-                let start = self.pos;
-                while self.peek().is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace()) {
-                    self.pos += 1;
-                }
-                (self.pos > start).then_some(())
-            }
-        }
-    }
-
-    fn skip_string(&mut self) -> Option<()> {
-        self.pos += 1;
-        loop {
-            match self.peek()? {
-                b'\\' => self.pos += 2,
-                b'"' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                _ => self.pos += 1,
-            }
-        }
-    }
-
     fn string(&mut self) -> Option<String> {
         let start = self.pos;
         self.pos += 1;
@@ -325,6 +490,7 @@ impl<'a> Scanner<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn locates_a_nested_value_by_path() {
@@ -343,6 +509,67 @@ mod tests {
         let column = |needle: &str| text.find(needle).unwrap() + 1;
         assert_eq!(found, [Some((1, column("\"c\""))), Some((1, column("\"b\""))), Some((1, column("\"c\"")))]);
         assert_eq!(locate_all(text, &[at(3)]), [None], "no fourth task");
+    }
+
+    #[test]
+    fn columns_are_characters_on_a_long_line_and_after_each_line_break() {
+        let text =
+            "{\"tasks\": [{\"d\": \"été 東京\", \"id\": \"a\"}, {\"d\": \"✓\", \"id\": \"b\"},\n {\"id\": \"c\"}]}";
+        let at = |i: usize| vec![Segment::Key("tasks".into()), Segment::Index(i), Segment::Key("id".into())];
+        let column = |needle: &str| text[..text.find(needle).unwrap()].chars().count() + 1;
+        assert_eq!(
+            locate_all(text, &[at(1), at(0), at(2)]),
+            [Some((1, column("\"b\""))), Some((1, column("\"a\""))), Some((2, 9))]
+        );
+    }
+
+    /// Every value's path with the offset of its first occurrence, read by the scanner that
+    /// looks into everything.
+    fn every_path(text: &str) -> Vec<(Vec<Segment>, usize)> {
+        let mut seen: Vec<(Vec<Segment>, usize)> = Vec::new();
+        Scanner::new(text).scan(&mut |path, offset| {
+            if !seen.iter().any(|(p, _)| p == path) {
+                seen.push((path.to_vec(), offset));
+            }
+            true
+        });
+        seen
+    }
+
+    fn json_value() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<i32>().prop_map(serde_json::Value::from),
+            "[a-z\"\\\\{}\\[\\]:,é\u{1F600}\n ]{0,8}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map("[a-z\"\\\\é]{0,3}", inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Skipping what holds no wanted path places each path where reading everything does.
+        #[test]
+        fn it_places_each_path_where_a_full_scan_finds_it(
+            value in json_value(),
+            pretty in any::<bool>(),
+            picks in prop::collection::vec(any::<prop::sample::Index>(), 1..6),
+        ) {
+            let text = if pretty { serde_json::to_string_pretty(&value).unwrap() } else { value.to_string() };
+            let every = every_path(&text);
+            let mut wanted: Vec<Vec<Segment>> = picks.iter().map(|i| every[i.index(every.len())].0.clone()).collect();
+            wanted.push(vec![Segment::Key("absent".into())]);
+            let expected: Vec<Option<(usize, usize)>> = picks
+                .iter()
+                .map(|i| Some(line_column_at(&text, every[i.index(every.len())].1)))
+                .chain([None])
+                .collect();
+            prop_assert_eq!(locate_all(&text, &wanted), expected);
+        }
     }
 
     #[test]
