@@ -175,6 +175,7 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
         nodes.dedup();
     }
     let mut search = Search { seen: vec![false; graph.len()], marked: Vec::new(), queue: VecDeque::new() };
+    let unwired = keys_read_widely(bp, graph, &producers, &mut search);
     for (i, t) in bp.tasks.iter().enumerate() {
         let node = graph.node_of[t.id.as_str()];
         for (j, input) in t.inputs.iter().enumerate() {
@@ -184,7 +185,12 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
                     "task '{}': input '{}' reads '{key}', which no task in this blueprint produces (it must come from session parameters or a calling composite)",
                     t.id, input.io.name
                 ),
-                Some(nodes) if !has_upstream(graph, node, nodes, &mut search) => {
+                Some(nodes)
+                    if match unwired.get(key) {
+                        Some(unwired) => unwired.contains(&node),
+                        None => !has_upstream(graph, node, nodes, &mut search),
+                    } =>
+                {
                     let ids: Vec<&str> = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str()).collect();
                     format!(
                         "task '{}': input '{}' reads '{key}', produced by {} but not by any task it depends on: the value may not be there yet",
@@ -199,6 +205,55 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
             out.push(Diagnostic::warning(Code::GetFromUnproduced, path, message).task(&t.id));
         }
     }
+}
+
+/// The keys better answered for all their readers at once, each with its readers that no
+/// producer of it precedes. A search back from each reader to the earliest producer costs, on
+/// an acyclic graph, about the tasks between the two in topological order; one search forward
+/// from the producers to the last reader costs about the tasks between the earliest producer
+/// and that reader. A key produced early and read by many tasks (a session parameter the start
+/// task declares, read everywhere) takes the one search forward: searching back from each
+/// reader would cost the blueprint's size for every one of them.
+fn keys_read_widely<'a>(
+    bp: &'a Blueprint,
+    graph: &TaskGraph<'_>,
+    producers: &HashMap<&'a str, Vec<usize>>,
+    search: &mut Search,
+) -> HashMap<&'a str, HashSet<usize>> {
+    let mut decided = HashMap::new();
+    let Some(pos) = &graph.topo_position else { return decided };
+    let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
+    for t in &bp.tasks {
+        let node = graph.node_of[t.id.as_str()];
+        for key in t.inputs.iter().filter_map(|x| x.get_from.as_deref()).filter(|k| producers.contains_key(k)) {
+            readers.entry(key).or_default().push(node);
+        }
+    }
+    for (key, mut readers) in readers {
+        let floor = producers[key].iter().map(|&p| pos[p]).min().unwrap_or(0);
+        let back: usize = readers.iter().map(|&r| pos[r].saturating_sub(floor)).sum();
+        let ceiling = readers.iter().map(|&r| pos[r]).max().unwrap_or(0);
+        if ceiling.saturating_sub(floor) >= back {
+            continue;
+        }
+        // Forward from the producers' successors: a reader reached has a producer as a proper
+        // ancestor (a producer that reads its own key is reached only from another one).
+        search.queue.extend(producers[key].iter().flat_map(|&p| graph.successors[p].iter().map(|&(s, _)| s)));
+        while let Some(n) = search.queue.pop_front() {
+            if search.seen[n] || pos[n] > ceiling {
+                continue;
+            }
+            search.seen[n] = true;
+            search.marked.push(n);
+            search.queue.extend(graph.successors[n].iter().map(|&(s, _)| s));
+        }
+        readers.retain(|&r| !search.seen[r]);
+        for n in search.marked.drain(..) {
+            search.seen[n] = false;
+        }
+        decided.insert(key, readers.into_iter().collect());
+    }
+    decided
 }
 
 /// Reusable marks and queue for the ancestor searches, cleared after each.
@@ -301,4 +356,124 @@ pub fn task_names(bp: &Blueprint, task_id: &str) -> Option<TaskNames> {
     own.sort();
     own.dedup();
     Some(TaskNames { task_id: task_id.to_string(), produced, own })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// Tasks `t0` (the start) .. `t{n-1}`, each depending on the earlier tasks given, writing the
+    /// keys given and reading (one input each) the keys given.
+    fn blueprint(tasks: &[(Vec<usize>, Vec<String>, Vec<String>)]) -> Blueprint {
+        let tasks: Vec<_> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, (deps, writes, reads))| {
+                json!({
+                    "id": format!("t{i}"),
+                    "type": if i == 0 { "system.start" } else { "system.sleep" },
+                    "depends_on": deps.iter().map(|d| json!({"id": format!("t{d}")})).collect::<Vec<_>>(),
+                    "outputs": writes.iter().map(|k| json!({"name": k})).collect::<Vec<_>>(),
+                    "inputs": reads.iter().enumerate().map(|(j, k)| json!({"name": format!("in{j}"), "get_from": k})).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let text = json!({"id": "bp", "name": "bp", "version": "1.0", "tasks": tasks}).to_string();
+        crate::load::load(&text).expect("loads").blueprint
+    }
+
+    /// The inputs (task, input) whose key some task produces but none that precedes the reader:
+    /// what `get_from_wiring` reports, told by searching every reader's ancestors whole.
+    fn unwired_by_brute_force(bp: &Blueprint) -> Vec<(usize, usize)> {
+        let graph = TaskGraph::new(bp);
+        let mut out = Vec::new();
+        for (i, t) in bp.tasks.iter().enumerate() {
+            let node = graph.node_of[t.id.as_str()];
+            let mut ancestors = HashSet::default();
+            let mut stack: Vec<usize> = graph.predecessors[node].iter().map(|&(p, _)| p).collect();
+            while let Some(n) = stack.pop() {
+                if ancestors.insert(n) {
+                    stack.extend(graph.predecessors[n].iter().map(|&(p, _)| p));
+                }
+            }
+            for (j, input) in t.inputs.iter().enumerate() {
+                let key = input.get_from.as_deref().unwrap();
+                let producers: Vec<usize> = bp
+                    .tasks
+                    .iter()
+                    .filter(|p| p.outputs.iter().any(|o| o.target_key() == key))
+                    .map(|p| graph.node_of[p.id.as_str()])
+                    .collect();
+                if !producers.is_empty() && !producers.iter().any(|p| *p != node && ancestors.contains(p)) {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    }
+
+    fn unwired_reported(bp: &Blueprint) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        get_from_wiring(bp, &TaskGraph::new(bp), &mut out);
+        out.iter()
+            .filter(|d| d.message.contains("not by any task it depends on"))
+            .map(|d| {
+                let path = crate::span::parse_path(&d.path);
+                match path.as_slice() {
+                    [_, crate::span::Segment::Index(i), _, crate::span::Segment::Index(j), _] => (*i, *j),
+                    _ => panic!("unexpected path {}", d.path),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_key_the_start_writes_and_every_task_reads_is_answered_by_one_search_forward() {
+        // A chain t1..t59 reading `region`, which the start writes; a side task t60 writes `late`,
+        // read by the chain's last tasks, which do not follow it.
+        let mut tasks = vec![(vec![], vec!["region".to_string()], vec![])];
+        for i in 1..60 {
+            let reads =
+                if i > 50 { vec!["region".to_string(), "late".to_string()] } else { vec!["region".to_string()] };
+            tasks.push((vec![i - 1], vec![], reads));
+        }
+        tasks.push((vec![0], vec!["late".to_string()], vec![]));
+        let bp = blueprint(&tasks);
+        let graph = TaskGraph::new(&bp);
+        let mut search = Search { seen: vec![false; graph.len()], marked: Vec::new(), queue: VecDeque::new() };
+        let mut producers: HashMap<&str, Vec<usize>> = HashMap::new();
+        producers.insert("region", vec![graph.node_of["t0"]]);
+        producers.insert("late", vec![graph.node_of["t60"]]);
+        let decided = keys_read_widely(&bp, &graph, &producers, &mut search);
+        assert_eq!(decided.get("region").map(HashSet::len), Some(0), "every reader follows the start");
+        assert!(search.marked.is_empty() && !search.seen.contains(&true), "the marks are cleared");
+        assert_eq!(unwired_reported(&bp), unwired_by_brute_force(&bp));
+        assert_eq!(unwired_reported(&bp).len(), 9, "t51..t59 read `late` without following t60");
+    }
+
+    proptest! {
+        /// Whichever way each key is searched, the inputs reported are those no producer precedes.
+        #[test]
+        fn the_inputs_reported_are_those_no_producer_precedes(
+            shape in prop::collection::vec(
+                (prop::collection::vec(any::<prop::sample::Index>(), 0..3),
+                 prop::collection::vec(0..4usize, 0..2),
+                 prop::collection::vec(0..4usize, 0..4)),
+                2..40),
+        ) {
+            let key = |k: &usize| format!("k{k}");
+            let tasks: Vec<_> = shape
+                .iter()
+                .enumerate()
+                .map(|(i, (deps, writes, reads))| {
+                    let deps = if i == 0 { vec![] } else { deps.iter().map(|d| d.index(i)).collect() };
+                    (deps, writes.iter().map(key).collect(), reads.iter().map(key).collect())
+                })
+                .collect();
+            let bp = blueprint(&tasks);
+            prop_assert_eq!(unwired_reported(&bp), unwired_by_brute_force(&bp));
+        }
+    }
 }
