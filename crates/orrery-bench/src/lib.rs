@@ -62,11 +62,25 @@ pub struct Config {
     pub lanes: Option<usize>,
     /// Blueprint id of the root.
     pub id: String,
+    /// Share of the tasks (0 to 1) that also read a session parameter: a key no task
+    /// produces, which validation warns about (`get-from-unproduced`). Drawn from a generator
+    /// of its own, so the rest of the file is the same as without them.
+    pub session_inputs: f64,
+    /// The start task declares the session parameter as an output: the same inputs then
+    /// warn of nothing (the baseline of a benchmark of warnings).
+    pub session_inputs_produced: bool,
 }
 
 impl Config {
     pub fn new(tasks: usize) -> Self {
-        Config { tasks, seed: 0x00DD_BA11, lanes: None, id: format!("bench_{tasks}") }
+        Config {
+            tasks,
+            seed: 0x00DD_BA11,
+            lanes: None,
+            id: format!("bench_{tasks}"),
+            session_inputs: 0.0,
+            session_inputs_produced: false,
+        }
     }
 }
 
@@ -88,6 +102,8 @@ pub struct Stats {
     pub conditions: usize,
     pub composites: usize,
     pub get_from_inputs: usize,
+    /// Inputs reading a session parameter (each a `get-from-unproduced` warning).
+    pub session_inputs: usize,
     pub outputs: usize,
 }
 
@@ -106,6 +122,7 @@ impl Stats {
             "conditions": self.conditions,
             "composites": self.composites,
             "get_from_inputs": self.get_from_inputs,
+            "session_inputs": self.session_inputs,
             "outputs": self.outputs,
         })
     }
@@ -156,6 +173,7 @@ pub fn generate(config: &Config) -> (Value, Stats) {
     let n = config.tasks.max(10);
     let lanes_n = config.lanes.unwrap_or_else(|| ((n as f64).sqrt() / 4.0).round().clamp(4.0, 32.0) as usize);
     let mut rng = Rng::new(config.seed ^ (n as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let mut session_rng = Rng::new(!config.seed);
     let mut stats = Stats { tasks: n, lanes: lanes_n, ..Stats::default() };
     let mut lanes: Vec<Lane> = (0..lanes_n).map(|_| Lane::default()).collect();
     // Keys produced so far anywhere, by kind: conditions may read any produced name.
@@ -172,6 +190,12 @@ pub fn generate(config: &Config) -> (Value, Stats) {
     }));
     stats.outputs += 1;
     counts.push("run_started".into());
+    if config.session_inputs_produced {
+        tasks[0]["outputs"]
+            .as_array_mut()
+            .expect("the start's outputs")
+            .push(json!({"name": "region", "value": "eu", "type_hint": "str"}));
+    }
 
     let body = n - 2;
     for i in 0..body {
@@ -311,6 +335,11 @@ pub fn generate(config: &Config) -> (Value, Stats) {
             inputs.push(Value::Object(m));
             input_names.push("joined");
             stats.get_from_inputs += 1;
+        }
+        if config.session_inputs > 0.0 && session_rng.chance(config.session_inputs) {
+            inputs.push(json!({"name": "region", "type_hint": "str", "get_from": "region"}));
+            input_names.push("region");
+            stats.session_inputs += 1;
         }
         if rng.chance(0.15) {
             inputs.push(json!({"name": "threshold", "value": rng.range(1, 9), "type_hint": "int"}));
