@@ -174,10 +174,8 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
         nodes.sort_unstable();
         nodes.dedup();
     }
-    let mut search = Search { seen: vec![false; graph.len()], marked: Vec::new(), queue: VecDeque::new() };
-    let unwired = keys_read_widely(bp, graph, &producers, &mut search);
+    let unwired = unwired_inputs(bp, graph, &producers);
     for (i, t) in bp.tasks.iter().enumerate() {
-        let node = graph.node_of[t.id.as_str()];
         for (j, input) in t.inputs.iter().enumerate() {
             let Some(key) = input.get_from.as_deref().filter(|k| !k.is_empty()) else { continue };
             let message = match producers.get(key) {
@@ -185,12 +183,7 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
                     "task '{}': input '{}' reads '{key}', which no task in this blueprint produces (it must come from session parameters or a calling composite)",
                     t.id, input.io.name
                 ),
-                Some(nodes)
-                    if match unwired.get(key) {
-                        Some(unwired) => unwired.contains(&node),
-                        None => !has_upstream(graph, node, nodes, &mut search),
-                    } =>
-                {
+                Some(nodes) if unwired.contains(&(i, j)) => {
                     let ids: Vec<&str> = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str()).collect();
                     format!(
                         "task '{}': input '{}' reads '{key}', produced by {} but not by any task it depends on: the value may not be there yet",
@@ -207,97 +200,110 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
     }
 }
 
-/// The keys better answered for all their readers at once, each with its readers that no
-/// producer of it precedes. A search back from each reader to the earliest producer costs, on
-/// an acyclic graph, about the tasks between the two in topological order; one search forward
-/// from the producers to the last reader costs about the tasks between the earliest producer
-/// and that reader. A key produced early and read by many tasks (a session parameter the start
-/// task declares, read everywhere) takes the one search forward: searching back from each
-/// reader would cost the blueprint's size for every one of them.
-fn keys_read_widely<'a>(
-    bp: &'a Blueprint,
+/// The inputs `(task index, input index)` whose key some task produces, but none that
+/// precedes the reader. An input whose task depends directly on a producer is answered at once,
+/// the others by [`reached_by_producers`].
+fn unwired_inputs(
+    bp: &Blueprint,
     graph: &TaskGraph<'_>,
-    producers: &HashMap<&'a str, Vec<usize>>,
-    search: &mut Search,
-) -> HashMap<&'a str, HashSet<usize>> {
-    let mut decided = HashMap::new();
-    let Some(pos) = &graph.topo_position else { return decided };
-    let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
-    for t in &bp.tasks {
+    producers: &HashMap<&str, Vec<usize>>,
+) -> HashSet<(usize, usize)> {
+    // The inputs left to answer, by key: (reader node, task index, input index).
+    let mut readers: HashMap<&str, Vec<(usize, usize, usize)>> = HashMap::new();
+    for (i, t) in bp.tasks.iter().enumerate() {
         let node = graph.node_of[t.id.as_str()];
-        for key in t.inputs.iter().filter_map(|x| x.get_from.as_deref()).filter(|k| producers.contains_key(k)) {
-            readers.entry(key).or_default().push(node);
-        }
-    }
-    for (key, mut readers) in readers {
-        let floor = producers[key].iter().map(|&p| pos[p]).min().unwrap_or(0);
-        let back: usize = readers.iter().map(|&r| pos[r].saturating_sub(floor)).sum();
-        let ceiling = readers.iter().map(|&r| pos[r]).max().unwrap_or(0);
-        if ceiling.saturating_sub(floor) >= back {
-            continue;
-        }
-        // Forward from the producers' successors: a reader reached has a producer as a proper
-        // ancestor (a producer that reads its own key is reached only from another one).
-        search.queue.extend(producers[key].iter().flat_map(|&p| graph.successors[p].iter().map(|&(s, _)| s)));
-        while let Some(n) = search.queue.pop_front() {
-            if search.seen[n] || pos[n] > ceiling {
+        for (j, input) in t.inputs.iter().enumerate() {
+            let Some((key, nodes)) = input.get_from.as_deref().and_then(|k| producers.get_key_value(k)) else {
                 continue;
+            };
+            let produced_by = |n: usize| n != node && nodes.binary_search(&n).is_ok();
+            if !graph.predecessors[node].iter().any(|&(p, _)| produced_by(p)) {
+                readers.entry(key).or_default().push((node, i, j));
             }
-            search.seen[n] = true;
-            search.marked.push(n);
-            search.queue.extend(graph.successors[n].iter().map(|&(s, _)| s));
         }
-        readers.retain(|&r| !search.seen[r]);
-        for n in search.marked.drain(..) {
-            search.seen[n] = false;
-        }
-        decided.insert(key, readers.into_iter().collect());
     }
-    decided
+    let mut unwired = HashSet::default();
+    if !readers.is_empty() {
+        let mut keys: Vec<(&str, Vec<(usize, usize, usize)>)> = readers.into_iter().collect();
+        reached_by_producers(graph, producers, &mut keys, &mut unwired);
+    }
+    unwired
 }
 
-/// Reusable marks and queue for the ancestor searches, cleared after each.
-struct Search {
-    seen: Vec<bool>,
-    marked: Vec<usize>,
-    queue: VecDeque<usize>,
-}
-
-/// Whether one of `producers` (sorted) is a proper ancestor of `node`. The search goes
-/// breadth first, so the usual case (a producer just upstream) is found at once; on an acyclic
-/// graph it stays above the earliest producer in topological order.
-fn has_upstream(graph: &TaskGraph<'_>, node: usize, producers: &[usize], search: &mut Search) -> bool {
-    let wanted = |n: usize| n != node && producers.binary_search(&n).is_ok();
-    if graph.predecessors[node].iter().any(|&(p, _)| wanted(p)) {
-        return true;
+/// Adds to `unwired` the readers of each key that no producer of it other than the reader
+/// itself precedes. The tasks are taken in a topological order of the graph's strongly
+/// connected components (the tasks of a cycle together, each preceding the others), and the keys
+/// 64 at a time, each a bit of a word: one pass, from the component of the earliest producer of
+/// the 64 to that of their last reader, gives every component the bits of the keys produced
+/// before it. A search back from each reader instead costs up to the blueprint's size for each
+/// (a key the start task writes and every task reads; one task reading the keys of all the
+/// others), which made large blueprints take minutes.
+fn reached_by_producers(
+    graph: &TaskGraph<'_>,
+    producers: &HashMap<&str, Vec<usize>>,
+    keys: &mut [(&str, Vec<(usize, usize, usize)>)],
+    unwired: &mut HashSet<(usize, usize)>,
+) {
+    let (position, cyclic) = graph.condensed();
+    let floor = |key: &str| producers[key].iter().map(|&p| position[p]).min().unwrap_or(0);
+    // Keys produced near one another share their passes' stretch of the order.
+    keys.sort_by_cached_key(|(key, _)| (floor(key), *key));
+    // The nodes of each position, one after the other: those of position `at` begin at `first[at]`.
+    let mut first = vec![0; cyclic.len() + 1];
+    for &at in &position {
+        first[at + 1] += 1;
     }
-    let floor = match &graph.topo_position {
-        Some(pos) => match producers.iter().map(|&p| pos[p]).filter(|&p| p < pos[node]).min() {
-            Some(lowest) => lowest,
-            None => return false,
-        },
-        None => 0,
-    };
-    let within = |n: usize| graph.topo_position.as_ref().is_none_or(|pos| pos[n] >= floor);
-    let mut found = false;
-    search.queue.extend(graph.predecessors[node].iter().map(|&(p, _)| p));
-    while let Some(n) = search.queue.pop_front() {
-        if search.seen[n] || !within(n) {
-            continue;
+    for at in 0..cyclic.len() {
+        first[at + 1] += first[at];
+    }
+    let mut members = vec![0; position.len()];
+    let mut filled = first.clone();
+    for (node, &at) in position.iter().enumerate() {
+        members[filled[at]] = node;
+        filled[at] += 1;
+    }
+    // By position: the keys produced there; the keys produced before it.
+    let mut produced = vec![0u64; cyclic.len()];
+    let mut reached = vec![0u64; cyclic.len()];
+    for batch in keys.chunks(64) {
+        let low = batch.iter().map(|(key, _)| floor(key)).min().unwrap_or(0);
+        let high = batch
+            .iter()
+            .flat_map(|(_, readers)| readers.iter().map(|&(r, _, _)| position[r]))
+            .max()
+            .unwrap_or(0)
+            .max(low);
+        // In a cycle, how many producers of each key share it, and one of them.
+        let mut within: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
+        for (bit, (key, _)) in batch.iter().enumerate() {
+            for &p in &producers[*key] {
+                produced[position[p]] |= 1 << bit;
+                if cyclic[position[p]] {
+                    within.entry((bit, position[p])).and_modify(|(n, _)| *n += 1).or_insert((1, p));
+                }
+            }
         }
-        search.seen[n] = true;
-        search.marked.push(n);
-        if wanted(n) {
-            found = true;
-            break;
+        for at in low..=high {
+            reached[at] = members[first[at]..first[at + 1]]
+                .iter()
+                .flat_map(|&n| graph.predecessors[n].iter().map(|&(p, _)| position[p]))
+                .filter(|&p| p != at && p >= low)
+                .fold(0, |bits, p| bits | reached[p] | produced[p]);
         }
-        search.queue.extend(graph.predecessors[n].iter().map(|&(p, _)| p));
+        for (bit, (_, readers)) in batch.iter().enumerate() {
+            let wired = |r: usize| {
+                reached[position[r]] & 1 << bit != 0
+                    || within.get(&(bit, position[r])).is_some_and(|&(n, one)| n > 1 || one != r)
+            };
+            unwired.extend(readers.iter().filter(|&&(r, _, _)| !wired(r)).map(|&(_, i, j)| (i, j)));
+        }
+        reached[low..=high].fill(0);
+        for (key, _) in batch {
+            for &p in &producers[*key] {
+                produced[position[p]] = 0;
+            }
+        }
     }
-    search.queue.clear();
-    for n in search.marked.drain(..) {
-        search.seen[n] = false;
-    }
-    found
 }
 
 /// What an editor can offer for one task: the names its condition and inputs may read.
@@ -430,33 +436,32 @@ mod tests {
     }
 
     #[test]
-    fn a_key_the_start_writes_and_every_task_reads_is_answered_by_one_search_forward() {
-        // A chain t1..t59 reading `region`, which the start writes; a side task t60 writes `late`,
-        // read by the chain's last tasks, which do not follow it.
+    fn a_key_the_start_writes_and_every_task_reads_and_keys_read_far_from_their_writers() {
+        // A chain t1..t199 reading `region`, which the start writes; t200 writes `late`, read by
+        // the chain's last tasks, which do not follow it; t1..t199 also write k1..k199, all read
+        // by t201 at the chain's end, and k1..k99 by t202 beside the chain.
         let mut tasks = vec![(vec![], vec!["region".to_string()], vec![])];
-        for i in 1..60 {
+        for i in 1..200 {
             let reads =
-                if i > 50 { vec!["region".to_string(), "late".to_string()] } else { vec!["region".to_string()] };
-            tasks.push((vec![i - 1], vec![], reads));
+                if i > 190 { vec!["region".to_string(), "late".to_string()] } else { vec!["region".to_string()] };
+            tasks.push((vec![i - 1], vec![format!("k{i}")], reads));
         }
         tasks.push((vec![0], vec!["late".to_string()], vec![]));
+        tasks.push((vec![199], vec![], (1..200).map(|i| format!("k{i}")).collect()));
+        tasks.push((vec![0], vec![], (1..100).map(|i| format!("k{i}")).collect()));
         let bp = blueprint(&tasks);
-        let graph = TaskGraph::new(&bp);
-        let mut search = Search { seen: vec![false; graph.len()], marked: Vec::new(), queue: VecDeque::new() };
-        let mut producers: HashMap<&str, Vec<usize>> = HashMap::new();
-        producers.insert("region", vec![graph.node_of["t0"]]);
-        producers.insert("late", vec![graph.node_of["t60"]]);
-        let decided = keys_read_widely(&bp, &graph, &producers, &mut search);
-        assert_eq!(decided.get("region").map(HashSet::len), Some(0), "every reader follows the start");
-        assert!(search.marked.is_empty() && !search.seen.contains(&true), "the marks are cleared");
-        assert_eq!(unwired_reported(&bp), unwired_by_brute_force(&bp));
-        assert_eq!(unwired_reported(&bp).len(), 9, "t51..t59 read `late` without following t60");
+        let reported = unwired_reported(&bp);
+        assert_eq!(reported, unwired_by_brute_force(&bp));
+        let expected: Vec<(usize, usize)> = (191..200).map(|i| (i, 1)).chain((0..99).map(|j| (202, j))).collect();
+        assert_eq!(reported, expected);
     }
 
     proptest! {
-        /// Whichever way each key is searched, the inputs reported are those no producer precedes.
+        /// The inputs reported are those no producer precedes, with cycles (a dependency on any
+        /// task, itself included) or without.
         #[test]
         fn the_inputs_reported_are_those_no_producer_precedes(
+            cyclic in any::<bool>(),
             shape in prop::collection::vec(
                 (prop::collection::vec(any::<prop::sample::Index>(), 0..3),
                  prop::collection::vec(0..4usize, 0..2),
@@ -468,7 +473,11 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, (deps, writes, reads))| {
-                    let deps = if i == 0 { vec![] } else { deps.iter().map(|d| d.index(i)).collect() };
+                    let deps = match (i, cyclic) {
+                        (0, _) => vec![],
+                        (_, true) => deps.iter().map(|d| d.index(shape.len())).collect(),
+                        (_, false) => deps.iter().map(|d| d.index(i)).collect(),
+                    };
                     (deps, writes.iter().map(key).collect(), reads.iter().map(key).collect())
                 })
                 .collect();

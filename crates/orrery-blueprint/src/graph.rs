@@ -58,6 +58,45 @@ impl<'a> TaskGraph<'a> {
         if self.topo_position.is_some() {
             return Vec::new();
         }
+        let mut cycles: Vec<Vec<usize>> = self
+            .components()
+            .into_iter()
+            .filter(|c| self.is_cycle(c))
+            .map(|mut c| {
+                c.sort_unstable();
+                c
+            })
+            .collect();
+        cycles.sort();
+        cycles
+    }
+
+    /// The graph with each strongly connected component as one node: for each node, the
+    /// position of its component in a topological order of the components; for each position,
+    /// whether its component holds a cycle. On an acyclic graph, the topological positions.
+    pub fn condensed(&self) -> (Vec<usize>, Vec<bool>) {
+        if let Some(position) = &self.topo_position {
+            return (position.clone(), vec![false; self.len()]);
+        }
+        let components = self.components();
+        let mut position = vec![0; self.len()];
+        let mut cyclic = Vec::with_capacity(components.len());
+        // Kosaraju's components come in reverse topological order.
+        for (at, component) in components.iter().rev().enumerate() {
+            for &n in component {
+                position[n] = at;
+            }
+            cyclic.push(self.is_cycle(component));
+        }
+        (position, cyclic)
+    }
+
+    fn is_cycle(&self, component: &[usize]) -> bool {
+        component.len() > 1 || self.successors[component[0]].iter().any(|&(to, _)| to == component[0])
+    }
+
+    /// The strongly connected components, in reverse topological order.
+    fn components(&self) -> Vec<Vec<usize>> {
         let mut g: DiGraph<(), ()> = DiGraph::with_capacity(self.len(), 0);
         for _ in 0..self.len() {
             g.add_node(());
@@ -67,17 +106,7 @@ impl<'a> TaskGraph<'a> {
                 g.add_edge(NodeIndex::new(from), NodeIndex::new(to), ());
             }
         }
-        let mut cycles: Vec<Vec<usize>> = petgraph::algo::kosaraju_scc(&g)
-            .into_iter()
-            .map(|c| c.into_iter().map(|n| n.index()).collect::<Vec<_>>())
-            .filter(|c| c.len() > 1 || self.successors[c[0]].iter().any(|&(to, _)| to == c[0]))
-            .map(|mut c| {
-                c.sort_unstable();
-                c
-            })
-            .collect();
-        cycles.sort();
-        cycles
+        petgraph::algo::kosaraju_scc(&g).into_iter().map(|c| c.into_iter().map(|n| n.index()).collect()).collect()
     }
 
     /// Marks into `seen` the nodes reachable from `origin` (itself included) along `adjacency`,
