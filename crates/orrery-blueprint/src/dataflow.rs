@@ -184,12 +184,12 @@ fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnost
                     t.id, input.io.name
                 ),
                 Some(nodes) if unwired.contains(&(i, j)) => {
-                    let ids: Vec<&str> = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str()).collect();
+                    let ids = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str());
                     format!(
                         "task '{}': input '{}' reads '{key}', produced by {} but not by any task it depends on: the value may not be there yet",
                         t.id,
                         input.io.name,
-                        quote_list(&ids)
+                        quote_list(ids)
                     )
                 }
                 Some(_) => continue,

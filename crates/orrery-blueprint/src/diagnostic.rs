@@ -205,11 +205,12 @@ pub(crate) fn task_path(index: usize) -> String {
 }
 
 /// Ids quoted for a message: the first twelve, then how many more there are.
-pub(crate) fn quote_list(ids: &[&str]) -> String {
+pub(crate) fn quote_list<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> String {
     const SHOWN: usize = 12;
-    let mut parts: Vec<String> = ids.iter().take(SHOWN).map(|id| format!("'{id}'")).collect();
-    if ids.len() > SHOWN {
-        parts.push(format!("and {} more", ids.len() - SHOWN));
+    let all = ids.len();
+    let mut parts: Vec<String> = ids.take(SHOWN).map(|id| format!("'{id}'")).collect();
+    if all > SHOWN {
+        parts.push(format!("and {} more", all - SHOWN));
     }
     parts.join(", ")
 }

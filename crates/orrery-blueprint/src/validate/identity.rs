@@ -77,7 +77,7 @@ pub(super) fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Ve
                 format!("{}.depends_on", task_path(first)),
                 format!(
                     "tasks {} depend on each other in a cycle: none of them can ever start (an antikythera 0.5.1 server takes the file; upstream's main branch refuses cycles, ADR-0005)",
-                    quote_list(&ids)
+                    quote_list(ids.iter().copied())
                 ),
             )
             .task(ids[0]),
