@@ -41,15 +41,18 @@ fn print_diagnostics(to: &mut dyn Write, report: &FileReport, colour: bool) {
 pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
     let sources = read_all(files)?;
     let reports = check_sources(&sources);
+    // The files' models are not freed one allocation at a time: the process ends now (a
+    // 100,000-task blueprint's model is some 400 MB of small allocations).
+    std::mem::forget(sources);
+    // Written in blocks, not a line at a time (a report may hold 100,000 diagnostics).
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match format {
         ReportFormat::Json => {
-            let mut out = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut out, &reports)?;
             writeln!(out)?;
         }
         ReportFormat::Text => {
             let tty = colour(std::io::stdout().is_terminal());
-            let mut out = std::io::stdout().lock();
             for r in &reports {
                 print_diagnostics(&mut out, r, tty);
             }
@@ -60,12 +63,16 @@ pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
                 reports.len(),
                 reports.len() - invalid
             );
+            out.flush()?;
             if std::io::stderr().is_terminal() || !reports.iter().all(|r| r.diagnostics.is_empty()) {
                 eprintln!("{summary}");
             }
         }
     }
-    Ok(if reports.iter().all(|r| r.valid) { 0 } else { 1 })
+    out.flush()?;
+    let code = if reports.iter().all(|r| r.valid) { 0 } else { 1 };
+    std::mem::forget(reports);
+    Ok(code)
 }
 
 pub fn fmt(check: bool, files: &[PathBuf]) -> Result<u8> {
