@@ -6,6 +6,7 @@
 
 use crate::skim::{ends_string, first, quote_or_bracket, ENDS_STRING, MATTERS_BELOW};
 use foldhash::HashMap;
+use std::borrow::Cow;
 
 /// One step of a JSON path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -106,8 +107,7 @@ pub fn line_column_at(text: &str, offset: usize) -> (usize, usize) {
 /// key given twice) is placed at its first value.
 pub fn locate_all(text: &str, paths: &[Vec<Segment>]) -> Vec<Option<(usize, usize)>> {
     let mut walk = Walk {
-        bytes: text.as_bytes(),
-        pos: 0,
+        at: Cursor { bytes: text.as_bytes(), pos: 0 },
         tree: vec![Node::default()],
         keys: HashMap::default(),
         indices: HashMap::default(),
@@ -176,8 +176,7 @@ impl Default for Node {
 /// The scan of [`locate_all`]: the tree of wanted paths (its edges in two maps, keyed by the
 /// node they leave), and where each path was found.
 struct Walk<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+    at: Cursor<'a>,
     tree: Vec<Node>,
     keys: HashMap<(u32, &'a str), u32>,
     indices: HashMap<(u32, usize), u32>,
@@ -214,6 +213,91 @@ impl<'a> Walk<'a> {
         node.first_end = index as u32;
     }
 
+    /// Reads the value at `pos` (after any whitespace), which is the tree's `node`. None stops
+    /// the scan: every path is found, or the text is broken here.
+    fn value(&mut self, node: u32) -> Option<()> {
+        self.at.skip_ws();
+        let Node { keys, indices, first_end } = self.tree[node as usize];
+        // A value found twice (a key given twice) is placed at its first.
+        self.tree[node as usize].first_end = NONE;
+        let mut end = first_end;
+        while end != NONE {
+            self.found.push((self.at.pos, end as usize));
+            self.remaining -= 1;
+            end = self.next_end[end as usize];
+        }
+        if self.remaining == 0 {
+            return None;
+        }
+        match self.at.peek()? {
+            b'{' if keys => {
+                self.at.pos += 1;
+                loop {
+                    self.at.skip_ws();
+                    match self.at.peek()? {
+                        b'}' => {
+                            self.at.pos += 1;
+                            return Some(());
+                        }
+                        b',' => self.at.pos += 1,
+                        b'"' => {
+                            let child = self.key(node)?;
+                            self.at.colon()?;
+                            self.at.skip_ws();
+                            match child {
+                                Some(child) => self.value(child)?,
+                                None => self.at.skip_value()?,
+                            }
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' if indices => {
+                self.at.pos += 1;
+                let mut index = 0;
+                loop {
+                    self.at.skip_ws();
+                    match self.at.peek()? {
+                        b']' => {
+                            self.at.pos += 1;
+                            return Some(());
+                        }
+                        b',' => {
+                            self.at.pos += 1;
+                            index += 1;
+                        }
+                        _ => {
+                            let before = self.at.pos;
+                            match self.indices.get(&(node, index)).copied() {
+                                Some(child) => self.value(child)?,
+                                None => self.at.skip_value()?,
+                            }
+                            if self.at.pos == before {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            }
+            _ => self.at.skip_value(),
+        }
+    }
+
+    /// Reads the key at `pos`: the child of `node` it names, if any.
+    fn key(&mut self, node: u32) -> Option<Option<u32>> {
+        let key = self.at.key()?;
+        Some(self.keys.get(&(node, &*key)).copied())
+    }
+}
+
+/// A place in a JSON text, and the moves both scans make: past whitespace, a key, a value.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
     fn skip_ws(&mut self) {
         while self.bytes.get(self.pos).is_some_and(u8::is_ascii_whitespace) {
             self.pos += 1;
@@ -224,88 +308,26 @@ impl<'a> Walk<'a> {
         self.bytes.get(self.pos).copied()
     }
 
-    /// Reads the value at `pos` (after any whitespace), which is the tree's `node`. None stops
-    /// the scan: every path is found, or the text is broken here.
-    fn value(&mut self, node: u32) -> Option<()> {
+    /// Past the colon after a key (a missing one is forgiven: the text may be broken).
+    fn colon(&mut self) -> Option<()> {
         self.skip_ws();
-        let Node { keys, indices, first_end } = self.tree[node as usize];
-        // A value found twice (a key given twice) is placed at its first.
-        self.tree[node as usize].first_end = NONE;
-        let mut end = first_end;
-        while end != NONE {
-            self.found.push((self.pos, end as usize));
-            self.remaining -= 1;
-            end = self.next_end[end as usize];
+        if self.peek()? == b':' {
+            self.pos += 1;
         }
-        if self.remaining == 0 {
-            return None;
-        }
-        match self.peek()? {
-            b'{' if keys => {
-                self.pos += 1;
-                loop {
-                    self.skip_ws();
-                    match self.peek()? {
-                        b'}' => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        b',' => self.pos += 1,
-                        b'"' => {
-                            let child = self.key(node)?;
-                            self.skip_ws();
-                            if self.peek()? == b':' {
-                                self.pos += 1;
-                            }
-                            self.skip_ws();
-                            match child {
-                                Some(child) => self.value(child)?,
-                                None => self.skip_value()?,
-                            }
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            b'[' if indices => {
-                self.pos += 1;
-                let mut index = 0;
-                loop {
-                    self.skip_ws();
-                    match self.peek()? {
-                        b']' => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        b',' => {
-                            self.pos += 1;
-                            index += 1;
-                        }
-                        _ => {
-                            let before = self.pos;
-                            match self.indices.get(&(node, index)).copied() {
-                                Some(child) => self.value(child)?,
-                                None => self.skip_value()?,
-                            }
-                            if self.pos == before {
-                                return None;
-                            }
-                        }
-                    }
-                }
-            }
-            _ => self.skip_value(),
-        }
+        Some(())
     }
 
-    /// Reads the key at `pos`: the child of `node` it names, if any.
-    fn key(&mut self, node: u32) -> Option<Option<u32>> {
+    /// Reads the key whose quote is at `pos`: as written when it has no escape, else decoded
+    /// (else as written, quotes and all).
+    fn key(&mut self) -> Option<Cow<'a, str>> {
         let start = self.pos;
         self.skip_string()?;
-        let raw = &self.bytes[start..self.pos];
-        Some(match std::str::from_utf8(&raw[1..raw.len() - 1]) {
-            Ok(plain) if !plain.contains('\\') => self.keys.get(&(node, plain)).copied(),
-            _ => serde_json::from_slice::<String>(raw).ok().and_then(|k| self.keys.get(&(node, k.as_str())).copied()),
+        let raw = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
+        let inner = &raw[1..raw.len() - 1];
+        Some(if inner.contains('\\') {
+            Cow::Owned(serde_json::from_str(raw).unwrap_or_else(|_| raw.to_string()))
+        } else {
+            Cow::Borrowed(inner)
         })
     }
 
@@ -371,14 +393,13 @@ pub fn path_at(text: &str, offset: usize) -> Vec<Segment> {
 }
 
 struct Scanner<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+    at: Cursor<'a>,
     path: Vec<Segment>,
 }
 
 impl<'a> Scanner<'a> {
     fn new(text: &'a str) -> Self {
-        Scanner { bytes: text.as_bytes(), pos: 0, path: Vec::new() }
+        Scanner { at: Cursor { bytes: text.as_bytes(), pos: 0 }, path: Vec::new() }
     }
 
     /// Calls `visit(path, offset)` at the start of every value; stops when it returns false.
@@ -386,39 +407,26 @@ impl<'a> Scanner<'a> {
         let _ = self.value(visit, 0);
     }
 
-    fn skip_ws(&mut self) {
-        while self.pos < self.bytes.len() && self.bytes[self.pos].is_ascii_whitespace() {
-            self.pos += 1;
-        }
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
-    }
-
     /// Returns None to stop the whole scan.
     fn value(&mut self, visit: &mut dyn FnMut(&[Segment], usize) -> bool, depth: usize) -> Option<()> {
-        self.skip_ws();
-        if depth > 512 || !visit(&self.path, self.pos) {
+        self.at.skip_ws();
+        if depth > 512 || !visit(&self.path, self.at.pos) {
             return None;
         }
-        match self.peek()? {
+        match self.at.peek()? {
             b'{' => {
-                self.pos += 1;
+                self.at.pos += 1;
                 loop {
-                    self.skip_ws();
-                    match self.peek()? {
+                    self.at.skip_ws();
+                    match self.at.peek()? {
                         b'}' => {
-                            self.pos += 1;
+                            self.at.pos += 1;
                             return Some(());
                         }
-                        b',' => self.pos += 1,
+                        b',' => self.at.pos += 1,
                         b'"' => {
-                            let key = self.string()?;
-                            self.skip_ws();
-                            if self.peek()? == b':' {
-                                self.pos += 1;
-                            }
+                            let key = self.at.key()?.into_owned();
+                            self.at.colon()?;
                             self.path.push(Segment::Key(key));
                             let r = self.value(visit, depth + 1);
                             self.path.pop();
@@ -429,61 +437,34 @@ impl<'a> Scanner<'a> {
                 }
             }
             b'[' => {
-                self.pos += 1;
+                self.at.pos += 1;
                 let mut index = 0;
                 loop {
-                    self.skip_ws();
-                    match self.peek()? {
+                    self.at.skip_ws();
+                    match self.at.peek()? {
                         b']' => {
-                            self.pos += 1;
+                            self.at.pos += 1;
                             return Some(());
                         }
                         b',' => {
-                            self.pos += 1;
+                            self.at.pos += 1;
                             index += 1;
                         }
                         _ => {
                             self.path.push(Segment::Index(index));
-                            let before = self.pos;
+                            let before = self.at.pos;
                             let r = self.value(visit, depth + 1);
                             self.path.pop();
                             r?;
-                            if self.pos == before {
+                            if self.at.pos == before {
                                 return None;
                             }
                         }
                     }
                 }
             }
-            b'"' => self.string().map(|_| ()),
-            _ => {
-                let start = self.pos;
-                while let Some(b) = self.peek() {
-                    if matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace() {
-                        break;
-                    }
-                    self.pos += 1;
-                }
-                (self.pos > start).then_some(())
-            }
+            _ => self.at.skip_value(),
         }
-    }
-
-    fn string(&mut self) -> Option<String> {
-        let start = self.pos;
-        self.pos += 1;
-        while let Some(b) = self.peek() {
-            self.pos += 1;
-            match b {
-                b'\\' => self.pos += 1,
-                b'"' => {
-                    let raw = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
-                    return Some(serde_json::from_str(raw).unwrap_or_else(|_| raw.to_string()));
-                }
-                _ => {}
-            }
-        }
-        None
     }
 }
 
