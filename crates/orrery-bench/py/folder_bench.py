@@ -26,7 +26,8 @@ import shutil
 import statistics
 import subprocess
 import tempfile
-import time
+
+from peak import timed
 
 def three_tasks(blueprint_id, middle):
     """start -> `middle` (a task's type and params) -> end."""
@@ -44,16 +45,6 @@ def three_tasks(blueprint_id, middle):
 
 ONE = three_tasks("one", {"type": "shell.run", "params": [{"name": "command", "value": "true"}]})
 CALLS = three_tasks("calls", {"type": "system.composite", "params": [{"name": "blueprint", "value": {"static": "one"}}]})
-
-
-def timed(argv):
-    """(wall seconds, peak RSS in MB) of one run of argv, which must succeed."""
-    started = time.perf_counter()
-    out = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    if out.returncode != 0:
-        raise SystemExit(f"{argv} failed ({out.returncode}): {out.stderr[-2000:]}")
-    return seconds, int(out.stderr.strip().splitlines()[-1]) / 1024
 
 
 COMMANDS = ("run", "check", "run calls")
