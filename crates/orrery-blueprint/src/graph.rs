@@ -12,8 +12,8 @@ pub struct TaskGraph<'a> {
     pub node_of: HashMap<&'a str, usize>,
     /// Index (in `blueprint.tasks`) of the first task with each node's id.
     pub task_of: Vec<usize>,
-    pub successors: Vec<Vec<(usize, DependencyType)>>,
-    pub predecessors: Vec<Vec<(usize, DependencyType)>>,
+    pub successors: Adjacency,
+    pub predecessors: Adjacency,
     /// Position of each node in a topological order, when the graph has no cycle.
     pub topo_position: Option<Vec<usize>>,
 }
@@ -28,18 +28,18 @@ impl<'a> TaskGraph<'a> {
                 task_of.len() - 1
             });
         }
-        let n = task_of.len();
-        let mut successors = vec![Vec::new(); n];
-        let mut predecessors = vec![Vec::new(); n];
+        let mut edges = Vec::new();
         for t in &bp.tasks {
             let to = node_of[t.id.as_str()];
             for d in &t.depends_on {
                 if let Some(&from) = node_of.get(d.id.as_str()) {
-                    successors[from].push((to, d.dep_type));
-                    predecessors[to].push((from, d.dep_type));
+                    edges.push((from, to, d.dep_type));
                 }
             }
         }
+        let n = task_of.len();
+        let successors = Adjacency::new(n, edges.iter().map(|&(from, to, kind)| (from, (to, kind))));
+        let predecessors = Adjacency::new(n, edges.iter().map(|&(from, to, kind)| (to, (from, kind))));
         let topo_position = topological_positions(&successors, &predecessors);
         TaskGraph { node_of, task_of, successors, predecessors, topo_position }
     }
@@ -115,7 +115,7 @@ impl<'a> TaskGraph<'a> {
     pub fn reachable_into(
         &self,
         origin: usize,
-        adjacency: &[Vec<(usize, DependencyType)>],
+        adjacency: &Adjacency,
         keep: impl Fn(usize) -> bool,
         seen: &mut [bool],
     ) -> Vec<usize> {
@@ -137,13 +137,58 @@ impl<'a> TaskGraph<'a> {
     }
 }
 
+/// The edges of each node in one direction, all in one list (a list per node took most of a
+/// large blueprint's graph: each grows to room for four).
+pub struct Adjacency {
+    /// The edges of node `n` are `edges[start[n]..start[n + 1]]`.
+    start: Vec<usize>,
+    edges: Vec<(usize, DependencyType)>,
+}
+
+impl Adjacency {
+    /// From `(node, edge)` pairs; each node's edges keep their order among the pairs.
+    fn new(nodes: usize, pairs: impl Iterator<Item = (usize, (usize, DependencyType))> + Clone) -> Adjacency {
+        let mut start = vec![0; nodes + 1];
+        for (node, _) in pairs.clone() {
+            start[node + 1] += 1;
+        }
+        for n in 0..nodes {
+            start[n + 1] += start[n];
+        }
+        let mut next = start.clone();
+        let mut edges = vec![(0, DependencyType::FS); start[nodes]];
+        for (node, edge) in pairs {
+            edges[next[node]] = edge;
+            next[node] += 1;
+        }
+        Adjacency { start, edges }
+    }
+
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each node's edges, in node order.
+    pub fn iter(&self) -> impl Iterator<Item = &[(usize, DependencyType)]> {
+        (0..self.len()).map(|n| &self[n])
+    }
+}
+
+impl std::ops::Index<usize> for Adjacency {
+    type Output = [(usize, DependencyType)];
+    fn index(&self, node: usize) -> &[(usize, DependencyType)] {
+        &self.edges[self.start[node]..self.start[node + 1]]
+    }
+}
+
 /// Kahn's algorithm; `None` when there is a cycle.
-fn topological_positions(
-    successors: &[Vec<(usize, DependencyType)>],
-    predecessors: &[Vec<(usize, DependencyType)>],
-) -> Option<Vec<usize>> {
+fn topological_positions(successors: &Adjacency, predecessors: &Adjacency) -> Option<Vec<usize>> {
     let n = successors.len();
-    let mut indegree: Vec<usize> = predecessors.iter().map(Vec::len).collect();
+    let mut indegree: Vec<usize> = predecessors.iter().map(<[_]>::len).collect();
     let mut ready: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).rev().collect();
     let mut position = vec![usize::MAX; n];
     let mut next = 0;
@@ -158,4 +203,37 @@ fn topological_positions(
         }
     }
     (next == n).then_some(position)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::load;
+
+    #[test]
+    fn each_node_has_its_edges_both_ways_in_dependency_order() {
+        let text = r#"{"id": "b", "name": "B", "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start"},
+            {"id": "a", "type": "x.y", "depends_on": [{"id": "start"}]},
+            {"id": "c", "type": "x.y", "depends_on": [{"id": "start", "type": "SS"}, {"id": "gone"}, {"id": "a", "type": "FF"}]},
+            {"id": "a", "type": "x.y", "depends_on": [{"id": "c", "type": "SF"}]},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "c"}, {"id": "a"}]}]}"#;
+        let bp = load(text).unwrap().blueprint;
+        let g = TaskGraph::new(&bp);
+        let node = |id: &str| g.node_of[id];
+        let edges = |list: &[(usize, DependencyType)]| -> Vec<String> {
+            list.iter().map(|&(n, kind)| format!("{} {}", bp.tasks[g.task_of[n]].id, kind.as_str())).collect()
+        };
+        let named = |pairs: &[&str]| -> Vec<String> { pairs.iter().map(|p| p.to_string()).collect() };
+        assert_eq!(g.len(), 4, "the two tasks 'a' share a node");
+        assert_eq!(g.successors.len(), 4);
+        assert_eq!(edges(&g.predecessors[node("c")]), named(&["start SS", "a FF"]), "the dangling one is left out");
+        assert_eq!(edges(&g.predecessors[node("a")]), named(&["start FS", "c SF"]));
+        assert_eq!(edges(&g.successors[node("start")]), named(&["a FS", "c SS"]));
+        assert_eq!(edges(&g.successors[node("c")]), named(&["a SF", "end FS"]));
+        assert_eq!(edges(&g.successors[node("end")]), named(&[]));
+        let degrees: Vec<usize> = g.predecessors.iter().map(<[_]>::len).collect();
+        assert_eq!(degrees, [0, 2, 2, 2]);
+        assert!(g.topo_position.is_none(), "a and c depend on each other");
+    }
 }

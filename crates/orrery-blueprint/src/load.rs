@@ -722,7 +722,7 @@ impl Reader {
             task_type: TaskType(task_type?),
             description,
             condition,
-            scope_start,
+            scope_start: scope_start.map(Box::new),
             scope_end,
             inputs: inputs?,
             outputs: outputs?,

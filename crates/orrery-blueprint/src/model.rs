@@ -64,7 +64,7 @@ pub struct Task {
     pub task_type: TaskType,
     pub description: Option<String>,
     pub condition: Option<String>,
-    pub scope_start: Option<ScopeStart>,
+    pub scope_start: Option<Box<ScopeStart>>,
     pub scope_end: Option<String>,
     pub inputs: Vec<TaskInput>,
     pub outputs: Vec<TaskOutput>,

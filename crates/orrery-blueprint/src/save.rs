@@ -187,7 +187,7 @@ pub fn compas(bp: &Blueprint) -> Value {
         });
         d.insert("depends_on".into(), deps.collect());
         d.insert("state".into(), t.state.unwrap_or(TaskState::Pending).as_str().into());
-        d.insert("scope_start".into(), t.scope_start.as_ref().map_or(Value::Null, scope_start_value));
+        d.insert("scope_start".into(), t.scope_start.as_deref().map_or(Value::Null, scope_start_value));
         d.insert("scope_end".into(), opt(&t.scope_end));
         put_extra(&mut d, &t.extra);
         tasks.push(envelope(DTYPE_TASK, guid(&[&tkey]), d));

@@ -104,26 +104,29 @@ fn required<T, E: de::Error>(v: Option<T>) -> Result<T, E> {
     v.ok_or_else(|| give_up("a required key is missing"))
 }
 
-/// A list whose items come from a seed.
-struct ListOf<S>(S);
+/// A list whose items come from a seed, each made into a `T` by the function.
+struct ListOf<S, F>(S, F);
 
-impl<'de, S: DeserializeSeed<'de> + Copy> DeserializeSeed<'de> for ListOf<S> {
-    type Value = Vec<S::Value>;
+impl<'de, S: DeserializeSeed<'de> + Copy, F: Fn(S::Value) -> T, T> DeserializeSeed<'de> for ListOf<S, F> {
+    type Value = Vec<T>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for ListOf<S> {
-    type Value = Vec<S::Value>;
+impl<'de, S: DeserializeSeed<'de> + Copy, F: Fn(S::Value) -> T, T> Visitor<'de> for ListOf<S, F> {
+    type Value = Vec<T>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a list")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let mut out = Vec::new();
         while let Some(item) = seq.next_element_seed(self.0)? {
-            out.push(item);
+            out.push((self.1)(item));
         }
+        // A list grows by doubling from four: its spare room would be most of the model (a
+        // task's one output took the room of four).
+        out.shrink_to_fit();
         Ok(out)
     }
 }
@@ -150,7 +153,7 @@ impl<'de> Visitor<'de> for BlueprintVisitor {
                 "name" => name = Some(keys.value()?),
                 "version" => version = Some(keys.value()?),
                 "description" => description = Some(keys.value()?),
-                "tasks" => tasks = keys.seed(ListOf(TaskSeed))?,
+                "tasks" => tasks = keys.seed(ListOf(TaskSeed, |task| task))?,
                 _ => return Err(give_up("an envelope or a dtype: the careful path decides")),
             }
         }
@@ -208,23 +211,11 @@ impl<'de> Visitor<'de> for TaskSeed {
                 "scope_start" => scope_start = Some(keys.seed(ScopeStartSeed)?),
                 "scope_end" => scope_end = Some(keys.value()?),
                 "inputs" => {
-                    inputs = keys
-                        .seed(ListOf(IoSeed("get_from")))?
-                        .into_iter()
-                        .map(|(io, get_from)| TaskInput { io, get_from })
-                        .collect()
+                    inputs = keys.seed(ListOf(IoSeed("get_from"), |(io, get_from)| TaskInput { io, get_from }))?
                 }
-                "outputs" => {
-                    outputs = keys
-                        .seed(ListOf(IoSeed("set_to")))?
-                        .into_iter()
-                        .map(|(io, set_to)| TaskOutput { io, set_to })
-                        .collect()
-                }
-                "params" => {
-                    params = keys.seed(ListOf(IoSeed("")))?.into_iter().map(|(io, _)| TaskParam { io }).collect()
-                }
-                "depends_on" => depends_on = keys.seed(ListOf(DependencySeed))?,
+                "outputs" => outputs = keys.seed(ListOf(IoSeed("set_to"), |(io, set_to)| TaskOutput { io, set_to }))?,
+                "params" => params = keys.seed(ListOf(IoSeed(""), |(io, _)| TaskParam { io }))?,
+                "depends_on" => depends_on = keys.seed(ListOf(DependencySeed, |dependency| dependency))?,
                 _ => {
                     let s: String = keys.value()?;
                     state = Some(
@@ -244,7 +235,7 @@ impl<'de> Visitor<'de> for TaskSeed {
             task_type: required(task_type)?,
             description,
             condition,
-            scope_start,
+            scope_start: scope_start.map(Box::new),
             scope_end,
             inputs,
             outputs,
@@ -428,6 +419,29 @@ mod tests {
             "1e+400",
             "numbers beyond f64 are kept exactly"
         );
+    }
+
+    #[test]
+    fn a_loaded_blueprint_keeps_no_spare_room_in_its_lists() {
+        let text = r#"{"id": "b", "name": "B", "version": "1.0", "tasks": [
+            {"id": "start", "type": "system.start", "outputs": [{"name": "a"}, {"name": "b"}, {"name": "c"}]},
+            {"id": "t", "type": "x.y", "inputs": [{"name": "a"}], "params": [{"name": "p", "value": 1}],
+             "depends_on": [{"id": "start"}]},
+            {"id": "end", "type": "system.end", "depends_on": [{"id": "t"}]}]}"#;
+        let fast = load_plain(text).expect("the fast path reads it");
+        let careful = crate::load::load_carefully(text).expect("the careful path reads it").blueprint;
+        for bp in [&fast, &careful] {
+            assert_eq!(bp.tasks.capacity(), bp.tasks.len());
+            for t in &bp.tasks {
+                let rooms = [
+                    (t.inputs.capacity(), t.inputs.len()),
+                    (t.outputs.capacity(), t.outputs.len()),
+                    (t.params.capacity(), t.params.len()),
+                    (t.depends_on.capacity(), t.depends_on.len()),
+                ];
+                assert!(rooms.iter().all(|(room, len)| room == len), "task {}: {rooms:?}", t.id);
+            }
+        }
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn task() -> impl Strategy<Value = Task> {
                 task_type: TaskType(ty),
                 description,
                 condition,
-                scope_start,
+                scope_start: scope_start.map(Box::new),
                 scope_end,
                 inputs,
                 outputs,
