@@ -41,6 +41,9 @@ pub struct Restart {
     /// Keep what the session finished, as far as the blueprint run now computes it the same way
     /// (see `orrery_engine::runner::Restart::keep_done`).
     pub keep_done: bool,
+    /// Run from this task: keep what the session finished but this task and what follows it,
+    /// which run again (see `orrery_engine::runner::Restart::from`).
+    pub from: Option<String>,
 }
 
 /// What a prompt with no answer does.
@@ -296,9 +299,11 @@ impl Api {
         let stored = match &run {
             Run::Blueprint { .. } => None,
             Run::Resume { session_id } => Some((session_id.clone(), RemoteStep::Resume, false)),
-            Run::Restart { session_id, how } => {
-                Some((session_id.clone(), RemoteStep::Restart, how.file.is_some() || how.saved || how.keep_done))
-            }
+            Run::Restart { session_id, how } => Some((
+                session_id.clone(),
+                RemoteStep::Restart,
+                how.file.is_some() || how.saved || how.keep_done || how.from.is_some(),
+            )),
         };
         if let Some((id, step, here_only)) = stored {
             if let Some(server) = self.remote_of(&id).await? {
@@ -307,7 +312,8 @@ impl Api {
                         FailureCode::InvalidArgument,
                         format!(
                             "session {id} runs on {}: its server restarts it with the versions it ran, from the start \
-                             (keeping results and running a saved file are for runs on this machine)",
+                             (keeping results, running from a task and running a saved file are for runs on this \
+                             machine)",
                             server.url()
                         ),
                     ));
@@ -344,7 +350,7 @@ impl Api {
                 }
                 Run::Resume { session_id } => runner::resume_session(&db, &session_id, options).await,
                 Run::Restart { session_id, how } => {
-                    let how = runner::Restart { blueprint, keep_done: how.keep_done };
+                    let how = runner::Restart { blueprint, keep_done: how.keep_done, from: how.from };
                     runner::restart_session(&db, &session_id, how, options).await
                 }
             }
@@ -394,6 +400,7 @@ pub(crate) fn run_failure(e: RunError) -> Failure {
     match e {
         RunError::Store(e) => e.into(),
         RunError::NotResumable { .. } => Failure::new(FailureCode::Refused, e.to_string()),
+        RunError::UnknownTask { .. } => Failure::new(FailureCode::NotFound, e.to_string()),
         RunError::UnknownTaskTypes { .. } | RunError::Plan(_) => {
             Failure::new(FailureCode::InvalidBlueprint, e.to_string())
         }

@@ -1063,6 +1063,61 @@ async fn a_failed_run_retried_with_its_fixed_file_keeps_what_it_finished_and_run
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_from_a_task_keeps_what_came_before_it_and_runs_it_and_what_follows_again() {
+    let fx = Fixture::new();
+    let log = fx.path("runs.log");
+    let note = |what: &str| format!("echo {what} >> {}", log.display());
+    let mut a = sh("a", &format!(r#"{}; printf '{{"n": 7}}' > "$ORRERY_OUTPUTS""#, note("a")), "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let mut b = sh("b", &note("b $ORRERY_INPUT_N"), "a");
+    b["inputs"] = json!([{"name": "n"}]);
+    let side = sh("side", &note("side"), "start");
+    let c = json!({"id": "c", "type": "shell.run", "params": [{"name": "command", "value": note("c")}],
+        "depends_on": [{"id": "b"}, {"id": "side"}]});
+    let file = fx.blueprint("chain", vec![a, b, side, c]);
+    let first = fx.ok("start_session", json!({"file": file})).await["session_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": first, "timeout_s": 30})).await["session"]["state"],
+        "completed"
+    );
+    let before = std::fs::read_to_string(&log).unwrap();
+
+    let from = fx.ok("restart_session", json!({"session_id": first, "from": "b"})).await;
+    let second = from["session_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": second, "timeout_s": 30})).await["session"]["state"],
+        "completed"
+    );
+    let view = fx.ok("get_session", json!({"session_id": second})).await;
+    assert_eq!(view["session"]["restarted_from"], first.as_str());
+    let ran: Vec<&str> = view["attempts"].as_array().unwrap().iter().map(|t| t["task"].as_str().unwrap()).collect();
+    assert_eq!(ran, ["b", "c", "end"], "start, a and side are kept: {view}");
+    let after = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(&after[before.len()..], "b 7\nc\n", "b ran again on a's kept output, then c; nothing before b did");
+    let lineage = fx.ok("get_lineage", json!({"session_id": second})).await;
+    let n = lineage["inputs"].as_array().unwrap().iter().find(|l| l["node"] == "chain.b" && l["input"] == "n");
+    let n = n.unwrap_or_else(|| panic!("no lineage for b's n: {lineage}"));
+    assert_eq!(n["source"]["node"], "chain.a", "{n}");
+    let old = fx.ok("get_session", json!({"session_id": first})).await;
+    let a_ran = old["attempts"].as_array().unwrap().iter().find(|t| t["task"] == "a").unwrap();
+    assert_eq!(n["source"]["run_id"], a_ran["run_id"], "the value comes from the first session's attempt: {n}");
+
+    // A node key names the task too; a task the blueprint lacks starts nothing.
+    let by_key = fx.ok("restart_session", json!({"session_id": first, "from": "chain.c"})).await;
+    let third = by_key["session_id"].as_str().unwrap().to_string();
+    fx.ok("wait_session", json!({"session_id": third, "timeout_s": 30})).await;
+    let view = fx.ok("get_session", json!({"session_id": third})).await;
+    let ran: Vec<&str> = view["attempts"].as_array().unwrap().iter().map(|t| t["task"].as_str().unwrap()).collect();
+    assert_eq!(ran, ["c", "end"], "{view}");
+    let sessions = fx.ok("list_sessions", json!({})).await;
+    let unknown = fx.call("restart_session", json!({"session_id": first, "from": "nope"})).await;
+    assert!(!unknown.success);
+    assert_eq!(unknown.metadata["error"], "not_found", "{unknown:?}");
+    assert!(unknown.answer.as_str().unwrap_or_default().contains("no task 'nope'"), "{unknown:?}");
+    assert_eq!(fx.ok("list_sessions", json!({})).await, sessions, "no session was started");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_with_a_file_that_cannot_run_or_without_one_is_refused_with_the_reason() {
     let fx = Fixture::new();
     let file = fx.blueprint("once", vec![sh("a", "true", "start")]);

@@ -70,7 +70,8 @@ pub(crate) enum Command {
         log_cap: Option<u64>,
     },
     /// Run a stored session over as a new session with its params: the same blueprint
-    /// versions, or a blueprint file as saved now; from the start, or keeping what it finished.
+    /// versions, or a blueprint file as saved now; from the start, keeping what it finished, or
+    /// from one task.
     Restart {
         session: String,
         /// Run the file the session was started from, as it is saved now.
@@ -84,6 +85,10 @@ pub(crate) enum Command {
         /// session.
         #[arg(long)]
         keep_done: bool,
+        /// Run from this task (`{instance}.{task}`, or a task id): keep what the session
+        /// finished, but not this task nor anything after it, which run again.
+        #[arg(long, value_name = "TASK")]
+        from: Option<String>,
         #[command(flatten)]
         driving: Driving,
     },

@@ -109,8 +109,8 @@ fn main() -> ExitCode {
         Command::Agent { broker, id, types, work_dir, heartbeat } => {
             agent::agent(&broker, id, types, work_dir, heartbeat)
         }
-        Command::Restart { session, saved, file, keep_done, driving } => {
-            let how = orrery_api::Restart { file, saved, keep_done };
+        Command::Restart { session, saved, file, keep_done, from, driving } => {
+            let how = orrery_api::Restart { file, saved, keep_done, from };
             run::go_on(&session, run::Stored::Restart(how), driving)
         }
         Command::Cancel { session, task, db, format } => interventions::cancel(&session, task.as_deref(), db, format),

@@ -648,6 +648,20 @@ fn restart_with_the_saved_file_keeps_what_finished_and_runs_the_fixed_rest() {
     let over = orrery(&["restart", "--db", db, "--saved", &session], &s.0);
     assert_eq!(over.status.code(), Some(0), "{}", stderr(&over));
     assert_eq!(std::fs::read_to_string(s.0.join("a.log")).unwrap(), "made\nmade\n", "from the start");
+
+    // Run from a task: what came before it is kept, it and what follows run.
+    let from_b = orrery(&["restart", "--db", db, "--saved", "--from", "b", &session], &s.0);
+    assert_eq!(from_b.status.code(), Some(0), "{}", stderr(&from_b));
+    assert_eq!(std::fs::read_to_string(s.0.join("a.log")).unwrap(), "made\nmade\n", "a was kept");
+    let from_a = orrery(&["restart", "--db", db, "--saved", "--from", "fix.a", &session], &s.0);
+    assert_eq!(from_a.status.code(), Some(0), "{}", stderr(&from_a));
+    assert_eq!(std::fs::read_to_string(s.0.join("a.log")).unwrap(), "made\nmade\nmade\n", "a ran again");
+    let count = |o: &std::process::Output| stdout(o).lines().count();
+    let before = count(&orrery(&["sessions", "--db", db], &s.0));
+    let unknown = orrery(&["restart", "--db", db, "--from", "nope", &session], &s.0);
+    assert_eq!(unknown.status.code(), Some(1), "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("no task 'nope' to run from"), "{}", stderr(&unknown));
+    assert_eq!(count(&orrery(&["sessions", "--db", db], &s.0)), before, "no session was started");
 }
 
 #[test]

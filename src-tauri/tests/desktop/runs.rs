@@ -232,6 +232,47 @@ async fn a_failure_is_shown_first_then_fixed_in_the_editor_and_retried_with_the_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_from_a_chosen_task_keeps_what_came_before_and_runs_that_task_and_what_follows() {
+    let app = App::start(|dir| {
+        let runs = dir.join("runs.log");
+        let note = |what: &str| format!("echo {what} >> '{}'", runs.display());
+        let mut a = sh("a", &format!(r#"{}; printf '{{"n": 7}}' > "$ORRERY_OUTPUTS""#, note("a")), "start");
+        a["outputs"] = json!([{"name": "n"}]);
+        let mut b = sh("b", &format!("echo b read $ORRERY_INPUT_N; {}", note("b")), "a");
+        b["inputs"] = json!([{"name": "n"}]);
+        write_blueprint(&dir.join("chain.json"), "chain", vec![a, b, sh("c", &note("c"), "b")]);
+        Some(dir.join("chain.json"))
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 5).await;
+    launch(&app).await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    let first = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
+    let runs = app.dir.path().join("runs.log");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb\nc\n");
+
+    app.click(&card("b")).await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "chain.b").await;
+    app.click("[data-testid=run-from-here]").await;
+    eventually("the new run opened", || async {
+        app.attr("[data-testid=run-header]", "data-session-id").await.filter(|id| *id != first)
+    })
+    .await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.wait_attr("[data-testid=run-lineage-link]", "data-session-id", &first).await;
+    // a is kept (not run again); b ran again on a's kept output, then c.
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb\nc\nb\nc\n");
+    app.click(&card("a")).await;
+    app.wait_count("[data-testid=kept-from]", 1).await;
+    app.click(&card("b")).await;
+    eventually("b's new log", || async {
+        app.content("[data-testid=log-view]").await.filter(|t| t.contains("b read 7"))
+    })
+    .await;
+    app.screenshot("runs-from-here.png").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_finds_the_tools_the_users_login_shell_puts_on_path() {
     // The user's login shell (a stand-in: bash with its own HOME) puts a folder of tools on PATH;
     // the app, started without it, asks the shell in the background and its tasks find them.

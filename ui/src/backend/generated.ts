@@ -1274,7 +1274,7 @@ export type ResumeSessionAnswer = {
   session_id: string;
 };
 
-/** Runs a stored session over as a new session with its params: the same blueprint versions, or a blueprint file as saved now (`file`, or `saved`: its own); from the start, or keeping what it finished (`keep_done`). */
+/** Runs a stored session over as a new session with its params: the same blueprint versions, or a blueprint file as saved now (`file`, or `saved`: its own); from the start, or keeping what it finished (`keep_done`), or from one task (`from`: what it finished is kept but that task and what follows it). */
 export type RestartSessionArguments = {
   session_id: string;
   /**
@@ -1290,6 +1290,13 @@ export type RestartSessionArguments = {
    * new session. Not for a run on a server.
    */
   keep_done?: boolean;
+  /**
+   * Run from this task ("run from here"): keep what the session finished, but not this task
+   * nor anything after it, which run again. A task id of the blueprint, or a node as
+   * `"{instance}.{task}"`; a name the blueprint run does not have is `not_found`. Implies
+   * `keep_done`. Not for a run on a server.
+   */
+  from?: string | null;
   /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
   request_id?: string;
 };

@@ -100,6 +100,7 @@ function AttemptPicker({ node, attempts, current }: { node: string; attempts: At
 
 function TaskActions({ run, node, task, attempt }: { run: OpenRun; node: string; task: string; attempt: Attempt | null }) {
   const actOnTask = useRuns((s) => s.actOnTask);
+  const runFrom = useRuns((s) => s.runFrom);
   const resetScope = useRuns((s) => s.resetScope);
   const scopes = run.levels.at(-1)?.editor.getState().scopes ?? [];
   const opensScope = scopes.some((s) => s.start === task);
@@ -113,6 +114,17 @@ function TaskActions({ run, node, task, attempt }: { run: OpenRun; node: string;
       {cancellable && (
         <button type="button" className="danger" onClick={() => void actOnTask("cancel", node)} data-testid="cancel-task">
           Cancel task
+        </button>
+      )}
+      {idle && !run.session.remote && (
+        <button
+          type="button"
+          className="primary"
+          onClick={() => void runFrom(node)}
+          data-testid="run-from-here"
+          title="A new run that keeps what this run finished before this task, and runs this task and what follows it"
+        >
+          Run from here
         </button>
       )}
       {idle && (

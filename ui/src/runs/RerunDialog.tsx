@@ -1,7 +1,7 @@
-// Before a retry or a restart of a run whose blueprint file changed since it started: what
-// changed, in one line, and the choice between the file as saved now and the versions the run
-// ran. A retry with the saved file is a new run that keeps what finished and did not change; a
-// retry as it ran goes on in the same run. A saved file that cannot run says why.
+// Before a retry, a restart or a run from a task of a run whose blueprint file changed since it
+// started: what changed, in one line, and the choice between the file as saved now and the
+// versions the run ran. A retry with the saved file is a new run that keeps what finished and did
+// not change; a retry as it ran goes on in the same run. A saved file that cannot run says why.
 import { Modal } from "../Modal";
 import { useRuns } from "../store/context";
 import { shortRunId } from "./ids";
@@ -9,12 +9,20 @@ import { shortRunId } from "./ids";
 export function RerunDialog() {
   const rerun = useRuns((s) => s.rerun);
   const act = useRuns((s) => s.act);
+  const runFrom = useRuns((s) => s.runFrom);
   const cancel = useRuns((s) => s.cancelRerun);
   if (!rerun) return null;
   const { action, changes } = rerun;
   const retry = action === "resume";
-  const verb = retry ? "Retry" : "Restart";
+  const verb = retry ? "Retry" : rerun.action === "from" ? `Run from ${rerun.node}` : "Restart";
   const runnable = changes.problem === null;
+  const go = (with_: "ran" | "saved") => void (rerun.action === "from" ? runFrom(rerun.node, with_) : act(rerun.action, with_));
+  const saved =
+    rerun.action === "from"
+      ? `With the saved blueprint, a new run keeps what finished before ${rerun.node} and did not change, and runs ${rerun.node} and what follows it.`
+      : retry
+        ? "With the saved blueprint, a new run keeps the tasks that finished and did not change, and runs the rest."
+        : "With the saved blueprint, a new run runs every task of the file as it is now.";
   return (
     <Modal
       className="rerun"
@@ -22,7 +30,7 @@ export function RerunDialog() {
       title={`The blueprint changed since run #${shortRunId(changes.session_id)} started`}
       testId="rerun-dialog"
       onClose={cancel}
-      onSubmit={() => runnable && void act(action, "saved")}
+      onSubmit={() => runnable && go("saved")}
     >
       <p data-testid="rerun-changes">
         <strong>Changed:</strong> {changes.summary}
@@ -32,10 +40,7 @@ export function RerunDialog() {
       </p>
       {runnable ? (
         <p className="muted">
-          {retry
-            ? "With the saved blueprint, a new run keeps the tasks that finished and did not change, and runs the rest."
-            : "With the saved blueprint, a new run runs every task of the file as it is now."}{" "}
-          As it ran, the {retry ? "run goes on" : "new run uses"} the versions this run started with.
+          {saved} As it ran, the {retry ? "run goes on" : "new run uses"} the versions this run started with.
         </p>
       ) : (
         <p className="error" data-testid="rerun-problem">
@@ -46,7 +51,7 @@ export function RerunDialog() {
         <button type="submit" className="primary" disabled={!runnable} data-testid="rerun-saved">
           {verb} with the saved blueprint
         </button>
-        <button type="button" onClick={() => void act(action, "ran")} data-testid="rerun-as-ran">
+        <button type="button" onClick={() => go("ran")} data-testid="rerun-as-ran">
           {verb} as it ran
         </button>
         <button type="button" onClick={cancel} data-testid="rerun-cancel">

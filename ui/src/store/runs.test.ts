@@ -340,6 +340,28 @@ describe("a failed run", () => {
     ]);
   });
 
+  it("runs from a task as a new run, asking first when the file changed since", async () => {
+    const unchanged = await failedRun(() => ({ session_id: "s1", file: "/w/deploy.json", summary: "no change", problem: null }));
+    await unchanged.runs.getState().runFrom("deploy.fan");
+    expect(unchanged.called).toEqual([["restart_session", { session_id: "s1", from: "deploy.fan" }]]);
+    expect(unchanged.runs.getState().run!.session.id).toBe("s2");
+    expect(unchanged.runs.getState().notice?.text).toMatch(/from deploy\.fan/);
+
+    const changes = { session_id: "s1", file: "/w/deploy.json", summary: "fan: command changed", problem: null };
+    const { runs, called } = await failedRun(() => changes);
+    await runs.getState().runFrom("deploy.fan");
+    expect(runs.getState().rerun).toEqual({ action: "from", node: "deploy.fan", changes });
+    expect(called).toEqual([]);
+    await runs.getState().runFrom("deploy.fan", "saved");
+    expect(runs.getState().rerun).toBeNull();
+    await runs.getState().open("s1");
+    await runs.getState().runFrom("deploy.fan", "ran");
+    expect(called).toEqual([
+      ["restart_session", { session_id: "s1", saved: true, from: "deploy.fan" }],
+      ["restart_session", { session_id: "s1", from: "deploy.fan" }],
+    ]);
+  });
+
   it("retries and restarts as it ran, without asking, when the file did not change or cannot be read", async () => {
     const unchanged = await failedRun(() => ({ session_id: "s1", file: "/w/deploy.json", summary: "no change", problem: null }));
     await unchanged.runs.getState().act("restart");

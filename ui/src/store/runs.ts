@@ -72,7 +72,9 @@ export type SessionAction = "pause" | "stop" | "resume" | "restart";
  * A retry (resume) or a restart asked of a run whose blueprint file changed since it started:
  * the user chooses between the file as saved now and the version the run ran.
  */
-export type Rerun = { action: "resume" | "restart"; changes: BlueprintChangesAnswer };
+export type Rerun =
+  | { action: "resume" | "restart"; changes: BlueprintChangesAnswer }
+  | { action: "from"; node: string; changes: BlueprintChangesAnswer };
 /** What can be done to one task of a session. */
 export type TaskAction = "cancel" | "skip" | "reset" | "reset-downstream";
 
@@ -112,7 +114,12 @@ export type RunsState = {
    * finished and did not change).
    */
   act(action: SessionAction, with_?: "ran" | "saved"): Promise<void>;
-  /** The choice a retry or restart waits for; null when none is asked. */
+  /**
+   * "Run from here": a new session that keeps what the open run finished before `node` and runs
+   * `node` and what follows it. Asks first, as a restart does, when the file changed since.
+   */
+  runFrom(node: string, with_?: "ran" | "saved"): Promise<void>;
+  /** The choice a retry, restart or run from a task waits for; null when none is asked. */
   rerun: Rerun | null;
   cancelRerun(): void;
   actOnTask(action: TaskAction, node: string): Promise<void>;
@@ -246,6 +253,31 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (mine === opened) patchRun({ lineage: inputs });
       } catch {
         // Lineage is extra: the details show without it.
+      }
+    }
+
+    /** What changed in the open run's file since it started, when the user is to be asked. */
+    async function changedSince(run: OpenRun, with_: "ran" | "saved" | undefined): Promise<BlueprintChangesAnswer | null> {
+      if (with_ !== undefined || !run.session.file || run.session.remote) return null;
+      // Runs keep the version they started with; the user is told when the file moved on.
+      try {
+        const changes = await backend.call("blueprint_changes", { session_id: run.session.id });
+        return changes.summary === "no change" ? null : changes;
+      } catch {
+        // The file cannot be read (moved, deleted): the run goes on as it ran.
+        return null;
+      }
+    }
+
+    /** Restarts session `session_id` as a new session, then opens it. */
+    async function newRun(session_id: string, args: Omit<RestartSessionArguments, "session_id">, what: string) {
+      try {
+        const started = await backend.call("restart_session", { session_id, ...args });
+        await get().refresh();
+        await get().open(started.session_id);
+        tell(what);
+      } catch (e) {
+        fail(e);
       }
     }
 
@@ -456,38 +488,33 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (!run) return;
         const session_id = run.session.id;
         set({ rerun: null });
-        const rerun = action === "resume" || action === "restart";
-        if (rerun && with_ === undefined && run.session.file && !run.session.remote) {
-          // Runs keep the version they started with; the user is told when the file moved on.
-          try {
-            const changes = await backend.call("blueprint_changes", { session_id });
-            if (changes.summary !== "no change") return set({ rerun: { action, changes } });
-          } catch {
-            // The file cannot be read (moved, deleted): the run goes on as it ran.
-          }
+        if (action === "resume" || action === "restart") {
+          const changes = await changedSince(run, with_);
+          if (changes) return set({ rerun: { action, changes } });
         }
-        const newRun = async (args: Omit<RestartSessionArguments, "session_id">, what: string) => {
-          try {
-            const started = await backend.call("restart_session", { session_id, ...args });
-            await get().refresh();
-            await get().open(started.session_id);
-            tell(what);
-          } catch (e) {
-            fail(e);
-          }
-        };
         switch (action) {
           case "pause":
             return intervene("Pausing: what runs finishes, nothing new starts", () => backend.call("pause_session", { session_id }));
           case "stop":
             return intervene("Stopping", () => backend.call("stop_session", { session_id }));
           case "resume":
-            if (with_ === "saved") return newRun({ saved: true, keep_done: true }, "Retried as a new run with the saved blueprint");
+            if (with_ === "saved") return newRun(session_id, { saved: true, keep_done: true }, "Retried as a new run with the saved blueprint");
             return intervene("Resumed from where it ended", () => backend.call("resume_session", { session_id }));
           case "restart":
-            if (with_ === "saved") return newRun({ saved: true }, "Restarted as a new run with the saved blueprint");
-            return newRun({}, "Restarted as a new run");
+            if (with_ === "saved") return newRun(session_id, { saved: true }, "Restarted as a new run with the saved blueprint");
+            return newRun(session_id, {}, "Restarted as a new run");
         }
+      },
+
+      async runFrom(node, with_) {
+        const run = get().run;
+        if (!run) return;
+        set({ rerun: null });
+        const changes = await changedSince(run, with_);
+        if (changes) return set({ rerun: { action: "from", node, changes } });
+        const saved = with_ === "saved";
+        const what = `Running from ${node} as a new run${saved ? " with the saved blueprint" : ""}: what came before it is kept`;
+        await newRun(run.session.id, saved ? { saved: true, from: node } : { from: node }, what);
       },
 
       async actOnTask(action, node) {

@@ -26,6 +26,12 @@ pub struct RestartArguments {
     /// new session. Not for a run on a server.
     #[serde(default)]
     pub keep_done: bool,
+    /// Run from this task ("run from here"): keep what the session finished, but not this task
+    /// nor anything after it, which run again. A task id of the blueprint, or a node as
+    /// `"{instance}.{task}"`; a name the blueprint run does not have is `not_found`. Implies
+    /// `keep_done`. Not for a run on a server.
+    #[serde(default)]
+    pub from: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -148,11 +154,12 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
             "restart_session",
             "Runs a stored session over as a new session with its params: the same blueprint versions, or \
              a blueprint file as saved now (`file`, or `saved`: its own); from the start, or keeping what it \
-             finished (`keep_done`).",
+             finished (`keep_done`), or from one task (`from`: what it finished is kept but that task and \
+             what follows it).",
             |api: Api, args: RestartArguments| async move {
-                let RestartArguments { session_id, file, saved, keep_done } = args;
+                let RestartArguments { session_id, file, saved, keep_done, from } = args;
                 // A mirror's server restarts it (`run_here` asks it, or refuses what only runs here).
-                let how = crate::here::Restart { file, saved, keep_done };
+                let how = crate::here::Restart { file, saved, keep_done, from };
                 let here = api.run_here(crate::here::Run::Restart { session_id, how }, Launch::default()).await?;
                 Ok(Started { session_id: here.session_id })
             },

@@ -7,7 +7,8 @@
 //! scope's counters start over with the new session), and every node it depends on is kept. So
 //! what is kept is what the new plan would have computed the same way. A kept node starts in its
 //! old state with the data it wrote, each value with the attempt that wrote it (lineage names the
-//! old session's attempt); it has no attempt of its own in the new session.
+//! old session's attempt); it has no attempt of its own in the new session. A run from a task
+//! ([`super::Restart::from`]) keeps the same, less that task: so nothing after it is kept.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -36,10 +37,14 @@ pub(crate) struct Finished<'a> {
     pub writers: &'a [(String, String, Option<RunId>)],
 }
 
-pub(crate) fn kept(old: &Finished<'_>, new: &SessionPlan) -> Kept {
+/// What `new` keeps of `old`; with `from`, not that node (nor, so, anything after it).
+pub(crate) fn kept(old: &Finished<'_>, new: &SessionPlan, from: Option<usize>) -> Kept {
     let states: HashMap<&str, TaskState> = old.nodes.iter().map(|n| (n.node.as_str(), n.state)).collect();
     let scopes = ScopeIndex::new(new);
     let candidate = |n: usize| -> Option<NodeState> {
+        if from == Some(n) {
+            return None;
+        }
         let key = new.graph.nodes[n].key.as_str();
         let state = match states.get(key) {
             Some(TaskState::Succeeded) => NodeState::Succeeded,

@@ -101,6 +101,9 @@ pub enum RunError {
     Identity(String),
     #[error("session {session_id} is {}: there is nothing to resume", .state.as_str())]
     NotResumable { session_id: String, state: SessionState },
+    /// A restart from a task the blueprint run does not have.
+    #[error("session {session_id} has no task '{task}' to run from (name a task id of its blueprint, or a node as \"instance.task\")")]
+    UnknownTask { session_id: String, task: String },
     #[error("the stored blueprint version {hash} cannot be used: {message}")]
     StoredBlueprint { hash: String, message: String },
     /// The request ([`RunOptions::retry`]) had already started this session: it is not run twice.

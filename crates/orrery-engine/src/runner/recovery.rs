@@ -523,11 +523,15 @@ pub struct Restart {
     /// Keep what the session finished and what the new plan would compute the same way (see
     /// [`kept`](super::kept)): a retry from failure as a new session. Otherwise everything runs.
     pub keep_done: bool,
+    /// Run from this task (`"{instance}.{task}"`, or a task id of the root blueprint): keep what
+    /// the session finished as `keep_done` does, but not this task nor anything after it, which
+    /// run again. Implies `keep_done`.
+    pub from: Option<String>,
 }
 
 /// Starts a stored session over as a new session, with its params: the exact blueprint versions
-/// it ran (root and inner) from the store alone, or `how.blueprint`; from the start, or keeping
-/// what it finished (`how.keep_done`). The old session is left as it is; the new one records it
+/// it ran (root and inner) from the store alone, or `how.blueprint`; from the start, keeping
+/// what it finished (`how.keep_done`), or from one task (`how.from`). The old session is left as it is; the new one records it
 /// as the session it restarts (and its file, unless `options` names one), and runs to
 /// completion, failure or a stop like [`run_session`].
 pub async fn restart_session(
@@ -543,17 +547,25 @@ pub async fn restart_session(
         None => blueprints_from_versions(&root_version, &inner_versions)?,
     };
     let params = session.params.as_object().cloned().unwrap_or_default();
-    let kept = if how.keep_done {
+    let kept = if how.keep_done || how.from.is_some() {
         let old = plan_from_versions(&session, &root_version, &inner_versions)?;
         let new = {
             let lib: Library = library.iter().collect();
             plan::build(&root, &lib, &params)?
         };
+        let from = match &how.from {
+            None => None,
+            Some(name) => Some(
+                new.node(name)
+                    .or_else(|| new.node(&format!("{}.{name}", new.instances[0].id)))
+                    .ok_or_else(|| RunError::UnknownTask { session_id: session.id.clone(), task: name.clone() })?,
+            ),
+        };
         let sid = session.id.clone();
         let (nodes, attempts, writers) =
             db.read(move |s| Ok((s.task_nodes(&sid)?, s.attempts(&sid)?, s.data_writers(&sid)?))).await?;
         let finished = super::kept::Finished { plan: &old, nodes: &nodes, attempts: &attempts, writers: &writers };
-        super::kept::kept(&finished, &new)
+        super::kept::kept(&finished, &new, from)
     } else {
         Default::default()
     };
