@@ -1,5 +1,5 @@
 //! Desktop notifications for what a user waits for while looking elsewhere: a run that ended,
-//! a prompt that waits for an answer. None while a window of the app has the focus: the run
+//! a prompt that waits for an answer, a task held at a breakpoint. None while a window of the app has the focus: the run
 //! views show the same, and a notification about what one is looking at is noise.
 
 use orrery_api::{Api, Event, EventData};
@@ -36,6 +36,10 @@ pub fn notice(event: &Event, run: &str) -> Option<Notice> {
             let question = if prompt.message.is_empty() { "It asks for an answer." } else { prompt.message.as_str() };
             (format!("{run} waits for an answer"), format!("{node}: {question}"))
         }
+        EventData::Breakpoints(holds) if holds.what == "held" => {
+            let at = holds.held.iter().find(|h| h.node == holds.node).map_or("", |h| h.at.as_str());
+            (format!("{run} holds at a breakpoint"), format!("{} ({at}): continue, step or skip it", holds.node))
+        }
         // Nothing else is waited for by someone looking elsewhere.
         EventData::SessionCreated(_)
         | EventData::TaskStateChanged(_)
@@ -44,6 +48,7 @@ pub fn notice(event: &Event, run: &str) -> Option<Notice> {
         | EventData::Progress(_)
         | EventData::DataUpdated(_)
         | EventData::PromptAnswered(_)
+        | EventData::Breakpoints(_)
         | EventData::Notification(_)
         | EventData::SessionBlueprints(_)
         | EventData::BrokerDispatch(_)
@@ -76,7 +81,9 @@ pub fn tell<R: Runtime>(app: &AppHandle<R>, event: &Event) {
 mod tests {
     use super::*;
 
-    use orrery_api::{ErrorRecord, EventPayload, PromptWaiting, SessionStateChanged, TaskStateChanged};
+    use orrery_api::{
+        BreakpointHolds, ErrorRecord, EventPayload, HeldTask, PromptWaiting, SessionStateChanged, TaskStateChanged,
+    };
     use orrery_blueprint::TaskState;
 
     fn event(data: EventData) -> Event {
@@ -116,6 +123,18 @@ mod tests {
             told(EventData::PromptWaiting(asked)),
             Some(Notice { title: "deploy waits for an answer".into(), body: "deploy.ask: Ship it?".into() })
         );
+        let held = |what: &str, held: Vec<HeldTask>| {
+            EventData::Breakpoints(BreakpointHolds { node: "deploy.ship".into(), what: what.into(), held })
+        };
+        let ship = HeldTask { node: "deploy.ship".into(), at: "before".into() };
+        assert_eq!(
+            told(held("held", vec![ship])),
+            Some(Notice {
+                title: "deploy holds at a breakpoint".into(),
+                body: "deploy.ship (before): continue, step or skip it".into()
+            })
+        );
+        assert_eq!(told(held("continue", Vec::new())), None, "letting go is the user's own doing");
         assert_eq!(told(session(SessionState::Running, None)), None);
         let failed = TaskStateChanged {
             node: "deploy.check".into(),

@@ -10,10 +10,13 @@
 //!   task ids sorted, coordinates rounded to whole pixels, one task per line: moving one node
 //!   changes one line. A missing layout is no layout; an unreadable one is an error that names
 //!   the file and the line (a layout that is not a regular file, or over 64 MiB, is refused
-//!   without blocking: `fsio`).
+//!   without blocking: `fsio`). The breakpoints the editor set are kept there too (`"breakpoints":
+//!   {task id: "before" | "after"}`, left out when there are none): an editor's, not the
+//!   blueprint's, so a blueprint file never changes for them.
 
 use super::*;
 
+use crate::sessions::BreakAtArgument;
 use orrery_blueprint::fsio;
 use std::collections::BTreeMap;
 
@@ -52,6 +55,9 @@ pub struct SaveLayoutArguments {
     /// The way the tasks are laid out, kept for the next automatic layout.
     #[serde(default)]
     pub direction: Direction,
+    /// The breakpoints set in the editor, by task id: what a run started from it holds at.
+    #[serde(default)]
+    pub breakpoints: BTreeMap<String, BreakAtArgument>,
 }
 
 /// Which way a blueprint's tasks flow in its layout: each task below (`down`) or to the right
@@ -78,6 +84,9 @@ pub struct Layout {
     pub found: bool,
     pub positions: BTreeMap<String, Point>,
     pub direction: Direction,
+    /// The breakpoints set in the editor, by task id (left out when there are none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub breakpoints: BTreeMap<String, BreakAtArgument>,
 }
 
 /// Where the layout of `file` lives.
@@ -94,11 +103,22 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
         .map_err(|e| Failure::new(FailureCode::Io, format!("cannot write {}: {e}", path.display())))
 }
 
-fn layout_text(positions: &BTreeMap<String, Point>, direction: Direction) -> String {
+fn layout_text(
+    positions: &BTreeMap<String, Point>,
+    direction: Direction,
+    breakpoints: &BTreeMap<String, BreakAtArgument>,
+) -> String {
     let mut text = format!("{{\n    \"orrery_layout\": {LAYOUT_VERSION},\n");
     // Down is what a layout without the key means: files of earlier versions read the same.
     if direction == Direction::Right {
         text.push_str("    \"direction\": \"right\",\n");
+    }
+    if !breakpoints.is_empty() {
+        let each: Vec<String> = breakpoints
+            .iter()
+            .map(|(id, at)| format!("{}: {}", Value::from(id.as_str()), serde_json::to_string(at).unwrap_or_default()))
+            .collect();
+        text.push_str(&format!("    \"breakpoints\": {{{}}},\n", each.join(", ")));
     }
     text.push_str("    \"positions\": {");
     for (i, (id, p)) in positions.iter().enumerate() {
@@ -115,7 +135,8 @@ fn read_layout(file: &Path) -> Result<Layout, Failure> {
     let text = match fsio::read_blueprint(&layout_file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Layout { layout_file, found: false, positions: BTreeMap::new(), direction: Direction::Down })
+            let (positions, breakpoints) = (BTreeMap::new(), BTreeMap::new());
+            return Ok(Layout { layout_file, found: false, positions, direction: Direction::Down, breakpoints });
         }
         Err(e) => return Err(Failure::new(FailureCode::Io, format!("cannot read {}: {e}", layout_file.display()))),
     };
@@ -140,7 +161,13 @@ fn read_layout(file: &Path) -> Result<Layout, Failure> {
         let (x, y) = xy.ok_or_else(|| bad(format!("the position of task {id:?} is not [x, y]: {at}")))?;
         positions.insert(id.clone(), Point { x, y });
     }
-    Ok(Layout { layout_file, found: true, positions, direction })
+    let mut breakpoints = BTreeMap::new();
+    for (id, at) in value.get("breakpoints").and_then(Value::as_object).into_iter().flatten() {
+        let at = serde_json::from_value(at.clone())
+            .map_err(|_| bad(format!("the breakpoint of task {id:?} is \"before\" or \"after\", not {at}")))?;
+        breakpoints.insert(id.clone(), at);
+    }
+    Ok(Layout { layout_file, found: true, positions, direction, breakpoints })
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {
@@ -182,8 +209,9 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                         .into_iter()
                         .map(|(id, p)| (id, Point { x: p.x.round(), y: p.y.round() }))
                         .collect();
-                    write_atomically(&layout_file, &layout_text(&positions, args.direction))?;
-                    Ok(Layout { layout_file, found: true, positions, direction: args.direction })
+                    write_atomically(&layout_file, &layout_text(&positions, args.direction, &args.breakpoints))?;
+                    let (direction, breakpoints) = (args.direction, args.breakpoints);
+                    Ok(Layout { layout_file, found: true, positions, direction, breakpoints })
                 })
                 .await
             },

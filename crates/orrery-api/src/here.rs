@@ -67,6 +67,8 @@ pub struct Launch {
     /// The blueprint file a new session is started from, kept with it (a restart keeps its
     /// origin's unless one is given).
     pub file: Option<PathBuf>,
+    /// Where the run holds (see `orrery_engine::runner::breakpoints`).
+    pub breakpoints: Vec<runner::Breakpoint>,
 }
 
 /// How a session followed here ended.
@@ -182,6 +184,7 @@ impl Api {
             retry: None,
             started_by: Some(Starter { project: self.caller.project.clone(), agent: self.caller.agent.clone() }),
             file: how.file,
+            breakpoints: how.breakpoints,
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {
@@ -400,7 +403,9 @@ pub(crate) fn run_failure(e: RunError) -> Failure {
     match e {
         RunError::Store(e) => e.into(),
         RunError::NotResumable { .. } => Failure::new(FailureCode::Refused, e.to_string()),
-        RunError::UnknownTask { .. } => Failure::new(FailureCode::NotFound, e.to_string()),
+        RunError::UnknownTask { .. } | RunError::UnknownBreakpoint { .. } => {
+            Failure::new(FailureCode::NotFound, e.to_string())
+        }
         RunError::UnknownTaskTypes { .. } | RunError::Plan(_) => {
             Failure::new(FailureCode::InvalidBlueprint, e.to_string())
         }

@@ -73,14 +73,14 @@ pub use orrery_blueprint::fsio;
 pub use orrery_blueprint::FailureCode;
 use orrery_engine::runner::RunReport;
 /// Stop, pause and the answers of a session run in this process ([`Here::control`]).
-pub use orrery_engine::runner::SessionControl;
+pub use orrery_engine::runner::{BreakAt, Breakpoint, SessionControl};
 /// The store's records, as the jobs answer them.
 pub use orrery_store::{Attempt, AttemptState, Event, ScopeIteration, Session, TaskNode};
 /// The events of a session, typed by kind, as every face matches them.
 pub use orrery_store::{
-    BrokerDispatch, DataUpdated, ErrorRecord, EventData, EventKind, EventPayload, LogCapped, LogGrew,
-    NotificationShown, Outcome, ProgressChanged, PromptAnswered, PromptWaiting, RemoteLinkChanged, SessionBlueprints,
-    SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
+    BreakpointHolds, BrokerDispatch, DataUpdated, ErrorRecord, EventData, EventKind, EventPayload, HeldTask, LogCapped,
+    LogGrew, NotificationShown, Outcome, ProgressChanged, PromptAnswered, PromptWaiting, RemoteLinkChanged,
+    SessionBlueprints, SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

@@ -873,7 +873,17 @@ async fn a_blueprint_file_is_written_canonical_and_atomically_and_its_layout_kep
         assert!(matches!(refused, Err(CallError::InvalidArguments { .. })), "{wrong}: {refused:?}");
     }
     assert_eq!(fx.ok("read_layout", json!({"file": file})).await["direction"], "right", "the layout is as it was");
+    // The editor's breakpoints are kept there too, on one line; none: no line.
+    let breakpoints = json!({"a": "before", "end": "after"});
+    fx.ok("save_layout", json!({"file": file, "positions": positions, "breakpoints": breakpoints})).await;
+    let text = std::fs::read_to_string(&layout_file).unwrap();
+    assert!(text.contains("\n    \"breakpoints\": {\"a\": \"before\", \"end\": \"after\"},\n"), "{text}");
+    assert_eq!(fx.ok("read_layout", json!({"file": file})).await["breakpoints"], breakpoints);
+    let refused =
+        fx.api.call("save_layout", json!({"file": file, "positions": {}, "breakpoints": {"a": "never"}})).await;
+    assert!(matches!(refused, Err(CallError::InvalidArguments { .. })), "{refused:?}");
     fx.ok("save_layout", json!({"file": file, "positions": positions})).await;
+    assert!(!std::fs::read_to_string(&layout_file).unwrap().contains("breakpoints"));
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         written["text"].as_str().unwrap(),
@@ -888,6 +898,10 @@ async fn a_blueprint_file_is_written_canonical_and_atomically_and_its_layout_kep
         (
             "{\"orrery_layout\": 1, \"direction\": \"up\", \"positions\": {}}",
             "\"direction\" is \"down\" or \"right\", not \"up\"",
+        ),
+        (
+            "{\"orrery_layout\": 1, \"breakpoints\": {\"a\": \"during\"}, \"positions\": {}}",
+            "the breakpoint of task \"a\" is \"before\" or \"after\", not \"during\"",
         ),
     ] {
         std::fs::write(&layout_file, text).unwrap();
@@ -1115,6 +1129,104 @@ async fn a_run_from_a_task_keeps_what_came_before_it_and_runs_it_and_what_follow
     assert_eq!(unknown.metadata["error"], "not_found", "{unknown:?}");
     assert!(unknown.answer.as_str().unwrap_or_default().contains("no task 'nope'"), "{unknown:?}");
     assert_eq!(fx.ok("list_sessions", json!({})).await, sessions, "no session was started");
+}
+
+/// Waits until session `id` holds exactly `held` (`(node, at)` pairs) at its breakpoints.
+async fn held(fx: &Fixture, id: &str, held: &[(&str, &str)]) -> Value {
+    let want: Vec<Value> = held.iter().map(|(node, at)| json!({"node": node, "at": at})).collect();
+    for _ in 0..300 {
+        let view = fx.ok("get_session", json!({"session_id": id})).await;
+        if view["held"] == json!(want) {
+            return view;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("session {id} never held {held:?}: {}", fx.ok("get_session", json!({"session_id": id})).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breakpoint_holds_its_task_while_the_rest_goes_on_until_continue_step_or_skip() {
+    let fx = Fixture::new();
+    let log = fx.path("runs.log");
+    let note = |what: &str| format!("echo {what} >> {}", log.display());
+    let side = sh("side", &note("side"), "start");
+    let c = json!({"id": "c", "type": "shell.run", "params": [{"name": "command", "value": note("c")}],
+        "depends_on": [{"id": "b"}, {"id": "side"}]});
+    let file = fx.blueprint("held", vec![sh("a", &note("a"), "start"), sh("b", &note("b"), "a"), side, c]);
+    let lines = || std::fs::read_to_string(&log).unwrap_or_default().lines().map(str::to_string).collect::<Vec<_>>();
+
+    // Held before b: a and side run, b and c do not.
+    let started = fx.ok("start_session", json!({"file": file, "breakpoints": [{"task": "b"}]})).await;
+    let id = started["session_id"].as_str().unwrap().to_string();
+    let view = held(&fx, &id, &[("held.b", "before")]).await;
+    assert_eq!(view["session"]["state"], "running");
+    let state_of = |view: &Value, task: &str| {
+        view["tasks"].as_array().unwrap().iter().find(|t| t["task"] == task).unwrap()["state"].clone()
+    };
+    assert_eq!(state_of(&view, "b"), "PENDING");
+    for _ in 0..100 {
+        if state_of(&fx.ok("get_session", json!({"session_id": id})).await, "side") == "SUCCEEDED" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut ran = lines();
+    ran.sort();
+    assert_eq!(ran, ["a", "side"], "what does not depend on b goes on");
+
+    // Nothing else is held; a step runs b and holds after it: c does not start.
+    let refused = fx.call("continue_session", json!({"session_id": id, "task": "c"})).await;
+    assert!(!refused.success, "{refused:?}");
+    assert_eq!(refused.metadata["error"], "refused");
+    assert!(refused.answer.as_str().unwrap().contains("not held"), "{refused:?}");
+    let step = fx.ok("continue_session", json!({"session_id": id, "task": "b", "how": "step"})).await;
+    assert_eq!(step["outcome"], "stepping held.b");
+    let view = held(&fx, &id, &[("held.b", "after")]).await;
+    assert_eq!(state_of(&view, "b"), "SUCCEEDED");
+    assert_eq!(state_of(&view, "c"), "PENDING");
+    assert!(!lines().contains(&"c".to_string()));
+    let skip_after = fx.call("continue_session", json!({"session_id": id, "how": "skip"})).await;
+    assert!(!skip_after.success && skip_after.answer.as_str().unwrap().contains("after it ended"), "{skip_after:?}");
+    fx.ok("continue_session", json!({"session_id": id})).await;
+    let waited = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(waited["session"]["state"], "completed");
+    assert_eq!(lines().last().map(String::as_str), Some("c"));
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    assert_eq!(view["held"], json!([]));
+
+    // Skipped where it holds: b never runs, c does.
+    std::fs::remove_file(&log).unwrap();
+    let started =
+        fx.ok("start_session", json!({"file": file, "breakpoints": [{"task": "held.b", "at": "before"}]})).await;
+    let id = started["session_id"].as_str().unwrap().to_string();
+    held(&fx, &id, &[("held.b", "before")]).await;
+    fx.ok("continue_session", json!({"session_id": id, "task": "b", "how": "skip"})).await;
+    fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    assert_eq!((state_of(&view, "b"), view["session"]["state"].clone()), (json!("SKIPPED"), json!("completed")));
+    assert!(!lines().contains(&"b".to_string()) && lines().contains(&"c".to_string()), "{:?}", lines());
+
+    // Held after the last task: the session does not end before it is let go.
+    let started = fx.ok("start_session", json!({"file": file, "breakpoints": [{"task": "c", "at": "after"}]})).await;
+    let id = started["session_id"].as_str().unwrap().to_string();
+    held(&fx, &id, &[("held.c", "after")]).await;
+    assert_eq!(fx.ok("get_session", json!({"session_id": id})).await["session"]["state"], "running");
+    fx.ok("continue_session", json!({"session_id": id, "task": "held.c"})).await;
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await["session"]["state"],
+        "completed"
+    );
+
+    // A breakpoint at a task the blueprint lacks starts nothing.
+    let sessions = fx.ok("list_sessions", json!({})).await;
+    let unknown =
+        fx.call("start_session", json!({"file": file, "breakpoints": [{"task": "nope", "at": "after"}]})).await;
+    assert_eq!(unknown.metadata["error"], "not_found", "{unknown:?}");
+    assert!(unknown.answer.as_str().unwrap().contains("no task 'nope' to hold at"), "{unknown:?}");
+    assert_eq!(fx.ok("list_sessions", json!({})).await, sessions);
+    let odd = fx.api.call("start_session", json!({"file": file, "breakpoints": [{"task": "b", "at": "during"}]})).await;
+    let odd = odd.err().expect("an unknown place is refused").to_string();
+    assert!(odd.contains("unknown variant `during`, expected `before` or `after`"), "{odd}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -103,6 +103,23 @@ pub(crate) enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
+    /// Let go of a task a running session holds at a breakpoint (`--break`): it starts, or what
+    /// follows it may. Without TASK, every held task.
+    Continue {
+        session: String,
+        /// `{instance}.{task}`, or a task id.
+        task: Option<String>,
+        /// Run the task and hold again after it (held after: hold before each task that follows).
+        #[arg(long, conflicts_with = "skip")]
+        step: bool,
+        /// Skip the task held before it starts.
+        #[arg(long)]
+        skip: bool,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// Pause a running session: nothing new starts, what runs finishes, then it is `stopped`.
     Pause {
         session: String,
@@ -434,6 +451,22 @@ pub struct Driving {
     /// task's `log_cap_bytes` param wins); the rest is dropped, with a note in the log.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
     pub log_cap: Option<u64>,
+    /// Hold the session at TASK (its id, or its node key) before it starts, or with `:after`
+    /// after it ended, until `orrery continue`. Repeatable.
+    #[arg(long = "break", value_name = "TASK[:after]", value_parser = parse_breakpoint)]
+    pub breakpoints: Vec<orrery_api::Breakpoint>,
+}
+
+/// `TASK`, `TASK:before` or `TASK:after`.
+fn parse_breakpoint(text: &str) -> Result<orrery_api::Breakpoint, String> {
+    let (task, at) = match text.rsplit_once(':') {
+        Some((task, at)) if orrery_api::BreakAt::parse(at).is_some() => (task, orrery_api::BreakAt::parse(at)),
+        _ => (text, Some(orrery_api::BreakAt::Before)),
+    };
+    match (task.is_empty(), at) {
+        (false, Some(at)) => Ok(orrery_api::Breakpoint { task: task.to_string(), at }),
+        _ => Err(format!("{text:?} names no task (TASK, TASK:before or TASK:after)")),
+    }
 }
 
 /// Antikythera agents on an MQTT broker, for the task types Orrery has no agent for. Each

@@ -76,6 +76,16 @@ pub fn pause(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Result
     ask(db, "pause_session", json!({"session_id": session}), format)
 }
 
+pub fn continue_session(
+    session: &str,
+    task: Option<&str>,
+    how: &str,
+    db: Option<PathBuf>,
+    format: ReportFormat,
+) -> Result<u8> {
+    ask(db, "continue_session", json!({"session_id": session, "task": task, "how": how}), format)
+}
+
 pub fn answer_prompt(session: &str, task: &str, value: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
     let value = orrery_blueprint::json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
     ask(db, "answer_prompt", json!({"session_id": session, "task": task, "value": value}), format)

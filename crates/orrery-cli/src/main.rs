@@ -115,6 +115,16 @@ fn main() -> ExitCode {
         }
         Command::Cancel { session, task, db, format } => interventions::cancel(&session, task.as_deref(), db, format),
         Command::Pause { session, db, format } => interventions::pause(&session, db, format),
+        Command::Continue { session, task, step, skip, db, format } => {
+            let how = if step {
+                "step"
+            } else if skip {
+                "skip"
+            } else {
+                "continue"
+            };
+            interventions::continue_session(&session, task.as_deref(), how, db, format)
+        }
         Command::Answer { session, task, value, db, format } => {
             interventions::answer_prompt(&session, &task, &value, db, format)
         }

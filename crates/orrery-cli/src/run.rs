@@ -126,6 +126,7 @@ pub fn recover(
             format,
             broker: broker.clone(),
             log_cap: None,
+            breakpoints: Vec::new(),
         };
         let ended = go_on(&session.id, Stored::Resume, driving)?;
         if code == 0 {
@@ -138,7 +139,7 @@ pub fn recover(
 /// Runs `run` (a new run, a resume, a restart) in this process through the facade, with the
 /// event printer and the stop signals, and maps how it ended to the exit code.
 fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Option<PathBuf>, run: Run) -> Result<u8> {
-    let Driving { max_parallel, format, broker, .. } = driving;
+    let Driving { max_parallel, format, broker, breakpoints, .. } = driving;
     let api = crate::face::api(Some(db.clone()), max_parallel)?;
     // SIGINT, SIGTERM and SIGHUP stop the session alike, from here on (crate::signals).
     let mut stops = crate::signals::watch()?;
@@ -167,6 +168,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
             unanswered: if interactive { Unanswered::Wait } else { Unanswered::Fail },
             broker: Some(broker),
             file,
+            breakpoints,
         };
         let here = match api.run_here(run, how).await {
             Ok(here) => here,
@@ -311,6 +313,11 @@ fn text_line(kind: &str, data: &EventData) -> String {
             format!("{:<10} {} {text}", "notify", shown.node)
         }
         EventData::PromptWaiting(prompt) => format!("{:<10} {} {}", "prompt", prompt.node, prompt.message),
+        EventData::Breakpoints(holds) => {
+            let held: Vec<String> = holds.held.iter().map(|h| format!("{} ({})", h.node, h.at)).collect();
+            let held = if held.is_empty() { "nothing".to_string() } else { held.join(", ") };
+            format!("{:<10} {} {}; held now: {held}", "break", holds.what, holds.node)
+        }
         EventData::AttemptSettled(settled) => {
             format!("settled    {} {}", settled.node, serde_json::to_string(&settled.outcome()).unwrap_or_default())
         }

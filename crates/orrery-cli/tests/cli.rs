@@ -298,6 +298,66 @@ fn run_stops_cleanly_on_ctrl_c_and_exits_130() {
     assert!(!s.0.join("after-ran").exists(), "nothing runs after the stop");
 }
 
+#[test]
+fn run_with_a_breakpoint_holds_until_continue_from_another_terminal() {
+    let s = Scratch::new("run-break");
+    let db = s.0.join("store.db");
+    let dbs = db.to_str().unwrap();
+    s.write("hb.json", r#"{"id": "hb", "name": "hb", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "a", "type": "shell.run", "params": [{"name": "command", "value": "echo a >> ran.txt"}], "depends_on": [{"id": "start"}]},
+      {"id": "b", "type": "shell.run", "params": [{"name": "command", "value": "echo b >> ran.txt"}], "depends_on": [{"id": "a"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "b"}]}]}"#);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["run", "--db", dbs, "--break", "b", "hb.json"])
+        .current_dir(&s.0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut seen = Vec::new();
+    let mut until = |wanted: &str, seen: &mut Vec<String>| {
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            let found = line.contains(wanted);
+            seen.push(line);
+            if found {
+                return;
+            }
+        }
+        panic!("no line with {wanted:?}: {}", seen.join("\n"));
+    };
+    until("break      held hb.b; held now: hb.b (before)", &mut seen);
+    assert_eq!(std::fs::read_to_string(s.0.join("ran.txt")).unwrap(), "a\n", "b waits");
+    let listed = json_of(&orrery(&["sessions", "--db", dbs, "--format", "json"], &s.0));
+    let session = listed[0]["id"].as_str().unwrap().to_string();
+
+    let wrong = orrery(&["continue", "--db", dbs, &session, "a"], &s.0);
+    assert_eq!(wrong.status.code(), Some(1), "{}", stderr(&wrong));
+    assert!(stderr(&wrong).contains("task a is not held at a breakpoint"), "{}", stderr(&wrong));
+    let step = orrery(&["continue", "--db", dbs, "--step", &session, "b"], &s.0);
+    assert_eq!(step.status.code(), Some(0), "{}", stderr(&step));
+    assert_eq!(stdout(&step).trim(), "stepping hb.b");
+    until("break      held hb.b; held now: hb.b (after)", &mut seen);
+    assert_eq!(std::fs::read_to_string(s.0.join("ran.txt")).unwrap(), "a\nb\n");
+    let go = orrery(&["continue", "--db", dbs, &session], &s.0);
+    assert_eq!(go.status.code(), Some(0), "{}", stderr(&go));
+    seen.extend(lines.map(Result::unwrap));
+    let o = child.wait_with_output().unwrap();
+    let out = seen.join("\n");
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.ends_with("session    completed"), "{out}");
+
+    let unknown = orrery(&["run", "--db", dbs, "--break", "nope:after", "hb.json"], &s.0);
+    assert_eq!(unknown.status.code(), Some(1), "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("no task 'nope' to hold at"), "{}", stderr(&unknown));
+    let empty = orrery(&["run", "--db", dbs, "--break", ":after", "hb.json"], &s.0);
+    assert_eq!(empty.status.code(), Some(2), "{}", stderr(&empty));
+    assert!(stderr(&empty).contains("names no task"), "{}", stderr(&empty));
+}
+
 fn json_of(o: &Output) -> Value {
     serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(o), stderr(o)))
 }

@@ -625,8 +625,12 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     let written = s.0.join("written.json");
     assert_eq!(client.ok("write_blueprint_file", json!({"file": written, "text": FLOW}))["changed"], true);
     assert_eq!(client.ok("read_layout", json!({"file": written}))["found"], false);
-    client.ok("save_layout", json!({"file": written, "positions": {"a": {"x": 1, "y": 2}}}));
-    assert_eq!(client.ok("read_layout", json!({"file": written}))["positions"]["a"]["y"], 2.0);
+    client.ok(
+        "save_layout",
+        json!({"file": written, "positions": {"a": {"x": 1, "y": 2}}, "breakpoints": {"a": "after"}}),
+    );
+    let layout = client.ok("read_layout", json!({"file": written}));
+    assert_eq!((&layout["positions"]["a"]["y"], &layout["breakpoints"]), (&json!(2.0), &json!({"a": "after"})));
     let names = client.ok("task_names", json!({"text": FLOW, "task_id": "b"}));
     assert_eq!(names["produced"][0]["key"], "n", "{names}");
     let scopes = client.ok("blueprint_scopes", json!({"text": ASKING}));
@@ -757,6 +761,20 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     events.until(|kind, data| kind == "prompt_waiting" && data["session_id"] == again.as_str());
     client.ok("stop_session", json!({"session_id": again}));
     assert_eq!(client.ok("wait_session", json!({"session_id": again, "timeout_s": 30}))["session"]["state"], "stopped");
+
+    // A breakpoint holds b until it is let go.
+    let held = client.ok("start_session", json!({"file": flow_file, "breakpoints": [{"task": "b"}]}));
+    let held = held["session_id"].as_str().unwrap().to_string();
+    events.until(|kind, data| kind == "breakpoints" && data["session_id"] == held.as_str());
+    assert_eq!(
+        client.ok("get_session", json!({"session_id": held}))["held"],
+        json!([{"node": "flow.b", "at": "before"}])
+    );
+    assert_eq!(client.ok("continue_session", json!({"session_id": held}))["outcome"], "continuing flow.b");
+    assert_eq!(
+        client.ok("wait_session", json!({"session_id": held, "timeout_s": 30}))["session"]["state"],
+        "completed"
+    );
 
     // Servers: saved, listed, published to (nothing listens at its address), forgotten.
     client.ok("save_server", json!({"name": "nowhere", "url": "http://127.0.0.1:9/", "token": "t"}));

@@ -164,6 +164,7 @@ async fn a_process_still_running_under_its_supervisor_is_adopted_not_killed() {
                 retry: None,
                 started_by: None,
                 file: None,
+                breakpoints: Vec::new(),
             };
             resume_session(&fx_db, &session, options).await
         })

@@ -62,6 +62,7 @@ impl Fixture {
             retry: None,
             started_by: None,
             file: None,
+            breakpoints: Vec::new(),
         };
         let db = self.db();
         let handle = tokio::spawn(async move {

@@ -38,6 +38,7 @@ impl Fixture {
             retry: None,
             started_by: None,
             file: None,
+            breakpoints: Vec::new(),
         };
         // A hang guard only: nothing here should take more than a few seconds.
         let report =
@@ -704,6 +705,7 @@ async fn a_session_started_for_a_request_is_not_started_twice() {
             retry: Some(retry.clone()),
             started_by: None,
             file: None,
+            breakpoints: Vec::new(),
         };
         run_session(&db, valid, library, Map::new(), options)
     };

@@ -6,7 +6,8 @@
 //!   means (the engine asks the OS: the store knows no processes), so a lease left behind by a
 //!   crashed runner is taken over.
 //! - **Requests.** Another process cannot reach a runner's memory; it leaves a request in the
-//!   store ([`Store::request`]: stop, pause, cancel a task, answer a prompt). The runner reads
+//!   store ([`Store::request`]: stop, pause, cancel a task, answer a prompt, let go of a task
+//!   held at a breakpoint). The runner reads
 //!   the open ones ([`Store::open_requests`]), acts, and marks each handled with what came of it.
 
 use rusqlite::{params, OptionalExtension};
@@ -36,6 +37,9 @@ pub enum Request {
     Cancel { task: String },
     /// Answer the prompt of a task (node key or task id).
     Answer { task: String, value: Value },
+    /// Let go of a task held at a breakpoint (node key or task id; `None`: every held task):
+    /// `"continue"`, `"step"` or `"skip"`.
+    Release { task: Option<String>, how: String },
 }
 
 impl Request {
@@ -45,6 +49,7 @@ impl Request {
             Request::Pause => "pause",
             Request::Cancel { .. } => "cancel",
             Request::Answer { .. } => "answer",
+            Request::Release { .. } => "release",
         }
     }
 }
@@ -114,6 +119,7 @@ impl Store {
             Request::Stop | Request::Pause => (None, None),
             Request::Cancel { task } => (Some(task.as_str()), None),
             Request::Answer { task, value } => (Some(task.as_str()), Some(value.to_string())),
+            Request::Release { task, how } => (task.as_deref(), Some(Value::from(how.as_str()).to_string())),
         };
         self.write(|tx| {
             require_session(tx.sql, tx.path, session_id)?;
@@ -162,6 +168,10 @@ impl Store {
                     ("answer", Some(task), Some(value)) => Request::Answer {
                         task,
                         value: orrery_blueprint::json::from_str(&value).map_err(|_| corrupt())?,
+                    },
+                    ("release", task, Some(how)) => Request::Release {
+                        task,
+                        how: orrery_blueprint::json::from_str::<String>(&how).map_err(|_| corrupt())?,
                     },
                     _ => return Err(corrupt()),
                 };

@@ -76,6 +76,8 @@ event_kinds! {
     PromptAnswered(PromptAnswered) = "prompt_answered",
     /// A display task showed something.
     Notification(NotificationShown) = "notification",
+    /// A task was held at a breakpoint, or let go: the tasks held now.
+    Breakpoints(BreakpointHolds) = "breakpoints",
     /// The inner blueprint versions a session runs, appended right after its creation.
     SessionBlueprints(SessionBlueprints) = "session_blueprints",
     /// A step of a task's dispatch over the broker.
@@ -180,6 +182,23 @@ pub struct PromptWaiting {
     /// The answers it takes, when it lists them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Value>,
+}
+
+/// Where a session holds at its breakpoints (Orrery's own): every task held now, after the
+/// change `what` (`"held"` or how one was let go: `"continue"`, `"step"`, `"skip"`) of `node`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BreakpointHolds {
+    pub node: String,
+    pub what: String,
+    pub held: Vec<HeldTask>,
+}
+
+/// A task held at a breakpoint: before it starts, or after it ended (nothing after it starts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HeldTask {
+    pub node: String,
+    /// `"before"` or `"after"`.
+    pub at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -93,9 +93,9 @@ pub use clock::{iso_8601, Clock, IdSource, ManualClock, SequentialIds, SystemClo
 pub use control::{Lease, OpenRequest, Request};
 pub use error::StoreError;
 pub use event_data::{
-    BrokerDispatch, DataUpdated, EventData, EventKind, LogCapped, LogGrew, NotificationShown, ProgressChanged,
-    PromptAnswered, PromptWaiting, RemoteLinkChanged, SessionBlueprints, SessionCreated, SessionStateChanged,
-    TaskStateChanged,
+    BreakpointHolds, BrokerDispatch, DataUpdated, EventData, EventKind, HeldTask, LogCapped, LogGrew,
+    NotificationShown, ProgressChanged, PromptAnswered, PromptWaiting, RemoteLinkChanged, SessionBlueprints,
+    SessionCreated, SessionStateChanged, TaskStateChanged,
 };
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use idempotency::{Retry, MAX_REQUEST_ID_CHARS};

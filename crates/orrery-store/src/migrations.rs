@@ -31,6 +31,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0015_session_file", include_str!("../migrations/0015_session_file.sql")),
     ("0016_attempt_times_unknown", include_str!("../migrations/0016_attempt_times_unknown.sql")),
     ("0017_attempt_environment", include_str!("../migrations/0017_attempt_environment.sql")),
+    ("0018_release_requests", include_str!("../migrations/0018_release_requests.sql")),
 ];
 
 /// The schema version this code writes.

@@ -273,6 +273,45 @@ async fn a_run_from_a_chosen_task_keeps_what_came_before_and_runs_that_task_and_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() {
+    let app = App::start(|dir| {
+        let runs = dir.join("runs.log");
+        let note = |what: &str| format!("echo {what} >> '{}'", runs.display());
+        let tasks = vec![sh("a", &note("a"), "start"), sh("b", &note("b"), "a"), sh("c", &note("c"), "b")];
+        write_blueprint(&dir.join("held.json"), "held", tasks);
+        Some(dir.join("held.json"))
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 5).await;
+    app.select_task("b").await;
+    app.click("[data-testid=inspector-breakpoint] option[value=before]").await;
+    let layout = app.dir.path().join("held.json.layout");
+    eventually("the breakpoint kept beside the file", || async {
+        std::fs::read_to_string(&layout).ok().filter(|t| t.contains(r#""breakpoints": {"b": "before"}"#))
+    })
+    .await;
+    launch(&app).await;
+
+    // Held before b: a ran, b did not; the header says where and b is shown.
+    app.wait_attr("[data-testid=held]", "data-node", "held.b").await;
+    app.wait_attr("[data-testid=held]", "data-at", "before").await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "held.b").await;
+    let runs = app.dir.path().join("runs.log");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\n");
+    app.screenshot("runs-held-before.png").await;
+
+    // A step runs b and holds after it; Continue lets c run and the run complete.
+    app.click("[data-testid=held-step]").await;
+    app.wait_attr("[data-testid=held]", "data-at", "after").await;
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb\n");
+    assert_eq!(app.count("[data-testid=held-skip]").await, 0, "a task that ended is not skipped");
+    app.click("[data-testid=held-continue]").await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    assert_eq!(app.count("[data-testid=held]").await, 0);
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb\nc\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_finds_the_tools_the_users_login_shell_puts_on_path() {
     // The user's login shell (a stand-in: bash with its own HOME) puts a folder of tools on PATH;
     // the app, started without it, asks the shell in the background and its tasks find them.

@@ -94,6 +94,28 @@ export type BlueprintFile = {
   tasks: number;
 };
 
+export type BreakAtArgument = "before" | "after";
+
+/**
+ * A breakpoint: a task id of the blueprint (that task in every instance that runs it) or a
+ * node `{instance}.{task}`, and when it holds.
+ */
+export type BreakpointArgument = {
+  task: string;
+  /** `before` the task starts (the default), or `after` it ended (nothing after it starts). */
+  at?: BreakAtArgument;
+};
+
+/**
+ * Where a session holds at its breakpoints (Orrery's own): every task held now, after the
+ * change `what` (`"held"` or how one was let go: `"continue"`, `"step"`, `"skip"`) of `node`.
+ */
+export type BreakpointHolds = {
+  node: string;
+  what: string;
+  held: HeldTask[];
+};
+
 /** A step of a task's dispatch over the broker; `assignment` is the id it goes out under. */
 export type BrokerDispatch = {
   step: "allocated";
@@ -227,6 +249,13 @@ export type GraphNode = {
   missing: boolean;
   /** Submitted, but its current run has not succeeded (yet): what it publishes may change. */
   provisional: boolean;
+};
+
+/** A task held at a breakpoint: before it starts, or after it ended (nothing after it starts). */
+export type HeldTask = {
+  node: string;
+  /** `"before"` or `"after"`. */
+  at: string;
 };
 
 /** One input of one attempt and where it came from. */
@@ -527,6 +556,9 @@ export type Relations = {
   provisional: string[];
 };
 
+/** How a held task is let go. */
+export type ReleaseHow = "continue" | "step" | "skip";
+
 export type RemoteAction = ("pause" | "stop") | "resume" | "restart";
 
 export type RemoteIntervention = "reset" | "skip" | "reset_scope";
@@ -737,6 +769,12 @@ export type SessionEvent = ({
   payload: {
     form: "whole";
     value: NotificationShown;
+  } | EventCut;
+}) | ({
+  kind: "breakpoints";
+  payload: {
+    form: "whole";
+    value: BreakpointHolds;
   } | EventCut;
 }) | ({
   kind: "session_blueprints";
@@ -1221,6 +1259,8 @@ export type ReadLayoutAnswer = {
   found: boolean;
   positions: { [key: string]: Point };
   direction: Direction;
+  /** The breakpoints set in the editor, by task id (left out when there are none). */
+  breakpoints?: { [key: string]: BreakAtArgument };
 };
 
 /** Keeps node positions beside a blueprint file (`FILE.layout`: sorted, whole pixels, one task per line), atomically. */
@@ -1230,6 +1270,8 @@ export type SaveLayoutArguments = {
   positions: { [key: string]: Point };
   /** The way the tasks are laid out, kept for the next automatic layout. */
   direction?: Direction;
+  /** The breakpoints set in the editor, by task id: what a run started from it holds at. */
+  breakpoints?: { [key: string]: BreakAtArgument };
   /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
   request_id?: string;
 };
@@ -1241,6 +1283,8 @@ export type SaveLayoutAnswer = {
   found: boolean;
   positions: { [key: string]: Point };
   direction: Direction;
+  /** The breakpoints set in the editor, by task id (left out when there are none). */
+  breakpoints?: { [key: string]: BreakAtArgument };
 };
 
 /** Runs a blueprint file as a new session, in the background; answers its id at once. */
@@ -1257,6 +1301,11 @@ export type StartSessionArguments = {
    * arguments it is refused (`request_id_reused`). Over HTTP, the `Idempotency-Key` header.
    */
   request_id?: string | null;
+  /**
+   * Where the run holds (Orrery's own): each task waits there until `continue_session`. A
+   * task the blueprint does not have is `not_found`, and nothing starts.
+   */
+  breakpoints?: BreakpointArgument[];
 };
 
 export type StartSessionAnswer = {
@@ -1353,6 +1402,8 @@ export type GetSessionAnswer = {
   driven: boolean;
   /** Its tasks waiting for an answer (`answer_prompt`), by node key. */
   waiting: string[];
+  /** Its tasks held at a breakpoint while it runs (`continue_session` lets them go). */
+  held: HeldTask[];
   /**
    * The sessions that restart this one, oldest first (the one it restarts is
    * `session.restarted_from`): the lineage between sessions.
@@ -1429,6 +1480,26 @@ export type CancelTaskArguments = {
 };
 
 export type CancelTaskAnswer = {
+  /** What the session's runner made of the request. */
+  outcome: string;
+};
+
+/** Lets go of a task a running session holds at a breakpoint (every held task without `task`): continue, step (run it and hold again after it) or skip. Refused when no such task is held. */
+export type ContinueSessionArguments = {
+  session_id: string;
+  /** The held task to let go (`{instance}.{task}`, or a task id); every held task when absent. */
+  task?: string | null;
+  /**
+   * `continue` (the default): the task starts, or what follows it may; `step`: held before
+   * it, the task runs and the session holds again after it, held after it, the tasks that
+   * depend on it hold before they start; `skip`: a task held before it starts is skipped.
+   */
+  how?: ReleaseHow;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
+};
+
+export type ContinueSessionAnswer = {
   /** What the session's runner made of the request. */
   outcome: string;
 };
@@ -2601,6 +2672,7 @@ export interface Jobs {
   stop_session: { arguments: StopSessionArguments; answer: StopSessionAnswer };
   pause_session: { arguments: PauseSessionArguments; answer: PauseSessionAnswer };
   cancel_task: { arguments: CancelTaskArguments; answer: CancelTaskAnswer };
+  continue_session: { arguments: ContinueSessionArguments; answer: ContinueSessionAnswer };
   answer_prompt: { arguments: AnswerPromptArguments; answer: AnswerPromptAnswer };
   skip_task: { arguments: SkipTaskArguments; answer: SkipTaskAnswer };
   reset_task: { arguments: ResetTaskArguments; answer: ResetTaskAnswer };

@@ -49,6 +49,7 @@ function TaskInspector({ task }: { task: Task }) {
         </code>
         {definition?.description && <p className="hint">{definition.description}</p>}
       </div>
+      <BreakpointField id={task.id} />
       {problems.length > 0 && (
         <ul className="task-problems">
           {problems.map((d, i) => (
@@ -86,6 +87,28 @@ function TaskInspector({ task }: { task: Task }) {
         except={inForm}
         {...(owned.length > 0 ? { title: "Other params" } : {})}
       />
+    </div>
+  );
+}
+
+/** Where a run started from the editor holds at this task: kept beside the file, not in it. */
+function BreakpointField({ id }: { id: string }) {
+  const at = useEditor((s) => s.breakpoints[id] ?? "");
+  const setBreakpoint = useEditor((s) => s.setBreakpoint);
+  return (
+    <div className="field">
+      <label htmlFor="inspector-breakpoint">Breakpoint</label>
+      <select
+        id="inspector-breakpoint"
+        data-testid="inspector-breakpoint"
+        value={at}
+        onChange={(e) => setBreakpoint(id, e.target.value === "before" || e.target.value === "after" ? e.target.value : null)}
+        title="A run started from the editor holds here until you continue, step or skip"
+      >
+        <option value="">None</option>
+        <option value="before">Hold before it starts</option>
+        <option value="after">Hold after it ends</option>
+      </select>
     </div>
   );
 }

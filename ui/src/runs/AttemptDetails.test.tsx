@@ -51,6 +51,7 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     session,
     driven: true,
     waiting: [],
+    held: [],
     restarts: [],
     nodes: {},
     attempts: [],
@@ -187,7 +188,7 @@ describe("the details of an attempt", () => {
     const failed = attempt("bp.work", 1, "failed", "shell.run");
     const { calls, button, workspace } = mount(
       openRun({ session: { ...session, state: "failed" }, driven: false, attempts: [failed], selected: { node: "bp.work", attempt: 1 } }),
-      { get_session: () => ({ session, tasks: [], attempts: [failed], driven: false, waiting: [], restarts: [] }) },
+      { get_session: () => ({ session, tasks: [], attempts: [failed], driven: false, waiting: [], held: [], restarts: [] }) },
     );
     act(() => button("Reset with downstream")!.click());
     await settled();
@@ -265,7 +266,7 @@ describe("the details of an attempt", () => {
         lineage: [],
       }),
       {
-        get_session: ({ session_id }) => ({ session: origin, tasks: [], attempts: session_id === "s0" ? [other] : [], driven: false, waiting: [], restarts: [] }),
+        get_session: ({ session_id }) => ({ session: origin, tasks: [], attempts: session_id === "s0" ? [other] : [], driven: false, waiting: [], held: [], restarts: [] }),
         get_session_blueprints: () => ({ root: { blueprint_id: "bp", hash: "h", text: JSON.stringify(blueprint) }, inner: [], instances: [] }),
       },
     );

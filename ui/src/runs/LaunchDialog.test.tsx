@@ -82,6 +82,7 @@ async function mounted(jobs: JobHandlers = {}, servers: ServerInfo[] = [lab], id
       attempts: [],
       driven: false,
       waiting: [],
+      held: [],
       restarts: [],
     }),
     get_session_blueprints: () => ({

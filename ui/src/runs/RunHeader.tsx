@@ -1,5 +1,5 @@
 // The open run's header: what it runs and how it stands (live duration, who waits for an
-// answer), and what can be done to it: pause and stop while a runner drives it; resume (retry
+// answer, which task holds at a breakpoint and the ways to let it go), and what can be done to it: pause and stop while a runner drives it; resume (retry
 // from the point of failure) and restart when none does. A run mirrored from an antikythera
 // server names it and says whether it answers: the actions go to it.
 import { useEffect, useState } from "react";
@@ -8,6 +8,36 @@ import { failedAttempt, latestAttempt, type OpenRun } from "../store/runs";
 import { shortRunId } from "./ids";
 import { StatePill, whenLabel } from "./RunList";
 import { durationLabel } from "./timeline/model";
+
+/** A task held at a breakpoint: where, and continue, step or skip it. */
+function Held({ run, node, at }: { run: OpenRun; node: string; at: string }) {
+  const select = useRuns((s) => s.select);
+  const release = useRuns((s) => s.release);
+  const before = at === "before";
+  return (
+    <div className="run-held" data-testid="held" data-node={node} data-at={at}>
+      <button type="button" className="run-waiting" onClick={() => select({ node, attempt: latestAttempt(run.attempts, node)?.attempt ?? 0 })}>
+        Held {before ? "before" : "after"} {node}
+      </button>
+      <button type="button" className="primary" onClick={() => void release(node, "continue")} data-testid="held-continue" title={before ? "Run it, and go on" : "Let what follows it start"}>
+        Continue
+      </button>
+      <button
+        type="button"
+        onClick={() => void release(node, "step")}
+        data-testid="held-step"
+        title={before ? "Run just this task and hold again after it" : "Hold again before each task that follows it"}
+      >
+        Step
+      </button>
+      {before && (
+        <button type="button" onClick={() => void release(node, "skip")} data-testid="held-skip" title="Skip it: it does not run">
+          Skip
+        </button>
+      )}
+    </div>
+  );
+}
 
 export function RunHeader({ run }: { run: OpenRun }) {
   const act = useRuns((s) => s.act);
@@ -52,6 +82,7 @@ export function RunHeader({ run }: { run: OpenRun }) {
           {waiting.length === 1 ? `${waiting[0]} waits for an answer` : `${waiting.length} tasks wait for an answer`}
         </button>
       )}
+      {driven && active && run.held.map((h) => <Held key={`${h.node} ${h.at}`} run={run} node={h.node} at={h.at} />)}
       <div className="run-actions">
         {driven && active && (
           <>

@@ -59,6 +59,7 @@ async function mounted(jobs: JobHandlers = {}, view = false) {
       attempts: [],
       driven: false,
       waiting: [],
+      held: [],
       restarts: [],
       link: { reachable: true, following: false },
     }),

@@ -6,6 +6,7 @@ import type { StoreApi } from "zustand/vanilla";
 import type { Backend } from "../backend/types";
 import type {
   BlueprintFile,
+  BreakAtArgument,
   Direction,
   FileReport,
   GetTaskTypeAnswer,
@@ -19,6 +20,10 @@ import type { Position, Positions } from "./positions";
 
 /** Places the tasks of a blueprint (the app uses editor/layered.ts). */
 export type Layout = (blueprint: Blueprint, direction?: Direction) => Promise<Positions>;
+/** Breakpoints by task id (`before` the task starts, `after` it ended). */
+export type Breakpoints = Record<string, BreakAtArgument>;
+/** What the layout beside a file gives an opened blueprint. */
+export type Laid = { positions: Positions; direction: Direction; breakpoints: Breakpoints };
 
 /**
  * One step of the undo history: the blueprint as it was, and the positions too when the step
@@ -71,6 +76,10 @@ export type PlacementSlice = {
   laidOut: boolean;
   /** Which way the automatic layout lays tasks out; kept in the layout beside the file. */
   direction: Direction;
+  /** Where a run started from the editor holds, by task id; kept in the layout beside the file. */
+  breakpoints: Breakpoints;
+  /** Sets (or, with null, clears) the breakpoint of a task. */
+  setBreakpoint(id: string, at: BreakAtArgument | null): void;
   /** Lays every task out again (one undo step). */
   autoLayout(): Promise<void>;
   /** Lays every task out again the other way, and keeps that way for the file. */
@@ -236,7 +245,7 @@ export type LayoutKeeping = {
   /** Writes the layout beside the open file now. */
   saveLayout(): Promise<void>;
   /** The positions to show for a file: its saved layout, completed by the automatic one, and its direction. */
-  positionsFor(path: string, blueprint: Blueprint): Promise<{ positions: Positions; direction: Direction }>;
+  positionsFor(path: string, blueprint: Blueprint): Promise<Laid>;
   /**
    * Counts one more blueprint opened (or created) and drops the layout save pending for the one
    * before; answers the count.

@@ -336,6 +336,34 @@ describe("the layout's direction", () => {
   });
 });
 
+describe("breakpoints", () => {
+  it("are kept beside the file, read back, follow a renamed task and are not kept for a deleted one", async () => {
+    const kept: Record<string, Record<string, "before" | "after">> = {};
+    const { backend } = setup({}, {
+      read_layout: ({ file }) => ({ layout_file: `${file}.layout`, found: false, positions: {}, direction: "down", breakpoints: kept[file] ?? {} }),
+      save_layout: ({ file, positions, direction, breakpoints }) => {
+        kept[file] = breakpoints ?? {};
+        return { layout_file: `${file}.layout`, found: true, positions, direction: direction ?? "down" };
+      },
+    });
+    const store = createEditorStore(backend, layeredLayout, { layoutSaveDelayMs: 10 });
+    await opened(store);
+    store.getState().setBreakpoint("work", "before");
+    store.getState().setBreakpoint("end", "after");
+    await vi.waitFor(() => expect(kept["/bp.json"]).toEqual({ work: "before", end: "after" }));
+    store.getState().setBreakpoint("end", null);
+    await vi.waitFor(() => expect(kept["/bp.json"]).toEqual({ work: "before" }));
+
+    await store.getState().open("/bp.json", text);
+    expect(store.getState().breakpoints).toEqual({ work: "before" });
+    expect(store.getState().renameTask("work", "build")).toBeNull();
+    expect(store.getState().breakpoints.build).toBe("before");
+    store.getState().moveTask("build", { x: 5, y: 5 });
+    // The old id is no task now: its breakpoint is not kept.
+    await vi.waitFor(() => expect(kept["/bp.json"]).toEqual({ build: "before" }));
+  });
+});
+
 describe("the layout beside the file", () => {
   it("is used when found; the tasks it lacks go under their upstream", async () => {
     const { store } = setup({ "/bp.json": { start: { x: 500, y: 7 }, work: { x: 500, y: 200 }, gone: { x: 1, y: 1 } } });

@@ -5,8 +5,7 @@ import type { BlueprintFile } from "../backend/generated";
 import { isUntitled, parseBlueprint, toText } from "../blueprint";
 import { folderOf } from "../paths";
 import { mark, markNextRender } from "../timing";
-import type { EditorInternals, EditorState, FileSlice, GetEditor, SetEditor } from "./editor-state";
-import type { Positions } from "./positions";
+import type { EditorInternals, EditorState, FileSlice, GetEditor, Laid, SetEditor } from "./editor-state";
 
 export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInternals): FileSlice {
   const { backend, fail } = internals;
@@ -58,7 +57,7 @@ export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInte
       set({ saved: parsed.blueprint });
       set({ scopes: [], selectedScope: null });
       internals.replace(parsed.blueprint, [], []);
-      let laid: { positions: Positions; direction: EditorState["direction"] } = { positions: {}, direction: "down" };
+      let laid: Laid = { positions: {}, direction: "down", breakpoints: {} };
       try {
         laid = await internals.positionsFor(path, parsed.blueprint);
       } catch (e) {
@@ -73,13 +72,13 @@ export function filesSlice(set: SetEditor, get: GetEditor, internals: EditorInte
     async create(blueprint, layoutOf) {
       const mine = internals.countOpening();
       internals.newStep();
-      set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, direction: "down", laidOut: false, selected: null, selection: [] });
+      set({ path: null, encoding: "antikythera", saved: blueprint, positions: {}, direction: "down", breakpoints: {}, laidOut: false, selected: null, selection: [] });
       set({ scopes: [], selectedScope: null });
       set({ selectedDependency: null, names: null, notice: null, report: null, checked: null });
       internals.replace(blueprint, [], []);
-      let laid: { positions: Positions; direction: EditorState["direction"] } = { positions: {}, direction: "down" };
+      let laid: Laid = { positions: {}, direction: "down", breakpoints: {} };
       try {
-        laid = layoutOf ? await internals.positionsFor(layoutOf, blueprint) : { positions: await internals.layout(blueprint), direction: "down" };
+        laid = layoutOf ? await internals.positionsFor(layoutOf, blueprint) : { positions: await internals.layout(blueprint), direction: "down", breakpoints: {} };
       } catch (e) {
         fail(e);
       }

@@ -5,7 +5,7 @@ import type { Direction } from "../backend/generated";
 import type { Backend } from "../backend/types";
 import type { Blueprint } from "../blueprint";
 import { mark, markNextRender } from "../timing";
-import type { EditorInternals, GetEditor, Layout, LayoutKeeping, PlacementSlice, SetEditor } from "./editor-state";
+import type { Breakpoints, EditorInternals, GetEditor, Laid, Layout, LayoutKeeping, PlacementSlice, SetEditor } from "./editor-state";
 import { withStep } from "./history";
 import { layoutToSave, mergeLayout, placeBeside, type Positions } from "./positions";
 
@@ -21,29 +21,33 @@ export function layoutKeeping(backend: Backend, layout: Layout, saveDelayMs: num
 
   async function saveLayout() {
     clearTimeout(layoutTimer);
-    const { blueprint, path, positions, direction } = get();
+    const { blueprint, path, positions, direction, breakpoints } = get();
     if (!blueprint || path === null) return;
+    // A breakpoint of a task deleted since is not kept.
+    const kept = Object.fromEntries(Object.entries(breakpoints).filter(([id]) => blueprint.tasks.some((t) => t.id === id)));
     try {
-      await backend.call("save_layout", { file: path, positions: layoutToSave(blueprint, positions), direction });
+      await backend.call("save_layout", { file: path, positions: layoutToSave(blueprint, positions), direction, breakpoints: kept });
     } catch (e) {
       fail(e);
     }
   }
 
-  async function positionsFor(path: string, blueprint: Blueprint): Promise<{ positions: Positions; direction: Direction }> {
+  async function positionsFor(path: string, blueprint: Blueprint): Promise<Laid> {
     let saved: Positions | null = null;
     let direction: Direction = "down";
+    let breakpoints: Breakpoints = {};
     try {
       const found = await backend.call("read_layout", { file: path });
       if (found.found) saved = found.positions;
       direction = found.direction ?? "down";
+      breakpoints = found.breakpoints ?? {};
     } catch (e) {
       fail(e); // an unreadable layout is replaced by a fresh one, and the user told why
     }
-    if (saved === null) return { positions: await layout(blueprint, direction), direction };
+    if (saved === null) return { positions: await layout(blueprint, direction), direction, breakpoints };
     const merged = mergeLayout(blueprint, saved, direction);
-    if (merged.unplaced.length === 0) return { positions: merged.positions, direction };
-    return { positions: placeBeside(merged.positions, merged.unplaced, await layout(blueprint, direction)), direction };
+    if (merged.unplaced.length === 0) return { positions: merged.positions, direction, breakpoints };
+    return { positions: placeBeside(merged.positions, merged.unplaced, await layout(blueprint, direction)), direction, breakpoints };
   }
 
   return {
@@ -64,6 +68,13 @@ export function placementSlice(set: SetEditor, get: GetEditor, internals: Editor
     positions: {},
     laidOut: false,
     direction: "down",
+    breakpoints: {},
+
+    setBreakpoint(id, at) {
+      const { [id]: _, ...others } = get().breakpoints;
+      set({ breakpoints: at === null ? others : { ...others, [id]: at } });
+      internals.scheduleLayoutSave();
+    },
 
     async setDirection(direction) {
       if (direction === get().direction) return;

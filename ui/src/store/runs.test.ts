@@ -62,6 +62,7 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
         restarts: [],
         // As the facade answers: the prompts still running.
         waiting: attempts.filter((a) => a.state === "running" && a.agent.startsWith("user_")).map((a) => a.node),
+        held: [],
       }),
       get_session_blueprints: () => ({
         root: { blueprint_id: "deploy", hash: "abc123", text: deploy },
@@ -108,17 +109,21 @@ describe("launching a run", () => {
   it("saves first, asks for the elements of dynamic composites, starts the file and shows the run", async () => {
     const { backend, workspace, started } = await loaded();
     editor(workspace).edit((b) => connect(b, "start", "ask"));
+    // Breakpoints set in the editor go with the run; one of a task since deleted does not.
+    editor(workspace).setBreakpoint("ask", "after");
+    editor(workspace).setBreakpoint("gone", "before");
     workspace.getState().prepareRun();
     expect(workspace.getState().ask?.title).toBe("Save deploy.json before running it?");
     expect(workspace.getState().launching).toBeNull();
     await workspace.getState().ask!.choices.find((c) => c.label === "Save and Run")!.run();
     await settled();
     expect(backend.files.get("/w/deploy.json")).toContain('"id":"ask"');
-    expect(workspace.getState().launching).toEqual({ file: "/w/deploy.json", name: "deploy.json", id: "deploy", dynamic: ["fan"] });
+    const breakpoints = [{ task: "ask", at: "after" }];
+    expect(workspace.getState().launching).toEqual({ file: "/w/deploy.json", name: "deploy.json", id: "deploy", dynamic: ["fan"], breakpoints });
 
     await workspace.getState().launch({ elements: { fan: ["a", "b"] } });
     await settled();
-    expect(started).toEqual([{ file: "/w/deploy.json", params: { elements: { fan: ["a", "b"] } } }]);
+    expect(started).toEqual([{ file: "/w/deploy.json", params: { elements: { fan: ["a", "b"] } }, breakpoints }]);
     expect(workspace.getState().mode).toBe("runs");
     expect(run(workspace).session.id).toBe("s1");
     expect(run(workspace).levels.map((l) => l.instance)).toEqual(["deploy"]);
@@ -299,6 +304,7 @@ describe("a failed run", () => {
         driven: false,
         restarts: [],
         waiting: [],
+        held: [],
       }),
       blueprint_changes: changes as JobHandlers["blueprint_changes"],
       resume_session: record("resume_session", { session_id: "s1" }),
@@ -385,6 +391,7 @@ describe("a run mirrored from a server", () => {
         attempts: [],
         driven: true,
         waiting: [],
+        held: [],
         restarts: [],
         link,
       }),

@@ -8,12 +8,15 @@ import { createStore, type StoreApi } from "zustand/vanilla";
 import type {
   Attempt,
   BlueprintChangesAnswer,
+  BreakpointArgument,
   CompareSessionsAnswer,
   GetAttemptAnswer,
   GetSessionNotesAnswer,
+  HeldTask,
   InputLineage,
   InstanceInfo,
   LinkState,
+  ReleaseHow,
   RestartSessionArguments,
   Session,
   SessionEvent,
@@ -39,6 +42,8 @@ export type OpenRun = {
   driven: boolean;
   /** Its tasks waiting for an answer, by node key (the facade says which). */
   waiting: string[];
+  /** Its tasks held at a breakpoint, and where (before the task starts, after it ended). */
+  held: HeldTask[];
   /** The runs that restart it, oldest first (the one it restarts: `session.restarted_from`). */
   restarts: Session[];
   /** Its task nodes by node key: which instance and task each is, and its state. */
@@ -123,10 +128,12 @@ export type RunsState = {
   rerun: Rerun | null;
   cancelRerun(): void;
   actOnTask(action: TaskAction, node: string): Promise<void>;
+  /** Lets go of the task held at a breakpoint (`continue_session`): continue, step or skip. */
+  release(node: string, how: ReleaseHow): Promise<void>;
   resetScope(node: string): Promise<void>;
   answer(node: string, value: unknown): Promise<void>;
   /** Starts a session of a saved blueprint file and opens it. */
-  launch(file: string, params: Record<string, unknown>): Promise<string | null>;
+  launch(file: string, params: Record<string, unknown>, breakpoints?: BreakpointArgument[]): Promise<string | null>;
   saveLog(): Promise<void>;
   /** Compares the open run with another one (the older of the two is the baseline). */
   compareWith(sessionId: string): Promise<void>;
@@ -192,12 +199,17 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       try {
         const view = await backend.call("get_session", { session_id: run.session.id });
         if (mine !== opened) return;
-        const { session, driven, waiting, restarts, attempts } = view;
+        const { session, driven, waiting, held, restarts, attempts } = view;
         const before = get().run;
-        // A run that has just failed leads to its failure; otherwise the shown task follows its newest attempt.
+        // A run that has just failed leads to its failure; one that has just held at a breakpoint
+        // to the held task; otherwise the shown task follows its newest attempt.
         const failedNow = session.state === "failed" && before?.session.state !== "failed";
-        const selected = (failedNow && failedAttempt(attempts)) || followed(before?.selected ?? null, before?.attempts ?? [], attempts);
-        patchRun({ session, driven, waiting, restarts, nodes: nodesOf(view.tasks), attempts, selected, link: view.link ?? null });
+        const heldNow = held.find((h) => !before?.held.some((b) => b.node === h.node && b.at === h.at));
+        const selected =
+          (failedNow && failedAttempt(attempts)) ||
+          (heldNow && { node: heldNow.node, attempt: latestAttempt(attempts, heldNow.node)?.attempt ?? 0 }) ||
+          followed(before?.selected ?? null, before?.attempts ?? [], attempts);
+        patchRun({ session, driven, waiting, held, restarts, nodes: nodesOf(view.tasks), attempts, selected, link: view.link ?? null });
         void loadDetails();
         void loadLineage();
         void get().loadNotes();
@@ -337,6 +349,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               session: view.session,
               driven: view.driven,
               waiting: view.waiting,
+              held: view.held,
               restarts: view.restarts,
               nodes: nodesOf(view.tasks),
               attempts: view.attempts,
@@ -457,6 +470,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           case "session_state_changed":
           case "prompt_waiting":
           case "prompt_answered":
+          case "breakpoints":
           case "notification":
           case "session_blueprints":
           case "broker_dispatch":
@@ -517,6 +531,13 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         await newRun(run.session.id, saved ? { saved: true, from: node } : { from: node }, what);
       },
 
+      async release(node, how) {
+        const run = get().run;
+        if (!run) return;
+        const what = { continue: `${node} goes on`, step: `${node}: one step`, skip: `${node} is skipped` }[how];
+        await intervene(what, () => backend.call("continue_session", { session_id: run.session.id, task: node, how }));
+      },
+
       async actOnTask(action, node) {
         const run = get().run;
         if (!run) return;
@@ -547,9 +568,9 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         await intervene(`Answered ${node}`, () => backend.call("answer_prompt", { session_id: run.session.id, task: node, value }));
       },
 
-      async launch(file, params) {
+      async launch(file, params, breakpoints = []) {
         try {
-          const { session_id } = await backend.call("start_session", { file, params });
+          const { session_id } = await backend.call("start_session", { file, params, ...(breakpoints.length > 0 ? { breakpoints } : {}) });
           await get().refresh();
           await get().open(session_id);
           return session_id;

@@ -30,13 +30,15 @@ function anchorOf(place: Insertion): string {
 export function taskEditsSlice(set: SetEditor, get: GetEditor, internals: EditorInternals): TaskEditsSlice {
   return {
     renameTask(from, to) {
-      const { blueprint, positions, selected, selection } = get();
+      const { blueprint, positions, breakpoints, selected, selection } = get();
       if (!blueprint) return "no blueprint is open";
       const renamed = renameTask(blueprint, from, to);
       if ("error" in renamed) return renamed.error;
-      // The old id keeps its place too, for an undo of the rename.
+      // The old id keeps its place (and breakpoint) too, for an undo of the rename.
       const at = positions[from];
       if (at) set({ positions: { ...positions, [to]: at } });
+      const held = breakpoints[from];
+      if (held) set({ breakpoints: { ...breakpoints, [to]: held } });
       if (selected === from) set({ selected: to });
       if (selection.includes(from)) set({ selection: selection.map((id) => (id === from ? to : id)) });
       get().edit(() => renamed.blueprint);

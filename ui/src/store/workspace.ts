@@ -4,7 +4,7 @@
 // leaving an inner blueprint).
 import { createStore, type StoreApi } from "zustand/vanilla";
 import { eventWords } from "../runs/words";
-import type { PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskTypeSummary } from "../backend/generated";
+import type { BreakpointArgument, PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskTypeSummary } from "../backend/generated";
 import type { Backend, MenuAction } from "../backend/types";
 import { newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
@@ -25,7 +25,7 @@ export type Choice = { label: string; kind: "primary" | "danger" | "plain"; run:
 export type Ask = { title: string; message: string; choices: Choice[] };
 
 /** A run about to start: the saved blueprint file and its id, and the dynamic composites asking for elements. */
-export type Launching = { file: string; name: string; id: string; dynamic: string[] };
+export type Launching = { file: string; name: string; id: string; dynamic: string[]; breakpoints: BreakpointArgument[] };
 
 /** Where the launch dialog starts the run, and how starting it on a server goes (while the dialog is open). */
 export type RunOn = {
@@ -259,7 +259,12 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
     async function openLaunch(state: EditorState, ask: boolean) {
       const dynamic = (state.blueprint?.tasks ?? []).filter((t) => innerOf(t)?.sequencer != null).map((t) => t.id);
       const id = state.blueprint?.id;
-      const launching = { file: state.path!, name: titleOf(state), id: typeof id === "string" ? id : "", dynamic };
+      // The editor's breakpoints of tasks the blueprint still has: where the run holds.
+      const tasks = new Set((state.blueprint?.tasks ?? []).map((t) => t.id));
+      const breakpoints = Object.entries(state.breakpoints)
+        .filter(([task]) => tasks.has(task))
+        .map(([task, at]) => ({ task, at }));
+      const launching = { file: state.path!, name: titleOf(state), id: typeof id === "string" ? id : "", dynamic, breakpoints };
       if (!ask && !get().alwaysAsk && dynamic.length === 0 && get().runOn.server === null) {
         let servers: ServerInfo[] = [];
         try {
@@ -533,7 +538,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         const server = runOnServer(get().runOn);
         if (server !== null) return launchOn(server, launching, params);
         set({ launching: null });
-        const started = await runs.getState().launch(launching.file, params);
+        const started = await runs.getState().launch(launching.file, params, launching.breakpoints);
         if (started !== null) set({ mode: "runs" });
         else notify(runs.getState().notice?.text ?? `${launching.name} did not start`);
       },

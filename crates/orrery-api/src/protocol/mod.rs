@@ -446,7 +446,7 @@ async fn submit(api: Api, mut args: SubmitArguments) -> Result<TaskHandle, Failu
     let params = if kind == BLUEPRINT { args.inputs } else { Map::new() };
     let again = retry.clone();
     let started = api
-        .launch(Map::new(), None, move |db, mut options| async move {
+        .launch(crate::here::Launch::default(), move |db, mut options| async move {
             options.retry = retry;
             runner::run_session(&db, root, library, params, options).await
         })

@@ -1,4 +1,5 @@
-//! Requests to a running session: stop it, pause it, cancel one of its tasks, answer a prompt.
+//! Requests to a running session: stop it, pause it, cancel one of its tasks, answer a prompt,
+//! let go of a task held at a breakpoint.
 //! The facade's own control answers for a session run here; one run by another process is
 //! asked through the store.
 
@@ -22,6 +23,30 @@ pub struct AnswerArguments {
     pub session_id: String,
     pub task: String,
     pub value: Value,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContinueArguments {
+    pub session_id: String,
+    /// The held task to let go (`{instance}.{task}`, or a task id); every held task when absent.
+    #[serde(default)]
+    pub task: Option<String>,
+    /// `continue` (the default): the task starts, or what follows it may; `step`: held before
+    /// it, the task runs and the session holds again after it, held after it, the tasks that
+    /// depend on it hold before they start; `skip`: a task held before it starts is skipped.
+    #[serde(default)]
+    pub how: ReleaseHow,
+}
+
+/// How a held task is let go.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReleaseHow {
+    #[default]
+    Continue,
+    Step,
+    Skip,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -111,6 +136,29 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 }
                 // Through the store even for a session run here: the runner says what it did.
                 api.ask(args.session_id, Request::Cancel { task: args.task }).await
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "continue_session",
+            "Lets go of a task a running session holds at a breakpoint (every held task without `task`): \
+             continue, step (run it and hold again after it) or skip. Refused when no such task is held.",
+            |api: Api, args: ContinueArguments| async move {
+                if api.remote_of(&args.session_id).await?.is_some() {
+                    return Err(Failure::new(
+                        FailureCode::Refused,
+                        "a run on an antikythera server has no breakpoints",
+                    ));
+                }
+                let how = match args.how {
+                    ReleaseHow::Continue => "continue",
+                    ReleaseHow::Step => "step",
+                    ReleaseHow::Skip => "skip",
+                };
+                // Through the store even for a session run here: the runner says what it did.
+                api.ask(args.session_id, Request::Release { task: args.task, how: how.to_string() }).await
             },
         )
         .writing(),

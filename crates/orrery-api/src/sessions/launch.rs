@@ -50,6 +50,39 @@ pub struct StartArguments {
     /// arguments it is refused (`request_id_reused`). Over HTTP, the `Idempotency-Key` header.
     #[serde(default)]
     pub request_id: Option<String>,
+    /// Where the run holds (Orrery's own): each task waits there until `continue_session`. A
+    /// task the blueprint does not have is `not_found`, and nothing starts.
+    #[serde(default)]
+    pub breakpoints: Vec<BreakpointArgument>,
+}
+
+/// A breakpoint: a task id of the blueprint (that task in every instance that runs it) or a
+/// node `{instance}.{task}`, and when it holds.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BreakpointArgument {
+    pub task: String,
+    /// `before` the task starts (the default), or `after` it ended (nothing after it starts).
+    #[serde(default)]
+    pub at: BreakAtArgument,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BreakAtArgument {
+    #[default]
+    Before,
+    After,
+}
+
+impl From<BreakpointArgument> for runner::Breakpoint {
+    fn from(b: BreakpointArgument) -> runner::Breakpoint {
+        let at = match b.at {
+            BreakAtArgument::Before => runner::BreakAt::Before,
+            BreakAtArgument::After => runner::BreakAt::After,
+        };
+        runner::Breakpoint { task: b.task, at }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -60,17 +93,11 @@ pub struct Started {
 impl Api {
     /// Starts a session in the background with `run` (a new run, a resume, a restart) and
     /// answers its id once it exists; an error before it exists is the failure.
-    pub(crate) async fn launch<F, Fut>(
-        &self,
-        answers: Map<String, Value>,
-        file: Option<PathBuf>,
-        run: F,
-    ) -> Result<Started, Failure>
+    pub(crate) async fn launch<F, Fut>(&self, how: Launch, run: F) -> Result<Started, Failure>
     where
         F: FnOnce(PathBuf, RunOptions) -> Fut,
         Fut: Future<Output = Result<RunReport, RunError>> + Send + 'static,
     {
-        let how = Launch { answers, file, ..Default::default() };
         let started = self.start(how, run).await?;
         Ok(Started { session_id: started.session_id })
     }
@@ -106,7 +133,9 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 let retry = args.request_id.map(|id| orrery_store::Retry {
                     id,
                     operation: "start_session".into(),
-                    arguments: json!({"file": args.file, "params": args.params, "answers": args.answers}),
+                    arguments: json!({
+                        "file": args.file, "params": args.params, "answers": args.answers, "breakpoints": args.breakpoints,
+                    }),
                 });
                 if let Some(session) = started_by(&api, &retry).await? {
                     return Ok(Started { session_id: session.id });
@@ -114,8 +143,14 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 let (root, library) = runnable(&args.file).await?;
                 let params = args.params;
                 let again = retry.clone();
+                let how = Launch {
+                    answers: args.answers,
+                    file: Some(args.file),
+                    breakpoints: args.breakpoints.into_iter().map(Into::into).collect(),
+                    ..Default::default()
+                };
                 let launched = api
-                    .launch(args.answers, Some(args.file), move |db, mut options| async move {
+                    .launch(how, move |db, mut options| async move {
                         options.retry = retry;
                         runner::run_session(&db, root, library, params, options).await
                     })
@@ -141,7 +176,7 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 if let Some(server) = api.remote_of(&id).await? {
                     return Ok(Started { session_id: api.remote_step(&id, server, RemoteStep::Resume).await? });
                 }
-                api.launch(Map::new(), None, move |db, options| async move {
+                api.launch(Launch::default(), move |db, options| async move {
                     runner::resume_session(&db, &id, options).await
                 })
                 .await

@@ -23,7 +23,7 @@ use crate::Job;
 pub use control::Done;
 pub use interventions::{InterventionView, NodeChangeView};
 pub(crate) use launch::runnable;
-pub use launch::Started;
+pub use launch::{BreakAtArgument, Started};
 pub(crate) use records::attempt_window;
 pub use records::AttemptLog;
 pub use views::{AttemptDetails, SessionListing, SessionView, Waited};

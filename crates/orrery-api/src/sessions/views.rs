@@ -38,6 +38,8 @@ pub struct SessionView {
     pub driven: bool,
     /// Its tasks waiting for an answer (`answer_prompt`), by node key.
     pub waiting: Vec<String>,
+    /// Its tasks held at a breakpoint while it runs (`continue_session` lets them go).
+    pub held: Vec<orrery_store::HeldTask>,
     /// The sessions that restart this one, oldest first (the one it restarts is
     /// `session.restarted_from`): the lineage between sessions.
     pub restarts: Vec<Session>,
@@ -85,6 +87,18 @@ pub struct Waited {
     pub session: Session,
     /// Whether it reached completed, failed or stopped in time.
     pub ended: bool,
+}
+
+/// The tasks a driven session holds at breakpoints now: its latest `breakpoints` event says.
+fn held(
+    store: &orrery_store::Store,
+    session_id: &str,
+) -> Result<Vec<orrery_store::HeldTask>, orrery_store::StoreError> {
+    let last = store.last_event_of(session_id, orrery_store::EventKind::Breakpoints)?;
+    Ok(match last.as_ref().and_then(|e| e.data()) {
+        Some(orrery_store::EventData::Breakpoints(holds)) => holds.held.clone(),
+        _ => Vec::new(),
+    })
 }
 
 /// The attempts of prompts waiting for an answer: running ones of an interactive prompt type.
@@ -159,11 +173,13 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     let store = open(db)?;
                     let session = store.session(&args.session_id)?;
                     let attempts = store.attempts(&session.id)?;
+                    let driven = runner::is_driven(&store, &session.id)?;
                     Ok(SessionView {
+                        held: if driven { held(&store, &session.id)? } else { Vec::new() },
                         tasks: store.task_nodes(&session.id)?,
                         waiting: waiting(&attempts).map(|a| a.node.clone()).collect(),
                         attempts,
-                        driven: runner::is_driven(&store, &session.id)?,
+                        driven,
                         restarts: store.restarts_of(&session.id)?,
                         link: None,
                         session,

@@ -280,6 +280,7 @@ impl LiveState {
             }
             // Nothing of these is on the display.
             EventData::DataUpdated(_)
+            | EventData::Breakpoints(_)
             | EventData::PromptAnswered(_)
             | EventData::SessionBlueprints(_)
             | EventData::BrokerDispatch(_)

@@ -30,6 +30,8 @@ pub(super) struct Asked {
     pub(super) pause: bool,
     /// Tasks to cancel, in the order asked (only ever appended to).
     pub(super) cancel: Vec<String>,
+    /// Held tasks to let go (`None`: every one), in the order asked (only ever appended to).
+    pub(super) release: Vec<(Option<String>, Release)>,
 }
 
 /// A handle to act on a running session from outside: stop, pause, cancel a task, answer its
@@ -87,6 +89,12 @@ impl SessionControl {
         self.asked.send_modify(|a| a.cancel.push(task.to_string()));
     }
 
+    /// Lets go of a task held at a breakpoint (node key or task id; `None`: every held task).
+    /// See [`super::breakpoints`].
+    pub fn release(&self, task: Option<&str>, how: Release) {
+        self.asked.send_modify(|a| a.release.push((task.map(str::to_string), how)));
+    }
+
     /// Whether [`SessionControl::stop`] was called.
     pub fn is_stop_requested(&self) -> bool {
         self.asked.borrow().stop
@@ -120,6 +128,10 @@ impl Runner {
             let _ = self.cancel(task).await?;
         }
         self.cancels_seen = asked.cancel.len();
+        for (task, how) in asked.release.iter().skip(self.releases_seen) {
+            let _ = self.release(task.as_deref(), *how).await?;
+        }
+        self.releases_seen = asked.release.len();
         Ok(false)
     }
 
@@ -143,6 +155,10 @@ impl Runner {
                     self.control.answer(&task, value);
                     format!("answer given to {task}")
                 }
+                Request::Release { task, how } => match Release::parse(&how) {
+                    Some(how) => self.release(task.as_deref(), how).await?,
+                    None => format!("refused: {how:?} is not a way to let a task go (continue, step, skip)"),
+                },
             };
             self.db.call(move |s| s.mark_request_handled(id, &outcome)).await?;
         }

@@ -10,6 +10,7 @@
 //! Stop, pause, cancelling one task and answers: [`control`]. Resume, restart, the lease and
 //! crash recovery: [`recovery`]. Skip, reset and reset a scope: [`crate::interventions`].
 
+pub mod breakpoints;
 pub mod control;
 mod db;
 mod dispatch;
@@ -43,6 +44,8 @@ use crate::process::{is_alive, Canceller};
 use crate::scheduler::{self, NodeState};
 use crate::scopes::{self, ScopeDecision, ScopeIndex};
 
+use breakpoints::Holds;
+pub use breakpoints::{BreakAt, Breakpoint, Release};
 use control::Asked;
 pub use control::{SessionControl, REQUEST_POLL};
 use db::Db;
@@ -75,6 +78,9 @@ pub struct RunOptions {
     /// The blueprint file a new session is started from (kept with it). Unused by a resume; a
     /// restart without one keeps its origin's.
     pub file: Option<PathBuf>,
+    /// Where this run holds ([`breakpoints`]); a task the plan does not have is refused
+    /// ([`RunError::UnknownBreakpoint`]) before the session starts.
+    pub breakpoints: Vec<Breakpoint>,
 }
 
 /// How a session ended.
@@ -101,6 +107,9 @@ pub enum RunError {
     Identity(String),
     #[error("session {session_id} is {}: there is nothing to resume", .state.as_str())]
     NotResumable { session_id: String, state: SessionState },
+    /// A breakpoint at a task the blueprint run does not have.
+    #[error("there is no task '{task}' to hold at (name a task id of the blueprint, or a node as \"instance.task\")")]
+    UnknownBreakpoint { task: String },
     /// A restart from a task the blueprint run does not have.
     #[error("session {session_id} has no task '{task}' to run from (name a task id of its blueprint, or a node as \"instance.task\")")]
     UnknownTask { session_id: String, task: String },
@@ -158,6 +167,7 @@ pub(crate) async fn run_new_session(
         plan::build(&root, &lib, &params)?
     };
     check_agents(&plan, options.broker.as_ref())?;
+    let holds = breakpoints::resolve(&plan, &options.breakpoints)?;
     let db = Db::open(store_path, &options).await?;
 
     let blueprint = root.blueprint();
@@ -212,7 +222,7 @@ pub(crate) async fn run_new_session(
     db.announce(session.1);
 
     let nodes = plan.graph.nodes.len();
-    let mut runner = Runner::new(session_id, plan, db, &options, vec![0; nodes], HashMap::new());
+    let mut runner = Runner::new(session_id, plan, db, &options, vec![0; nodes], HashMap::new(), holds);
     let mut all: Vec<(usize, NodeState)> = (0..nodes).map(|n| (n, NodeState::Pending)).collect();
     for &(n, state) in &kept.states {
         all[n].1 = state;
@@ -333,6 +343,10 @@ struct Runner {
     /// The control's answers; without a control a prompt fails at once (nobody can answer).
     answers: Option<Answers>,
     broker: Option<BrokerOptions>,
+    /// The run's breakpoints and where it holds now.
+    holds: Holds,
+    /// How many of the asked releases were applied.
+    releases_seen: usize,
 }
 
 /// How [`Runner::drive`] ended.
@@ -387,15 +401,16 @@ impl Runner {
         options: &RunOptions,
         attempt_counts: Vec<u32>,
         iterations: HashMap<usize, u32>,
+        holds: Holds,
     ) -> Runner {
         let (tx, rx) = mpsc::unbounded_channel();
         let nodes = plan.graph.nodes.len();
         let control = options.control.clone().unwrap_or_default();
         let asked = control.subscribe();
         // Asked before the runner subscribed: a pause holds; a cancel concerned what ran then.
-        let (pausing, cancels_seen) = {
+        let (pausing, cancels_seen, releases_seen) = {
             let before = asked.borrow();
-            (before.pause, before.cancel.len())
+            (before.pause, before.cancel.len(), before.release.len())
         };
         let mut poll = tokio::time::interval(control::REQUEST_POLL);
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -422,6 +437,8 @@ impl Runner {
             cancels_seen,
             failure: None,
             poll,
+            holds,
+            releases_seen,
         }
     }
 
@@ -543,7 +560,9 @@ impl Runner {
                 if let Some(error) = self.finish(n).await? {
                     return Ok(End::Failed(error));
                 }
-                if self.states[n] != NodeState::Succeeded {
+                if self.states[n] == NodeState::Succeeded {
+                    self.ended(n).await?;
+                } else {
                     // A scope looped and reset nodes: decide again from the new states.
                     break;
                 }
@@ -566,7 +585,11 @@ impl Runner {
                 if self.stop_is_requested() {
                     return Ok(End::Stopped);
                 }
+                if self.held_back(n).await? {
+                    continue;
+                }
                 moved = true;
+                self.starting(n);
                 if let Some(error) = self.start(n).await? {
                     return Ok(End::Failed(error));
                 }
@@ -574,14 +597,15 @@ impl Runner {
             if moved {
                 continue;
             }
-            if scheduler::is_complete(&self.states) {
+            // A task held after it ended holds the session's end too.
+            if scheduler::is_complete(&self.states) && !self.holds.any_held() {
                 return Ok(End::Completed);
             }
             if self.pausing && !self.states.contains(&NodeState::Running) {
                 // Paused: what ran has finished, or waits for what will not start now.
                 return Ok(End::Stopped);
             }
-            if self.runs.iter().all(Option::is_none) && self.processes.is_empty() {
+            if self.runs.iter().all(Option::is_none) && self.processes.is_empty() && !self.holds.any_held() {
                 // Cannot happen for a valid blueprint; never wait forever on nothing.
                 let stuck: Vec<String> =
                     (0..self.states.len()).filter(|&n| !self.states[n].is_done()).map(|n| self.key(n)).collect();

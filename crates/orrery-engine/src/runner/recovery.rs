@@ -79,12 +79,13 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     }
     let plan = plan_from_versions(&session, &root_version, &inner_versions)?;
     check_agents(&plan, options.broker.as_ref())?;
+    let holds = breakpoints::resolve(&plan, &options.breakpoints)?;
 
     // Refused while another runner drives the session; from here on, the session is ours.
     db.take_lease(&session.id).await?;
     match settle_interrupted(&db, &session, &plan, &options.work_dir.join(&session.id)).await {
         Ok((states, initial, attempt_counts, iterations, adopted)) => {
-            let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations);
+            let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations, holds);
             runner.states = states;
             runner.adopt(adopted);
             runner.run(initial).await

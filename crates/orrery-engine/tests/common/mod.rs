@@ -94,6 +94,7 @@ impl Fixture {
             retry: None,
             started_by: None,
             file: None,
+            breakpoints: Vec::new(),
         };
         (options, receiver)
     }
