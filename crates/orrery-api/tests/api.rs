@@ -1230,6 +1230,32 @@ async fn a_breakpoint_holds_its_task_while_the_rest_goes_on_until_continue_step_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_held_before_it_starts_shows_the_inputs_it_is_about_to_read() {
+    let fx = Fixture::new();
+    let mut a = sh("a", r#"printf '{"n": 7, "other": "x"}' > "$ORRERY_OUTPUTS""#, "start");
+    a["outputs"] = json!([{"name": "n"}, {"name": "other"}]);
+    let mut b = sh("b", "true", "a");
+    b["inputs"] = json!([{"name": "m", "get_from": "n"}, {"name": "k", "value": 3}, {"name": "none"}]);
+    let file = fx.blueprint("tin", vec![a, b]);
+    let started = fx.ok("start_session", json!({"file": file, "breakpoints": [{"task": "b"}]})).await;
+    let id = started["session_id"].as_str().unwrap().to_string();
+    held(&fx, &id, &[("tin.b", "before")]).await;
+
+    let reads = fx.ok("task_inputs", json!({"session_id": id, "task": "b"})).await;
+    assert_eq!((&reads["node"], &reads["instance"]), (&json!("tin.b"), &json!("tin")), "{reads}");
+    assert_eq!(reads["inputs"], json!({"m": 7, "k": 3, "none": null}), "{reads}");
+    assert_eq!(reads["problem"], Value::Null);
+    assert_eq!((&reads["data"]["n"], &reads["data"]["other"]), (&json!(7), &json!("x")), "{reads}");
+    let unknown = fx.call("task_inputs", json!({"session_id": id, "task": "nope"})).await;
+    assert_eq!(unknown.metadata["error"], "not_found", "{unknown:?}");
+    fx.ok("continue_session", json!({"session_id": id})).await;
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await["session"]["state"],
+        "completed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_with_a_file_that_cannot_run_or_without_one_is_refused_with_the_reason() {
     let fx = Fixture::new();
     let file = fx.blueprint("once", vec![sh("a", "true", "start")]);

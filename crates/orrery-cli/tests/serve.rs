@@ -766,6 +766,7 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     let held = client.ok("start_session", json!({"file": flow_file, "breakpoints": [{"task": "b"}]}));
     let held = held["session_id"].as_str().unwrap().to_string();
     events.until(|kind, data| kind == "breakpoints" && data["session_id"] == held.as_str());
+    assert_eq!(client.ok("task_inputs", json!({"session_id": held, "task": "b"}))["inputs"], json!({"n": 5}));
     assert_eq!(
         client.ok("get_session", json!({"session_id": held}))["held"],
         json!([{"node": "flow.b", "at": "before"}])

@@ -277,8 +277,11 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
     let app = App::start(|dir| {
         let runs = dir.join("runs.log");
         let note = |what: &str| format!("echo {what} >> '{}'", runs.display());
-        let tasks = vec![sh("a", &note("a"), "start"), sh("b", &note("b"), "a"), sh("c", &note("c"), "b")];
-        write_blueprint(&dir.join("held.json"), "held", tasks);
+        let mut a = sh("a", &format!(r#"{}; printf '{{"n": 7}}' > "$ORRERY_OUTPUTS""#, note("a")), "start");
+        a["outputs"] = json!([{"name": "n"}]);
+        let mut b = sh("b", &note("b"), "a");
+        b["inputs"] = json!([{"name": "n"}]);
+        write_blueprint(&dir.join("held.json"), "held", vec![a, b, sh("c", &note("c"), "b")]);
         Some(dir.join("held.json"))
     })
     .await;
@@ -292,10 +295,15 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
     .await;
     launch(&app).await;
 
-    // Held before b: a ran, b did not; the header says where and b is shown.
+    // Held before b: a ran, b did not; the header says where, and b is shown with what it is
+    // about to read.
     app.wait_attr("[data-testid=held]", "data-node", "held.b").await;
     app.wait_attr("[data-testid=held]", "data-at", "before").await;
     app.wait_attr("[data-testid=attempt-details]", "data-node", "held.b").await;
+    eventually("b's inputs", || async {
+        app.content("[data-testid=held-reads]").await.filter(|t| t.contains("\"n\": 7"))
+    })
+    .await;
     let runs = app.dir.path().join("runs.log");
     assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\n");
     app.screenshot("runs-held-before.png").await;

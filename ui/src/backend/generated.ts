@@ -1644,6 +1644,29 @@ export type ReadEventsAnswer = {
   last_global_seq: number;
 };
 
+/** What a task of a session reads if it starts now: its inputs resolved from its instance's data, and that data (what a task held at a breakpoint is about to run with). */
+export type TaskInputsArguments = {
+  session_id: string;
+  /** `{instance}.{task}`, or a task id of the root blueprint. */
+  task: string;
+};
+
+/** What a task reads if it starts now: what a task held before it starts is about to run with. */
+export type TaskInputsAnswer = {
+  /** Its node key. */
+  node: string;
+  /** The blueprint instance whose data it reads. */
+  instance: string;
+  /**
+   * Its inputs, resolved from that data now (as the runner resolves them when it dispatches);
+   * none when they cannot be (`problem` says why).
+   */
+  inputs?: { [key: string]: unknown } | null;
+  problem?: string | null;
+  /** That instance's session data: what its inputs and its condition may read. */
+  data: { [key: string]: unknown };
+};
+
 /** A session's data, by blueprint instance and key. */
 export type ReadSessionDataArguments = {
   session_id: string;
@@ -2681,6 +2704,7 @@ export interface Jobs {
   get_session_blueprints: { arguments: GetSessionBlueprintsArguments; answer: GetSessionBlueprintsAnswer };
   read_attempt_log: { arguments: ReadAttemptLogArguments; answer: ReadAttemptLogAnswer };
   read_events: { arguments: ReadEventsArguments; answer: ReadEventsAnswer };
+  task_inputs: { arguments: TaskInputsArguments; answer: TaskInputsAnswer };
   read_session_data: { arguments: ReadSessionDataArguments; answer: ReadSessionDataAnswer };
   blueprint_changes: { arguments: BlueprintChangesArguments; answer: BlueprintChangesAnswer };
   compare_sessions: { arguments: CompareSessionsArguments; answer: CompareSessionsAnswer };

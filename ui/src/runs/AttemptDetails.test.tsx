@@ -60,6 +60,7 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     levels: [],
     selected: null,
     details: null,
+    reads: null,
     lineage: null,
     link: null,
     notes: null,
@@ -105,6 +106,32 @@ afterEach(() => {
 });
 
 const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+
+describe("a task held at a breakpoint", () => {
+  it("is named in the header with continue, step and skip, and shows what it is about to read", async () => {
+    const reads = { node: "bp.work", instance: "bp", inputs: { n: 7 }, problem: null, data: { n: 7, other: "x" } };
+    const held = [{ node: "bp.work", at: "before" }];
+    const { container, calls, button } = mount(
+      openRun({ held, reads, selected: { node: "bp.work", attempt: 0 } }),
+      { continue_session: () => ({ outcome: "stepping bp.work" }) },
+    );
+    expect(container.querySelector("[data-testid=held]")?.textContent).toContain("Held before bp.work");
+    const shown = container.querySelector("[data-testid=held-reads]")!;
+    expect(shown.textContent).toContain('"n": 7');
+    expect(shown.textContent).toContain("Data of bp");
+    act(() => button("Step")!.click());
+    await settled();
+    expect(calls).toContainEqual(["continue_session", { session_id: "s1", task: "bp.work", how: "step" }]);
+    act(() => root!.unmount());
+
+    // Held after it ended: nothing to skip, nothing about to be read.
+    const after = mount(openRun({ held: [{ node: "bp.work", at: "after" }], selected: { node: "bp.work", attempt: 0 } }));
+    expect(after.container.querySelector("[data-testid=held]")?.textContent).toContain("Held after bp.work");
+    expect(after.button("Skip")).toBeUndefined();
+    expect(after.button("Continue")).toBeDefined();
+    expect(after.container.querySelector("[data-testid=held-reads]")).toBeNull();
+  });
+});
 
 describe("the details of an attempt", () => {
   it("asks a waiting confirmation with its options and sends the one chosen", async () => {

@@ -45,6 +45,21 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       {attempt?.state === "running" && run.waiting.includes(selected.node) && definition && (
         <PromptAnswer node={selected.node} task={definition} />
       )}
+      {run.reads?.node === selected.node && (
+        <dl className="attempt-fields" data-testid="held-reads">
+          <dt>Held</dt>
+          <dd>before it starts: it is about to read</dd>
+          {run.reads.problem !== null ? (
+            <>
+              <dt>Inputs</dt>
+              <dd className="error">{run.reads.problem}</dd>
+            </>
+          ) : (
+            <Json label="Inputs" value={run.reads.inputs} />
+          )}
+          <Json label={`Data of ${run.reads.instance}`} value={run.reads.data} />
+        </dl>
+      )}
       {attempt ? (
         <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} dispatch={run.details?.dispatch ?? []} />
       ) : run.session.restarted_from && (state === "SUCCEEDED" || state === "SKIPPED") ? (

@@ -22,6 +22,7 @@ import type {
   SessionEvent,
   SessionListing,
   SessionState,
+  TaskInputsAnswer,
   TaskState,
 } from "../backend/generated";
 import type { Backend } from "../backend/types";
@@ -57,6 +58,8 @@ export type OpenRun = {
   levels: RunLevel[];
   selected: AttemptRef | null;
   details: GetAttemptAnswer | null;
+  /** For the selected task while it is held before it starts: what it is about to read. */
+  reads: TaskInputsAnswer | null;
   /** Which output fed which input, the whole session's; loaded once an attempt is selected. */
   lineage: InputLineage[] | null;
   /** For the mirror of a server's session (`session.remote`): whether the server answers; null for a local run. */
@@ -239,6 +242,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
     async function loadDetails() {
       const selected = get().run?.selected;
       const mine = ++detailsSerial;
+      void loadReads(mine);
       if (!selected || selected.attempt === 0) {
         patchRun({ details: null });
         return;
@@ -252,6 +256,22 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (mine === detailsSerial) patchRun({ details });
       } catch (e) {
         if (mine === detailsSerial) fail(e);
+      }
+    }
+
+    /** What the selected task is about to read, while it is held before it starts. */
+    async function loadReads(mine: number) {
+      const run = get().run;
+      const node = run?.selected?.node;
+      if (!run || !node || !run.held.some((h) => h.node === node && h.at === "before")) {
+        if (run?.reads) patchRun({ reads: null });
+        return;
+      }
+      try {
+        const reads = await backend.call("task_inputs", { session_id: run.session.id, task: node });
+        if (mine === detailsSerial) patchRun({ reads });
+      } catch {
+        // Extra: the details show without it.
       }
     }
 
@@ -358,6 +378,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               levels: level ? [level] : [],
               selected: null,
               details: null,
+              reads: null,
               lineage: null,
               link: view.link ?? null,
               notes: null,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use orrery_engine::runner;
 use orrery_store::{Attempt, Store};
 
-use super::arguments::SessionArguments;
+use super::arguments::{SessionArguments, TaskArguments};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -18,6 +18,21 @@ pub struct DataArguments {
     pub session_id: String,
     /// One blueprint instance (`{blueprint id}` for the root); all when absent.
     pub instance: Option<String>,
+}
+
+/// What a task reads if it starts now: what a task held before it starts is about to run with.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskInputs {
+    /// Its node key.
+    pub node: String,
+    /// The blueprint instance whose data it reads.
+    pub instance: String,
+    /// Its inputs, resolved from that data now (as the runner resolves them when it dispatches);
+    /// none when they cannot be (`problem` says why).
+    pub inputs: Option<serde_json::Map<String, Value>>,
+    pub problem: Option<String>,
+    /// That instance's session data: what its inputs and its condition may read.
+    pub data: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -180,6 +195,35 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 let store = open(db)?;
                 let events = store.events_since(args.after, args.limit.unwrap_or(200))?;
                 Ok(Events { events, last_global_seq: store.last_global_seq()? })
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
+        "task_inputs",
+        "What a task of a session reads if it starts now: its inputs resolved from its instance's data, and \
+         that data (what a task held at a breakpoint is about to run with).",
+        |api: Api, args: TaskArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                let plan = runner::session_plan(&store, &args.session_id).map_err(run_failure)?;
+                let root = &plan.instances[0].id;
+                let n =
+                    plan.node(&args.task).or_else(|| plan.node(&format!("{root}.{}", args.task))).ok_or_else(|| {
+                        Failure::new(
+                            FailureCode::NotFound,
+                            format!("session {} has no task {:?}", args.session_id, args.task),
+                        )
+                    })?;
+                let (instance, task) = &plan.tasks[n];
+                let instance = plan.instances[*instance].id.clone();
+                let data = store.instance_data(&args.session_id, &instance)?;
+                let resolved = orrery_engine::data::resolve_inputs(task, &data.clone().into_iter().collect());
+                let (inputs, problem) = match resolved {
+                    Ok(inputs) => (Some(inputs), None),
+                    Err(e) => (None, Some(e.to_string())),
+                };
+                Ok(TaskInputs { node: plan.graph.nodes[n].key.clone(), instance, inputs, problem, data })
             })
             .await
         },
