@@ -49,6 +49,7 @@ pub fn notice(event: &Event, run: &str) -> Option<Notice> {
         | EventData::DataUpdated(_)
         | EventData::PromptAnswered(_)
         | EventData::Breakpoints(_)
+        | EventData::DataEdited(_)
         | EventData::Notification(_)
         | EventData::SessionBlueprints(_)
         | EventData::BrokerDispatch(_)

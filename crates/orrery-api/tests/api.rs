@@ -1234,7 +1234,8 @@ async fn a_task_held_before_it_starts_shows_the_inputs_it_is_about_to_read() {
     let fx = Fixture::new();
     let mut a = sh("a", r#"printf '{"n": 7, "other": "x"}' > "$ORRERY_OUTPUTS""#, "start");
     a["outputs"] = json!([{"name": "n"}, {"name": "other"}]);
-    let mut b = sh("b", "true", "a");
+    let got = fx.path("got.txt");
+    let mut b = sh("b", &format!("echo $ORRERY_INPUT_M > {}", got.display()), "a");
     b["inputs"] = json!([{"name": "m", "get_from": "n"}, {"name": "k", "value": 3}, {"name": "none"}]);
     let file = fx.blueprint("tin", vec![a, b]);
     let started = fx.ok("start_session", json!({"file": file, "breakpoints": [{"task": "b"}]})).await;
@@ -1248,11 +1249,52 @@ async fn a_task_held_before_it_starts_shows_the_inputs_it_is_about_to_read() {
     assert_eq!((&reads["data"]["n"], &reads["data"]["other"]), (&json!(7), &json!("x")), "{reads}");
     let unknown = fx.call("task_inputs", json!({"session_id": id, "task": "nope"})).await;
     assert_eq!(unknown.metadata["error"], "not_found", "{unknown:?}");
+
+    // Changed while held: b runs with the new value, and lineage names the edit, not a.
+    let set = fx.ok("set_session_data", json!({"session_id": id, "key": "n", "value": 8})).await;
+    assert_eq!(set["outcome"], "set tin.n");
+    let elsewhere =
+        fx.call("set_session_data", json!({"session_id": id, "instance": "nope", "key": "n", "value": 1})).await;
+    assert!(elsewhere.answer.as_str().unwrap().contains("no blueprint instance nope"), "{elsewhere:?}");
+    assert_eq!(fx.ok("task_inputs", json!({"session_id": id, "task": "b"})).await["inputs"]["m"], 8);
     fx.ok("continue_session", json!({"session_id": id})).await;
     assert_eq!(
         fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await["session"]["state"],
         "completed"
     );
+    assert_eq!(std::fs::read_to_string(&got).unwrap(), "8\n");
+    let lineage = fx.ok("get_lineage", json!({"session_id": id})).await;
+    let m = lineage["inputs"].as_array().unwrap().iter().find(|l| l["node"] == "tin.b" && l["input"] == "m").unwrap();
+    assert_eq!((&m["source"], &m["edit"]["by"]), (&Value::Null, &json!("user")), "{m}");
+    let events = fx.ok("read_events", json!({"after": 0})).await;
+    let edited: Vec<&Value> =
+        events["events"].as_array().unwrap().iter().filter(|e| e["kind"] == "data_edited").collect();
+    assert_eq!(edited.len(), 1, "{events}");
+    let edit = &edited[0]["payload"]["value"];
+    assert_eq!(
+        (&edit["old"], &edit["new"], &edit["key"], &edit["by"]),
+        (&json!(7), &json!(8), &json!("n"), &json!("user"))
+    );
+    assert_eq!(edit["id"], m["edit"]["id"]);
+    // An ended session holds nothing: its data is not set.
+    let ended = fx.call("set_session_data", json!({"session_id": id, "key": "n", "value": 9})).await;
+    assert!(!ended.success, "{ended:?}");
+    assert_eq!(fx.ok("read_session_data", json!({"session_id": id})).await["tin"]["n"], 8);
+
+    // A running session that holds nothing: refused too.
+    let slow = fx.blueprint("slow", vec![sh("wait", "sleep 30", "start")]);
+    let id = fx.ok("start_session", json!({"file": slow})).await["session_id"].as_str().unwrap().to_string();
+    for _ in 0..200 {
+        if !fx.ok("get_session", json!({"session_id": id})).await["attempts"].as_array().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let refused = fx.call("set_session_data", json!({"session_id": id, "key": "n", "value": 1})).await;
+    assert_eq!(refused.metadata["error"], "refused", "{refused:?}");
+    assert!(refused.answer.as_str().unwrap().contains("only while a task is held"), "{refused:?}");
+    fx.ok("stop_session", json!({"session_id": id})).await;
+    fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -313,6 +313,10 @@ fn text_line(kind: &str, data: &EventData) -> String {
             format!("{:<10} {} {text}", "notify", shown.node)
         }
         EventData::PromptWaiting(prompt) => format!("{:<10} {} {}", "prompt", prompt.node, prompt.message),
+        EventData::DataEdited(edit) => {
+            let old = edit.old.as_ref().map_or("nothing".to_string(), Value::to_string);
+            format!("{kind:<10} {}.{} = {} (was {old}; by {})", edit.instance, edit.key, edit.new, edit.by)
+        }
         EventData::Breakpoints(holds) => {
             let held: Vec<String> = holds.held.iter().map(|h| format!("{} ({})", h.node, h.at)).collect();
             let held = if held.is_empty() { "nothing".to_string() } else { held.join(", ") };

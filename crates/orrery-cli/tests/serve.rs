@@ -768,6 +768,13 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     events.until(|kind, data| kind == "breakpoints" && data["session_id"] == held.as_str());
     assert_eq!(client.ok("task_inputs", json!({"session_id": held, "task": "b"}))["inputs"], json!({"n": 5}));
     assert_eq!(
+        client.ok("set_session_data", json!({"session_id": held, "key": "n", "value": 6}))["outcome"],
+        "set flow.n"
+    );
+    assert_eq!(client.ok("task_inputs", json!({"session_id": held, "task": "b"}))["inputs"], json!({"n": 6}));
+    // b checks that it reads 5: set back, or it fails.
+    client.ok("set_session_data", json!({"session_id": held, "key": "n", "value": 5}));
+    assert_eq!(
         client.ok("get_session", json!({"session_id": held}))["held"],
         json!([{"node": "flow.b", "at": "before"}])
     );

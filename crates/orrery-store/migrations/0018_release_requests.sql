@@ -1,10 +1,12 @@
 -- Schema version 18: a request may also let go of a task held at a breakpoint (`release`: the
--- task in `node`, or every held task when NULL; how, as a JSON string, in `value_json`). SQLite
--- cannot change a CHECK in place: the table is made again with its rows.
+-- task in `node`, or every held task when NULL; how, as a JSON string, in `value_json`), or set a
+-- value of the session's data while one is held (`set_data`: instance, key, value and who, as a
+-- JSON object in `value_json`). SQLite cannot change a CHECK in place: the table is made again
+-- with its rows.
 CREATE TABLE session_requests_18 (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id  TEXT NOT NULL REFERENCES sessions (id),
-    kind        TEXT NOT NULL CHECK (kind IN ('stop', 'pause', 'cancel', 'answer', 'release')),
+    kind        TEXT NOT NULL CHECK (kind IN ('stop', 'pause', 'cancel', 'answer', 'release', 'set_data')),
     node        TEXT,
     value_json  TEXT,
     created_ms  INTEGER NOT NULL,

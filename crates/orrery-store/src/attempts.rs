@@ -319,8 +319,8 @@ impl Store {
     }
 }
 
-/// The lineage rows of a beginning attempt: each input's key, the attempt that wrote it (as the
-/// data says now) and the sha256 of the value the input got.
+/// The lineage rows of a beginning attempt: each input's key, the attempt (or the person's edit)
+/// that wrote it (as the data says now) and the sha256 of the value the input got.
 fn record_input_sources(
     tx: &Tx<'_>,
     session_id: &str,
@@ -329,18 +329,20 @@ fn record_input_sources(
 ) -> Result<(), StoreError> {
     for source in sources {
         let value = run.inputs.as_ref().and_then(|i| i.get(&source.input)).cloned().unwrap_or(Value::Null);
-        let writer: Option<String> = tx
+        let (writer, edit): (Option<String>, Option<i64>) = tx
             .sql
-            .prepare_cached("SELECT run_id FROM session_data WHERE session_id = ?1 AND instance = ?2 AND key = ?3")
+            .prepare_cached(
+                "SELECT run_id, edit_id FROM session_data WHERE session_id = ?1 AND instance = ?2 AND key = ?3",
+            )
             .and_then(|mut s| {
-                s.query_row([session_id, &source.instance, &source.key], |r| r.get::<_, Option<String>>(0)).optional()
+                s.query_row([session_id, &source.instance, &source.key], |r| Ok((r.get(0)?, r.get(1)?))).optional()
             })
             .at(tx.path)?
-            .flatten();
+            .unwrap_or_default();
         tx.sql
             .prepare_cached(
-                "INSERT INTO attempt_inputs (run_id, input, instance, key, source_run_id, value_sha256)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO attempt_inputs (run_id, input, instance, key, source_run_id, value_sha256, source_edit_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -349,7 +351,8 @@ fn record_input_sources(
                     source.instance,
                     source.key,
                     writer,
-                    crate::canonical::sha256_hex(&value.to_string())
+                    crate::canonical::sha256_hex(&value.to_string()),
+                    edit
                 ])
             })
             .at(tx.path)?;

@@ -7,7 +7,7 @@
 //!   crashed runner is taken over.
 //! - **Requests.** Another process cannot reach a runner's memory; it leaves a request in the
 //!   store ([`Store::request`]: stop, pause, cancel a task, answer a prompt, let go of a task
-//!   held at a breakpoint). The runner reads
+//!   held at a breakpoint, set a value of its data while one is held). The runner reads
 //!   the open ones ([`Store::open_requests`]), acts, and marks each handled with what came of it.
 
 use rusqlite::{params, OptionalExtension};
@@ -40,6 +40,9 @@ pub enum Request {
     /// Let go of a task held at a breakpoint (node key or task id; `None`: every held task):
     /// `"continue"`, `"step"` or `"skip"`.
     Release { task: Option<String>, how: String },
+    /// Set a value of the session's data while a task is held at a breakpoint, on behalf of
+    /// `by` (an instance id; `None`: the root's).
+    SetData { instance: Option<String>, key: String, value: Value, by: String },
 }
 
 impl Request {
@@ -50,6 +53,7 @@ impl Request {
             Request::Cancel { .. } => "cancel",
             Request::Answer { .. } => "answer",
             Request::Release { .. } => "release",
+            Request::SetData { .. } => "set_data",
         }
     }
 }
@@ -120,6 +124,10 @@ impl Store {
             Request::Cancel { task } => (Some(task.as_str()), None),
             Request::Answer { task, value } => (Some(task.as_str()), Some(value.to_string())),
             Request::Release { task, how } => (task.as_deref(), Some(Value::from(how.as_str()).to_string())),
+            Request::SetData { instance, key, value, by } => (
+                None,
+                Some(serde_json::json!({"instance": instance, "key": key, "value": value, "by": by}).to_string()),
+            ),
         };
         self.write(|tx| {
             require_session(tx.sql, tx.path, session_id)?;
@@ -173,6 +181,16 @@ impl Store {
                         task,
                         how: orrery_blueprint::json::from_str::<String>(&how).map_err(|_| corrupt())?,
                     },
+                    ("set_data", _, Some(asked)) => {
+                        let asked: Value = orrery_blueprint::json::from_str(&asked).map_err(|_| corrupt())?;
+                        let text = |name: &str| asked.get(name).and_then(Value::as_str).map(str::to_string);
+                        Request::SetData {
+                            instance: text("instance"),
+                            key: text("key").ok_or_else(corrupt)?,
+                            value: asked.get("value").cloned().ok_or_else(corrupt)?,
+                            by: text("by").ok_or_else(corrupt)?,
+                        }
+                    }
                     _ => return Err(corrupt()),
                 };
                 open.push(OpenRequest { id, request, created_ms });

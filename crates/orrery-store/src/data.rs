@@ -8,7 +8,7 @@ use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
 use crate::error::SqliteResultExt;
-use crate::event_data::{DataUpdated, EventData};
+use crate::event_data::{DataEdit, DataUpdated, EventData};
 use crate::events::{append, Event};
 use crate::records::RunId;
 use crate::refusals::require_session;
@@ -94,11 +94,12 @@ impl Store {
             let mut stmt = tx
                 .sql
                 .prepare_cached(
-                    "INSERT INTO session_data (session_id, instance, key, value_json, updated_ms, run_id)
-                     SELECT ?1, instance, key, value_json, ?2, run_id FROM session_data
+                    "INSERT INTO session_data (session_id, instance, key, value_json, updated_ms, run_id, edit_id)
+                     SELECT ?1, instance, key, value_json, ?2, run_id, edit_id FROM session_data
                      WHERE session_id = ?3 AND instance = ?4 AND key = ?5
                      ON CONFLICT (session_id, instance, key)
-                         DO UPDATE SET value_json = excluded.value_json, updated_ms = ?2, run_id = excluded.run_id",
+                         DO UPDATE SET value_json = excluded.value_json, updated_ms = ?2, run_id = excluded.run_id,
+                                       edit_id = excluded.edit_id",
                 )
                 .at(tx.path)?;
             let mut copied: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -136,6 +137,66 @@ impl Store {
         self.write(|tx| {
             require_session(tx.sql, tx.path, session_id)?;
             put_data_in(tx, session_id, &writes, writer)
+        })
+    }
+
+    /// Sets one value of a blueprint instance's data on behalf of a person (`by`): the edit is
+    /// kept with the value it replaced, and the value names it as its source (lineage leads to
+    /// it), in one transaction with a `data_updated` and a `data_edited` event.
+    pub fn edit_data(
+        &mut self,
+        session_id: &str,
+        instance: &str,
+        key: &str,
+        value: &Value,
+        by: &str,
+    ) -> Result<(DataEdit, Vec<Event>), StoreError> {
+        self.write(|tx| {
+            require_session(tx.sql, tx.path, session_id)?;
+            let old: Option<String> = tx
+                .sql
+                .query_row(
+                    "SELECT value_json FROM session_data WHERE session_id = ?1 AND instance = ?2 AND key = ?3",
+                    [session_id, instance, key],
+                    |r| r.get(0),
+                )
+                .optional()
+                .at(tx.path)?;
+            let old = old.map(|t| parse_value(tx.path, session_id, instance, key, &t)).transpose()?;
+            tx.sql
+                .execute(
+                    "INSERT INTO data_edits (session_id, instance, key, old_json, new_json, time_ms, by_whom)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        session_id,
+                        instance,
+                        key,
+                        old.as_ref().map(Value::to_string),
+                        value.to_string(),
+                        tx.now_ms,
+                        by
+                    ],
+                )
+                .at(tx.path)?;
+            let id = tx.sql.last_insert_rowid();
+            let updated = put_data_in(tx, session_id, &[(instance.to_string(), key.to_string(), value.clone())], None)?;
+            tx.sql
+                .execute(
+                    "UPDATE session_data SET edit_id = ?4 WHERE session_id = ?1 AND instance = ?2 AND key = ?3",
+                    params![session_id, instance, key, id],
+                )
+                .at(tx.path)?;
+            let edit = DataEdit {
+                id,
+                instance: instance.to_string(),
+                key: key.to_string(),
+                old,
+                new: value.clone(),
+                time_ms: tx.now_ms,
+                by: by.to_string(),
+            };
+            let edited = append(tx, session_id, None, EventData::DataEdited(edit.clone()))?;
+            Ok((edit, vec![updated, edited]))
         })
     }
 
@@ -212,10 +273,10 @@ pub(crate) fn put_data_in(
     let mut stmt = tx
         .sql
         .prepare_cached(
-            "INSERT INTO session_data (session_id, instance, key, value_json, updated_ms, run_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            "INSERT INTO session_data (session_id, instance, key, value_json, updated_ms, run_id, edit_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)
              ON CONFLICT (session_id, instance, key)
-                 DO UPDATE SET value_json = ?4, updated_ms = ?5, run_id = ?6",
+                 DO UPDATE SET value_json = ?4, updated_ms = ?5, run_id = ?6, edit_id = NULL",
         )
         .at(tx.path)?;
     let mut keys: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -78,6 +78,8 @@ event_kinds! {
     Notification(NotificationShown) = "notification",
     /// A task was held at a breakpoint, or let go: the tasks held now.
     Breakpoints(BreakpointHolds) = "breakpoints",
+    /// A person set a value of the session's data (at a breakpoint).
+    DataEdited(DataEdit) = "data_edited",
     /// The inner blueprint versions a session runs, appended right after its creation.
     SessionBlueprints(SessionBlueprints) = "session_blueprints",
     /// A step of a task's dispatch over the broker.
@@ -191,6 +193,20 @@ pub struct BreakpointHolds {
     pub node: String,
     pub what: String,
     pub held: Vec<HeldTask>,
+}
+
+/// A value of a session's data set by a person: an intervention, kept with what it replaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DataEdit {
+    pub id: i64,
+    pub instance: String,
+    pub key: String,
+    /// The value it replaced; none when the key held nothing.
+    pub old: Option<Value>,
+    pub new: Value,
+    pub time_ms: i64,
+    /// Who set it: the agent that asked, or `user`.
+    pub by: String,
 }
 
 /// A task held at a breakpoint: before it starts, or after it ended (nothing after it starts).

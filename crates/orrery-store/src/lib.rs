@@ -93,13 +93,13 @@ pub use clock::{iso_8601, Clock, IdSource, ManualClock, SequentialIds, SystemClo
 pub use control::{Lease, OpenRequest, Request};
 pub use error::StoreError;
 pub use event_data::{
-    BreakpointHolds, BrokerDispatch, DataUpdated, EventData, EventKind, HeldTask, LogCapped, LogGrew,
+    BreakpointHolds, BrokerDispatch, DataEdit, DataUpdated, EventData, EventKind, HeldTask, LogCapped, LogGrew,
     NotificationShown, ProgressChanged, PromptAnswered, PromptWaiting, RemoteLinkChanged, SessionBlueprints,
     SessionCreated, SessionStateChanged, TaskStateChanged,
 };
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
 pub use idempotency::{Retry, MAX_REQUEST_ID_CHARS};
-pub use lineage::{InputLineage, InputSource, LineageSource};
+pub use lineage::{InputLineage, InputSource, LineageEdit, LineageSource};
 pub use memory::{
     EventPage, MemoryEvent, MemoryEventKind, MemoryStep, MemoryStepKind, MemoryStepState, MemoryTask, NewMemoryEvent,
     StepSummary, StepUpdate, TaskLookup, TaskView, MAX_MEMORY_PAGE, MAX_PAYLOAD_CHARS, MAX_VIEW_STEPS,

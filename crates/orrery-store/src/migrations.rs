@@ -32,6 +32,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0016_attempt_times_unknown", include_str!("../migrations/0016_attempt_times_unknown.sql")),
     ("0017_attempt_environment", include_str!("../migrations/0017_attempt_environment.sql")),
     ("0018_release_requests", include_str!("../migrations/0018_release_requests.sql")),
+    ("0019_data_edits", include_str!("../migrations/0019_data_edits.sql")),
 ];
 
 /// The schema version this code writes.

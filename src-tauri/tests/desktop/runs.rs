@@ -279,7 +279,7 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
         let note = |what: &str| format!("echo {what} >> '{}'", runs.display());
         let mut a = sh("a", &format!(r#"{}; printf '{{"n": 7}}' > "$ORRERY_OUTPUTS""#, note("a")), "start");
         a["outputs"] = json!([{"name": "n"}]);
-        let mut b = sh("b", &note("b"), "a");
+        let mut b = sh("b", &note("b $ORRERY_INPUT_N"), "a");
         b["inputs"] = json!([{"name": "n"}]);
         write_blueprint(&dir.join("held.json"), "held", vec![a, b, sh("c", &note("c"), "b")]);
         Some(dir.join("held.json"))
@@ -306,17 +306,31 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
     .await;
     let runs = app.dir.path().join("runs.log");
     assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\n");
+
+    // Its input changed where it holds: b runs with the new value, and lineage names the edit.
+    app.click("[data-testid=held-input-edit]").await;
+    app.retype("[data-testid=held-input-value]", "8").await;
     app.screenshot("runs-held-before.png").await;
+    app.click("[data-testid=held-input-set]").await;
+    eventually("the new value shown", || async {
+        app.content("[data-testid=held-input][data-input=n]").await.filter(|t| t.contains('8'))
+    })
+    .await;
 
     // A step runs b and holds after it; Continue lets c run and the run complete.
     app.click("[data-testid=held-step]").await;
     app.wait_attr("[data-testid=held]", "data-at", "after").await;
-    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb\n");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb 8\n");
+    eventually("lineage naming the edit", || async {
+        app.content("[data-testid=lineage-edit]").await.filter(|t| t.starts_with("set by user at "))
+    })
+    .await;
+    app.screenshot("runs-held-after-edit.png").await;
     assert_eq!(app.count("[data-testid=held-skip]").await, 0, "a task that ended is not skipped");
     app.click("[data-testid=held-continue]").await;
     app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
     assert_eq!(app.count("[data-testid=held]").await, 0);
-    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb\nc\n");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb 8\nc\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

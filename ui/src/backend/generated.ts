@@ -160,6 +160,19 @@ export type DataDifference = {
   b?: unknown;
 };
 
+/** A value of a session's data set by a person: an intervention, kept with what it replaced. */
+export type DataEdit = {
+  id: number;
+  instance: string;
+  key: string;
+  /** The value it replaced; none when the key held nothing. */
+  old?: unknown;
+  new: unknown;
+  time_ms: number;
+  /** Who set it: the agent that asked, or `user`. */
+  by: string;
+};
+
 export type DataUpdated = {
   /** The keys written, by instance. */
   keys: { [key: string]: string[] };
@@ -266,8 +279,13 @@ export type InputLineage = {
   input: string;
   instance: string;
   key: string;
-  /** The attempt that wrote the value it read; none when no attempt did (a default, a skip). */
+  /**
+   * The attempt that wrote the value it read; none when no attempt did (a default, a skip,
+   * a person's edit).
+   */
   source?: LineageSource | null;
+  /** The person's edit that set the value it read (at a breakpoint), if one did. */
+  edit?: LineageEdit | null;
   /** sha256 of the value's JSON text. */
   value_sha256: string;
 };
@@ -309,6 +327,13 @@ export type JobInfo = {
    * response to `Accept: text/event-stream`, in process [`Api::stream_task`].
    */
   streams: boolean;
+};
+
+/** A value set by a person: which edit, when, by whom. */
+export type LineageEdit = {
+  id: number;
+  time_ms: number;
+  by: string;
 };
 
 export type LineageSource = {
@@ -775,6 +800,12 @@ export type SessionEvent = ({
   payload: {
     form: "whole";
     value: BreakpointHolds;
+  } | EventCut;
+}) | ({
+  kind: "data_edited";
+  payload: {
+    form: "whole";
+    value: DataEdit;
   } | EventCut;
 }) | ({
   kind: "session_blueprints";
@@ -1504,6 +1535,22 @@ export type ContinueSessionAnswer = {
   outcome: string;
 };
 
+/** Sets a value of a running session's data while a task is held at a breakpoint (what the held task is about to read): an intervention kept with the value it replaced and who set it, which lineage names as the value's source. Refused when no task is held. */
+export type SetSessionDataArguments = {
+  session_id: string;
+  /** The blueprint instance (`{blueprint id}` for the root, the default). */
+  instance?: string | null;
+  key: string;
+  value: unknown;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
+};
+
+export type SetSessionDataAnswer = {
+  /** What the session's runner made of the request. */
+  outcome: string;
+};
+
 /** Answers the prompt of a task (`user_prompt.confirm`, `user_interaction.user_input`). */
 export type AnswerPromptArguments = {
   session_id: string;
@@ -1663,6 +1710,8 @@ export type TaskInputsAnswer = {
    */
   inputs?: { [key: string]: unknown } | null;
   problem?: string | null;
+  /** The data key each input reads (`get_from`, else its name): what to set to change it. */
+  keys: { [key: string]: string };
   /** That instance's session data: what its inputs and its condition may read. */
   data: { [key: string]: unknown };
 };
@@ -2696,6 +2745,7 @@ export interface Jobs {
   pause_session: { arguments: PauseSessionArguments; answer: PauseSessionAnswer };
   cancel_task: { arguments: CancelTaskArguments; answer: CancelTaskAnswer };
   continue_session: { arguments: ContinueSessionArguments; answer: ContinueSessionAnswer };
+  set_session_data: { arguments: SetSessionDataArguments; answer: SetSessionDataAnswer };
   answer_prompt: { arguments: AnswerPromptArguments; answer: AnswerPromptAnswer };
   skip_task: { arguments: SkipTaskArguments; answer: SkipTaskAnswer };
   reset_task: { arguments: ResetTaskArguments; answer: ResetTaskAnswer };

@@ -109,7 +109,7 @@ const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolv
 
 describe("a task held at a breakpoint", () => {
   it("is named in the header with continue, step and skip, and shows what it is about to read", async () => {
-    const reads = { node: "bp.work", instance: "bp", inputs: { n: 7 }, problem: null, data: { n: 7, other: "x" } };
+    const reads = { node: "bp.work", instance: "bp", inputs: { n: 7 }, problem: null, keys: { n: "count" }, data: { count: 7, other: "x" } };
     const held = [{ node: "bp.work", at: "before" }];
     const { container, calls, button } = mount(
       openRun({ held, reads, selected: { node: "bp.work", attempt: 0 } }),
@@ -117,8 +117,19 @@ describe("a task held at a breakpoint", () => {
     );
     expect(container.querySelector("[data-testid=held]")?.textContent).toContain("Held before bp.work");
     const shown = container.querySelector("[data-testid=held-reads]")!;
-    expect(shown.textContent).toContain('"n": 7');
+    expect(shown.querySelector("[data-input=n]")?.textContent).toContain("7");
     expect(shown.textContent).toContain("Data of bp");
+    // An input changed: the data key it reads is set, as JSON when the text is JSON.
+    act(() => (shown.querySelector("[data-testid=held-input-edit]") as HTMLButtonElement).click());
+    const field = shown.querySelector("[data-testid=held-input-value]") as HTMLInputElement;
+    act(() => {
+      const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!;
+      set.call(field, "8");
+      field.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    act(() => field.form!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
+    await settled();
+    expect(calls).toContainEqual(["set_session_data", { session_id: "s1", instance: "bp", key: "count", value: 8 }]);
     act(() => button("Step")!.click());
     await settled();
     expect(calls).toContainEqual(["continue_session", { session_id: "s1", task: "bp.work", how: "step" }]);

@@ -4,7 +4,7 @@
 // attempt of a mirrored run ran on the server's agents: it has no log here. A process shows what
 // it was started with (program, folder, environment).
 import { Fragment, useMemo, useState } from "react";
-import type { Attempt, BrokerDispatch, ProcessEnvironment, Step } from "../backend/generated";
+import type { Attempt, BrokerDispatch, ProcessEnvironment, Step, TaskInputsAnswer } from "../backend/generated";
 import { folders } from "../folders";
 import { ioOf, type Task } from "../blueprint";
 import { useRuns } from "../store/context";
@@ -45,21 +45,7 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       {attempt?.state === "running" && run.waiting.includes(selected.node) && definition && (
         <PromptAnswer node={selected.node} task={definition} />
       )}
-      {run.reads?.node === selected.node && (
-        <dl className="attempt-fields" data-testid="held-reads">
-          <dt>Held</dt>
-          <dd>before it starts: it is about to read</dd>
-          {run.reads.problem !== null ? (
-            <>
-              <dt>Inputs</dt>
-              <dd className="error">{run.reads.problem}</dd>
-            </>
-          ) : (
-            <Json label="Inputs" value={run.reads.inputs} />
-          )}
-          <Json label={`Data of ${run.reads.instance}`} value={run.reads.data} />
-        </dl>
-      )}
+      {run.reads?.node === selected.node && <HeldReads reads={run.reads} />}
       {attempt ? (
         <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} dispatch={run.details?.dispatch ?? []} />
       ) : run.session.restarted_from && (state === "SUCCEEDED" || state === "SKIPPED") ? (
@@ -329,6 +315,85 @@ function dispatchLine(step: BrokerDispatch): string {
   }
 }
 
+/**
+ * What a task held before it starts is about to read: each input, which may be changed (its data
+ * key set, kept as an intervention), and its instance's data.
+ */
+function HeldReads({ reads }: { reads: TaskInputsAnswer }) {
+  const setData = useRuns((s) => s.setData);
+  const [editing, setEditing] = useState<{ key: string; text: string } | null>(null);
+  const set = () => {
+    if (!editing) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(editing.text);
+    } catch {
+      value = editing.text; // not JSON: the text itself, as an answer to a prompt is read
+    }
+    void setData(reads.instance, editing.key, value);
+    setEditing(null);
+  };
+  return (
+    <dl className="attempt-fields" data-testid="held-reads">
+      <dt>Held</dt>
+      <dd>before it starts: it is about to read</dd>
+      {reads.problem !== null && (
+        <>
+          <dt>Inputs</dt>
+          <dd className="error">{reads.problem}</dd>
+        </>
+      )}
+      {Object.entries(reads.inputs ?? {}).map(([name, value]) => {
+        const key = reads.keys[name] ?? name;
+        return (
+          <Fragment key={name}>
+            <dt title={`reads ${reads.instance}.${key}`}>{name}</dt>
+            <dd data-testid="held-input" data-input={name}>
+              {editing?.key === key ? (
+                <form
+                  className="held-edit"
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    set();
+                  }}
+                >
+                  <input
+                    aria-label={`New value of ${key}`}
+                    data-testid="held-input-value"
+                    value={editing.text}
+                    onChange={(e) => setEditing({ key, text: e.target.value })}
+                    autoFocus
+                  />
+                  <button type="submit" data-testid="held-input-set">
+                    Set
+                  </button>
+                  <button type="button" onClick={() => setEditing(null)}>
+                    Cancel
+                  </button>
+                </form>
+              ) : (
+                <>
+                  <code>{JSON.stringify(value)}</code>{" "}
+                  <button
+                    type="button"
+                    className="link"
+                    onClick={() => setEditing({ key, text: JSON.stringify(value) })}
+                    data-testid="held-input-edit"
+                    title={`Set ${reads.instance}.${key}, which it reads: kept as an intervention, named by lineage`}
+                  >
+                    Change
+                  </button>
+                </>
+              )}
+            </dd>
+          </Fragment>
+        );
+      })}
+      <Json label={`Data of ${reads.instance}`} value={reads.data} />
+    </dl>
+  );
+}
+
 function Json({ label, value }: { label: string; value: unknown }) {
   if (value === undefined || value === null || (typeof value === "object" && Object.keys(value).length === 0)) return null;
   return (
@@ -432,7 +497,15 @@ export function Lineage({ run }: { run: OpenRun }) {
             {read.map((l) => (
               <li key={l.input}>
                 <span className="mono">{l.input}</span> ← <span className="mono">{l.instance}.{l.key}</span>{" "}
-                {l.source ? link(l.source.node, l.source.attempt) : <span className="muted">(a default or a skip)</span>}
+                {l.source ? (
+                  link(l.source.node, l.source.attempt)
+                ) : l.edit ? (
+                  <span className="lineage-edit" data-testid="lineage-edit" title={`edit ${l.edit.id}`}>
+                    set by {l.edit.by} at {clockLabel(l.edit.time_ms)}
+                  </span>
+                ) : (
+                  <span className="muted">(a default or a skip)</span>
+                )}
                 {l.input in inputs && <span className="lineage-value">{preview(inputs[l.input])}</span>}
               </li>
             ))}

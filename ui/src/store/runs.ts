@@ -133,6 +133,8 @@ export type RunsState = {
   actOnTask(action: TaskAction, node: string): Promise<void>;
   /** Lets go of the task held at a breakpoint (`continue_session`): continue, step or skip. */
   release(node: string, how: ReleaseHow): Promise<void>;
+  /** Sets a value of the open run's data while a task is held (`set_session_data`). */
+  setData(instance: string, key: string, value: unknown): Promise<void>;
   resetScope(node: string): Promise<void>;
   answer(node: string, value: unknown): Promise<void>;
   /** Starts a session of a saved blueprint file and opens it. */
@@ -492,6 +494,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           case "prompt_waiting":
           case "prompt_answered":
           case "breakpoints":
+          case "data_edited":
           case "notification":
           case "session_blueprints":
           case "broker_dispatch":
@@ -557,6 +560,12 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (!run) return;
         const what = { continue: `${node} goes on`, step: `${node}: one step`, skip: `${node} is skipped` }[how];
         await intervene(what, () => backend.call("continue_session", { session_id: run.session.id, task: node, how }));
+      },
+
+      async setData(instance, key, value) {
+        const run = get().run;
+        if (!run) return;
+        await intervene(`${instance}.${key} set`, () => backend.call("set_session_data", { session_id: run.session.id, instance, key, value }));
       },
 
       async actOnTask(action, node) {

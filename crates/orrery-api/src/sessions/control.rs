@@ -1,5 +1,5 @@
 //! Requests to a running session: stop it, pause it, cancel one of its tasks, answer a prompt,
-//! let go of a task held at a breakpoint.
+//! let go of a task held at a breakpoint, set a value of its data while one is held.
 //! The facade's own control answers for a session run here; one run by another process is
 //! asked through the store.
 
@@ -37,6 +37,17 @@ pub struct ContinueArguments {
     /// depend on it hold before they start; `skip`: a task held before it starts is skipped.
     #[serde(default)]
     pub how: ReleaseHow,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetDataArguments {
+    pub session_id: String,
+    /// The blueprint instance (`{blueprint id}` for the root, the default).
+    #[serde(default)]
+    pub instance: Option<String>,
+    pub key: String,
+    pub value: Value,
 }
 
 /// How a held task is let go.
@@ -159,6 +170,26 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 };
                 // Through the store even for a session run here: the runner says what it did.
                 api.ask(args.session_id, Request::Release { task: args.task, how: how.to_string() }).await
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "set_session_data",
+            "Sets a value of a running session's data while a task is held at a breakpoint (what the held \
+             task is about to read): an intervention kept with the value it replaced and who set it, which \
+             lineage names as the value's source. Refused when no task is held.",
+            |api: Api, args: SetDataArguments| async move {
+                if api.remote_of(&args.session_id).await?.is_some() {
+                    return Err(Failure::new(
+                        FailureCode::Refused,
+                        "a run on an antikythera server has no breakpoints",
+                    ));
+                }
+                let by = api.caller().agent.clone();
+                let request = Request::SetData { instance: args.instance, key: args.key, value: args.value, by };
+                api.ask(args.session_id, request).await
             },
         )
         .writing(),

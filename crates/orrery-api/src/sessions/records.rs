@@ -31,6 +31,8 @@ pub struct TaskInputs {
     /// none when they cannot be (`problem` says why).
     pub inputs: Option<serde_json::Map<String, Value>>,
     pub problem: Option<String>,
+    /// The data key each input reads (`get_from`, else its name): what to set to change it.
+    pub keys: BTreeMap<String, String>,
     /// That instance's session data: what its inputs and its condition may read.
     pub data: BTreeMap<String, Value>,
 }
@@ -223,7 +225,8 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     Ok(inputs) => (Some(inputs), None),
                     Err(e) => (None, Some(e.to_string())),
                 };
-                Ok(TaskInputs { node: plan.graph.nodes[n].key.clone(), instance, inputs, problem, data })
+                let keys = task.inputs.iter().map(|i| (i.io.name.clone(), i.source_key().to_string())).collect();
+                Ok(TaskInputs { node: plan.graph.nodes[n].key.clone(), instance, inputs, problem, keys, data })
             })
             .await
         },

@@ -122,6 +122,9 @@ impl Notice {
             Notice::Prompt { node, message } => {
                 Line::new().with(Tone::Warning, "prompt").plain(format!("     {node} {message}"))
             }
+            Notice::Held { node, at, session } => Line::new()
+                .with(Tone::Warning, "held")
+                .plain(format!("       {node} ({at}): orrery continue {session} [--step | --skip]")),
             Notice::Loop { first, pass, reset } => Line::new().with(Tone::Info, "loop").plain(format!(
                 "       {first} again, pass {pass} ({reset} task{} reset)",
                 if *reset == 1 { "" } else { "s" }

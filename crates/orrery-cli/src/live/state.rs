@@ -23,6 +23,12 @@ pub enum Notice {
         node: String,
         message: String,
     },
+    /// A task held at a breakpoint (`before` it starts or `after` it ended) in session `session`.
+    Held {
+        node: String,
+        at: String,
+        session: String,
+    },
     /// A scope went round again: `first` and the `reset` tasks of the scope are PENDING again
     /// for pass number `pass`.
     Loop {
@@ -278,9 +284,15 @@ impl LiveState {
             EventData::PromptWaiting(prompt) => {
                 self.notices.push(Notice::Prompt { node: prompt.node.clone(), message: prompt.message.clone() });
             }
+            EventData::Breakpoints(holds) if holds.what == "held" => {
+                let at = holds.held.iter().find(|h| h.node == holds.node).map_or("", |h| h.at.as_str());
+                let session = self.session_id.clone();
+                self.notices.push(Notice::Held { node: holds.node.clone(), at: at.to_string(), session });
+            }
             // Nothing of these is on the display.
             EventData::DataUpdated(_)
             | EventData::Breakpoints(_)
+            | EventData::DataEdited(_)
             | EventData::PromptAnswered(_)
             | EventData::SessionBlueprints(_)
             | EventData::BrokerDispatch(_)

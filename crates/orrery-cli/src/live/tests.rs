@@ -3,8 +3,8 @@
 use super::render::{block, summary, Line, Size, Tone};
 use super::state::{Counts, LiveState};
 use orrery_api::{
-    Attempt, AttemptState, ErrorRecord, Event, EventData, EventPayload, NotificationShown, ProgressChanged,
-    PromptWaiting, SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
+    Attempt, AttemptState, BreakpointHolds, ErrorRecord, Event, EventData, EventPayload, HeldTask, NotificationShown,
+    ProgressChanged, PromptWaiting, SessionCreated, SessionStateChanged, StepState, TaskStateChanged,
 };
 use orrery_blueprint::{SessionState, TaskState};
 use serde_json::{json, Map};
@@ -266,8 +266,22 @@ fn notifications_and_prompts_are_kept() {
         options: None,
     };
     s.event(20, Some("r2"), EventData::PromptWaiting(asked));
+    let holds = |what: &str, held: Vec<HeldTask>| {
+        EventData::Breakpoints(BreakpointHolds { node: "bp.ship".into(), what: what.into(), held })
+    };
+    s.event(30, None, holds("held", vec![HeldTask { node: "bp.ship".into(), at: "before".into() }]));
+    s.event(40, None, holds("continue", Vec::new()));
     let notices: Vec<String> = s.state.take_notices().iter().map(|n| n.line().paint(None, false)).collect();
-    assert_eq!(notices, ["notify     bp.hello [info] Hello: about to ask", "prompt     bp.ask Go on?"]);
+    let session = &s.state.session_id;
+    assert_eq!(
+        notices,
+        [
+            "notify     bp.hello [info] Hello: about to ask".to_string(),
+            "prompt     bp.ask Go on?".to_string(),
+            format!("held       bp.ship (before): orrery continue {session} [--step | --skip]"),
+        ],
+        "a release is the user's own doing: not told"
+    );
 }
 
 #[test]

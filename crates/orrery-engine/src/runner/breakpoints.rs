@@ -12,6 +12,9 @@
 //!   attempt of a retry. A session that would complete while a task is held after waits too.
 //! - Each change is an event (`breakpoints`: the task, what happened, every task held now),
 //!   written before anyone is told, like every other.
+//! - While a task is held, a person may set a value of the session's data (what the held task
+//!   is about to read): an intervention kept with the value it replaced (`data_edited`), which
+//!   lineage names as the value's source.
 //!
 //! Breakpoints belong to one run of a session (given when it starts, [`super::RunOptions`]): a
 //! resume runs without them unless it is given some.
@@ -19,6 +22,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use orrery_store::{BreakpointHolds, EventData, HeldTask, NewEvent};
+use serde_json::Value;
 
 use super::{RunError, Runner};
 use crate::plan::SessionPlan;
@@ -177,6 +181,28 @@ impl Runner {
         let session = self.session_id.clone();
         let event = NewEvent { run_id: None, data: EventData::Breakpoints(data) };
         self.db.write(move |s| Ok(vec![s.append_event(&session, &event, None)?])).await
+    }
+
+    /// Sets a value of the session's data on behalf of a person, while a task is held (what it
+    /// is about to read may be changed before it starts); what came of it, as a request's outcome.
+    pub(super) async fn set_data(
+        &mut self,
+        instance: Option<String>,
+        key: String,
+        value: Value,
+        by: String,
+    ) -> Result<String, RunError> {
+        if !self.holds.any_held() {
+            return Ok("refused: the session's data is set only while a task is held at a breakpoint".to_string());
+        }
+        let instance = instance.unwrap_or_else(|| self.plan.instances[0].id.clone());
+        if !self.plan.instances.iter().any(|i| i.id == instance) {
+            return Ok(format!("refused: no blueprint instance {instance} in this session"));
+        }
+        let session = self.session_id.clone();
+        let said = format!("set {instance}.{key}");
+        self.db.write(move |s| Ok(s.edit_data(&session, &instance, &key, &value, &by)?.1)).await?;
+        Ok(said)
     }
 
     /// Lets go of the held task named `task` (every held task when `None`); what came of it, as

@@ -159,6 +159,7 @@ impl Runner {
                     Some(how) => self.release(task.as_deref(), how).await?,
                     None => format!("refused: {how:?} is not a way to let a task go (continue, step, skip)"),
                 },
+                Request::SetData { instance, key, value, by } => self.set_data(instance, key, value, by).await?,
             };
             self.db.call(move |s| s.mark_request_handled(id, &outcome)).await?;
         }
