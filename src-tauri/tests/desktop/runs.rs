@@ -288,6 +288,8 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
     app.wait_count("[data-testid=task-node]", 5).await;
     app.select_task("b").await;
     app.click("[data-testid=inspector-breakpoint] option[value=before]").await;
+    // Marked on its card.
+    app.wait_attr(&format!("{} [data-testid=breakpoint-mark]", card("b")), "data-at", "before").await;
     let layout = app.dir.path().join("held.json.layout");
     eventually("the breakpoint kept beside the file", || async {
         std::fs::read_to_string(&layout).ok().filter(|t| t.contains(r#""breakpoints": {"b": "before"}"#))
@@ -300,6 +302,7 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
     app.wait_attr("[data-testid=held]", "data-node", "held.b").await;
     app.wait_attr("[data-testid=held]", "data-at", "before").await;
     app.wait_attr("[data-testid=attempt-details]", "data-node", "held.b").await;
+    app.wait_count(&format!("{} [data-testid=held-mark]", card("b")), 1).await;
     eventually("b's inputs", || async {
         app.content("[data-testid=held-reads]").await.filter(|t| t.contains("\"n\": 7"))
     })
@@ -330,6 +333,7 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
     app.click("[data-testid=held-continue]").await;
     app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
     assert_eq!(app.count("[data-testid=held]").await, 0);
+    app.wait_count("[data-testid=held-mark]", 0).await;
     assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb 8\nc\n");
 }
 

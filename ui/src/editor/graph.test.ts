@@ -35,6 +35,19 @@ describe("the canvas's nodes and edges on a change", () => {
     expect(checked[2]).toBe(selected[2]);
   });
 
+  it("draws a run's node again when its state, its attempts or where it holds change", () => {
+    const toNodes = reusingNodes();
+    const pending = { state: "PENDING", attempts: 0 } as const;
+    const marks = { start: pending, a: pending, b: pending };
+    const before = toNodes(blueprint, positions, null, null, marks);
+    const held = toNodes(blueprint, positions, null, null, { ...marks, b: { ...pending, held: "before" } });
+    expect(held[2]!.data.run?.held).toBe("before");
+    expect(held[1]).toBe(before[1]);
+    const released = toNodes(blueprint, positions, null, null, marks);
+    expect(released[2]!.data.run?.held).toBeUndefined();
+    expect(released[1]).toBe(before[1]);
+  });
+
   it("marks every task of a multiple selection and draws again only the nodes whose mark changed", () => {
     const toNodes = reusingNodes();
     const before = toNodes(blueprint, positions, null, new Set(["a"]));

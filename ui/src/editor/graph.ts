@@ -92,7 +92,8 @@ export function reusingNodes(): typeof toNodes {
         old.data.errors === errors &&
         old.data.warnings === warnings &&
         old.data.run?.state === run?.state &&
-        old.data.run?.attempts === run?.attempts;
+        old.data.run?.attempts === run?.attempts &&
+        old.data.run?.held === run?.held;
       const node: TaskNode = same
         ? old
         : {

@@ -1,7 +1,7 @@
 // The look every task node shares: its id, its type, and badges for what the facade found.
 import { Handle, useStore } from "@xyflow/react";
 import { plural } from "../plural";
-import { useEditorStore } from "../store/context";
+import { useEditor, useEditorStore } from "../store/context";
 import { useContext, type ReactNode } from "react";
 import type { TaskState } from "../backend/generated";
 import { FlowDirection, handleSides } from "./direction";
@@ -32,6 +32,7 @@ type Props = {
 
 export function TaskCard({ data, selected, kind, icon, source = true, target = true, subtitle }: Props) {
   const { task, errors, warnings, run } = data;
+  const breakpoint = useEditor((s) => s.breakpoints[task.id]);
   // Only a canvas that is edited adds tasks (a run's is read-only).
   const editable = useStore((s) => s.nodesConnectable);
   const editor = useEditorStore();
@@ -61,6 +62,21 @@ export function TaskCard({ data, selected, kind, icon, source = true, target = t
           {STATE_LABEL[run.state] ?? run.state.toLowerCase()}
           {run.attempts > 1 && <span className="run-attempts">×{run.attempts}</span>}
         </span>
+      )}
+      {run?.held ? (
+        <span className="held-mark" data-testid="held-mark" title={run.held === "before" ? "Held before it starts" : "Held after it ended"}>
+          held
+        </span>
+      ) : (
+        breakpoint && (
+          <span
+            className={`breakpoint-mark at-${breakpoint}`}
+            data-testid="breakpoint-mark"
+            data-at={breakpoint}
+            title={breakpoint === "before" ? "Breakpoint: a run holds before it starts" : "Breakpoint: a run holds after it ends"}
+            aria-label={`breakpoint ${breakpoint}`}
+          />
+        )
       )}
       {errors > 0 && (
         <span className="badge error" data-testid="error-badge" title={plural(errors, "error")}>

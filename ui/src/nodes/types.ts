@@ -3,8 +3,8 @@ import type { Node, NodeProps } from "@xyflow/react";
 import type { TaskState } from "../backend/generated";
 import type { Task } from "../blueprint";
 
-/** How a task stands in a run: its state and how many attempts it took. */
-export type RunMark = { state: TaskState; attempts: number };
+/** How a task stands in a run: its state, how many attempts it took, where it holds at a breakpoint. */
+export type RunMark = { state: TaskState; attempts: number; held?: string };
 
 export type TaskNodeData = {
   task: Task;

@@ -40,7 +40,7 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
   const drillInto = useRuns((s) => s.drillInto);
 
   const marks = useMemo<RunMarks>(() => {
-    const found: Record<string, { state: TaskState; attempts: number }> = {};
+    const found: Record<string, { state: TaskState; attempts: number; held?: string }> = {};
     for (const task of blueprint?.tasks ?? []) found[task.id] = { state: "PENDING", attempts: 0 };
     for (const n of Object.values(run.nodes)) {
       const mark = n.instance === level.instance ? found[n.task] : undefined;
@@ -50,8 +50,14 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
       const mark = a.instance === level.instance ? found[a.task] : undefined;
       if (mark) mark.attempts += 1;
     }
+    // Held only while a runner drives the run (the header says so on the same terms).
+    for (const h of run.driven && run.session.state === "running" ? run.held : []) {
+      const node = run.nodes[h.node];
+      const mark = node?.instance === level.instance ? found[node.task] : undefined;
+      if (mark) mark.held = h.at;
+    }
     return found;
-  }, [blueprint, run.attempts, run.nodes, level.instance]);
+  }, [blueprint, run.attempts, run.nodes, run.held, run.driven, run.session.state, level.instance]);
   const view = useMemo<RunView>(() => ({ marks, onOpen: drillInto }), [marks, drillInto]);
 
   // The graph of a large run takes seconds to make: it comes after the first frame of the

@@ -1,7 +1,8 @@
 // The open run's header: what it runs and how it stands (live duration, who waits for an
-// answer, which task holds at a breakpoint and the ways to let it go), and what can be done to it: pause and stop while a runner drives it; resume (retry
-// from the point of failure) and restart when none does. A run mirrored from an antikythera
-// server names it and says whether it answers: the actions go to it.
+// answer, which task holds at a breakpoint and the ways to let it go), and what can be done to
+// it: pause and stop while a runner drives it; resume (retry from the point of failure) and
+// restart when none does. A run mirrored from an antikythera server names it and says whether
+// it answers: the actions go to it.
 import { useEffect, useState } from "react";
 import { useRuns } from "../store/context";
 import { failedAttempt, latestAttempt, type OpenRun } from "../store/runs";
