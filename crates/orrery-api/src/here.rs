@@ -69,6 +69,8 @@ pub struct Launch {
     pub file: Option<PathBuf>,
     /// Where the run holds (see `orrery_engine::runner::breakpoints`).
     pub breakpoints: Vec<runner::Breakpoint>,
+    /// A task that fails holds there instead of failing the session.
+    pub hold_on_failure: bool,
 }
 
 /// How a session followed here ended.
@@ -185,6 +187,7 @@ impl Api {
             started_by: Some(Starter { project: self.caller.project.clone(), agent: self.caller.agent.clone() }),
             file: how.file,
             breakpoints: how.breakpoints,
+            hold_on_failure: how.hold_on_failure,
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {

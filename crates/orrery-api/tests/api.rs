@@ -1230,6 +1230,75 @@ async fn a_breakpoint_holds_its_task_while_the_rest_goes_on_until_continue_step_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_holds_on_failure_lets_the_failed_task_run_again_be_skipped_or_fail_the_session() {
+    let fx = Fixture::new();
+    let flag = fx.path("fixed");
+    let log = fx.path("c.log");
+    let b = sh("b", &format!("test -f {} || exit 3", flag.display()), "start");
+    let file = fx.blueprint("hf", vec![b, sh("c", &format!("echo c >> {}", log.display()), "b")]);
+    let state_of = |view: &Value, task: &str| {
+        view["tasks"].as_array().unwrap().iter().find(|t| t["task"] == task).unwrap()["state"].clone()
+    };
+    let start = || async {
+        let started = fx.ok("start_session", json!({"file": file, "hold_on_failure": true})).await;
+        started["session_id"].as_str().unwrap().to_string()
+    };
+
+    // Failed, held: the session goes on running; a step runs b again, which fails again and holds.
+    let id = start().await;
+    let view = held(&fx, &id, &[("hf.b", "failure")]).await;
+    assert_eq!((view["session"]["state"].clone(), state_of(&view, "b")), (json!("running"), json!("FAILED")));
+    fx.ok("continue_session", json!({"session_id": id, "how": "step"})).await;
+    for _ in 0..200 {
+        let view = fx.ok("get_session", json!({"session_id": id})).await;
+        if view["attempts"].as_array().unwrap().iter().filter(|a| a["task"] == "b").count() == 2
+            && view["held"] != json!([])
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    held(&fx, &id, &[("hf.b", "failure")]).await;
+    // Fixed outside, stepped: b succeeds and holds after it; continue lets c run.
+    std::fs::write(&flag, "").unwrap();
+    fx.ok("continue_session", json!({"session_id": id, "task": "b", "how": "step"})).await;
+    held(&fx, &id, &[("hf.b", "after")]).await;
+    fx.ok("continue_session", json!({"session_id": id})).await;
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await["session"]["state"],
+        "completed"
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "c\n");
+
+    // Let it fail: the session fails with b's error, c never runs.
+    std::fs::remove_file(&flag).unwrap();
+    let id = start().await;
+    held(&fx, &id, &[("hf.b", "failure")]).await;
+    fx.ok("continue_session", json!({"session_id": id})).await;
+    let ended = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(ended["session"]["state"], "failed");
+    let error = &ended["session"]["last_error"];
+    assert_eq!(
+        (&error["code"], &error["details"]["exit_code"]),
+        (&json!("TOOL_FAILURE"), &json!(3)),
+        "b's own: {ended}"
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "c\n");
+
+    // Skipped: what follows runs.
+    let id = start().await;
+    held(&fx, &id, &[("hf.b", "failure")]).await;
+    fx.ok("continue_session", json!({"session_id": id, "how": "skip"})).await;
+    assert_eq!(
+        fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await["session"]["state"],
+        "completed"
+    );
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    assert_eq!(state_of(&view, "b"), "SKIPPED");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "c\nc\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_held_before_it_starts_shows_the_inputs_it_is_about_to_read() {
     let fx = Fixture::new();
     let mut a = sh("a", r#"printf '{"n": 7, "other": "x"}' > "$ORRERY_OUTPUTS""#, "start");

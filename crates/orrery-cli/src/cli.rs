@@ -455,6 +455,10 @@ pub struct Driving {
     /// after it ended, until `orrery continue`. Repeatable.
     #[arg(long = "break", value_name = "TASK[:after]", value_parser = parse_breakpoint)]
     pub breakpoints: Vec<orrery_api::Breakpoint>,
+    /// A task that fails holds the session there instead of failing it, until `orrery continue`
+    /// (it fails then), `--step` (it runs again) or `--skip`.
+    #[arg(long)]
+    pub break_on_failure: bool,
 }
 
 /// `TASK`, `TASK:before` or `TASK:after`.

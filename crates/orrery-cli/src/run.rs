@@ -127,6 +127,7 @@ pub fn recover(
             broker: broker.clone(),
             log_cap: None,
             breakpoints: Vec::new(),
+            break_on_failure: false,
         };
         let ended = go_on(&session.id, Stored::Resume, driving)?;
         if code == 0 {
@@ -139,7 +140,7 @@ pub fn recover(
 /// Runs `run` (a new run, a resume, a restart) in this process through the facade, with the
 /// event printer and the stop signals, and maps how it ended to the exit code.
 fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Option<PathBuf>, run: Run) -> Result<u8> {
-    let Driving { max_parallel, format, broker, breakpoints, .. } = driving;
+    let Driving { max_parallel, format, broker, breakpoints, break_on_failure, .. } = driving;
     let api = crate::face::api(Some(db.clone()), max_parallel)?;
     // SIGINT, SIGTERM and SIGHUP stop the session alike, from here on (crate::signals).
     let mut stops = crate::signals::watch()?;
@@ -169,6 +170,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
             broker: Some(broker),
             file,
             breakpoints,
+            hold_on_failure: break_on_failure,
         };
         let here = match api.run_here(run, how).await {
             Ok(here) => here,

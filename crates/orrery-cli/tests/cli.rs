@@ -350,6 +350,29 @@ fn run_with_a_breakpoint_holds_until_continue_from_another_terminal() {
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     assert!(out.ends_with("session    completed"), "{out}");
 
+    // On failure: held where it failed, then let fail.
+    s.write("fails.json", r#"{"id": "fails", "name": "fails", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "x", "type": "shell.run", "params": [{"name": "command", "value": "exit 4"}], "depends_on": [{"id": "start"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "x"}]}]}"#);
+    let mut failing = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(["run", "--db", dbs, "--break-on-failure", "fails.json"])
+        .current_dir(&s.0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut failing_lines = std::io::BufRead::lines(std::io::BufReader::new(failing.stdout.take().unwrap()));
+    let held = failing_lines.by_ref().map(Result::unwrap).find(|l| l.contains("break      held fails.x"));
+    assert!(held.unwrap_or_default().ends_with("break      held fails.x; held now: fails.x (failure)"));
+    let listed = json_of(&orrery(&["sessions", "--db", dbs, "--format", "json"], &s.0));
+    let failing_session = listed[0]["id"].as_str().unwrap().to_string();
+    let go = orrery(&["continue", "--db", dbs, &failing_session], &s.0);
+    assert_eq!(go.status.code(), Some(0), "{}", stderr(&go));
+    failing_lines.for_each(drop);
+    assert_eq!(failing.wait_with_output().unwrap().status.code(), Some(1), "the session failed once let go");
+
     let unknown = orrery(&["run", "--db", dbs, "--break", "nope:after", "hb.json"], &s.0);
     assert_eq!(unknown.status.code(), Some(1), "{}", stderr(&unknown));
     assert!(stderr(&unknown).contains("no task 'nope' to hold at"), "{}", stderr(&unknown));

@@ -165,6 +165,7 @@ async fn a_process_still_running_under_its_supervisor_is_adopted_not_killed() {
                 started_by: None,
                 file: None,
                 breakpoints: Vec::new(),
+                hold_on_failure: false,
             };
             resume_session(&fx_db, &session, options).await
         })

@@ -63,6 +63,7 @@ impl Fixture {
             started_by: None,
             file: None,
             breakpoints: Vec::new(),
+            hold_on_failure: false,
         };
         let db = self.db();
         let handle = tokio::spawn(async move {

@@ -39,6 +39,7 @@ impl Fixture {
             started_by: None,
             file: None,
             breakpoints: Vec::new(),
+            hold_on_failure: false,
         };
         // A hang guard only: nothing here should take more than a few seconds.
         let report =
@@ -706,6 +707,7 @@ async fn a_session_started_for_a_request_is_not_started_twice() {
             started_by: None,
             file: None,
             breakpoints: Vec::new(),
+            hold_on_failure: false,
         };
         run_session(&db, valid, library, Map::new(), options)
     };

@@ -1337,6 +1337,11 @@ export type StartSessionArguments = {
    * task the blueprint does not have is `not_found`, and nothing starts.
    */
   breakpoints?: BreakpointArgument[];
+  /**
+   * A task that fails holds there (`continue_session`: continue lets the session fail, step
+   * runs the task again, skip skips it) instead of failing the session.
+   */
+  hold_on_failure?: boolean;
 };
 
 export type StartSessionAnswer = {

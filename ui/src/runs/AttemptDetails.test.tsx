@@ -141,6 +141,12 @@ describe("a task held at a breakpoint", () => {
     expect(after.button("Skip")).toBeUndefined();
     expect(after.button("Continue")).toBeDefined();
     expect(after.container.querySelector("[data-testid=held-reads]")).toBeNull();
+    act(() => root!.unmount());
+
+    // Held where it failed: it may be skipped too.
+    const failed = mount(openRun({ held: [{ node: "bp.work", at: "failure" }], selected: { node: "bp.work", attempt: 0 } }));
+    expect(failed.container.querySelector("[data-testid=held]")?.textContent).toContain("bp.work failed: held");
+    expect(failed.button("Skip")).toBeDefined();
   });
 });
 

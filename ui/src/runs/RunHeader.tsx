@@ -15,24 +15,26 @@ function Held({ run, node, at }: { run: OpenRun; node: string; at: string }) {
   const select = useRuns((s) => s.select);
   const release = useRuns((s) => s.release);
   const before = at === "before";
+  const failed = at === "failure";
+  const label = failed ? `${node} failed: held` : `Held ${before ? "before" : "after"} ${node}`;
+  const titles = failed
+    ? { continue: "Let the run fail with its error", step: "Run it again (and hold after it if it succeeds)", skip: "Skip it: what follows runs" }
+    : before
+      ? { continue: "Run it, and go on", step: "Run just this task and hold again after it", skip: "Skip it: it does not run" }
+      : { continue: "Let what follows it start", step: "Hold again before each task that follows it", skip: "" };
   return (
     <div className="run-held" data-testid="held" data-node={node} data-at={at}>
       <button type="button" className="run-waiting" onClick={() => select({ node, attempt: latestAttempt(run.attempts, node)?.attempt ?? 0 })}>
-        Held {before ? "before" : "after"} {node}
+        {label}
       </button>
-      <button type="button" className="primary" onClick={() => void release(node, "continue")} data-testid="held-continue" title={before ? "Run it, and go on" : "Let what follows it start"}>
+      <button type="button" className="primary" onClick={() => void release(node, "continue")} data-testid="held-continue" title={titles.continue}>
         Continue
       </button>
-      <button
-        type="button"
-        onClick={() => void release(node, "step")}
-        data-testid="held-step"
-        title={before ? "Run just this task and hold again after it" : "Hold again before each task that follows it"}
-      >
+      <button type="button" onClick={() => void release(node, "step")} data-testid="held-step" title={titles.step}>
         Step
       </button>
-      {before && (
-        <button type="button" onClick={() => void release(node, "skip")} data-testid="held-skip" title="Skip it: it does not run">
+      {(before || failed) && (
+        <button type="button" onClick={() => void release(node, "skip")} data-testid="held-skip" title={titles.skip}>
           Skip
         </button>
       )}

@@ -54,6 +54,10 @@ pub struct StartArguments {
     /// task the blueprint does not have is `not_found`, and nothing starts.
     #[serde(default)]
     pub breakpoints: Vec<BreakpointArgument>,
+    /// A task that fails holds there (`continue_session`: continue lets the session fail, step
+    /// runs the task again, skip skips it) instead of failing the session.
+    #[serde(default)]
+    pub hold_on_failure: bool,
 }
 
 /// A breakpoint: a task id of the blueprint (that task in every instance that runs it) or a
@@ -135,6 +139,7 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     operation: "start_session".into(),
                     arguments: json!({
                         "file": args.file, "params": args.params, "answers": args.answers, "breakpoints": args.breakpoints,
+                        "hold_on_failure": args.hold_on_failure,
                     }),
                 });
                 if let Some(session) = started_by(&api, &retry).await? {
@@ -147,6 +152,7 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     answers: args.answers,
                     file: Some(args.file),
                     breakpoints: args.breakpoints.into_iter().map(Into::into).collect(),
+                    hold_on_failure: args.hold_on_failure,
                     ..Default::default()
                 };
                 let launched = api

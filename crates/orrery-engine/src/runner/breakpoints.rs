@@ -10,6 +10,10 @@
 //!   intervention does; held after: refused, it has ended).
 //! - A breakpoint holds each time its task would start or ends: every iteration of a loop, every
 //!   attempt of a retry. A session that would complete while a task is held after waits too.
+//! - **Held on failure** ([`super::RunOptions::hold_on_failure`]): a task that fails does not fail
+//!   the session; it holds there (its attempt settled FAILED). *Continue* lets the session fail
+//!   with its error, *step* runs it again (and holds after it if it succeeds, again here if it
+//!   fails), *skip* skips it so that what follows runs.
 //! - Each change is an event (`breakpoints`: the task, what happened, every task held now),
 //!   written before anyone is told, like every other.
 //! - While a task is held, a person may set a value of the session's data (what the held task
@@ -24,7 +28,7 @@ use std::collections::{BTreeMap, HashSet};
 use orrery_store::{BreakpointHolds, EventData, HeldTask, NewEvent};
 use serde_json::Value;
 
-use super::{RunError, Runner};
+use super::{ErrorRecord, RunError, Runner};
 use crate::plan::SessionPlan;
 use crate::scheduler::NodeState;
 
@@ -35,6 +39,8 @@ pub enum BreakAt {
     Before,
     /// After it ended: nothing that depends on it starts.
     After,
+    /// After it failed, instead of failing the session.
+    Failure,
 }
 
 impl BreakAt {
@@ -42,6 +48,7 @@ impl BreakAt {
         match self {
             BreakAt::Before => "before",
             BreakAt::After => "after",
+            BreakAt::Failure => "failure",
         }
     }
 
@@ -89,8 +96,8 @@ pub(super) fn nodes_named(plan: &SessionPlan, name: &str) -> Vec<usize> {
 }
 
 /// The breakpoints given, resolved to nodes; a task the plan does not have is named in the error.
-pub(super) fn resolve(plan: &SessionPlan, given: &[Breakpoint]) -> Result<Holds, RunError> {
-    let mut holds = Holds::default();
+pub(super) fn resolve(plan: &SessionPlan, given: &[Breakpoint], on_failure: bool) -> Result<Holds, RunError> {
+    let mut holds = Holds { on_failure, ..Holds::default() };
     for b in given {
         let nodes = nodes_named(plan, &b.task);
         if nodes.is_empty() {
@@ -98,7 +105,7 @@ pub(super) fn resolve(plan: &SessionPlan, given: &[Breakpoint]) -> Result<Holds,
         }
         let set = match b.at {
             BreakAt::Before => &mut holds.before,
-            BreakAt::After => &mut holds.after,
+            BreakAt::After | BreakAt::Failure => &mut holds.after,
         };
         set.extend(nodes);
     }
@@ -117,6 +124,12 @@ pub(super) struct Holds {
     passing: HashSet<usize>,
     /// The nodes held now.
     held: BTreeMap<usize, BreakAt>,
+    /// Whether a task that fails holds instead of failing the session.
+    on_failure: bool,
+    /// The error of each task held on its failure: the session's, if it is let fail.
+    failed_with: BTreeMap<usize, ErrorRecord>,
+    /// A failure let go with continue: the session ends with it.
+    give_up: Option<ErrorRecord>,
 }
 
 impl Holds {
@@ -132,6 +145,11 @@ impl Holds {
 
     pub(super) fn any_held(&self) -> bool {
         !self.held.is_empty()
+    }
+
+    /// The failure a continue let go: the session ends with it.
+    pub(super) fn given_up(&mut self) -> Option<ErrorRecord> {
+        self.give_up.take()
     }
 }
 
@@ -168,6 +186,25 @@ impl Runner {
             self.hold(n, BreakAt::After).await?;
         }
         Ok(())
+    }
+
+    /// A task failed with `error`: the session's failure (`Some`), unless the run holds on
+    /// failure: then each task that failed and is not held yet holds there, and the loop goes on.
+    pub(super) async fn failed(&mut self, error: ErrorRecord) -> Result<Option<ErrorRecord>, RunError> {
+        if !self.holds.on_failure {
+            return Ok(Some(error));
+        }
+        let failed: Vec<usize> = (0..self.states.len())
+            .filter(|&n| self.states[n] == NodeState::Failed && !self.holds.held.contains_key(&n))
+            .collect();
+        if failed.is_empty() {
+            return Ok(Some(error));
+        }
+        for n in failed {
+            self.holds.failed_with.insert(n, error.clone());
+            self.hold(n, BreakAt::Failure).await?;
+        }
+        Ok(None)
     }
 
     async fn hold(&mut self, n: usize, at: BreakAt) -> Result<(), RunError> {
@@ -252,7 +289,18 @@ impl Runner {
                     let next: Vec<usize> = next.map(|(s, _)| s).collect();
                     self.holds.once_before.extend(next);
                 }
+                (Release::Continue, BreakAt::Failure) => {
+                    self.holds.give_up = self.holds.failed_with.remove(&n);
+                }
+                (Release::Step, BreakAt::Failure) => {
+                    // Run it again; held after it when it succeeds, here again when it fails.
+                    self.holds.failed_with.remove(&n);
+                    self.holds.passing.insert(n);
+                    self.holds.once_after.insert(n);
+                    self.set_states(vec![(n, NodeState::Pending)]).await?;
+                }
                 (Release::Skip, _) => {
+                    self.holds.failed_with.remove(&n);
                     self.holds.passing.insert(n);
                     self.set_states(vec![(n, NodeState::SkipRequested)]).await?;
                 }

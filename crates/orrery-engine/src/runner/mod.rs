@@ -81,6 +81,8 @@ pub struct RunOptions {
     /// Where this run holds ([`breakpoints`]); a task the plan does not have is refused
     /// ([`RunError::UnknownBreakpoint`]) before the session starts.
     pub breakpoints: Vec<Breakpoint>,
+    /// A task that fails holds there instead of failing the session ([`breakpoints`]).
+    pub hold_on_failure: bool,
 }
 
 /// How a session ended.
@@ -167,7 +169,7 @@ pub(crate) async fn run_new_session(
         plan::build(&root, &lib, &params)?
     };
     check_agents(&plan, options.broker.as_ref())?;
-    let holds = breakpoints::resolve(&plan, &options.breakpoints)?;
+    let holds = breakpoints::resolve(&plan, &options.breakpoints, options.hold_on_failure)?;
     let db = Db::open(store_path, &options).await?;
 
     let blueprint = root.blueprint();
@@ -550,15 +552,22 @@ impl Runner {
             if self.stop_is_requested() {
                 return Ok(End::Stopped);
             }
-            if let Some(error) = self.failure.take() {
+            if let Some(error) = self.holds.given_up() {
                 return Ok(End::Failed(error));
+            }
+            if let Some(error) = self.failure.take() {
+                if let Some(error) = self.failed(error).await? {
+                    return Ok(End::Failed(error));
+                }
             }
             let decisions = scheduler::decide(&self.plan.graph, &self.states);
             let mut moved = false;
             for n in decisions.finish {
                 moved = true;
                 if let Some(error) = self.finish(n).await? {
-                    return Ok(End::Failed(error));
+                    if let Some(error) = self.failed(error).await? {
+                        return Ok(End::Failed(error));
+                    }
                 }
                 if self.states[n] == NodeState::Succeeded {
                     self.ended(n).await?;
@@ -591,7 +600,9 @@ impl Runner {
                 moved = true;
                 self.starting(n);
                 if let Some(error) = self.start(n).await? {
-                    return Ok(End::Failed(error));
+                    if let Some(error) = self.failed(error).await? {
+                        return Ok(End::Failed(error));
+                    }
                 }
             }
             if moved {
@@ -620,12 +631,16 @@ impl Runner {
                 report = self.rx.recv() => {
                     let Some(report) = report else { unreachable!("the runner holds a sender") };
                     if let Some(error) = self.on_report(report).await? {
-                        return Ok(End::Failed(error));
+                        if let Some(error) = self.failed(error).await? {
+                            return Ok(End::Failed(error));
+                        }
                     }
                     // Whatever else has arrived lands in the same round.
                     while let Ok(report) = self.rx.try_recv() {
                         if let Some(error) = self.on_report(report).await? {
-                            return Ok(End::Failed(error));
+                            if let Some(error) = self.failed(error).await? {
+                                return Ok(End::Failed(error));
+                            }
                         }
                     }
                 }

@@ -79,7 +79,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     }
     let plan = plan_from_versions(&session, &root_version, &inner_versions)?;
     check_agents(&plan, options.broker.as_ref())?;
-    let holds = breakpoints::resolve(&plan, &options.breakpoints)?;
+    let holds = breakpoints::resolve(&plan, &options.breakpoints, options.hold_on_failure)?;
 
     // Refused while another runner drives the session; from here on, the session is ours.
     db.take_lease(&session.id).await?;

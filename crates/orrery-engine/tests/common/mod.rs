@@ -95,6 +95,7 @@ impl Fixture {
             started_by: None,
             file: None,
             breakpoints: Vec::new(),
+            hold_on_failure: false,
         };
         (options, receiver)
     }
