@@ -1045,9 +1045,7 @@ async fn a_failed_run_retried_with_its_fixed_file_keeps_what_it_finished_and_run
     assert_eq!(view["session"]["file"], file.to_str().unwrap());
     let ran: Vec<&str> = view["attempts"].as_array().unwrap().iter().map(|t| t["task"].as_str().unwrap()).collect();
     assert_eq!(ran, ["b", "c", "end"], "start and a are kept, not run: {view}");
-    let state_of =
-        |task: &str| view["tasks"].as_array().unwrap().iter().find(|t| t["task"] == task).unwrap()["state"].clone();
-    assert_eq!((state_of("a"), state_of("b")), (json!("SUCCEEDED"), json!("SUCCEEDED")));
+    assert_eq!((state_of(&view, "a"), state_of(&view, "b")), (json!("SUCCEEDED"), json!("SUCCEEDED")));
     assert_eq!(std::fs::read_to_string(&runs_of_a).unwrap(), "ran\n", "a ran once, in the first run");
     let data = fx.ok("read_session_data", json!({"session_id": second, "instance": "fix"})).await;
     assert_eq!(data["fix"]["n"], 7, "a's output is kept: {data}");
@@ -1131,6 +1129,11 @@ async fn a_run_from_a_task_keeps_what_came_before_it_and_runs_it_and_what_follow
     assert_eq!(fx.ok("list_sessions", json!({})).await, sessions, "no session was started");
 }
 
+/// The state of task `task` in a `get_session` answer.
+fn state_of(view: &Value, task: &str) -> Value {
+    view["tasks"].as_array().unwrap().iter().find(|t| t["task"] == task).unwrap()["state"].clone()
+}
+
 /// Waits until session `id` holds exactly `held` (`(node, at)` pairs) at its breakpoints.
 async fn held(fx: &Fixture, id: &str, held: &[(&str, &str)]) -> Value {
     let want: Vec<Value> = held.iter().map(|(node, at)| json!({"node": node, "at": at})).collect();
@@ -1160,9 +1163,6 @@ async fn a_breakpoint_holds_its_task_while_the_rest_goes_on_until_continue_step_
     let id = started["session_id"].as_str().unwrap().to_string();
     let view = held(&fx, &id, &[("held.b", "before")]).await;
     assert_eq!(view["session"]["state"], "running");
-    let state_of = |view: &Value, task: &str| {
-        view["tasks"].as_array().unwrap().iter().find(|t| t["task"] == task).unwrap()["state"].clone()
-    };
     assert_eq!(state_of(&view, "b"), "PENDING");
     for _ in 0..100 {
         if state_of(&fx.ok("get_session", json!({"session_id": id})).await, "side") == "SUCCEEDED" {
@@ -1236,9 +1236,6 @@ async fn a_run_that_holds_on_failure_lets_the_failed_task_run_again_be_skipped_o
     let log = fx.path("c.log");
     let b = sh("b", &format!("test -f {} || exit 3", flag.display()), "start");
     let file = fx.blueprint("hf", vec![b, sh("c", &format!("echo c >> {}", log.display()), "b")]);
-    let state_of = |view: &Value, task: &str| {
-        view["tasks"].as_array().unwrap().iter().find(|t| t["task"] == task).unwrap()["state"].clone()
-    };
     let start = || async {
         let started = fx.ok("start_session", json!({"file": file, "hold_on_failure": true})).await;
         started["session_id"].as_str().unwrap().to_string()

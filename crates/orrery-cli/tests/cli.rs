@@ -270,15 +270,8 @@ fn run_stops_cleanly_on_ctrl_c_and_exits_130() {
       {"id": "wait", "type": "shell.run", "params": [{"name": "command", "value": "sleep 30"}], "depends_on": [{"id": "start"}]},
       {"id": "after", "type": "shell.run", "params": [{"name": "command", "value": "touch after-ran"}], "depends_on": [{"id": "wait"}]},
       {"id": "end", "type": "system.end", "depends_on": [{"id": "after"}]}]}"#);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
-        .args(["run", "--db", db.to_str().unwrap(), "slow.json"])
-        .current_dir(&s.0)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (child, mut lines) = spawn(&["run", "--db", db.to_str().unwrap(), "slow.json"], &s.0);
     // Send Ctrl-C once `wait` is running, as a user would.
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
     let mut seen = Vec::new();
     for line in lines.by_ref() {
         let line = line.unwrap();
@@ -308,15 +301,7 @@ fn run_with_a_breakpoint_holds_until_continue_from_another_terminal() {
       {"id": "a", "type": "shell.run", "params": [{"name": "command", "value": "echo a >> ran.txt"}], "depends_on": [{"id": "start"}]},
       {"id": "b", "type": "shell.run", "params": [{"name": "command", "value": "echo b >> ran.txt"}], "depends_on": [{"id": "a"}]},
       {"id": "end", "type": "system.end", "depends_on": [{"id": "b"}]}]}"#);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
-        .args(["run", "--db", dbs, "--break", "b", "hb.json"])
-        .current_dir(&s.0)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let (child, mut lines) = spawn(&["run", "--db", dbs, "--break", "b", "hb.json"], &s.0);
     let mut seen = Vec::new();
     let mut until = |wanted: &str, seen: &mut Vec<String>| {
         for line in lines.by_ref() {
@@ -355,15 +340,7 @@ fn run_with_a_breakpoint_holds_until_continue_from_another_terminal() {
       {"id": "start", "type": "system.start"},
       {"id": "x", "type": "shell.run", "params": [{"name": "command", "value": "exit 4"}], "depends_on": [{"id": "start"}]},
       {"id": "end", "type": "system.end", "depends_on": [{"id": "x"}]}]}"#);
-    let mut failing = Command::new(env!("CARGO_BIN_EXE_orrery"))
-        .args(["run", "--db", dbs, "--break-on-failure", "fails.json"])
-        .current_dir(&s.0)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut failing_lines = std::io::BufRead::lines(std::io::BufReader::new(failing.stdout.take().unwrap()));
+    let (failing, mut failing_lines) = spawn(&["run", "--db", dbs, "--break-on-failure", "fails.json"], &s.0);
     let held = failing_lines.by_ref().map(Result::unwrap).find(|l| l.contains("break      held fails.x"));
     assert!(held.unwrap_or_default().ends_with("break      held fails.x; held now: fails.x (failure)"));
     let listed = json_of(&orrery(&["sessions", "--db", dbs, "--format", "json"], &s.0));
@@ -379,6 +356,23 @@ fn run_with_a_breakpoint_holds_until_continue_from_another_terminal() {
     let empty = orrery(&["run", "--db", dbs, "--break", ":after", "hb.json"], &s.0);
     assert_eq!(empty.status.code(), Some(2), "{}", stderr(&empty));
     assert!(stderr(&empty).contains("names no task"), "{}", stderr(&empty));
+}
+
+/// `orrery ARGS` started in `dir` (no stdin, stderr kept), and the lines of its stdout as they come.
+fn spawn(
+    args: &[&str],
+    dir: &Path,
+) -> (std::process::Child, std::io::Lines<std::io::BufReader<std::process::ChildStdout>>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orrery"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("orrery starts");
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().expect("its stdout")));
+    (child, lines)
 }
 
 fn json_of(o: &Output) -> Value {

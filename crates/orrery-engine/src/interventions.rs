@@ -141,9 +141,10 @@ impl Loaded {
 
     /// A node by `"{instance}.{task}"` or by a task id of the root instance.
     fn node(&self, name: &str) -> Result<usize, InterventionError> {
-        self.plan.node(name).or_else(|| self.plan.node(&format!("{}.{name}", self.plan.instances[0].id))).ok_or_else(
-            || InterventionError::UnknownNode { session_id: self.session_id.clone(), node: name.to_string() },
-        )
+        self.plan.node_named(name).ok_or_else(|| InterventionError::UnknownNode {
+            session_id: self.session_id.clone(),
+            node: name.to_string(),
+        })
     }
 
     fn key(&self, n: usize) -> &str {

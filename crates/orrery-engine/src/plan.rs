@@ -49,6 +49,20 @@ impl SessionPlan {
     pub fn node(&self, key: &str) -> Option<usize> {
         self.graph.nodes.iter().position(|n| n.key == key)
     }
+
+    /// The node a person names: its key `"{instance}.{task}"`, or a task id of the root instance.
+    pub fn node_named(&self, name: &str) -> Option<usize> {
+        self.node(name).or_else(|| self.node(&format!("{}.{name}", self.instances[0].id)))
+    }
+
+    /// Every node a name may mean: its key, else each node running a task with that id (in any
+    /// instance).
+    pub fn nodes_named(&self, name: &str) -> Vec<usize> {
+        match self.node(name) {
+            Some(n) => vec![n],
+            None => (0..self.tasks.len()).filter(|&n| self.tasks[n].1.id == name).collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -209,14 +209,12 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
             api.blocking(move |db| {
                 let store = open(db)?;
                 let plan = runner::session_plan(&store, &args.session_id).map_err(run_failure)?;
-                let root = &plan.instances[0].id;
-                let n =
-                    plan.node(&args.task).or_else(|| plan.node(&format!("{root}.{}", args.task))).ok_or_else(|| {
-                        Failure::new(
-                            FailureCode::NotFound,
-                            format!("session {} has no task {:?}", args.session_id, args.task),
-                        )
-                    })?;
+                let n = plan.node_named(&args.task).ok_or_else(|| {
+                    Failure::new(
+                        FailureCode::NotFound,
+                        format!("session {} has no task {:?}", args.session_id, args.task),
+                    )
+                })?;
                 let (instance, task) = &plan.tasks[n];
                 let instance = plan.instances[*instance].id.clone();
                 let data = store.instance_data(&args.session_id, &instance)?;

@@ -87,19 +87,11 @@ impl Release {
     }
 }
 
-/// The nodes a name means: its node key, else every node running a task with that id.
-pub(super) fn nodes_named(plan: &SessionPlan, name: &str) -> Vec<usize> {
-    match plan.node(name) {
-        Some(n) => vec![n],
-        None => (0..plan.tasks.len()).filter(|&n| plan.tasks[n].1.id == name).collect(),
-    }
-}
-
 /// The breakpoints given, resolved to nodes; a task the plan does not have is named in the error.
 pub(super) fn resolve(plan: &SessionPlan, given: &[Breakpoint], on_failure: bool) -> Result<Holds, RunError> {
     let mut holds = Holds { on_failure, ..Holds::default() };
     for b in given {
-        let nodes = nodes_named(plan, &b.task);
+        let nodes = plan.nodes_named(&b.task);
         if nodes.is_empty() {
             return Err(RunError::UnknownBreakpoint { task: b.task.clone() });
         }
@@ -248,7 +240,7 @@ impl Runner {
         let targets: Vec<(usize, BreakAt)> = match task {
             None => self.holds.held.iter().map(|(&n, &at)| (n, at)).collect(),
             Some(name) => {
-                let nodes = nodes_named(&self.plan, name);
+                let nodes = self.plan.nodes_named(name);
                 if nodes.is_empty() {
                     return Ok(format!("refused: no task {name} in this session"));
                 }

@@ -168,10 +168,7 @@ impl Runner {
 
     /// Cancels the running attempt of `task` (node key or task id); what came of it.
     async fn cancel(&mut self, task: &str) -> Result<String, RunError> {
-        let nodes: Vec<usize> = match self.plan.node(task) {
-            Some(n) => vec![n],
-            None => (0..self.plan.tasks.len()).filter(|&n| self.plan.tasks[n].1.id == task).collect(),
-        };
+        let nodes = self.plan.nodes_named(task);
         // A composite is `Finishing` from its start: it runs while its inner blueprint does.
         let runs = |n: usize| match self.states[n] {
             NodeState::Running => true,

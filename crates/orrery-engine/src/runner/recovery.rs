@@ -557,8 +557,7 @@ pub async fn restart_session(
         let from = match &how.from {
             None => None,
             Some(name) => Some(
-                new.node(name)
-                    .or_else(|| new.node(&format!("{}.{name}", new.instances[0].id)))
+                new.node_named(name)
                     .ok_or_else(|| RunError::UnknownTask { session_id: session.id.clone(), task: name.clone() })?,
             ),
         };
