@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Attempt, Diagnostic, LinkState, SessionEvent, SessionListing, TaskState } from "../backend/generated";
+import type { Attempt, Diagnostic, HeldTask, LinkState, SessionEvent, SessionListing, TaskState } from "../backend/generated";
 import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
@@ -49,6 +49,7 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
   const started: unknown[] = [];
   let tasks: { node: string; state: TaskState }[] = [{ node: "deploy.start", state: "SUCCEEDED" }];
   let attempts: Attempt[] = [attempt("deploy.start", 1, "succeeded")];
+  let held: HeldTask[] = [];
   const backend = new MemoryBackend(
     {
       ...editorJobs(diagnostics),
@@ -62,7 +63,7 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
         restarts: [],
         // As the facade answers: the prompts still running.
         waiting: attempts.filter((a) => a.state === "running" && a.agent.startsWith("user_")).map((a) => a.node),
-        held: [],
+        held,
       }),
       get_session_blueprints: () => ({
         root: { blueprint_id: "deploy", hash: "abc123", text: deploy },
@@ -82,9 +83,10 @@ function setup(diagnostics: Diagnostic[] = [], jobs: JobHandlers = {}) {
   );
   const layout = async (b: Blueprint): Promise<Positions> => Object.fromEntries(b.tasks.map((t, i) => [t.id, { x: 0, y: i * 100 }]));
   const workspace = createWorkspace(backend, layout, { layoutSaveDelayMs: 10 });
-  const change = (next: { tasks?: typeof tasks; attempts?: Attempt[] }) => {
+  const change = (next: { tasks?: typeof tasks; attempts?: Attempt[]; held?: HeldTask[] }) => {
     tasks = next.tasks ?? tasks;
     attempts = next.attempts ?? attempts;
+    held = next.held ?? held;
   };
   return { backend, workspace, started, change };
 }
@@ -208,6 +210,20 @@ describe("an open run", () => {
     const begun: Attempt = { ...attempt("deploy.fan", 1, "running"), run_id: "r1" };
     runs.event({ ...event("attempt_started", begun), run_id: "r1" });
     expect(run(workspace).selected).toEqual({ node: "deploy.fan", attempt: 1 });
+  });
+
+  it("opens on the task it holds at, and leads to the next task it holds at", async () => {
+    const { workspace, change } = await loaded();
+    const runs = workspace.getState().runs.getState();
+    // Held before the run view first read it (a run launched with a breakpoint on its first task).
+    change({ held: [{ node: "deploy.fan", at: "before" }] });
+    await runs.open("s1");
+    expect(run(workspace).selected).toEqual({ node: "deploy.fan", attempt: 0 });
+    change({ attempts: [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "succeeded")], held: [{ node: "deploy.fan", at: "after" }] });
+    runs.selectTask("start");
+    runs.event(event("breakpoints", { node: "deploy.fan", what: "step", held: [] }));
+    await settled(100);
+    expect(run(workspace).selected, "held again: after it").toEqual({ node: "deploy.fan", attempt: 1 });
   });
 
   it("reads the run again when its events came while it was being opened", async () => {

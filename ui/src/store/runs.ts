@@ -390,7 +390,10 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           mark("run-shown");
           // What changed while it was read (a run just launched or followed) is read again.
           if (watch.missed) reloadSoon();
+          const held = view.held[0]?.node;
           if (node) get().select({ node, attempt: latestAttempt(view.attempts, node)?.attempt ?? 0 });
+          // A run that holds opens on its held task (it may hold before the run view first reads it).
+          else if (held) get().select({ node: held, attempt: latestAttempt(view.attempts, held)?.attempt ?? 0 });
           else if (view.session.state === "failed") {
             // A failed run opens on its failure: the task, its error and its log.
             const failed = failedAttempt(view.attempts);
