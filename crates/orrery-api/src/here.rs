@@ -71,6 +71,8 @@ pub struct Launch {
     pub breakpoints: Vec<runner::Breakpoint>,
     /// A task that fails holds there instead of failing the session.
     pub hold_on_failure: bool,
+    /// Run without processes (see `orrery_engine::runner::simulation`).
+    pub simulation: Option<runner::Simulation>,
 }
 
 /// How a session followed here ended.
@@ -188,6 +190,7 @@ impl Api {
             file: how.file,
             breakpoints: how.breakpoints,
             hold_on_failure: how.hold_on_failure,
+            simulation: how.simulation,
         };
         let mut handle = tokio::spawn(run(self.inner.db.clone(), options));
         let unseen = |ended: Result<Result<RunReport, RunError>, tokio::task::JoinError>| match ended {
@@ -406,7 +409,7 @@ pub(crate) fn run_failure(e: RunError) -> Failure {
     match e {
         RunError::Store(e) => e.into(),
         RunError::NotResumable { .. } => Failure::new(FailureCode::Refused, e.to_string()),
-        RunError::UnknownTask { .. } | RunError::UnknownBreakpoint { .. } => {
+        RunError::UnknownTask { .. } | RunError::UnknownBreakpoint { .. } | RunError::UnknownSimulated { .. } => {
             Failure::new(FailureCode::NotFound, e.to_string())
         }
         RunError::UnknownTaskTypes { .. } | RunError::Plan(_) => {

@@ -1401,6 +1401,7 @@ async fn a_restart_with_a_file_that_cannot_run_or_without_one_is_refused_with_th
         restarted_from: None,
         started_by: None,
         file: None,
+        simulation: None,
     };
     let bare = store.create_session(&new, None).unwrap();
     for (job, arguments) in [
@@ -1427,6 +1428,7 @@ async fn a_session_left_running_by_a_crash_is_listed_as_interrupted() {
         restarted_from: None,
         started_by: None,
         file: None,
+        simulation: None,
     };
     let session = store.create_session(&new, None).unwrap();
     store.set_session_state(&session.id, orrery_blueprint::SessionState::Running, None, None).unwrap();
@@ -1581,4 +1583,50 @@ async fn a_submit_sent_twice_at_once_with_one_request_id_starts_one_run_and_both
     fx.api.wait_all().await;
     let sessions = fx.ok("list_sessions", json!({})).await;
     assert_eq!(sessions.as_array().unwrap().len(), 2, "one run each: {sessions}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_simulated_run_starts_no_process_is_marked_everywhere_and_restarts_simulated() {
+    let fx = Fixture::new();
+    let log = fx.path("ran.log");
+    let mut a = sh("a", &format!(r#"echo a >> {}; printf '{{"n": 1}}' > "$ORRERY_OUTPUTS""#, log.display()), "start");
+    a["outputs"] = json!([{"name": "n", "value": 0}]);
+    let mut b = sh("b", &format!("echo b >> {}", log.display()), "a");
+    b["inputs"] = json!([{"name": "n"}]);
+    b["condition"] = json!("n > 5");
+    let file = fx.blueprint("sim", vec![a, b]);
+    let simulate = json!({"outputs": {"a": {"n": 9}}});
+    let started = fx.ok("start_session", json!({"file": file, "simulate": simulate})).await;
+    let id = started["session_id"].as_str().unwrap().to_string();
+    let ended = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(ended["session"]["state"], "completed");
+    assert_eq!(ended["session"]["simulation"], simulate);
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    assert_eq!(state_of(&view, "b"), "SUCCEEDED", "n = 9 set for a: b's condition holds");
+    assert!(view["attempts"].as_array().unwrap().iter().all(|a| a["log_path"].is_null() && a["process"].is_null()));
+    assert!(!log.exists(), "no process ran");
+    let listed = fx.ok("list_sessions", json!({})).await;
+    assert_eq!(listed[0]["simulation"], simulate);
+
+    // Its restart is simulated too; a real run is not marked.
+    let again = fx.ok("restart_session", json!({"session_id": id, "from": "b"})).await;
+    let again = fx.ok("wait_session", json!({"session_id": again["session_id"], "timeout_s": 30})).await;
+    assert_eq!((&again["session"]["state"], &again["session"]["simulation"]), (&json!("completed"), &simulate));
+    let real = fx.ok("start_session", json!({"file": file})).await;
+    let real = fx.ok("wait_session", json!({"session_id": real["session_id"], "timeout_s": 30})).await;
+    assert!(real["session"].get("simulation").is_none(), "{real}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "a\n", "the real run skipped b (n = 1)");
+
+    // A task or a past session it names that does not exist: not_found, and nothing starts.
+    for simulate in [
+        json!({"fail": [{"task": "nope"}]}),
+        json!({"outputs_from": "no-such-session"}),
+        json!({"outputs": {"x.y": {}}}),
+    ] {
+        let refused = fx.call("start_session", json!({"file": file, "simulate": simulate})).await;
+        assert_eq!(refused.metadata["error"], "not_found", "{simulate}: {refused:?}");
+    }
+    let bad = fx.api.call("start_session", json!({"file": file, "simulate": {"fail": ["a"]}})).await.unwrap_err();
+    assert!(bad.to_string().contains("SimulatedFailure"), "a failure names its task in an object: {bad}");
+    assert_eq!(fx.ok("list_sessions", json!({})).await.as_array().unwrap().len(), 3);
 }

@@ -2,6 +2,7 @@
 //! from `main`'s dispatch so that the one can be read (and `--help` reviewed) without the other.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -45,6 +46,8 @@ pub(crate) enum Command {
         params: Vec<String>,
         #[command(flatten)]
         driving: Driving,
+        #[command(flatten)]
+        simulate: Simulate,
         file: PathBuf,
     },
     /// Run a stopped, crashed or failed session on from where it ended, from the store alone.
@@ -459,6 +462,69 @@ pub struct Driving {
     /// (it fails then), `--step` (it runs again) or `--skip`.
     #[arg(long)]
     pub break_on_failure: bool,
+}
+
+/// How `run` simulates a session: no process starts.
+#[derive(Args)]
+pub struct Simulate {
+    /// Run without processes: each task that would start a process, ask a person or reach an
+    /// agent succeeds at once, its outputs from `--output`, then `--outputs-from`, then its
+    /// declared defaults. Conditions, scopes, loops, composites and fan-out run for real.
+    #[arg(long)]
+    pub simulate: bool,
+    /// The outputs of a simulated TASK (its id, or its node key), a JSON object:
+    /// `--output fetch='{"count": 3}'`. Repeatable.
+    #[arg(long = "output", value_name = "TASK=OBJECT", requires = "simulate", value_parser = parse_outputs)]
+    pub outputs: Vec<(String, Map<String, Value>)>,
+    /// A simulated TASK fails; with `:N`, only its first N attempts (its retries then succeed).
+    /// Repeatable.
+    #[arg(long = "fail", value_name = "TASK[:N]", requires = "simulate", value_parser = parse_failure)]
+    pub fail: Vec<orrery_api::SimulatedFailure>,
+    /// The tasks take their outputs of this past SESSION (the n-th time a task succeeds, its
+    /// n-th time there).
+    #[arg(long, value_name = "SESSION", requires = "simulate")]
+    pub outputs_from: Option<String>,
+    /// Each task takes as long as it took in `--outputs-from` (without: at once).
+    #[arg(long, requires = "outputs_from")]
+    pub durations: bool,
+}
+
+impl Simulate {
+    /// The simulation asked for; `None` without `--simulate`.
+    pub fn simulation(self) -> Option<orrery_api::Simulation> {
+        self.simulate.then(|| orrery_api::Simulation {
+            outputs: self.outputs.into_iter().collect(),
+            fail: self.fail,
+            outputs_from: self.outputs_from,
+            durations: self.durations,
+        })
+    }
+}
+
+/// `TASK={...}`: a task's simulated outputs.
+fn parse_outputs(text: &str) -> Result<(String, Map<String, Value>), String> {
+    let Some((task, object)) = text.split_once('=').filter(|(task, _)| !task.is_empty()) else {
+        return Err(format!("{text:?} is not TASK=OBJECT"));
+    };
+    match serde_json::from_str::<Value>(object) {
+        Ok(Value::Object(outputs)) => Ok((task.to_string(), outputs)),
+        _ => Err(format!("the outputs of {task:?} are not a JSON object: {object}")),
+    }
+}
+
+/// `TASK` or `TASK:N` (N at least 1).
+fn parse_failure(text: &str) -> Result<orrery_api::SimulatedFailure, String> {
+    let (task, attempts) = match text.rsplit_once(':') {
+        Some((task, n)) if n.chars().all(|c| c.is_ascii_digit()) => match n.parse::<u32>() {
+            Ok(n) if n > 0 => (task, Some(n)),
+            _ => return Err(format!("{text:?}: N is how many attempts fail, at least 1")),
+        },
+        _ => (text, None),
+    };
+    if task.is_empty() {
+        return Err(format!("{text:?} names no task (TASK or TASK:N)"));
+    }
+    Ok(orrery_api::SimulatedFailure { task: task.to_string(), attempts })
 }
 
 /// `TASK`, `TASK:before` or `TASK:after`.

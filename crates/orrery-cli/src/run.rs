@@ -30,14 +30,15 @@ use crate::prompt::{ask, json_or_text};
 use anyhow::{bail, Context, Result};
 use orrery_api::broker::BrokerSettings;
 use orrery_api::{
-    Api, BrokerDispatch, Event, EventData, EventPayload, Launch, Run, SessionControl, SessionListing, Unanswered,
+    Api, BrokerDispatch, Event, EventData, EventPayload, Launch, Run, SessionControl, SessionListing, Simulation,
+    Unanswered,
 };
 use orrery_blueprint::{load_runnable, Runnable};
 use serde_json::{json, Map, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
+pub fn run(file: &Path, params: &[String], driving: Driving, simulation: Option<Simulation>) -> Result<u8> {
     let params = parse_params(params)?;
     let answers = parse_pairs("--answer", &driving.answers)?;
     let db = crate::db_path(driving.db.clone())?;
@@ -51,7 +52,7 @@ pub fn run(file: &Path, params: &[String], driving: Driving) -> Result<u8> {
         }
     };
     let run = Run::Blueprint { root: Box::new(root), library, params };
-    drive(db, driving, answers, Some(file.to_path_buf()), run)
+    drive(db, driving, answers, Some(file.to_path_buf()), simulation, run)
 }
 
 /// A stored session to go on with.
@@ -73,7 +74,7 @@ pub fn go_on(session: &str, how: Stored, driving: Driving) -> Result<u8> {
         Stored::Resume => Run::Resume { session_id },
         Stored::Restart(how) => Run::Restart { session_id, how },
     };
-    drive(db, driving, answers, None, run)
+    drive(db, driving, answers, None, None, run)
 }
 
 /// The sessions of the store a crash interrupted, oldest first (`list_sessions`).
@@ -139,7 +140,14 @@ pub fn recover(
 
 /// Runs `run` (a new run, a resume, a restart) in this process through the facade, with the
 /// event printer and the stop signals, and maps how it ended to the exit code.
-fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Option<PathBuf>, run: Run) -> Result<u8> {
+fn drive(
+    db: PathBuf,
+    driving: Driving,
+    answers: Map<String, Value>,
+    file: Option<PathBuf>,
+    simulation: Option<Simulation>,
+    run: Run,
+) -> Result<u8> {
     let Driving { max_parallel, format, broker, breakpoints, break_on_failure, .. } = driving;
     let api = crate::face::api(Some(db.clone()), max_parallel)?;
     // SIGINT, SIGTERM and SIGHUP stop the session alike, from here on (crate::signals).
@@ -171,6 +179,7 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
             file,
             breakpoints,
             hold_on_failure: break_on_failure,
+            simulation,
         };
         let here = match api.run_here(run, how).await {
             Ok(here) => here,
@@ -180,6 +189,14 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
             }
         };
         let orrery_api::Here { session_id, events: mut receiver, driver } = here;
+        // A simulation (started so, or a resume or restart of one) says so first and last.
+        let simulated = match api.call("get_session", json!({ "session_id": session_id })).await {
+            Ok(envelope) => envelope.answer["session"].get("simulation").is_some(),
+            Err(_) => false,
+        };
+        if simulated {
+            say!("orrery: session {session_id} is a simulation: no process starts");
+        }
         // A mirror's server drives it: a stop signal only stops following it here.
         let control = driver.control().cloned();
         // The live display prints the stop acknowledgements itself, above its block.
@@ -232,7 +249,8 @@ fn drive(db: PathBuf, driving: Driving, answers: Map<String, Value>, file: Optio
             Ok(ended) => ended,
             Err(failure) => bail!("{} (store {})", failure.message, db.display()),
         };
-        say!("session {} {} (store {})", ended.session_id, ended.state.as_str(), db.display());
+        let kind = if simulated { "simulated session" } else { "session" };
+        say!("{kind} {} {} (store {})", ended.session_id, ended.state.as_str(), db.display());
         if let Some(error) = &ended.error {
             say!("{}: {}", error.code, error.message);
         }

@@ -28,7 +28,9 @@ pub fn sessions(db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
         let s = &l.session;
         // Running with no live runner: it crashed; `orrery recover` goes on with it.
         let state = if l.interrupted { "interrupted" } else { s.state.as_str() };
-        println!("{:<38} {:<24} {:<11} {:>9}", s.id, s.blueprint_id, state, duration(s.started_ms, s.finished_ms));
+        let simulated = if s.simulation.is_some() { "  simulated" } else { "" };
+        let took = duration(s.started_ms, s.finished_ms);
+        println!("{:<38} {:<24} {:<11} {took:>9}{simulated}", s.id, s.blueprint_id, state);
     }
     let interrupted = listed.iter().filter(|l| l.interrupted).count();
     if interrupted > 0 {
@@ -52,6 +54,10 @@ pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Resul
     }
     if let Some(remote) = &s.remote {
         println!("runs on   {} as session {}", remote.url, remote.session_id);
+    }
+    if let Some(simulation) = &s.simulation {
+        let from = simulation.outputs_from.as_deref().map(|f| format!(", outputs from {f}")).unwrap_or_default();
+        println!("simulated no process started{from}");
     }
     if let Some(origin) = &s.restarted_from {
         println!("restarts  {origin}");

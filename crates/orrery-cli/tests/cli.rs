@@ -973,3 +973,47 @@ fn the_broker_commands_say_what_is_wrong_with_their_arguments_or_the_broker() {
     assert!(orrery(&["broker", "--db", db, "clear"], &dir.0).status.success());
     assert!(stdout(&orrery(&["broker", "--db", db], &dir.0)).contains("no broker"));
 }
+
+#[test]
+fn run_simulate_starts_no_process_and_says_so() {
+    let s = Scratch::new("run-simulate");
+    let db = s.0.join("store.db");
+    let dbs = db.to_str().unwrap();
+    s.write(
+        "sim.json",
+        r#"{"id": "sim", "name": "sim", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "a", "type": "shell.run", "params": [{"name": "command", "value": "echo a >> ran.txt"}],
+       "outputs": [{"name": "n", "value": 0}], "depends_on": [{"id": "start"}]},
+      {"id": "b", "type": "shell.run", "params": [{"name": "command", "value": "echo b >> ran.txt"}],
+       "inputs": [{"name": "n"}], "condition": "n > 5", "depends_on": [{"id": "a"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "b"}]}]}"#,
+    );
+    let o = orrery(&["run", "--db", dbs, "--simulate", "--output", r#"a={"n": 9}"#, "sim.json"], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a simulation: no process starts"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("simulated session "), "{}", stderr(&o));
+    assert!(stdout(&o).contains("sim.b") && !s.0.join("ran.txt").exists(), "b ran, simulated: {}", stdout(&o));
+    let listed = orrery(&["sessions", "--db", dbs], &s.0);
+    assert!(stdout(&listed).lines().nth(1).unwrap().ends_with("  simulated"), "{}", stdout(&listed));
+
+    // Set to fail: exit 1 with the simulation's error.
+    let o = orrery(&["run", "--db", dbs, "--simulate", "--fail", "a", "sim.json"], &s.0);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("task 'sim.a' fails: the simulation sets it to fail"), "{}", stderr(&o));
+
+    // Bad input names the flag; a task the blueprint does not have starts nothing.
+    for (args, says) in [
+        (vec!["--output", "a=7"], "not a JSON object"),
+        (vec!["--fail", "a:0"], "at least 1"),
+        (vec!["--output", "a={}"], "--simulate"),
+        (vec!["--simulate", "--fail", "nope"], "the simulation names no task 'nope'"),
+    ] {
+        let o = orrery(&[&["run", "--db", dbs][..], &args, &["sim.json"]].concat(), &s.0);
+        assert_ne!(o.status.code(), Some(0), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    let listed = json_of(&orrery(&["sessions", "--db", dbs, "--format", "json"], &s.0));
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert!(!s.0.join("ran.txt").exists());
+}

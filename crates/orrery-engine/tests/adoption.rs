@@ -166,6 +166,7 @@ async fn a_process_still_running_under_its_supervisor_is_adopted_not_killed() {
                 file: None,
                 breakpoints: Vec::new(),
                 hold_on_failure: false,
+                simulation: None,
             };
             resume_session(&fx_db, &session, options).await
         })

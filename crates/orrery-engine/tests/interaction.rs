@@ -64,6 +64,7 @@ impl Fixture {
             file: None,
             breakpoints: Vec::new(),
             hold_on_failure: false,
+            simulation: None,
         };
         let db = self.db();
         let handle = tokio::spawn(async move {

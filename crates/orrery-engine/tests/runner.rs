@@ -40,6 +40,7 @@ impl Fixture {
             file: None,
             breakpoints: Vec::new(),
             hold_on_failure: false,
+            simulation: None,
         };
         // A hang guard only: nothing here should take more than a few seconds.
         let report =
@@ -708,6 +709,7 @@ async fn a_session_started_for_a_request_is_not_started_twice() {
             file: None,
             breakpoints: Vec::new(),
             hold_on_failure: false,
+            simulation: None,
         };
         run_session(&db, valid, library, Map::new(), options)
     };

@@ -113,7 +113,7 @@ pub use records::{
     ScopeIteration, SessionState, StepState, TaskState,
 };
 pub use servers::ServerEntry;
-pub use sessions::{NewSession, Session, SessionFilter, Starter};
+pub use sessions::{NewSession, Session, SessionFilter, SimulatedFailure, Simulation, Starter};
 pub use submitted::SubmittedTask;
 
 use error::SqliteResultExt;

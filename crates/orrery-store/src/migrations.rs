@@ -33,6 +33,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0017_attempt_environment", include_str!("../migrations/0017_attempt_environment.sql")),
     ("0018_release_requests", include_str!("../migrations/0018_release_requests.sql")),
     ("0019_data_edits", include_str!("../migrations/0019_data_edits.sql")),
+    ("0020_session_simulation", include_str!("../migrations/0020_session_simulation.sql")),
 ];
 
 /// The schema version this code writes.

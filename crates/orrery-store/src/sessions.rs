@@ -2,11 +2,12 @@
 //! error. Ids come from the store's [`crate::IdSource`], so two runs of one blueprint never
 //! share an identity.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::error::SqliteResultExt;
 use crate::event_data::{EventData, SessionCreated, SessionStateChanged};
@@ -31,6 +32,43 @@ pub struct NewSession {
     /// The blueprint file it was started from (a restart keeps its origin's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
+    /// A run without processes, and what it simulates; `None`: a real run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulation: Option<Simulation>,
+}
+
+/// What a simulated session (a run without processes) makes of its tasks. Each task that would
+/// start a process, ask a person or reach an agent succeeds at once instead, its outputs taken
+/// from, in order: the values set for it here, its outputs in `outputs_from`, its declared
+/// defaults. Conditions, scopes, loops, composites and fan-out are evaluated for real.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Simulation {
+    /// Outputs set for tasks, by task id (that task in every instance) or node key
+    /// (`"{instance}.{task}"`): `{"fetch": {"count": 3}}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub outputs: BTreeMap<String, Map<String, Value>>,
+    /// Tasks that fail instead, by task id or node key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail: Vec<SimulatedFailure>,
+    /// A past session of the blueprint whose outputs the tasks take (a task run several times
+    /// takes its outputs of each time in turn, the last one again once they run out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outputs_from: Option<String>,
+    /// Each task takes as long as it took in `outputs_from` (without: at once).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub durations: bool,
+}
+
+/// A task a simulation fails.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimulatedFailure {
+    /// A task id or a node key.
+    pub task: String,
+    /// How many of its attempts fail (its retries then succeed); every one when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
 }
 
 /// The caller that started a session: a project and the agent (or person) acting in it.
@@ -67,6 +105,9 @@ pub struct Session {
     /// for sessions stored before Orrery kept it, mirrors, and blueprints given as text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
+    /// A run without processes ([`Simulation`]); `None`: a real run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulation: Option<Simulation>,
 }
 
 /// Which sessions [`Store::sessions`] lists, newest first.
@@ -251,12 +292,13 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
         remote: None,
         started_by: new.started_by.clone(),
         file: new.file.clone(),
+        simulation: new.simulation.clone(),
     };
     tx.sql
             .execute(
                 "INSERT INTO sessions (id, blueprint_hash, blueprint_id, name, state, params_json, created_ms, restarted_from,
-                                       started_project, started_agent, file)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                       started_project, started_agent, file, simulation_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     session.id,
                     session.blueprint_hash,
@@ -268,7 +310,8 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
                     session.restarted_from,
                     session.started_by.as_ref().map(|s| &s.project),
                     session.started_by.as_ref().map(|s| &s.agent),
-                    session.file.as_deref().map(Path::to_string_lossy)
+                    session.file.as_deref().map(Path::to_string_lossy),
+                    session.simulation.as_ref().map(|s| json!(s).to_string())
                 ],
             )
             .at(tx.path)?;
@@ -288,7 +331,7 @@ fn insert_session(tx: &Tx<'_>, new: &NewSession) -> Result<Session, StoreError> 
 
 const SELECT_SESSION: &str = "SELECT id, blueprint_hash, blueprint_id, name, state, params_json,
     created_ms, started_ms, finished_ms, last_error_json, restarted_from, remote_url, remote_session,
-    started_project, started_agent, file FROM sessions";
+    started_project, started_agent, file, simulation_json FROM sessions";
 
 struct RawSession {
     id: String,
@@ -307,6 +350,7 @@ struct RawSession {
     started_project: Option<String>,
     started_agent: Option<String>,
     file: Option<String>,
+    simulation_json: Option<String>,
 }
 
 fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
@@ -327,6 +371,7 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawSession> {
         started_project: row.get(13)?,
         started_agent: row.get(14)?,
         file: row.get(15)?,
+        simulation_json: row.get(16)?,
     })
 }
 
@@ -340,6 +385,10 @@ impl RawSession {
         let params = orrery_blueprint::json::from_str(&self.params_json).map_err(|_| corrupt("params"))?;
         let last_error = match &self.last_error_json {
             Some(text) => Some(orrery_blueprint::json::from_str(text).map_err(|_| corrupt("last error"))?),
+            None => None,
+        };
+        let simulation = match &self.simulation_json {
+            Some(text) => Some(orrery_blueprint::json::from_str(text).map_err(|_| corrupt("simulation"))?),
             None => None,
         };
         Ok(Session {
@@ -363,6 +412,7 @@ impl RawSession {
                 _ => None,
             },
             file: self.file.map(PathBuf::from),
+            simulation,
         })
     }
 }

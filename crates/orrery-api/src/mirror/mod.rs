@@ -612,6 +612,7 @@ fn create_mirror(
             restarted_from: None,
             started_by: None,
             file: None,
+            simulation: None,
         },
         None,
     )?;

@@ -58,6 +58,14 @@ pub struct StartArguments {
     /// runs the task again, skip skips it) instead of failing the session.
     #[serde(default)]
     pub hold_on_failure: bool,
+    /// Run without processes (Orrery's own): each task that would start a process, ask a
+    /// person or reach an agent succeeds at once with its outputs from, in order, the values
+    /// set here, `outputs_from`'s outputs, its declared defaults; or fails, as `fail` says.
+    /// Conditions, scopes, loops, composites and fan-out run for real. The session is marked
+    /// `simulation`, and so is any resume or restart of it. A task or a past session it names
+    /// that does not exist is `not_found`, and nothing starts.
+    #[serde(default)]
+    pub simulate: Option<runner::Simulation>,
 }
 
 /// A breakpoint: a task id of the blueprint (that task in every instance that runs it) or a
@@ -139,7 +147,7 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     operation: "start_session".into(),
                     arguments: json!({
                         "file": args.file, "params": args.params, "answers": args.answers, "breakpoints": args.breakpoints,
-                        "hold_on_failure": args.hold_on_failure,
+                        "hold_on_failure": args.hold_on_failure, "simulate": args.simulate,
                     }),
                 });
                 if let Some(session) = started_by(&api, &retry).await? {
@@ -153,6 +161,7 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     file: Some(args.file),
                     breakpoints: args.breakpoints.into_iter().map(Into::into).collect(),
                     hold_on_failure: args.hold_on_failure,
+                    simulation: args.simulate,
                     ..Default::default()
                 };
                 let launched = api

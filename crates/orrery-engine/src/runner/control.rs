@@ -194,7 +194,7 @@ impl Runner {
                 }
                 Ok(format!("cancelling {}", self.key(n)))
             }
-            RunKind::Sleep | RunKind::Prompt | RunKind::Instant | RunKind::Broker => {
+            RunKind::Sleep | RunKind::Prompt | RunKind::Instant | RunKind::Broker | RunKind::Simulated => {
                 if let Some(handle) = run.sleep.take() {
                     handle.abort();
                 }

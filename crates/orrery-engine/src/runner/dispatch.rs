@@ -44,6 +44,12 @@ impl Runner {
             _ if interaction == Some(Interaction::Prompt) => RunKind::Prompt,
             _ => RunKind::Shell,
         };
+        let kind = match kind {
+            RunKind::Shell | RunKind::Broker | RunKind::Prompt | RunKind::Sleep if self.simulator.is_some() => {
+                RunKind::Simulated
+            }
+            kind => kind,
+        };
         let session = self.session_id.clone();
         let key = self.key(n);
         // The store numbers attempts too; the runner, sole owner of a new session, counts the
@@ -225,6 +231,27 @@ impl Runner {
                 });
                 // Dropped like a sleep when the session stops or fails: the agents are told.
                 run.sleep = Some(handle.abort_handle());
+            }
+            RunKind::Simulated => {
+                let Some(simulator) = self.simulator.as_mut() else {
+                    unreachable!("a simulated run needs a simulator")
+                };
+                let simulation::Simulated { outcome, after } = simulator.attempt(n, attempt_no, &key);
+                let tx = self.tx.clone();
+                let run_id = run_id.clone();
+                match after {
+                    None => {
+                        let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                    }
+                    Some(after) => {
+                        let handle = tokio::spawn(async move {
+                            tokio::time::sleep(after).await;
+                            let _ = tx.send(Report::Ended { node: n, run_id, outcome });
+                        });
+                        // Dropped like a sleep when the session stops or fails.
+                        run.sleep = Some(handle.abort_handle());
+                    }
+                }
             }
             RunKind::Shell => {
                 let params = broker::params_of(&task);

@@ -17,6 +17,7 @@ mod dispatch;
 mod kept;
 pub mod recovery;
 mod settle;
+pub mod simulation;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -55,6 +56,8 @@ pub use recovery::{
     interrupted_sessions, is_driven, restart_session, resume_session, session_blueprints, session_instances,
     session_plan, InstanceInfo, Restart,
 };
+use simulation::Simulator;
+pub use simulation::{SimulatedFailure, Simulation};
 
 /// How to run a session.
 #[derive(Debug, Clone)]
@@ -83,6 +86,9 @@ pub struct RunOptions {
     pub breakpoints: Vec<Breakpoint>,
     /// A task that fails holds there instead of failing the session ([`breakpoints`]).
     pub hold_on_failure: bool,
+    /// Run without processes ([`simulation`]), kept with a new session; a resume or restart of
+    /// a simulated session is simulated as it was, whatever this says.
+    pub simulation: Option<Simulation>,
 }
 
 /// How a session ended.
@@ -112,6 +118,9 @@ pub enum RunError {
     /// A breakpoint at a task the blueprint run does not have.
     #[error("there is no task '{task}' to hold at (name a task id of the blueprint, or a node as \"instance.task\")")]
     UnknownBreakpoint { task: String },
+    /// A simulation that names a task the blueprint run does not have.
+    #[error("the simulation names no task '{task}' (name a task id of the blueprint, or a node as \"instance.task\")")]
+    UnknownSimulated { task: String },
     /// A restart from a task the blueprint run does not have.
     #[error("session {session_id} has no task '{task}' to run from (name a task id of its blueprint, or a node as \"instance.task\")")]
     UnknownTask { session_id: String, task: String },
@@ -168,9 +177,15 @@ pub(crate) async fn run_new_session(
         let lib: Library = library.iter().collect();
         plan::build(&root, &lib, &params)?
     };
-    check_agents(&plan, options.broker.as_ref())?;
+    if options.simulation.is_none() {
+        check_agents(&plan, options.broker.as_ref())?;
+    }
     let holds = breakpoints::resolve(&plan, &options.breakpoints, options.hold_on_failure)?;
     let db = Db::open(store_path, &options).await?;
+    let simulator = match &options.simulation {
+        Some(simulation) => Some(Simulator::resolve(&plan, simulation, &db).await?),
+        None => None,
+    };
 
     let blueprint = root.blueprint();
     let (id, text) = (blueprint.id.clone(), save::to_string(blueprint, Encoding::Plain));
@@ -191,6 +206,7 @@ pub(crate) async fn run_new_session(
     let started_by = options.started_by.clone();
     let file = options.file.as_deref().map(|f| std::path::absolute(f).unwrap_or_else(|_| f.to_path_buf()));
     let origin = restarted_from.clone();
+    let simulation = options.simulation.clone();
     let session = db
         .call(move |s| {
             let hash = s.put_blueprint_version(&id, &text)?;
@@ -200,7 +216,15 @@ pub(crate) async fn run_new_session(
                 links.inner.insert(id.clone(), s.put_blueprint_version(id, text)?);
             }
             let session = s.create_session_for(
-                &NewSession { blueprint_hash: hash, name, params: params_value, restarted_from, started_by, file },
+                &NewSession {
+                    blueprint_hash: hash,
+                    name,
+                    params: params_value,
+                    restarted_from,
+                    started_by,
+                    file,
+                    simulation,
+                },
                 retry.as_ref(),
             )?;
             // A new session has its `session_created` event alone; one with more is the one the
@@ -225,6 +249,7 @@ pub(crate) async fn run_new_session(
 
     let nodes = plan.graph.nodes.len();
     let mut runner = Runner::new(session_id, plan, db, &options, vec![0; nodes], HashMap::new(), holds);
+    runner.simulator = simulator;
     let mut all: Vec<(usize, NodeState)> = (0..nodes).map(|n| (n, NodeState::Pending)).collect();
     for &(n, state) in &kept.states {
         all[n].1 = state;
@@ -267,6 +292,8 @@ enum RunKind {
     Prompt,
     /// Executed by an agent on the broker.
     Broker,
+    /// A task of a simulation ([`simulation`]): no process, no person, no agent.
+    Simulated,
 }
 
 /// A `shell.run` attempt begun, whose process starts at the next [`Runner::launch`].
@@ -349,6 +376,8 @@ struct Runner {
     holds: Holds,
     /// How many of the asked releases were applied.
     releases_seen: usize,
+    /// What the tasks do in a simulated session; `None`: a real run.
+    simulator: Option<Simulator>,
 }
 
 /// How [`Runner::drive`] ended.
@@ -441,6 +470,7 @@ impl Runner {
             poll,
             holds,
             releases_seen,
+            simulator: None,
         }
     }
 

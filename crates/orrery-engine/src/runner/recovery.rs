@@ -78,7 +78,14 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
         return Err(RunError::NotResumable { session_id: session.id, state: session.state });
     }
     let plan = plan_from_versions(&session, &root_version, &inner_versions)?;
-    check_agents(&plan, options.broker.as_ref())?;
+    // A simulated session goes on simulated, as it was started.
+    let simulator = match &session.simulation {
+        Some(simulation) => Some(Simulator::resolve(&plan, simulation, &db).await?),
+        None => {
+            check_agents(&plan, options.broker.as_ref())?;
+            None
+        }
+    };
     let holds = breakpoints::resolve(&plan, &options.breakpoints, options.hold_on_failure)?;
 
     // Refused while another runner drives the session; from here on, the session is ours.
@@ -86,6 +93,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
     match settle_interrupted(&db, &session, &plan, &options.work_dir.join(&session.id)).await {
         Ok((states, initial, attempt_counts, iterations, adopted)) => {
             let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations, holds);
+            runner.simulator = simulator;
             runner.states = states;
             runner.adopt(adopted);
             runner.run(initial).await
@@ -572,6 +580,10 @@ pub async fn restart_session(
     drop(db);
     if options.file.is_none() {
         options.file = session.file.clone();
+    }
+    // A simulated session restarts simulated: its data never feeds a real run.
+    if session.simulation.is_some() {
+        options.simulation = session.simulation.clone();
     }
     run_new_session(store_path, root, library, params, Some(session.id), kept, options).await
 }

@@ -96,6 +96,7 @@ impl Fixture {
             file: None,
             breakpoints: Vec::new(),
             hold_on_failure: false,
+            simulation: None,
         };
         (options, receiver)
     }

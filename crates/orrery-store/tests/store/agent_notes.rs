@@ -23,6 +23,7 @@ fn started_by(fx: &mut Fixture, project: &str, agent: &str) -> Session {
         restarted_from: None,
         started_by: Some(starter),
         file: None,
+        simulation: None,
     };
     fx.store.create_session(&new, None).unwrap()
 }

@@ -175,6 +175,7 @@ fn a_full_disk_is_reported_and_leaves_the_store_consistent() {
                 restarted_from: None,
                 started_by: None,
                 file: None,
+                simulation: None,
             },
             None,
         )

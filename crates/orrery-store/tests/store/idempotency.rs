@@ -13,6 +13,7 @@ fn new_session(fixture: &mut Fixture, name: &str) -> NewSession {
         restarted_from: None,
         started_by: None,
         file: None,
+        simulation: None,
     }
 }
 

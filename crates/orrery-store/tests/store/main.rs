@@ -70,6 +70,7 @@ impl Fixture {
                     restarted_from: None,
                     started_by: None,
                     file: None,
+                    simulation: None,
                 },
                 None,
             )

@@ -82,6 +82,7 @@ fn a_database_at_every_earlier_version_upgrades_to_the_newest() {
                     restarted_from: None,
                     started_by: None,
                     file: None,
+                    simulation: None,
                 },
                 None,
             )

@@ -32,6 +32,7 @@ fn a_session_of_an_unknown_blueprint_version_is_not_found() {
                 restarted_from: None,
                 started_by: None,
                 file: None,
+                simulation: None,
             },
             None,
         )
@@ -194,6 +195,7 @@ fn a_restart_records_the_session_it_runs_again_and_is_listed_as_its_restart() {
         restarted_from: Some(from.to_string()),
         started_by: None,
         file: None,
+        simulation: None,
     };
     fixture.clock.advance(5);
     let second = fixture.store.create_session(&again(&first.id), None).unwrap();
@@ -222,6 +224,7 @@ fn a_restart_of_an_unknown_session_is_not_found_and_creates_nothing() {
         restarted_from: Some("session-404".into()),
         started_by: None,
         file: None,
+        simulation: None,
     };
     let err = fixture.store.create_session(&new, None).unwrap_err();
     assert_eq!(err.code(), FailureCode::NotFound);
@@ -277,6 +280,7 @@ fn a_mirror_is_linked_to_its_remote_session_once() {
         restarted_from: None,
         started_by: None,
         file: None,
+        simulation: None,
     };
     let first = fixture.store.create_session(&new(), None).unwrap();
     let second = fixture.store.create_session(&new(), None).unwrap();
@@ -303,6 +307,7 @@ fn a_mirror_takes_its_servers_times_and_attempts_whose_times_are_unknown_say_so(
         restarted_from: None,
         started_by: None,
         file: None,
+        simulation: None,
     };
     let mirror = fixture.store.create_session(&new, None).unwrap();
     let local = fixture.store.create_session(&new, None).unwrap();
