@@ -53,6 +53,7 @@ const VIEW: &[Option<(&str, &str)>] = &[
 const RUN: &[Option<(&str, &str)>] = &[
     Some(("run.start", "Run")),
     Some(("run.options", "Run with Options…")),
+    Some(("run.simulate", "Simulate…")),
     None,
     Some(("view.blueprints", "Blueprints")),
     Some(("view.runs", "Runs")),

@@ -163,6 +163,13 @@ export const COMMANDS: Command[] = [
     enabled: hasBlueprint,
     run: (_, w) => w.prepareRun(true),
   },
+  {
+    id: "run.simulate",
+    title: "Simulate…",
+    whileTyping: true,
+    enabled: hasBlueprint,
+    run: (_, w) => w.prepareRun(true, true),
+  },
   { id: "run.broker", title: "Agents on a broker…", run: (_, w) => w.broker.getState().open() },
   { id: "help.about", title: "About Orrery", run: (_, w) => void w.about.getState().open() },
   {

@@ -492,3 +492,61 @@ async fn a_run_an_agent_started_shows_its_checklist_and_task_memory_beside_it() 
     app.wait_text(&format!("{task} .agent-conclusion"), "1.2 is on staging; the user was told.").await;
     app.screenshot("runs-agent-notes.png").await;
 }
+
+/// The processes of this machine whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(marker) {
+                found.push(cmdline);
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_simulation_runs_the_loop_and_the_skip_for_real_and_starts_no_process() {
+    // Every shell task would leave a line in runs.log and sleep with a marker the process table shows.
+    let marker = format!("orrery-simulation-{}", std::process::id());
+    let app = App::start(|dir| {
+        let runs = dir.join("runs.log");
+        let work = |what: &str| format!("echo {what} >> '{}'; sleep 20 # {marker}", runs.display());
+        let mut open = sh("loop", &work("loop"), "start");
+        open["scope_start"] = json!({"while_policy": {"condition": "count < 3", "max_iterations": 4}});
+        let mut body = sh("body", &work("body"), "loop");
+        body["outputs"] = json!([{"name": "count", "value": 0}]);
+        let mut close = sh("close", &work("close"), "body");
+        close["scope_end"] = json!("loop");
+        let mut big = sh("big", &work("big"), "close");
+        big["inputs"] = json!([{"name": "count"}]);
+        big["condition"] = json!("count > 5");
+        write_blueprint(&dir.join("looping.json"), "looping", vec![open, body, close, big]);
+        Some(dir.join("looping.json"))
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 6).await;
+    // Simulate… from the command palette: body's count set to 1, so the loop runs to its bound.
+    app.ctrl('k').await;
+    app.retype("[data-testid=command-palette-filter]", "simulate").await;
+    app.click("[data-testid=command-item][data-command-id='run.simulate']").await;
+    app.wait_count("[data-testid=launch-simulation]", 1).await;
+    app.retype("[data-testid=launch-outputs]", r#"{"body": {"count": 1}}"#).await;
+    app.screenshot("runs-simulate-dialog.png").await;
+    app.click("[data-testid=launch-start]").await;
+
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    app.wait_count("[data-testid=run-header] [data-testid=run-simulated]", 1).await;
+    app.wait_count("[data-testid=run-item] [data-testid=run-simulated]", 1).await;
+    app.wait_attr(&card("big"), "data-state", "SKIPPED").await;
+    app.wait_attr(&card("body"), "data-state", "SUCCEEDED").await;
+    // Four times round (count 1 < 3 each time, bounded by max_iterations), each an attempt of body.
+    app.click(&card("body")).await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "looping.body").await;
+    app.wait_attr("[data-testid=attempt-details]", "data-attempt", "4").await;
+    app.screenshot("runs-simulated.png").await;
+    assert!(processes_with(&marker).is_empty(), "no task process: {:?}", processes_with(&marker));
+    assert!(!app.dir.path().join("runs.log").exists(), "no task wrote its line");
+}

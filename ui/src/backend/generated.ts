@@ -713,6 +713,8 @@ export type Session = {
    * for sessions stored before Orrery kept it, mirrors, and blueprints given as text.
    */
   file?: string | null;
+  /** A run without processes ([`Simulation`]); `None`: a real run. */
+  simulation?: Simulation | null;
 };
 
 export type SessionBlueprints = {
@@ -864,6 +866,8 @@ export type SessionListing = {
    * for sessions stored before Orrery kept it, mirrors, and blueprints given as text.
    */
   file?: string | null;
+  /** A run without processes ([`Simulation`]); `None`: a real run. */
+  simulation?: Simulation | null;
   /** Its tasks waiting for an answer (`answer_prompt`), by node key. */
   waiting: string[];
   /** `running` or `pending` with no live runner: a crash stopped it (`resume_session` goes on). */
@@ -880,6 +884,37 @@ export type SessionStateChanged = {
 };
 
 export type Severity = "error" | "warning" | "info";
+
+/** A task a simulation fails. */
+export type SimulatedFailure = {
+  /** A task id or a node key. */
+  task: string;
+  /** How many of its attempts fail (its retries then succeed); every one when absent. */
+  attempts?: number | null;
+};
+
+/**
+ * What a simulated session (a run without processes) makes of its tasks. Each task that would
+ * start a process, ask a person or reach an agent succeeds at once instead, its outputs taken
+ * from, in order: the values set for it here, its outputs in `outputs_from`, its declared
+ * defaults. Conditions, scopes, loops, composites and fan-out are evaluated for real.
+ */
+export type Simulation = {
+  /**
+   * Outputs set for tasks, by task id (that task in every instance) or node key
+   * (`"{instance}.{task}"`): `{"fetch": {"count": 3}}`.
+   */
+  outputs?: { [key: string]: { [key: string]: unknown } };
+  /** Tasks that fail instead, by task id or node key. */
+  fail?: SimulatedFailure[];
+  /**
+   * A past session of the blueprint whose outputs the tasks take (a task run several times
+   * takes its outputs of each time in turn, the last one again once they run out).
+   */
+  outputs_from?: string | null;
+  /** Each task takes as long as it took in `outputs_from` (without: at once). */
+  durations?: boolean;
+};
 
 /** The caller that started a session: a project and the agent (or person) acting in it. */
 export type Starter = {
@@ -1342,6 +1377,15 @@ export type StartSessionArguments = {
    * runs the task again, skip skips it) instead of failing the session.
    */
   hold_on_failure?: boolean;
+  /**
+   * Run without processes (Orrery's own): each task that would start a process, ask a
+   * person or reach an agent succeeds at once with its outputs from, in order, the values
+   * set here, `outputs_from`'s outputs, its declared defaults; or fails, as `fail` says.
+   * Conditions, scopes, loops, composites and fan-out run for real. The session is marked
+   * `simulation`, and so is any resume or restart of it. A task or a past session it names
+   * that does not exist is `not_found`, and nothing starts.
+   */
+  simulate?: Simulation | null;
 };
 
 export type StartSessionAnswer = {

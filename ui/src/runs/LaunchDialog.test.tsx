@@ -269,3 +269,63 @@ describe("the launch dialog's choice of where to run", () => {
     expect(workspace.getState().runs.getState().run).toBeNull();
   });
 });
+
+describe("the launch dialog's simulation", () => {
+  const typeInto = (field: HTMLTextAreaElement, text: string) =>
+    act(() => {
+      Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value")!.set!.call(field, text);
+      field.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  const past = { ...session("s0"), state: "completed" as const, started_ms: 5, waiting: [], interrupted: false };
+
+  it("simulates with the outputs set, a past run's outputs and times, and the tasks that fail", async () => {
+    const { find, starts, workspace } = await mounted({ list_sessions: () => [past, { ...past, id: "other", blueprint_id: "other" }] }, [lab], true);
+    act(() => workspace.getState().prepareRun(true, true));
+    await settled();
+    expect(find<HTMLInputElement>("launch-simulate")!.checked, "Simulate… opens it chosen").toBe(true);
+    expect(find("launch-start")!.textContent).toBe("▶ Simulate");
+    const from = find<HTMLSelectElement>("launch-outputs-from")!;
+    expect([...from.options].map((o) => o.value), "completed runs of this blueprint").toEqual(["", "s0"]);
+    expect(find<HTMLInputElement>("launch-durations")!.disabled, "times come with a past run").toBe(true);
+
+    typeInto(find<HTMLTextAreaElement>("launch-outputs")!, '{"b": 3}');
+    expect(find("launch-dialog")!.textContent).toContain("Outputs of b must be a JSON object of output names");
+    expect(find<HTMLButtonElement>("launch-start")!.disabled).toBe(true);
+    typeInto(find<HTMLTextAreaElement>("launch-outputs")!, '{"b": {"n": 3}}');
+    typeInto(find<HTMLTextAreaElement>("launch-fail")!, "b:0");
+    expect(find("launch-dialog")!.textContent).toContain("at least 1");
+    typeInto(find<HTMLTextAreaElement>("launch-fail")!, "b:2\nend");
+    act(() => {
+      from.value = "s0";
+      from.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    act(() => find<HTMLInputElement>("launch-durations")!.click());
+    // A simulation runs here, not on a server.
+    const where = find<HTMLSelectElement>("launch-where")!;
+    act(() => {
+      where.value = "lab";
+      where.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    expect(find("launch-dialog")!.textContent).toContain("A simulation runs on this machine");
+    act(() => {
+      where.value = "";
+      where.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    act(() => find<HTMLInputElement>("launch-hold-on-failure")!.click());
+    act(() => find<HTMLButtonElement>("launch-start")!.click());
+    await settled();
+    const simulate = { outputs: { b: { n: 3 } }, fail: [{ task: "b", attempts: 2 }, { task: "end" }], outputs_from: "s0", durations: true };
+    expect(starts()).toEqual([["start_session", { file: "/w/deploy.json", params: {}, simulate, hold_on_failure: true }]]);
+  });
+
+  it("starts a real run when its box is cleared", async () => {
+    const { find, starts, workspace } = await mounted({}, [], true);
+    act(() => workspace.getState().prepareRun(true, true));
+    await settled();
+    act(() => find<HTMLInputElement>("launch-simulate")!.click());
+    expect(find("launch-simulation")).toBeNull();
+    act(() => find<HTMLButtonElement>("launch-start")!.click());
+    await settled();
+    expect(starts()).toEqual([["start_session", { file: "/w/deploy.json", params: {} }]]);
+  });
+});

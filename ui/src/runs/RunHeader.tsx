@@ -9,6 +9,7 @@ import { failedAttempt, latestAttempt, type OpenRun } from "../store/runs";
 import { shortRunId } from "./ids";
 import { StatePill, whenLabel } from "./RunList";
 import { durationLabel } from "./timeline/model";
+import type { Simulation } from "../backend/generated";
 
 /** A task held at a breakpoint: where, and continue, step or skip it. */
 function Held({ run, node, at }: { run: OpenRun; node: string; at: string }) {
@@ -42,6 +43,18 @@ function Held({ run, node, at }: { run: OpenRun; node: string; at: string }) {
   );
 }
 
+/** What a simulated run took its outputs from, in words. */
+function simulationTitle(simulation: Simulation): string {
+  const set = Object.keys(simulation.outputs ?? {});
+  const parts = [
+    set.length > 0 ? `outputs set for ${set.join(", ")}` : null,
+    simulation.outputs_from ? `outputs of run #${shortRunId(simulation.outputs_from)}${simulation.durations ? ", taking as long" : ""}` : null,
+    "else the declared defaults",
+    (simulation.fail ?? []).length > 0 ? `set to fail: ${simulation.fail!.map((f) => f.task).join(", ")}` : null,
+  ];
+  return `Each task succeeded at once with ${parts.filter(Boolean).join("; ")}`;
+}
+
 export function RunHeader({ run }: { run: OpenRun }) {
   const act = useRuns((s) => s.act);
   const select = useRuns((s) => s.select);
@@ -54,6 +67,11 @@ export function RunHeader({ run }: { run: OpenRun }) {
       <div className="run-title">
         <h2>{session.name || session.blueprint_id}</h2>
         <StatePill state={session.state} interrupted={active && !driven} />
+        {session.simulation && (
+          <span className="run-simulated" title={simulationTitle(session.simulation)} data-testid="run-simulated">
+            Simulated: no process ran
+          </span>
+        )}
         <span className="run-meta">
           {session.started_ms != null && (
             <>

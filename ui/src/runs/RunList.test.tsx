@@ -57,6 +57,13 @@ describe("the list of runs", () => {
     expect(badge("mirror")?.getAttribute("title")).toBe("Runs on http://lab:8000 as session nightly-7");
   });
 
+  it("marks a simulated run, never a real one", () => {
+    const container = shown([listing("real"), listing("sim", { simulation: { outputs: { a: { n: 1 } } } })]);
+    const mark = (id: string) => container.querySelector(`[data-session-id=${id}] [data-testid=run-simulated]`);
+    expect(mark("real")).toBeNull();
+    expect(mark("sim")?.textContent).toBe("simulated");
+  });
+
   it("names each run by the short id the header and compare use", () => {
     const container = shown([listing("0190aaaa-bbbb-7ccc-8ddd-0123456789ab")]);
     expect(container.querySelector("[data-testid=run-item] .run-meta code")?.textContent).toBe("#456789ab");

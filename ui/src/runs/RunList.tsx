@@ -57,6 +57,11 @@ export function RunList() {
               <span className="run-meta">
                 <code title={s.id}>#{shortRunId(s.id)}</code> · {whenLabel(s.started_ms ?? s.created_ms)} · {runDuration(s)}
               </span>
+              {s.simulation && (
+                <span className="run-simulated" title="A simulation: no process ran" data-testid="run-simulated">
+                  simulated
+                </span>
+              )}
               {s.remote && (
                 <span className="run-remote" title={`Runs on ${s.remote.url} as session ${s.remote.session_id}`} data-testid="run-remote">
                   ⇄ {serverLabel(s.remote)}

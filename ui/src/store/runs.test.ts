@@ -121,7 +121,7 @@ describe("launching a run", () => {
     await settled();
     expect(backend.files.get("/w/deploy.json")).toContain('"id":"ask"');
     const breakpoints = [{ task: "ask", at: "after" }];
-    expect(workspace.getState().launching).toEqual({ file: "/w/deploy.json", name: "deploy.json", id: "deploy", dynamic: ["fan"], breakpoints });
+    expect(workspace.getState().launching).toEqual({ file: "/w/deploy.json", name: "deploy.json", id: "deploy", dynamic: ["fan"], breakpoints, simulate: false });
 
     await workspace.getState().launch({ elements: { fan: ["a", "b"] } });
     await settled();

@@ -22,6 +22,7 @@ import type {
   SessionEvent,
   SessionListing,
   SessionState,
+  Simulation,
   TaskInputsAnswer,
   TaskState,
 } from "../backend/generated";
@@ -31,6 +32,14 @@ import type { Growth, LogSource } from "../runs/log/reader";
 import type { AttemptRef } from "../runs/timeline/model";
 import { afterNextFrame, mark } from "../timing";
 import { createEditorStore, type EditorStore, type Layout } from "./editor";
+
+/** How the launch dialog starts a run beyond its parameters. */
+export type LaunchHow = {
+  /** Run without processes (`start_session`'s `simulate`); this machine only. */
+  simulate?: Simulation;
+  /** A task that fails holds the run there instead of failing it. */
+  hold_on_failure?: boolean;
+};
 
 export type { AttemptRef };
 
@@ -138,7 +147,7 @@ export type RunsState = {
   resetScope(node: string): Promise<void>;
   answer(node: string, value: unknown): Promise<void>;
   /** Starts a session of a saved blueprint file and opens it. */
-  launch(file: string, params: Record<string, unknown>, breakpoints?: BreakpointArgument[]): Promise<string | null>;
+  launch(file: string, params: Record<string, unknown>, breakpoints?: BreakpointArgument[], how?: LaunchHow): Promise<string | null>;
   saveLog(): Promise<void>;
   /** Compares the open run with another one (the older of the two is the baseline). */
   compareWith(sessionId: string): Promise<void>;
@@ -601,9 +610,15 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         await intervene(`Answered ${node}`, () => backend.call("answer_prompt", { session_id: run.session.id, task: node, value }));
       },
 
-      async launch(file, params, breakpoints = []) {
+      async launch(file, params, breakpoints = [], how = {}) {
         try {
-          const { session_id } = await backend.call("start_session", { file, params, ...(breakpoints.length > 0 ? { breakpoints } : {}) });
+          const { session_id } = await backend.call("start_session", {
+            file,
+            params,
+            ...(breakpoints.length > 0 ? { breakpoints } : {}),
+            ...(how.simulate ? { simulate: how.simulate } : {}),
+            ...(how.hold_on_failure ? { hold_on_failure: true } : {}),
+          });
           await get().refresh();
           await get().open(session_id);
           return session_id;

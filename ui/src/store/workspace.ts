@@ -11,7 +11,7 @@ import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
 import { createBroker, type BrokerStore } from "./broker";
 import { createAbout, type AboutStore } from "./about";
-import { createRuns, type RunsStore } from "./runs";
+import { createRuns, type LaunchHow, type RunsStore } from "./runs";
 import { createServerRuns, type ServerRunsStore } from "./serverRuns";
 import { createServers, type ServersStore } from "./servers";
 import { createEditorStore, isDirty, type EditorOptions, type EditorState, type EditorStore, type Layout } from "./editor";
@@ -25,7 +25,16 @@ export type Choice = { label: string; kind: "primary" | "danger" | "plain"; run:
 export type Ask = { title: string; message: string; choices: Choice[] };
 
 /** A run about to start: the saved blueprint file and its id, and the dynamic composites asking for elements. */
-export type Launching = { file: string; name: string; id: string; dynamic: string[]; breakpoints: BreakpointArgument[] };
+export type Launching = {
+  file: string;
+  name: string;
+  id: string;
+  dynamic: string[];
+  breakpoints: BreakpointArgument[];
+  /** Opened to simulate the run (Simulate…): the dialog starts with its simulation chosen. */
+  simulate: boolean;
+};
+
 
 /** Where the launch dialog starts the run, and how starting it on a server goes (while the dialog is open). */
 export type RunOn = {
@@ -100,7 +109,7 @@ export type WorkspaceState = {
    * dynamic composite wants elements, no server is saved to choose from), else the launch dialog
    * asks. `ask` (Run with options…), or the kept choice to always ask, opens the dialog anyway.
    */
-  prepareRun(ask?: boolean): void;
+  prepareRun(ask?: boolean, simulate?: boolean): void;
   /** Whether every run opens the launch dialog first, kept across restarts. */
   alwaysAsk: boolean;
   setAlwaysAsk(always: boolean): void;
@@ -109,7 +118,7 @@ export type WorkspaceState = {
    * the inner blueprints it calls are published there first, and the run is followed into a
    * local mirror; the dialog stays open with what went wrong.
    */
-  launch(params: Record<string, unknown>): Promise<void>;
+  launch(params: Record<string, unknown>, how?: LaunchHow): Promise<void>;
   /** Where the next run starts: a saved server by name, or null for this machine. */
   chooseRunOn(server: string | null): void;
   cancelLaunch(): void;
@@ -256,7 +265,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
     }
 
     /** Starts the run at once when there is nothing to ask, else opens the launch dialog. */
-    async function openLaunch(state: EditorState, ask: boolean) {
+    async function openLaunch(state: EditorState, ask: boolean, simulate: boolean) {
       const dynamic = (state.blueprint?.tasks ?? []).filter((t) => innerOf(t)?.sequencer != null).map((t) => t.id);
       const id = state.blueprint?.id;
       // The editor's breakpoints of tasks the blueprint still has: where the run holds.
@@ -264,8 +273,8 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       const breakpoints = Object.entries(state.breakpoints)
         .filter(([task]) => tasks.has(task))
         .map(([task, at]) => ({ task, at }));
-      const launching = { file: state.path!, name: titleOf(state), id: typeof id === "string" ? id : "", dynamic, breakpoints };
-      if (!ask && !get().alwaysAsk && dynamic.length === 0 && get().runOn.server === null) {
+      const launching = { file: state.path!, name: titleOf(state), id: typeof id === "string" ? id : "", dynamic, breakpoints, simulate };
+      if (!ask && !simulate && !get().alwaysAsk && dynamic.length === 0 && get().runOn.server === null) {
         let servers: ServerInfo[] = [];
         try {
           servers = await backend.call("list_servers", {});
@@ -348,10 +357,10 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
     }
 
     /** The gate before a run: saved, no error, warnings accepted. */
-    function gate(store: EditorStore, ask: boolean) {
+    function gate(store: EditorStore, ask: boolean, simulate: boolean) {
       const state = store.getState();
       if (state.blueprint === null) return;
-      if (!saved(store, "Run", "A run starts from the blueprint's file and keeps the exact version it ran.", () => gate(store, ask))) return;
+      if (!saved(store, "Run", "A run starts from the blueprint's file and keeps the exact version it ran.", () => gate(store, ask, simulate))) return;
       const diagnostics = state.checked === state.blueprint ? state.report?.diagnostics : undefined;
       if (diagnostics === undefined) return notify("The blueprint is still being checked: run it in a moment");
       const errors = diagnostics.filter((d) => d.severity === "error");
@@ -360,7 +369,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         return notify(`Fix ${errors.length === 1 ? "the error" : `${errors.length} errors`} before running: ${errors[0]!.message}${where}`);
       }
       const warnings = diagnostics.filter((d) => d.severity === "warning");
-      if (warnings.length === 0) return void openLaunch(state, ask);
+      if (warnings.length === 0) return void openLaunch(state, ask, simulate);
       set({
         ask: {
           title: `Run with ${warnings.length === 1 ? "a warning" : `${warnings.length} warnings`}?`,
@@ -369,7 +378,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
             .map((w) => (w.task_id ? `${w.task_id}: ${w.message}` : w.message))
             .join(" · "),
           choices: [
-            { label: "Run Anyway", kind: "primary", run: () => (set({ ask: null }), void openLaunch(store.getState(), ask)) },
+            { label: "Run Anyway", kind: "primary", run: () => (set({ ask: null }), void openLaunch(store.getState(), ask, simulate)) },
             { label: "Cancel", kind: "plain", run: () => set({ ask: null }) },
           ],
         },
@@ -518,8 +527,8 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         if (mode === "runs") void runs.getState().refresh();
       },
 
-      prepareRun(ask = false) {
-        gate(currentEditor(get()), ask);
+      prepareRun(ask = false, simulate = false) {
+        gate(currentEditor(get()), ask, simulate);
       },
 
       alwaysAsk: readAlwaysAsk(),
@@ -532,13 +541,13 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
         set({ alwaysAsk: always });
       },
 
-      async launch(params) {
+      async launch(params, how = {}) {
         const launching = get().launching;
         if (!launching) return;
         const server = runOnServer(get().runOn);
         if (server !== null) return launchOn(server, launching, params);
         set({ launching: null });
-        const started = await runs.getState().launch(launching.file, params, launching.breakpoints);
+        const started = await runs.getState().launch(launching.file, params, launching.breakpoints, how);
         if (started !== null) set({ mode: "runs" });
         else notify(runs.getState().notice?.text ?? `${launching.name} did not start`);
       },
