@@ -1630,3 +1630,76 @@ async fn a_simulated_run_starts_no_process_is_marked_everywhere_and_restarts_sim
     assert!(bad.to_string().contains("SimulatedFailure"), "a failure names its task in an object: {bad}");
     assert_eq!(fx.ok("list_sessions", json!({})).await.as_array().unwrap().len(), 3);
 }
+
+/// Starts a session with these arguments: its id.
+async fn run(fx: &Fixture, args: Value) -> String {
+    fx.ok("start_session", args).await["session_id"].as_str().unwrap().to_string()
+}
+
+/// Waits for session `id` to complete.
+async fn wait(fx: &Fixture, id: &str) {
+    let ended = fx.ok("wait_session", json!({"session_id": id, "timeout_s": 30})).await;
+    assert_eq!(ended["session"]["state"], "completed", "{ended}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_timing_sets_each_task_against_its_usual_and_finds_the_critical_path_and_the_time_left() {
+    let fx = Fixture::new();
+    let pace = fx.path("pace");
+    std::fs::write(&pace, "0.3").unwrap();
+    // a then b (as slow as `pace` says) on one branch; c, short, on the other.
+    let a = sh("a", "sleep 0.2", "start");
+    let b = sh("b", &format!("sleep $(cat {})", pace.display()), "a");
+    let mut c = sh("c", "sleep 0.05", "start");
+    let mut end = json!({"id": "end", "type": "system.end", "depends_on": [{"id": "b"}, {"id": "c"}]});
+    c["depends_on"] = json!([{"id": "start"}]);
+    end["depends_on"] = json!([{"id": "b"}, {"id": "c"}]);
+    let file = fx.path("timed.json");
+    let text = json!({"id": "timed", "name": "timed", "version": "1.0",
+        "tasks": [{"id": "start", "type": "system.start"}, a, b, c, end]});
+    std::fs::write(&file, text.to_string()).unwrap();
+    let task = |timing: &Value, node: &str| {
+        timing["tasks"].as_array().unwrap().iter().find(|t| t["node"] == node).unwrap().clone()
+    };
+
+    let first = run(&fx, json!({"file": file})).await;
+    wait(&fx, &first).await;
+    let timing = fx.ok("session_timing", json!({"session_id": first})).await;
+    assert_eq!((&timing["past_runs"], timing.get("remaining_ms")), (&json!(0), None), "{timing}");
+    assert_eq!(timing["critical_path"], json!(["timed.start", "timed.a", "timed.b", "timed.end"]));
+    assert!(task(&timing, "timed.b")["took_ms"].as_i64().unwrap() >= 300);
+    assert!(task(&timing, "timed.b").get("usual_ms").is_none());
+
+    for _ in 0..2 {
+        let id = run(&fx, json!({"file": file})).await;
+        wait(&fx, &id).await;
+    }
+    // A simulation is no past of a real run.
+    let simulated = run(&fx, json!({"file": file, "simulate": {}})).await;
+    wait(&fx, &simulated).await;
+
+    // Held before b: the time left is at least b's usual, and b's 0.3 s are on the critical path.
+    let held_run = run(&fx, json!({"file": file, "breakpoints": [{"task": "b"}]})).await;
+    held(&fx, &held_run, &[("timed.b", "before")]).await;
+    let timing = fx.ok("session_timing", json!({"session_id": held_run})).await;
+    assert_eq!((&timing["past_runs"], &timing["unknown"]), (&json!(3), &json!(0)), "{timing}");
+    let usual_b = task(&timing, "timed.b")["usual_ms"].as_i64().unwrap();
+    assert!(usual_b >= 300, "{timing}");
+    assert_eq!(task(&timing, "timed.b")["runs"], 3);
+    assert!(timing["remaining_ms"].as_i64().unwrap() >= usual_b, "{timing}");
+    assert_eq!(timing["critical_path"].as_array().unwrap().last(), Some(&json!("timed.end")));
+    assert!(timing["critical_path"].as_array().unwrap().contains(&json!("timed.b")));
+
+    // Let go, b runs far slower than usual: it is marked slow, its usual unchanged.
+    std::fs::write(&pace, "1.5").unwrap();
+    fx.ok("continue_session", json!({"session_id": held_run})).await;
+    wait(&fx, &held_run).await;
+    let timing = fx.ok("session_timing", json!({"session_id": held_run})).await;
+    assert!(timing.get("remaining_ms").is_none(), "ended: {timing}");
+    assert_eq!(task(&timing, "timed.b")["slow"], true, "{timing}");
+    assert_eq!(task(&timing, "timed.a")["slow"], false);
+    assert_eq!(task(&timing, "timed.b")["usual_ms"].as_i64().unwrap(), usual_b);
+
+    let missing = fx.call("session_timing", json!({"session_id": "no-such-session"})).await;
+    assert_eq!(missing.metadata["error"], "not_found", "{missing:?}");
+}

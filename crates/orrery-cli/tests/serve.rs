@@ -783,6 +783,8 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
         client.ok("wait_session", json!({"session_id": held, "timeout_s": 30}))["session"]["state"],
         "completed"
     );
+    let timing = client.ok("session_timing", json!({"session_id": held}));
+    assert_eq!(timing["critical_path"].as_array().unwrap().last(), Some(&json!("flow.end")), "{timing}");
 
     // Servers: saved, listed, published to (nothing listens at its address), forgotten.
     client.ok("save_server", json!({"name": "nowhere", "url": "http://127.0.0.1:9/", "token": "t"}));

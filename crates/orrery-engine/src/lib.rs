@@ -12,3 +12,4 @@ pub mod requests;
 pub mod runner;
 pub mod scheduler;
 pub mod scopes;
+pub mod timing;

@@ -1079,6 +1079,19 @@ export type TaskStatus = {
   log_path: string;
 };
 
+/** One task's time against its usual. */
+export type TaskTiming = {
+  node: string;
+  /** Its attempts' time in this run (a running one up to now); none before it started. */
+  took_ms?: number | null;
+  /** The median of its time in the past runs that ran it. */
+  usual_ms?: number | null;
+  /** How many past runs ran it. */
+  runs: number;
+  /** It took more than twice its usual, and at least a second more. */
+  slow: boolean;
+};
+
 export type TaskTypeSummary = {
   /** `"{agent_type}.{tool}"`, as written in a blueprint. */
   name: string;
@@ -1763,6 +1776,34 @@ export type TaskInputsAnswer = {
   keys: { [key: string]: string };
   /** That instance's session data: what its inputs and its condition may read. */
   data: { [key: string]: unknown };
+};
+
+/** How long a session takes against its blueprint's past completed runs: each task's time and its usual (the median of the past runs'), the slow ones, the critical path, and while it goes on the time left. */
+export type SessionTimingArguments = {
+  session_id: string;
+};
+
+/** What [`session_timing`] answers. */
+export type SessionTimingAnswer = {
+  /**
+   * How many past completed runs of the blueprint the usual durations come from (real runs,
+   * not simulations, at most [`PAST_RUNS`]).
+   */
+  past_runs: number;
+  /**
+   * While the run goes on and has a past: the time left until it ends, estimated along the
+   * critical path, in ms.
+   */
+  remaining_ms?: number | null;
+  /** The tasks still to run with no usual duration (the estimate counts them as instant). */
+  unknown: number;
+  /**
+   * The chain of tasks that decides when the run ends, first to last: as it ran for a run
+   * that ended, as estimated for one that goes on.
+   */
+  critical_path: string[];
+  /** Each task of the run, in plan order. */
+  tasks: TaskTiming[];
 };
 
 /** A session's data, by blueprint instance and key. */
@@ -2804,6 +2845,7 @@ export interface Jobs {
   read_attempt_log: { arguments: ReadAttemptLogArguments; answer: ReadAttemptLogAnswer };
   read_events: { arguments: ReadEventsArguments; answer: ReadEventsAnswer };
   task_inputs: { arguments: TaskInputsArguments; answer: TaskInputsAnswer };
+  session_timing: { arguments: SessionTimingArguments; answer: SessionTimingAnswer };
   read_session_data: { arguments: ReadSessionDataArguments; answer: ReadSessionDataAnswer };
   blueprint_changes: { arguments: BlueprintChangesArguments; answer: BlueprintChangesAnswer };
   compare_sessions: { arguments: CompareSessionsArguments; answer: CompareSessionsAnswer };

@@ -230,6 +230,18 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
         },
     ));
     jobs.push(job(
+        "session_timing",
+        "How long a session takes against its blueprint's past completed runs: each task's time and its usual \
+         (the median of the past runs'), the slow ones, the critical path, and while it goes on the time left.",
+        |api: Api, args: SessionArguments| async move {
+            api.blocking(move |db| {
+                let store = open(db)?;
+                orrery_engine::timing::session_timing(&store, &args.session_id, crate::now_ms()).map_err(run_failure)
+            })
+            .await
+        },
+    ));
+    jobs.push(job(
         "read_session_data",
         "A session's data, by blueprint instance and key.",
         |api: Api, args: DataArguments| async move {

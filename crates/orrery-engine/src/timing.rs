@@ -1,0 +1,375 @@
+//! How long a run takes and what took the time (docs/format.md §4, "Time left and what took
+//! the time"): each task's usual duration (the median of its time in the blueprint's past
+//! completed runs), the time left of a run that goes on, and the critical path.
+//!
+//! A task's time in a run is the sum of its attempts' (a loop's body, run three times, took the
+//! three). The schedule is the plan's dependencies as a graph of events, each task's start and
+//! finish: finish-to-start, start-to-start, finish-to-finish and start-to-finish each bind one
+//! event of the predecessor to one of the task, and a task's finish comes its duration after its
+//! start (a composite's own duration is nothing: its inner instance's end holds its finish). The
+//! longest path through it is the critical path; while a run goes on, what has happened is fixed
+//! at its times, nothing starts before now, and each task still to run takes what is left of its
+//! usual duration (a task with no past takes nothing, and is counted as unknown).
+
+use std::collections::{HashMap, VecDeque};
+
+use orrery_blueprint::{DependencyType, SessionState, TaskState};
+use orrery_store::{Attempt, SessionFilter, Store};
+use serde::{Deserialize, Serialize};
+
+use crate::plan::SessionPlan;
+use crate::runner::{session_plan, RunError};
+
+/// How many past completed runs the usual durations come from, the newest first.
+pub const PAST_RUNS: u32 = 10;
+
+/// A task slower than usual: more than this many times its usual duration...
+const SLOW_FACTOR: f64 = 2.0;
+/// ...and at least this much longer.
+const SLOW_MARGIN_MS: f64 = 1000.0;
+
+/// What [`session_timing`] answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Timing {
+    /// How many past completed runs of the blueprint the usual durations come from (real runs,
+    /// not simulations, at most [`PAST_RUNS`]).
+    pub past_runs: u32,
+    /// While the run goes on and has a past: the time left until it ends, estimated along the
+    /// critical path, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining_ms: Option<i64>,
+    /// The tasks still to run with no usual duration (the estimate counts them as instant).
+    pub unknown: u32,
+    /// The chain of tasks that decides when the run ends, first to last: as it ran for a run
+    /// that ended, as estimated for one that goes on.
+    pub critical_path: Vec<String>,
+    /// Each task of the run, in plan order.
+    pub tasks: Vec<TaskTiming>,
+}
+
+/// One task's time against its usual.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TaskTiming {
+    pub node: String,
+    /// Its attempts' time in this run (a running one up to now); none before it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_ms: Option<i64>,
+    /// The median of its time in the past runs that ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usual_ms: Option<i64>,
+    /// How many past runs ran it.
+    pub runs: u32,
+    /// It took more than twice its usual, and at least a second more.
+    pub slow: bool,
+}
+
+/// Where a task stands, for the schedule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Standing {
+    /// Ended at these times (ms from the run's start).
+    Done { start: f64, finish: f64 },
+    /// Ended without an attempt (skipped): it takes no time, when its dependencies allow.
+    Passed,
+    /// Started at this time and still runs.
+    Running { start: f64 },
+    /// Still to run (perhaps again: a loop's body between two iterations).
+    Waiting,
+}
+
+/// A task as the schedule takes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slot {
+    pub standing: Standing,
+    /// The time it still takes once started (or, running, from now), ms.
+    pub left: f64,
+}
+
+/// The earliest finish of every task and the chain of tasks that decides the last one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    pub finish: Vec<f64>,
+    /// Node indices, first to last.
+    pub critical: Vec<usize>,
+}
+
+/// The longest path through the plan's events (see the module notes), `now` the earliest a task
+/// still to run may start or a running one end.
+pub fn schedule(predecessors: &[Vec<(usize, DependencyType)>], slots: &[Slot], now: f64) -> Schedule {
+    let n = slots.len();
+    let (start, finish) = (|t: usize| 2 * t, |t: usize| 2 * t + 1);
+    // Edges between events: (from, to, weight).
+    let mut edges: Vec<Vec<(usize, f64)>> = vec![Vec::new(); 2 * n];
+    let mut incoming = vec![0usize; 2 * n];
+    let mut add = |from: usize, to: usize, weight: f64, incoming: &mut Vec<usize>| {
+        edges[from].push((to, weight));
+        incoming[to] += 1;
+    };
+    for (t, slot) in slots.iter().enumerate() {
+        add(start(t), finish(t), slot.left, &mut incoming);
+        for &(p, kind) in &predecessors[t] {
+            let (from, to) = match kind {
+                DependencyType::FS => (finish(p), start(t)),
+                DependencyType::SS => (start(p), start(t)),
+                DependencyType::FF => (finish(p), finish(t)),
+                DependencyType::SF => (start(p), finish(t)),
+            };
+            add(from, to, 0.0, &mut incoming);
+        }
+    }
+    // Each event's own bound: fixed where it happened, not before now where it is to come.
+    let fixed = |e: usize| -> Option<f64> {
+        match (slots[e / 2].standing, e % 2) {
+            (Standing::Done { start, .. }, 0) | (Standing::Running { start }, 0) => Some(start),
+            (Standing::Done { finish, .. }, _) => Some(finish),
+            _ => None,
+        }
+    };
+    let floor = |e: usize| -> f64 {
+        match (slots[e / 2].standing, e % 2) {
+            (Standing::Waiting, 0) => now,
+            (Standing::Running { .. }, 1) => now + slots[e / 2].left,
+            _ => 0.0,
+        }
+    };
+    let mut time: Vec<f64> = (0..2 * n).map(|e| fixed(e).unwrap_or_else(|| floor(e))).collect();
+    // The event each one waited for last (the first of equals): the chain back from the end.
+    let mut via: Vec<Option<usize>> = vec![None; 2 * n];
+    let mut latest = vec![f64::NEG_INFINITY; 2 * n];
+    let mut ready: VecDeque<usize> = (0..2 * n).filter(|&e| incoming[e] == 0).collect();
+    while let Some(e) = ready.pop_front() {
+        for &(to, weight) in &edges[e] {
+            let arrives = time[e] + weight;
+            if arrives > latest[to] {
+                latest[to] = arrives;
+                via[to] = Some(e);
+            }
+            if fixed(to).is_none() && arrives > time[to] {
+                time[to] = arrives;
+            }
+            incoming[to] -= 1;
+            if incoming[to] == 0 {
+                ready.push_back(to);
+            }
+        }
+    }
+    let finish_times: Vec<f64> = (0..n).map(|t| time[finish(t)]).collect();
+    let mut critical = Vec::new();
+    // The chain ends at a task nothing waits for (a zero-time end ties with what it follows).
+    let mut followed = vec![false; n];
+    for (p, _) in predecessors.iter().flatten() {
+        followed[*p] = true;
+    }
+    let last =
+        (0..n).filter(|&t| !followed[t]).max_by(|&a, &b| finish_times[a].total_cmp(&finish_times[b]).then(b.cmp(&a)));
+    let mut at = last.map(finish);
+    while let Some(e) = at {
+        critical.push(e / 2);
+        at = via[e];
+    }
+    critical.reverse();
+    // A composite is met at its start and again at its finish: named once, where it begins.
+    let mut seen = std::collections::HashSet::new();
+    critical.retain(|&t| seen.insert(t));
+    Schedule { finish: finish_times, critical }
+}
+
+/// The median of `values` (not empty).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
+}
+
+/// Each node's time in a run: the sum of its attempts' (a running one up to `now_ms`).
+fn spent_by_node(attempts: &[Attempt], now_ms: i64) -> HashMap<&str, f64> {
+    let mut spent: HashMap<&str, f64> = HashMap::new();
+    for a in attempts {
+        let end = a.finished_ms.unwrap_or(now_ms).max(a.started_ms);
+        *spent.entry(a.node.as_str()).or_default() += (end - a.started_ms) as f64;
+    }
+    spent
+}
+
+/// The time of session `session_id` against its blueprint's past runs, at `now_ms`.
+pub fn session_timing(store: &Store, session_id: &str, now_ms: i64) -> Result<Timing, RunError> {
+    let session = store.session(session_id)?;
+    let plan = session_plan(store, session_id)?;
+    let attempts = store.attempts(session_id)?;
+    let states: HashMap<String, TaskState> =
+        store.task_nodes(session_id)?.into_iter().map(|n| (n.node, n.state)).collect();
+
+    // The usual durations: medians over the newest completed real runs of the blueprint.
+    let filter = SessionFilter {
+        state: Some(SessionState::Completed),
+        blueprint_id: Some(session.blueprint_id.clone()),
+        limit: Some(PAST_RUNS * 4),
+    };
+    let past: Vec<_> = store
+        .sessions(&filter)?
+        .into_iter()
+        .filter(|s| s.id != session.id && s.simulation.is_none())
+        .take(PAST_RUNS as usize)
+        .collect();
+    let mut history: HashMap<String, Vec<f64>> = HashMap::new();
+    for s in &past {
+        let ran = store.attempts(&s.id)?;
+        for (node, took) in spent_by_node(&ran, now_ms) {
+            history.entry(node.to_string()).or_default().push(took);
+        }
+    }
+    let usual: HashMap<String, (f64, u32)> =
+        history.into_iter().map(|(node, mut took)| (node, (median(&mut took), took.len() as u32))).collect();
+
+    let origin = session.started_ms.unwrap_or(session.created_ms);
+    let spent = spent_by_node(&attempts, now_ms);
+    let mut first_start: HashMap<&str, i64> = HashMap::new();
+    let mut last_end: HashMap<&str, i64> = HashMap::new();
+    for a in &attempts {
+        let first = first_start.entry(a.node.as_str()).or_insert(a.started_ms);
+        *first = (*first).min(a.started_ms);
+        let end = a.finished_ms.unwrap_or(now_ms);
+        let last = last_end.entry(a.node.as_str()).or_insert(end);
+        *last = (*last).max(end);
+    }
+    let running = matches!(session.state, SessionState::Running | SessionState::Pending);
+    let composite = |n: usize| plan.tasks[n].1.task_type.as_str() == orrery_blueprint::TaskType::COMPOSITE;
+    let mut unknown = 0;
+    let slots: Vec<Slot> = (0..plan.tasks.len())
+        .map(|n| {
+            let key = plan.graph.nodes[n].key.as_str();
+            let took = spent.get(key).copied().unwrap_or(0.0);
+            let at = |ms: i64| (ms - origin) as f64;
+            let state = states.get(key).copied().unwrap_or(TaskState::Pending);
+            let standing = match (state, first_start.get(key)) {
+                (TaskState::Succeeded | TaskState::Failed, Some(&s)) => {
+                    Standing::Done { start: at(s), finish: at(last_end[key]) }
+                }
+                (TaskState::Succeeded | TaskState::Failed | TaskState::Skipped, _) => Standing::Passed,
+                (TaskState::Running | TaskState::Ready, Some(&s)) if running => Standing::Running { start: at(s) },
+                _ if running => Standing::Waiting,
+                _ => Standing::Passed,
+            };
+            let left = if composite(n) {
+                0.0
+            } else if running {
+                match usual.get(key) {
+                    Some(&(u, _)) => (u - took).max(0.0),
+                    None => {
+                        if matches!(standing, Standing::Waiting | Standing::Running { .. }) {
+                            unknown += 1;
+                        }
+                        0.0
+                    }
+                }
+            } else {
+                took
+            };
+            Slot { standing: if running { standing } else { Standing::Waiting }, left }
+        })
+        .collect();
+    let predecessors: Vec<Vec<(usize, DependencyType)>> =
+        plan.graph.nodes.iter().map(|n| n.predecessors.clone()).collect();
+    let now = if running { (now_ms - origin) as f64 } else { 0.0 };
+    let planned = schedule(&predecessors, &slots, now);
+    let remaining_ms = (running && !past.is_empty()).then(|| {
+        let end = planned.finish.iter().copied().fold(now, f64::max);
+        (end - now).round() as i64
+    });
+    Ok(Timing {
+        past_runs: past.len() as u32,
+        remaining_ms,
+        unknown,
+        critical_path: planned.critical.iter().map(|&n| plan.graph.nodes[n].key.clone()).collect(),
+        tasks: task_timings(&plan, &spent, &usual),
+    })
+}
+
+fn task_timings(
+    plan: &SessionPlan,
+    spent: &HashMap<&str, f64>,
+    usual: &HashMap<String, (f64, u32)>,
+) -> Vec<TaskTiming> {
+    plan.graph
+        .nodes
+        .iter()
+        .map(|n| {
+            let took = spent.get(n.key.as_str()).copied();
+            let (usual_ms, runs) = match usual.get(&n.key) {
+                Some(&(u, runs)) => (Some(u), runs),
+                None => (None, 0),
+            };
+            let slow = matches!((took, usual_ms), (Some(t), Some(u)) if t > u * SLOW_FACTOR && t - u >= SLOW_MARGIN_MS);
+            TaskTiming {
+                node: n.key.clone(),
+                took_ms: took.map(|t| t.round() as i64),
+                usual_ms: usual_ms.map(|u| u.round() as i64),
+                runs,
+                slow,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DependencyType::{FF, FS, SS};
+
+    fn waiting(left: f64) -> Slot {
+        Slot { standing: Standing::Waiting, left }
+    }
+
+    #[test]
+    fn the_critical_path_is_the_longest_chain_of_dependencies() {
+        // a (100) -> b (200); c (250) beside them.
+        let predecessors = vec![vec![], vec![(0, FS)], vec![]];
+        let planned = schedule(&predecessors, &[waiting(100.0), waiting(200.0), waiting(250.0)], 0.0);
+        assert_eq!(planned.finish, [100.0, 300.0, 250.0]);
+        assert_eq!(planned.critical, [0, 1]);
+        // Started together (SS), b ends with a at the latest (FF).
+        let predecessors = vec![vec![], vec![(0, SS), (0, FF)]];
+        let planned = schedule(&predecessors, &[waiting(500.0), waiting(200.0)], 0.0);
+        assert_eq!(planned.finish, [500.0, 500.0]);
+    }
+
+    #[test]
+    fn a_composite_spans_its_inner_instance_and_is_named_once() {
+        // 0: composite C -> 1: inner start (SS), 1 -> 2: work (400), 2 -> 3: inner end, 3 -> C (FF);
+        // 4: d (50) after C.
+        let predecessors = vec![vec![(3, FF)], vec![(0, SS)], vec![(1, FS)], vec![(2, FS)], vec![(0, FS)]];
+        let slots = [waiting(0.0), waiting(0.0), waiting(400.0), waiting(0.0), waiting(50.0)];
+        let planned = schedule(&predecessors, &slots, 0.0);
+        assert_eq!(planned.finish, [400.0, 0.0, 400.0, 400.0, 450.0]);
+        assert_eq!(planned.critical, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_run_that_goes_on_keeps_what_happened_and_starts_nothing_before_now() {
+        // a ended at 100; b started at 100 and has 150 left at 150; c (100) waits for b, and
+        // d (30) for a: it cannot start before now.
+        let predecessors = vec![vec![], vec![(0, FS)], vec![(1, FS)], vec![(0, FS)]];
+        let slots = [
+            Slot { standing: Standing::Done { start: 0.0, finish: 100.0 }, left: 0.0 },
+            Slot { standing: Standing::Running { start: 100.0 }, left: 150.0 },
+            waiting(100.0),
+            waiting(30.0),
+        ];
+        let planned = schedule(&predecessors, &slots, 150.0);
+        assert_eq!(planned.finish, [100.0, 300.0, 400.0, 180.0]);
+        assert_eq!(planned.critical, [0, 1, 2]);
+        // A skipped task passes at once, when its dependencies allow.
+        let slots = [waiting(100.0), Slot { standing: Standing::Passed, left: 0.0 }, waiting(10.0)];
+        let planned = schedule(&[vec![], vec![(0, FS)], vec![(1, FS)]], &slots, 0.0);
+        assert_eq!(planned.finish, [100.0, 100.0, 110.0]);
+    }
+
+    #[test]
+    fn the_usual_duration_is_the_median() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 10.0]), 3.0);
+    }
+}
