@@ -1628,6 +1628,9 @@ async fn a_simulated_run_starts_no_process_is_marked_everywhere_and_restarts_sim
     }
     let bad = fx.api.call("start_session", json!({"file": file, "simulate": {"fail": ["a"]}})).await.unwrap_err();
     assert!(bad.to_string().contains("SimulatedFailure"), "a failure names its task in an object: {bad}");
+    let none = json!({"file": file, "simulate": {"fail": [{"task": "a", "attempts": 0}]}});
+    let none = fx.api.call("start_session", none).await.unwrap_err().to_string();
+    assert!(none.contains("nonzero"), "a task failing none of its attempts is no failure: {none}");
     assert_eq!(fx.ok("list_sessions", json!({})).await.as_array().unwrap().len(), 3);
 }
 

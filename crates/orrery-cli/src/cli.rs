@@ -476,7 +476,8 @@ pub struct Simulate {
     /// `--output fetch='{"count": 3}'`. Repeatable.
     #[arg(long = "output", value_name = "TASK=OBJECT", requires = "simulate", value_parser = parse_outputs)]
     pub outputs: Vec<(String, Map<String, Value>)>,
-    /// A simulated TASK fails; with `:N`, only its first N attempts (its retries then succeed).
+    /// A simulated TASK fails; with `:N`, only its first N attempts (a retry from failure then
+    /// succeeds).
     /// Repeatable.
     #[arg(long = "fail", value_name = "TASK[:N]", requires = "simulate", value_parser = parse_failure)]
     pub fail: Vec<orrery_api::SimulatedFailure>,
@@ -515,9 +516,9 @@ fn parse_outputs(text: &str) -> Result<(String, Map<String, Value>), String> {
 /// `TASK` or `TASK:N` (N at least 1).
 fn parse_failure(text: &str) -> Result<orrery_api::SimulatedFailure, String> {
     let (task, attempts) = match text.rsplit_once(':') {
-        Some((task, n)) if n.chars().all(|c| c.is_ascii_digit()) => match n.parse::<u32>() {
-            Ok(n) if n > 0 => (task, Some(n)),
-            _ => return Err(format!("{text:?}: N is how many attempts fail, at least 1")),
+        Some((task, n)) if n.chars().all(|c| c.is_ascii_digit()) => match n.parse::<std::num::NonZeroU32>() {
+            Ok(n) => (task, Some(n)),
+            Err(_) => return Err(format!("{text:?}: N is how many attempts fail, at least 1")),
         },
         _ => (text, None),
     };

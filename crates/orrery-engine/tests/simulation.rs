@@ -161,7 +161,7 @@ async fn a_task_set_to_fail_its_first_attempt_succeeds_when_the_simulation_is_re
     let (root, library) = valid(&root, &[]);
     let (mut options, _events) = fx.options(None);
     options.simulation = Some(Simulation {
-        fail: vec![SimulatedFailure { task: "flaky".into(), attempts: Some(1) }],
+        fail: vec![SimulatedFailure { task: "flaky".into(), attempts: std::num::NonZeroU32::new(1) }],
         ..Default::default()
     });
     let report = run_session(&fx.db(), root, library, Map::new(), options).await.unwrap();

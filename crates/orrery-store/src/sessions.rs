@@ -3,6 +3,7 @@
 //! share an identity.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, OptionalExtension};
@@ -66,9 +67,10 @@ pub struct Simulation {
 pub struct SimulatedFailure {
     /// A task id or a node key.
     pub task: String,
-    /// How many of its attempts fail (its retries then succeed); every one when absent.
+    /// How many of its attempts fail, at least 1 (a retry from failure, or a step where it
+    /// holds, then succeeds); every one when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attempts: Option<u32>,
+    pub attempts: Option<NonZeroU32>,
 }
 
 /// The caller that started a session: a project and the agent (or person) acting in it.

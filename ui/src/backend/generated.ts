@@ -889,7 +889,10 @@ export type Severity = "error" | "warning" | "info";
 export type SimulatedFailure = {
   /** A task id or a node key. */
   task: string;
-  /** How many of its attempts fail (its retries then succeed); every one when absent. */
+  /**
+   * How many of its attempts fail, at least 1 (a retry from failure, or a step where it
+   * holds, then succeeds); every one when absent.
+   */
   attempts?: number | null;
 };
 

@@ -19,7 +19,7 @@ pub(super) struct Simulator {
     /// The outputs set for each node.
     outputs: Vec<Option<Map<String, Value>>>,
     /// For each node set to fail: how many of its attempts fail (`None`: every one).
-    fails: Vec<Option<Option<u32>>>,
+    fails: Vec<Option<Option<std::num::NonZeroU32>>>,
     /// Each node's successful attempts in the past run, in order.
     past: Vec<Vec<Past>>,
     /// The simulated successes of each node so far (which past attempt the next one takes).
@@ -95,7 +95,7 @@ impl Simulator {
         let past = self.past[n].get(self.successes[n]).or(self.past[n].last());
         let after = past.and_then(|(_, took)| *took).filter(|_| self.durations);
         if let Some(fails) = self.fails[n] {
-            if fails.is_none_or(|count| attempt <= count) {
+            if fails.is_none_or(|count| attempt <= count.get()) {
                 let message = format!("task '{key}' fails: the simulation sets it to fail");
                 let error = TaskError::new(ErrorCode::TaskFailed, message);
                 return Simulated { outcome: AgentOutcome::Failed { error, exit_code: None }, after };
