@@ -1653,10 +1653,8 @@ async fn session_timing_sets_each_task_against_its_usual_and_finds_the_critical_
     // a then b (as slow as `pace` says) on one branch; c, short, on the other.
     let a = sh("a", "sleep 0.2", "start");
     let b = sh("b", &format!("sleep $(cat {})", pace.display()), "a");
-    let mut c = sh("c", "sleep 0.05", "start");
-    let mut end = json!({"id": "end", "type": "system.end", "depends_on": [{"id": "b"}, {"id": "c"}]});
-    c["depends_on"] = json!([{"id": "start"}]);
-    end["depends_on"] = json!([{"id": "b"}, {"id": "c"}]);
+    let c = sh("c", "sleep 0.05", "start");
+    let end = json!({"id": "end", "type": "system.end", "depends_on": [{"id": "b"}, {"id": "c"}]});
     let file = fx.path("timed.json");
     let text = json!({"id": "timed", "name": "timed", "version": "1.0",
         "tasks": [{"id": "start", "type": "system.start"}, a, b, c, end]});

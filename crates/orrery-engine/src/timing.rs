@@ -184,14 +184,26 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-/// Each node's time in a run: the sum of its attempts' (a running one up to `now_ms`).
-fn spent_by_node(attempts: &[Attempt], now_ms: i64) -> HashMap<&str, f64> {
-    let mut spent: HashMap<&str, f64> = HashMap::new();
+/// A node's attempts in one run: their time (a running one up to now), the first start and the
+/// last end.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    spent: f64,
+    first: i64,
+    last: i64,
+}
+
+/// Each node's [`Span`] in a run, at `now_ms`.
+fn spans(attempts: &[Attempt], now_ms: i64) -> HashMap<&str, Span> {
+    let mut spans: HashMap<&str, Span> = HashMap::new();
     for a in attempts {
         let end = a.finished_ms.unwrap_or(now_ms).max(a.started_ms);
-        *spent.entry(a.node.as_str()).or_default() += (end - a.started_ms) as f64;
+        let span = spans.entry(a.node.as_str()).or_insert(Span { spent: 0.0, first: a.started_ms, last: end });
+        span.spent += (end - a.started_ms) as f64;
+        span.first = span.first.min(a.started_ms);
+        span.last = span.last.max(end);
     }
-    spent
+    spans
 }
 
 /// The time of session `session_id` against its blueprint's past runs, at `now_ms`.
@@ -217,41 +229,34 @@ pub fn session_timing(store: &Store, session_id: &str, now_ms: i64) -> Result<Ti
     let mut history: HashMap<String, Vec<f64>> = HashMap::new();
     for s in &past {
         let ran = store.attempts(&s.id)?;
-        for (node, took) in spent_by_node(&ran, now_ms) {
-            history.entry(node.to_string()).or_default().push(took);
+        for (node, span) in spans(&ran, now_ms) {
+            history.entry(node.to_string()).or_default().push(span.spent);
         }
     }
     let usual: HashMap<String, (f64, u32)> =
         history.into_iter().map(|(node, mut took)| (node, (median(&mut took), took.len() as u32))).collect();
 
     let origin = session.started_ms.unwrap_or(session.created_ms);
-    let spent = spent_by_node(&attempts, now_ms);
-    let mut first_start: HashMap<&str, i64> = HashMap::new();
-    let mut last_end: HashMap<&str, i64> = HashMap::new();
-    for a in &attempts {
-        let first = first_start.entry(a.node.as_str()).or_insert(a.started_ms);
-        *first = (*first).min(a.started_ms);
-        let end = a.finished_ms.unwrap_or(now_ms);
-        let last = last_end.entry(a.node.as_str()).or_insert(end);
-        *last = (*last).max(end);
-    }
+    let spans = spans(&attempts, now_ms);
     let running = matches!(session.state, SessionState::Running | SessionState::Pending);
     let composite = |n: usize| plan.tasks[n].1.task_type.as_str() == orrery_blueprint::TaskType::COMPOSITE;
     let mut unknown = 0;
     let slots: Vec<Slot> = (0..plan.tasks.len())
         .map(|n| {
             let key = plan.graph.nodes[n].key.as_str();
-            let took = spent.get(key).copied().unwrap_or(0.0);
+            let span = spans.get(key);
+            let took = span.map_or(0.0, |s| s.spent);
             let at = |ms: i64| (ms - origin) as f64;
+            // A run that ended is scheduled afresh from the times its tasks took.
             let state = states.get(key).copied().unwrap_or(TaskState::Pending);
-            let standing = match (state, first_start.get(key)) {
-                (TaskState::Succeeded | TaskState::Failed, Some(&s)) => {
-                    Standing::Done { start: at(s), finish: at(last_end[key]) }
+            let standing = match (state, span) {
+                _ if !running => Standing::Waiting,
+                (TaskState::Succeeded | TaskState::Failed, Some(s)) => {
+                    Standing::Done { start: at(s.first), finish: at(s.last) }
                 }
                 (TaskState::Succeeded | TaskState::Failed | TaskState::Skipped, _) => Standing::Passed,
-                (TaskState::Running | TaskState::Ready, Some(&s)) if running => Standing::Running { start: at(s) },
-                _ if running => Standing::Waiting,
-                _ => Standing::Passed,
+                (TaskState::Running | TaskState::Ready, Some(s)) => Standing::Running { start: at(s.first) },
+                _ => Standing::Waiting,
             };
             let left = if composite(n) {
                 0.0
@@ -268,7 +273,7 @@ pub fn session_timing(store: &Store, session_id: &str, now_ms: i64) -> Result<Ti
             } else {
                 took
             };
-            Slot { standing: if running { standing } else { Standing::Waiting }, left }
+            Slot { standing, left }
         })
         .collect();
     let predecessors: Vec<Vec<(usize, DependencyType)>> =
@@ -284,20 +289,20 @@ pub fn session_timing(store: &Store, session_id: &str, now_ms: i64) -> Result<Ti
         remaining_ms,
         unknown,
         critical_path: planned.critical.iter().map(|&n| plan.graph.nodes[n].key.clone()).collect(),
-        tasks: task_timings(&plan, &spent, &usual),
+        tasks: task_timings(&plan, &spans, &usual),
     })
 }
 
 fn task_timings(
     plan: &SessionPlan,
-    spent: &HashMap<&str, f64>,
+    spans: &HashMap<&str, Span>,
     usual: &HashMap<String, (f64, u32)>,
 ) -> Vec<TaskTiming> {
     plan.graph
         .nodes
         .iter()
         .map(|n| {
-            let took = spent.get(n.key.as_str()).copied();
+            let took = spans.get(n.key.as_str()).map(|s| s.spent);
             let (usual_ms, runs) = match usual.get(&n.key) {
                 Some(&(u, runs)) => (Some(u), runs),
                 None => (None, 0),

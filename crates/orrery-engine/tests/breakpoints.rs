@@ -9,7 +9,7 @@ use std::time::Duration;
 use orrery_blueprint::SessionState;
 use orrery_engine::runner::{run_session, BreakAt, Breakpoint, Release, SessionControl};
 use orrery_store::EventData;
-use serde_json::{json, Map};
+use serde_json::Map;
 
 /// The next hold or release, as its event says it: (what, node, every task held now).
 async fn next_hold(events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<orrery_store::Event>>) -> Hold {
@@ -28,21 +28,10 @@ type Hold = (String, String, Vec<(String, String)>);
 async fn a_breakpoint_in_a_loop_holds_at_every_iteration_and_a_step_holds_again_after_the_task() {
     let fx = Fixture::new();
     let ran = fx.path("ran.txt");
-    let mut body = sh(
-        "body",
-        &format!(
-            "echo body >> '{}'; printf '{{\"count\": %s}}' $((ORRERY_INPUT_COUNT + 1)) > \"$ORRERY_OUTPUTS\"",
-            ran.display()
-        ),
-        "loop_start",
-    );
-    body["inputs"] = json!([{"name": "count", "value": 0}]);
-    body["outputs"] = json!([{"name": "count"}]);
-    let mut loop_start = sh("loop_start", "true", "start");
-    loop_start["scope_start"] = json!({"while_policy": {"condition": "count < 3", "max_iterations": 10}});
-    let mut loop_end = sh("loop_end", "true", "body");
-    loop_end["scope_end"] = json!("loop_start");
-    let root = blueprint("root", vec![start(), loop_start, body, loop_end, end("loop_end")]);
+    let mut tasks = vec![start()];
+    tasks.extend(counting_loop(&ran, "true"));
+    tasks.push(end("loop_end"));
+    let root = blueprint("root", tasks);
     let (valid, library) = valid(&root, &[]);
 
     let control = SessionControl::new();

@@ -12,30 +12,19 @@ use orrery_store::{Attempt, AttemptState};
 use serde_json::{json, Map, Value};
 
 /// A loop that counts to 3 with a shell task (each run appends a line to `ran`), a task run only
-/// past 5, and a task in a retry scope.
+/// past 5, and a task whose output has a declared default.
 fn counting(ran: &std::path::Path) -> (orrery_blueprint::ValidBlueprint, Vec<orrery_blueprint::Blueprint>) {
     let append = |what: &str| format!("echo {what} >> '{}'", ran.display());
-    let mut body = sh(
-        "body",
-        &format!(
-            r#"{}; sleep 0.2; printf '{{"count": %s}}' $((ORRERY_INPUT_COUNT + 1)) > "$ORRERY_OUTPUTS""#,
-            append("body")
-        ),
-        "loop_start",
-    );
-    body["inputs"] = json!([{"name": "count", "value": 0}]);
-    body["outputs"] = json!([{"name": "count"}]);
-    let mut loop_start = sh("loop_start", "true", "start");
-    loop_start["scope_start"] = json!({"while_policy": {"condition": "count < 3", "max_iterations": 10}});
-    let mut loop_end = sh("loop_end", "true", "body");
-    loop_end["scope_end"] = json!("loop_start");
     let mut big = sh("big", &append("big"), "loop_end");
     big["inputs"] = json!([{"name": "count"}]);
     big["condition"] = json!("count > 5");
     let mut label =
         sh("label", &format!(r#"{}; printf '{{"tag": "real"}}' > "$ORRERY_OUTPUTS""#, append("label")), "big");
     label["outputs"] = json!([{"name": "tag", "value": "declared"}]);
-    let root = blueprint("counting", vec![start(), loop_start, body, loop_end, big, label, end("label")]);
+    let mut tasks = vec![start()];
+    tasks.extend(counting_loop(ran, "sleep 0.2"));
+    tasks.extend([big, label, end("label")]);
+    let root = blueprint("counting", tasks);
     valid(&root, &[])
 }
 

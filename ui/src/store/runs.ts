@@ -616,8 +616,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
             file,
             params,
             ...(breakpoints.length > 0 ? { breakpoints } : {}),
-            ...(how.simulate ? { simulate: how.simulate } : {}),
-            ...(how.hold_on_failure ? { hold_on_failure: true } : {}),
+            ...how,
           });
           await get().refresh();
           await get().open(session_id);

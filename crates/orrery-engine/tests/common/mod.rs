@@ -33,6 +33,24 @@ pub fn end(after: &str) -> Value {
     json!({"id": "end", "type": "system.end", "depends_on": [{"id": after}]})
 }
 
+/// A while loop counting to 3 after `start`: `loop_start` (while `count < 3`, at most 10 times),
+/// `body` (appends `body` to `ran`, runs `then`, and outputs `count` one more than its input,
+/// 0 at first) and `loop_end`.
+pub fn counting_loop(ran: &Path, then: &str) -> Vec<Value> {
+    let command = format!(
+        r#"echo body >> '{}'; {then}; printf '{{"count": %s}}' $((ORRERY_INPUT_COUNT + 1)) > "$ORRERY_OUTPUTS""#,
+        ran.display()
+    );
+    let mut body = sh("body", &command, "loop_start");
+    body["inputs"] = json!([{"name": "count", "value": 0}]);
+    body["outputs"] = json!([{"name": "count"}]);
+    let mut loop_start = sh("loop_start", "true", "start");
+    loop_start["scope_start"] = json!({"while_policy": {"condition": "count < 3", "max_iterations": 10}});
+    let mut loop_end = sh("loop_end", "true", "body");
+    loop_end["scope_end"] = json!("loop_start");
+    vec![loop_start, body, loop_end]
+}
+
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
