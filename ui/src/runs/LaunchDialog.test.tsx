@@ -307,11 +307,14 @@ describe("the launch dialog's simulation", () => {
       where.dispatchEvent(new Event("change", { bubbles: true }));
     });
     expect(find("launch-dialog")!.textContent).toContain("A simulation runs on this machine");
+    act(() => find<HTMLInputElement>("launch-simulate")!.click());
+    act(() => find<HTMLInputElement>("launch-hold-on-failure")!.click());
+    expect(find("launch-dialog")!.textContent).toContain("Holding where a task fails runs on this machine");
+    act(() => find<HTMLInputElement>("launch-simulate")!.click());
     act(() => {
       where.value = "";
       where.dispatchEvent(new Event("change", { bubbles: true }));
     });
-    act(() => find<HTMLInputElement>("launch-hold-on-failure")!.click());
     act(() => find<HTMLButtonElement>("launch-start")!.click());
     await settled();
     const simulate = { outputs: { b: { n: 3 } }, fail: [{ task: "b", attempts: 2 }, { task: "end" }], outputs_from: "s0", durations: true };

@@ -156,8 +156,8 @@ function LaunchForm({ launching }: { launching: Launching }) {
       ? params
       : simulation && "error" in simulation
         ? simulation
-        : simulate && server !== null
-          ? { error: "A simulation runs on this machine: choose This machine" }
+        : server !== null && (simulate || holdOnFailure)
+          ? { error: `${simulate ? "A simulation" : "Holding where a task fails"} runs on this machine: choose This machine` }
           : params;
   useEffect(() => first.current?.focus(), []);
   return (
