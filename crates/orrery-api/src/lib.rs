@@ -305,6 +305,8 @@ struct Inner {
     mirror_looks: Mutex<HashMap<String, std::time::Instant>>,
     /// One connection per MQTT broker address, shared by the sessions started here.
     brokers: tokio::sync::Mutex<HashMap<String, Arc<orrery_broker::Dispatcher>>>,
+    /// The usual durations of blueprints' tasks, for `session_timing`.
+    pub(crate) usuals: Arc<orrery_engine::timing::UsualCache>,
 }
 
 /// The facade over one task store. Cheap to clone; clones share everything. Must be used
@@ -414,6 +416,7 @@ impl Api {
                 requests: Default::default(),
                 events,
                 brokers: Default::default(),
+                usuals: Default::default(),
                 mirrors: Default::default(),
                 mirror_looks: Default::default(),
             }),

@@ -1690,10 +1690,20 @@ async fn session_timing_sets_each_task_against_its_usual_and_finds_the_critical_
     assert!(timing["remaining_ms"].as_i64().unwrap() >= usual_b, "{timing}");
     assert_eq!(timing["critical_path"].as_array().unwrap().last(), Some(&json!("timed.end")));
     assert!(timing["critical_path"].as_array().unwrap().contains(&json!("timed.b")));
+    assert_eq!(timing["overdue"], json!([]));
 
-    // Let go, b runs far slower than usual: it is marked slow, its usual unchanged.
+    // Let go, b runs far slower than usual: past its usual it is overdue, then marked slow.
     std::fs::write(&pace, "1.5").unwrap();
     fx.ok("continue_session", json!({"session_id": held_run})).await;
+    let mut overdue = json!(null);
+    for _ in 0..100 {
+        overdue = fx.ok("session_timing", json!({"session_id": held_run})).await["overdue"].clone();
+        if overdue != json!([]) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(overdue, json!(["timed.b"]));
     wait(&fx, &held_run).await;
     let timing = fx.ok("session_timing", json!({"session_id": held_run})).await;
     assert!(timing.get("remaining_ms").is_none(), "ended: {timing}");

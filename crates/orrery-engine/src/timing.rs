@@ -12,6 +12,7 @@
 //! usual duration (a task with no past takes nothing, and is counted as unknown).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use orrery_blueprint::{DependencyType, SessionState, TaskState};
 use orrery_store::{Attempt, SessionFilter, Store};
@@ -40,6 +41,9 @@ pub struct Timing {
     pub remaining_ms: Option<i64>,
     /// The tasks still to run with no usual duration (the estimate counts them as instant).
     pub unknown: u32,
+    /// The running tasks that already took longer than their usual (the estimate has them end now).
+    #[serde(default)]
+    pub overdue: Vec<String>,
     /// The chain of tasks that decides when the run ends, first to last: as it ran for a run
     /// that ended, as estimated for one that goes on.
     pub critical_path: Vec<String>,
@@ -206,8 +210,47 @@ fn spans(attempts: &[Attempt], now_ms: i64) -> HashMap<&str, Span> {
     spans
 }
 
+/// Each task's usual duration and how many past runs ran it, by node key.
+pub type Usual = HashMap<String, (f64, u32)>;
+
+/// The usual durations of each blueprint's tasks, kept while its past runs stay the same (a
+/// completed run does not change): a run polled for its time left does not read the attempts of
+/// its blueprint's past runs again on every call.
+#[derive(Debug, Default)]
+pub struct UsualCache {
+    by_blueprint: Mutex<HashMap<String, (Vec<String>, Arc<Usual>)>>,
+}
+
+impl UsualCache {
+    /// How many blueprints' usual durations are kept at most (then all are dropped).
+    const BLUEPRINTS: usize = 64;
+
+    /// The usual durations of `blueprint_id` from its past runs `past`, as computed by `compute`
+    /// the first time these runs are asked about.
+    fn get_or(
+        &self,
+        blueprint_id: &str,
+        past: &[String],
+        compute: impl FnOnce() -> Result<Usual, RunError>,
+    ) -> Result<Arc<Usual>, RunError> {
+        let kept = |cache: &HashMap<String, (Vec<String>, Arc<Usual>)>| {
+            cache.get(blueprint_id).filter(|(runs, _)| runs == past).map(|(_, usual)| usual.clone())
+        };
+        if let Some(usual) = kept(&self.by_blueprint.lock().expect("usual cache")) {
+            return Ok(usual);
+        }
+        let usual = Arc::new(compute()?);
+        let mut cache = self.by_blueprint.lock().expect("usual cache");
+        if cache.len() >= Self::BLUEPRINTS && !cache.contains_key(blueprint_id) {
+            cache.clear();
+        }
+        cache.insert(blueprint_id.to_string(), (past.to_vec(), usual.clone()));
+        Ok(usual)
+    }
+}
+
 /// The time of session `session_id` against its blueprint's past runs, at `now_ms`.
-pub fn session_timing(store: &Store, session_id: &str, now_ms: i64) -> Result<Timing, RunError> {
+pub fn session_timing(store: &Store, session_id: &str, now_ms: i64, usuals: &UsualCache) -> Result<Timing, RunError> {
     let session = store.session(session_id)?;
     let plan = session_plan(store, session_id)?;
     let attempts = store.attempts(session_id)?;
@@ -220,27 +263,30 @@ pub fn session_timing(store: &Store, session_id: &str, now_ms: i64) -> Result<Ti
         blueprint_id: Some(session.blueprint_id.clone()),
         limit: Some(PAST_RUNS * 4),
     };
-    let past: Vec<_> = store
+    let past: Vec<String> = store
         .sessions(&filter)?
         .into_iter()
         .filter(|s| s.id != session.id && s.simulation.is_none())
         .take(PAST_RUNS as usize)
+        .map(|s| s.id)
         .collect();
-    let mut history: HashMap<String, Vec<f64>> = HashMap::new();
-    for s in &past {
-        let ran = store.attempts(&s.id)?;
-        for (node, span) in spans(&ran, now_ms) {
-            history.entry(node.to_string()).or_default().push(span.spent);
+    let usual = usuals.get_or(&session.blueprint_id, &past, || {
+        let mut history: HashMap<String, Vec<f64>> = HashMap::new();
+        for id in &past {
+            let ran = store.attempts(id)?;
+            for (node, span) in spans(&ran, now_ms) {
+                history.entry(node.to_string()).or_default().push(span.spent);
+            }
         }
-    }
-    let usual: HashMap<String, (f64, u32)> =
-        history.into_iter().map(|(node, mut took)| (node, (median(&mut took), took.len() as u32))).collect();
+        Ok(history.into_iter().map(|(node, mut took)| (node, (median(&mut took), took.len() as u32))).collect())
+    })?;
 
     let origin = session.started_ms.unwrap_or(session.created_ms);
     let spans = spans(&attempts, now_ms);
     let running = matches!(session.state, SessionState::Running | SessionState::Pending);
     let composite = |n: usize| plan.tasks[n].1.task_type.as_str() == orrery_blueprint::TaskType::COMPOSITE;
     let mut unknown = 0;
+    let mut overdue = Vec::new();
     let slots: Vec<Slot> = (0..plan.tasks.len())
         .map(|n| {
             let key = plan.graph.nodes[n].key.as_str();
@@ -262,7 +308,12 @@ pub fn session_timing(store: &Store, session_id: &str, now_ms: i64) -> Result<Ti
                 0.0
             } else if running {
                 match usual.get(key) {
-                    Some(&(u, _)) => (u - took).max(0.0),
+                    Some(&(u, _)) => {
+                        if matches!(standing, Standing::Running { .. }) && took > u {
+                            overdue.push(key.to_string());
+                        }
+                        (u - took).max(0.0)
+                    }
                     None => {
                         if matches!(standing, Standing::Waiting | Standing::Running { .. }) {
                             unknown += 1;
@@ -288,16 +339,13 @@ pub fn session_timing(store: &Store, session_id: &str, now_ms: i64) -> Result<Ti
         past_runs: past.len() as u32,
         remaining_ms,
         unknown,
+        overdue,
         critical_path: planned.critical.iter().map(|&n| plan.graph.nodes[n].key.clone()).collect(),
         tasks: task_timings(&plan, &spans, &usual),
     })
 }
 
-fn task_timings(
-    plan: &SessionPlan,
-    spans: &HashMap<&str, Span>,
-    usual: &HashMap<String, (f64, u32)>,
-) -> Vec<TaskTiming> {
+fn task_timings(plan: &SessionPlan, spans: &HashMap<&str, Span>, usual: &Usual) -> Vec<TaskTiming> {
     plan.graph
         .nodes
         .iter()
@@ -370,6 +418,27 @@ mod tests {
         let slots = [waiting(100.0), Slot { standing: Standing::Passed, left: 0.0 }, waiting(10.0)];
         let planned = schedule(&[vec![], vec![(0, FS)], vec![(1, FS)]], &slots, 0.0);
         assert_eq!(planned.finish, [100.0, 100.0, 110.0]);
+    }
+
+    #[test]
+    fn the_usual_durations_are_computed_once_for_the_same_past_runs() {
+        let cache = UsualCache::default();
+        let computed = std::cell::Cell::new(0);
+        let compute = |took: f64| {
+            computed.set(computed.get() + 1);
+            Ok(Usual::from([("a".to_string(), (took, 1))]))
+        };
+        let runs = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let first = cache.get_or("bp", &runs(&["s1"]), || compute(100.0)).unwrap();
+        let again = cache.get_or("bp", &runs(&["s1"]), || compute(999.0)).unwrap();
+        assert_eq!((first["a"].0, again["a"].0, computed.get()), (100.0, 100.0, 1));
+        // A new past run, or another blueprint: computed afresh.
+        let newer = cache.get_or("bp", &runs(&["s2", "s1"]), || compute(200.0)).unwrap();
+        let other = cache.get_or("other", &runs(&["s1"]), || compute(300.0)).unwrap();
+        assert_eq!((newer["a"].0, other["a"].0, computed.get()), (200.0, 300.0, 3));
+        // A failure is not kept.
+        assert!(cache.get_or("failing", &[], || Err(RunError::Join("x".into()))).is_err());
+        assert_eq!(cache.get_or("failing", &[], || compute(1.0)).unwrap()["a"].0, 1.0);
     }
 
     #[test]

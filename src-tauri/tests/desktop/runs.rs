@@ -550,3 +550,60 @@ async fn a_simulation_runs_the_loop_and_the_skip_for_real_and_starts_no_process(
     assert!(processes_with(&marker).is_empty(), "no task process: {:?}", processes_with(&marker));
     assert!(!app.dir.path().join("runs.log").exists(), "no task wrote its line");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_says_its_time_left_from_past_runs_then_draws_its_critical_path_and_marks_the_slow_task() {
+    let app = App::start(|dir| {
+        let pace = dir.join("pace");
+        std::fs::write(&pace, "2").unwrap();
+        let b = sh("b", &format!("sleep $(cat '{}')", pace.display()), "a");
+        write_blueprint(&dir.join("timed.json"), "timed", vec![sh("a", "sleep 0.2", "start"), b]);
+        Some(dir.join("timed.json"))
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 4).await;
+    // Two past runs where b takes 2 s: the first launched from the editor, the second a restart.
+    launch(&app).await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    let mut last = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
+    for pace in ["2", "8"] {
+        std::fs::write(app.dir.path().join("pace"), pace).unwrap();
+        app.click("[data-testid=restart]").await;
+        last = eventually("the restart opened", || async {
+            app.attr("[data-testid=run-header]", "data-session-id").await.filter(|id| *id != last)
+        })
+        .await;
+        if pace == "2" {
+            app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+        }
+    }
+
+    // The third run, b taking 8 s: the header and the list say the time left from the two past
+    // runs, then that b takes longer than usual.
+    let left =
+        eventually("the time left", || async { app.text("[data-testid=run-header] [data-testid=time-left]").await })
+            .await;
+    assert!(left.ends_with(" s left") || left == "about to end" || left == "longer than usual", "{left}");
+    app.wait_count(&format!("[data-testid=run-item][data-session-id='{last}'] [data-testid=time-left]"), 1).await;
+    app.screenshot("runs-time-left.png").await;
+    app.wait_text("[data-testid=run-header] [data-testid=time-left]", "longer than usual").await;
+    let why = app.attr("[data-testid=run-header] [data-testid=time-left]", "title").await.unwrap();
+    assert!(
+        why.starts_with(
+            "timed.b already took longer than usual. Estimated from the usual time of each task in 2 past runs"
+        ),
+        "{why}"
+    );
+
+    // Ended: its critical path runs through b, marked slow against its usual of about 2 s.
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    assert_eq!(app.count("[data-testid=time-left]").await, 0, "nothing is left of a run that ended");
+    app.wait_attr("[data-testid=critical-path]", "data-nodes", "timed.start timed.a timed.b timed.end").await;
+    app.wait_attr("[data-testid=slow-tasks]", "data-nodes", "timed.b").await;
+    app.click("[data-testid=slow-tasks] button").await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "timed.b").await;
+    app.wait_attr("[data-testid=usual]", "data-slow", "true").await;
+    let usual = app.text("[data-testid=usual]").await.unwrap();
+    assert!(usual.starts_with("2.") && usual.contains("the median of 2 past runs; took 8."), "{usual}");
+    app.screenshot("runs-critical-path.png").await;
+}

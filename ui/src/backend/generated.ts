@@ -1800,6 +1800,8 @@ export type SessionTimingAnswer = {
   remaining_ms?: number | null;
   /** The tasks still to run with no usual duration (the estimate counts them as instant). */
   unknown: number;
+  /** The running tasks that already took longer than their usual (the estimate has them end now). */
+  overdue?: string[];
   /**
    * The chain of tasks that decides when the run ends, first to last: as it ran for a run
    * that ended, as estimated for one that goes on.

@@ -4,18 +4,20 @@
 // attempt of a mirrored run ran on the server's agents: it has no log here. A process shows what
 // it was started with (program, folder, environment).
 import { Fragment, useMemo, useState } from "react";
-import type { Attempt, BrokerDispatch, ProcessEnvironment, Step, TaskInputsAnswer } from "../backend/generated";
+import type { Attempt, BrokerDispatch, ProcessEnvironment, Step, TaskInputsAnswer, TaskTiming } from "../backend/generated";
 import { folders } from "../folders";
 import { ioOf, type Task } from "../blueprint";
 import { useRuns } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { preview } from "./CompareView";
 import { shortRunId } from "./ids";
+import { againstUsual } from "./timeLeft";
 import { LogView } from "./log/LogView";
 import { clockLabel, durationLabel, iterationLabel, iterationOf, modelOf } from "./timeline/model";
 
 export function AttemptDetails({ run }: { run: OpenRun }) {
   const selected = run.selected;
+  const timing = useRuns((s) => s.timings[run.session.id]?.timing);
   if (!selected) return <p className="empty details-empty">Select a task on the graph or a bar on the timeline.</p>;
   const attempts = run.attempts.filter((a) => a.node === selected.node);
   const node = run.nodes[selected.node] ?? attempts[0];
@@ -47,7 +49,12 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       )}
       {run.reads?.node === selected.node && <HeldReads reads={run.reads} />}
       {attempt ? (
-        <AttemptFields attempt={attempt} durationMs={run.details?.duration_ms ?? null} dispatch={run.details?.dispatch ?? []} />
+        <AttemptFields
+          attempt={attempt}
+          durationMs={run.details?.duration_ms ?? null}
+          dispatch={run.details?.dispatch ?? []}
+          usual={timing?.tasks.find((t) => t.node === selected.node)}
+        />
       ) : run.session.restarted_from && (state === "SUCCEEDED" || state === "SKIPPED") ? (
         <Kept origin={run.session.restarted_from} node={selected.node} />
       ) : (
@@ -201,7 +208,19 @@ export function parseAnswer(text: string): unknown {
   }
 }
 
-function AttemptFields({ attempt, durationMs, dispatch }: { attempt: Attempt; durationMs: number | null; dispatch: BrokerDispatch[] }) {
+function AttemptFields({
+  attempt,
+  durationMs,
+  dispatch,
+  usual,
+}: {
+  attempt: Attempt;
+  durationMs: number | null;
+  dispatch: BrokerDispatch[];
+  /** Its task's time against its usual in past runs. */
+  usual?: TaskTiming;
+}) {
+  const against = usual ? againstUsual(usual) : null;
   return (
     <dl className="attempt-fields">
       <dt>Attempt</dt>
@@ -228,6 +247,14 @@ function AttemptFields({ attempt, durationMs, dispatch }: { attempt: Attempt; du
               ? durationLabel(attempt.finished_ms - attempt.started_ms)
               : "running"}
       </dd>
+      {against && (
+        <>
+          <dt>Usually</dt>
+          <dd className={usual?.slow ? "slow" : undefined} data-testid="usual" data-slow={usual?.slow ? "true" : "false"}>
+            {against}
+          </dd>
+        </>
+      )}
       {attempt.exit_code != null && (
         <>
           <dt>Exit code</dt>

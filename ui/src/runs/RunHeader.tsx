@@ -10,6 +10,7 @@ import { shortRunId } from "./ids";
 import { StatePill, whenLabel } from "./RunList";
 import { durationLabel } from "./timeline/model";
 import type { Simulation } from "../backend/generated";
+import { timeLeft } from "./timeLeft";
 
 /** A task held at a breakpoint: where, and continue, step or skip it. */
 function Held({ run, node, at }: { run: OpenRun; node: string; at: string }) {
@@ -61,6 +62,7 @@ export function RunHeader({ run }: { run: OpenRun }) {
   const { session, driven } = run;
   const active = session.state === "running" || session.state === "pending";
   const now = useNow(active);
+  const left = timeLeft(useRuns((s) => s.timings[session.id]), now);
   const { waiting } = run;
   return (
     <header className="run-header" data-testid="run-header" data-session-id={session.id} data-state={session.state}>
@@ -77,6 +79,14 @@ export function RunHeader({ run }: { run: OpenRun }) {
             <>
               started {whenLabel(session.started_ms)} ·{" "}
               {session.finished_ms == null && !active ? "duration unknown" : durationLabel((session.finished_ms ?? now) - session.started_ms)} ·{" "}
+              {active && left && (
+                <>
+                  <span className="time-left" title={left.title} data-testid="time-left">
+                    {left.label}
+                  </span>{" "}
+                  ·{" "}
+                </>
+              )}
             </>
           )}
           version <code title={session.blueprint_hash}>{session.blueprint_hash.slice(0, 12)}</code> · run{" "}

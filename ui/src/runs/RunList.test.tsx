@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionListing } from "../backend/generated";
 import { MemoryBackend } from "../backend/memory";
 import { WorkspaceProvider } from "../store/context";
+import type { RunsState } from "../store/runs";
 import { createWorkspace } from "../store/workspace";
 import { RunList } from "./RunList";
 
@@ -33,9 +34,9 @@ afterEach(() => {
 });
 
 /** The list drawn over these sessions. */
-function shown(sessions: SessionListing[]): HTMLElement {
+function shown(sessions: SessionListing[], timings: RunsState["timings"] = {}): HTMLElement {
   const workspace = createWorkspace(new MemoryBackend({}), async () => ({}));
-  workspace.getState().runs.setState({ sessions });
+  workspace.getState().runs.setState({ sessions, timings });
   const container = document.createElement("div");
   root = createRoot(container);
   act(() =>
@@ -62,6 +63,21 @@ describe("the list of runs", () => {
     const mark = (id: string) => container.querySelector(`[data-session-id=${id}] [data-testid=run-simulated]`);
     expect(mark("real")).toBeNull();
     expect(mark("sim")?.textContent).toBe("simulated");
+  });
+
+  it("says the time left of a running run with an estimate, and of no other", () => {
+    const timing = { past_runs: 2, remaining_ms: 95_000, unknown: 0, critical_path: ["bp.a"], tasks: [] };
+    const at = Date.now();
+    const container = shown([listing("going"), listing("new"), listing("done", { state: "completed", finished_ms: 1000 })], {
+      going: { timing, at },
+      new: { timing: { ...timing, past_runs: 0, remaining_ms: null }, at },
+      done: { timing, at },
+    });
+    const left = (id: string) => container.querySelector(`[data-session-id=${id}] [data-testid=time-left]`);
+    expect(left("going")?.textContent).toBe(" · about 1m 35s left");
+    expect(left("going")?.getAttribute("title")).toContain("2 past runs");
+    expect(left("new")).toBeNull();
+    expect(left("done")).toBeNull();
   });
 
   it("names each run by the short id the header and compare use", () => {

@@ -4,10 +4,11 @@
 import { useMemo } from "react";
 import type { RemoteLink, SessionListing, SessionState } from "../backend/generated";
 import { useRuns } from "../store/context";
-import { filterSessions } from "../store/runs";
+import { filterSessions, type TimingRead } from "../store/runs";
 import { startedByOther } from "./AgentNotes";
 import { shortRunId } from "./ids";
 import { durationLabel } from "./timeline/model";
+import { timeLeft } from "./timeLeft";
 
 const STATES: (SessionState | "all")[] = ["all", "running", "pending", "completed", "failed", "stopped"];
 
@@ -19,6 +20,7 @@ export function RunList() {
   // The open run is the freshest word on its own session: the list is read again less often.
   const openSession = useRuns((s) => s.run?.session ?? null);
   const openId = openSession?.id ?? null;
+  const timings = useRuns((s) => s.timings);
   const shown = useMemo(
     () => filterSessions(sessions, filter).map((s) => (s.id === openId ? { ...s, ...openSession } : s)),
     [sessions, filter, openId, openSession],
@@ -56,6 +58,7 @@ export function RunList() {
               <StatePill state={s.state} interrupted={s.interrupted} />
               <span className="run-meta">
                 <code title={s.id}>#{shortRunId(s.id)}</code> · {whenLabel(s.started_ms ?? s.created_ms)} · {runDuration(s)}
+                <TimeLeft running={s.state === "running" || s.state === "pending"} read={timings[s.id]} />
               </span>
               {s.simulation && (
                 <span className="run-simulated" title="A simulation: no process ran" data-testid="run-simulated">
@@ -82,6 +85,18 @@ export function RunList() {
         ))}
       </ul>
     </aside>
+  );
+}
+
+/** A running run's time left, as its row says it. */
+function TimeLeft({ running, read }: { running: boolean; read: TimingRead | undefined }) {
+  const left = running ? timeLeft(read, Date.now()) : null;
+  if (!left) return null;
+  return (
+    <span className="time-left" title={left.title} data-testid="time-left">
+      {" "}
+      · {left.label}
+    </span>
   );
 }
 

@@ -1,6 +1,6 @@
 // The runs: the list of sessions beside the open one, whose graph sits over its timeline, with
 // the selected attempt's details and log on the right; the sessions of a server to follow here.
-import { useEffect } from "react";
+import { useEffect, useMemo } from "react";
 import { commandForKey, WINDOW_COMMANDS } from "../commands";
 import { isTyping } from "../editor/typing";
 import { currentEditor } from "../store/workspace";
@@ -16,6 +16,7 @@ import { RunGraph } from "./RunGraph";
 import { RerunDialog } from "./RerunDialog";
 import { RunHeader, useNow } from "./RunHeader";
 import { RunList } from "./RunList";
+import { timelineTiming, useTimingPoll } from "./timeLeft";
 import { Timeline, type AttemptRef } from "./timeline/Timeline";
 import "./runs.css";
 
@@ -24,6 +25,7 @@ export function RunsView() {
   const notice = useRuns((s) => s.notice);
   const workspace = useWorkspaceStore();
   const serverRuns = useWorkspace((s) => s.serverRuns);
+  useTimingPoll();
 
   // The window's shortcuts (new, open, quit, back to the blueprints) act here too.
   useEffect(() => {
@@ -70,6 +72,9 @@ function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRe
   const live = run.driven && (run.session.state === "running" || run.session.state === "pending");
   // A few frames a second are enough for a bar to grow.
   const now = useNow(live, 250);
+  const read = useRuns((s) => s.timings[run.session.id]);
+  const ended = run.session.state === "completed" || run.session.state === "failed" || run.session.state === "stopped";
+  const timing = useMemo(() => timelineTiming(read, ended), [read, ended]);
   return (
     <Timeline
       attempts={run.attempts}
@@ -77,6 +82,7 @@ function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRe
       selected={run.selected}
       onSelect={onSelect}
       live={live}
+      timing={timing}
     />
   );
 }
@@ -84,6 +90,9 @@ function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRe
 function OpenRunView({ run }: { run: OpenRun }) {
   const select = useRuns((s) => s.select);
   const comparison = useRuns((s) => s.comparison);
+  const loadTiming = useRuns((s) => s.loadTiming);
+  // Its time against its past runs: read when it opens and again when its state changes (ended).
+  useEffect(() => void loadTiming(run.session.id), [run.session.id, run.session.state, loadTiming]);
 
   return (
     <>

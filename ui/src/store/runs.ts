@@ -22,6 +22,7 @@ import type {
   SessionEvent,
   SessionListing,
   SessionState,
+  SessionTimingAnswer,
   Simulation,
   TaskInputsAnswer,
   TaskState,
@@ -80,6 +81,9 @@ export type OpenRun = {
 /** A task node of a run, as the facade names it. */
 export type RunNode = { instance: string; task: string; state: TaskState };
 
+/** A session's time against its blueprint's past runs (`session_timing`), and when it was read. */
+export type TimingRead = { timing: SessionTimingAnswer; at: number };
+
 export type RunFilter = { text: string; state: SessionState | "all" };
 
 /** What can be done to a whole session. */
@@ -108,8 +112,15 @@ export type RunsState = {
    * the run: a log growing many times a second redraws the log viewer, not every view of the run.
    */
   grew: Growth | null;
+  /** Each session's time against its past runs as last read, by session id. */
+  timings: Record<string, TimingRead>;
 
   refresh(): Promise<void>;
+  /**
+   * Reads a session's time again: the open run's when it opens and ends, a running one's every
+   * few seconds while the runs are shown (its time left counts down between two reads).
+   */
+  loadTiming(sessionId: string): Promise<void>;
   setFilter(filter: Partial<RunFilter>): void;
   /** Opens a run; with `node`, its latest attempt at that task is selected (lineage across runs). */
   open(sessionId: string, node?: string): Promise<void>;
@@ -342,6 +353,16 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       comparison: null,
       notice: null,
       grew: null,
+      timings: {},
+
+      async loadTiming(sessionId) {
+        try {
+          const timing = await backend.call("session_timing", { session_id: sessionId });
+          set({ timings: { ...get().timings, [sessionId]: { timing, at: Date.now() } } });
+        } catch {
+          // Extra: a run shows without its time left (a run deleted meanwhile, a store too old).
+        }
+      },
 
       async refresh() {
         try {

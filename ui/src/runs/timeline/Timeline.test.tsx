@@ -7,6 +7,7 @@ import { AXIS_HEIGHT, LABEL_WIDTH } from "./draw";
 import { ROW_HEIGHT, buildModel, clampView, fitView, timeToX, type AttemptRef, type View } from "./model";
 import { T, attempt, inLoops } from "./testing";
 import { Timeline } from "./Timeline";
+import type { TimelineTiming } from "../timeLeft";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -47,7 +48,7 @@ type Mounted = {
 let reactRoot: Root | null = null;
 let container: HTMLDivElement | null = null;
 
-type Props = { nowMs?: number; live?: boolean };
+type Props = { nowMs?: number; live?: boolean; timing?: TimelineTiming };
 
 /** Mounts the timeline with its selection kept by a parent, as the runs view keeps it. */
 async function mount(attempts: Attempt[], props: Props = {}): Promise<Mounted> {
@@ -67,6 +68,7 @@ async function mount(attempts: Attempt[], props: Props = {}): Promise<Mounted> {
         attempts={run.attempts}
         nowMs={nowMs}
         live={run.live}
+        timing={props.timing}
         selected={selected}
         onSelect={(ref) => {
           onSelect(ref);
@@ -127,6 +129,25 @@ afterEach(() => {
 });
 
 describe("the run timeline", () => {
+  it("names the critical path and the slow tasks, each slow one a click from its latest attempt", async () => {
+    const slow = { node: "bp.a", took_ms: 1000, usual_ms: 300, runs: 4, slow: true };
+    const { root, onSelect } = await mount(ATTEMPTS, { timing: { critical: new Set(["bp.a", "bp.b"]), slow: new Map([["bp.a", slow]]) } });
+    const critical = root.querySelector("[data-testid=critical-path]")!;
+    expect(critical.textContent).toBe("critical path: 2 tasks");
+    expect(critical.getAttribute("title")).toBe("bp.a → bp.b");
+    const link = root.querySelector<HTMLButtonElement>("[data-testid=slow-tasks] button")!;
+    expect(link.textContent).toBe("bp.a");
+    expect(link.title).toBe("300 ms, the median of 4 past runs; took 1.00 s here, 3.3x");
+    act(() => link.click());
+    expect(onSelect).toHaveBeenLastCalledWith({ node: "bp.a", attempt: 2 });
+  });
+
+  it("names no critical path nor slow task without the run's time", async () => {
+    const { root } = await mount(ATTEMPTS);
+    expect(root.querySelector("[data-testid=critical-path]")).toBeNull();
+    expect(root.querySelector("[data-testid=slow-tasks]")).toBeNull();
+  });
+
   it("draws every bar of a session in view, and says what it shows", async () => {
     const { root, canvas } = await mount(ATTEMPTS);
     expect(root.dataset.bars).toBe("4");

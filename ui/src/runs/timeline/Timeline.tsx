@@ -35,6 +35,7 @@ import {
   type TimelineModel,
   type View,
 } from "./model";
+import { againstUsual, type TimelineTiming } from "../timeLeft";
 import "./timeline.css";
 
 export type { AttemptRef } from "./model";
@@ -48,6 +49,8 @@ export type TimelineProps = {
   onSelect(ref: AttemptRef | null): void;
   /** Whether the session still runs: the view then follows its latest time until the user moves it. */
   live: boolean;
+  /** Its critical path and its tasks slower than usual, marked on their rows. */
+  timing?: TimelineTiming | null;
 };
 
 /** A pointer that moves less than this between press and release has clicked, not dragged. */
@@ -63,7 +66,7 @@ type Drag = { x: number; y: number; t0: number; scrollTop: number; moved: boolea
 type Hover = { bar: Bar; x: number; y: number };
 
 /** What the frame callback reads: the props of the latest render. */
-type Latest = { model: TimelineModel; nowMs: number; selected: AttemptRef | null; live: boolean };
+type Latest = { model: TimelineModel; nowMs: number; selected: AttemptRef | null; live: boolean; timing: TimelineTiming | null };
 
 function summary(model: TimelineModel): string {
   const running = model.running > 0 ? `, ${model.running} running` : "";
@@ -71,12 +74,54 @@ function summary(model: TimelineModel): string {
   return `Timeline of ${model.attempts} attempts of ${model.tasks} tasks in ${model.instances} blueprint instances${running}${untimed}`;
 }
 
-export function Timeline({ attempts, nowMs, selected, onSelect, live }: TimelineProps): JSX.Element {
+/** What a bar's tooltip adds about its task's time: on the critical path, slower than usual. */
+function timingLines(timing: TimelineTiming | null, node: string): string[] {
+  const slow = timing?.slow.get(node);
+  const usual = slow ? againstUsual(slow) : null;
+  return [timing?.critical.has(node) ? "on the critical path" : null, usual ? `slower than usual (${usual})` : null].filter(
+    (line): line is string => line !== null,
+  );
+}
+
+/** The latest attempt of a task's row. */
+function latestRef(model: TimelineModel, node: string): AttemptRef | null {
+  for (const row of model.rows) if (row.kind === "task" && row.node === node) return toRef(row.bars[row.bars.length - 1]!);
+  return null;
+}
+
+/** What the rows' marks mean, and the tasks they mark, each a click from its attempt. */
+function TimingLegend({ timing, onSelect }: { timing: TimelineTiming; onSelect(node: string): void }) {
+  const slow = [...timing.slow.values()];
+  return (
+    <span className="timeline-timing">
+      {timing.critical.size > 0 && (
+        <span className="critical" data-testid="critical-path" data-nodes={[...timing.critical].join(" ")} title={[...timing.critical].join(" → ")}>
+          critical path: {timing.critical.size} task{timing.critical.size === 1 ? "" : "s"}
+        </span>
+      )}
+      {slow.length > 0 && (
+        <span className="slow" data-testid="slow-tasks" data-nodes={slow.map((t) => t.node).join(" ")}>
+          slower than usual:{" "}
+          {slow.map((t, i) => (
+            <span key={t.node}>
+              {i > 0 && ", "}
+              <button type="button" className="link" onClick={() => onSelect(t.node)} title={againstUsual(t) ?? undefined}>
+                {t.node}
+              </button>
+            </span>
+          ))}
+        </span>
+      )}
+    </span>
+  );
+}
+
+export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = null }: TimelineProps): JSX.Element {
   // Built once per list of attempts, and shared with the details panel.
   const model = modelOf(attempts);
   const rootRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const latest = useRef<Latest>({ model, nowMs, selected, live });
+  const latest = useRef<Latest>({ model, nowMs, selected, live, timing });
   const view = useRef<View | null>(null);
   const size = useRef({ width: 0, height: 0 });
   const palette = useRef<Palette>(FALLBACK_PALETTE);
@@ -91,7 +136,7 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
     const root = rootRef.current;
     const canvas = canvasRef.current;
     if (!root || !canvas) return;
-    const { model, nowMs, selected, live } = latest.current;
+    const { model, nowMs, selected, live, timing } = latest.current;
     const { width, height } = size.current;
     const area = { width: width - LABEL_WIDTH, height: height - AXIS_HEIGHT };
     if (area.width <= 0 || area.height <= 0) {
@@ -113,7 +158,7 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
       canvas.height = backing.height;
     }
     const bar = selected ? (model.byRef.get(refKey(selected)) ?? null) : null;
-    const scene = { model, view: next, nowMs, selected: bar, palette: palette.current, live, width, height, dpr };
+    const scene = { model, view: next, nowMs, selected: bar, palette: palette.current, live, marks: timing, width, height, dpr };
     root.dataset.bars = String(paint(canvas.getContext("2d"), scene));
   }, []);
 
@@ -150,12 +195,12 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
 
   useLayoutEffect(() => {
     const wasLive = latest.current.live;
-    latest.current = { model, nowMs, selected, live };
+    latest.current = { model, nowMs, selected, live, timing };
     // A run that ends while followed is shown whole; one that runs again is followed again.
     if (wasLive && !live && following.current && view.current) view.current = fitView(model, view.current, nowMs);
     if (!wasLive && live) setFollow(true);
     requestDraw();
-  }, [model, nowMs, selected, live, requestDraw, setFollow]);
+  }, [model, nowMs, selected, live, timing, requestDraw, setFollow]);
 
   useEffect(() => () => cancelAnimationFrame(frame.current), []);
 
@@ -361,6 +406,7 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
             </span>
           )}
         </span>
+        {timing && <TimingLegend timing={timing} onSelect={(node) => onSelect(latestRef(model, node))} />}
       </div>
       <div className="timeline-body">
         <canvas
@@ -383,7 +429,7 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live }: Timeline
                 : { left: hover.x + 12, top: hover.y + 12 }
             }
           >
-            {describeBar(model, hover.bar, nowMs).map((line, i) => (
+            {[...describeBar(model, hover.bar, nowMs), ...timingLines(timing, hover.bar.attempt.node)].map((line, i) => (
               <div key={i} className={i === 0 ? "title" : undefined}>
                 {line}
               </div>

@@ -138,3 +138,42 @@ describe("painting short attempts", () => {
     expect(last?.style).toBe(FALLBACK_PALETTE.failed);
   });
 });
+
+describe("painting the run's time", () => {
+  // bp.a then bp.b on the critical path; bp.c beside them, slower than usual.
+  const model = buildModel([attempt("bp.a", 1, 0, 100), attempt("bp.b", 1, 100, 300), attempt("bp.c", 1, 0, 250)]);
+  const scene: Scene = {
+    model,
+    view: { t0: T, msPerPx: 1, scrollTop: 0, width: 600, height: 200 },
+    nowMs: T + 300,
+    selected: null,
+    palette: FALLBACK_PALETTE,
+    live: false,
+    width: LABEL_WIDTH + 600,
+    height: AXIS_HEIGHT + 200,
+    dpr: 1,
+  };
+  const top = (row: number) => AXIS_HEIGHT + row * ROW_HEIGHT;
+
+  it("underlines the bars of the critical path's tasks, and only theirs", () => {
+    const ctx = new RecordingContext();
+    paint(ctx as unknown as CanvasRenderingContext2D, { ...scene, marks: { critical: new Set(["bp.a", "bp.b"]), slow: new Map() } });
+    const lines = ctx.fills.filter((f) => f.style === FALLBACK_PALETTE.accent).flatMap((f) => f.rects);
+    // Rows: 0 the header, 1 bp.a, 2 bp.c (it started with a), 3 bp.b; each line 2 px under its bar.
+    expect(lines).toEqual([
+      [LABEL_WIDTH, top(1) + ROW_HEIGHT - 4 + 1, 100, 2],
+      [LABEL_WIDTH + 100, top(3) + ROW_HEIGHT - 4 + 1, 200, 2],
+    ]);
+    const plain = new RecordingContext();
+    paint(plain as unknown as CanvasRenderingContext2D, scene);
+    expect(plain.fills.filter((f) => f.style === FALLBACK_PALETTE.accent)).toEqual([]);
+  });
+
+  it("says slow at the end of a slow task's label", () => {
+    const ctx = new RecordingContext();
+    paint(ctx as unknown as CanvasRenderingContext2D, { ...scene, marks: { critical: new Set(), slow: new Map([["bp.c", {}]]) } });
+    const slow = ctx.texts.filter((t) => t.text === "slow");
+    expect(slow.map((t) => t.y)).toEqual([top(2) + ROW_HEIGHT / 2]);
+    expect(slow[0]!.x).toBeLessThan(LABEL_WIDTH);
+  });
+});

@@ -104,6 +104,8 @@ export type Scene = {
   palette: Palette;
   /** Whether to draw the line of the current time. */
   live: boolean;
+  /** The tasks (node keys) on the run's critical path, and those slower than usual. */
+  marks?: { critical: ReadonlySet<string>; slow: ReadonlyMap<string, unknown> } | null;
   /** The canvas's size in CSS pixels and its device pixels per CSS pixel. */
   width: number;
   height: number;
@@ -250,6 +252,10 @@ function paintIterationMarks(ctx: CanvasRenderingContext2D, scene: Scene, iterat
 
 /** The narrowest a bar is drawn, in CSS pixels, however short its attempt; a failed one's. */
 export const MIN_BAR_PX = 3;
+/** The line under the bars of the critical path's tasks. */
+const CRITICAL_LINE_PX = 2;
+/** The word on a slow task's label. */
+const SLOW_WORD = "slow";
 export const MIN_FAILED_BAR_PX = 5;
 
 /** Where a bar is on the canvas, clamped near the bar area so that deep zooms keep small coordinates. */
@@ -295,6 +301,19 @@ function paintBars(ctx: CanvasRenderingContext2D, scene: Scene, bars: Bar[]): vo
     ctx.fill();
   }
 
+  // The critical path: a line under each bar of its tasks.
+  const critical = scene.marks?.critical;
+  if (critical && critical.size > 0) {
+    ctx.fillStyle = scene.palette.accent;
+    ctx.beginPath();
+    for (const bar of bars) {
+      if (!critical.has(bar.attempt.node)) continue;
+      const { x, y, w, h } = barBox(scene, bar);
+      ctx.rect(x, y + h + 1, Math.max(w, MIN_BAR_PX), CRITICAL_LINE_PX);
+    }
+    ctx.fill();
+  }
+
   ctx.font = NUMBER_FONT;
   ctx.fillStyle = scene.palette.onBar;
   ctx.textBaseline = "middle";
@@ -326,9 +345,23 @@ function paintLabels(ctx: CanvasRenderingContext2D, scene: Scene, first: number,
       ctx.fillStyle = palette.text;
       ctx.fillText(fitText(ctx, rowLabel(row), LABEL_WIDTH - 12), 6, middle);
     } else {
+      const top = rowTop(scene, r);
+      // On the critical path: a mark before the label. Slower than usual: said at its end.
+      if (scene.marks?.critical.has(row.node)) {
+        ctx.fillStyle = palette.accent;
+        ctx.fillRect(TASK_INDENT - 8, top + BAR_INSET, 3, ROW_HEIGHT - 2 * BAR_INSET);
+      }
+      let room = LABEL_WIDTH - TASK_INDENT - 6;
+      if (scene.marks?.slow.has(row.node)) {
+        ctx.font = NUMBER_FONT;
+        ctx.fillStyle = palette.cancelled;
+        const w = ctx.measureText(SLOW_WORD).width;
+        ctx.fillText(SLOW_WORD, LABEL_WIDTH - 6 - w, middle);
+        room -= w + 6;
+      }
       ctx.font = FONT;
       ctx.fillStyle = r === selectedRow ? palette.selected : palette.text;
-      ctx.fillText(fitText(ctx, rowLabel(row), LABEL_WIDTH - TASK_INDENT - 6), TASK_INDENT, middle);
+      ctx.fillText(fitText(ctx, rowLabel(row), room), TASK_INDENT, middle);
     }
   }
   ctx.strokeStyle = palette.border;
