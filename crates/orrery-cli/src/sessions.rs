@@ -4,6 +4,7 @@
 
 use crate::cli::ReportFormat;
 use crate::face::{self, Report};
+use crate::live::render;
 use anyhow::Result;
 use orrery_api::{SessionListing, SessionView};
 use serde_json::json;
@@ -15,6 +16,47 @@ fn duration(from: Option<i64>, to: Option<i64>) -> String {
         (Some(_), None) => "running".into(),
         _ => "-".into(),
     }
+}
+
+/// What `session_timing` says of a session against its blueprint's past runs: its time left
+/// while it runs, else its critical path and the tasks slower than usual. Nothing when it cannot
+/// say (no past run, a store that cannot answer): the status stands without it.
+fn print_timing(db: Option<PathBuf>, session: &str) -> Result<()> {
+    let envelope = face::call(db, "session_timing", json!({ "session_id": session }))?;
+    let Some(timing) = envelope.success.then_some(envelope.answer) else { return Ok(()) };
+    let past = timing["past_runs"].as_u64().unwrap_or(0);
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array().into_iter().flatten().filter_map(|n| n.as_str().map(String::from)).collect()
+    };
+    if let Some(left) = timing["remaining_ms"].as_i64() {
+        let overdue = names(&timing["overdue"]);
+        let unknown = timing["unknown"].as_u64().unwrap_or(0);
+        let about = if !overdue.is_empty() && left < 1000 {
+            format!("longer than usual ({} past its usual)", overdue.join(", "))
+        } else {
+            let least = if unknown > 0 { "at least " } else { "" };
+            format!("{least}about {}", render::duration(left, true))
+        };
+        let never = if unknown > 0 { format!("; {unknown} task(s) to run never ran before") } else { String::new() };
+        println!("left      {about} (from {past} past run{}{never})", if past == 1 { "" } else { "s" });
+        return Ok(());
+    }
+    let critical = names(&timing["critical_path"]);
+    if critical.is_empty() {
+        return Ok(());
+    }
+    println!("critical  {}", critical.join(" -> "));
+    for t in timing["tasks"].as_array().into_iter().flatten().filter(|t| t["slow"] == true) {
+        let (took, usual) = (t["took_ms"].as_i64().unwrap_or(0), t["usual_ms"].as_i64().unwrap_or(0));
+        println!(
+            "slow      {} took {}, usually {} (median of {} past runs)",
+            t["node"].as_str().unwrap_or("?"),
+            render::duration(took, true),
+            render::duration(usual, true),
+            t["runs"]
+        );
+    }
+    Ok(())
 }
 
 pub fn sessions(db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
@@ -40,7 +82,7 @@ pub fn sessions(db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
 }
 
 pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
-    let envelope = face::call(db, "get_session", json!({ "session_id": session }))?;
+    let envelope = face::call(db.clone(), "get_session", json!({ "session_id": session }))?;
     let view: SessionView = match face::report(envelope, format)? {
         Ok(Report::Text(view)) => view,
         Ok(Report::Done) => return Ok(0),
@@ -66,6 +108,7 @@ pub fn status(session: &str, db: Option<PathBuf>, format: ReportFormat) -> Resul
         let ids: Vec<&str> = view.restarts.iter().map(|r| r.id.as_str()).collect();
         println!("restarted as {}", ids.join(", "));
     }
+    print_timing(db, &s.id)?;
     println!();
     for n in &view.tasks {
         let mine: Vec<_> = view.attempts.iter().filter(|a| a.node == n.node).collect();

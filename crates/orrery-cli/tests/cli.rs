@@ -1017,3 +1017,42 @@ fn run_simulate_starts_no_process_and_says_so() {
     assert_eq!(listed.as_array().unwrap().len(), 2);
     assert!(!s.0.join("ran.txt").exists());
 }
+
+#[test]
+fn status_says_the_time_left_then_the_critical_path_and_the_slow_task() {
+    let s = Scratch::new("status-timing");
+    let db = s.0.join("store.db");
+    let dbs = db.to_str().unwrap();
+    s.write("pace", "0.1");
+    s.write("tt.json", r#"{"id": "tt", "name": "tt", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "a", "type": "shell.run", "params": [{"name": "command", "value": "sleep $(cat pace)"}], "depends_on": [{"id": "start"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "a"}]}]}"#);
+    let newest = || {
+        json_of(&orrery(&["sessions", "--db", dbs, "--format", "json"], &s.0))[0]["id"].as_str().unwrap().to_string()
+    };
+    for _ in 0..2 {
+        assert_eq!(orrery(&["run", "--db", dbs, "tt.json"], &s.0).status.code(), Some(0));
+    }
+
+    // Held before a: its usual (0.1 s) is left.
+    let (child, mut lines) = spawn(&["run", "--db", dbs, "--break", "a", "tt.json"], &s.0);
+    assert!(lines.by_ref().map(Result::unwrap).any(|l| l.contains("break      held tt.a")));
+    let held = newest();
+    let status = stdout(&orrery(&["status", "--db", dbs, &held], &s.0));
+    let left = status.lines().find(|l| l.starts_with("left ")).unwrap_or_else(|| panic!("{status}"));
+    assert!(left.starts_with("left      about 0.") && left.ends_with("s (from 2 past runs)"), "{left}");
+
+    // a takes 1.4 s this time: slow against its usual, on the critical path.
+    s.write("pace", "1.4");
+    assert_eq!(orrery(&["continue", "--db", dbs, &held], &s.0).status.code(), Some(0));
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+    let status = stdout(&orrery(&["status", "--db", dbs, &held], &s.0));
+    assert!(!status.contains("\nleft "), "{status}");
+    assert!(status.contains("\ncritical  tt.start -> tt.a -> tt.end\n"), "{status}");
+    let slow = status.lines().find(|l| l.starts_with("slow ")).unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        slow.starts_with("slow      tt.a took 1.") && slow.contains(", usually 0.1s (median of 2 past runs)"),
+        "{slow}"
+    );
+}

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 
-mod render;
+pub(crate) mod render;
 mod screen;
 mod state;
 #[cfg(test)]
