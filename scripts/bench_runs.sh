@@ -7,7 +7,9 @@
 #     bars, and frame times idle, while dragging the timeline and while Shift+wheel pans it;
 #   - the log: a task launched from the app writes 300 lines, one every 30 ms, each with its
 #     write time; the latency of each line to the log viewer (p50/p95/p99/max);
-#   - a log of 100 MB: opening its tail, and loading earlier windows by scrolling to the top.
+#   - a log of 100 MB: opening its tail, and loading earlier windows by scrolling to the top;
+#   - the error of a running run's time left, on a blueprint run five times with noisy task
+#     durations (scripts/bench_eta.py: the release CLI, no window).
 #
 #   scripts/bench_runs.sh
 #
@@ -33,4 +35,6 @@ log "measuring timelines of ${SIZES[*]} tasks and the log latency"
     --example bench_runs -- --app "$ROOT/target/release/orrery-desktop" --cli "$ROOT/target/release/orrery" \
     --out "$ROOT/target/bench/runs.md" --shots "$ROOT/target/e2e" --dir "$ROOT/target/bench/runs" \
     --lines "${BENCH_LINES:-300}" "${SIZES[@]}")
+log "measuring the error of the time left (about a minute)"
+python3 "$ROOT/scripts/bench_eta.py" "$ROOT/target/release/orrery" --out "$ROOT/target/bench/runs.md"
 log "table written to target/bench/runs.md"

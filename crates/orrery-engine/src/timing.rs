@@ -11,7 +11,8 @@
 //! at its times, nothing starts before now, and each task still to run takes what is left of its
 //! usual duration (a task with no past takes nothing, and is counted as unknown).
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use orrery_blueprint::{DependencyType, SessionState, TaskState};
@@ -86,6 +87,8 @@ pub struct Slot {
     pub standing: Standing,
     /// The time it still takes once started (or, running, from now), ms.
     pub left: f64,
+    /// It runs a process: it takes one of the places the runner's parallelism allows.
+    pub process: bool,
 }
 
 /// The earliest finish of every task and the chain of tasks that decides the last one.
@@ -96,9 +99,28 @@ pub struct Schedule {
     pub critical: Vec<usize>,
 }
 
-/// The longest path through the plan's events (see the module notes), `now` the earliest a task
-/// still to run may start or a running one end.
-pub fn schedule(predecessors: &[Vec<(usize, DependencyType)>], slots: &[Slot], now: f64) -> Schedule {
+/// A time with a total order, for the queue of events.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct At(f64);
+
+impl Eq for At {}
+
+impl PartialOrd for At {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for At {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The plan's events in time order (see the module notes), `now` the earliest a task still to
+/// run may start or a running one end, and at most `processes` tasks that run a process at once
+/// (a task waits for a place as the runner makes it wait: the first ready, the first started).
+pub fn schedule(predecessors: &[Vec<(usize, DependencyType)>], slots: &[Slot], now: f64, processes: usize) -> Schedule {
     let n = slots.len();
     let (start, finish) = (|t: usize| 2 * t, |t: usize| 2 * t + 1);
     // Edges between events: (from, to, weight).
@@ -136,11 +158,37 @@ pub fn schedule(predecessors: &[Vec<(usize, DependencyType)>], slots: &[Slot], n
         }
     };
     let mut time: Vec<f64> = (0..2 * n).map(|e| fixed(e).unwrap_or_else(|| floor(e))).collect();
+    // The places to run a process: when each is free, and the task that frees it. A running
+    // process holds one until it ends.
+    let mut places: BinaryHeap<Reverse<(At, Option<usize>)>> = BinaryHeap::new();
+    let mut held = 0;
+    for (t, slot) in slots.iter().enumerate() {
+        if slot.process && matches!(slot.standing, Standing::Running { .. }) {
+            places.push(Reverse((At(now + slot.left), Some(t))));
+            held += 1;
+        }
+    }
+    for _ in held..processes.max(1) {
+        places.push(Reverse((At(now), None)));
+    }
     // The event each one waited for last (the first of equals): the chain back from the end.
     let mut via: Vec<Option<usize>> = vec![None; 2 * n];
     let mut latest = vec![f64::NEG_INFINITY; 2 * n];
-    let mut ready: VecDeque<usize> = (0..2 * n).filter(|&e| incoming[e] == 0).collect();
-    while let Some(e) = ready.pop_front() {
+    // The events whose causes are known, the earliest first.
+    let mut ready: BinaryHeap<Reverse<(At, usize)>> =
+        (0..2 * n).filter(|&e| incoming[e] == 0).map(|e| Reverse((At(time[e]), e))).collect();
+    while let Some(Reverse((_, e))) = ready.pop() {
+        let t = e / 2;
+        // A process still to start waits for a place: the first to be free.
+        if e % 2 == 0 && slots[t].process && slots[t].standing == Standing::Waiting {
+            if let Some(Reverse((At(free), freed_by))) = places.pop() {
+                if free > time[e] {
+                    time[e] = free;
+                    via[e] = freed_by.map(finish);
+                }
+                places.push(Reverse((At(time[e] + slots[t].left), Some(t))));
+            }
+        }
         for &(to, weight) in &edges[e] {
             let arrives = time[e] + weight;
             if arrives > latest[to] {
@@ -152,7 +200,7 @@ pub fn schedule(predecessors: &[Vec<(usize, DependencyType)>], slots: &[Slot], n
             }
             incoming[to] -= 1;
             if incoming[to] == 0 {
-                ready.push_back(to);
+                ready.push(Reverse((At(time[to]), to)));
             }
         }
     }
@@ -250,7 +298,13 @@ impl UsualCache {
 }
 
 /// The time of session `session_id` against its blueprint's past runs, at `now_ms`.
-pub fn session_timing(store: &Store, session_id: &str, now_ms: i64, usuals: &UsualCache) -> Result<Timing, RunError> {
+pub fn session_timing(
+    store: &Store,
+    session_id: &str,
+    now_ms: i64,
+    usuals: &UsualCache,
+    processes: usize,
+) -> Result<Timing, RunError> {
     let session = store.session(session_id)?;
     let plan = session_plan(store, session_id)?;
     let attempts = store.attempts(session_id)?;
@@ -324,13 +378,13 @@ pub fn session_timing(store: &Store, session_id: &str, now_ms: i64, usuals: &Usu
             } else {
                 took
             };
-            Slot { standing, left }
+            Slot { standing, left, process: plan.tasks[n].1.task_type.as_str() == crate::agents::shell::TYPE }
         })
         .collect();
     let predecessors: Vec<Vec<(usize, DependencyType)>> =
         plan.graph.nodes.iter().map(|n| n.predecessors.clone()).collect();
     let now = if running { (now_ms - origin) as f64 } else { 0.0 };
-    let planned = schedule(&predecessors, &slots, now);
+    let planned = schedule(&predecessors, &slots, now, processes);
     let remaining_ms = (running && !past.is_empty()).then(|| {
         let end = planned.finish.iter().copied().fold(now, f64::max);
         (end - now).round() as i64
@@ -373,19 +427,23 @@ mod tests {
     use DependencyType::{FF, FS, SS};
 
     fn waiting(left: f64) -> Slot {
-        Slot { standing: Standing::Waiting, left }
+        Slot { standing: Standing::Waiting, left, process: false }
+    }
+
+    fn process(left: f64) -> Slot {
+        Slot { process: true, ..waiting(left) }
     }
 
     #[test]
     fn the_critical_path_is_the_longest_chain_of_dependencies() {
         // a (100) -> b (200); c (250) beside them.
         let predecessors = vec![vec![], vec![(0, FS)], vec![]];
-        let planned = schedule(&predecessors, &[waiting(100.0), waiting(200.0), waiting(250.0)], 0.0);
+        let planned = schedule(&predecessors, &[waiting(100.0), waiting(200.0), waiting(250.0)], 0.0, 2);
         assert_eq!(planned.finish, [100.0, 300.0, 250.0]);
         assert_eq!(planned.critical, [0, 1]);
         // Started together (SS), b ends with a at the latest (FF).
         let predecessors = vec![vec![], vec![(0, SS), (0, FF)]];
-        let planned = schedule(&predecessors, &[waiting(500.0), waiting(200.0)], 0.0);
+        let planned = schedule(&predecessors, &[waiting(500.0), waiting(200.0)], 0.0, 2);
         assert_eq!(planned.finish, [500.0, 500.0]);
     }
 
@@ -395,7 +453,7 @@ mod tests {
         // 4: d (50) after C.
         let predecessors = vec![vec![(3, FF)], vec![(0, SS)], vec![(1, FS)], vec![(2, FS)], vec![(0, FS)]];
         let slots = [waiting(0.0), waiting(0.0), waiting(400.0), waiting(0.0), waiting(50.0)];
-        let planned = schedule(&predecessors, &slots, 0.0);
+        let planned = schedule(&predecessors, &slots, 0.0, 2);
         assert_eq!(planned.finish, [400.0, 0.0, 400.0, 400.0, 450.0]);
         assert_eq!(planned.critical, [0, 1, 2, 3, 4]);
     }
@@ -406,18 +464,39 @@ mod tests {
         // d (30) for a: it cannot start before now.
         let predecessors = vec![vec![], vec![(0, FS)], vec![(1, FS)], vec![(0, FS)]];
         let slots = [
-            Slot { standing: Standing::Done { start: 0.0, finish: 100.0 }, left: 0.0 },
-            Slot { standing: Standing::Running { start: 100.0 }, left: 150.0 },
+            Slot { standing: Standing::Done { start: 0.0, finish: 100.0 }, left: 0.0, process: false },
+            Slot { standing: Standing::Running { start: 100.0 }, left: 150.0, process: false },
             waiting(100.0),
             waiting(30.0),
         ];
-        let planned = schedule(&predecessors, &slots, 150.0);
+        let planned = schedule(&predecessors, &slots, 150.0, 2);
         assert_eq!(planned.finish, [100.0, 300.0, 400.0, 180.0]);
         assert_eq!(planned.critical, [0, 1, 2]);
         // A skipped task passes at once, when its dependencies allow.
-        let slots = [waiting(100.0), Slot { standing: Standing::Passed, left: 0.0 }, waiting(10.0)];
-        let planned = schedule(&[vec![], vec![(0, FS)], vec![(1, FS)]], &slots, 0.0);
+        let slots = [waiting(100.0), Slot { standing: Standing::Passed, left: 0.0, process: false }, waiting(10.0)];
+        let planned = schedule(&[vec![], vec![(0, FS)], vec![(1, FS)]], &slots, 0.0, 2);
         assert_eq!(planned.finish, [100.0, 100.0, 110.0]);
+    }
+
+    #[test]
+    fn at_most_so_many_processes_run_at_once_and_a_wait_for_a_place_is_on_the_critical_path() {
+        // a (100), b (300) and c (200) ready at once; two places: c waits for a's.
+        let predecessors = vec![vec![], vec![], vec![], vec![(0, FS), (1, FS), (2, FS)]];
+        let slots = [process(100.0), process(300.0), process(200.0), waiting(0.0)];
+        let planned = schedule(&predecessors, &slots, 0.0, 2);
+        assert_eq!(planned.finish, [100.0, 300.0, 300.0, 300.0]);
+        // One place: one after the other, each waiting for the one before.
+        let planned = schedule(&predecessors, &slots, 0.0, 1);
+        assert_eq!(planned.finish, [100.0, 400.0, 600.0, 600.0]);
+        assert_eq!(planned.critical, [0, 1, 2, 3]);
+        // A task that runs no process (a composite, a prompt) takes no place.
+        let slots = [process(100.0), process(300.0), waiting(200.0), waiting(0.0)];
+        assert_eq!(schedule(&predecessors, &slots, 0.0, 1).finish, [100.0, 400.0, 200.0, 400.0]);
+        // A running process holds its place until it ends: b, to start now (50), waits for it.
+        let running = Slot { standing: Standing::Running { start: 0.0 }, left: 70.0, process: true };
+        let planned = schedule(&[vec![], vec![]], &[running, process(10.0)], 50.0, 1);
+        assert_eq!(planned.finish, [120.0, 130.0]);
+        assert_eq!(planned.critical, [0, 1]);
     }
 
     #[test]

@@ -234,10 +234,10 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
         "How long a session takes against its blueprint's past completed runs: each task's time and its usual \
          (the median of the past runs'), the slow ones, the critical path, and while it goes on the time left.",
         |api: Api, args: SessionArguments| async move {
-            let usuals = api.inner.usuals.clone();
+            let (usuals, processes) = (api.inner.usuals.clone(), api.inner.max_parallel);
             api.blocking(move |db| {
                 let store = open(db)?;
-                orrery_engine::timing::session_timing(&store, &args.session_id, crate::now_ms(), &usuals)
+                orrery_engine::timing::session_timing(&store, &args.session_id, crate::now_ms(), &usuals, processes)
                     .map_err(run_failure)
             })
             .await
