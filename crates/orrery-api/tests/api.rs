@@ -1714,3 +1714,49 @@ async fn session_timing_sets_each_task_against_its_usual_and_finds_the_critical_
     let missing = fx.call("session_timing", json!({"session_id": "no-such-session"})).await;
     assert_eq!(missing.metadata["error"], "not_found", "{missing:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_history_has_every_state_each_task_and_the_session_went_through_and_every_value_written() {
+    let fx = Fixture::new();
+    let mut a = sh("a", r#"printf '{"n": 7}' > "$ORRERY_OUTPUTS""#, "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let mut b = sh("b", r#"printf '{"n": 8}' > "$ORRERY_OUTPUTS""#, "a");
+    b["outputs"] = json!([{"name": "n"}]);
+    let end = json!({"id": "end", "type": "system.end", "depends_on": [{"id": "b"}]});
+    let file = fx.path("hist.json");
+    let text = json!({"id": "hist", "name": "hist", "version": "1.0",
+        "tasks": [{"id": "start", "type": "system.start"}, a, b, end]});
+    std::fs::write(&file, text.to_string()).unwrap();
+    let id = run(&fx, json!({"file": file})).await;
+    wait(&fx, &id).await;
+
+    let history = fx.ok("session_history", json!({"session_id": id})).await;
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    let nodes: Vec<&str> = history["nodes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let states_of = |node: &str| -> Vec<String> {
+        let at = nodes.iter().position(|n| *n == node).unwrap();
+        let changes = history["changes"].as_array().unwrap();
+        changes.iter().filter(|c| c["node"] == at).map(|c| c["state"].as_str().unwrap().to_string()).collect()
+    };
+    for node in ["hist.a", "hist.b"] {
+        let states = states_of(node);
+        assert_eq!(states.first().map(String::as_str), Some("PENDING"), "{node}: {states:?}");
+        assert!(states.iter().any(|s| s == "RUNNING"), "{node}: {states:?}");
+        assert_eq!(states.last().map(String::as_str), Some("SUCCEEDED"), "{node}: {states:?}");
+    }
+    let session: Vec<&str> =
+        history["session"].as_array().unwrap().iter().map(|c| c["state"].as_str().unwrap()).collect();
+    assert_eq!(session.last(), Some(&"completed"), "{session:?}");
+    // n as a wrote it, then as b did, each naming its attempt, at its attempt's end.
+    let run_of = |node: &str| view["attempts"].as_array().unwrap().iter().find(|a| a["node"] == node).unwrap().clone();
+    let writes: Vec<&Value> = history["data"].as_array().unwrap().iter().filter(|w| w["key"] == "n").collect();
+    assert_eq!(writes.iter().map(|w| &w["value"]).collect::<Vec<_>>(), [&json!(7), &json!(8)], "{history}");
+    for (write, node) in writes.iter().zip(["hist.a", "hist.b"]) {
+        let attempt = run_of(node);
+        assert_eq!(write["run_id"], attempt["run_id"]);
+        assert!(write["at"].as_i64().unwrap() >= attempt["started_ms"].as_i64().unwrap());
+    }
+
+    let missing = fx.call("session_history", json!({"session_id": "no-such-session"})).await;
+    assert_eq!(missing.metadata["error"], "not_found", "{missing:?}");
+}

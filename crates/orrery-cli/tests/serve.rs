@@ -785,6 +785,11 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     );
     let timing = client.ok("session_timing", json!({"session_id": held}));
     assert_eq!(timing["critical_path"].as_array().unwrap().last(), Some(&json!("flow.end")), "{timing}");
+    // Its history: n as a wrote it, then as the person set it twice.
+    let history = client.ok("session_history", json!({"session_id": held}));
+    let values: Vec<&Value> =
+        history["data"].as_array().unwrap().iter().filter(|w| w["key"] == "n").map(|w| &w["value"]).collect();
+    assert_eq!(values, [&json!(5), &json!(6), &json!(5)], "{history}");
 
     // Servers: saved, listed, published to (nothing listens at its address), forgotten.
     client.ok("save_server", json!({"name": "nowhere", "url": "http://127.0.0.1:9/", "token": "t"}));

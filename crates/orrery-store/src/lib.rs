@@ -65,6 +65,7 @@ mod error;
 mod event_data;
 mod events;
 mod gate;
+mod history;
 mod idempotency;
 mod lineage;
 mod memory;
@@ -98,6 +99,7 @@ pub use event_data::{
     SessionCreated, SessionStateChanged, TaskStateChanged,
 };
 pub use events::{Event, EventPayload, NewEvent, MAX_EVENT_PAYLOAD_BYTES, MAX_PAGE_LIMIT};
+pub use history::{DataWrite, SessionChange, SessionHistory, StateChange};
 pub use idempotency::{Retry, MAX_REQUEST_ID_CHARS};
 pub use lineage::{InputLineage, InputSource, LineageEdit, LineageSource};
 pub use memory::{

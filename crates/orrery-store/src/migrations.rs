@@ -34,6 +34,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0018_release_requests", include_str!("../migrations/0018_release_requests.sql")),
     ("0019_data_edits", include_str!("../migrations/0019_data_edits.sql")),
     ("0020_session_simulation", include_str!("../migrations/0020_session_simulation.sql")),
+    ("0021_data_history", include_str!("../migrations/0021_data_history.sql")),
 ];
 
 /// The schema version this code writes.

@@ -178,6 +178,18 @@ export type DataUpdated = {
   keys: { [key: string]: string[] };
 };
 
+/** A value written to the session's data. */
+export type DataWrite = {
+  at: number;
+  instance: string;
+  key: string;
+  value: unknown;
+  /** The attempt whose outputs wrote it. */
+  run_id?: string | null;
+  /** The person's edit that set it (`data_edited`). */
+  edit_id?: number | null;
+};
+
 /** One finding. */
 export type Diagnostic = {
   code: DiagnosticCode;
@@ -722,6 +734,13 @@ export type SessionBlueprints = {
   inner: { [key: string]: string };
 };
 
+/** The session's state changed. */
+export type SessionChange = {
+  at: number;
+  seq: number;
+  state: SessionState;
+};
+
 export type SessionCreated = {
   blueprint_hash: string;
   blueprint_id: string;
@@ -923,6 +942,17 @@ export type Simulation = {
 export type Starter = {
   project: string;
   agent: string;
+};
+
+/** A task's state changed. */
+export type StateChange = {
+  /** When, ms since the epoch. */
+  at: number;
+  /** The event's sequence number in its session. */
+  seq: number;
+  /** Its node: an index into [`SessionHistory::nodes`]. */
+  node: number;
+  state: TaskState;
 };
 
 export type StatusAnswerStep = {
@@ -1809,6 +1839,23 @@ export type SessionTimingAnswer = {
   critical_path: string[];
   /** Each task of the run, in plan order. */
   tasks: TaskTiming[];
+};
+
+/** A session's history, to look at it as it stood at any moment (time travel): every change of its tasks' states and of its own, in commit order (the nodes named once, the changes by index), and every value its data held (a session stored before the history was kept has each key's last value only). */
+export type SessionHistoryArguments = {
+  session_id: string;
+};
+
+/** What [`Store::history`] answers. */
+export type SessionHistoryAnswer = {
+  /** The task nodes the changes name (`{instance}.{task}`), by index. */
+  nodes: string[];
+  /** Every change of a task's state, in commit order. */
+  changes: StateChange[];
+  /** Every change of the session's own state, in commit order. */
+  session: SessionChange[];
+  /** Every value written to the session's data, in commit order. */
+  data: DataWrite[];
 };
 
 /** A session's data, by blueprint instance and key. */
@@ -2851,6 +2898,7 @@ export interface Jobs {
   read_events: { arguments: ReadEventsArguments; answer: ReadEventsAnswer };
   task_inputs: { arguments: TaskInputsArguments; answer: TaskInputsAnswer };
   session_timing: { arguments: SessionTimingArguments; answer: SessionTimingAnswer };
+  session_history: { arguments: SessionHistoryArguments; answer: SessionHistoryAnswer };
   read_session_data: { arguments: ReadSessionDataArguments; answer: ReadSessionDataAnswer };
   blueprint_changes: { arguments: BlueprintChangesArguments; answer: BlueprintChangesAnswer };
   compare_sessions: { arguments: CompareSessionsArguments; answer: CompareSessionsAnswer };

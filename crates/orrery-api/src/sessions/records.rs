@@ -244,6 +244,15 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
         },
     ));
     jobs.push(job(
+        "session_history",
+        "A session's history, to look at it as it stood at any moment (time travel): every change of its tasks' \
+         states and of its own, in commit order (the nodes named once, the changes by index), and every value its \
+         data held (a session stored before the history was kept has each key's last value only).",
+        |api: Api, args: SessionArguments| async move {
+            api.blocking(move |db| Ok(open(db)?.history(&args.session_id)?)).await
+        },
+    ));
+    jobs.push(job(
         "read_session_data",
         "A session's data, by blueprint instance and key.",
         |api: Api, args: DataArguments| async move {

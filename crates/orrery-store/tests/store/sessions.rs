@@ -1,5 +1,5 @@
 use orrery_store::FailureCode;
-use orrery_store::{ErrorRecord, NewSession, SessionFilter, SessionState};
+use orrery_store::{ErrorRecord, NewSession, SessionFilter, SessionState, TaskState};
 use serde_json::json;
 
 use crate::{Fixture, START_MS};
@@ -336,4 +336,44 @@ fn a_mirror_takes_its_servers_times_and_attempts_whose_times_are_unknown_say_so(
     assert_eq!(flags, [("bp.a", true), ("bp.b", false)]);
     let json = serde_json::to_value(&attempts[1]).unwrap();
     assert!(json.get("times_unknown").is_none(), "said only when true: {json}");
+}
+
+#[test]
+fn the_history_keeps_every_state_change_and_every_value_the_data_held() {
+    let mut fixture = Fixture::open();
+    let s = fixture.session();
+    let store = &mut fixture.store;
+    store.set_session_state(&s.id, SessionState::Running, None, None).unwrap();
+    store.set_task_states(&s.id, &[("hello.a", TaskState::Pending), ("hello.b", TaskState::Pending)]).unwrap();
+    fixture.clock.advance(100);
+    store.set_task_states(&s.id, &[("hello.a", TaskState::Succeeded)]).unwrap();
+    store.put_data(&s.id, "hello", &[("n", json!(1))]).unwrap();
+    fixture.clock.advance(100);
+    store.put_data(&s.id, "hello", &[("n", json!(2))]).unwrap();
+    store.edit_data(&s.id, "hello", "n", &json!(3), "user").unwrap();
+    store.set_task_states(&s.id, &[("hello.b", TaskState::Running)]).unwrap();
+    store.set_session_state(&s.id, SessionState::Completed, None, None).unwrap();
+
+    let history = store.history(&s.id).unwrap();
+    assert_eq!(history.nodes, ["hello.a", "hello.b"]);
+    let changes: Vec<_> = history.changes.iter().map(|c| (c.at - START_MS, c.node, c.state)).collect();
+    assert_eq!(
+        changes,
+        [
+            (0, 0, TaskState::Pending),
+            (0, 1, TaskState::Pending),
+            (100, 0, TaskState::Succeeded),
+            (200, 1, TaskState::Running)
+        ]
+    );
+    assert!(history.changes.windows(2).all(|w| w[0].seq < w[1].seq));
+    let states: Vec<_> = history.session.iter().map(|c| (c.at - START_MS, c.state)).collect();
+    assert_eq!(states, [(0, SessionState::Running), (200, SessionState::Completed)]);
+    // Every value n held, in order; the person's edit once, naming its edit.
+    let data: Vec<_> =
+        history.data.iter().map(|w| (w.at - START_MS, w.key.as_str(), w.value.clone(), w.edit_id.is_some())).collect();
+    assert_eq!(data, [(100, "n", json!(1), false), (200, "n", json!(2), false), (200, "n", json!(3), true)]);
+
+    let missing = store.history("no-such-session").unwrap_err();
+    assert!(matches!(missing, orrery_store::StoreError::NotFound { .. }), "{missing:?}");
 }
