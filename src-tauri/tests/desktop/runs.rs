@@ -607,3 +607,91 @@ async fn a_run_says_its_time_left_from_past_runs_then_draws_its_critical_path_an
     assert!(usual.starts_with("2.") && usual.contains("the median of 2 past runs; took 8."), "{usual}");
     app.screenshot("runs-critical-path.png").await;
 }
+
+/// The task states at `at` as the stored history says: each node's last change at or before it.
+fn states_at(history: &Value, at: i64) -> std::collections::BTreeMap<String, String> {
+    let nodes = history["nodes"].as_array().unwrap();
+    let mut states = std::collections::BTreeMap::new();
+    for change in history["changes"].as_array().unwrap() {
+        if change["at"].as_i64().unwrap() <= at {
+            let node = nodes[change["node"].as_u64().unwrap() as usize].as_str().unwrap();
+            states.insert(node.to_string(), change["state"].as_str().unwrap().to_string());
+        }
+    }
+    states
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scrubber_shows_a_finished_run_as_it_stood_at_a_moment_and_steps_event_by_event() {
+    let app = App::start(|dir| {
+        let task = |id: &str, n: u32, after: &str| {
+            let mut t = sh(id, &format!(r#"sleep 0.5; printf '{{"n": {n}}}' > "$ORRERY_OUTPUTS""#), after);
+            t["outputs"] = json!([{"name": "n"}]);
+            t
+        };
+        write_blueprint(
+            &dir.join("travel.json"),
+            "travel",
+            vec![task("a", 1, "start"), task("b", 2, "a"), task("c", 3, "b")],
+        );
+        Some(dir.join("travel.json"))
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 5).await;
+    launch(&app).await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    let session = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
+    let options = orrery_api::ApiOptions { db: app.dir.path().join("orrery.db"), work_dir: None, max_parallel: None };
+    let api = orrery_api::Api::new(options);
+    let history = api.call("session_history", json!({"session_id": session})).await.unwrap().answer;
+
+    // Travel, then the scrubber taken to its middle: the graph, the timeline and the details show
+    // that moment as the stored events have it.
+    app.click("[data-testid=travel-switch]").await;
+    app.wait_count("[data-testid=travel]", 1).await;
+    app.click("[data-testid=travel-slider]").await;
+    let check = |at: i64| {
+        let app = &app;
+        let expected = states_at(&history, at);
+        async move {
+            for task in ["a", "b", "c"] {
+                let state = expected.get(&format!("travel.{task}")).cloned().unwrap_or_else(|| "PENDING".into());
+                app.wait_attr(&card(task), "data-state", &state).await;
+            }
+            app.wait_attr("[data-testid=timeline]", "data-cursor", &at.to_string()).await;
+            expected
+        }
+    };
+    let middle: i64 = eventually("the moment moved to the middle", || async {
+        let at: i64 = app.attr("[data-testid=travel]", "data-at").await?.parse().ok()?;
+        let end = history["changes"].as_array().unwrap().last().unwrap()["at"].as_i64().unwrap();
+        (at < end).then_some(at)
+    })
+    .await;
+    let then = check(middle).await;
+    assert_eq!(then.get("travel.b").map(String::as_str), Some("RUNNING"), "the middle of three equal tasks: {then:?}");
+    // What a wrote, and b running then.
+    app.wait_attr("[data-testid=travel-value][data-key=n]", "data-key", "n").await;
+    assert!(app.text("[data-testid=travel-value][data-key=n] code").await.unwrap().starts_with('1'));
+    app.click(&card("b")).await;
+    app.wait_attr("[data-testid=travel-attempt]", "data-then", "running").await;
+    assert_eq!(app.count("[data-testid=exit-code]").await, 0, "no exit code yet at that moment");
+    app.screenshot("runs-time-travel.png").await;
+
+    // A step forward: the next thing that happened (b's end, or its output), shown as it was.
+    app.click("[data-testid=travel-forward]").await;
+    let next: i64 = eventually("the next moment", || async {
+        let at: i64 = app.attr("[data-testid=travel]", "data-at").await?.parse().ok()?;
+        (at > middle).then_some(at)
+    })
+    .await;
+    check(next).await;
+
+    // Back to now: the run as it ended.
+    app.click("[data-testid=travel-close]").await;
+    app.wait_count("[data-testid=travel]", 0).await;
+    for task in ["a", "b", "c"] {
+        app.wait_attr(&card(task), "data-state", "SUCCEEDED").await;
+    }
+    app.wait_attr("[data-testid=timeline]", "data-cursor", "").await;
+}

@@ -12,17 +12,22 @@ import type { OpenRun } from "../store/runs";
 import { preview } from "./CompareView";
 import { shortRunId } from "./ids";
 import { againstUsual } from "./timeLeft";
+import { attemptAt, runningAt } from "./travel/replay";
 import { LogView } from "./log/LogView";
 import { clockLabel, durationLabel, iterationLabel, iterationOf, modelOf } from "./timeline/model";
 
 export function AttemptDetails({ run }: { run: OpenRun }) {
   const selected = run.selected;
   const timing = useRuns((s) => s.timings[run.session.id]?.timing);
+  // Time travelling: the task and its attempt as they stood at the moment shown.
+  const travel = useRuns((s) => s.travel);
   if (!selected) return <p className="empty details-empty">Select a task on the graph or a bar on the timeline.</p>;
   const attempts = run.attempts.filter((a) => a.node === selected.node);
   const node = run.nodes[selected.node] ?? attempts[0];
-  const state = run.nodes[selected.node]?.state ?? "PENDING";
-  const attempt = run.details?.attempt ?? attempts.find((a) => a.attempt === selected.attempt) ?? null;
+  const state = travel ? (travel.replay.states.get(selected.node) ?? "PENDING") : (run.nodes[selected.node]?.state ?? "PENDING");
+  const current = run.details?.attempt ?? attempts.find((a) => a.attempt === selected.attempt) ?? null;
+  const then = travel && current ? attemptAt(current, travel.at) : null;
+  const attempt = then === "not started" ? null : then === "running" ? runningAt(current!) : current;
   const { instance, task } = node ?? attempt ?? { instance: "", task: selected.node };
   const definition = taskOf(run, instance, task);
   // The timeline's model of the same attempts, built once whoever asks first: the lookup scans nothing.
@@ -38,6 +43,7 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
         </span>
       </header>
       {attempts.length > 1 && <AttemptPicker node={selected.node} attempts={attempts} current={selected.attempt} />}
+      {travel && current && then && <TravelNote attempt={current} at={travel.at} then={then} />}
       {iteration && (
         <p className="muted scope-iteration" data-testid="scope-iteration">
           {iterationLabel(iteration)}
@@ -51,7 +57,7 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       {attempt ? (
         <AttemptFields
           attempt={attempt}
-          durationMs={run.details?.duration_ms ?? null}
+          durationMs={then === "running" ? travel!.at - current!.started_ms : (run.details?.duration_ms ?? null)}
           dispatch={run.details?.dispatch ?? []}
           usual={timing?.tasks.find((t) => t.node === selected.node)}
         />
@@ -63,6 +69,22 @@ export function AttemptDetails({ run }: { run: OpenRun }) {
       {run.details && run.details.steps.length > 0 && <Steps steps={run.details.steps} />}
       <Lineage run={run} />
     </div>
+  );
+}
+
+/** Where the attempt stood at time travel's moment, against how it went on. */
+function TravelNote({ attempt, at, then }: { attempt: Attempt; at: number; then: ReturnType<typeof attemptAt> }) {
+  const later = (ms: number) => `${durationLabel(ms - at)} later`;
+  const words =
+    then === "not started"
+      ? `had not started (it started ${later(attempt.started_ms)})`
+      : then === "running"
+        ? `was running${attempt.finished_ms != null ? ` (it ended ${later(attempt.finished_ms)}, ${attempt.state})` : ""}`
+        : "had ended";
+  return (
+    <p className="travel-note" data-testid="travel-attempt" data-then={then}>
+      At {clockLabel(at)}, attempt #{attempt.attempt} {words}
+    </p>
   );
 }
 

@@ -38,26 +38,28 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
   const laidOut = useStore(level.editor, (s) => s.laidOut);
   const selectTask = useRuns((s) => s.selectTask);
   const drillInto = useRuns((s) => s.drillInto);
+  // Time travelling: the states and attempts of the moment shown.
+  const travel = useRuns((s) => s.travel);
 
   const marks = useMemo<RunMarks>(() => {
     const found: Record<string, { state: TaskState; attempts: number; held?: string }> = {};
     for (const task of blueprint?.tasks ?? []) found[task.id] = { state: "PENDING", attempts: 0 };
-    for (const n of Object.values(run.nodes)) {
+    for (const [key, n] of Object.entries(run.nodes)) {
       const mark = n.instance === level.instance ? found[n.task] : undefined;
-      if (mark) mark.state = n.state;
+      if (mark) mark.state = travel ? (travel.replay.states.get(key) ?? "PENDING") : n.state;
     }
     for (const a of run.attempts) {
       const mark = a.instance === level.instance ? found[a.task] : undefined;
-      if (mark) mark.attempts += 1;
+      if (mark && (!travel || a.started_ms <= travel.at)) mark.attempts += 1;
     }
-    // Held only while a runner drives the run (the header says so on the same terms).
-    for (const h of run.driven && run.session.state === "running" ? run.held : []) {
+    // Held only while a runner drives the run (the header says so on the same terms), and now.
+    for (const h of run.driven && run.session.state === "running" && !travel ? run.held : []) {
       const node = run.nodes[h.node];
       const mark = node?.instance === level.instance ? found[node.task] : undefined;
       if (mark) mark.held = h.at;
     }
     return found;
-  }, [blueprint, run.attempts, run.nodes, run.held, run.driven, run.session.state, level.instance]);
+  }, [blueprint, run.attempts, run.nodes, run.held, run.driven, run.session.state, level.instance, travel]);
   const view = useMemo<RunView>(() => ({ marks, onOpen: drillInto }), [marks, drillInto]);
 
   // The graph of a large run takes seconds to make: it comes after the first frame of the

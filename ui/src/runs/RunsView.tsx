@@ -17,6 +17,8 @@ import { RerunDialog } from "./RerunDialog";
 import { RunHeader, useNow } from "./RunHeader";
 import { RunList } from "./RunList";
 import { timelineTiming, useTimingPoll } from "./timeLeft";
+import { TravelBar, TravelSwitch } from "./travel/TravelBar";
+import { TravelData } from "./travel/TravelData";
 import { Timeline, type AttemptRef } from "./timeline/Timeline";
 import "./runs.css";
 
@@ -75,6 +77,8 @@ function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRe
   const read = useRuns((s) => s.timings[run.session.id]);
   const ended = run.session.state === "completed" || run.session.state === "failed" || run.session.state === "stopped";
   const timing = useMemo(() => timelineTiming(read, ended), [read, ended]);
+  const cursor = useRuns((s) => s.travel?.at ?? null);
+  const travelTo = useRuns((s) => s.travelTo);
   return (
     <Timeline
       attempts={run.attempts}
@@ -83,6 +87,9 @@ function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRe
       onSelect={onSelect}
       live={live}
       timing={timing}
+      cursorMs={cursor}
+      onCursor={cursor === null ? undefined : travelTo}
+      toolbar={<TravelSwitch />}
     />
   );
 }
@@ -110,6 +117,7 @@ function OpenRunView({ run }: { run: OpenRun }) {
           </ErrorBoundary>
           <section className="run-timeline" aria-label="Timeline">
             <ErrorBoundary area="timeline">
+              <TravelBar />
               <LiveTimeline run={run} onSelect={select} />
             </ErrorBoundary>
           </section>
@@ -120,6 +128,7 @@ function OpenRunView({ run }: { run: OpenRun }) {
           <ErrorBoundary area="details">
             <AgentNotes run={run} />
             <AttemptDetails run={run} />
+            <TravelData run={run} />
             <AttemptLog run={run} />
           </ErrorBoundary>
         </aside>

@@ -304,6 +304,62 @@ describe("an open run", () => {
   });
 });
 
+describe("time travel on an open run", () => {
+  const history = {
+    nodes: ["deploy.start", "deploy.fan"],
+    changes: [
+      { at: 1000, seq: 1, node: 0, state: "SUCCEEDED" as const },
+      { at: 1000, seq: 2, node: 1, state: "PENDING" as const },
+      { at: 1200, seq: 3, node: 1, state: "RUNNING" as const },
+    ],
+    session: [{ at: 1000, seq: 0, state: "running" as const }],
+    data: [],
+  };
+
+  it("reads the history once, shows the end, then any moment within it; a new run leaves it", async () => {
+    let reads = 0;
+    const fixture = await loaded([], { session_history: () => (reads++, history) });
+    const runs = () => fixture.workspace.getState().runs.getState();
+    await runs().open("s1");
+    await runs().startTravel();
+    expect(runs().travel?.at).toBe(1200);
+    expect(runs().travel?.replay.states.get("deploy.fan")).toBe("RUNNING");
+    runs().travelTo(1100);
+    expect(runs().travel?.at).toBe(1100);
+    expect(runs().travel?.replay.states.get("deploy.fan")).toBe("PENDING");
+    // Clamped to the history.
+    runs().travelTo(0);
+    expect(runs().travel?.at).toBe(1000);
+    runs().travelTo(5000);
+    expect(runs().travel?.at).toBe(1200);
+    expect(reads).toBe(1);
+    runs().stopTravel();
+    expect(runs().travel).toBeNull();
+    await runs().startTravel(1100);
+    expect(runs().travel?.at).toBe(1100);
+    await runs().open("s1");
+    expect(runs().travel).toBeNull();
+  });
+
+  it("keeps each run's time as last read, and a run shows without it when it cannot be read", async () => {
+    const timing = { past_runs: 1, remaining_ms: 500, unknown: 0, critical_path: [], tasks: [] };
+    let fails = false;
+    const fixture = await loaded([], {
+      session_timing: () => {
+        if (fails) throw new Error("no store");
+        return timing;
+      },
+    });
+    const runs = () => fixture.workspace.getState().runs.getState();
+    await runs().loadTiming("s1");
+    expect(runs().timings.s1?.timing).toEqual(timing);
+    fails = true;
+    await runs().loadTiming("s1");
+    expect(runs().timings.s1?.timing).toEqual(timing);
+    expect(runs().notice).toBeNull();
+  });
+});
+
 describe("a failed run", () => {
   const failed = { ...session, state: "failed" as const, file: "/w/deploy.json", last_error: { code: "TASK_FAILED" as const, message: "exit 3" } };
   const attempts = [attempt("deploy.start", 1, "succeeded"), attempt("deploy.fan", 1, "failed"), attempt("deploy.ask", 1, "succeeded")];

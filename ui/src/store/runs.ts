@@ -31,6 +31,7 @@ import type { Backend } from "../backend/types";
 import { parseBlueprint, type Blueprint } from "../blueprint";
 import type { Growth, LogSource } from "../runs/log/reader";
 import type { AttemptRef } from "../runs/timeline/model";
+import { Replay } from "../runs/travel/replay";
 import { afterNextFrame, mark } from "../timing";
 import { createEditorStore, type EditorStore, type Layout } from "./editor";
 
@@ -81,6 +82,9 @@ export type OpenRun = {
 /** A task node of a run, as the facade names it. */
 export type RunNode = { instance: string; task: string; state: TaskState };
 
+/** Time travel on the open run: its replay (its history read once), and the moment shown. */
+export type Travel = { replay: Replay; at: number };
+
 /** A session's time against its blueprint's past runs (`session_timing`), and when it was read. */
 export type TimingRead = { timing: SessionTimingAnswer; at: number };
 
@@ -114,6 +118,8 @@ export type RunsState = {
   grew: Growth | null;
   /** Each session's time against its past runs as last read, by session id. */
   timings: Record<string, TimingRead>;
+  /** The open run as it stood at a moment (time travel); null: as it stands. */
+  travel: Travel | null;
 
   refresh(): Promise<void>;
   /**
@@ -121,6 +127,12 @@ export type RunsState = {
    * few seconds while the runs are shown (its time left counts down between two reads).
    */
   loadTiming(sessionId: string): Promise<void>;
+  /** Starts time travel on the open run (reads its history): at `at`, else at its end. */
+  startTravel(at?: number): Promise<void>;
+  /** Shows the open run as it stood at `at` (clamped to its history). */
+  travelTo(at: number): void;
+  /** Back to the run as it stands. */
+  stopTravel(): void;
   setFilter(filter: Partial<RunFilter>): void;
   /** Opens a run; with `node`, its latest attempt at that task is selected (lineage across runs). */
   open(sessionId: string, node?: string): Promise<void>;
@@ -183,6 +195,7 @@ export function latestAttempt(attempts: Attempt[], node: string): Attempt | unde
 /** Events come in bursts (a fan-out starts many tasks): the open run is read again at most once
  * per RELOAD_AFTER_MS, the list of runs at most once per LIST_AFTER_MS. */
 const RELOAD_AFTER_MS = 60;
+const TRAVEL_AFTER_MS = 1000;
 const LIST_AFTER_MS = 400;
 
 export function createRuns(backend: Backend, layout: Layout): RunsStore {
@@ -193,6 +206,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
   let reloadTimer: ReturnType<typeof setTimeout> | undefined;
   let listTimer: ReturnType<typeof setTimeout> | undefined;
   let detailsSerial = 0;
+  let travelTimer: ReturnType<typeof setTimeout> | undefined;
 
   return createStore<RunsState>()((set, get) => {
     const fail = (e: unknown) => set({ notice: { text: e instanceof Error ? e.message : String(e), error: true } });
@@ -235,12 +249,27 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           (heldNow && { node: heldNow.node, attempt: latestAttempt(attempts, heldNow.node)?.attempt ?? 0 }) ||
           followed(before?.selected ?? null, before?.attempts ?? [], attempts);
         patchRun({ session, driven, waiting, held, restarts, nodes: nodesOf(view.tasks), attempts, selected, link: view.link ?? null });
+        if (get().travel) travelSoon();
         void loadDetails();
         void loadLineage();
         void get().loadNotes();
       } catch (e) {
         if (mine === opened) fail(e);
       }
+    }
+
+    /**
+     * A run that goes on while it is travelled in: its history is read again at most once per
+     * TRAVEL_AFTER_MS (a history of 10,000 tasks is some 40,000 changes). A moment at the end of
+     * the history stays at the end: it follows the run.
+     */
+    function travelSoon() {
+      if (travelTimer !== undefined) return;
+      travelTimer = setTimeout(() => {
+        travelTimer = undefined;
+        const travel = get().travel;
+        if (travel) void get().startTravel(travel.at >= travel.replay.end ? undefined : travel.at);
+      }, TRAVEL_AFTER_MS);
     }
 
     /** At most one reload per period, however steady the stream: a busy run keeps its timeline live. */
@@ -354,6 +383,39 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       notice: null,
       grew: null,
       timings: {},
+      travel: null,
+
+      async startTravel(at) {
+        const run = get().run;
+        if (!run) return;
+        const mine = opened;
+        try {
+          const history = await backend.call("session_history", { session_id: run.session.id });
+          const current = get().run;
+          if (mine !== opened || !current) return;
+          const replay = new Replay(history, current.attempts);
+          const moment = Math.min(Math.max(at ?? replay.end, replay.start), replay.end);
+          replay.seek(moment);
+          set({ travel: { replay, at: moment } });
+        } catch (e) {
+          if (mine === opened) fail(e);
+        }
+      },
+
+      travelTo(at) {
+        const travel = get().travel;
+        if (!travel) return;
+        const moment = Math.min(Math.max(at, travel.replay.start), travel.replay.end);
+        if (moment === travel.at) return;
+        travel.replay.seek(moment);
+        set({ travel: { replay: travel.replay, at: moment } });
+      },
+
+      stopTravel() {
+        clearTimeout(travelTimer);
+        travelTimer = undefined;
+        set({ travel: null });
+      },
 
       async loadTiming(sessionId) {
         try {
@@ -380,7 +442,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         const mine = ++opened;
         const watch = { id: sessionId, missed: false };
         opening = watch;
-        set({ notice: null, comparison: null });
+        set({ notice: null, comparison: null, travel: null });
         mark("run-open");
         try {
           const [view, ran] = await Promise.all([

@@ -14,6 +14,7 @@ import {
   type JSX,
   type KeyboardEvent,
   type PointerEvent,
+  type ReactNode,
 } from "react";
 import type { Attempt } from "../../backend/generated";
 import { AXIS_HEIGHT, FALLBACK_PALETTE, LABEL_WIDTH, paint, readPalette, type Palette } from "./draw";
@@ -29,6 +30,7 @@ import {
   refKey,
   revealBar,
   toRef,
+  xToTime,
   zoomAt,
   type AttemptRef,
   type Bar,
@@ -51,6 +53,12 @@ export type TimelineProps = {
   live: boolean;
   /** Its critical path and its tasks slower than usual, marked on their rows. */
   timing?: TimelineTiming | null;
+  /** Time travel's moment: the run is drawn as it stood then. */
+  cursorMs?: number | null;
+  /** Asks for another moment: a press or a drag on the axis while travelling. */
+  onCursor?(at: number): void;
+  /** More buttons for the toolbar. */
+  toolbar?: ReactNode;
 };
 
 /** A pointer that moves less than this between press and release has clicked, not dragged. */
@@ -62,11 +70,18 @@ const ZOOM_STEP = 1.5;
 /** How much a pixel of wheel zooms: a notch of a mouse wheel (about 100) is a step of about 1.2. */
 const WHEEL_ZOOM_PER_PX = 0.0018;
 
-type Drag = { x: number; y: number; t0: number; scrollTop: number; moved: boolean };
+type Drag = { x: number; y: number; t0: number; scrollTop: number; moved: boolean; cursor: boolean };
 type Hover = { bar: Bar; x: number; y: number };
 
 /** What the frame callback reads: the props of the latest render. */
-type Latest = { model: TimelineModel; nowMs: number; selected: AttemptRef | null; live: boolean; timing: TimelineTiming | null };
+type Latest = {
+  model: TimelineModel;
+  nowMs: number;
+  selected: AttemptRef | null;
+  live: boolean;
+  timing: TimelineTiming | null;
+  cursor: number | null;
+};
 
 function summary(model: TimelineModel): string {
   const running = model.running > 0 ? `, ${model.running} running` : "";
@@ -116,12 +131,22 @@ function TimingLegend({ timing, onSelect }: { timing: TimelineTiming; onSelect(n
   );
 }
 
-export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = null }: TimelineProps): JSX.Element {
+export function Timeline({
+  attempts,
+  nowMs,
+  selected,
+  onSelect,
+  live,
+  timing = null,
+  cursorMs = null,
+  onCursor,
+  toolbar,
+}: TimelineProps): JSX.Element {
   // Built once per list of attempts, and shared with the details panel.
   const model = modelOf(attempts);
   const rootRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const latest = useRef<Latest>({ model, nowMs, selected, live, timing });
+  const latest = useRef<Latest>({ model, nowMs, selected, live, timing, cursor: cursorMs });
   const view = useRef<View | null>(null);
   const size = useRef({ width: 0, height: 0 });
   const palette = useRef<Palette>(FALLBACK_PALETTE);
@@ -136,7 +161,7 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = n
     const root = rootRef.current;
     const canvas = canvasRef.current;
     if (!root || !canvas) return;
-    const { model, nowMs, selected, live, timing } = latest.current;
+    const { model, nowMs, selected, live, timing, cursor } = latest.current;
     const { width, height } = size.current;
     const area = { width: width - LABEL_WIDTH, height: height - AXIS_HEIGHT };
     if (area.width <= 0 || area.height <= 0) {
@@ -158,8 +183,9 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = n
       canvas.height = backing.height;
     }
     const bar = selected ? (model.byRef.get(refKey(selected)) ?? null) : null;
-    const scene = { model, view: next, nowMs, selected: bar, palette: palette.current, live, marks: timing, width, height, dpr };
+    const scene = { model, view: next, nowMs, selected: bar, palette: palette.current, live, marks: timing, cursor, width, height, dpr };
     root.dataset.bars = String(paint(canvas.getContext("2d"), scene));
+    root.dataset.cursor = cursor === null ? "" : String(cursor);
   }, []);
 
   const requestDraw = useCallback(() => {
@@ -195,12 +221,12 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = n
 
   useLayoutEffect(() => {
     const wasLive = latest.current.live;
-    latest.current = { model, nowMs, selected, live, timing };
+    latest.current = { model, nowMs, selected, live, timing, cursor: cursorMs };
     // A run that ends while followed is shown whole; one that runs again is followed again.
     if (wasLive && !live && following.current && view.current) view.current = fitView(model, view.current, nowMs);
     if (!wasLive && live) setFollow(true);
     requestDraw();
-  }, [model, nowMs, selected, live, timing, requestDraw, setFollow]);
+  }, [model, nowMs, selected, live, timing, cursorMs, requestDraw, setFollow]);
 
   useEffect(() => () => cancelAnimationFrame(frame.current), []);
 
@@ -280,7 +306,10 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = n
     if (event.button !== 0 || !view.current) return;
     rootRef.current!.focus({ preventScroll: true });
     const { x, y } = local(event);
-    drag.current = { x, y, t0: view.current.t0, scrollTop: view.current.scrollTop, moved: false };
+    // Travelling, the axis is the scrubber: a press there moves the moment, a drag drags it.
+    const cursor = onCursor !== undefined && y < AXIS_HEIGHT && x >= LABEL_WIDTH;
+    drag.current = { x, y, t0: view.current.t0, scrollTop: view.current.scrollTop, moved: false, cursor };
+    if (cursor) onCursor(xToTime(view.current, x - LABEL_WIDTH));
     event.currentTarget.setPointerCapture?.(event.pointerId);
   };
 
@@ -290,6 +319,11 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = n
     if (!pressed) {
       const bar = barAt(x, y);
       setHover(bar ? { bar, x, y } : null);
+      return;
+    }
+    if (pressed.cursor) {
+      pressed.moved = true;
+      if (view.current) onCursor?.(xToTime(view.current, Math.max(0, x - LABEL_WIDTH)));
       return;
     }
     const dx = x - pressed.x;
@@ -303,7 +337,7 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = n
   const onPointerUp = (event: PointerEvent<HTMLCanvasElement>) => {
     const pressed = drag.current;
     drag.current = null;
-    if (!pressed || pressed.moved) return;
+    if (!pressed || pressed.moved || pressed.cursor) return;
     const { x, y } = local(event);
     if (y < AXIS_HEIGHT) return;
     if (x >= LABEL_WIDTH) {
@@ -406,6 +440,7 @@ export function Timeline({ attempts, nowMs, selected, onSelect, live, timing = n
             </span>
           )}
         </span>
+        {toolbar}
         {timing && <TimingLegend timing={timing} onSelect={(node) => onSelect(latestRef(model, node))} />}
       </div>
       <div className="timeline-body">

@@ -177,3 +177,29 @@ describe("painting the run's time", () => {
     expect(slow[0]!.x).toBeLessThan(LABEL_WIDTH);
   });
 });
+
+describe("painting a moment of time travel", () => {
+  // a ran 0-100, b 100-300, c 150-250; the moment is 200.
+  const model = buildModel([attempt("bp.a", 1, 0, 100), attempt("bp.b", 1, 100, 300), attempt("bp.c", 1, 250, 280)]);
+  const scene: Scene = {
+    model,
+    view: { t0: T, msPerPx: 1, scrollTop: 0, width: 600, height: 200 },
+    nowMs: T + 300,
+    selected: null,
+    palette: FALLBACK_PALETTE,
+    live: false,
+    cursor: T + 200,
+    width: LABEL_WIDTH + 600,
+    height: AXIS_HEIGHT + 200,
+    dpr: 1,
+  };
+
+  it("draws what had begun by then, what ran then as running up to it, and nothing after", () => {
+    const ctx = new RecordingContext();
+    expect(paint(ctx as unknown as CanvasRenderingContext2D, scene)).toBe(2);
+    const rects = (style: string) => ctx.fills.filter((f) => f.style === style).flatMap((f) => f.rects);
+    expect(rects(FALLBACK_PALETTE.succeeded).map((r) => [r[0], r[2]])).toEqual([[LABEL_WIDTH, 100]]);
+    // b ended at 300, after the moment: running, up to the moment.
+    expect(rects(FALLBACK_PALETTE.running).map((r) => [r[0], r[2]])).toEqual([[LABEL_WIDTH + 100, 100]]);
+  });
+});

@@ -49,6 +49,8 @@ export type Palette = Record<AttemptState, string> & {
   onBar: string;
   /** The band behind every other iteration of a looped scope: light, since bars are drawn over it. */
   iteration: string;
+  /** Over what came after time travel's moment. */
+  veil: string;
 };
 
 /** The colours of the light theme, for when the stylesheet has not given one (as in a test). */
@@ -68,6 +70,7 @@ export const FALLBACK_PALETTE: Palette = {
   selected: "#4c5fd5",
   onBar: "#ffffff",
   iteration: "rgba(76, 95, 213, 0.08)",
+  veil: "rgba(93, 100, 120, 0.12)",
 };
 
 /**
@@ -93,6 +96,7 @@ export function readPalette(element: Element): Palette {
     selected: read("--selected", FALLBACK_PALETTE.selected),
     onBar: read("--timeline-on-bar", FALLBACK_PALETTE.onBar),
     iteration: read("--timeline-iteration", FALLBACK_PALETTE.iteration),
+    veil: read("--timeline-veil", FALLBACK_PALETTE.veil),
   };
 }
 
@@ -104,6 +108,8 @@ export type Scene = {
   palette: Palette;
   /** Whether to draw the line of the current time. */
   live: boolean;
+  /** Time travel's moment: nothing after it is drawn, what ran then is drawn running up to it. */
+  cursor?: number | null;
   /** The tasks (node keys) on the run's critical path, and those slower than usual. */
   marks?: { critical: ReadonlySet<string>; slow: ReadonlyMap<string, unknown> } | null;
   /** The canvas's size in CSS pixels and its device pixels per CSS pixel. */
@@ -131,7 +137,9 @@ function rowTop(scene: Scene, r: number): number {
  */
 export function paint(ctx: CanvasRenderingContext2D | null, scene: Scene): number {
   const { model, view, nowMs, palette } = scene;
-  const bars = visibleBars(model, view, nowMs);
+  const cursor = scene.cursor ?? null;
+  const inView = visibleBars(model, view, nowMs);
+  const bars = cursor === null ? inView : inView.filter((bar) => bar.start <= cursor);
   if (!ctx) return bars.length;
   ctx.setTransform(scene.dpr, 0, 0, scene.dpr, 0, 0);
   ctx.fillStyle = palette.panel;
@@ -171,11 +179,25 @@ export function paint(ctx: CanvasRenderingContext2D | null, scene: Scene): numbe
     ctx.stroke();
     ctx.setLineDash([]);
   }
+  if (cursor !== null) paintCursor(ctx, scene, cursor);
   ctx.restore();
 
   paintLabels(ctx, scene, first, end);
   paintAxis(ctx, scene, axisTicks);
   return bars.length;
+}
+
+/** Time travel's moment: what came after it veiled, and a line at it down to the axis. */
+function paintCursor(ctx: CanvasRenderingContext2D, scene: Scene, cursor: number): void {
+  const x = clampedX(scene, cursor);
+  ctx.fillStyle = scene.palette.veil;
+  ctx.fillRect(x, AXIS_HEIGHT, LABEL_WIDTH + scene.view.width - x + 4, scene.height - AXIS_HEIGHT);
+  ctx.strokeStyle = scene.palette.selected;
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  ctx.moveTo(Math.round(x), AXIS_HEIGHT);
+  ctx.lineTo(Math.round(x), scene.height);
+  ctx.stroke();
 }
 
 /** An x on the canvas for time `t`, clamped near the bar area so that deep zooms keep small coordinates. */
@@ -263,7 +285,8 @@ function barBox(scene: Scene, bar: Bar): { x: number; y: number; w: number; h: n
   const left = LABEL_WIDTH - 4;
   const right = LABEL_WIDTH + scene.view.width + 4;
   const x0 = Math.max(left, LABEL_WIDTH + timeToX(scene.view, bar.start));
-  const x1 = Math.min(right, LABEL_WIDTH + timeToX(scene.view, barEnd(bar, scene.nowMs)));
+  const end = scene.cursor != null ? Math.min(barEnd(bar, scene.nowMs), scene.cursor) : barEnd(bar, scene.nowMs);
+  const x1 = Math.min(right, LABEL_WIDTH + timeToX(scene.view, end));
   return { x: x0, y: rowTop(scene, bar.row) + BAR_INSET, w: Math.max(0, x1 - x0), h: ROW_HEIGHT - 2 * BAR_INSET };
 }
 
@@ -278,7 +301,9 @@ function paintBars(ctx: CanvasRenderingContext2D, scene: Scene, bars: Bar[]): vo
   let last: { row: number; state: AttemptState; box: number[]; at: number } | null = null;
   for (const bar of bars) {
     const { x, y, w, h } = barBox(scene, bar);
-    const state = bar.attempt.state;
+    // At time travel's moment, an attempt that had not ended yet was running.
+    const cursor = scene.cursor;
+    const state = cursor != null && (bar.finished === null || bar.finished > cursor) ? "running" : bar.attempt.state;
     // A short attempt is still a bar to see and to click; a failed one stands out wider.
     const width = Math.max(w, state === "failed" ? MIN_FAILED_BAR_PX : MIN_BAR_PX);
     if (last && last.row === bar.row && last.state === state && x <= last.box[last.at]! + last.box[last.at + 2]! + 0.5) {
