@@ -9,6 +9,10 @@
 //! event's of the session seen so far, so that a client resuming from an event id misses none
 //! of the stored ones. A client that missed growth reads the log's window, whose `file_size`
 //! is the truth; the events only say when to look.
+//!
+//! Each look also records the log's size beside it (`{log}.sizes`, at most every
+//! [`RECORD_EVERY_MS`] and once more at the attempt's end): what the attempt had written at any
+//! moment, for time travel (`read_attempt_log`'s `until_ms`).
 
 use super::*;
 
@@ -24,6 +28,10 @@ pub const LOOK_EVERY: Duration = Duration::from_millis(10);
 /// The most bytes of growth an event carries: a line or a few, not a burst of output.
 pub const CARRIED_MAX: u64 = 16 * 1024;
 
+/// How often at most a log's size is recorded beside it for time travel (`orrery_logs::size_at`):
+/// a size not recorded at a look is at a later one, and the last at the attempt's end.
+const RECORD_EVERY_MS: i64 = 100;
+
 /// The logs of one session's running attempts.
 #[derive(Default)]
 pub(crate) struct LogGrowth {
@@ -37,6 +45,22 @@ struct Watched {
     attempt: u32,
     path: PathBuf,
     size: u64,
+    /// When its size was last recorded, and that size.
+    recorded: (i64, u64),
+}
+
+impl Watched {
+    /// Records the log's `size` at `now` unless it is the size last recorded or, but for the
+    /// attempt's `last` look, that was less than [`RECORD_EVERY_MS`] ago.
+    fn record(&mut self, now: i64, size: u64, last: bool) {
+        if size == self.recorded.1 || (!last && now.saturating_sub(self.recorded.0) < RECORD_EVERY_MS) {
+            return;
+        }
+        // Without the record, time travel shows the log as it ends: nothing else depends on it.
+        if orrery_logs::record_size(&self.path, now, size).is_ok() {
+            self.recorded = (now, size);
+        }
+    }
 }
 
 impl LogGrowth {
@@ -53,13 +77,17 @@ impl LogGrowth {
                     attempt: started.attempt,
                     path: PathBuf::from(path),
                     size: 0,
+                    recorded: (i64::MIN, 0),
                 };
                 self.logs.insert(run_id.clone(), watched);
                 None
             }
             EventData::AttemptSettled(_) => {
                 let mut watched = self.logs.remove(run_id)?;
-                self.grown(run_id, &mut watched)
+                let grew = self.grown(run_id, &mut watched);
+                let size = std::fs::metadata(&watched.path).map_or(0, |m| m.len());
+                watched.record(now_ms(), size, true);
+                grew
             }
             _ => None,
         }
@@ -80,6 +108,7 @@ impl LogGrowth {
     fn grown(&self, run_id: &RunId, watched: &mut Watched) -> Option<Event> {
         // A log not written yet has size 0; one replaced by a shorter file changes size too.
         let size = std::fs::metadata(&watched.path).map_or(0, |m| m.len());
+        watched.record(now_ms(), size, false);
         if size == watched.size {
             return None;
         }

@@ -1760,3 +1760,31 @@ async fn session_history_has_every_state_each_task_and_the_session_went_through_
     let missing = fx.call("session_history", json!({"session_id": "no-such-session"})).await;
     assert_eq!(missing.metadata["error"], "not_found", "{missing:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempts_log_is_read_as_it_was_at_a_moment() {
+    let fx = Fixture::new();
+    let talk = sh("talk", "echo one; sleep 0.8; echo two", "start");
+    let end = json!({"id": "end", "type": "system.end", "depends_on": [{"id": "talk"}]});
+    let file = fx.path("talk.json");
+    let text = json!({"id": "talk", "name": "talk", "version": "1.0", "tasks": [{"id": "start", "type": "system.start"}, talk, end]});
+    std::fs::write(&file, text.to_string()).unwrap();
+    let id = run(&fx, json!({"file": file})).await;
+    wait(&fx, &id).await;
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    let attempt = view["attempts"].as_array().unwrap().iter().find(|a| a["node"] == "talk.talk").unwrap().clone();
+    let (started, finished) = (attempt["started_ms"].as_i64().unwrap(), attempt["finished_ms"].as_i64().unwrap());
+    let at = |until: i64| {
+        let fx = &fx;
+        let id = id.clone();
+        async move { fx.ok("read_attempt_log", json!({"session_id": id, "task": "talk", "until_ms": until})).await }
+    };
+    let middle = at(started + 400).await;
+    assert_eq!(middle["window"]["content"], "one\n", "{middle}");
+    assert_eq!(middle["until_size"], 4);
+    let before = at(started - 1).await;
+    assert_eq!((&before["window"]["content"], &before["until_size"]), (&json!(""), &json!(0)));
+    let ended = at(finished).await;
+    assert_eq!(ended["window"]["content"], "one\ntwo\n");
+    assert!(ended.get("until_size").is_none(), "{ended}");
+}

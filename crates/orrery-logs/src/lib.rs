@@ -1,6 +1,7 @@
 //! Attempt logs as their readers see them: byte windows of a log file aligned to UTF-8
 //! characters ([`read_window`], docs/format.md §6) and a follower that yields every byte
-//! appended to a log while its writer runs ([`follow`], [`follow_until`]).
+//! appended to a log while its writer runs ([`follow`], [`follow_until`]), and how a log grew
+//! over time ([`record_size`], [`size_at`]): what it held at a moment.
 //!
 //! Offsets are always byte offsets of the file; content is always a `String`. The rules both
 //! share (where a window may start and end, how bytes that are not UTF-8 are shown) live in
@@ -9,12 +10,14 @@
 
 mod error;
 mod follow;
+mod sizes;
 pub mod utf8;
 mod window;
 
 pub use error::LogError;
 pub use follow::{follow, follow_until, FollowOptions, Follower, LogChunk, LogEvent, WatchMode};
-pub use window::{clamp_limit, read_window, window_of, Window, DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT};
+pub use sizes::{record_size, size_at, sizes_path};
+pub use window::{clamp_limit, read_window, read_window_upto, window_of, Window, DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT};
 
 /// Opens a log for reading without blocking: a FIFO put where a log was expected (a task may
 /// replace its own log) opens at once instead of pinning the reader's thread, and is then

@@ -59,6 +59,12 @@ pub fn clamp_limit(limit: Option<u64>) -> u64 {
 ///   anything has an empty log, not a broken one. A directory is [`LogError::NotAFile`]; a file
 ///   that cannot be read is [`LogError::Io`].
 pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Window, LogError> {
+    read_window_upto(path, offset, limit, None)
+}
+
+/// [`read_window`] of the log as it was when it had `upto` bytes (its size if it has fewer):
+/// what an attempt had written at a moment ([`crate::size_at`]).
+pub fn read_window_upto(path: &Path, offset: i64, limit: Option<u64>, upto: Option<u64>) -> Result<Window, LogError> {
     if offset < -1 {
         return Err(LogError::InvalidOffset { path: path.to_path_buf(), offset });
     }
@@ -72,7 +78,7 @@ pub fn read_window(path: &Path, offset: i64, limit: Option<u64>) -> Result<Windo
     if !meta.is_file() {
         return Err(LogError::NotAFile { path: path.to_path_buf() });
     }
-    let size = meta.len();
+    let size = upto.map_or(meta.len(), |upto| upto.min(meta.len()));
     let (wanted, reset) = match u64::try_from(offset) {
         Ok(o) if o <= size => (o, false),
         Ok(_) => (size.saturating_sub(limit), true),

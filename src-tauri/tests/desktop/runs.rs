@@ -625,7 +625,9 @@ fn states_at(history: &Value, at: i64) -> std::collections::BTreeMap<String, Str
 async fn the_scrubber_shows_a_finished_run_as_it_stood_at_a_moment_and_steps_event_by_event() {
     let app = App::start(|dir| {
         let task = |id: &str, n: u32, after: &str| {
-            let mut t = sh(id, &format!(r#"sleep 0.5; printf '{{"n": {n}}}' > "$ORRERY_OUTPUTS""#), after);
+            let work =
+                format!(r#"echo {id} begun; sleep 0.5; echo {id} done; printf '{{"n": {n}}}' > "$ORRERY_OUTPUTS""#);
+            let mut t = sh(id, &work, after);
             t["outputs"] = json!([{"name": "n"}]);
             t
         };
@@ -676,6 +678,12 @@ async fn the_scrubber_shows_a_finished_run_as_it_stood_at_a_moment_and_steps_eve
     app.click(&card("b")).await;
     app.wait_attr("[data-testid=travel-attempt]", "data-then", "running").await;
     assert_eq!(app.count("[data-testid=exit-code]").await, 0, "no exit code yet at that moment");
+    // Its log as it had written it then: begun, not done.
+    let log = eventually("b's log of that moment", || async {
+        app.content("[data-testid=log-view]").await.filter(|t| t.contains("b begun"))
+    })
+    .await;
+    assert!(!log.contains("b done"), "{log}");
     app.screenshot("runs-time-travel.png").await;
 
     // A step forward: the next thing that happened (b's end, or its output), shown as it was.

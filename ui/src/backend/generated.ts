@@ -1760,6 +1760,11 @@ export type ReadAttemptLogArguments = {
   offset?: number | null;
   /** Bytes at most, clamped to 1,024..262,144 (default 65,536). */
   limit?: number | null;
+  /**
+   * The log as it was at this moment (ms since the epoch): what the attempt had written then
+   * (time travel).
+   */
+  until_ms?: number | null;
 };
 
 export type ReadAttemptLogAnswer = {
@@ -1769,6 +1774,12 @@ export type ReadAttemptLogAnswer = {
   /** Whether the attempt still runs (more may come after `next_offset`). */
   running: boolean;
   window: Window;
+  /**
+   * With `until_ms` while the attempt ran: the log's size at that moment, to which the window
+   * is cut. Absent when the attempt had ended by then (the whole log), or when the log's growth
+   * was not recorded (a run from before it was: the whole log too).
+   */
+  until_size?: number | null;
 };
 
 /** Every session's committed events after `after` (a `global_seq`), in commit order: how a client that reconnects catches up before it follows the live stream again. */

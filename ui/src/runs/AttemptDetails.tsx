@@ -3,7 +3,7 @@
 // asks when it is a prompt waiting for an answer, and its log in the log viewer (live tail). An
 // attempt of a mirrored run ran on the server's agents: it has no log here. A process shows what
 // it was started with (program, folder, environment).
-import { Fragment, useMemo, useState } from "react";
+import { Fragment, useEffect, useMemo, useState } from "react";
 import type { Attempt, BrokerDispatch, ProcessEnvironment, Step, TaskInputsAnswer, TaskTiming } from "../backend/generated";
 import { folders } from "../folders";
 import { ioOf, type Task } from "../blueprint";
@@ -479,6 +479,20 @@ function Steps({ steps }: { steps: Step[] }) {
 const REMOTE_AGENT = "remote";
 
 /** The selected attempt's log, live while it runs. */
+/** How long time travel's moment stays still before the log is read as it was then. */
+const LOG_SETTLE_MS = 150;
+
+/** `value`, once it has not changed for `ms` (null at once). */
+function useSettled(value: number | null, ms: number): number | null {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    if (value === null) return setSettled(null);
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return value === null ? null : (settled ?? value);
+}
+
 export function AttemptLog({ run }: { run: OpenRun }) {
   const saveLog = useRuns((s) => s.saveLog);
   const logSource = useRuns((s) => s.logSource);
@@ -491,9 +505,14 @@ export function AttemptLog({ run }: { run: OpenRun }) {
   const remote = shown?.agent === REMOTE_AGENT;
   // Only some agents write a log (shell.run does, a prompt does not).
   const logged = !remote && shown?.log_path != null;
+  // Time travelling to a moment the attempt ran at (or before it began): the log as it was then,
+  // read once the moment stays still (not on every frame of a drag).
+  const travelAt = useRuns((s) => s.travel?.at ?? null);
+  const then = travelAt !== null && shown ? attemptAt(shown, travelAt) : null;
+  const until = useSettled(then === "running" || then === "not started" ? travelAt : null, LOG_SETTLE_MS);
   const source = useMemo(
-    () => (node && logged ? logSource(sessionId, node, attempt) : null),
-    [logSource, sessionId, node, attempt, logged],
+    () => (node && logged ? logSource(sessionId, node, attempt, until ?? undefined) : null),
+    [logSource, sessionId, node, attempt, logged, until],
   );
   if (remote) {
     return (
@@ -507,7 +526,12 @@ export function AttemptLog({ run }: { run: OpenRun }) {
   if (!source) return null;
   return (
     <section className="attempt-log" aria-label="Log">
-      <LogView source={source} grew={grew} onSave={() => void saveLog()} ended={shown?.state !== "running"} />
+      <LogView
+        source={source}
+        grew={until === null ? grew : null}
+        onSave={() => void saveLog()}
+        ended={until !== null || shown?.state !== "running"}
+      />
     </section>
   );
 }

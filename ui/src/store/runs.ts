@@ -175,8 +175,8 @@ export type RunsState = {
   /** Compares the open run with another one (the older of the two is the baseline). */
   compareWith(sessionId: string): Promise<void>;
   closeComparison(): void;
-  /** Where the log viewer reads an attempt's log from. */
-  logSource(sessionId: string, node: string, attempt: number): LogSource;
+  /** Where the log viewer reads an attempt's log from; with `untilMs`, as it was at that moment. */
+  logSource(sessionId: string, node: string, attempt: number, untilMs?: number): LogSource;
   /**
    * Reads the open run's agent notes again. An agent writes them through another connection
    * (they raise no session event): the notes panel asks while it is shown.
@@ -722,11 +722,12 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         }
       },
 
-      logSource(session_id, task, attempt) {
+      logSource(session_id, task, attempt, until_ms) {
         return {
           async read(offset, limit) {
-            const { window, running } = await backend.call("read_attempt_log", { session_id, task, attempt, offset, limit });
-            return { window, running };
+            const { window, running } = await backend.call("read_attempt_log", { session_id, task, attempt, offset, limit, until_ms });
+            // The log as it was at a moment grows no more.
+            return { window, running: until_ms === undefined && running };
           },
         };
       },

@@ -67,6 +67,10 @@ pub struct LogArguments {
     pub offset: Option<i64>,
     /// Bytes at most, clamped to 1,024..262,144 (default 65,536).
     pub limit: Option<u64>,
+    /// The log as it was at this moment (ms since the epoch): what the attempt had written then
+    /// (time travel).
+    #[serde(default)]
+    pub until_ms: Option<i64>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -77,6 +81,11 @@ pub struct AttemptLog {
     /// Whether the attempt still runs (more may come after `next_offset`).
     pub running: bool,
     pub window: orrery_logs::Window,
+    /// With `until_ms` while the attempt ran: the log's size at that moment, to which the window
+    /// is cut. Absent when the attempt had ended by then (the whole log), or when the log's growth
+    /// was not recorded (a run from before it was: the whole log too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_size: Option<u64>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -122,6 +131,21 @@ pub(crate) fn attempt_window(
     offset: Option<i64>,
     limit: Option<u64>,
 ) -> Result<(Attempt, orrery_logs::Window), Failure> {
+    let (attempt, window, _) = attempt_window_until(store, session_id, task, attempt, offset, limit, None)?;
+    Ok((attempt, window))
+}
+
+/// [`attempt_window`] of the log as it was at `until_ms`, with its size then (see
+/// [`AttemptLog::until_size`]).
+fn attempt_window_until(
+    store: &Store,
+    session_id: &str,
+    task: &str,
+    attempt: Option<u32>,
+    offset: Option<i64>,
+    limit: Option<u64>,
+    until_ms: Option<i64>,
+) -> Result<(Attempt, orrery_logs::Window, Option<u64>), Failure> {
     let attempt =
         store.find_attempt(session_id, task, attempt)?.map_err(|why| Failure::new(FailureCode::NotFound, why))?;
     let Some(path) = attempt.log_path.clone() else {
@@ -130,9 +154,14 @@ pub(crate) fn attempt_window(
             format!("attempt {} of {} has no log: only shell.run tasks write one", attempt.attempt, attempt.node),
         ));
     };
-    let window = orrery_logs::read_window(&path, offset.unwrap_or(-1), limit)
+    let upto = match until_ms {
+        Some(t) if attempt.started_ms > t => Some(0),
+        Some(t) if attempt.finished_ms.is_none_or(|end| end > t) => orrery_logs::size_at(&path, t),
+        _ => None,
+    };
+    let window = orrery_logs::read_window_upto(&path, offset.unwrap_or(-1), limit, upto)
         .map_err(|e| Failure::new(e.code(), e.to_string()))?;
-    Ok((attempt, window))
+    Ok((attempt, window, upto))
 }
 
 pub(super) fn register(jobs: &mut Vec<Job>) {
@@ -175,14 +204,22 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
         |api: Api, args: LogArguments| async move {
             api.blocking(move |db| {
                 let store = open(db)?;
-                let (attempt, window) =
-                    attempt_window(&store, &args.session_id, &args.task, args.attempt, args.offset, args.limit)?;
+                let (attempt, window, until_size) = attempt_window_until(
+                    &store,
+                    &args.session_id,
+                    &args.task,
+                    args.attempt,
+                    args.offset,
+                    args.limit,
+                    args.until_ms,
+                )?;
                 Ok(AttemptLog {
                     run_id: attempt.run_id.as_str().to_string(),
                     running: attempt.state == orrery_store::AttemptState::Running,
                     node: attempt.node,
                     attempt: attempt.attempt,
                     window,
+                    until_size,
                 })
             })
             .await
