@@ -28,6 +28,8 @@ pub enum Run {
     Resume { session_id: String },
     /// A stored session over, as a new session with its params.
     Restart { session_id: String, how: Restart },
+    /// One task of a validated blueprint alone, as a new session ("test this task").
+    Alone { root: Box<ValidBlueprint>, library: Vec<Blueprint>, params: Map<String, Value>, alone: runner::Alone },
 }
 
 /// What a restart runs and keeps.
@@ -306,7 +308,7 @@ impl Api {
     pub async fn run_here(&self, run: Run, how: Launch) -> Result<Here, Failure> {
         // A restart with a saved blueprint or keeping results runs here; a mirror's cannot.
         let stored = match &run {
-            Run::Blueprint { .. } => None,
+            Run::Blueprint { .. } | Run::Alone { .. } => None,
             Run::Resume { session_id } => Some((session_id.clone(), RemoteStep::Resume, false)),
             Run::Restart { session_id, how } => Some((
                 session_id.clone(),
@@ -362,6 +364,9 @@ impl Api {
                     let how = runner::Restart { blueprint, keep_done: how.keep_done, from: how.from };
                     runner::restart_session(&db, &session_id, how, options).await
                 }
+                Run::Alone { root, library, params, alone } => {
+                    runner::run_task_alone(&db, *root, library, params, alone, options).await
+                }
             }
         })
         .await
@@ -409,8 +414,13 @@ pub(crate) fn run_failure(e: RunError) -> Failure {
     match e {
         RunError::Store(e) => e.into(),
         RunError::NotResumable { .. } => Failure::new(FailureCode::Refused, e.to_string()),
-        RunError::UnknownTask { .. } | RunError::UnknownBreakpoint { .. } | RunError::UnknownSimulated { .. } => {
-            Failure::new(FailureCode::NotFound, e.to_string())
+        RunError::UnknownTask { .. }
+        | RunError::UnknownBreakpoint { .. }
+        | RunError::UnknownSimulated { .. }
+        | RunError::UnknownAlone { .. }
+        | RunError::UnknownInput { .. } => Failure::new(FailureCode::NotFound, e.to_string()),
+        RunError::OtherBlueprint { .. } | RunError::SimulatedInputs { .. } => {
+            Failure::new(FailureCode::Refused, e.to_string())
         }
         RunError::UnknownTaskTypes { .. } | RunError::Plan(_) => {
             Failure::new(FailureCode::InvalidBlueprint, e.to_string())

@@ -73,7 +73,7 @@ pub use orrery_blueprint::fsio;
 pub use orrery_blueprint::FailureCode;
 use orrery_engine::runner::RunReport;
 /// Stop, pause and the answers of a session run in this process ([`Here::control`]).
-pub use orrery_engine::runner::{BreakAt, Breakpoint, SessionControl, SimulatedFailure, Simulation};
+pub use orrery_engine::runner::{Alone, BreakAt, Breakpoint, SessionControl, SimulatedFailure, Simulation};
 /// The store's records, as the jobs answer them.
 pub use orrery_store::{Attempt, AttemptState, Event, ScopeIteration, Session, TaskNode};
 /// The events of a session, typed by kind, as every face matches them.

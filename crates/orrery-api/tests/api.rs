@@ -1788,3 +1788,72 @@ async fn an_attempts_log_is_read_as_it_was_at_a_moment() {
     assert_eq!(ended["window"]["content"], "one\ntwo\n");
     assert!(ended.get("until_size").is_none(), "{ended}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_runs_alone_with_its_inputs_from_a_past_run_or_typed_in_and_nothing_else_runs() {
+    let fx = Fixture::new();
+    let log = fx.path("ran.log");
+    let note = |what: &str| format!("echo {what} >> '{}'", log.display());
+    let mut a = sh("a", &format!(r#"{}; printf '{{"n": 7}}' > "$ORRERY_OUTPUTS""#, note("a")), "start");
+    a["outputs"] = json!([{"name": "n"}]);
+    let mut b = sh("b", &note("b $ORRERY_INPUT_N"), "a");
+    b["inputs"] = json!([{"name": "n"}]);
+    let (c, side) = (sh("c", &note("c"), "b"), sh("side", &note("side"), "start"));
+    let end = json!({"id": "end", "type": "system.end", "depends_on": [{"id": "c"}, {"id": "side"}]});
+    let file = fx.path("alone.json");
+    let text = json!({"id": "alone", "name": "alone", "version": "1.0",
+        "tasks": [{"id": "start", "type": "system.start"}, a, b, c, side, end]});
+    std::fs::write(&file, text.to_string()).unwrap();
+    let first = run(&fx, json!({"file": file})).await;
+    wait(&fx, &first).await;
+    std::fs::write(&log, "").unwrap();
+
+    // b alone, its n as the first run's a wrote it: only b runs; what it waits for is done,
+    // the rest skipped.
+    let started = fx.ok("run_task_alone", json!({"file": file, "task": "b", "inputs_from": first})).await;
+    let alone = started["session_id"].as_str().unwrap().to_string();
+    wait(&fx, &alone).await;
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "b 7\n");
+    let view = fx.ok("get_session", json!({"session_id": alone})).await;
+    assert_eq!(view["session"]["name"], "alone · b alone");
+    let ran: Vec<&str> = view["attempts"].as_array().unwrap().iter().map(|t| t["task"].as_str().unwrap()).collect();
+    assert_eq!(ran, ["b"], "{view}");
+    let state =
+        |task: &str| view["tasks"].as_array().unwrap().iter().find(|t| t["task"] == task).unwrap()["state"].clone();
+    let states: Vec<Value> = ["start", "a", "b", "c", "side", "end"].iter().map(|t| state(t)).collect();
+    let want = ["SUCCEEDED", "SUCCEEDED", "SUCCEEDED", "SKIPPED", "SKIPPED", "SKIPPED"];
+    assert_eq!(states, want.map(|s| json!(s)));
+    let lineage = fx.ok("get_lineage", json!({"session_id": alone})).await;
+    let n = lineage["inputs"].as_array().unwrap().iter().find(|l| l["input"] == "n").unwrap().clone();
+    let old = fx.ok("get_session", json!({"session_id": first})).await;
+    let a_ran = old["attempts"].as_array().unwrap().iter().find(|t| t["task"] == "a").unwrap();
+    assert_eq!(n["source"]["run_id"], a_ran["run_id"], "from the first run's attempt: {n}");
+
+    // Typed in: the user's edit, which lineage names.
+    let typed = fx.ok("run_task_alone", json!({"file": file, "task": "alone.b", "inputs": {"n": 9}})).await;
+    let typed = typed["session_id"].as_str().unwrap().to_string();
+    wait(&fx, &typed).await;
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "b 7\nb 9\n");
+    let lineage = fx.ok("get_lineage", json!({"session_id": typed})).await;
+    let n = lineage["inputs"].as_array().unwrap().iter().find(|l| l["input"] == "n").unwrap().clone();
+    assert_eq!((&n["source"], &n["edit"]["by"]), (&Value::Null, &json!("user")), "{n}");
+
+    // Refused, naming what is wrong, and nothing starts.
+    let simulated = run(&fx, json!({"file": file, "simulate": {}})).await;
+    wait(&fx, &simulated).await;
+    for (args, error, says) in [
+        (json!({"task": "nope"}), "not_found", "no task 'nope' to run alone"),
+        (json!({"task": "b", "inputs": {"zz": 1}}), "not_found", "task alone.b has no input 'zz'"),
+        (json!({"task": "b", "inputs_from": simulated}), "refused", "is a simulation"),
+        (json!({"task": "b", "inputs_from": "no-such-session"}), "not_found", "no-such-session"),
+    ] {
+        let mut args = args;
+        args["file"] = json!(file);
+        let refused = fx.call("run_task_alone", args.clone()).await;
+        assert_eq!(refused.metadata["error"], error, "{args}: {refused:?}");
+        assert!(refused.answer.as_str().unwrap().contains(says), "{args}: {refused:?}");
+    }
+    let listed = fx.ok("list_sessions", json!({})).await;
+    assert_eq!(listed.as_array().unwrap().len(), 4, "only the four runs above: {listed}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "b 7\nb 9\n");
+}

@@ -48,6 +48,8 @@ pub(crate) enum Command {
         driving: Driving,
         #[command(flatten)]
         simulate: Simulate,
+        #[command(flatten)]
+        alone: AloneFlags,
         file: PathBuf,
     },
     /// Run a stopped, crashed or failed session on from where it ended, from the store alone.
@@ -462,6 +464,23 @@ pub struct Driving {
     /// (it fails then), `--step` (it runs again) or `--skip`.
     #[arg(long)]
     pub break_on_failure: bool,
+}
+
+/// How `run` runs one task alone ("test this task").
+#[derive(Args)]
+pub struct AloneFlags {
+    /// Run only this TASK (its id, or its node key): the tasks it waits for count as done, the
+    /// others as skipped. Its inputs read `--input`, then `--inputs-from`, then their declared
+    /// values.
+    #[arg(long, value_name = "TASK")]
+    pub alone: Option<String>,
+    /// A value of the task's input NAME, read as JSON when it parses, else as text. Repeatable.
+    #[arg(long = "input", value_name = "NAME=VALUE", requires = "alone")]
+    pub inputs: Vec<String>,
+    /// Its other inputs read the data of this past SESSION of the blueprint; `latest`: the
+    /// newest session of the blueprint that completed.
+    #[arg(long, value_name = "SESSION", requires = "alone")]
+    pub inputs_from: Option<String>,
 }
 
 /// How `run` simulates a session: no process starts.

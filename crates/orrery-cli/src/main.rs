@@ -102,7 +102,9 @@ fn main() -> ExitCode {
         Command::Graph { format, file } => commands::graph(format, &file),
         Command::Sessions { db, format } => sessions::sessions(db, format),
         Command::Status { session, db, format } => sessions::status(&session, db, format),
-        Command::Run { params, driving, simulate, file } => run::run(&file, &params, driving, simulate.simulation()),
+        Command::Run { params, driving, simulate, alone, file } => {
+            run::run(&file, &params, driving, simulate.simulation(), alone)
+        }
         Command::Resume { session, driving } => run::go_on(&session, run::Stored::Resume, driving),
         Command::Recover { max_parallel, broker, db, format, .. } => run::recover(max_parallel, broker, db, format),
         Command::Broker { action, db, format } => agent::broker(action, db, format),

@@ -38,8 +38,15 @@ use serde_json::{json, Map, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-pub fn run(file: &Path, params: &[String], driving: Driving, simulation: Option<Simulation>) -> Result<u8> {
+pub fn run(
+    file: &Path,
+    params: &[String],
+    driving: Driving,
+    simulation: Option<Simulation>,
+    alone: crate::cli::AloneFlags,
+) -> Result<u8> {
     let params = parse_params(params)?;
+    let inputs = parse_pairs("--input", &alone.inputs)?;
     let answers = parse_pairs("--answer", &driving.answers)?;
     let db = crate::db_path(driving.db.clone())?;
     let (root, library) = match load_with_folder(file)? {
@@ -51,8 +58,33 @@ pub fn run(file: &Path, params: &[String], driving: Driving, simulation: Option<
             return Ok(1);
         }
     };
-    let run = Run::Blueprint { root: Box::new(root), library, params };
+    let run = match alone.alone {
+        None => Run::Blueprint { root: Box::new(root), library, params },
+        Some(task) => {
+            let inputs_from = match alone.inputs_from.as_deref() {
+                Some("latest") => match latest_completed(&db, &root.blueprint().id)? {
+                    Some(id) => Some(id),
+                    None => {
+                        say!("orrery: blueprint {} has no completed session to take inputs from", root.blueprint().id);
+                        return Ok(1);
+                    }
+                },
+                other => other.map(str::to_string),
+            };
+            let alone = orrery_api::Alone { task, inputs, inputs_from };
+            Run::Alone { root: Box::new(root), library, params, alone }
+        }
+    };
     drive(db, driving, answers, Some(file.to_path_buf()), simulation, run)
+}
+
+/// The newest completed real session of blueprint `blueprint_id` (`list_sessions`; a
+/// simulation's data never feeds a real task).
+fn latest_completed(db: &Path, blueprint_id: &str) -> Result<Option<String>> {
+    let filter = json!({ "blueprint_id": blueprint_id, "state": "completed", "limit": 100 });
+    let envelope = crate::face::call(Some(db.to_path_buf()), "list_sessions", filter)?;
+    let listed = envelope.answer.as_array().cloned().unwrap_or_default();
+    Ok(listed.iter().find(|s| s.get("simulation").is_none()).and_then(|s| s["id"].as_str()).map(str::to_string))
 }
 
 /// A stored session to go on with.

@@ -1056,3 +1056,38 @@ fn status_says_the_time_left_then_the_critical_path_and_the_slow_task() {
         "{slow}"
     );
 }
+
+#[test]
+fn run_alone_runs_one_task_with_its_inputs_typed_or_from_the_latest_run() {
+    let s = Scratch::new("run-alone");
+    let db = s.0.join("store.db");
+    let dbs = db.to_str().unwrap();
+    s.write("one.json", r#"{"id": "one", "name": "one", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "a", "type": "shell.run", "params": [{"name": "command", "value": "echo a >> ran.txt; printf '{\"n\": 7}' > \"$ORRERY_OUTPUTS\""}],
+       "outputs": [{"name": "n"}], "depends_on": [{"id": "start"}]},
+      {"id": "b", "type": "shell.run", "params": [{"name": "command", "value": "echo b $ORRERY_INPUT_N >> ran.txt"}],
+       "inputs": [{"name": "n"}], "depends_on": [{"id": "a"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "b"}]}]}"#);
+    // No completed run yet to take inputs from: said, exit 1.
+    let o = orrery(&["run", "--db", dbs, "--alone", "b", "--inputs-from", "latest", "one.json"], &s.0);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("has no completed session to take inputs from"), "{}", stderr(&o));
+
+    assert_eq!(orrery(&["run", "--db", dbs, "one.json"], &s.0).status.code(), Some(0));
+    let o = orrery(&["run", "--db", dbs, "--alone", "b", "--inputs-from", "latest", "one.json"], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = orrery(&["run", "--db", dbs, "--alone", "b", "--input", "n=9", "one.json"], &s.0);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(s.0.join("ran.txt")).unwrap(), "a\nb 7\nb 7\nb 9\n");
+
+    for (args, says) in [
+        (vec!["--alone", "nope"], "no task 'nope' to run alone"),
+        (vec!["--alone", "b", "--input", "zz=1"], "has no input 'zz'"),
+        (vec!["--input", "n=1"], "--alone"),
+    ] {
+        let o = orrery(&[&["run", "--db", dbs][..], &args, &["one.json"]].concat(), &s.0);
+        assert_ne!(o.status.code(), Some(0), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -785,6 +785,13 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     );
     let timing = client.ok("session_timing", json!({"session_id": held}));
     assert_eq!(timing["critical_path"].as_array().unwrap().last(), Some(&json!("flow.end")), "{timing}");
+    // b alone, n typed in: it reads 5 and succeeds, nothing else runs.
+    let alone = client.ok("run_task_alone", json!({"file": flow_file, "task": "b", "inputs": {"n": 5}}));
+    let alone = alone["session_id"].as_str().unwrap().to_string();
+    let ended = client.ok("wait_session", json!({"session_id": alone, "timeout_s": 30}));
+    assert_eq!(ended["session"]["state"], "completed", "{ended}");
+    let ran = client.ok("get_session", json!({"session_id": alone}))["attempts"].clone();
+    assert_eq!(ran.as_array().unwrap().iter().map(|a| a["task"].clone()).collect::<Vec<_>>(), [json!("b")]);
     // Its history: n as a wrote it, then as the person set it twice.
     let history = client.ok("session_history", json!({"session_id": held}));
     let values: Vec<&Value> =

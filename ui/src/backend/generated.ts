@@ -1438,6 +1438,35 @@ export type StartSessionAnswer = {
   session_id: string;
 };
 
+/** Runs one task of a blueprint file alone, as a new session, in the background ("test this task"): the tasks it waits for count as done, the others as skipped; its inputs read the values given, else those of `inputs_from` (a past session of the blueprint), else their declared values. Answers the session's id at once. */
+export type RunTaskAloneArguments = {
+  /** The blueprint file; inner blueprints are found by id among the files of its folder. */
+  file: string;
+  /**
+   * The task to run: a task id of the blueprint, or a node as `"{instance}.{task}"`; a name
+   * the blueprint does not have is `not_found`.
+   */
+  task: string;
+  /**
+   * Values of its inputs, by input name (an input it does not have is `not_found`): written
+   * as the user's edits, which lineage names.
+   */
+  inputs?: { [key: string]: unknown };
+  /**
+   * A past session of the same blueprint whose data its other inputs read (with the attempts
+   * that wrote them); another blueprint's is `refused`.
+   */
+  inputs_from?: string | null;
+  /** Session parameters (dynamic composites read their elements from `elements`). */
+  params?: { [key: string]: unknown };
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
+};
+
+export type RunTaskAloneAnswer = {
+  session_id: string;
+};
+
 /** Goes on with a stopped, failed or interrupted session from where it ended, in the background. */
 export type ResumeSessionArguments = {
   session_id: string;
@@ -2887,6 +2916,7 @@ export interface Jobs {
   read_layout: { arguments: ReadLayoutArguments; answer: ReadLayoutAnswer };
   save_layout: { arguments: SaveLayoutArguments; answer: SaveLayoutAnswer };
   start_session: { arguments: StartSessionArguments; answer: StartSessionAnswer };
+  run_task_alone: { arguments: RunTaskAloneArguments; answer: RunTaskAloneAnswer };
   resume_session: { arguments: ResumeSessionArguments; answer: ResumeSessionAnswer };
   restart_session: { arguments: RestartSessionArguments; answer: RestartSessionAnswer };
   list_sessions: { arguments: ListSessionsArguments; answer: ListSessionsAnswer };

@@ -12,6 +12,27 @@ use super::arguments::SessionArguments;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct AloneArguments {
+    /// The blueprint file; inner blueprints are found by id among the files of its folder.
+    pub file: PathBuf,
+    /// The task to run: a task id of the blueprint, or a node as `"{instance}.{task}"`; a name
+    /// the blueprint does not have is `not_found`.
+    pub task: String,
+    /// Values of its inputs, by input name (an input it does not have is `not_found`): written
+    /// as the user's edits, which lineage names.
+    #[serde(default)]
+    pub inputs: Map<String, Value>,
+    /// A past session of the same blueprint whose data its other inputs read (with the attempts
+    /// that wrote them); another blueprint's is `refused`.
+    #[serde(default)]
+    pub inputs_from: Option<String>,
+    /// Session parameters (dynamic composites read their elements from `elements`).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RestartArguments {
     pub session_id: String,
     /// Run the blueprint saved in this file (and the blueprints of its folder) instead of the
@@ -178,6 +199,26 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     },
                     started => started,
                 }
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "run_task_alone",
+            "Runs one task of a blueprint file alone, as a new session, in the background (\"test this task\"): \
+             the tasks it waits for count as done, the others as skipped; its inputs read the values given, \
+             else those of `inputs_from` (a past session of the blueprint), else their declared values. \
+             Answers the session's id at once.",
+            |api: Api, args: AloneArguments| async move {
+                let (root, library) = runnable(&args.file).await?;
+                let alone = runner::Alone { task: args.task, inputs: args.inputs, inputs_from: args.inputs_from };
+                let params = args.params;
+                let how = Launch { file: Some(args.file), ..Default::default() };
+                api.launch(how, move |db, options| async move {
+                    runner::run_task_alone(&db, root, library, params, alone, options).await
+                })
+                .await
             },
         )
         .writing(),

@@ -26,6 +26,14 @@ pub(crate) struct Kept {
     pub states: Vec<(usize, NodeState)>,
     /// The `(instance, key)` data values they wrote, to copy.
     pub data: Vec<(String, String)>,
+    /// The session `data` is copied from, when not the one restarted (a task run alone reads a
+    /// past session's values, [`super::alone`]).
+    pub data_from: Option<String>,
+    /// `(instance, key, value)` a person gave, written as their edits (a task run alone with
+    /// inputs typed in).
+    pub given: Vec<(String, String, serde_json::Value)>,
+    /// The new session's name, when not its blueprint's.
+    pub label: Option<String>,
 }
 
 /// What the old session left, as the store holds it.

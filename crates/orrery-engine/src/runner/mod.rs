@@ -10,6 +10,7 @@
 //! Stop, pause, cancelling one task and answers: [`control`]. Resume, restart, the lease and
 //! crash recovery: [`recovery`]. Skip, reset and reset a scope: [`crate::interventions`].
 
+mod alone;
 pub mod breakpoints;
 pub mod control;
 mod db;
@@ -45,6 +46,7 @@ use crate::process::{is_alive, Canceller};
 use crate::scheduler::{self, NodeState};
 use crate::scopes::{self, ScopeDecision, ScopeIndex};
 
+pub use alone::{run_task_alone, Alone};
 use breakpoints::Holds;
 pub use breakpoints::{BreakAt, Breakpoint, Release};
 use control::Asked;
@@ -121,6 +123,20 @@ pub enum RunError {
     /// A simulation that names a task the blueprint run does not have.
     #[error("the simulation names no task '{task}' (name a task id of the blueprint, or a node as \"instance.task\")")]
     UnknownSimulated { task: String },
+    /// A task to run alone that the blueprint does not have.
+    #[error("the blueprint has no task '{task}' to run alone (name a task id of the blueprint, or a node as \"instance.task\")")]
+    UnknownAlone { task: String },
+    /// A value given for an input the task does not have.
+    #[error("task {task} has no input '{input}'")]
+    UnknownInput { task: String, input: String },
+    /// A past session of another blueprint, whose data would mean something else.
+    #[error(
+        "session {session_id} ran blueprint '{blueprint_id}', not '{wanted}': its data cannot feed this one's task"
+    )]
+    OtherBlueprint { session_id: String, blueprint_id: String, wanted: String },
+    /// A simulation's data asked to feed a real task.
+    #[error("session {session_id} is a simulation: its data cannot feed a real run (simulate this one too, or take another session)")]
+    SimulatedInputs { session_id: String },
     /// A restart from a task the blueprint run does not have.
     #[error("session {session_id} has no task '{task}' to run from (name a task id of its blueprint, or a node as \"instance.task\")")]
     UnknownTask { session_id: String, task: String },
@@ -199,7 +215,7 @@ pub(crate) async fn run_new_session(
             inner.push((b.id.clone(), save::to_string(b, Encoding::Plain)));
         }
     }
-    let name = blueprint.name.clone();
+    let name = kept.label.clone().unwrap_or_else(|| blueprint.name.clone());
     let params_value = Value::Object(params);
     let lease = db.lease.clone();
     let retry = options.retry.clone();
@@ -237,8 +253,11 @@ pub(crate) async fn run_new_session(
             s.acquire_lease(&session.id, &lease, |_| true)?;
             let link = NewEvent { run_id: None, data: EventData::SessionBlueprints(links) };
             s.append_event(&session.id, &link, None)?;
-            if let (Some(origin), false) = (&origin, kept.data.is_empty()) {
-                s.copy_data(origin, &session.id, &kept.data)?;
+            if let (Some(from), false) = (kept.data_from.as_ref().or(origin.as_ref()), kept.data.is_empty()) {
+                s.copy_data(from, &session.id, &kept.data)?;
+            }
+            for (instance, key, value) in &kept.given {
+                s.edit_data(&session.id, instance, key, value, "user")?;
             }
             let events = s.events_after(&session.id, 0, 200)?;
             Ok(Ok((session, events)))
