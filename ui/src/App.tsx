@@ -6,6 +6,7 @@ import { AskDialog } from "./editor/AskDialog";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { RunsView } from "./runs/RunsView";
 import { LaunchDialog } from "./runs/LaunchDialog";
+import { AloneDialog } from "./editor/AloneDialog";
 import { BrokerDialog } from "./servers/BrokerDialog";
 import { AboutDialog } from "./AboutDialog";
 import { PublishDialog } from "./servers/PublishDialog";
@@ -32,6 +33,7 @@ export function App() {
       )}
       <AskDialog />
       <LaunchDialog />
+      <AloneDialog />
       <PublishDialog />
       <BrokerDialog />
       <AboutDialog />

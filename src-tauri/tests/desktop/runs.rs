@@ -703,3 +703,56 @@ async fn the_scrubber_shows_a_finished_run_as_it_stood_at_a_moment_and_steps_eve
     }
     app.wait_attr("[data-testid=timeline]", "data-cursor", "").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_tested_alone_from_the_editor_runs_with_the_latest_runs_input_changed_and_nothing_else() {
+    let app = App::start(|dir| {
+        let runs = dir.join("runs.log");
+        let note = |what: &str| format!("echo {what} >> '{}'", runs.display());
+        let mut a = sh("a", &format!(r#"{}; printf '{{"n": 7}}' > "$ORRERY_OUTPUTS""#, note("a")), "start");
+        a["outputs"] = json!([{"name": "n"}]);
+        let work = format!(r#"echo b read $ORRERY_INPUT_N; {}; printf '{{"m": 2}}' > "$ORRERY_OUTPUTS""#, note("b"));
+        let mut b = sh("b", &work, "a");
+        b["inputs"] = json!([{"name": "n"}]);
+        b["outputs"] = json!([{"name": "m"}]);
+        write_blueprint(&dir.join("alone.json"), "alone", vec![a, b, sh("c", &note("c"), "b")]);
+        Some(dir.join("alone.json"))
+    })
+    .await;
+    app.wait_count("[data-testid=task-node]", 5).await;
+    launch(&app).await;
+    app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    let latest = app.attr("[data-testid=run-header]", "data-session-id").await.unwrap();
+    let runs = app.dir.path().join("runs.log");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb\nc\n");
+
+    // Back in the editor, b tested alone: its n as the run gave it, changed to 8.
+    app.click("[data-testid=mode-edit]").await;
+    app.select_task("b").await;
+    app.click("[data-testid=test-task]").await;
+    app.wait_attr("[data-testid=alone-latest]", "data-session-id", &latest).await;
+    eventually("n as the latest run gave it", || async {
+        app.attr("[data-testid=alone-input][data-input=n]", "value").await.filter(|v| v == "7")
+    })
+    .await;
+    app.retype("[data-testid=alone-input][data-input=n]", "8").await;
+    app.click("[data-testid=alone-run]").await;
+    app.wait_attr("[data-testid=alone-outcome]", "data-state", "completed").await;
+    app.wait_text("[data-testid=alone-exit-code]", " · exit 0").await;
+    app.wait_count("[data-testid=alone-outputs] [data-output=m]", 1).await;
+    eventually("b's log", || async {
+        app.content("[data-testid=alone-dialog] [data-testid=log-view]").await.filter(|t| t.contains("b read 8"))
+    })
+    .await;
+    app.screenshot("editor-test-task.png").await;
+    // Only b ran.
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb\nc\nb\n");
+    // The run is one click from the Runs, named for its task.
+    app.click("[data-testid=alone-open-run]").await;
+    app.wait_count("[data-testid=alone-dialog]", 0).await;
+    eventually("the run opened", || async {
+        app.attr("[data-testid=run-header]", "data-session-id").await.filter(|id| *id != latest)
+    })
+    .await;
+    app.wait_text("[data-testid=run-header] h2", "alone · b alone").await;
+}

@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useState } from "react";
 import { TASK_TYPE } from "../backend/generated";
 import { ioOf, setTaskField, type Task } from "../blueprint";
-import { useEditor } from "../store/context";
+import { useEditor, useWorkspace } from "../store/context";
 import { CompositeField } from "./CompositeField";
 import { ConditionField } from "./ConditionField";
 import { IoTable } from "./IoTable";
@@ -50,6 +50,7 @@ function TaskInspector({ task }: { task: Task }) {
         {definition?.description && <p className="hint">{definition.description}</p>}
       </div>
       <BreakpointField id={task.id} />
+      <TestButton id={task.id} />
       {problems.length > 0 && (
         <ul className="task-problems">
           {problems.map((d, i) => (
@@ -87,6 +88,23 @@ function TaskInspector({ task }: { task: Task }) {
         except={inForm}
         {...(owned.length > 0 ? { title: "Other params" } : {})}
       />
+    </div>
+  );
+}
+
+/** "Test this task": runs it alone, its inputs from the latest run or typed in. */
+function TestButton({ id }: { id: string }) {
+  const prepareTest = useWorkspace((s) => s.prepareTest);
+  return (
+    <div className="field">
+      <button
+        type="button"
+        onClick={() => prepareTest(id)}
+        title="Run this task alone, with its inputs from the latest run or typed in: nothing else runs"
+        data-testid="test-task"
+      >
+        ▶ Test this task…
+      </button>
     </div>
   );
 }

@@ -6,9 +6,10 @@ import { createStore, type StoreApi } from "zustand/vanilla";
 import { eventWords } from "../runs/words";
 import type { BreakpointArgument, PublishBlueprintsAnswer, PublishedBlueprint, ServerInfo, TaskTypeSummary } from "../backend/generated";
 import type { Backend, MenuAction } from "../backend/types";
-import { newBlueprint } from "../blueprint";
+import { ioOf, newBlueprint } from "../blueprint";
 import { findInner, innerOf } from "../inspector/composite";
 import { fileName, folderOf } from "../paths";
+import { createAlone, type AloneStore } from "./alone";
 import { createBroker, type BrokerStore } from "./broker";
 import { createAbout, type AboutStore } from "./about";
 import { createRuns, type LaunchHow, type RunsStore } from "./runs";
@@ -76,6 +77,8 @@ export type WorkspaceState = {
   runs: RunsStore;
   servers: ServersStore;
   broker: BrokerStore;
+  /** "Test this task": a task of the shown blueprint run alone. */
+  alone: AloneStore;
   about: AboutStore;
   /** The sessions of a server, to follow one in the run views. */
   serverRuns: ServerRunsStore;
@@ -110,6 +113,11 @@ export type WorkspaceState = {
    * asks. `ask` (Run with options…), or the kept choice to always ask, opens the dialog anyway.
    */
   prepareRun(ask?: boolean, simulate?: boolean): void;
+  /**
+   * "Test this task": task `taskId` of the shown blueprint run alone, in a dialog over the
+   * editor. The blueprint must be saved first (the run reads its file).
+   */
+  prepareTest(taskId: string): void;
   /** Whether every run opens the launch dialog first, kept across restarts. */
   alwaysAsk: boolean;
   setAlwaysAsk(always: boolean): void;
@@ -154,6 +162,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
   const runs = createRuns(backend, layout);
   const servers = createServers(backend);
   const broker = createBroker(backend);
+  const alone = createAlone(backend);
   const about = createAbout(backend);
   const serverRuns = createServerRuns(backend, runs);
   const watching = new Map<EditorStore, () => void>();
@@ -336,7 +345,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       if (state.path !== null && !isDirty(state)) return true;
       set({
         ask: {
-          title: `Save ${titleOf(state)} before ${verb === "Run" ? "running" : "publishing"} it?`,
+          title: `Save ${titleOf(state)} before ${verb === "Publish" ? "publishing" : verb === "Test" ? "testing a task of" : "running"} it?`,
           message: why,
           choices: [
             {
@@ -390,6 +399,7 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
       runs,
       servers,
       broker,
+      alone,
       about,
       serverRuns,
       launching: null,
@@ -529,6 +539,18 @@ export function createWorkspace(backend: Backend, layout: Layout, options: Edito
 
       prepareRun(ask = false, simulate = false) {
         gate(currentEditor(get()), ask, simulate);
+      },
+
+      prepareTest(taskId) {
+        const store = currentEditor(get());
+        const test = () => {
+          const { blueprint, path } = store.getState();
+          const task = blueprint?.tasks.find((t) => t.id === taskId);
+          if (!blueprint || path === null || !task) return;
+          const inputs = ioOf(task, "inputs").map((i) => ({ name: i.name, key: typeof i.get_from === "string" && i.get_from !== "" ? i.get_from : i.name }));
+          void alone.getState().open(path, String(blueprint.id), task.id, inputs);
+        };
+        if (saved(store, "Test", `${taskId} runs from the blueprint's file, as it is saved.`, test)) test();
       },
 
       alwaysAsk: readAlwaysAsk(),
