@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useState } from "react";
 import { TASK_TYPE } from "../backend/generated";
 import { ioOf, setTaskField, type Task } from "../blueprint";
-import { useEditor, useWorkspace } from "../store/context";
+import { useEditor, usePrepareTest } from "../store/context";
 import { CompositeField } from "./CompositeField";
 import { ConditionField } from "./ConditionField";
 import { IoTable } from "./IoTable";
@@ -94,7 +94,8 @@ function TaskInspector({ task }: { task: Task }) {
 
 /** "Test this task": runs it alone, its inputs from the latest run or typed in. */
 function TestButton({ id }: { id: string }) {
-  const prepareTest = useWorkspace((s) => s.prepareTest);
+  const prepareTest = usePrepareTest();
+  if (!prepareTest) return null;
   return (
     <div className="field">
       <button

@@ -42,6 +42,12 @@ export function useDrillInto(): WorkspaceState["drillInto"] | null {
   return store ? store.getState().drillInto : null;
 }
 
+/** Runs a task alone ("test this task"), where the editor sits in a window's workspace (not in a lone editor). */
+export function usePrepareTest(): WorkspaceState["prepareTest"] | null {
+  const store = useContext(WorkspaceContext);
+  return store ? store.getState().prepareTest : null;
+}
+
 /** The window's runs (store/runs.ts), from its workspace. */
 export function useRuns<T>(selector: (state: RunsState) => T): T {
   return useStore(useWorkspaceStore().getState().runs, selector);
