@@ -11,7 +11,8 @@
 //! runs without a process), runs it to completion with the CLI into a fresh store, then starts
 //! the app on that store, opens the run from the list and measures: the click on the run to the
 //! first frame whose timeline has bars, the frame times with nothing moving (the floor), while
-//! dragging the timeline's canvas (a pan in time and rows) and while Shift+wheel pans it in time.
+//! dragging the timeline's canvas (a pan in time and rows), while Shift+wheel pans it in time, and
+//! while time travel's scrubber is dragged across the run.
 //! The first count is the baseline: the table gives each other one's ratio to it.
 //!
 //! Then the log: a blueprint of one `shell.run` task writing `line N <epoch ms>` every 30 ms is
@@ -199,6 +200,8 @@ struct Timeline {
     wheel: Vec<f64>,
     /// How the Shift+wheel was given: WebDriver wheel actions, or events made in the page.
     wheel_how: String,
+    /// Frames while time travel's scrubber is dragged.
+    scrub: Vec<f64>,
 }
 
 #[derive(Default)]
@@ -450,8 +453,33 @@ async fn measure_timeline(
     } else {
         frames_during(&client, |step| page_wheel(&client, step)).await
     };
+
+    // Time travel: the scrubber dragged across the run, the graph, the timeline and the details
+    // following it frame by frame.
+    click(&client, "[data-testid=travel-switch]").await;
+    wait_until("the scrubber", || async { client.find(Locator::Css("[data-testid=travel-slider]")).await.ok() }).await;
+    client.execute_async(TWO_FRAMES, vec![]).await.unwrap();
+    figures.scrub = frames_during(&client, |step| drag_slider(&client, step)).await;
+    if let Some(shots) = shots {
+        screenshot(&client, &shots.join(format!("bench-runs-travel-{tasks}.png"))).await;
+    }
     client.close().await.unwrap();
     figures
+}
+
+/// A drag of time travel's scrubber from its middle by small steps: 24 moves of 100 ms of
+/// (12, 0) px, there and back every other gesture (about a tenth of the run each way).
+async fn drag_slider(client: &Client, step: usize) -> Result<(), String> {
+    let slider = client.find(Locator::Css("[data-testid=travel-slider]")).await.map_err(|e| e.to_string())?;
+    let sign = if step.is_multiple_of(2) { -1.0 } else { 1.0 };
+    let from = PointerAction::MoveToElement { element: slider, duration: None, x: 0.0, y: 0.0 };
+    let mut drag = MouseActions::new("mouse".into()).then(from).then(PointerAction::Down { button: MOUSE_BUTTON_LEFT });
+    for _ in 0..24 {
+        drag = drag.then(PointerAction::MoveBy { duration: Some(Duration::from_millis(100)), x: sign * 12.0, y: 0.0 });
+    }
+    drag = drag.then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+    client.perform_actions(drag).await.map_err(|e| format!("performing: {e:?}"))?;
+    client.release_actions().await.map_err(|e| format!("releasing: {e:?}"))
 }
 
 /// Scrolls the timeline's rows by half of them (`arguments[0]` attempts of 22 px rows).
@@ -666,7 +694,7 @@ fn summary(f: &Timeline) -> String {
 
 fn table(all: &[Timeline], log: &LogLatency, big: &BigLog) -> String {
     type Row = table::Row<Timeline>;
-    let rows: [Row; 25] = [
+    let rows: [Row; 30] = [
         ("Attempts in the session", |f| f.attempts as f64, ""),
         ("  (the CLI's run of the blueprint, for the record)", |f| f.cli_run_ms, "ms"),
         ("Open: click on the run → timeline bars drawn", |f| f.to_drawn_ms, "ms"),
@@ -692,6 +720,11 @@ fn table(all: &[Timeline], log: &LogLatency, big: &BigLog) -> String {
         ("Shift+wheel pan: frames under 16.7 ms", |f| under_a_frame(&f.wheel), "%"),
         ("Both pans: p95 frame", |f| quantile(&[f.drag.clone(), f.wheel.clone()].concat(), 0.95), "ms"),
         ("Both pans: frames under 16.7 ms", |f| under_a_frame(&[f.drag.clone(), f.wheel.clone()].concat()), "%"),
+        ("Time travel, the scrubber dragged: frames", |f| f.scrub.len() as f64, ""),
+        ("Scrubbing: median frame", |f| quantile(&f.scrub, 0.5), "ms"),
+        ("Scrubbing: p95 frame", |f| quantile(&f.scrub, 0.95), "ms"),
+        ("Scrubbing: max frame", |f| max(&f.scrub), "ms"),
+        ("Scrubbing: frames under 16.7 ms", |f| under_a_frame(&f.scrub), "%"),
     ];
     let mut out = String::from("## Timeline of a stored session (release app, WebKitGTK under Xvfb)\n\n");
     out.push_str(&table::ratio_table(all, |f| f.tasks, &rows));
@@ -703,7 +736,9 @@ fn table(all: &[Timeline], log: &LogLatency, big: &BigLog) -> String {
          next animation frame, by which the bars were painted (anything else that frame ran, such as the run's graph, delays it). \
          Before the gestures the rows are scrolled to the middle of the session (one wheel event made in the page, not measured). \
          Drag: 24 moves of (5, 5) px 100 ms apart from the canvas's middle, there and back. \
-         Shift+wheel: 24 steps of {WHEEL_PX} px 100 ms apart, there and back ({}). Frames are the time between animation frames while a gesture lasts.",
+         Shift+wheel: 24 steps of {WHEEL_PX} px 100 ms apart, there and back ({}). \
+         Scrubbing: time travel opened (its history read), then its scrubber dragged from its middle by 24 moves of (12, 0) px 100 ms apart, \
+         there and back: each moment redraws the graph's cards, the timeline and the details. Frames are the time between animation frames while a gesture lasts.",
         hows.join("; ")
     );
 
