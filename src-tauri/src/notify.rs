@@ -60,9 +60,27 @@ pub fn notice(event: &Event, run: &str) -> Option<Notice> {
     Some(Notice { title, body })
 }
 
-/// Shows the notification an event is worth, unless a window of the app has the focus.
+/// Whether `event` is a run holding at a breakpoint.
+fn holds(event: &Event) -> bool {
+    matches!(event.data(), Some(EventData::Breakpoints(h)) if h.what == "held")
+}
+
+/// Shows the notification an event is worth, unless a window of the app has the focus; a run
+/// that holds at a breakpoint also brings the window forward (someone set it to look there).
 pub fn tell<R: Runtime>(app: &AppHandle<R>, event: &Event) {
-    if !worth_telling(event) || app.webview_windows().values().any(|w| w.is_focused().unwrap_or(false)) {
+    if !worth_telling(event) {
+        return;
+    }
+    let focused = app.webview_windows().values().any(|w| w.is_focused().unwrap_or(false));
+    if holds(event) && !focused {
+        for window in app.webview_windows().values() {
+            // A window manager may refuse the focus: the request for attention still marks it.
+            let _ = window.unminimize();
+            let _ = window.set_focus();
+            let _ = window.request_user_attention(Some(tauri::UserAttentionType::Informational));
+        }
+    }
+    if focused {
         return;
     }
     let (app, event) = (app.clone(), event.clone());
@@ -125,7 +143,12 @@ mod tests {
             Some(Notice { title: "deploy waits for an answer".into(), body: "deploy.ask: Ship it?".into() })
         );
         let held = |what: &str, held: Vec<HeldTask>| {
-            EventData::Breakpoints(BreakpointHolds { node: "deploy.ship".into(), what: what.into(), held })
+            EventData::Breakpoints(BreakpointHolds {
+                node: "deploy.ship".into(),
+                what: what.into(),
+                held,
+                breakpoints: Vec::new(),
+            })
         };
         let ship = HeldTask { node: "deploy.ship".into(), at: "before".into() };
         assert_eq!(

@@ -1857,3 +1857,41 @@ async fn a_task_runs_alone_with_its_inputs_from_a_past_run_or_typed_in_and_nothi
     assert_eq!(listed.as_array().unwrap().len(), 4, "only the four runs above: {listed}");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "b 7\nb 9\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breakpoint_is_set_and_cleared_while_the_session_runs() {
+    let fx = Fixture::new();
+    let log = fx.path("runs.log");
+    let note = |what: &str| format!("echo {what} >> '{}'", log.display());
+    let file =
+        fx.blueprint("live", vec![sh("a", &note("a"), "start"), sh("b", &note("b"), "a"), sh("c", &note("c"), "b")]);
+    let started = fx.ok("start_session", json!({"file": file, "breakpoints": [{"task": "a"}]})).await;
+    let id = started["session_id"].as_str().unwrap().to_string();
+    let view = held(&fx, &id, &[("live.a", "before")]).await;
+    assert_eq!(view["breakpoints"], json!([{"node": "live.a", "at": "before"}]), "the run's breakpoints: {view}");
+
+    // Set after b and before c while it runs; a's cleared: the run holds after b only.
+    let set = fx.ok("set_breakpoint", json!({"session_id": id, "task": "b", "at": "after"})).await;
+    assert_eq!(set["outcome"], "b holds after it ends");
+    fx.ok("set_breakpoint", json!({"session_id": id, "task": "live.c", "at": "before"})).await;
+    let cleared = fx.ok("set_breakpoint", json!({"session_id": id, "task": "c"})).await;
+    assert_eq!(cleared["outcome"], "the breakpoint of c is cleared");
+    let cleared = fx.ok("set_breakpoint", json!({"session_id": id, "task": "a"})).await;
+    assert_eq!(cleared["outcome"], "the breakpoint of a is cleared");
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    assert_eq!(view["breakpoints"], json!([{"node": "live.b", "at": "after"}]), "{view}");
+    assert_eq!(view["held"], json!([{"node": "live.a", "at": "before"}]), "a held now stays held: {view}");
+    fx.ok("continue_session", json!({"session_id": id})).await;
+    held(&fx, &id, &[("live.b", "after")]).await;
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "a\nb\n");
+
+    let unknown = fx.call("set_breakpoint", json!({"session_id": id, "task": "nope", "at": "before"})).await;
+    assert_eq!(unknown.metadata["error"], "refused", "{unknown:?}");
+    assert!(unknown.answer.as_str().unwrap().contains("no task nope"), "{unknown:?}");
+    let bad =
+        fx.api.call("set_breakpoint", json!({"session_id": id, "task": "c", "at": "sometime"})).await.unwrap_err();
+    assert!(bad.to_string().contains("unknown variant `sometime`, expected `before` or `after`"), "{bad}");
+    fx.ok("continue_session", json!({"session_id": id})).await;
+    wait(&fx, &id).await;
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "a\nb\nc\n");
+}

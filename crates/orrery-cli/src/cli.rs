@@ -125,6 +125,20 @@ pub(crate) enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
+    /// Set a breakpoint of a running session from now on, `TASK` (before it starts) or
+    /// `TASK:after` (after it ends); with `--clear`, clear the task's breakpoint.
+    Break {
+        session: String,
+        /// `TASK`, `TASK:before` or `TASK:after` (`{instance}.{task}`, or a task id).
+        task: String,
+        /// Clear the task's breakpoint (a task held now stays held until `orrery continue`).
+        #[arg(long)]
+        clear: bool,
+        #[arg(long, env = "ORRERY_DB")]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
     /// Pause a running session: nothing new starts, what runs finishes, then it is `stopped`.
     Pause {
         session: String,

@@ -86,6 +86,16 @@ pub fn continue_session(
     ask(db, "continue_session", json!({"session_id": session, "task": task, "how": how}), format)
 }
 
+/// `orrery break SESSION TASK[:before|:after]`, or `--clear`: the job `set_breakpoint`.
+pub fn set_breakpoint(session: &str, task: &str, clear: bool, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
+    let (task, at) = match task.rsplit_once(':') {
+        Some((task, at @ ("before" | "after"))) => (task, Some(at)),
+        _ => (task, Some("before")),
+    };
+    let at = if clear { None } else { at };
+    ask(db, "set_breakpoint", json!({"session_id": session, "task": task, "at": at}), format)
+}
+
 pub fn answer_prompt(session: &str, task: &str, value: &str, db: Option<PathBuf>, format: ReportFormat) -> Result<u8> {
     let value = orrery_blueprint::json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
     ask(db, "answer_prompt", json!({"session_id": session, "task": task, "value": value}), format)

@@ -117,6 +117,9 @@ fn main() -> ExitCode {
         }
         Command::Cancel { session, task, db, format } => interventions::cancel(&session, task.as_deref(), db, format),
         Command::Pause { session, db, format } => interventions::pause(&session, db, format),
+        Command::Break { session, task, clear, db, format } => {
+            interventions::set_breakpoint(&session, &task, clear, db, format)
+        }
         Command::Continue { session, task, step, skip, db, format } => {
             let how = if step {
                 "step"

@@ -1091,3 +1091,34 @@ fn run_alone_runs_one_task_with_its_inputs_typed_or_from_the_latest_run() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn break_sets_and_clears_a_breakpoint_of_a_running_session() {
+    let s = Scratch::new("break-live");
+    let db = s.0.join("store.db");
+    let dbs = db.to_str().unwrap();
+    s.write("bl.json", r#"{"id": "bl", "name": "bl", "version": "1.0", "tasks": [
+      {"id": "start", "type": "system.start"},
+      {"id": "a", "type": "shell.run", "params": [{"name": "command", "value": "echo a >> ran.txt"}], "depends_on": [{"id": "start"}]},
+      {"id": "b", "type": "shell.run", "params": [{"name": "command", "value": "echo b >> ran.txt"}], "depends_on": [{"id": "a"}]},
+      {"id": "end", "type": "system.end", "depends_on": [{"id": "b"}]}]}"#);
+    let (child, mut lines) = spawn(&["run", "--db", dbs, "--break", "a", "bl.json"], &s.0);
+    let mut until = |wanted: &str| {
+        assert!(lines.by_ref().map(Result::unwrap).any(|l| l.contains(wanted)), "no line with {wanted:?}")
+    };
+    until("break      held bl.a");
+    let session =
+        json_of(&orrery(&["sessions", "--db", dbs, "--format", "json"], &s.0))[0]["id"].as_str().unwrap().to_string();
+    let set = orrery(&["break", "--db", dbs, &session, "b:after"], &s.0);
+    assert_eq!((set.status.code(), stdout(&set).trim()), (Some(0), "b holds after it ends"), "{}", stderr(&set));
+    let cleared = orrery(&["break", "--db", dbs, "--clear", &session, "a"], &s.0);
+    assert_eq!(stdout(&cleared).trim(), "the breakpoint of a is cleared");
+    let unknown = orrery(&["break", "--db", dbs, &session, "nope"], &s.0);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("no task nope"), "{}", stderr(&unknown));
+    assert_eq!(orrery(&["continue", "--db", dbs, &session], &s.0).status.code(), Some(0));
+    until("break      held bl.b");
+    assert_eq!(std::fs::read_to_string(s.0.join("ran.txt")).unwrap(), "a\nb\n");
+    assert_eq!(orrery(&["continue", "--db", dbs, &session], &s.0).status.code(), Some(0));
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
+}

@@ -765,7 +765,9 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
     // A breakpoint holds b until it is let go.
     let held = client.ok("start_session", json!({"file": flow_file, "breakpoints": [{"task": "b"}]}));
     let held = held["session_id"].as_str().unwrap().to_string();
-    events.until(|kind, data| kind == "breakpoints" && data["session_id"] == held.as_str());
+    events.until(|kind, data| {
+        kind == "breakpoints" && data["session_id"] == held.as_str() && data["payload"]["value"]["what"] == "held"
+    });
     assert_eq!(client.ok("task_inputs", json!({"session_id": held, "task": "b"}))["inputs"], json!({"n": 5}));
     assert_eq!(
         client.ok("set_session_data", json!({"session_id": held, "key": "n", "value": 6}))["outcome"],
@@ -778,6 +780,10 @@ fn every_job_of_the_catalogue_answers_over_http_as_the_job_protocol_says() {
         client.ok("get_session", json!({"session_id": held}))["held"],
         json!([{"node": "flow.b", "at": "before"}])
     );
+    let set = client.ok("set_breakpoint", json!({"session_id": held, "task": "b", "at": "after"}));
+    assert_eq!(set["outcome"], "b holds after it ends");
+    let cleared = client.ok("set_breakpoint", json!({"session_id": held, "task": "b"}));
+    assert_eq!(cleared["outcome"], "the breakpoint of b is cleared");
     assert_eq!(client.ok("continue_session", json!({"session_id": held}))["outcome"], "continuing flow.b");
     assert_eq!(
         client.ok("wait_session", json!({"session_id": held, "timeout_s": 30}))["session"]["state"],

@@ -44,6 +44,9 @@ async fn a_breakpoint_in_a_loop_holds_at_every_iteration_and_a_step_holds_again_
     let lines = || std::fs::read_to_string(&ran).unwrap_or_default().lines().count();
     let wait = Duration::from_secs(20);
 
+    // The run says its breakpoints as it starts.
+    let set = tokio::time::timeout(wait, next_hold(&mut events)).await.expect("said in time");
+    assert_eq!(set, ("set".into(), "root.body".into(), vec![]));
     // First iteration: held before body; a step runs it and holds after it.
     let held = tokio::time::timeout(wait, next_hold(&mut events)).await.expect("held in time");
     assert_eq!(held, ("held".into(), "root.body".into(), before("root.body")));

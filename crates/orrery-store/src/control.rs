@@ -43,6 +43,9 @@ pub enum Request {
     /// Set a value of the session's data while a task is held at a breakpoint, on behalf of
     /// `by` (an instance id; `None`: the root's).
     SetData { instance: Option<String>, key: String, value: Value, by: String },
+    /// Set a breakpoint of the running session at a task (node key or task id): `"before"` or
+    /// `"after"`; `None` clears it.
+    Breakpoint { task: String, at: Option<String> },
 }
 
 impl Request {
@@ -54,6 +57,7 @@ impl Request {
             Request::Answer { .. } => "answer",
             Request::Release { .. } => "release",
             Request::SetData { .. } => "set_data",
+            Request::Breakpoint { .. } => "breakpoint",
         }
     }
 }
@@ -128,6 +132,7 @@ impl Store {
                 None,
                 Some(serde_json::json!({"instance": instance, "key": key, "value": value, "by": by}).to_string()),
             ),
+            Request::Breakpoint { task, at } => (Some(task.as_str()), Some(Value::from(at.clone()).to_string())),
         };
         self.write(|tx| {
             require_session(tx.sql, tx.path, session_id)?;
@@ -180,6 +185,10 @@ impl Store {
                     ("release", task, Some(how)) => Request::Release {
                         task,
                         how: orrery_blueprint::json::from_str::<String>(&how).map_err(|_| corrupt())?,
+                    },
+                    ("breakpoint", Some(task), Some(at)) => Request::Breakpoint {
+                        task,
+                        at: orrery_blueprint::json::from_str::<Option<String>>(&at).map_err(|_| corrupt())?,
                     },
                     ("set_data", _, Some(asked)) => {
                         let asked: Value = orrery_blueprint::json::from_str(&asked).map_err(|_| corrupt())?;

@@ -187,12 +187,17 @@ pub struct PromptWaiting {
 }
 
 /// Where a session holds at its breakpoints (Orrery's own): every task held now, after the
-/// change `what` (`"held"` or how one was let go: `"continue"`, `"step"`, `"skip"`) of `node`.
+/// change `what` (`"held"`, how one was let go: `"continue"`, `"step"`, `"skip"`, or a breakpoint
+/// `"set"` or `"cleared"` while it runs) of `node`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BreakpointHolds {
     pub node: String,
     pub what: String,
     pub held: Vec<HeldTask>,
+    /// The breakpoints of the run now: where each task holds (`before` it starts, `after` it
+    /// ends).
+    #[serde(default)]
+    pub breakpoints: Vec<HeldTask>,
 }
 
 /// A value of a session's data set by a person: an intervention, kept with what it replaced.

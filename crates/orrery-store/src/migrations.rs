@@ -35,6 +35,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0019_data_edits", include_str!("../migrations/0019_data_edits.sql")),
     ("0020_session_simulation", include_str!("../migrations/0020_session_simulation.sql")),
     ("0021_data_history", include_str!("../migrations/0021_data_history.sql")),
+    ("0022_breakpoint_requests", include_str!("../migrations/0022_breakpoint_requests.sql")),
 ];
 
 /// The schema version this code writes.

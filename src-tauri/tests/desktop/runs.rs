@@ -330,11 +330,19 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
     .await;
     app.screenshot("runs-held-after-edit.png").await;
     assert_eq!(app.count("[data-testid=held-skip]").await, 0, "a task that ended is not skipped");
+    // A breakpoint set from the run view while it holds: after c, marked on its card.
+    app.click(&card("c")).await;
+    app.wait_attr("[data-testid=attempt-details]", "data-node", "held.c").await;
+    app.click("[data-testid=run-breakpoint] option[value=after]").await;
+    app.wait_attr(&format!("{} [data-testid=breakpoint-mark]", card("c")), "data-at", "after").await;
+    app.click("[data-testid=held-continue]").await;
+    app.wait_attr("[data-testid=held]", "data-node", "held.c").await;
+    app.wait_attr("[data-testid=held]", "data-at", "after").await;
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb 8\nc\n");
     app.click("[data-testid=held-continue]").await;
     app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
     assert_eq!(app.count("[data-testid=held]").await, 0);
     app.wait_count("[data-testid=held-mark]", 0).await;
-    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\nb 8\nc\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -108,12 +108,18 @@ export type BreakpointArgument = {
 
 /**
  * Where a session holds at its breakpoints (Orrery's own): every task held now, after the
- * change `what` (`"held"` or how one was let go: `"continue"`, `"step"`, `"skip"`) of `node`.
+ * change `what` (`"held"`, how one was let go: `"continue"`, `"step"`, `"skip"`, or a breakpoint
+ * `"set"` or `"cleared"` while it runs) of `node`.
  */
 export type BreakpointHolds = {
   node: string;
   what: string;
   held: HeldTask[];
+  /**
+   * The breakpoints of the run now: where each task holds (`before` it starts, `after` it
+   * ends).
+   */
+  breakpoints?: HeldTask[];
 };
 
 /** A step of a task's dispatch over the broker; `assignment` is the id it goes out under. */
@@ -1559,6 +1565,8 @@ export type GetSessionAnswer = {
   waiting: string[];
   /** Its tasks held at a breakpoint while it runs (`continue_session` lets them go). */
   held: HeldTask[];
+  /** Its breakpoints while it runs: where each task holds (`set_breakpoint` changes them). */
+  breakpoints?: HeldTask[];
   /**
    * The sessions that restart this one, oldest first (the one it restarts is
    * `session.restarted_from`): the lineage between sessions.
@@ -1655,6 +1663,22 @@ export type ContinueSessionArguments = {
 };
 
 export type ContinueSessionAnswer = {
+  /** What the session's runner made of the request. */
+  outcome: string;
+};
+
+/** Sets or clears a breakpoint of a running session at a task, from then on (a task held now stays held until let go): `before` it starts or `after` it ends. Refused for a task the session has not. */
+export type SetBreakpointArguments = {
+  session_id: string;
+  /** The task (`{instance}.{task}`, or a task id: that task in every instance). */
+  task: string;
+  /** Where it holds: `before` it starts or `after` it ends; absent: its breakpoint is cleared. */
+  at?: BreakAtArgument | null;
+  /** Makes the call safe to send again after a lost answer: the same id with the same arguments answers the first answer and changes nothing twice. */
+  request_id?: string;
+};
+
+export type SetBreakpointAnswer = {
   /** What the session's runner made of the request. */
   outcome: string;
 };
@@ -2928,6 +2952,7 @@ export interface Jobs {
   pause_session: { arguments: PauseSessionArguments; answer: PauseSessionAnswer };
   cancel_task: { arguments: CancelTaskArguments; answer: CancelTaskAnswer };
   continue_session: { arguments: ContinueSessionArguments; answer: ContinueSessionAnswer };
+  set_breakpoint: { arguments: SetBreakpointArguments; answer: SetBreakpointAnswer };
   set_session_data: { arguments: SetSessionDataArguments; answer: SetSessionDataAnswer };
   answer_prompt: { arguments: AnswerPromptArguments; answer: AnswerPromptAnswer };
   skip_task: { arguments: SkipTaskArguments; answer: SkipTaskAnswer };

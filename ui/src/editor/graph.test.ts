@@ -35,7 +35,7 @@ describe("the canvas's nodes and edges on a change", () => {
     expect(checked[2]).toBe(selected[2]);
   });
 
-  it("draws a run's node again when its state, its attempts or where it holds change", () => {
+  it("draws a run's node again when its state, its attempts, where it holds or its breakpoint change", () => {
     const toNodes = reusingNodes();
     const pending = { state: "PENDING", attempts: 0 } as const;
     const marks = { start: pending, a: pending, b: pending };
@@ -46,6 +46,9 @@ describe("the canvas's nodes and edges on a change", () => {
     const released = toNodes(blueprint, positions, null, null, marks);
     expect(released[2]!.data.run?.held).toBeUndefined();
     expect(released[1]).toBe(before[1]);
+    const marked = toNodes(blueprint, positions, null, null, { ...marks, b: { ...pending, breakpoint: "after" } });
+    expect(marked[2]!.data.run?.breakpoint).toBe("after");
+    expect(marked[1]).toBe(before[1]);
   });
 
   it("marks every task of a multiple selection and draws again only the nodes whose mark changed", () => {

@@ -93,7 +93,8 @@ export function reusingNodes(): typeof toNodes {
         old.data.warnings === warnings &&
         old.data.run?.state === run?.state &&
         old.data.run?.attempts === run?.attempts &&
-        old.data.run?.held === run?.held;
+        old.data.run?.held === run?.held &&
+        old.data.run?.breakpoint === run?.breakpoint;
       const node: TaskNode = same
         ? old
         : {

@@ -32,7 +32,9 @@ type Props = {
 
 export function TaskCard({ data, selected, kind, icon, source = true, target = true, subtitle }: Props) {
   const { task, errors, warnings, run } = data;
-  const breakpoint = useEditor((s) => s.breakpoints[task.id]);
+  // On a run's canvas, the run's own breakpoints (set while it runs); else the editor's.
+  const editorBreakpoint = useEditor((s) => s.breakpoints[task.id]);
+  const breakpoint = run ? run.breakpoint : editorBreakpoint;
   // Only a canvas that is edited adds tasks (a run's is read-only).
   const editable = useStore((s) => s.nodesConnectable);
   const editor = useEditorStore();

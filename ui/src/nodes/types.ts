@@ -4,7 +4,7 @@ import type { TaskState } from "../backend/generated";
 import type { Task } from "../blueprint";
 
 /** How a task stands in a run: its state, how many attempts it took, where it holds at a breakpoint. */
-export type RunMark = { state: TaskState; attempts: number; held?: string };
+export type RunMark = { state: TaskState; attempts: number; held?: string; breakpoint?: string };
 
 export type TaskNodeData = {
   task: Task;

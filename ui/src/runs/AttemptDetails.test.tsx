@@ -52,6 +52,7 @@ function openRun(change: Partial<OpenRun>): OpenRun {
     driven: true,
     waiting: [],
     held: [],
+    breakpoints: [],
     restarts: [],
     nodes: {},
     attempts: [],
@@ -106,6 +107,31 @@ afterEach(() => {
 });
 
 const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+
+describe("a breakpoint set from the run view", () => {
+  it("shows where the running session holds at the task, and sets or clears it there", async () => {
+    const { container, calls } = mount(
+      openRun({ breakpoints: [{ node: "bp.work", at: "after" }], selected: { node: "bp.work", attempt: 0 } }),
+    );
+    const select = () => container.querySelector("[data-testid=run-breakpoint]") as HTMLSelectElement;
+    expect(select().value).toBe("after");
+    const choose = (value: string) =>
+      act(() => {
+        select().value = value;
+        select().dispatchEvent(new Event("change", { bubbles: true }));
+      });
+    choose("before");
+    await settled();
+    expect(calls).toContainEqual(["set_breakpoint", { session_id: "s1", task: "bp.work", at: "before" }]);
+    choose("");
+    await settled();
+    expect(calls).toContainEqual(["set_breakpoint", { session_id: "s1", task: "bp.work" }]);
+    act(() => root!.unmount());
+    // A run no runner drives has no breakpoints to set.
+    const idle = mount(openRun({ driven: false, selected: { node: "bp.work", attempt: 0 } }));
+    expect(idle.container.querySelector("[data-testid=run-breakpoint]")).toBeNull();
+  });
+});
 
 describe("a task held at a breakpoint", () => {
   it("is named in the header with continue, step and skip, and shows what it is about to read", async () => {

@@ -139,8 +139,10 @@ function TaskActions({ run, node, task, attempt }: { run: OpenRun; node: string;
   const idle = !run.driven;
   // A server cancels no single task of its sessions: a mirror's cancel would only be refused.
   const cancellable = running && run.driven && !run.session.remote;
+  const live = run.driven && run.session.state === "running" && !run.session.remote;
   return (
     <div className="task-actions">
+      {live && <RunBreakpoint run={run} node={node} />}
       {cancellable && (
         <button type="button" className="danger" onClick={() => void actOnTask("cancel", node)} data-testid="cancel-task">
           Cancel task
@@ -176,6 +178,25 @@ function TaskActions({ run, node, task, attempt }: { run: OpenRun; node: string;
         </>
       )}
     </div>
+  );
+}
+
+/** Where the running session holds at this task, set or cleared from then on. */
+function RunBreakpoint({ run, node }: { run: OpenRun; node: string }) {
+  const setBreakpoint = useRuns((s) => s.setBreakpoint);
+  const at = run.breakpoints.find((b) => b.node === node)?.at ?? "";
+  return (
+    <select
+      value={at}
+      onChange={(e) => void setBreakpoint(node, e.target.value === "before" || e.target.value === "after" ? e.target.value : null)}
+      aria-label="Breakpoint in this run"
+      title="Where this run holds at this task, from now on"
+      data-testid="run-breakpoint"
+    >
+      <option value="">No breakpoint</option>
+      <option value="before">Hold before it starts</option>
+      <option value="after">Hold after it ends</option>
+    </select>
   );
 }
 

@@ -42,7 +42,7 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
   const travel = useRuns((s) => s.travel);
 
   const marks = useMemo<RunMarks>(() => {
-    const found: Record<string, { state: TaskState; attempts: number; held?: string }> = {};
+    const found: Record<string, { state: TaskState; attempts: number; held?: string; breakpoint?: string }> = {};
     for (const task of blueprint?.tasks ?? []) found[task.id] = { state: "PENDING", attempts: 0 };
     for (const [key, n] of Object.entries(run.nodes)) {
       const mark = n.instance === level.instance ? found[n.task] : undefined;
@@ -53,13 +53,19 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
       if (mark && (!travel || a.started_ms <= travel.at)) mark.attempts += 1;
     }
     // Held only while a runner drives the run (the header says so on the same terms), and now.
-    for (const h of run.driven && run.session.state === "running" && !travel ? run.held : []) {
+    const now = run.driven && run.session.state === "running" && !travel;
+    for (const h of now ? run.held : []) {
       const node = run.nodes[h.node];
       const mark = node?.instance === level.instance ? found[node.task] : undefined;
       if (mark) mark.held = h.at;
     }
+    for (const b of now ? run.breakpoints : []) {
+      const node = run.nodes[b.node];
+      const mark = node?.instance === level.instance ? found[node.task] : undefined;
+      if (mark) mark.breakpoint = b.at;
+    }
     return found;
-  }, [blueprint, run.attempts, run.nodes, run.held, run.driven, run.session.state, level.instance, travel]);
+  }, [blueprint, run.attempts, run.nodes, run.held, run.breakpoints, run.driven, run.session.state, level.instance, travel]);
   const view = useMemo<RunView>(() => ({ marks, onOpen: drillInto }), [marks, drillInto]);
 
   // The graph of a large run takes seconds to make: it comes after the first frame of the

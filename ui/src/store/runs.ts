@@ -56,6 +56,8 @@ export type OpenRun = {
   waiting: string[];
   /** Its tasks held at a breakpoint, and where (before the task starts, after it ended). */
   held: HeldTask[];
+  /** Its breakpoints while a runner drives it: where each task holds. */
+  breakpoints: HeldTask[];
   /** The runs that restart it, oldest first (the one it restarts: `session.restarted_from`). */
   restarts: Session[];
   /** Its task nodes by node key: which instance and task each is, and its state. */
@@ -165,6 +167,8 @@ export type RunsState = {
   actOnTask(action: TaskAction, node: string): Promise<void>;
   /** Lets go of the task held at a breakpoint (`continue_session`): continue, step or skip. */
   release(node: string, how: ReleaseHow): Promise<void>;
+  /** Sets (`before`, `after`) or clears (null) a breakpoint of the open run while it runs (`set_breakpoint`). */
+  setBreakpoint(node: string, at: "before" | "after" | null): Promise<void>;
   /** Sets a value of the open run's data while a task is held (`set_session_data`). */
   setData(instance: string, key: string, value: unknown): Promise<void>;
   resetScope(node: string): Promise<void>;
@@ -248,7 +252,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
           (failedNow && failedAttempt(attempts)) ||
           (heldNow && { node: heldNow.node, attempt: latestAttempt(attempts, heldNow.node)?.attempt ?? 0 }) ||
           followed(before?.selected ?? null, before?.attempts ?? [], attempts);
-        patchRun({ session, driven, waiting, held, restarts, nodes: nodesOf(view.tasks), attempts, selected, link: view.link ?? null });
+        const breakpoints = view.breakpoints ?? [];
+        patchRun({ session, driven, waiting, held, breakpoints, restarts, nodes: nodesOf(view.tasks), attempts, selected, link: view.link ?? null });
         if (get().travel) travelSoon();
         void loadDetails();
         void loadLineage();
@@ -464,6 +469,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
               driven: view.driven,
               waiting: view.waiting,
               held: view.held,
+              breakpoints: view.breakpoints ?? [],
               restarts: view.restarts,
               nodes: nodesOf(view.tasks),
               attempts: view.attempts,
@@ -655,6 +661,13 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
         if (!run) return;
         const what = { continue: `${node} goes on`, step: `${node}: one step`, skip: `${node} is skipped` }[how];
         await intervene(what, () => backend.call("continue_session", { session_id: run.session.id, task: node, how }));
+      },
+
+      async setBreakpoint(node, at) {
+        const run = get().run;
+        if (!run) return;
+        const what = at === null ? `${node}: breakpoint cleared` : `${node} holds ${at === "before" ? "before it starts" : "after it ends"}`;
+        await intervene(what, () => backend.call("set_breakpoint", { session_id: run.session.id, task: node, ...(at === null ? {} : { at }) }));
       },
 
       async setData(instance, key, value) {

@@ -41,6 +41,17 @@ pub struct ContinueArguments {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct SetBreakpointArguments {
+    pub session_id: String,
+    /// The task (`{instance}.{task}`, or a task id: that task in every instance).
+    pub task: String,
+    /// Where it holds: `before` it starts or `after` it ends; absent: its breakpoint is cleared.
+    #[serde(default)]
+    pub at: Option<super::launch::BreakAtArgument>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SetDataArguments {
     pub session_id: String,
     /// The blueprint instance (`{blueprint id}` for the root, the default).
@@ -170,6 +181,27 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 };
                 // Through the store even for a session run here: the runner says what it did.
                 api.ask(args.session_id, Request::Release { task: args.task, how: how.to_string() }).await
+            },
+        )
+        .writing(),
+    );
+    jobs.push(
+        job(
+            "set_breakpoint",
+            "Sets or clears a breakpoint of a running session at a task, from then on (a task held now stays \
+             held until let go): `before` it starts or `after` it ends. Refused for a task the session has not.",
+            |api: Api, args: SetBreakpointArguments| async move {
+                if api.remote_of(&args.session_id).await?.is_some() {
+                    return Err(Failure::new(
+                        FailureCode::Refused,
+                        "a run on an antikythera server has no breakpoints",
+                    ));
+                }
+                let at = args.at.map(|at| match at {
+                    super::launch::BreakAtArgument::Before => "before".to_string(),
+                    super::launch::BreakAtArgument::After => "after".to_string(),
+                });
+                api.ask(args.session_id, Request::Breakpoint { task: args.task, at }).await
             },
         )
         .writing(),

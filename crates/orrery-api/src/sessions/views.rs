@@ -40,6 +40,9 @@ pub struct SessionView {
     pub waiting: Vec<String>,
     /// Its tasks held at a breakpoint while it runs (`continue_session` lets them go).
     pub held: Vec<orrery_store::HeldTask>,
+    /// Its breakpoints while it runs: where each task holds (`set_breakpoint` changes them).
+    #[serde(default)]
+    pub breakpoints: Vec<orrery_store::HeldTask>,
     /// The sessions that restart this one, oldest first (the one it restarts is
     /// `session.restarted_from`): the lineage between sessions.
     pub restarts: Vec<Session>,
@@ -89,15 +92,14 @@ pub struct Waited {
     pub ended: bool,
 }
 
-/// The tasks a driven session holds at breakpoints now: its latest `breakpoints` event says.
-fn held(
-    store: &orrery_store::Store,
-    session_id: &str,
-) -> Result<Vec<orrery_store::HeldTask>, orrery_store::StoreError> {
+/// The tasks a driven session holds at breakpoints now, and its breakpoints: its latest
+/// `breakpoints` event says.
+type Holds = (Vec<orrery_store::HeldTask>, Vec<orrery_store::HeldTask>);
+fn holds(store: &orrery_store::Store, session_id: &str) -> Result<Holds, orrery_store::StoreError> {
     let last = store.last_event_of(session_id, orrery_store::EventKind::Breakpoints)?;
     Ok(match last.as_ref().and_then(|e| e.data()) {
-        Some(orrery_store::EventData::Breakpoints(holds)) => holds.held.clone(),
-        _ => Vec::new(),
+        Some(orrery_store::EventData::Breakpoints(holds)) => (holds.held.clone(), holds.breakpoints.clone()),
+        _ => Default::default(),
     })
 }
 
@@ -174,8 +176,10 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     let session = store.session(&args.session_id)?;
                     let attempts = store.attempts(&session.id)?;
                     let driven = runner::is_driven(&store, &session.id)?;
+                    let (held, breakpoints) = if driven { holds(&store, &session.id)? } else { Default::default() };
                     Ok(SessionView {
-                        held: if driven { held(&store, &session.id)? } else { Vec::new() },
+                        held,
+                        breakpoints,
                         tasks: store.task_nodes(&session.id)?,
                         waiting: waiting(&attempts).map(|a| a.node.clone()).collect(),
                         attempts,

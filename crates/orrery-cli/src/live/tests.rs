@@ -267,7 +267,12 @@ fn notifications_and_prompts_are_kept() {
     };
     s.event(20, Some("r2"), EventData::PromptWaiting(asked));
     let holds = |what: &str, held: Vec<HeldTask>| {
-        EventData::Breakpoints(BreakpointHolds { node: "bp.ship".into(), what: what.into(), held })
+        EventData::Breakpoints(BreakpointHolds {
+            node: "bp.ship".into(),
+            what: what.into(),
+            held,
+            breakpoints: Vec::new(),
+        })
     };
     s.event(30, None, holds("held", vec![HeldTask { node: "bp.ship".into(), at: "before".into() }]));
     s.event(40, None, holds("continue", Vec::new()));

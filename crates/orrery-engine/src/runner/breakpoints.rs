@@ -20,8 +20,9 @@
 //!   is about to read): an intervention kept with the value it replaced (`data_edited`), which
 //!   lineage names as the value's source.
 //!
-//! Breakpoints belong to one run of a session (given when it starts, [`super::RunOptions`]): a
-//! resume runs without them unless it is given some.
+//! Breakpoints belong to one run of a session (given when it starts, [`super::RunOptions`], and
+//! set or cleared while it runs, [`orrery_store::Request::Breakpoint`]): a resume runs without
+//! them unless it is given some. Each event says the breakpoints of the run then.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -139,6 +140,12 @@ impl Holds {
         !self.held.is_empty()
     }
 
+    /// The breakpoints set, by node: where each holds.
+    fn set(&self) -> BTreeMap<usize, BreakAt> {
+        let before = self.before.iter().map(|&n| (n, BreakAt::Before));
+        before.chain(self.after.iter().map(|&n| (n, BreakAt::After))).collect()
+    }
+
     /// The failure a continue let go: the session ends with it.
     pub(super) fn given_up(&mut self) -> Option<ErrorRecord> {
         self.give_up.take()
@@ -156,12 +163,14 @@ impl Runner {
         if self.holds.waits_on_held(predecessors) {
             return Ok(true);
         }
+        // Held now, it waits to be let go, even if its breakpoint was cleared meanwhile.
+        if self.holds.held.get(&n) == Some(&BreakAt::Before) {
+            return Ok(true);
+        }
         if !self.holds.holds_before(n) {
             return Ok(false);
         }
-        if !self.holds.held.contains_key(&n) {
-            self.hold(n, BreakAt::Before).await?;
-        }
+        self.hold(n, BreakAt::Before).await?;
         Ok(true)
     }
 
@@ -205,11 +214,45 @@ impl Runner {
     }
 
     async fn announce_holds(&mut self, n: usize, what: &str) -> Result<(), RunError> {
-        let held = self.holds.held.iter().map(|(&h, at)| HeldTask { node: self.key(h), at: at.as_str().into() });
-        let data = BreakpointHolds { node: self.key(n), what: what.to_string(), held: held.collect() };
+        let task = |(&h, at): (&usize, &BreakAt)| HeldTask { node: self.key(h), at: at.as_str().into() };
+        let held = self.holds.held.iter().map(task).collect();
+        let breakpoints = self.holds.set().iter().map(task).collect();
+        let data = BreakpointHolds { node: self.key(n), what: what.to_string(), held, breakpoints };
         let session = self.session_id.clone();
         let event = NewEvent { run_id: None, data: EventData::Breakpoints(data) };
         self.db.write(move |s| Ok(vec![s.append_event(&session, &event, None)?])).await
+    }
+
+    /// The run's breakpoints as it starts, when it has any: an event says them.
+    pub(super) async fn announce_breakpoints(&mut self) -> Result<(), RunError> {
+        match self.holds.set().keys().next() {
+            Some(&first) => self.announce_holds(first, "set").await,
+            None => Ok(()),
+        }
+    }
+
+    /// Sets (`at`) or clears (`None`) the breakpoint of `task` while the session runs; what came
+    /// of it, as a request's outcome. A task held now stays held until it is let go.
+    pub(super) async fn set_breakpoint(&mut self, task: &str, at: Option<BreakAt>) -> Result<String, RunError> {
+        let nodes = self.plan.nodes_named(task);
+        let Some(&first) = nodes.first() else {
+            return Ok(format!("refused: no task {task} in this session"));
+        };
+        for &n in &nodes {
+            self.holds.before.remove(&n);
+            self.holds.after.remove(&n);
+            match at {
+                Some(BreakAt::Before) => self.holds.before.insert(n),
+                Some(_) => self.holds.after.insert(n),
+                None => false,
+            };
+        }
+        self.announce_holds(first, if at.is_some() { "set" } else { "cleared" }).await?;
+        Ok(match at {
+            Some(BreakAt::Before) => format!("{task} holds before it starts"),
+            Some(_) => format!("{task} holds after it ends"),
+            None => format!("the breakpoint of {task} is cleared"),
+        })
     }
 
     /// Sets a value of the session's data on behalf of a person, while a task is held (what it

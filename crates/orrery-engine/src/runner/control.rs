@@ -160,6 +160,11 @@ impl Runner {
                     None => format!("refused: {how:?} is not a way to let a task go (continue, step, skip)"),
                 },
                 Request::SetData { instance, key, value, by } => self.set_data(instance, key, value, by).await?,
+                Request::Breakpoint { task, at } => match at.as_deref().map(|a| (a, BreakAt::parse(a))) {
+                    None => self.set_breakpoint(&task, None).await?,
+                    Some((_, Some(at))) => self.set_breakpoint(&task, Some(at)).await?,
+                    Some((at, None)) => format!("refused: {at:?} is not where a task holds (before, after)"),
+                },
             };
             self.db.call(move |s| s.mark_request_handled(id, &outcome)).await?;
         }

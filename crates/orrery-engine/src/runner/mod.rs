@@ -575,6 +575,7 @@ impl Runner {
             self.set_states(initial).await?;
         }
         self.set_session(SessionState::Running, None).await?;
+        self.announce_breakpoints().await?;
         let (state, failure) = match self.drive().await? {
             End::Completed => (SessionState::Completed, None),
             End::Failed(error) => {
