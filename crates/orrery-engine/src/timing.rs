@@ -9,7 +9,9 @@
 //! start (a composite's own duration is nothing: its inner instance's end holds its finish). The
 //! longest path through it is the critical path; while a run goes on, what has happened is fixed
 //! at its times, nothing starts before now, and each task still to run takes what is left of its
-//! usual duration (a task with no past takes nothing, and is counted as unknown).
+//! usual duration (a task with no past takes nothing, and is counted as unknown). At most as many
+//! processes run at once as the runner allows: a task that runs one waits for a free place, and
+//! the task whose end frees it is what it waited for.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -284,11 +286,11 @@ impl UsualCache {
         let kept = |cache: &HashMap<String, (Vec<String>, Arc<Usual>)>| {
             cache.get(blueprint_id).filter(|(runs, _)| runs == past).map(|(_, usual)| usual.clone())
         };
-        if let Some(usual) = kept(&self.by_blueprint.lock().expect("usual cache")) {
+        if let Some(usual) = kept(&self.by_blueprint.lock().unwrap_or_else(|p| p.into_inner())) {
             return Ok(usual);
         }
         let usual = Arc::new(compute()?);
-        let mut cache = self.by_blueprint.lock().expect("usual cache");
+        let mut cache = self.by_blueprint.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= Self::BLUEPRINTS && !cache.contains_key(blueprint_id) {
             cache.clear();
         }

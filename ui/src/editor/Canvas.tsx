@@ -29,7 +29,7 @@ import { impliedDependencies } from "./implied";
 import { detours, reusingRoutes } from "./routing";
 import { dependencyAt, reusingEdges, reusingNodes, type DependencyEdge, type RunMarks } from "./graph";
 import { Overview } from "./Overview";
-import { around, cardIn, cardsBounds, covers, overviewScene, taskAt, viewRect, type ViewRect } from "./overview";
+import { around, cardIn, cardsBounds, covers, overviewLines, overviewScene, taskAt, viewRect, type ViewRect } from "./overview";
 import { ScopeRegions, useScopeRegions } from "./ScopeRegions";
 import { TASK_TYPE_DRAG } from "./Palette";
 import { canvasRendered } from "../timing";
@@ -110,15 +110,15 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   const toNodes = useMemo(reusingNodes, []);
   const toEdges = useMemo(reusingEdges, []);
   const chosen = useMemo(() => new Set(selection), [selection]);
-  const drawn = useMemo(
-    () => (blueprint ? toNodes(blueprint, positions, report, chosen, run?.marks) : []),
-    [toNodes, blueprint, positions, report, chosen, run?.marks],
-  );
   // The run of a large blueprint is read-only: React Flow, whose every change costs in proportion
   // to the nodes it holds (seconds for 10,000), holds only the tasks around the view, none when
-  // zoomed out. The editor keeps every task as a node: a selection, a drag or a deletion may
-  // reach a task out of view.
+  // zoomed out (then not even made: time travel changes the marks every frame). The editor keeps
+  // every task as a node: a selection, a drag or a deletion may reach a task out of view.
   const sliced = run !== undefined && large;
+  const drawn = useMemo(
+    () => (blueprint && !(sliced && zoomedOut) ? toNodes(blueprint, positions, report, chosen, run?.marks) : NO_NODES),
+    [toNodes, blueprint, positions, report, chosen, run?.marks, sliced, zoomedOut],
+  );
   const cover = useCover(sliced);
   // Zoomed out over a large blueprint, the overview draws the tasks: React Flow keeps them hidden.
   // A hidden node is made once per node: a change that leaves a task's node as it was (the
@@ -133,10 +133,11 @@ export function Canvas({ run }: { run?: RunView } = {}) {
   // Zoomed out, the scopes are drawn by the overview too: as elements inside the scaled view,
   // WebKit painted their regions at full size (a 2,000-task blueprint's took the page's frames
   // for most of a second after it opened).
+  const lines = useMemo(() => (zoomedOut && blueprint ? overviewLines(blueprint, positions) : null), [zoomedOut, blueprint, positions]);
   const scene = useMemo(
     () =>
-      zoomedOut && blueprint ? overviewScene(blueprint, positions, report, chosen, run?.marks, regions, selectedScope) : null,
-    [zoomedOut, blueprint, positions, report, chosen, run?.marks, regions, selectedScope],
+      lines && blueprint ? overviewScene(blueprint, positions, report, chosen, run?.marks, regions, selectedScope, lines) : null,
+    [lines, blueprint, positions, report, chosen, run?.marks, regions, selectedScope],
   );
   // Dependencies other chains already imply, pointed out on the canvas and in the inspector.
   const implied = useMemo(() => (blueprint ? impliedDependencies(blueprint) : undefined), [blueprint]);

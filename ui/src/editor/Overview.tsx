@@ -5,7 +5,7 @@
 // a composite; moving tasks wants a zoom at which they can be read.
 import { useStore } from "@xyflow/react";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
-import { drawOverview, type OverviewScene, type Palette } from "./overview";
+import { drawOverview, redrawChanged, type OverviewScene, type Palette } from "./overview";
 
 export function Overview({ scene }: { scene: OverviewScene }) {
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -13,6 +13,8 @@ export function Overview({ scene }: { scene: OverviewScene }) {
   const width = useStore((s) => s.width);
   const height = useStore((s) => s.height);
   const palette = usePalette(canvas);
+  // What the canvas shows: the scene and the view it was drawn for.
+  const drawn = useRef<{ scene: OverviewScene; transform: unknown; width: number; height: number; palette: Palette } | null>(null);
 
   useLayoutEffect(() => {
     const element = canvas.current;
@@ -20,7 +22,14 @@ export function Overview({ scene }: { scene: OverviewScene }) {
     if (!element || !ctx || !palette || width === 0 || height === 0) return;
     const dpr = window.devicePixelRatio || 1;
     const backing = [Math.round(width * dpr), Math.round(height * dpr)] as const;
-    if (element.width !== backing[0] || element.height !== backing[1]) [element.width, element.height] = backing;
+    const resized = element.width !== backing[0] || element.height !== backing[1];
+    if (resized) [element.width, element.height] = backing;
+    const last = drawn.current;
+    drawn.current = { scene, transform, width, height, palette };
+    // Only tasks' colours changed (a run's states, many times a second in time travel): those
+    // cards are drawn again, not the thousands of others.
+    const sameView = last !== null && !resized && last.transform === transform && last.palette === palette;
+    if (sameView && redrawChanged(ctx, last.scene, scene, transform, { width, height, dpr }, palette) !== null) return;
     const shown = drawOverview(ctx, scene, transform, { width, height, dpr }, palette);
     element.dataset.tasks = String(shown.tasks);
     element.dataset.scopes = String(shown.scopes);

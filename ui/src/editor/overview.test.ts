@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { FileReport } from "../backend/generated";
 import type { Blueprint } from "../blueprint";
 import { NODE_HEIGHT, NODE_WIDTH } from "./graph";
-import { around, cardIn, cardsBounds, covers, drawOverview, overviewScene, taskAt, viewRect, type Palette } from "./overview";
+import { around, cardIn, cardsBounds, covers, drawOverview, overviewScene, redrawChanged, taskAt, viewRect, type Palette } from "./overview";
 import type { Region } from "./scopes";
 
 const blueprint: Blueprint = {
@@ -48,6 +48,10 @@ function recorder() {
     lineTo: (x: number, y: number) => shapes.at(-1)!.push(x, y),
     fill: () => drawn.push({ op: "fill", style: ctx.fillStyle, shapes, alpha: ctx.globalAlpha, dashed: false }),
     stroke: () => drawn.push({ op: "stroke", style: ctx.strokeStyle, shapes, alpha: ctx.globalAlpha, dashed }),
+    fillRect: (x: number, y: number, w: number, h: number) =>
+      drawn.push({ op: "fill", style: ctx.fillStyle, shapes: [[x, y, w, h]], alpha: ctx.globalAlpha, dashed: false }),
+    strokeRect: (x: number, y: number, w: number, h: number) =>
+      drawn.push({ op: "stroke", style: ctx.strokeStyle, shapes: [[x, y, w, h]], alpha: ctx.globalAlpha, dashed }),
   };
   return { ctx: ctx as unknown as CanvasRenderingContext2D, drawn };
 }
@@ -88,6 +92,24 @@ describe("the overview of a large blueprint", () => {
     drawn.length = 0;
     expect(drawOverview(ctx, scene, [-6000, -100, 1], { width: 400, height: 300, dpr: 1 }, palette).tasks).toBe(0);
     expect(drawn.flatMap((d) => d.shapes)).toEqual([]);
+  });
+
+  it("draws again only the cards whose colours changed, when nothing else did", () => {
+    const size = { width: 400, height: 300, dpr: 1 };
+    const view = [10, 10, 0.5] as const;
+    const pending = overviewScene(blueprint, positions, null, new Set(), { a: { state: "PENDING", attempts: 0 } });
+    const failed = overviewScene(blueprint, positions, null, new Set(), { a: { state: "FAILED", attempts: 1 } }, [], null, pending.lines);
+    const { ctx, drawn } = recorder();
+    expect(redrawChanged(ctx, pending, failed, view, size, palette)).toBe(1);
+    expect(drawn.map((d) => [d.op, d.shapes])).toEqual([
+      ["fill", [[positions.a!.x, positions.a!.y, NODE_WIDTH, NODE_HEIGHT]]],
+      ["stroke", [[positions.a!.x, positions.a!.y, NODE_WIDTH, NODE_HEIGHT]]],
+    ]);
+    // Anything else changed (the lines made again, a selection): drawn whole.
+    const made = overviewScene(blueprint, positions, null, new Set(), { a: { state: "FAILED", attempts: 1 } });
+    expect(redrawChanged(ctx, pending, made, view, size, palette)).toBeNull();
+    const chosen = overviewScene(blueprint, positions, null, new Set(["a"]), { a: { state: "FAILED", attempts: 1 } }, [], null, pending.lines);
+    expect(redrawChanged(ctx, pending, chosen, view, size, palette)).toBeNull();
   });
 
   it("draws the scopes in view behind the tasks, tinted by policy, the selected one solid", () => {

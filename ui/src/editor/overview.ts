@@ -41,6 +41,7 @@ export function overviewScene(
   marks?: RunMarks,
   regions: readonly Region[] = [],
   selectedScope: string | null = null,
+  lines: Float64Array = overviewLines(blueprint, positions),
 ): OverviewScene {
   const problems = new Map<string, Stroke>();
   for (const d of report?.diagnostics ?? []) {
@@ -55,6 +56,17 @@ export function overviewScene(
     const fill: Fill = runFill ?? (kind === "terminal" || kind === "composite" ? kind : "task");
     return { id: task.id, x: at.x, y: at.y, fill, stroke: problems.get(task.id) ?? "border", selected: selection.has(task.id) };
   });
+  const scopes = [...regions]
+    .sort((a, b) => a.depth - b.depth)
+    .map(({ x, y, width, height, policy, start }) => ({ x, y, width, height, policy, selected: start === selectedScope }));
+  return { tasks, lines, scopes };
+}
+
+/**
+ * The overview's dependency lines: they change with the blueprint and its layout only, so a run
+ * whose states change many times a second (time travel) does not make them again each time.
+ */
+export function overviewLines(blueprint: Blueprint, positions: Positions): Float64Array {
   const lines: number[] = [];
   for (const task of blueprint.tasks) {
     const to = positions[task.id];
@@ -64,10 +76,7 @@ export function overviewScene(
       lines.push(from.x + NODE_WIDTH / 2, from.y + NODE_HEIGHT, to.x + NODE_WIDTH / 2, to.y);
     }
   }
-  const scopes = [...regions]
-    .sort((a, b) => a.depth - b.depth)
-    .map(({ x, y, width, height, policy, start }) => ({ x, y, width, height, policy, selected: start === selectedScope }));
-  return { tasks, lines: Float64Array.from(lines), scopes };
+  return Float64Array.from(lines);
 }
 
 /** The part of the flow in view: left, top, right, bottom. */
@@ -176,6 +185,54 @@ export function drawOverview(
     ctx.stroke();
   }
   return { tasks: shown.length, scopes };
+}
+
+/**
+ * Draws on the frame `drawOverview` painted for `before` what `after` changed, when only some
+ * tasks' colours changed (a run's states: time travel changes them every frame): each such
+ * task's card filled and outlined again over the old one, which covers what lay under it as a
+ * full draw does. Answers how many it drew again, or null when a full draw is wanted (anything
+ * else changed, a changed task is selected, or too many changed for it to pay).
+ */
+export function redrawChanged(
+  ctx: CanvasRenderingContext2D,
+  before: OverviewScene,
+  after: OverviewScene,
+  transform: readonly [number, number, number],
+  size: { width: number; height: number; dpr: number },
+  palette: Palette,
+): number | null {
+  if (before.lines !== after.lines || before.tasks.length !== after.tasks.length) return null;
+  const sameScopes =
+    before.scopes.length === after.scopes.length &&
+    before.scopes.every((s, i) => {
+      const t = after.scopes[i]!;
+      return s.x === t.x && s.y === t.y && s.width === t.width && s.height === t.height && s.policy === t.policy && s.selected === t.selected;
+    });
+  if (!sameScopes) return null;
+  const changed: OverviewScene["tasks"] = [];
+  for (let i = 0; i < after.tasks.length; i++) {
+    const [a, b] = [before.tasks[i]!, after.tasks[i]!];
+    if (a.id !== b.id || a.x !== b.x || a.y !== b.y || a.selected !== b.selected) return null;
+    if (a.fill === b.fill && a.stroke === b.stroke) continue;
+    if (b.selected) return null;
+    changed.push(b);
+  }
+  if (changed.length > after.tasks.length / 4) return null;
+  const [x, y, zoom] = transform;
+  const view = viewRect(transform, size.width, size.height);
+  ctx.setTransform(size.dpr * zoom, 0, 0, size.dpr * zoom, size.dpr * x, size.dpr * y);
+  let drawn = 0;
+  for (const t of changed) {
+    if (!cardIn(t, view)) continue;
+    drawn += 1;
+    ctx.fillStyle = palette[t.fill];
+    ctx.fillRect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
+    ctx.lineWidth = (t.stroke === "border" ? 1 : 2) / zoom;
+    ctx.strokeStyle = palette[t.stroke];
+    ctx.strokeRect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
+  }
+  return drawn;
 }
 
 /**

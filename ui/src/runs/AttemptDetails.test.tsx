@@ -133,6 +133,25 @@ describe("a breakpoint set from the run view", () => {
   });
 });
 
+describe("the data a held task can read", () => {
+  it("lists every value of its instance, each to change, not only those its inputs read", async () => {
+    const reads = { node: "bp.work", instance: "bp", inputs: { n: 7 }, problem: null, keys: { n: "count" }, data: { count: 7, other: "x" } };
+    const { container, calls } = mount(openRun({ held: [{ node: "bp.work", at: "before" }], reads, selected: { node: "bp.work", attempt: 0 } }));
+    const other = container.querySelector("[data-testid=held-data][data-key=other]")!;
+    expect(other.textContent).toContain("x");
+    act(() => (other.querySelector("[data-testid=held-data-edit]") as HTMLButtonElement).click());
+    const field = other.querySelector("[data-testid=held-data-value]") as HTMLInputElement;
+    act(() => {
+      const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")!.set!;
+      set.call(field, '{"deep": [1]}');
+      field.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    act(() => field.form!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
+    await settled();
+    expect(calls).toContainEqual(["set_session_data", { session_id: "s1", instance: "bp", key: "other", value: { deep: [1] } }]);
+  });
+});
+
 describe("a task held at a breakpoint", () => {
   it("is named in the header with continue, step and skip, and shows what it is about to read", async () => {
     const reads = { node: "bp.work", instance: "bp", inputs: { n: 7 }, problem: null, keys: { n: "count" }, data: { count: 7, other: "x" } };

@@ -391,7 +391,8 @@ function dispatchLine(step: BrokerDispatch): string {
  */
 function HeldReads({ reads }: { reads: TaskInputsAnswer }) {
   const setData = useRuns((s) => s.setData);
-  const [editing, setEditing] = useState<{ key: string; text: string } | null>(null);
+  // The row being changed: an input (`input:` its name) or a data key (`data:` the key).
+  const [editing, setEditing] = useState<{ row: string; key: string; text: string } | null>(null);
   const set = () => {
     if (!editing) return;
     let value: unknown;
@@ -403,6 +404,44 @@ function HeldReads({ reads }: { reads: TaskInputsAnswer }) {
     void setData(reads.instance, editing.key, value);
     setEditing(null);
   };
+  /** A value with a way to change the data key it is (or is read from). */
+  const row = (id: string, key: string, value: unknown, shown: string, testId: string) =>
+    editing?.row === id ? (
+      <form
+        className="held-edit"
+        onSubmit={(e) => {
+          e.preventDefault();
+          set();
+        }}
+      >
+        <input
+          aria-label={`New value of ${key}`}
+          data-testid={`${testId}-value`}
+          value={editing.text}
+          onChange={(e) => setEditing({ row: id, key, text: e.target.value })}
+          autoFocus
+        />
+        <button type="submit" data-testid={`${testId}-set`}>
+          Set
+        </button>
+        <button type="button" onClick={() => setEditing(null)}>
+          Cancel
+        </button>
+      </form>
+    ) : (
+      <>
+        <code>{shown}</code>{" "}
+        <button
+          type="button"
+          className="link"
+          onClick={() => setEditing({ row: id, key, text: JSON.stringify(value) })}
+          data-testid={`${testId}-edit`}
+          title={`Set ${reads.instance}.${key}: kept as an intervention, named by lineage`}
+        >
+          Change
+        </button>
+      </>
+    );
   return (
     <dl className="attempt-fields" data-testid="held-reads">
       <dt>Held</dt>
@@ -419,47 +458,21 @@ function HeldReads({ reads }: { reads: TaskInputsAnswer }) {
           <Fragment key={name}>
             <dt title={`reads ${reads.instance}.${key}`}>{name}</dt>
             <dd data-testid="held-input" data-input={name}>
-              {editing?.key === key ? (
-                <form
-                  className="held-edit"
-                  onSubmit={(e) => {
-                    e.preventDefault();
-                    set();
-                  }}
-                >
-                  <input
-                    aria-label={`New value of ${key}`}
-                    data-testid="held-input-value"
-                    value={editing.text}
-                    onChange={(e) => setEditing({ key, text: e.target.value })}
-                    autoFocus
-                  />
-                  <button type="submit" data-testid="held-input-set">
-                    Set
-                  </button>
-                  <button type="button" onClick={() => setEditing(null)}>
-                    Cancel
-                  </button>
-                </form>
-              ) : (
-                <>
-                  <code>{JSON.stringify(value)}</code>{" "}
-                  <button
-                    type="button"
-                    className="link"
-                    onClick={() => setEditing({ key, text: JSON.stringify(value) })}
-                    data-testid="held-input-edit"
-                    title={`Set ${reads.instance}.${key}, which it reads: kept as an intervention, named by lineage`}
-                  >
-                    Change
-                  </button>
-                </>
-              )}
+              {row(`input:${name}`, key, value, JSON.stringify(value), "held-input")}
             </dd>
           </Fragment>
         );
       })}
-      <Json label={`Data of ${reads.instance}`} value={reads.data} />
+      <dt className="section">Data of {reads.instance}</dt>
+      <dd className="section">every value it can read, each to change</dd>
+      {Object.entries(reads.data).map(([key, value]) => (
+        <Fragment key={key}>
+          <dt>{key}</dt>
+          <dd data-testid="held-data" data-key={key}>
+            {row(`data:${key}`, key, value, preview(value), "held-data")}
+          </dd>
+        </Fragment>
+      ))}
     </dl>
   );
 }

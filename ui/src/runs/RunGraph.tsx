@@ -41,16 +41,26 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
   // Time travelling: the states and attempts of the moment shown.
   const travel = useRuns((s) => s.travel);
 
+  // The level's nodes and attempts, found once: time travel asks for the marks every frame.
+  const own = useMemo(
+    () => ({
+      nodes: Object.entries(run.nodes).filter(([, n]) => n.instance === level.instance),
+      attempts: run.attempts.filter((a) => a.instance === level.instance),
+    }),
+    [run.nodes, run.attempts, level.instance],
+  );
   const marks = useMemo<RunMarks>(() => {
     const found: Record<string, { state: TaskState; attempts: number; held?: string; breakpoint?: string }> = {};
     for (const task of blueprint?.tasks ?? []) found[task.id] = { state: "PENDING", attempts: 0 };
-    for (const [key, n] of Object.entries(run.nodes)) {
-      const mark = n.instance === level.instance ? found[n.task] : undefined;
+    for (const [key, n] of own.nodes) {
+      const mark = found[n.task];
       if (mark) mark.state = travel ? (travel.replay.states.get(key) ?? "PENDING") : n.state;
     }
-    for (const a of run.attempts) {
-      const mark = a.instance === level.instance ? found[a.task] : undefined;
-      if (mark && (!travel || a.started_ms <= travel.at)) mark.attempts += 1;
+    // In start order: travelling, those begun by the moment come first.
+    for (const a of own.attempts) {
+      if (travel && a.started_ms > travel.at) break;
+      const mark = found[a.task];
+      if (mark) mark.attempts += 1;
     }
     // Held only while a runner drives the run (the header says so on the same terms), and now.
     const now = run.driven && run.session.state === "running" && !travel;
@@ -65,7 +75,7 @@ function LevelCanvas({ run, level }: { run: OpenRun; level: RunLevel }) {
       if (mark) mark.breakpoint = b.at;
     }
     return found;
-  }, [blueprint, run.attempts, run.nodes, run.held, run.breakpoints, run.driven, run.session.state, level.instance, travel]);
+  }, [blueprint, own, run.nodes, run.held, run.breakpoints, run.driven, run.session.state, level.instance, travel]);
   const view = useMemo<RunView>(() => ({ marks, onOpen: drillInto }), [marks, drillInto]);
 
   // The graph of a large run takes seconds to make: it comes after the first frame of the
