@@ -179,4 +179,19 @@ mod tests {
         };
         assert!(!worth_telling(&cut));
     }
+
+    #[test]
+    fn only_a_hold_brings_the_window_forward() {
+        let breakpoints = |what: &str| {
+            event(EventData::Breakpoints(BreakpointHolds {
+                node: "deploy.ship".into(),
+                what: what.into(),
+                held: Vec::new(),
+                breakpoints: Vec::new(),
+            }))
+        };
+        assert!(holds(&breakpoints("held")));
+        assert!(!holds(&breakpoints("set")) && !holds(&breakpoints("continue")));
+        assert!(!holds(&event(session(SessionState::Failed, None))));
+    }
 }
