@@ -303,10 +303,12 @@ async fn a_breakpoint_set_in_the_editor_holds_the_run_until_step_and_continue() 
     app.wait_attr("[data-testid=held]", "data-at", "before").await;
     app.wait_attr("[data-testid=attempt-details]", "data-node", "held.b").await;
     app.wait_count(&format!("{} [data-testid=held-mark]", card("b")), 1).await;
+    // What b is about to read: its input n, and the data of its instance, each value to change.
     eventually("b's inputs", || async {
-        app.content("[data-testid=held-reads]").await.filter(|t| t.contains("\"n\": 7"))
+        app.content("[data-testid=held-input][data-input=n] code").await.filter(|t| t == "7")
     })
     .await;
+    app.wait_text("[data-testid=held-data][data-key=n] code", "7").await;
     let runs = app.dir.path().join("runs.log");
     assert_eq!(std::fs::read_to_string(&runs).unwrap(), "a\n");
 

@@ -335,6 +335,11 @@ describe("time travel on an open run", () => {
     expect(reads).toBe(1);
     runs().stopTravel();
     expect(runs().travel).toBeNull();
+    // Stopped while its history was being read: it stays stopped.
+    const reading = runs().startTravel();
+    runs().stopTravel();
+    await reading;
+    expect(runs().travel).toBeNull();
     await runs().startTravel(1100);
     expect(runs().travel?.at).toBe(1100);
     await runs().open("s1");

@@ -211,6 +211,8 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
   let listTimer: ReturnType<typeof setTimeout> | undefined;
   let detailsSerial = 0;
   let travelTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Time travel started, then stopped: a history read for the one stopped is dropped. */
+  let travels = 0;
 
   return createStore<RunsState>()((set, get) => {
     const fail = (e: unknown) => set({ notice: { text: e instanceof Error ? e.message : String(e), error: true } });
@@ -393,11 +395,11 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       async startTravel(at) {
         const run = get().run;
         if (!run) return;
-        const mine = opened;
+        const [mine, journey] = [opened, travels];
         try {
           const history = await backend.call("session_history", { session_id: run.session.id });
           const current = get().run;
-          if (mine !== opened || !current) return;
+          if (mine !== opened || journey !== travels || !current) return;
           const replay = new Replay(history, current.attempts);
           const moment = Math.min(Math.max(at ?? replay.end, replay.start), replay.end);
           replay.seek(moment);
@@ -417,6 +419,7 @@ export function createRuns(backend: Backend, layout: Layout): RunsStore {
       },
 
       stopTravel() {
+        travels++;
         clearTimeout(travelTimer);
         travelTimer = undefined;
         set({ travel: null });
