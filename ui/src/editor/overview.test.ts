@@ -48,10 +48,6 @@ function recorder() {
     lineTo: (x: number, y: number) => shapes.at(-1)!.push(x, y),
     fill: () => drawn.push({ op: "fill", style: ctx.fillStyle, shapes, alpha: ctx.globalAlpha, dashed: false }),
     stroke: () => drawn.push({ op: "stroke", style: ctx.strokeStyle, shapes, alpha: ctx.globalAlpha, dashed }),
-    fillRect: (x: number, y: number, w: number, h: number) =>
-      drawn.push({ op: "fill", style: ctx.fillStyle, shapes: [[x, y, w, h]], alpha: ctx.globalAlpha, dashed: false }),
-    strokeRect: (x: number, y: number, w: number, h: number) =>
-      drawn.push({ op: "stroke", style: ctx.strokeStyle, shapes: [[x, y, w, h]], alpha: ctx.globalAlpha, dashed }),
   };
   return { ctx: ctx as unknown as CanvasRenderingContext2D, drawn };
 }

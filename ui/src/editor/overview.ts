@@ -122,6 +122,33 @@ export function cardsBounds(blueprint: Blueprint, positions: Positions): { x: nu
   return { x: left, y: top, width: right - left, height: bottom - top };
 }
 
+/** Fills and outlines `cards`, one path per colour. */
+function paintCards(ctx: CanvasRenderingContext2D, cards: OverviewScene["tasks"], zoom: number, palette: Palette): void {
+  const byColour = <K extends string>(key: (t: OverviewScene["tasks"][number]) => K) => {
+    const groups = new Map<K, OverviewScene["tasks"]>();
+    for (const t of cards) {
+      const k = key(t);
+      const group = groups.get(k);
+      if (group) group.push(t);
+      else groups.set(k, [t]);
+    }
+    return groups;
+  };
+  for (const [fill, group] of byColour((t) => t.fill)) {
+    ctx.beginPath();
+    for (const t of group) ctx.rect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
+    ctx.fillStyle = palette[fill];
+    ctx.fill();
+  }
+  for (const [stroke, group] of byColour((t) => t.stroke)) {
+    ctx.beginPath();
+    for (const t of group) ctx.rect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
+    ctx.lineWidth = (stroke === "border" ? 1 : 2) / zoom;
+    ctx.strokeStyle = palette[stroke];
+    ctx.stroke();
+  }
+}
+
 /** Draws the scene; answers how many tasks and scopes were in view. */
 export function drawOverview(
   ctx: CanvasRenderingContext2D,
@@ -152,29 +179,7 @@ export function drawOverview(
 
   const view: ViewRect = [left, top, right, bottom];
   const shown = scene.tasks.filter((t) => cardIn(t, view));
-  const byColour = <K extends string>(key: (t: OverviewScene["tasks"][number]) => K) => {
-    const groups = new Map<K, typeof shown>();
-    for (const t of shown) {
-      const k = key(t);
-      const group = groups.get(k);
-      if (group) group.push(t);
-      else groups.set(k, [t]);
-    }
-    return groups;
-  };
-  for (const [fill, group] of byColour((t) => t.fill)) {
-    ctx.beginPath();
-    for (const t of group) ctx.rect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
-    ctx.fillStyle = palette[fill];
-    ctx.fill();
-  }
-  for (const [stroke, group] of byColour((t) => t.stroke)) {
-    ctx.beginPath();
-    for (const t of group) ctx.rect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
-    ctx.lineWidth = (stroke === "border" ? 1 : 2) / zoom;
-    ctx.strokeStyle = palette[stroke];
-    ctx.stroke();
-  }
+  paintCards(ctx, shown, zoom, palette);
   const selected = shown.filter((t) => t.selected);
   if (selected.length > 0) {
     ctx.beginPath();
@@ -191,8 +196,9 @@ export function drawOverview(
  * Draws on the frame `drawOverview` painted for `before` what `after` changed, when only some
  * tasks' colours changed (a run's states: time travel changes them every frame): each such
  * task's card filled and outlined again over the old one, which covers what lay under it as a
- * full draw does. Answers how many it drew again, or null when a full draw is wanted (anything
- * else changed, a changed task is selected, or too many changed for it to pay).
+ * full draw does, one path per colour as a full draw makes them. Answers how many it drew
+ * again, or null when a full draw is wanted (anything else changed, or a changed task is
+ * selected).
  */
 export function redrawChanged(
   ctx: CanvasRenderingContext2D,
@@ -218,21 +224,12 @@ export function redrawChanged(
     if (b.selected) return null;
     changed.push(b);
   }
-  if (changed.length > after.tasks.length / 4) return null;
   const [x, y, zoom] = transform;
   const view = viewRect(transform, size.width, size.height);
   ctx.setTransform(size.dpr * zoom, 0, 0, size.dpr * zoom, size.dpr * x, size.dpr * y);
-  let drawn = 0;
-  for (const t of changed) {
-    if (!cardIn(t, view)) continue;
-    drawn += 1;
-    ctx.fillStyle = palette[t.fill];
-    ctx.fillRect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
-    ctx.lineWidth = (t.stroke === "border" ? 1 : 2) / zoom;
-    ctx.strokeStyle = palette[t.stroke];
-    ctx.strokeRect(t.x, t.y, NODE_WIDTH, NODE_HEIGHT);
-  }
-  return drawn;
+  const shown = changed.filter((t) => cardIn(t, view));
+  paintCards(ctx, shown, zoom, palette);
+  return shown.length;
 }
 
 /**
