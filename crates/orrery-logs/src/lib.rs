@@ -16,7 +16,7 @@ mod window;
 
 pub use error::LogError;
 pub use follow::{follow, follow_until, FollowOptions, Follower, LogChunk, LogEvent, WatchMode};
-pub use sizes::{record_size, size_at, sizes_path};
+pub use sizes::{record_size, size_at};
 pub use window::{clamp_limit, read_window, read_window_upto, window_of, Window, DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT};
 
 /// Opens a log for reading without blocking: a FIFO put where a log was expected (a task may

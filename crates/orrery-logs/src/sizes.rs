@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Where the records of the log at `log` are.
-pub fn sizes_path(log: &Path) -> PathBuf {
+fn sizes_path(log: &Path) -> PathBuf {
     let mut name = log.as_os_str().to_owned();
     name.push(".sizes");
     PathBuf::from(name)

@@ -8,7 +8,7 @@ import type { TimingRead } from "../store/runs";
 import { durationLabel } from "./timeline/model";
 
 /** How often a running run's time left is read again. */
-export const TIMING_EVERY_MS = 5000;
+const TIMING_EVERY_MS = 5000;
 
 /** A running run's time left, at `now`: what to show and what it comes from; null with no estimate. */
 export function timeLeft(read: TimingRead | undefined, now: number): { label: string; title: string } | null {
