@@ -268,8 +268,11 @@ pub type Usual = HashMap<String, (f64, u32)>;
 /// its blueprint's past runs again on every call.
 #[derive(Debug, Default)]
 pub struct UsualCache {
-    by_blueprint: Mutex<HashMap<String, (Vec<String>, Arc<Usual>)>>,
+    by_blueprint: Mutex<ByBlueprint>,
 }
+
+/// By blueprint id: the past runs the usual durations were computed from, and those durations.
+type ByBlueprint = HashMap<String, (Vec<String>, Arc<Usual>)>;
 
 impl UsualCache {
     /// How many blueprints' usual durations are kept at most (then all are dropped).
@@ -283,7 +286,7 @@ impl UsualCache {
         past: &[String],
         compute: impl FnOnce() -> Result<Usual, RunError>,
     ) -> Result<Arc<Usual>, RunError> {
-        let kept = |cache: &HashMap<String, (Vec<String>, Arc<Usual>)>| {
+        let kept = |cache: &ByBlueprint| {
             cache.get(blueprint_id).filter(|(runs, _)| runs == past).map(|(_, usual)| usual.clone())
         };
         if let Some(usual) = kept(&self.by_blueprint.lock().unwrap_or_else(|p| p.into_inner())) {

@@ -240,7 +240,7 @@ pub(super) fn log_window(
     };
     match store.find_attempt(&session.id, &node, None)? {
         Ok(attempt) if attempt.log_path.is_some() => {
-            Ok(crate::sessions::attempt_window(store, &session.id, &node, None, Some(offset), Some(limit))?.1)
+            Ok(crate::sessions::attempt_window(store, &session.id, &node, None, Some(offset), Some(limit), None)?.1)
         }
         // Not begun yet, or a task that writes no log.
         Ok(_) => Ok(empty()),

@@ -122,22 +122,9 @@ impl From<orrery_store::BlueprintVersion> for RunBlueprint {
     }
 }
 
-/// A byte window of the log of attempt `attempt` (default: the latest) of `task` in a session.
+/// A byte window of the log of attempt `attempt` (default: the latest) of `task` in a session;
+/// with `until_ms`, of the log as it was then, with its size then (see [`AttemptLog::until_size`]).
 pub(crate) fn attempt_window(
-    store: &Store,
-    session_id: &str,
-    task: &str,
-    attempt: Option<u32>,
-    offset: Option<i64>,
-    limit: Option<u64>,
-) -> Result<(Attempt, orrery_logs::Window), Failure> {
-    let (attempt, window, _) = attempt_window_until(store, session_id, task, attempt, offset, limit, None)?;
-    Ok((attempt, window))
-}
-
-/// [`attempt_window`] of the log as it was at `until_ms`, with its size then (see
-/// [`AttemptLog::until_size`]).
-fn attempt_window_until(
     store: &Store,
     session_id: &str,
     task: &str,
@@ -204,7 +191,7 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
         |api: Api, args: LogArguments| async move {
             api.blocking(move |db| {
                 let store = open(db)?;
-                let (attempt, window, until_size) = attempt_window_until(
+                let (attempt, window, until_size) = attempt_window(
                     &store,
                     &args.session_id,
                     &args.task,
