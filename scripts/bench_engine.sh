@@ -3,10 +3,11 @@
 # (chain; fan-out between one root and one join; layers of 10 fully connected to the next) with
 # parallelism 2 and, in the same run, ninja and make run the same DAGs (each node runs `true`
 # and touches a stamp). Median of 3 runs each; Orrery's peak RSS through /usr/bin/time. The
-# "before" column is the same binary with ORRERY_SPAWNER=off: the engine forks each task's
-# supervisor itself, as it did before the spawner.
+# "before" column is OLD_ORRERY when given (a build from before a change, timed in the same
+# run), else the same binary with ORRERY_SPAWNER=off: the engine forks each task's supervisor
+# itself, as it did before the spawner.
 #
-#   scripts/bench_engine.sh
+#   scripts/bench_engine.sh [OLD_ORRERY]
 #
 # Environment:
 #   BENCH_TASKS     tasks per shape (default 1000)
@@ -40,6 +41,6 @@ PY="$(command -v python3 || echo /usr/bin/python3)"
 mkdir -p "$OUT"
 "$PY" "$ROOT/crates/orrery-bench/py/engine_bench.py" "$OUT" "$ROOT/target/release/orrery" \
     --tasks "${BENCH_TASKS:-1000}" --runs "${BENCH_RUNS:-3}" --parallel "${BENCH_PARALLEL:-2}" \
-    --shapes "${BENCH_SHAPES:-chain,fanout,layers}"
+    --shapes "${BENCH_SHAPES:-chain,fanout,layers}" ${1:+--before "$1"}
 cp "$OUT/engine.md" "$ROOT/target/bench/engine.md"
 log "table written to target/bench/engine.md"

@@ -21,9 +21,10 @@
 //!   what an embedder gave [`inherit_from`]), then the spec's variables are added (and win).
 //! - **The supervisor** ([`supervisor`]): each process is started by a small process of its
 //!   own, forked from the engine, that waits for it and records its exit durably
-//!   ([`ProcessSpec::exit_record`], `STEM.exit`), so that its outcome survives the engine's death:
-//!   recovery reads the record, or, while the supervisor lives, waits for it ([`adopt`]). The
-//!   engine learns the outcome from that same record. The supervisor reaps the leader only once
+//!   ([`ProcessSpec::exit_record`], a line of its folder's [`supervisor::RECORDS_FILE`]), so that
+//!   its outcome survives the engine's death: recovery reads the record, or, while the
+//!   supervisor lives, waits for it ([`adopt`]). The engine, while it lives, learns the outcome
+//!   from what the supervisor tells it. The supervisor reaps the leader only once
 //!   the engine has done with its group (or is gone); the engine reaps the supervisor. No
 //!   zombie of ours is left. Grandchildren orphaned by the leader's exit belong to init, which
 //!   reaps them (an init that does not, as in some containers, leaves zombies that run
@@ -144,14 +145,15 @@ pub struct ProcessSpec {
     pub timeout: Option<Duration>,
     /// Between SIGTERM and SIGKILL when a group is stopped.
     pub grace: Duration,
-    /// Where the supervisor records the leader's exit, durably (see [`supervisor`]); a stale
-    /// file there is removed at spawn. `None`: no record (the exit is known only while this
-    /// process lives).
+    /// The attempt's stem (its files' common prefix): the supervisor records the leader's exit
+    /// durably under its name in the folder's records file (see [`supervisor`]). `None`: no
+    /// record (the exit is known only while this process lives).
     pub exit_record: Option<PathBuf>,
     /// At most this many bytes of output go to the log (see the module notes).
     pub log_cap: u64,
     /// Written into the record as its `run_id` (the attempt's), and required of it when the
-    /// exit is read back: a record another attempt left under the name is not this one's.
+    /// exit is read back ([`adopt`]): a record another attempt left under the name is not this
+    /// one's.
     pub record_id: Option<String>,
 }
 
@@ -481,13 +483,6 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
     let resolved = resolve_program(&program, &env, spec.cwd.as_deref())?;
     let environment = environment_of(&resolved, spec.cwd.as_deref(), &env);
     let spawn_failed = |source: io::Error| ProcessError::Spawn { program: program.clone(), source };
-    if let Some(record) = &spec.exit_record {
-        // A record left by an earlier use of the name would be taken for this exit.
-        match fs::remove_file(record) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(spawn_failed(e)),
-            _ => {}
-        }
-    }
     let prepared = supervisor::Prepared::new(
         &resolved,
         &argv,
@@ -545,8 +540,8 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
 }
 
 /// Waits for a task process that a runner which died left behind, still under its supervisor,
-/// through its exit record (see [`supervisor`]): the [`Finished`] of the record once it is
-/// written. `leader` is the process (pid, start time) when it may still run; none when only
+/// through its exit record (see [`supervisor`]; `stem` is the attempt's, as
+/// [`ProcessSpec::exit_record`]): the [`Finished`] of the record once it is written. `leader` is the process (pid, start time) when it may still run; none when only
 /// the record is left to read. A cancel stops its group (SIGTERM, `grace`, SIGKILL) and waits
 /// for the record all the same; so does `deadline` (the attempt's timeout, from its start),
 /// whose expiry makes the exit [`Exit::TimedOut`]. After the record, every process still carrying `tag`
@@ -555,7 +550,7 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
 /// of another run id than the tag's value is not this process's (see [`ProcessSpec::record_id`]).
 pub fn adopt(
     leader: Option<(u32, u64)>,
-    record: PathBuf,
+    stem: PathBuf,
     grace: Duration,
     tag: (String, String),
     deadline: Option<Instant>,
@@ -585,16 +580,16 @@ pub fn adopt(
             }
         };
         tokio::pin!(timeout);
-        let read = |path: &std::path::Path| supervisor::read_record(path).map(|r| r.filter(|r| r.is_of(&tag.1)));
+        let read = || supervisor::read_record(&stem).map(|r| r.filter(|r| r.is_of(&tag.1)));
         let record = loop {
-            match read(&record) {
+            match read() {
                 Ok(Some(record)) => break Some(record),
                 Ok(None) => {}
                 Err(_) => break None,
             }
             if !present(pid, start_time) {
                 // Gone: its supervisor wrote the record before reaping it, if it ever did.
-                break read(&record).ok().flatten();
+                break read().ok().flatten();
             }
             if kill_at.is_some_and(|at| Instant::now() >= at) {
                 signal(libc::SIGKILL);
@@ -963,23 +958,12 @@ async fn supervise_group(
         leader = link.leader_exit().await;
     }
     let (written, dropped) = link.finish().await;
-    // One way to learn an outcome: the record, as recovery reads it; the status pipe only
-    // when no record was asked for (or it could not be written).
-    let record = spec
-        .exit_record
-        .as_deref()
-        .and_then(|path| supervisor::read_record(path).ok().flatten())
-        .filter(|r| spec.record_id.as_deref().is_none_or(|id| r.is_of(id)));
-    let (status, log) = match (record, leader) {
-        (Some(record), _) => (record.exit(), LogSummary::of(&record)),
-        (None, Some((0, code))) => {
-            (Exit::Exited { code: code as i32 }, LogSummary { written, dropped, cap: spec.log_cap })
-        }
-        (None, Some((_, signal))) => {
-            (Exit::Signalled { signal: signal as i32 }, LogSummary { written, dropped, cap: spec.log_cap })
-        }
+    let log = LogSummary { written, dropped, cap: spec.log_cap };
+    let status = match leader {
+        Some((0, code)) => Exit::Exited { code: code as i32 },
+        Some((_, signal)) => Exit::Signalled { signal: signal as i32 },
         // The supervisor died before the leader: its status is lost.
-        (None, None) => (Exit::Signalled { signal: 0 }, LogSummary { written, dropped, cap: spec.log_cap }),
+        None => Exit::Signalled { signal: 0 },
     };
     let exit = match stop {
         Some(StopReason::Cancelled) => Exit::Cancelled,

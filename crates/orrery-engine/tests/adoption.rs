@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use orrery_blueprint::{Blueprint, SessionState};
 use orrery_engine::agents::{shell, AgentOutcome};
+use orrery_engine::process::supervisor;
 use orrery_engine::runner::{resume_session, run_session, RunError, RunReport, SessionControl};
 use orrery_store::{AttemptState, NewAttempt, ProcessIdentity, RunId};
 use serde_json::{json, Map};
@@ -87,9 +88,8 @@ fn crash(fx: &Fixture, session_id: &str, command: &str, cancel_first: bool) -> (
     }
     if let (true, Some((_, _, canceller))) = (cancel_first, started) {
         canceller.cancel();
-        let record = shell::attempt_file(&stem, shell::EXIT_FILE);
         let until = std::time::Instant::now() + Duration::from_secs(20);
-        while !record.exists() {
+        while !matches!(supervisor::read_record(&stem), Ok(Some(_))) {
             assert!(std::time::Instant::now() < until, "the cancelled process was recorded");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -110,10 +110,11 @@ fn t2_states(fx: &Fixture, session_id: &str) -> Vec<AttemptState> {
     fx.store().attempts(session_id).unwrap().into_iter().filter(|a| a.node == "root.t2").map(|a| a.state).collect()
 }
 
-async fn wait_for(path: &std::path::Path) {
+/// Waits for the exit record of the attempt whose files are named `stem`.
+async fn wait_for_record(stem: &std::path::Path) {
     let until = std::time::Instant::now() + Duration::from_secs(20);
-    while !path.exists() {
-        assert!(std::time::Instant::now() < until, "{} never appeared", path.display());
+    while !matches!(supervisor::read_record(stem), Ok(Some(_))) {
+        assert!(std::time::Instant::now() < until, "the exit of {} was never recorded", stem.display());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -126,7 +127,7 @@ async fn a_process_that_finished_while_no_runner_lived_is_settled_from_its_recor
     let ran = fx.path("ran.txt");
     let (_, stem, process) = crash_during(&fx, &session, &format!("echo two >> '{}'; echo done", ran.display()));
     assert!(process.is_some());
-    wait_for(&shell::attempt_file(&stem, shell::EXIT_FILE)).await;
+    wait_for_record(&stem).await;
     // Were it run again, it would write `two` a second time.
     std::fs::write(fx.path("go"), "").unwrap();
 
@@ -212,9 +213,12 @@ async fn an_unreadable_record_is_an_unknown_outcome_naming_the_file_and_the_task
     let root = two_tasks(&fx);
     let session = stopped_at_t2(&fx, &root).await;
     let (_, stem, _) = crash_during(&fx, &session, "true");
-    let record = shell::attempt_file(&stem, shell::EXIT_FILE);
-    wait_for(&record).await;
-    std::fs::write(&record, "{not a record").unwrap();
+    wait_for_record(&stem).await;
+    // Its line (the last) cut short after its name, as a crash in the middle of its write would.
+    let record = stem.with_file_name(supervisor::RECORDS_FILE);
+    let line = std::fs::read_to_string(&record).unwrap();
+    let named = line.rfind(r#""run_id""#).expect("its line, the last, names the attempt, then its run");
+    std::fs::write(&record, &line[..named]).unwrap();
     std::fs::write(fx.path("go"), "").unwrap();
 
     let report = resume(&fx, &session, None).await.expect("the session resumes");
@@ -234,7 +238,7 @@ async fn a_process_its_runner_cancelled_before_dying_is_settled_cancelled_and_ru
     let root = two_tasks(&fx);
     let session = stopped_at_t2(&fx, &root).await;
     let (_, stem, _) = crash(&fx, &session, "sleep 30", true);
-    let record = orrery_engine::process::supervisor::read_record(&shell::attempt_file(&stem, shell::EXIT_FILE));
+    let record = supervisor::read_record(&stem);
     assert_eq!(record.unwrap().unwrap().stopped.as_deref(), Some("cancelled"));
     std::fs::write(fx.path("go"), "").unwrap();
 

@@ -18,7 +18,7 @@ async fn output_past_the_cap_is_dropped_with_one_note_saying_how_much() {
     let mut spec =
         ProcessSpec::shell("head -c 600000 /dev/zero | tr '\\0' x; head -c 400000 /dev/zero | tr '\\0' y", &log);
     spec.log_cap = 1000;
-    spec.exit_record = Some(dir.path().join("a.exit"));
+    spec.exit_record = Some(dir.path().join("a"));
     let started = std::time::Instant::now();
     let supervised = spawn(spec).await.unwrap();
     let finished = tokio::time::timeout(HANG, supervised.wait()).await.expect("in time");
@@ -32,7 +32,7 @@ async fn output_past_the_cap_is_dropped_with_one_note_saying_how_much() {
         note,
         "\norrery: this attempt's log reached its cap of 1000 bytes; the 999000 bytes of output after it were dropped\n"
     );
-    let record = supervisor::read_record(&dir.path().join("a.exit")).unwrap().expect("the exit was recorded");
+    let record = supervisor::read_record(&dir.path().join("a")).unwrap().expect("the exit was recorded");
     assert_eq!((record.code, record.signal, record.log_dropped), (Some(0), None, 999_000));
 }
 
@@ -46,6 +46,30 @@ async fn a_log_under_the_cap_is_whole_and_has_no_note() {
     assert_eq!(finished.exit, Exit::Exited { code: 3 });
     assert_eq!(finished.log.dropped, 0);
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "hello\nworld\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_ending_together_each_find_their_own_record_in_the_folders_records_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Names a record must escape, and a run id that only one of two same-named records has.
+    let stems: Vec<_> = (0..40).map(|n| dir.path().join(format!("t{n} \"q\\.attempt-1"))).collect();
+    let mut running = Vec::new();
+    for (n, stem) in stems.iter().enumerate() {
+        let mut spec = ProcessSpec::shell(format!("exit {n}"), shell::attempt_file(stem, "log"));
+        spec.exit_record = Some(stem.clone());
+        spec.record_id = Some(format!("run-{n}"));
+        running.push(spawn(spec).await.unwrap());
+    }
+    for supervised in running {
+        tokio::time::timeout(HANG, supervised.wait()).await.expect("in time");
+    }
+    for (n, stem) in stems.iter().enumerate() {
+        let record = supervisor::read_record(stem).unwrap().expect("recorded");
+        assert_eq!((record.code, record.run_id.as_deref()), (Some(n as i32), Some(format!("run-{n}").as_str())));
+    }
+    let records = std::fs::read_to_string(dir.path().join(supervisor::RECORDS_FILE)).unwrap();
+    assert_eq!(records.lines().filter(|line| !line.is_empty()).count(), 40, "one line each, none spoilt");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 41, "a log each and one records file: {records}");
 }
 
 fn params(value: Value) -> Map<String, Value> {
@@ -71,7 +95,7 @@ async fn the_log_cap_bytes_param_caps_a_shell_task_and_its_failure_says_so() {
     let details = error.details.expect("details");
     assert_eq!(details["log_capped"], json!({"cap_bytes": 100, "dropped_bytes": 4900}), "{details}");
     assert!(error.message.contains("4900 bytes of output after it were dropped"), "{}", error.message);
-    let record = supervisor::read_record(&shell::attempt_file(&stem, shell::EXIT_FILE)).unwrap().unwrap();
+    let record = supervisor::read_record(&stem).unwrap().unwrap();
     assert_eq!(record.code, Some(2));
 }
 

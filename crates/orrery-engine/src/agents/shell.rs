@@ -33,14 +33,15 @@
 //!
 //! `env` may not set any of these variables (a binding error): the agent's files would be lost.
 //! The three files share the attempt's stem: `{stem}.inputs.json`, `{stem}.outputs.json` and
-//! `{stem}.progress.jsonl` ([`INPUTS_FILE`], [`OUTPUTS_FILE`], [`PROGRESS_FILE`]); beside them
-//! the process's supervisor writes `{stem}.exit` ([`EXIT_FILE`], see
-//! [`crate::process::supervisor`]), the durable record of its exit that the outcome is read
-//! from, now or by a recovery after the runner died ([`adopt`]); stale outputs, progress and
-//! exit files from an earlier use of the stem are removed first. An attempt with no
-//! inputs reads the folder's shared [`NO_INPUTS_FILE`] (`{}`) instead. Few files, no folder per
-//! attempt: on a busy file system every inode created costs (ext4's inode allocator dominated
-//! the runner's CPU when each attempt had a folder and an inputs file of its own).
+//! `{stem}.progress.jsonl` ([`INPUTS_FILE`], [`OUTPUTS_FILE`], [`PROGRESS_FILE`]); the
+//! process's supervisor appends the durable record of its exit, named by the stem, to the
+//! folder's records file ([`crate::process::supervisor::RECORDS_FILE`]), which a recovery after
+//! the runner died reads ([`adopt`]); stale outputs and progress files from an earlier use of
+//! the stem are removed first. An attempt with no inputs reads the folder's shared
+//! [`NO_INPUTS_FILE`] (`{}`) instead. Few files, no folder per attempt: on a busy file system
+//! every inode created costs (ext4's inode allocator dominated the runner's CPU when each
+//! attempt had a folder and an inputs file of its own, and was a fifth of it again while each
+//! exit had a record file).
 //!
 //! Ends: exit 0 succeeds; a non-zero exit, or death by a signal Orrery did not send, is a
 //! `TOOL_FAILURE` whose message ends with the last [`LOG_TAIL_BYTES`] of the log; a process
@@ -71,8 +72,6 @@ pub const TYPE: &str = orrery_blueprint::TaskType::SHELL;
 pub const INPUTS_FILE: &str = "inputs.json";
 pub const OUTPUTS_FILE: &str = "outputs.json";
 pub const PROGRESS_FILE: &str = "progress.jsonl";
-/// The supervisor's record of the process's exit.
-pub const EXIT_FILE: &str = "exit";
 /// The key, in a failure's details, saying that the process's exit status was lost (its
 /// outcome cannot be known; a runner runs such a task again).
 pub const STATUS_LOST: &str = "exit_status_lost";
@@ -397,7 +396,7 @@ pub async fn run_attempt(
         log_path: attempt.log_path.clone(),
         timeout: params.timeout_s.map(Duration::from_secs_f64),
         grace: attempt.grace,
-        exit_record: Some(files.exit.clone()),
+        exit_record: Some(files.stem.clone()),
         log_cap: params.log_cap.or(attempt.log_cap).unwrap_or_else(process::default_log_cap),
         record_id: attempt.run_id.clone(),
     };
@@ -453,7 +452,6 @@ pub fn stem_of_log(log_path: &Path) -> Option<PathBuf> {
 /// `on_started` is called at once when its process may still run (a cancel stops it).
 pub async fn adopt(adoption: Adoption, on_started: impl FnOnce(Started)) -> ShellEnd {
     let stem = std::path::absolute(&adoption.stem).unwrap_or(adoption.stem.clone());
-    let record = attempt_file(&stem, EXIT_FILE);
     let outputs = attempt_file(&stem, OUTPUTS_FILE);
     let tag = (RUN_ID_VAR.to_string(), adoption.run_id.clone());
     let timeout_s = bind_params(&adoption.params).ok().and_then(|p| p.timeout_s);
@@ -464,7 +462,7 @@ pub async fn adopt(adoption: Adoption, on_started: impl FnOnce(Started)) -> Shel
         let left_ms = (started_ms as f64 + seconds * 1000.0 - now_ms as f64).max(0.0);
         std::time::Instant::now() + Duration::from_millis(left_ms.min(1e15) as u64)
     });
-    let supervised = process::adopt(adoption.leader, record, adoption.grace, tag, deadline);
+    let supervised = process::adopt(adoption.leader, stem, adoption.grace, tag, deadline);
     if let Some((pid, start_time)) = adoption.leader {
         on_started(Started { pid, start_time, canceller: supervised.canceller(), environment: None });
     }
@@ -537,10 +535,11 @@ fn outcome_of(finished: &Finished, timeout_s: Option<f64>, log_path: &Path, outp
 }
 
 struct AttemptFiles {
+    /// Absolute: names the exit's record too.
+    stem: PathBuf,
     inputs: PathBuf,
     outputs: PathBuf,
     progress: PathBuf,
-    exit: PathBuf,
 }
 
 /// Creates the attempt directory, writes the inputs file and removes stale outputs and
@@ -557,7 +556,7 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
         inputs: attempt_file(&stem, INPUTS_FILE),
         outputs: attempt_file(&stem, OUTPUTS_FILE),
         progress: attempt_file(&stem, PROGRESS_FILE),
-        exit: attempt_file(&stem, EXIT_FILE),
+        stem: stem.clone(),
     };
     if attempt.inputs.is_empty() {
         // One shared `{}` per folder rather than a file per attempt.
@@ -571,7 +570,7 @@ fn prepare_files(attempt: &ShellAttempt) -> Result<AttemptFiles, TaskError> {
         write_own_file(&files.inputs, text.as_bytes())
             .map_err(|e| launcher(format!("cannot write the inputs file {}", files.inputs.display()), e))?;
     }
-    for stale in [&files.outputs, &files.progress, &files.exit] {
+    for stale in [&files.outputs, &files.progress] {
         match fs::remove_file(stale) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}

@@ -329,7 +329,7 @@ mod tests {
             &["/bin/sh".into(), "-c".into(), "echo hi".into()],
             &env,
             Some(std::path::Path::new("/tmp")),
-            Some(std::path::Path::new("/tmp/x.exit")),
+            Some(std::path::Path::new("/tmp/x.attempt-1")),
             Some("run-1"),
             77,
         )

@@ -24,7 +24,8 @@
 //!   [`StoreError::NotFound`].
 //! - **Attempts left `running`.** A `shell.run` process runs under a supervisor of its own that
 //!   outlives the runner and records the process's exit durably beside the attempt's files
-//!   (`STEM.exit`, [`crate::process::supervisor`]). So each attempt left `running` is, in order:
+//!   (a line of the folder's records file named by the attempt's stem,
+//!   [`crate::process::supervisor`]). So each attempt left `running` is, in order:
 //!   - *adopted* when its process is still run by a live supervisor (the recorded pid and
 //!     start time, or, when the runner died before recording them, the group leader carrying
 //!     the attempt's `ORRERY_RUN_ID`, [`crate::process::supervised_leader`]; a leader that has
@@ -193,17 +194,17 @@ async fn adopt_unlanded(
         let next = attempts.iter().filter(|a| a.node == node.key).map(|a| a.attempt).max().unwrap_or(0) + 1;
         let stem = attempt_stem(work_dir, &node.key, next);
         let stem = std::path::absolute(&stem).unwrap_or(stem);
-        let record_path = shell::attempt_file(&stem, shell::EXIT_FILE);
+        let read_record = || crate::process::supervisor::read_record(&stem);
         // A supervisor still at work on it (its leader just ended, or was stopped by the sweep
         // above): its record comes in a moment.
         let until = std::time::Instant::now() + crate::process::DEFAULT_GRACE;
-        while !record_path.exists()
+        while matches!(read_record(), Ok(None))
             && std::time::Instant::now() < until
             && crate::process::supervisor_of_log(&shell::attempt_file(&stem, "log")).is_some()
         {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let Ok(Some(record)) = crate::process::supervisor::read_record(&record_path) else {
+        let Ok(Some(record)) = read_record() else {
             continue;
         };
         let (Some(run_id), Some(_), None) = (record.run_id.clone(), record.code, record.stopped.as_ref()) else {
@@ -278,8 +279,7 @@ fn adoption_of(attempt: &orrery_store::Attempt, plan: &SessionPlan) -> Result<Op
         // A leader that has just exited (a zombie: its environment cannot be read any more)
         // while its supervisor writes the record: found by the log its supervisor holds open.
         .or_else(|| crate::process::supervisor_of_log(&log_path).and_then(|(_, leader)| leader));
-    let record = shell::attempt_file(&std::path::absolute(&stem).unwrap_or(stem.clone()), shell::EXIT_FILE);
-    let found = crate::process::supervisor::read_record(&record)?.filter(|r| r.is_of(attempt.run_id.as_str()));
+    let found = crate::process::supervisor::read_record(&stem)?.filter(|r| r.is_of(attempt.run_id.as_str()));
     // Its runner cancelled it (a stop, a failure) and died before settling it: as before.
     if leader.is_none() && found.as_ref().is_some_and(|r| r.exit() == crate::process::Exit::Cancelled) {
         return Ok(None);
@@ -318,12 +318,9 @@ async fn settle_interrupted(
     let mut unreadable: HashMap<RunId, String> = HashMap::new();
     let cancelled_by_record = |attempt: &orrery_store::Attempt| {
         let stem = attempt.log_path.as_deref().and_then(shell::stem_of_log);
-        stem.and_then(|stem| {
-            let stem = std::path::absolute(&stem).unwrap_or(stem);
-            crate::process::supervisor::read_record(&shell::attempt_file(&stem, shell::EXIT_FILE)).ok().flatten()
-        })
-        .filter(|r| r.is_of(attempt.run_id.as_str()))
-        .is_some_and(|r| r.exit() == crate::process::Exit::Cancelled)
+        stem.and_then(|stem| crate::process::supervisor::read_record(&stem).ok().flatten())
+            .filter(|r| r.is_of(attempt.run_id.as_str()))
+            .is_some_and(|r| r.exit() == crate::process::Exit::Cancelled)
     };
     let mut left = Vec::with_capacity(running.len());
     for attempt in running {
