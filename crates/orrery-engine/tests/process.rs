@@ -158,6 +158,15 @@ async fn what_a_process_was_started_with_is_what_it_saw_but_orrerys_own_variable
 }
 
 #[tokio::test]
+async fn a_process_starts_with_every_signal_at_its_default_and_none_blocked() {
+    let dir = tempfile::tempdir().unwrap();
+    // `grep` is exec'd by the shell: a signal ignored or blocked by the engine would reach it.
+    let (finished, log) = run(ProcessSpec::shell("grep -E '^Sig(Ign|Blk):' /proc/self/status", log_in(&dir))).await;
+    assert_eq!(finished.exit, Exit::Exited { code: 0 });
+    assert_eq!(log, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
+#[tokio::test]
 async fn a_given_variable_overrides_an_inherited_one() {
     let dir = tempfile::tempdir().unwrap();
     let mut spec = ProcessSpec::shell("echo \"home=$HOME\"", log_in(&dir));

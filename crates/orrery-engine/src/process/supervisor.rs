@@ -20,7 +20,7 @@
 //! Rules, because it is the child of a fork of a multi-threaded process:
 //! - it calls only async-signal-safe functions (raw system calls: `clone`, `execve`, `poll`,
 //!   `read`, `write`, `waitid`, `waitpid`, `open`, `close`, `dup2`,
-//!   `sigaction`, `clock_gettime`, `_exit`), never allocates, formats or panics: everything it
+//!   `rt_sigaction`, `clock_gettime`, `_exit`), never allocates, formats or panics: everything it
 //!   needs (paths, argv, environment, the copy buffer, the task child's stack) is prepared
 //!   beforehand ([`Prepared`]);
 //! - first thing, it resets every signal to its default (a handler of the engine's would run
@@ -405,13 +405,24 @@ unsafe fn close_range(first: u32, last: u32) {
     }
 }
 
+/// The kernel's `struct sigaction` (what `rt_sigaction` takes; libc's differs).
+#[repr(C)]
+struct KernelSigaction {
+    handler: libc::sighandler_t,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
+/// Every signal to its default and none blocked. By the system call itself: glibc's `sigaction`
+/// refuses the two signals it keeps for itself (32 and 33), which an engine may have ignored
+/// and a task would then inherit ignored.
 unsafe fn reset_signals() {
-    let mut action: libc::sigaction = std::mem::zeroed();
-    action.sa_sigaction = libc::SIG_DFL;
-    libc::sigemptyset(&mut action.sa_mask);
-    for signal in 1..65 {
+    let default = KernelSigaction { handler: libc::SIG_DFL, flags: 0, restorer: 0, mask: 0 };
+    for signal in 1..=64 {
         if signal != libc::SIGKILL && signal != libc::SIGSTOP {
-            libc::sigaction(signal, &action, std::ptr::null_mut());
+            let none: *mut KernelSigaction = std::ptr::null_mut();
+            libc::syscall(libc::SYS_rt_sigaction, signal, &default as *const KernelSigaction, none, 8usize);
         }
     }
     let mut empty: libc::sigset_t = std::mem::zeroed();
@@ -477,7 +488,10 @@ extern "C" fn task_child(arg: *mut libc::c_void) -> libc::c_int {
 /// a failure as (phase, errno) on `error_fd` and exits 127.
 unsafe fn exec_task(p: &Prepared, out_w: i32, error_fd: i32) -> ! {
     libc::setpgid(0, 0);
-    reset_signals();
+    // The supervisor reset every signal and its mask before it started this child: only the
+    // SIGPIPE it ignores is left to undo (an ignored signal stays ignored across the exec), one
+    // call rather than 62.
+    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     let fail = |phase: i64| -> ! {
         let mut msg = [0u8; 16];
         msg[..8].copy_from_slice(&phase.to_le_bytes());
