@@ -1482,6 +1482,10 @@ async fn an_attempts_details_carry_its_checklist_live_and_when_done() {
     assert_eq!(environment["variables"]["PATH"].as_str(), std::env::var("PATH").ok().as_deref(), "{environment}");
     let names = environment["variables"].as_object().unwrap();
     assert!(names.keys().all(|n| !n.starts_with("ORRERY_")), "Orrery's own variables are left out: {environment}");
+    // The list of every attempt leaves it out: a third of a shell task's row, shown by no list.
+    let view = fx.ok("get_session", json!({"session_id": id})).await;
+    let listed = view["attempts"].as_array().unwrap().iter().find(|a| a["task"] == "a").unwrap();
+    assert!(listed.get("environment").is_none() && listed["exit_code"] == 3, "{listed}");
     let none = fx.call("get_attempt", json!({"session_id": id, "task": "a", "attempt": 2})).await;
     assert_eq!(none.metadata["error"], "not_found");
 }

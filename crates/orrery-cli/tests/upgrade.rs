@@ -86,7 +86,8 @@ fn a_store_made_by_an_older_build_is_migrated_and_keeps_its_runs_logs_and_settin
             ("broken", 1, "failed")
         ]
     );
-    assert!(status["attempts"].as_array().unwrap().iter().all(|a| a.get("environment").is_none()), "not recorded then");
+    let first = old.json(&["job", "get_attempt", &json!({"session_id": failed, "task": "broken"}).to_string()]);
+    assert!(first["answer"]["attempt"].get("environment").is_none(), "not recorded then: {first}");
     let log = old.orrery(&["logs", &failed, "broken"]);
     assert_eq!(String::from_utf8_lossy(&log.stdout), "about to fail\n");
     let data = old.json(&["job", "read_session_data", &json!({"session_id": failed}).to_string()]);
@@ -98,7 +99,8 @@ fn a_store_made_by_an_older_build_is_migrated_and_keeps_its_runs_logs_and_settin
     let status = old.json(&["status", &failed, "--format", "json"]);
     let again = status["attempts"].as_array().unwrap().last().unwrap();
     assert_eq!((again["task"].as_str(), again["attempt"].as_u64()), (Some("broken"), Some(2)));
-    assert_eq!(again["environment"]["program"], "/bin/sh", "{again}");
+    let details = old.json(&["job", "get_attempt", &json!({"session_id": failed, "task": "broken"}).to_string()]);
+    assert_eq!(details["answer"]["attempt"]["environment"]["program"], "/bin/sh", "{details}");
 
     // The rest of the store: the job protocol's task, the saved server, the task memory.
     let tasks = old.json(&["job", "list_task_ids"]);

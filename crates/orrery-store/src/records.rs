@@ -291,7 +291,7 @@ pub struct Attempt {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub times_unknown: bool,
     /// What its process was started with; none without a process (and for attempts recorded
-    /// before the store kept it).
+    /// before the store kept it). `get_session`'s list of every attempt leaves it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<ProcessEnvironment>,
 }

@@ -71,7 +71,7 @@ export type Attempt = {
   times_unknown?: boolean;
   /**
    * What its process was started with; none without a process (and for attempts recorded
-   * before the store kept it).
+   * before the store kept it). `get_session`'s list of every attempt leaves it out.
    */
   environment?: ProcessEnvironment | null;
 };
@@ -1548,7 +1548,7 @@ export type GetAttemptAnswer = {
   dispatch: BrokerDispatch[];
 };
 
-/** A session with every task's state and every attempt (a timeline's data). */
+/** A session with every task's state and every attempt (a timeline's data), each attempt without the environment its process was started with (`get_attempt` gives it). */
 export type GetSessionArguments = {
   session_id: string;
 };

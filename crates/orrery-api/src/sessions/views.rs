@@ -168,13 +168,18 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
     ));
     jobs.push(job(
         "get_session",
-        "A session with every task's state and every attempt (a timeline's data).",
+        "A session with every task's state and every attempt (a timeline's data), each attempt without \
+         the environment its process was started with (`get_attempt` gives it).",
         |api: Api, args: SessionArguments| async move {
             let mut view = api
                 .blocking(move |db| {
                     let store = open(db)?;
                     let session = store.session(&args.session_id)?;
-                    let attempts = store.attempts(&session.id)?;
+                    let mut attempts = store.attempts(&session.id)?;
+                    // A third of a shell task's row, and no view of all attempts shows it.
+                    for attempt in &mut attempts {
+                        attempt.environment = None;
+                    }
                     let driven = runner::is_driven(&store, &session.id)?;
                     let (held, breakpoints) = if driven { holds(&store, &session.id)? } else { Default::default() };
                     Ok(SessionView {
