@@ -483,6 +483,10 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
     let resolved = resolve_program(&program, &env, spec.cwd.as_deref())?;
     let environment = environment_of(&resolved, spec.cwd.as_deref(), &env);
     let spawn_failed = |source: io::Error| ProcessError::Spawn { program: program.clone(), source };
+    if let Some(stem) = &spec.exit_record {
+        // An earlier use of the name recorded there is not this process's exit.
+        supervisor::record_start(stem, spec.record_id.as_deref()).map_err(spawn_failed)?;
+    }
     let prepared = supervisor::Prepared::new(
         &resolved,
         &argv,
@@ -580,7 +584,7 @@ pub fn adopt(
             }
         };
         tokio::pin!(timeout);
-        let read = || supervisor::read_record(&stem).map(|r| r.filter(|r| r.is_of(&tag.1)));
+        let read = || supervisor::read_record(&stem, Some(&tag.1));
         let record = loop {
             match read() {
                 Ok(Some(record)) => break Some(record),

@@ -89,7 +89,7 @@ fn crash(fx: &Fixture, session_id: &str, command: &str, cancel_first: bool) -> (
     if let (true, Some((_, _, canceller))) = (cancel_first, started) {
         canceller.cancel();
         let until = std::time::Instant::now() + Duration::from_secs(20);
-        while !matches!(supervisor::read_record(&stem), Ok(Some(_))) {
+        while !matches!(supervisor::read_record(&stem, None), Ok(Some(_))) {
             assert!(std::time::Instant::now() < until, "the cancelled process was recorded");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -113,7 +113,7 @@ fn t2_states(fx: &Fixture, session_id: &str) -> Vec<AttemptState> {
 /// Waits for the exit record of the attempt whose files are named `stem`.
 async fn wait_for_record(stem: &std::path::Path) {
     let until = std::time::Instant::now() + Duration::from_secs(20);
-    while !matches!(supervisor::read_record(stem), Ok(Some(_))) {
+    while !matches!(supervisor::read_record(stem, None), Ok(Some(_))) {
         assert!(std::time::Instant::now() < until, "the exit of {} was never recorded", stem.display());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -214,10 +214,10 @@ async fn an_unreadable_record_is_an_unknown_outcome_naming_the_file_and_the_task
     let session = stopped_at_t2(&fx, &root).await;
     let (_, stem, _) = crash_during(&fx, &session, "true");
     wait_for_record(&stem).await;
-    // Its line (the last) cut short after its name, as a crash in the middle of its write would.
+    // Its line (the last) cut short after its names, as a crash in the middle of its write would.
     let record = stem.with_file_name(supervisor::RECORDS_FILE);
     let line = std::fs::read_to_string(&record).unwrap();
-    let named = line.rfind(r#""run_id""#).expect("its line, the last, names the attempt, then its run");
+    let named = line.rfind(r#""leader""#).expect("its line, the last, names the attempt and its run first");
     std::fs::write(&record, &line[..named]).unwrap();
     std::fs::write(fx.path("go"), "").unwrap();
 
@@ -238,7 +238,7 @@ async fn a_process_its_runner_cancelled_before_dying_is_settled_cancelled_and_ru
     let root = two_tasks(&fx);
     let session = stopped_at_t2(&fx, &root).await;
     let (_, stem, _) = crash(&fx, &session, "sleep 30", true);
-    let record = supervisor::read_record(&stem);
+    let record = supervisor::read_record(&stem, None);
     assert_eq!(record.unwrap().unwrap().stopped.as_deref(), Some("cancelled"));
     std::fs::write(fx.path("go"), "").unwrap();
 

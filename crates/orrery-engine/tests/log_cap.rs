@@ -32,7 +32,7 @@ async fn output_past_the_cap_is_dropped_with_one_note_saying_how_much() {
         note,
         "\norrery: this attempt's log reached its cap of 1000 bytes; the 999000 bytes of output after it were dropped\n"
     );
-    let record = supervisor::read_record(&dir.path().join("a")).unwrap().expect("the exit was recorded");
+    let record = supervisor::read_record(&dir.path().join("a"), None).unwrap().expect("the exit was recorded");
     assert_eq!((record.code, record.signal, record.log_dropped), (Some(0), None, 999_000));
 }
 
@@ -64,11 +64,11 @@ async fn processes_ending_together_each_find_their_own_record_in_the_folders_rec
         tokio::time::timeout(HANG, supervised.wait()).await.expect("in time");
     }
     for (n, stem) in stems.iter().enumerate() {
-        let record = supervisor::read_record(stem).unwrap().expect("recorded");
+        let record = supervisor::read_record(stem, Some(&format!("run-{n}"))).unwrap().expect("recorded");
         assert_eq!((record.code, record.run_id.as_deref()), (Some(n as i32), Some(format!("run-{n}").as_str())));
     }
     let records = std::fs::read_to_string(dir.path().join(supervisor::RECORDS_FILE)).unwrap();
-    assert_eq!(records.lines().filter(|line| !line.is_empty()).count(), 40, "one line each, none spoilt");
+    assert_eq!(records.lines().filter(|line| !line.is_empty()).count(), 80, "a start and an exit each, none spoilt");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 41, "a log each and one records file: {records}");
 }
 
@@ -95,7 +95,7 @@ async fn the_log_cap_bytes_param_caps_a_shell_task_and_its_failure_says_so() {
     let details = error.details.expect("details");
     assert_eq!(details["log_capped"], json!({"cap_bytes": 100, "dropped_bytes": 4900}), "{details}");
     assert!(error.message.contains("4900 bytes of output after it were dropped"), "{}", error.message);
-    let record = supervisor::read_record(&stem).unwrap().unwrap();
+    let record = supervisor::read_record(&stem, None).unwrap().unwrap();
     assert_eq!(record.code, Some(2));
 }
 

@@ -103,7 +103,7 @@ pub struct ExitRecord {
 
 impl ExitRecord {
     /// Whether the record is the exit of `run_id`'s process (a record naming none is).
-    pub fn is_of(&self, run_id: &str) -> bool {
+    fn is_of(&self, run_id: &str) -> bool {
         self.run_id.as_deref().is_none_or(|id| id == run_id)
     }
 }
@@ -116,11 +116,33 @@ fn record_place(stem: &Path) -> io::Result<(std::path::PathBuf, String)> {
     Ok((stem.with_file_name(RECORDS_FILE), name))
 }
 
-/// The exit record of the attempt whose files are named `stem`: the last line of its folder's
-/// records file that names it (or, failing that, the record file an older build wrote for
-/// it). `Ok(None)` when there is none (yet); a line that names it but is no record is an
-/// error naming the file.
-pub fn read_record(stem: &Path) -> Result<Option<ExitRecord>, String> {
+/// The names a line of the records file carries: `,"attempt":"...","run_id":"..."` (each
+/// when known).
+fn names(attempt: Option<&str>, run_id: Option<&str>) -> String {
+    let field = |key: &str, value: Option<&str>| {
+        value.map(|v| format!(",\"{key}\":{}", serde_json::Value::String(v.to_string()))).unwrap_or_default()
+    };
+    field("attempt", attempt) + &field("run_id", run_id)
+}
+
+/// Says in the records file that a process is started under `stem` (as `run_id`): from now on,
+/// until its exit is recorded, an earlier record under that name is not taken for its own (a
+/// stem is used again when a runner died before it stored the attempt it had started).
+pub fn record_start(stem: &Path, run_id: Option<&str>) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let (path, name) = record_place(stem)?;
+    let line = format!("\n{{\"version\":2{},\"began\":true}}\n", names(Some(&name), run_id));
+    let mut file = std::fs::OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    // One write: appends of whole lines do not interleave.
+    file.write_all(line.as_bytes())
+}
+
+/// The exit record of the process started under `stem` (as `run_id` when given): the last line
+/// of its folder's records file that names it, unless that line says a process was started
+/// since (then `Ok(None)`); else the record file an older build wrote for it. `Ok(None)` when
+/// there is none (yet); a line that names it but is no record is an error naming the file.
+pub fn read_record(stem: &Path, run_id: Option<&str>) -> Result<Option<ExitRecord>, String> {
     let (path, name) =
         record_place(stem).map_err(|e| format!("cannot place the exit record of {}: {e}", stem.display()))?;
     let read = |path: &Path| match std::fs::read(path) {
@@ -128,17 +150,25 @@ pub fn read_record(stem: &Path) -> Result<Option<ExitRecord>, String> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read the exit record {}: {e}", path.display())),
     };
-    let (path, line) = match read(&path)? {
-        Some(bytes) => {
-            let named = format!("\"attempt\":{}", serde_json::Value::String(name));
-            let line =
-                bytes.split(|&b| b == b'\n').rev().find(|line| contains(line, named.as_bytes())).map(<[u8]>::to_vec);
+    let named = names(Some(&name), None);
+    let run = names(None, run_id);
+    let line = read(&path)?.and_then(|bytes| {
+        let line = bytes.split(|&b| b == b'\n').rev().find(|line| {
+            contains(line, &named.as_bytes()[1..]) && (run.is_empty() || contains(line, &run.as_bytes()[1..]))
+        });
+        line.map(<[u8]>::to_vec)
+    });
+    let (path, line) = match line {
+        Some(line) => {
+            #[derive(serde::Deserialize)]
+            struct Began {
+                began: bool,
+            }
+            if serde_json::from_slice::<Began>(&line).is_ok_and(|line| line.began) {
+                return Ok(None);
+            }
             (path, line)
         }
-        None => (path, None),
-    };
-    let (path, line) = match line {
-        Some(line) => (path, line),
         None => {
             let mut old = stem.as_os_str().to_owned();
             old.push(OLD_RECORD_SUFFIX);
@@ -154,7 +184,7 @@ pub fn read_record(stem: &Path) -> Result<Option<ExitRecord>, String> {
     if record.code.is_none() == record.signal.is_none() {
         return Err(format!("the exit record {} names neither an exit code nor a signal", path.display()));
     }
-    Ok(Some(record))
+    Ok(Some(record).filter(|record| run_id.is_none_or(|id| record.is_of(id))))
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -214,18 +244,13 @@ impl Prepared {
             })
             .collect::<io::Result<_>>()?;
         let cwd = cwd.map(|c| cstring(c.as_os_str().as_bytes())).transpose()?;
-        let mut record_names = Vec::new();
-        let record = match record {
-            None => None,
+        let (record, record_names) = match record {
+            None => (None, Vec::new()),
             Some(stem) => {
                 let (path, name) = record_place(stem)?;
-                record_names.extend(format!(",\"attempt\":{}", serde_json::Value::String(name)).into_bytes());
-                Some(cstring(path.as_os_str().as_bytes())?)
+                (Some(cstring(path.as_os_str().as_bytes())?), names(Some(&name), record_id).into_bytes())
             }
         };
-        if let Some(id) = record_id {
-            record_names.extend(format!(",\"run_id\":{}", serde_json::Value::String(id.to_string())).into_bytes());
-        }
         Ok(Prepared::assemble(program, argv, envp, cwd, record, record_names, log_cap))
     }
 
@@ -788,17 +813,36 @@ mod tests {
     fn the_last_line_naming_the_attempt_is_its_record_and_a_line_cut_short_spoils_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let stem = dir.path().join("a.attempt-1");
-        assert_eq!(read_record(&stem), Ok(None), "no records file yet");
+        assert_eq!(read_record(&stem, None), Ok(None), "no records file yet");
         let later = RECORD.replace(r#""run_id":"r1""#, r#""run_id":"r2""#).replace(r#""code":0"#, r#""code":4"#);
         let other = RECORD.replace("a.attempt-1", "a.attempt-10");
         // A line a crash cut short, then whole lines (each begins and ends with a newline).
         let text = format!("\n{{\"version\":2,\"attem\n{RECORD}\n\n{later}\n\n{other}\n");
         std::fs::write(dir.path().join(RECORDS_FILE), text).unwrap();
-        let record = read_record(&stem).unwrap().unwrap();
+        let record = read_record(&stem, None).unwrap().unwrap();
         assert_eq!((record.run_id.as_deref(), record.code, record.leader), (Some("r2"), Some(4), 7));
-        assert!(record.is_of("r2") && !record.is_of("r1"));
-        assert_eq!(read_record(&dir.path().join("a.attempt-2")), Ok(None), "another stem has none");
-        assert_eq!(read_record(&dir.path().join("a.attempt-10")).unwrap().unwrap().code, Some(0));
+        assert_eq!(read_record(&stem, Some("r1")).unwrap().unwrap().code, Some(0), "an earlier run's own");
+        assert_eq!(read_record(&stem, Some("r3")), Ok(None), "no line of that run");
+        assert_eq!(read_record(&dir.path().join("a.attempt-2"), None), Ok(None), "another stem has none");
+        assert_eq!(read_record(&dir.path().join("a.attempt-10"), None).unwrap().unwrap().code, Some(0));
+    }
+
+    #[test]
+    fn a_process_started_under_the_name_hides_the_records_before_it_until_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let stem = dir.path().join("a.attempt-1");
+        std::fs::write(dir.path().join(RECORDS_FILE), format!("\n{RECORD}\n")).unwrap();
+        record_start(&stem, Some("r2")).unwrap();
+        assert_eq!(read_record(&stem, None), Ok(None), "r2 runs: r1's exit is not its");
+        assert_eq!(read_record(&stem, Some("r2")), Ok(None));
+        assert_eq!(read_record(&stem, Some("r1")).unwrap().unwrap().code, Some(0), "r1's own is still there");
+        let mine = RECORD.replace(r#""run_id":"r1""#, r#""run_id":"r2""#).replace(r#""code":0"#, r#""code":5"#);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(RECORDS_FILE))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, format!("\n{mine}\n").as_bytes()))
+            .unwrap();
+        assert_eq!(read_record(&stem, None).unwrap().unwrap().code, Some(5));
     }
 
     #[test]
@@ -806,10 +850,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(RECORDS_FILE);
         std::fs::write(&path, format!("\n{}\n", &RECORD[..RECORD.len() - 20])).unwrap();
-        let error = read_record(&dir.path().join("a.attempt-1")).unwrap_err();
+        let error = read_record(&dir.path().join("a.attempt-1"), Some("r1")).unwrap_err();
         assert!(error.contains(&path.display().to_string()) && error.contains("not a valid record"), "{error}");
         std::fs::write(&path, format!("\n{}\n", RECORD.replace(r#""code":0,"#, ""))).unwrap();
-        let error = read_record(&dir.path().join("a.attempt-1")).unwrap_err();
+        let error = read_record(&dir.path().join("a.attempt-1"), None).unwrap_err();
         assert!(error.contains("names neither an exit code nor a signal"), "{error}");
     }
 
@@ -818,9 +862,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let old = r#"{"version":1,"leader":7,"signal":9,"ended_ms":1,"log_bytes":0,"log_dropped":0,"log_cap":9,"run_id":"r0"}"#;
         std::fs::write(dir.path().join("a.attempt-1.exit"), old).unwrap();
-        let record = read_record(&dir.path().join("a.attempt-1")).unwrap().unwrap();
+        let record = read_record(&dir.path().join("a.attempt-1"), Some("r0")).unwrap().unwrap();
         assert_eq!((record.signal, record.attempt, record.run_id.as_deref()), (Some(9), None, Some("r0")));
+        assert_eq!(read_record(&dir.path().join("a.attempt-1"), Some("r1")), Ok(None), "another run's");
         std::fs::write(dir.path().join(RECORDS_FILE), format!("\n{RECORD}\n")).unwrap();
-        assert_eq!(read_record(&dir.path().join("a.attempt-1")).unwrap().unwrap().code, Some(0), "the line first");
+        assert_eq!(
+            read_record(&dir.path().join("a.attempt-1"), None).unwrap().unwrap().code,
+            Some(0),
+            "the line first"
+        );
     }
 }

@@ -194,7 +194,8 @@ async fn adopt_unlanded(
         let next = attempts.iter().filter(|a| a.node == node.key).map(|a| a.attempt).max().unwrap_or(0) + 1;
         let stem = attempt_stem(work_dir, &node.key, next);
         let stem = std::path::absolute(&stem).unwrap_or(stem);
-        let read_record = || crate::process::supervisor::read_record(&stem);
+        // Its run id is not known: the last process started under the stem is the one.
+        let read_record = || crate::process::supervisor::read_record(&stem, None);
         // A supervisor still at work on it (its leader just ended, or was stopped by the sweep
         // above): its record comes in a moment.
         let until = std::time::Instant::now() + crate::process::DEFAULT_GRACE;
@@ -279,7 +280,7 @@ fn adoption_of(attempt: &orrery_store::Attempt, plan: &SessionPlan) -> Result<Op
         // A leader that has just exited (a zombie: its environment cannot be read any more)
         // while its supervisor writes the record: found by the log its supervisor holds open.
         .or_else(|| crate::process::supervisor_of_log(&log_path).and_then(|(_, leader)| leader));
-    let found = crate::process::supervisor::read_record(&stem)?.filter(|r| r.is_of(attempt.run_id.as_str()));
+    let found = crate::process::supervisor::read_record(&stem, Some(attempt.run_id.as_str()))?;
     // Its runner cancelled it (a stop, a failure) and died before settling it: as before.
     if leader.is_none() && found.as_ref().is_some_and(|r| r.exit() == crate::process::Exit::Cancelled) {
         return Ok(None);
@@ -318,9 +319,10 @@ async fn settle_interrupted(
     let mut unreadable: HashMap<RunId, String> = HashMap::new();
     let cancelled_by_record = |attempt: &orrery_store::Attempt| {
         let stem = attempt.log_path.as_deref().and_then(shell::stem_of_log);
-        stem.and_then(|stem| crate::process::supervisor::read_record(&stem).ok().flatten())
-            .filter(|r| r.is_of(attempt.run_id.as_str()))
-            .is_some_and(|r| r.exit() == crate::process::Exit::Cancelled)
+        stem.and_then(|stem| {
+            crate::process::supervisor::read_record(&stem, Some(attempt.run_id.as_str())).ok().flatten()
+        })
+        .is_some_and(|r| r.exit() == crate::process::Exit::Cancelled)
     };
     let mut left = Vec::with_capacity(running.len());
     for attempt in running {
