@@ -545,8 +545,9 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
 
 /// Waits for a task process that a runner which died left behind, still under its supervisor,
 /// through its exit record (see [`supervisor`]; `stem` is the attempt's, as
-/// [`ProcessSpec::exit_record`]): the [`Finished`] of the record once it is written. `leader` is the process (pid, start time) when it may still run; none when only
-/// the record is left to read. A cancel stops its group (SIGTERM, `grace`, SIGKILL) and waits
+/// [`ProcessSpec::exit_record`]): the [`Finished`] of the record once it is written. `leader`
+/// is the process (pid, start time) when it may still run; none when only the record is left to
+/// read. A cancel stops its group (SIGTERM, `grace`, SIGKILL) and waits
 /// for the record all the same; so does `deadline` (the attempt's timeout, from its start),
 /// whose expiry makes the exit [`Exit::TimedOut`]. After the record, every process still carrying `tag`
 /// (`name=value` in its environment: the attempt's run id) is stopped, as [`terminate_tagged`].

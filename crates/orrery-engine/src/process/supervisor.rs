@@ -6,10 +6,12 @@
 //! starts the task (a `clone` that shares its memory until the exec, as vfork does), copies the
 //! task's output from a pipe to the attempt's log (up to the log cap), and when the task's
 //! leader exits it records that exit: one line ([`ExitRecord`]) appended to its folder's
-//! records file ([`RECORDS_FILE`]) in a single write, named by the attempt's stem, so no file
-//! is created per task (creating and renaming one per task was a fifth of the engine's time on a
-//! chain of `true` tasks). Each line begins and ends with a newline: a line a crash cut short
-//! stays alone and does not spoil the next. The line is not fsynced: it must outlive the
+//! records file ([`RECORDS_FILE`]) in a single write, named by the attempt's stem and run id,
+//! after the line the engine appended as it started the process ([`record_start`]: an earlier
+//! record under the stem is never taken for this one's). No file is created per task: creating
+//! and renaming one was about a fifth of all CPU on a fan-out of `true` tasks (ext4 without a
+//! journal). Each line begins and ends with a newline: a line a crash cut short stays alone and
+//! does not spoil the next. The line is not fsynced: it must outlive the
 //! engine's death, which the page cache does, not a power cut, which kills the task too (a task
 //! whose record a power cut lost is `unknown` and runs again, as the store's
 //! `Synchronous::Normal` writes of an attempt's process). The engine, while it lives, is told
@@ -287,6 +289,7 @@ impl Prepared {
     /// where it is forked.
     pub fn with_buffers(mut self) -> Prepared {
         self.buf = vec![0; 64 * 1024];
+        // The record's line: its names are a file name (at most 255 bytes) and a run id, escaped.
         self.scratch = vec![0; 2048];
         self.stack = vec![0; 256 * 1024];
         self
