@@ -154,12 +154,14 @@ pub fn read_record(stem: &Path, run_id: Option<&str>) -> Result<Option<ExitRecor
     };
     let named = names(Some(&name), None);
     let run = names(None, run_id);
-    let line = read(&path)?.and_then(|bytes| {
-        let line = bytes.split(|&b| b == b'\n').rev().find(|line| {
-            contains(line, &named.as_bytes()[1..]) && (run.is_empty() || contains(line, &run.as_bytes()[1..]))
-        });
-        line.map(<[u8]>::to_vec)
-    });
+    let wanted = |line: &[u8]| {
+        contains(line, &named.as_bytes()[1..]) && (run.is_empty() || contains(line, &run.as_bytes()[1..]))
+    };
+    let line = match last_line(&path, LINE_BLOCK, wanted) {
+        Ok(line) => line,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read the exit record {}: {e}", path.display())),
+    };
     let (path, line) = match line {
         Some(line) => {
             #[derive(serde::Deserialize)]
@@ -191,6 +193,55 @@ pub fn read_record(stem: &Path, run_id: Option<&str>) -> Result<Option<ExitRecor
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|window| window == needle)
+}
+
+/// How much of a records file is read at a time, from its end; also the longest line taken (a
+/// record is some hundreds of bytes: a longer line is not one).
+const LINE_BLOCK: usize = 64 * 1024;
+
+/// The last line of the file at `path` that is `wanted`, read backwards `block` bytes at a time:
+/// the lines looked for are the newest, so a long session's records cost what was written since
+/// the process looked for started, and memory stays within two blocks however long the file.
+/// A line longer than `block` is passed over.
+fn last_line(path: &Path, block: usize, wanted: impl Fn(&[u8]) -> bool) -> io::Result<Option<Vec<u8>>> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path)?;
+    let mut end = file.metadata()?.len();
+    // The part read so far of the line that ends where the last block began; `skipping` when
+    // that line is longer than a block.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut skipping = false;
+    while end > 0 {
+        let start = end.saturating_sub(block as u64);
+        let mut bytes = vec![0; (end - start) as usize];
+        file.read_exact_at(&mut bytes, start)?;
+        end = start;
+        let Some(first) = bytes.iter().position(|&b| b == b'\n') else {
+            if !skipping {
+                bytes.extend_from_slice(&carry);
+                carry = bytes;
+            }
+            if carry.len() > block {
+                carry.clear();
+                skipping = true;
+            }
+            continue;
+        };
+        // The block's last line goes on into the carried part.
+        let mut lines = bytes[first + 1..].rsplit(|&b| b == b'\n');
+        if let Some(last) = lines.next() {
+            let line = [last, &carry].concat();
+            if !skipping && line.len() <= block && wanted(&line) {
+                return Ok(Some(line));
+            }
+        }
+        if let Some(line) = lines.find(|line| wanted(line)) {
+            return Ok(Some(line.to_vec()));
+        }
+        carry = bytes[..first].to_vec();
+        skipping = false;
+    }
+    Ok((!skipping && !carry.is_empty() && wanted(&carry)).then_some(carry))
 }
 
 /// Everything the supervisor and the task's child need, prepared before the fork.
@@ -846,6 +897,42 @@ mod tests {
             .and_then(|mut f| std::io::Write::write_all(&mut f, format!("\n{mine}\n").as_bytes()))
             .unwrap();
         assert_eq!(read_record(&stem, None).unwrap().unwrap().code, Some(5));
+    }
+
+    #[test]
+    fn a_file_read_backwards_block_by_block_gives_the_last_wanted_line_as_a_whole_read_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines");
+        // Lines of 0 to 30 bytes, some empty, some wanted (holding an `x`), in a pseudo-random mix.
+        let mut seed = 7u64;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for case in 0..200 {
+            let lines: Vec<String> =
+                (0..next(40)).map(|_| (0..next(31)).map(|_| if next(9) == 0 { 'x' } else { 'a' }).collect()).collect();
+            let text = lines.join("\n") + if next(2) == 0 { "\n" } else { "" };
+            std::fs::write(&path, &text).unwrap();
+            let wanted = |line: &[u8]| line.contains(&b'x');
+            let whole = text.as_bytes().split(|&b| b == b'\n').rev().find(|l| wanted(l)).map(<[u8]>::to_vec);
+            for block in [31, 32, 45, 64, 1000] {
+                assert_eq!(last_line(&path, block, wanted).unwrap(), whole, "case {case}, block {block}: {text:?}");
+            }
+        }
+        // A line longer than a block is no record, wherever it lies.
+        let long = format!("{}x{}", "a".repeat(100), "a".repeat(100));
+        let cases = [
+            (format!("xa\n{long}\nb"), Some(&b"xa"[..])),
+            (format!("b\nxa\n{long}"), Some(b"xa")),
+            (format!("{long}\nb"), None),
+            (long.clone(), None),
+        ];
+        for (text, expected) in cases {
+            std::fs::write(&path, &text).unwrap();
+            let found = last_line(&path, 64, |line: &[u8]| line.contains(&b'x')).unwrap();
+            assert_eq!(found.as_deref(), expected, "{text}");
+        }
     }
 
     #[test]
