@@ -185,12 +185,17 @@ impl Store {
         };
         let mut mine: Vec<Attempt> = attempts.into_iter().filter(|a| a.node == node).collect();
         mine.sort_by_key(|a| a.attempt);
-        Ok(match number {
+        let found = match number {
             None => mine.pop().ok_or_else(|| format!("task {node} of session {session_id} has not run yet")),
             Some(n) => mine
                 .into_iter()
                 .find(|a| a.attempt == n)
                 .ok_or_else(|| format!("task {node} of session {session_id} has no attempt {n}")),
+        };
+        // Read whole: the list leaves environments out.
+        Ok(match found {
+            Ok(listed) => Ok(self.attempt(&listed.run_id)?),
+            Err(why) => Err(why),
         })
     }
 
@@ -292,13 +297,14 @@ impl Store {
             .into_attempt(&self.path)
     }
 
-    /// Every attempt of a session, in the order they started: the timeline.
+    /// Every attempt of a session, in the order they started: the timeline. Without their
+    /// environments ([`Attempt::environment`]): [`Store::attempt`] reads one whole.
     pub fn attempts(&self, session_id: &str) -> Result<Vec<Attempt>, StoreError> {
         self.read(|conn, path| {
             require_session(conn, path, session_id)?;
             let mut stmt = conn
                 .prepare(&format!(
-                    "SELECT {ATTEMPT_COLUMNS} FROM task_runs WHERE session_id = ?1 ORDER BY started_ms, rowid"
+                    "SELECT {LISTED_COLUMNS} FROM task_runs WHERE session_id = ?1 ORDER BY started_ms, rowid"
                 ))
                 .at(path)?;
             let rows = stmt.query_map([session_id], attempt_row).at(path)?;
@@ -360,10 +366,21 @@ fn record_input_sources(
     Ok(())
 }
 
-/// The columns an [`Attempt`] is read from, in [`attempt_row`]'s order.
-const ATTEMPT_COLUMNS: &str = "run_id, session_id, node, attempt, state, agent, started_ms,
-    finished_ms, exit_code, error_json, pid, process_start_time, log_path, inputs_json,
-    outputs_json, iterations_json, times_unknown, environment_json";
+/// The columns an [`Attempt`] is read from, in [`attempt_row`]'s order, but its environment.
+macro_rules! attempt_columns {
+    () => {
+        "run_id, session_id, node, attempt, state, agent, started_ms, finished_ms, exit_code,
+        error_json, pid, process_start_time, log_path, inputs_json, outputs_json, iterations_json,
+        times_unknown"
+    };
+}
+
+/// The columns of a whole [`Attempt`].
+const ATTEMPT_COLUMNS: &str = concat!(attempt_columns!(), ", environment_json");
+
+/// The columns of an [`Attempt`] in a list of them: its environment left unread (a third of a
+/// shell task's row, shown only with one attempt's details).
+const LISTED_COLUMNS: &str = concat!(attempt_columns!(), ", NULL");
 
 /// How a beginning attempt's iterations are kept: NULL outside loops.
 fn iterations_json(iterations: &[ScopeIteration]) -> Option<String> {

@@ -291,7 +291,8 @@ pub struct Attempt {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub times_unknown: bool,
     /// What its process was started with; none without a process (and for attempts recorded
-    /// before the store kept it). `get_session`'s list of every attempt leaves it out.
+    /// before the store kept it). A session's list of attempts leaves it out (`get_session`): one
+    /// attempt read alone has it (`get_attempt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<ProcessEnvironment>,
 }

@@ -71,7 +71,8 @@ export type Attempt = {
   times_unknown?: boolean;
   /**
    * What its process was started with; none without a process (and for attempts recorded
-   * before the store kept it). `get_session`'s list of every attempt leaves it out.
+   * before the store kept it). A session's list of attempts leaves it out (`get_session`): one
+   * attempt read alone has it (`get_attempt`).
    */
   environment?: ProcessEnvironment | null;
 };

@@ -175,11 +175,7 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                 .blocking(move |db| {
                     let store = open(db)?;
                     let session = store.session(&args.session_id)?;
-                    let mut attempts = store.attempts(&session.id)?;
-                    // A third of a shell task's row, and no view of all attempts shows it.
-                    for attempt in &mut attempts {
-                        attempt.environment = None;
-                    }
+                    let attempts = store.attempts(&session.id)?;
                     let driven = runner::is_driven(&store, &session.id)?;
                     let (held, breakpoints) = if driven { holds(&store, &session.id)? } else { Default::default() };
                     Ok(SessionView {

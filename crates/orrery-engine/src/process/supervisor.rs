@@ -147,11 +147,6 @@ pub fn record_start(stem: &Path, run_id: Option<&str>) -> io::Result<()> {
 pub fn read_record(stem: &Path, run_id: Option<&str>) -> Result<Option<ExitRecord>, String> {
     let (path, name) =
         record_place(stem).map_err(|e| format!("cannot place the exit record of {}: {e}", stem.display()))?;
-    let read = |path: &Path| match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read the exit record {}: {e}", path.display())),
-    };
     let named = names(Some(&name), None);
     let run = names(None, run_id);
     let wanted = |line: &[u8]| {
@@ -177,9 +172,10 @@ pub fn read_record(stem: &Path, run_id: Option<&str>) -> Result<Option<ExitRecor
             let mut old = stem.as_os_str().to_owned();
             old.push(OLD_RECORD_SUFFIX);
             let old = std::path::PathBuf::from(old);
-            match read(&old)? {
-                Some(bytes) => (old, bytes),
-                None => return Ok(None),
+            match std::fs::read(&old) {
+                Ok(bytes) => (old, bytes),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(format!("cannot read the exit record {}: {e}", old.display())),
             }
         }
     };
