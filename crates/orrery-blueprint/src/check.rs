@@ -97,7 +97,7 @@ fn check_some(sources: &[Source], n: usize) -> Vec<FileReport> {
                         ));
                     }
                     d.extend(validate::validate_encoded(&loaded.blueprint, loaded.encoding, &library));
-                    diagnostic::place(&s.text, &mut d);
+                    diagnostic::place(&s.text, &loaded.task_starts, &mut d);
                     d
                 }
             };

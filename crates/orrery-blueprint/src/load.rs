@@ -48,6 +48,10 @@ pub struct Loaded {
     pub blueprint: Blueprint,
     pub encoding: Encoding,
     pub notes: Vec<Diagnostic>,
+    /// Where each task's object begins in the text (the byte of its `{`), when the fast path
+    /// read the file: the diagnostics about a task are placed from there, not by a scan of the
+    /// whole text. Empty after the careful path; `None` for a task whose first key is escaped.
+    pub task_starts: Vec<Option<usize>>,
 }
 
 /// A file that cannot be loaded, with every problem found.
@@ -59,8 +63,8 @@ pub struct LoadError {
 
 /// Loads a blueprint from text. Diagnostics carry line and column.
 pub fn load(text: &str) -> Result<Loaded, LoadError> {
-    if let Ok(blueprint) = crate::typed_load::load_plain(text) {
-        return Ok(Loaded { blueprint, encoding: Encoding::Plain, notes: Vec::new() });
+    if let Ok((blueprint, task_starts)) = crate::typed_load::load_plain(text) {
+        return Ok(Loaded { blueprint, encoding: Encoding::Plain, notes: Vec::new(), task_starts });
     }
     load_carefully(text)
 }
@@ -91,7 +95,7 @@ pub fn load_carefully(text: &str) -> Result<Loaded, LoadError> {
     };
     let result = from_value(value);
     let place = |mut diagnostics: Vec<Diagnostic>| {
-        diagnostic::place_all(text, diagnostics.iter_mut().collect());
+        diagnostic::place_all(text, &[], diagnostics.iter_mut().collect());
         diagnostics
     };
     let nonstandard = nonstandard.map(|(e, what)| {
@@ -278,7 +282,7 @@ pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
     if reader.problems.is_empty() {
         if let Some(blueprint) = blueprint {
             let encoding = if compas { Encoding::Compas } else { Encoding::Plain };
-            return Ok(Loaded { blueprint, encoding, notes: reader.notes });
+            return Ok(Loaded { blueprint, encoding, notes: reader.notes, task_starts: Vec::new() });
         }
         let d = Diagnostic::error(Code::NotABlueprint, "$", "the file does not describe a blueprint").rejected();
         reader.problems.push(d);

@@ -2,7 +2,7 @@
 //! fails (or a diagnostic wants a line) this module rescans the text: it finds the line and
 //! column of a JSON path, and the JSON path that encloses a byte offset. The scanner is
 //! tolerant of broken text, because it runs on exactly the files that failed to parse. It is
-//! only used on error paths; placing any number of diagnostics costs one scan.
+//! only used on error paths; placing any number of diagnostics costs at most one scan.
 
 use crate::skim::{ends_string, first, quote_or_bracket, ENDS_STRING, MATTERS_BELOW};
 use foldhash::HashMap;
@@ -101,25 +101,42 @@ pub fn line_column_at(text: &str, offset: usize) -> (usize, usize) {
     (line, String::from_utf8_lossy(&before[line_start..]).chars().count() + 1)
 }
 
-/// Line and column of the value at each path, in one scan of the text. The paths make a tree,
-/// and only the values on it are looked into: everything else is skipped by its strings and
-/// brackets alone, and the scan stops once every path is found. A path found more than once (a
-/// key given twice) is placed at its first value.
-pub fn locate_all(text: &str, paths: &[Vec<Segment>]) -> Vec<Option<(usize, usize)>> {
+/// Line and column of the value at each path. The paths make a tree, and only the values on it
+/// are looked into: everything else is skipped by its strings and brackets alone, and a walk
+/// stops once every path it looks for is found. A path into a task whose start is known (the
+/// fast path's [`crate::Loaded::task_starts`]) is looked for from there, in a walk of that task
+/// alone; the others in one walk from the top. A path found more than once (a key given twice)
+/// is placed at its first value.
+pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[Option<usize>]) -> Vec<Option<(usize, usize)>> {
+    let mut in_tasks = Vec::new(); // (the task's index, the path's)
+    let mut from_top = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
+        match path.as_slice() {
+            [Segment::Key(k), Segment::Index(t), ..]
+                if k == "tasks" && task_starts.get(*t).is_some_and(Option::is_some) =>
+            {
+                in_tasks.push((*t, i))
+            }
+            _ => from_top.push(i),
+        }
+    }
+    in_tasks.sort_unstable();
     let mut walk = Walk {
         at: Cursor { bytes: text.as_bytes(), pos: 0 },
-        tree: vec![Node::default()],
+        tree: Vec::new(),
         keys: HashMap::default(),
         indices: HashMap::default(),
-        next_end: vec![NONE; paths.len()],
+        paths: Vec::new(),
+        next_end: Vec::new(),
         found: Vec::with_capacity(paths.len()),
-        remaining: paths.len(),
+        remaining: 0,
     };
-    for (i, path) in paths.iter().enumerate() {
-        walk.want(path, i);
+    for task in in_tasks.chunk_by(|a, b| a.0 == b.0) {
+        let start = task_starts[task[0].0].expect("only tasks whose start is known");
+        walk.look_for(start, task.iter().map(|&(_, i)| (&paths[i][2..], i)));
     }
-    if walk.remaining > 0 {
-        let _ = walk.value(0);
+    if !from_top.is_empty() {
+        walk.look_for(0, from_top.iter().map(|&i| (&paths[i][..], i)));
     }
     lines_and_columns(text, walk.found, paths.len())
 }
@@ -138,7 +155,7 @@ fn lines_and_columns(text: &str, mut found: Vec<(usize, usize)>, n: usize) -> Ve
         let between = &bytes[pos..offset.min(bytes.len())];
         match between.iter().rposition(|&b| b == b'\n') {
             Some(last) => {
-                line += between[..last].iter().filter(|&&b| b == b'\n').count() + 1;
+                line += newlines(&between[..last]) + 1;
                 column = characters(&between[last + 1..]);
             }
             None => column += characters(between),
@@ -147,6 +164,12 @@ fn lines_and_columns(text: &str, mut found: Vec<(usize, usize)>, n: usize) -> Ve
         out[i] = Some((line, column + 1));
     }
     out
+}
+
+/// The line breaks in `bytes`, counted in blocks small enough for a byte-wide count, which the
+/// compiler turns into vector instructions.
+fn newlines(bytes: &[u8]) -> usize {
+    bytes.chunks(255).map(|block| block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')) as usize).sum()
 }
 
 /// A byte that continues a UTF-8 character: not counted as a column.
@@ -173,22 +196,42 @@ impl Default for Node {
     }
 }
 
-/// The scan of [`locate_all`]: the tree of wanted paths (its edges in two maps, keyed by the
-/// node they leave), and where each path was found.
+/// A walk of [`locate_all`]: the tree of the paths it looks for (its edges in two maps, keyed
+/// by the node they leave), and where each path was found.
 struct Walk<'a> {
     at: Cursor<'a>,
     tree: Vec<Node>,
     keys: HashMap<(u32, &'a str), u32>,
     indices: HashMap<(u32, usize), u32>,
-    /// For each path, the next path that ends at the same value.
+    /// The index (among all the paths of `locate_all`) of each path this walk looks for.
+    paths: Vec<usize>,
+    /// For each path looked for, the next one that ends at the same value.
     next_end: Vec<u32>,
-    /// `(offset, index of the path)` of each path found.
+    /// `(offset, index of the path)` of each path found, by all the walks.
     found: Vec<(usize, usize)>,
-    /// Paths not found yet.
+    /// Paths this walk has not found yet.
     remaining: usize,
 }
 
 impl<'a> Walk<'a> {
+    /// Looks for `paths` (each with its index) in the value at `start`, their root.
+    fn look_for(&mut self, start: usize, paths: impl Iterator<Item = (&'a [Segment], usize)>) {
+        self.tree.clear();
+        self.tree.push(Node::default());
+        self.keys.clear();
+        self.indices.clear();
+        self.paths.clear();
+        self.next_end.clear();
+        for (path, index) in paths {
+            self.want(path, self.paths.len());
+            self.paths.push(index);
+        }
+        self.remaining = self.paths.len();
+        self.at.pos = start;
+        let _ = self.value(0);
+    }
+
+    /// Adds the path that is the walk's `index`th to the tree.
     fn want(&mut self, path: &'a [Segment], index: usize) {
         let mut node = 0u32;
         for segment in path {
@@ -209,7 +252,7 @@ impl<'a> Walk<'a> {
             node = child;
         }
         let node = &mut self.tree[node as usize];
-        self.next_end[index] = node.first_end;
+        self.next_end.push(node.first_end);
         node.first_end = index as u32;
     }
 
@@ -222,7 +265,7 @@ impl<'a> Walk<'a> {
         self.tree[node as usize].first_end = NONE;
         let mut end = first_end;
         while end != NONE {
-            self.found.push((self.at.pos, end as usize));
+            self.found.push((self.at.pos, self.paths[end as usize]));
             self.remaining -= 1;
             end = self.next_end[end as usize];
         }
@@ -477,7 +520,7 @@ mod tests {
     fn locates_a_nested_value_by_path() {
         let text = "{\n  \"tasks\": [\n    {\"id\": \"a\"},\n    {\"id\": 5}\n  ]\n}";
         let path = [Segment::Key("tasks".into()), Segment::Index(1), Segment::Key("id".into())];
-        assert_eq!(locate_all(text, &[path.to_vec()]), [Some((4, 12))]);
+        assert_eq!(locate_all(text, &[path.to_vec()], &[]), [Some((4, 12))]);
         assert_eq!(render_path(&path), "$.tasks[1].id");
     }
 
@@ -486,10 +529,10 @@ mod tests {
         let text =
             r#"{"tasks": [{"id": "a", "x": ["]", "\"}", {"y": "[{"}]}, {"id": "b", "z": [1, [2]]}, {"id": "c"}]}"#;
         let at = |i: usize| vec![Segment::Key("tasks".into()), Segment::Index(i), Segment::Key("id".into())];
-        let found = locate_all(text, &[at(2), at(1), at(2)]);
+        let found = locate_all(text, &[at(2), at(1), at(2)], &[]);
         let column = |needle: &str| text.find(needle).unwrap() + 1;
         assert_eq!(found, [Some((1, column("\"c\""))), Some((1, column("\"b\""))), Some((1, column("\"c\"")))]);
-        assert_eq!(locate_all(text, &[at(3)]), [None], "no fourth task");
+        assert_eq!(locate_all(text, &[at(3)], &[]), [None], "no fourth task");
     }
 
     #[test]
@@ -499,7 +542,7 @@ mod tests {
         let at = |i: usize| vec![Segment::Key("tasks".into()), Segment::Index(i), Segment::Key("id".into())];
         let column = |needle: &str| text[..text.find(needle).unwrap()].chars().count() + 1;
         assert_eq!(
-            locate_all(text, &[at(1), at(0), at(2)]),
+            locate_all(text, &[at(1), at(0), at(2)], &[]),
             [Some((1, column("\"b\""))), Some((1, column("\"a\""))), Some((2, 9))]
         );
     }
@@ -549,7 +592,34 @@ mod tests {
                 .map(|i| Some(line_column_at(&text, every[i.index(every.len())].1)))
                 .chain([None])
                 .collect();
-            prop_assert_eq!(locate_all(&text, &wanted), expected);
+            prop_assert_eq!(locate_all(&text, &wanted, &[]), expected);
+        }
+
+        /// Paths into tasks looked for from where each task begins are placed where a walk
+        /// from the top places them, whatever else the file holds and however it is laid out.
+        #[test]
+        fn a_path_into_a_task_is_placed_from_its_start_where_the_top_walk_places_it(
+            tasks in prop::collection::vec(prop::collection::btree_map("[a-z\"]{0,3}", json_value(), 0..4), 1..6),
+            around in json_value(),
+            pretty in any::<bool>(),
+            known in prop::collection::vec(any::<bool>(), 6),
+            picks in prop::collection::vec(any::<prop::sample::Index>(), 1..8),
+        ) {
+            let tasks: Vec<serde_json::Value> =
+                tasks.into_iter().map(|t| serde_json::Value::Object(t.into_iter().collect())).collect();
+            let value = serde_json::json!({"before": around, "tasks": tasks, "after": around});
+            let text = if pretty { serde_json::to_string_pretty(&value).unwrap() } else { value.to_string() };
+            let every = every_path(&text);
+            let starts: Vec<Option<usize>> = (0..tasks.len())
+                .map(|i| {
+                    let task = [Segment::Key("tasks".into()), Segment::Index(i)];
+                    let at = every.iter().find(|(p, _)| p[..] == task).expect("every task is a value").1;
+                    known[i].then_some(at)
+                })
+                .collect();
+            let mut wanted: Vec<Vec<Segment>> = picks.iter().map(|i| every[i.index(every.len())].0.clone()).collect();
+            wanted.push(vec![Segment::Key("tasks".into()), Segment::Index(0), Segment::Key("absent".into())]);
+            prop_assert_eq!(locate_all(&text, &wanted, &starts), locate_all(&text, &wanted, &[]));
         }
     }
 

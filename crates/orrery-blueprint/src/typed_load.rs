@@ -14,11 +14,13 @@ use std::fmt;
 /// Why the fast path gave up; only ever used to fall back.
 pub(crate) type GiveUp = serde_json::Error;
 
-pub(crate) fn load_plain(text: &str) -> Result<Blueprint, GiveUp> {
+/// The blueprint, and where each of its tasks begins in `text` (the byte of its `{`; `None` for
+/// a task whose first key is not as written, being escaped, or that has none).
+pub(crate) fn load_plain(text: &str) -> Result<(Blueprint, Vec<Option<usize>>), GiveUp> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let blueprint = de.deserialize_map(BlueprintVisitor)?;
+    let read = de.deserialize_map(BlueprintVisitor { text })?;
     de.end()?;
-    Ok(blueprint)
+    Ok(read)
 }
 
 fn give_up<E: de::Error>(why: &str) -> E {
@@ -31,11 +33,12 @@ enum Key<'de> {
     Other(std::borrow::Cow<'de, str>),
 }
 
+/// Reads a key: what it is, and the key in the text when it is written there as it is.
 struct KeySeed(&'static [&'static str]);
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Key<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key<'de>, D::Error> {
+    type Value = (Key<'de>, Option<&'de str>);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_str(KeyVisitor(self.0))
     }
 }
@@ -43,39 +46,46 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
 struct KeyVisitor(&'static [&'static str]);
 
 impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key<'de>;
+    type Value = (Key<'de>, Option<&'de str>);
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a key")
     }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
         Ok(match self.0.iter().find(|k| **k == v) {
-            Some(k) => Key::Known(k),
-            None => Key::Other(v.into()),
+            Some(k) => (Key::Known(k), Some(v)),
+            None => (Key::Other(v.into()), Some(v)),
         })
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
         Ok(match self.0.iter().find(|k| **k == v) {
-            Some(k) => Key::Known(k),
-            None => Key::Other(v.to_string().into()),
+            Some(k) => (Key::Known(k), None),
+            None => (Key::Other(v.to_string().into()), None),
         })
     }
 }
 
 /// Reads the keys of an object, refusing a key seen twice (the careful path keeps the last).
-struct Keys<'a, A> {
+struct Keys<'a, 'de, A> {
     map: A,
     known: &'static [&'static str],
     seen: u32,
     extra: &'a mut Extra,
+    /// The object's first key as written in the text (not when it was escaped), once read.
+    first: Option<Option<&'de str>>,
 }
 
-impl<'de, A: MapAccess<'de>> Keys<'_, A> {
+impl<'a, 'de, A: MapAccess<'de>> Keys<'a, 'de, A> {
+    fn new(map: A, known: &'static [&'static str], extra: &'a mut Extra) -> Self {
+        Keys { map, known, seen: 0, extra, first: None }
+    }
+
     /// The next known key; unknown keys go into `extra` on the way.
     fn next(&mut self) -> Result<Option<&'static str>, A::Error> {
         loop {
-            match self.map.next_key_seed(KeySeed(self.known))? {
-                None => return Ok(None),
-                Some(Key::Known(k)) => {
+            let Some((key, written)) = self.map.next_key_seed(KeySeed(self.known))? else { return Ok(None) };
+            self.first.get_or_insert(written);
+            match key {
+                Key::Known(k) => {
                     let bit = 1 << self.known.iter().position(|x| *x == k).expect("a known key");
                     if self.seen & bit != 0 {
                         return Err(give_up("duplicate key"));
@@ -83,7 +93,7 @@ impl<'de, A: MapAccess<'de>> Keys<'_, A> {
                     self.seen |= bit;
                     return Ok(Some(k));
                 }
-                Some(Key::Other(k)) => {
+                Key::Other(k) => {
                     let value: Value = self.map.next_value()?;
                     if self.extra.insert(k.into_owned(), value).is_some() {
                         return Err(give_up("duplicate key"));
@@ -131,59 +141,91 @@ impl<'de, S: DeserializeSeed<'de> + Copy, F: Fn(S::Value) -> T, T> Visitor<'de> 
     }
 }
 
-struct BlueprintVisitor;
+/// The tasks, and where each begins in `text` (see [`load_plain`]).
+#[derive(Clone, Copy)]
+struct TasksSeed<'de> {
+    text: &'de str,
+}
 
-impl<'de> Visitor<'de> for BlueprintVisitor {
-    type Value = Blueprint;
+impl<'de> DeserializeSeed<'de> for TasksSeed<'de> {
+    type Value = (Vec<Task>, Vec<Option<usize>>);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TasksSeed<'de> {
+    type Value = (Vec<Task>, Vec<Option<usize>>);
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of tasks")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let (mut tasks, mut starts) = (Vec::new(), Vec::new());
+        while let Some((task, first_key)) = seq.next_element_seed(TaskSeed)? {
+            tasks.push(task);
+            // The key's quote, after the object's `{` and only whitespace.
+            let quote = first_key.map(|k| k.as_ptr() as usize - self.text.as_ptr() as usize - 1);
+            starts.push(quote.map(|q| self.text[..q].trim_end_matches([' ', '\t', '\n', '\r']).len() - 1));
+        }
+        tasks.shrink_to_fit();
+        starts.shrink_to_fit();
+        Ok((tasks, starts))
+    }
+}
+
+struct BlueprintVisitor<'de> {
+    text: &'de str,
+}
+
+impl<'de> Visitor<'de> for BlueprintVisitor<'de> {
+    type Value = (Blueprint, Vec<Option<usize>>);
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a blueprint")
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Blueprint, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         let mut extra = Extra::new();
-        let mut keys = Keys {
-            map,
-            known: &["id", "name", "version", "description", "tasks", "dtype"],
-            seen: 0,
-            extra: &mut extra,
-        };
-        let (mut id, mut name, mut version, mut description, mut tasks) = (None, None, None, None, Vec::new());
+        let mut keys = Keys::new(map, &["id", "name", "version", "description", "tasks", "dtype"], &mut extra);
+        let (mut id, mut name, mut version, mut description) = (None, None, None, None);
+        let (mut tasks, mut starts) = (Vec::new(), Vec::new());
         while let Some(k) = keys.next()? {
             match k {
                 "id" => id = Some(keys.value()?),
                 "name" => name = Some(keys.value()?),
                 "version" => version = Some(keys.value()?),
                 "description" => description = Some(keys.value()?),
-                "tasks" => tasks = keys.seed(ListOf(TaskSeed, |task| task))?,
+                "tasks" => (tasks, starts) = keys.seed(TasksSeed { text: self.text })?,
                 _ => return Err(give_up("an envelope or a dtype: the careful path decides")),
             }
         }
-        Ok(Blueprint {
+        let blueprint = Blueprint {
             id: required(id)?,
             name: required(name)?,
             version: required(version)?,
             description,
             tasks,
             extra,
-        })
+        };
+        Ok((blueprint, starts))
     }
 }
 
 #[derive(Clone, Copy)]
 struct TaskSeed;
 
+/// A task, and its first key as written in the text.
 impl<'de> DeserializeSeed<'de> for TaskSeed {
-    type Value = Task;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Task, D::Error> {
+    type Value = (Task, Option<&'de str>);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de> Visitor<'de> for TaskSeed {
-    type Value = Task;
+    type Value = (Task, Option<&'de str>);
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a task")
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Task, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         const KNOWN: &[&str] = &[
             "id",
             "type",
@@ -198,7 +240,7 @@ impl<'de> Visitor<'de> for TaskSeed {
             "state",
         ];
         let mut extra = Extra::new();
-        let mut keys = Keys { map, known: KNOWN, seen: 0, extra: &mut extra };
+        let mut keys = Keys::new(map, KNOWN, &mut extra);
         let (mut id, mut task_type, mut description, mut condition, mut scope_start, mut scope_end, mut state) =
             (None, None, None, None, None, None, None);
         let (mut inputs, mut outputs, mut params, mut depends_on) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -226,11 +268,12 @@ impl<'de> Visitor<'de> for TaskSeed {
                 }
             }
         }
+        let first_key = keys.first.flatten();
         drop(keys);
         if extra.contains_key("dtype") {
             return Err(give_up("a task with a dtype: the careful path decides"));
         }
-        Ok(Task {
+        let task = Task {
             id: required(id)?,
             task_type: required(task_type)?,
             description,
@@ -243,7 +286,8 @@ impl<'de> Visitor<'de> for TaskSeed {
             depends_on,
             state,
             extra,
-        })
+        };
+        Ok((task, first_key))
     }
 }
 
@@ -270,7 +314,7 @@ impl<'de> Visitor<'de> for IoSeed {
             _ => &["name", "value", "type_hint", "description", "type"],
         };
         let mut extra = Extra::new();
-        let mut keys = Keys { map, known, seen: 0, extra: &mut extra };
+        let mut keys = Keys::new(map, known, &mut extra);
         let (mut name, mut value, mut type_hint, mut description, mut link) = (None, None, None, None, None);
         while let Some(k) = keys.next()? {
             match k {
@@ -306,7 +350,7 @@ impl<'de> Visitor<'de> for DependencySeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Dependency, A::Error> {
         let mut extra = Extra::new();
-        let mut keys = Keys { map, known: &["id", "type"], seen: 0, extra: &mut extra };
+        let mut keys = Keys::new(map, &["id", "type"], &mut extra);
         let (mut id, mut dep_type) = (None, DependencyType::FS);
         while let Some(k) = keys.next()? {
             match k {
@@ -356,7 +400,7 @@ impl<'de> Visitor<'de> for ScopeStartSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ScopeStart, A::Error> {
         let mut extra = Extra::new();
-        let mut keys = Keys { map, known: &["name", "retry_policy", "while_policy"], seen: 0, extra: &mut extra };
+        let mut keys = Keys::new(map, &["name", "retry_policy", "while_policy"], &mut extra);
         let mut scope = ScopeStart::default();
         while let Some(k) = keys.next()? {
             match k {
@@ -411,7 +455,7 @@ mod tests {
 
     #[test]
     fn a_well_formed_file_with_every_feature_takes_the_fast_path_to_the_same_blueprint() {
-        let fast = load_plain(RICH).expect("the fast path reads it");
+        let (fast, _) = load_plain(RICH).expect("the fast path reads it");
         let careful = crate::load::load_carefully(RICH).expect("the careful path reads it");
         assert_eq!(fast, careful.blueprint);
         assert_eq!(
@@ -428,7 +472,7 @@ mod tests {
             {"id": "t", "type": "x.y", "inputs": [{"name": "a"}], "params": [{"name": "p", "value": 1}],
              "depends_on": [{"id": "start"}]},
             {"id": "end", "type": "system.end", "depends_on": [{"id": "t"}]}]}"#;
-        let fast = load_plain(text).expect("the fast path reads it");
+        let (fast, _) = load_plain(text).expect("the fast path reads it");
         let careful = crate::load::load_carefully(text).expect("the careful path reads it").blueprint;
         for bp in [&fast, &careful] {
             assert_eq!(bp.tasks.capacity(), bp.tasks.len());
@@ -442,6 +486,17 @@ mod tests {
                 assert!(rooms.iter().all(|(room, len)| room == len), "task {}: {rooms:?}", t.id);
             }
         }
+    }
+
+    #[test]
+    fn each_task_is_found_at_its_brace_unless_its_first_key_is_escaped() {
+        let text = "{\"id\": \"b\", \"name\": \"B\", \"version\": \"1.0\", \"tasks\": [\r\n\t{ \r\n\t \"id\": \"start\", \"type\": \"system.start\"},\
+                    {\"type\": \"x.y\", \"id\": \"a\"},{\"\\u0069d\": \"e\", \"type\": \"x.y\"},\n  {\"x-k\": 1, \"id\": \"k\", \"type\": \"x.y\"}]}";
+        let (bp, starts) = load_plain(text).expect("the fast path reads it");
+        assert_eq!(bp.tasks.len(), 4);
+        let braces: Vec<usize> = text.match_indices(['{']).map(|(i, _)| i).skip(1).collect();
+        assert_eq!(starts, [Some(braces[0]), Some(braces[1]), None, Some(braces[3])]);
+        assert_eq!(bp.tasks[3].extra.len(), 1, "an unknown first key is kept");
     }
 
     #[test]
