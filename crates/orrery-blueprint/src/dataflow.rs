@@ -77,11 +77,13 @@ pub fn condition_sites(bp: &Blueprint) -> Vec<ConditionSite<'_>> {
 }
 
 /// A blueprint's conditions with the names each distinct expression reads (or why it does not
-/// parse): the part of the dataflow check that needs no graph, and most of its time on a large
-/// blueprint, so validation makes it on a second core while the other rules run.
+/// parse), and the names its outputs write: the part of the dataflow check that needs no graph,
+/// and most of its time on a large blueprint, so validation makes it on a second core while the
+/// other rules run.
 pub(crate) struct ParsedConditions<'a> {
     sites: Vec<ConditionSite<'a>>,
     names: HashMap<&'a str, Result<BTreeSet<String>, ConditionSyntaxError>>,
+    produced: HashSet<&'a str>,
 }
 
 /// Below this many conditions, parsing them costs less than starting a thread.
@@ -94,7 +96,7 @@ impl<'a> ParsedConditions<'a> {
         for s in &sites {
             names.entry(s.expression).or_insert_with(|| condition::free_names(s.expression));
         }
-        Self { sites, names }
+        Self { sites, names, produced: produced_names(bp) }
     }
 
     /// Whether a blueprint has enough conditions to parse them on a thread of their own.
@@ -107,14 +109,11 @@ impl<'a> ParsedConditions<'a> {
     }
 }
 
-pub(crate) fn check(
-    bp: &Blueprint,
-    graph: &TaskGraph<'_>,
-    conditions: ParsedConditions<'_>,
-    out: &mut Vec<Diagnostic>,
-) {
-    let produced = produced_names(bp);
-    let ParsedConditions { sites, names: parsed } = conditions;
+/// The reference's dataflow check: each condition parses and reads only names some output
+/// writes (or its task's own params and inputs). Then [`get_from_wiring`] (Orrery's), which needs
+/// the graph and not the conditions.
+pub(crate) fn check_conditions(bp: &Blueprint, conditions: ParsedConditions<'_>, out: &mut Vec<Diagnostic>) {
+    let ParsedConditions { sites, names: parsed, produced } = conditions;
     for site in sites {
         let t = &bp.tasks[site.task_index];
         let names = &parsed[site.expression];
@@ -158,11 +157,10 @@ pub(crate) fn check(
             }
         }
     }
-    get_from_wiring(bp, graph, out);
 }
 
 /// Inputs whose `get_from` names a key that no task running before them produces.
-fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
+pub(crate) fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
     let mut producers: HashMap<&str, Vec<usize>> = HashMap::new();
     for t in &bp.tasks {
         let node = graph.node_of[t.id.as_str()];
