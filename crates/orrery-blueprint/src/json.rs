@@ -136,7 +136,7 @@ pub fn decode(bytes: Vec<u8>) -> (String, Option<Diagnostic>) {
                 (rest.to_string(), Some(d))
             }
             None => {
-                let nul = text.bytes().position(|b| b == 0);
+                let nul = memchr::memchr(0, text.as_bytes());
                 let d = nul.filter(|_| looks_like_utf16(text.as_bytes())).map(|at| {
                     let message = format!(
                         "byte {at} is NUL: the file looks like UTF-16 without a byte order mark, and is not JSON as UTF-8; the server refuses it; save it as UTF-8"

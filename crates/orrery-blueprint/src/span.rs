@@ -153,7 +153,7 @@ fn lines_and_columns(text: &str, mut found: Vec<(usize, usize)>, n: usize) -> Ve
     let characters = |bytes: &[u8]| bytes.iter().filter(|&&b| !is_continuation(b)).count();
     for (offset, i) in found {
         let between = &bytes[pos..offset.min(bytes.len())];
-        match between.iter().rposition(|&b| b == b'\n') {
+        match memchr::memrchr(b'\n', between) {
             Some(last) => {
                 line += newlines(&between[..last]) + 1;
                 column = characters(&between[last + 1..]);
