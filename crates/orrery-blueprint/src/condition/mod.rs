@@ -18,6 +18,7 @@ mod builtins;
 mod callable;
 mod eval;
 mod ops;
+mod simple;
 mod syntax;
 mod value;
 
@@ -36,6 +37,9 @@ pub fn parse(source: &str) -> Result<Condition, ConditionSyntaxError> {
 
 /// The names `source` reads from its namespace, as the reference's `_free_names` computes them.
 pub fn free_names(source: &str) -> Result<BTreeSet<String>, ConditionSyntaxError> {
+    if let Some(names) = simple::free_names(source) {
+        return Ok(names);
+    }
     let body = syntax::parse_expression(source)?;
     Ok(syntax::free_names(&body))
 }
