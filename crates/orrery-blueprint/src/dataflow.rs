@@ -7,12 +7,14 @@ use crate::condition::{self, ConditionSyntaxError};
 use crate::diagnostic::{quote_list, task_path, Code, Diagnostic};
 use crate::graph::TaskGraph;
 use crate::model::*;
-use foldhash::{HashMap, HashMapExt, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::{BTreeSet, VecDeque};
 
 /// The names a blueprint's outputs write to session data.
 pub fn produced_names(bp: &Blueprint) -> HashSet<&str> {
-    bp.tasks.iter().flat_map(|t| t.outputs.iter().map(TaskOutput::target_key)).collect()
+    let mut names = HashSet::with_capacity(bp.tasks.iter().map(|t| t.outputs.len()).sum());
+    names.extend(bp.tasks.iter().flat_map(|t| t.outputs.iter().map(TaskOutput::target_key)));
+    names
 }
 
 /// A condition the reference's dataflow check examines.
@@ -161,9 +163,9 @@ pub(crate) fn check_conditions(bp: &Blueprint, conditions: ParsedConditions<'_>,
 
 /// Inputs whose `get_from` names a key that no task running before them produces.
 pub(crate) fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
-    let mut producers: HashMap<&str, Vec<usize>> = HashMap::new();
-    for t in &bp.tasks {
-        let node = graph.node_of[t.id.as_str()];
+    let mut producers: HashMap<&str, Vec<usize>> =
+        HashMap::with_capacity(bp.tasks.iter().map(|t| t.outputs.len()).sum());
+    for (t, &node) in bp.tasks.iter().zip(&graph.node_of_task) {
         for o in &t.outputs {
             producers.entry(o.target_key()).or_default().push(node);
         }
@@ -208,8 +210,7 @@ fn unwired_inputs(
 ) -> HashSet<(usize, usize)> {
     // The inputs left to answer, by key: (reader node, task index, input index).
     let mut readers: HashMap<&str, Vec<(usize, usize, usize)>> = HashMap::new();
-    for (i, t) in bp.tasks.iter().enumerate() {
-        let node = graph.node_of[t.id.as_str()];
+    for (i, (t, &node)) in bp.tasks.iter().zip(&graph.node_of_task).enumerate() {
         for (j, input) in t.inputs.iter().enumerate() {
             let Some((key, nodes)) = input.get_from.as_deref().and_then(|k| producers.get_key_value(k)) else {
                 continue;

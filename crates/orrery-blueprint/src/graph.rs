@@ -12,6 +12,8 @@ pub struct TaskGraph<'a> {
     pub node_of: HashMap<&'a str, usize>,
     /// Index (in `blueprint.tasks`) of the first task with each node's id.
     pub task_of: Vec<usize>,
+    /// The node of each task (by its index in `blueprint.tasks`): `node_of` without hashing.
+    pub node_of_task: Vec<usize>,
     pub successors: Adjacency,
     pub predecessors: Adjacency,
     /// Position of each node in a topological order, when the graph has no cycle.
@@ -22,15 +24,16 @@ impl<'a> TaskGraph<'a> {
     pub fn new(bp: &'a Blueprint) -> Self {
         let mut node_of: HashMap<&str, usize> = HashMap::with_capacity(bp.tasks.len());
         let mut task_of = Vec::with_capacity(bp.tasks.len());
+        let mut node_of_task = Vec::with_capacity(bp.tasks.len());
         for (i, t) in bp.tasks.iter().enumerate() {
-            node_of.entry(t.id.as_str()).or_insert_with(|| {
+            let node = *node_of.entry(t.id.as_str()).or_insert_with(|| {
                 task_of.push(i);
                 task_of.len() - 1
             });
+            node_of_task.push(node);
         }
         let mut edges = Vec::new();
-        for t in &bp.tasks {
-            let to = node_of[t.id.as_str()];
+        for (t, &to) in bp.tasks.iter().zip(&node_of_task) {
             for d in &t.depends_on {
                 if let Some(&from) = node_of.get(d.id.as_str()) {
                     edges.push((from, to, d.dep_type));
@@ -41,7 +44,7 @@ impl<'a> TaskGraph<'a> {
         let successors = Adjacency::new(n, edges.iter().map(|&(from, to, kind)| (from, (to, kind))));
         let predecessors = Adjacency::new(n, edges.iter().map(|&(from, to, kind)| (to, (from, kind))));
         let topo_position = topological_positions(&successors, &predecessors);
-        TaskGraph { node_of, task_of, successors, predecessors, topo_position }
+        TaskGraph { node_of, task_of, node_of_task, successors, predecessors, topo_position }
     }
 
     pub fn len(&self) -> usize {

@@ -130,12 +130,15 @@ impl<'de, S: DeserializeSeed<'de> + Copy, F: Fn(S::Value) -> T, T> Visitor<'de> 
         f.write_str("a list")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::new();
+        // Most lists hold one item: it gets a list of its own size at once.
+        let Some(first) = seq.next_element_seed(self.0)? else { return Ok(Vec::new()) };
+        let first = (self.1)(first);
+        let Some(second) = seq.next_element_seed(self.0)? else { return Ok(vec![first]) };
+        let mut out = vec![first, (self.1)(second)];
         while let Some(item) = seq.next_element_seed(self.0)? {
             out.push((self.1)(item));
         }
-        // A list grows by doubling from four: its spare room would be most of the model (a
-        // task's one output took the room of four).
+        // A list grows by doubling: its spare room would be much of the model.
         out.shrink_to_fit();
         Ok(out)
     }
@@ -160,14 +163,25 @@ impl<'de> Visitor<'de> for TasksSeed<'de> {
         f.write_str("a list of tasks")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let (mut tasks, mut starts) = (Vec::new(), Vec::new());
+        // The tasks are gathered a block at a time, then moved once into a list of their
+        // number: a list grown by doubling would copy them some twice over, into fresh memory
+        // each time, and keep room for up to as many again.
+        const BLOCK: usize = 1024;
+        let (mut blocks, mut block, mut starts) = (Vec::new(), Vec::new(), Vec::new());
         while let Some((task, first_key)) = seq.next_element_seed(TaskSeed)? {
-            tasks.push(task);
+            if block.len() == BLOCK {
+                blocks.push(std::mem::replace(&mut block, Vec::with_capacity(BLOCK)));
+            }
+            block.push(task);
             // The key's quote, after the object's `{` and only whitespace.
             let quote = first_key.map(|k| k.as_ptr() as usize - self.text.as_ptr() as usize - 1);
             starts.push(quote.map(|q| self.text[..q].trim_end_matches([' ', '\t', '\n', '\r']).len() - 1));
         }
-        tasks.shrink_to_fit();
+        let mut tasks = Vec::with_capacity(blocks.len() * BLOCK + block.len());
+        for block in blocks {
+            tasks.extend(block);
+        }
+        tasks.extend(block);
         starts.shrink_to_fit();
         Ok((tasks, starts))
     }
@@ -486,6 +500,21 @@ mod tests {
                 assert!(rooms.iter().all(|(room, len)| room == len), "task {}: {rooms:?}", t.id);
             }
         }
+    }
+
+    #[test]
+    fn a_blueprint_of_many_blocks_of_tasks_loads_whole_and_in_order() {
+        let tasks: Vec<serde_json::Value> = (0..2 * 1024 + 5)
+            .map(|i| serde_json::json!({"id": format!("t{i}"), "type": "x.y", "outputs": [{"name": format!("o{i}")}]}))
+            .collect();
+        let text = serde_json::json!({"id": "b", "name": "B", "version": "1.0", "tasks": tasks}).to_string();
+        let (fast, starts) = load_plain(&text).expect("the fast path reads it");
+        assert_eq!(fast, crate::load::load_carefully(&text).unwrap().blueprint);
+        assert_eq!((fast.tasks.len(), fast.tasks.capacity(), starts.len()), (2053, 2053, 2053));
+        assert!(starts
+            .iter()
+            .zip(&fast.tasks)
+            .all(|(s, t)| text[s.unwrap()..].starts_with(&format!("{{\"id\":\"{}\"", t.id))));
     }
 
     #[test]
