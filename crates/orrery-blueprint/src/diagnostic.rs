@@ -217,12 +217,12 @@ pub(crate) fn quote_list<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> Str
 
 /// Fills in line and column of the diagnostics that have none, from the file's `text` and
 /// where its tasks begin in it, as far as known ([`crate::Loaded::task_starts`]).
-pub(crate) fn place(text: &str, task_starts: &[Option<usize>], diagnostics: &mut [Diagnostic]) {
+pub(crate) fn place(text: &str, task_starts: &[usize], diagnostics: &mut [Diagnostic]) {
     place_all(text, task_starts, diagnostics.iter_mut().filter(|d| d.line.is_none()).collect());
 }
 
 /// Sets line and column of every diagnostic given to where its path is in `text`.
-pub(crate) fn place_all(text: &str, task_starts: &[Option<usize>], mut diagnostics: Vec<&mut Diagnostic>) {
+pub(crate) fn place_all(text: &str, task_starts: &[usize], mut diagnostics: Vec<&mut Diagnostic>) {
     let paths: Vec<_> = diagnostics.iter().map(|d| span::parse_path(&d.path)).collect();
     for (d, place) in diagnostics.iter_mut().zip(span::locate_all(text, &paths, task_starts)) {
         if let Some((line, column)) = place {

@@ -50,8 +50,8 @@ pub struct Loaded {
     pub notes: Vec<Diagnostic>,
     /// Where each task's object begins in the text (the byte of its `{`), when the fast path
     /// read the file: the diagnostics about a task are placed from there, not by a scan of the
-    /// whole text. Empty after the careful path; `None` for a task whose first key is escaped.
-    pub task_starts: Vec<Option<usize>>,
+    /// whole text. Empty after the careful path.
+    pub task_starts: Vec<usize>,
 }
 
 /// A file that cannot be loaded, with every problem found.
