@@ -1,6 +1,6 @@
-//! Any text either fails to parse as a condition or parses and evaluates, against a small
-//! namespace under the default limits (with a 2 s time budget), to a value or an error: never
-//! a panic, and within the time libFuzzer's `-timeout` allows.
+//! Any text either fails to parse as a condition or parses, reads the names `free_names` says,
+//! and evaluates, against a small namespace under the default limits (with a 2 s time budget),
+//! to a value or an error: never a panic, and within the time libFuzzer's `-timeout` allows.
 
 #![no_main]
 
@@ -40,7 +40,9 @@ fuzz_target!(|source: &str| {
         assert!(names.is_err(), "free_names accepts {source:?}, which parse refuses");
         return;
     };
-    assert!(names.is_ok(), "parse accepts {source:?}, which free_names refuses");
+    let Ok(names) = names else { panic!("parse accepts {source:?}, which free_names refuses") };
+    // free_names reads the usual conditions without the full parser: the same names.
+    assert_eq!(names, condition.names_read(), "the names of {source:?}");
     // The default limits, but a time budget well inside libFuzzer's `-timeout=5`: an input that
     // reaches it is refused (LimitExceeded), which is an answer, not a hang.
     let _ = condition.evaluate_with_limits(namespace(), &limits());
