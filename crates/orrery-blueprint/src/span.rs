@@ -119,24 +119,37 @@ pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[usize]) -> 
         }
     }
     in_tasks.sort_unstable();
-    let mut walk = Walk {
-        at: Cursor { bytes: text.as_bytes(), pos: 0 },
-        tree: Vec::new(),
-        keys: HashMap::default(),
-        indices: HashMap::default(),
-        paths: Vec::new(),
-        next_end: Vec::new(),
-        found: Vec::with_capacity(paths.len()),
-        remaining: 0,
+    let tasks: Vec<&[(usize, usize)]> = in_tasks.chunk_by(|a, b| a.0 == b.0).collect();
+    // The walks of the tasks, in order: (offset, index of the path) of each path found.
+    let walk_tasks = |tasks: &[&[(usize, usize)]]| {
+        let mut walk = Walk::new(text);
+        for task in tasks {
+            walk.look_for(task_starts[task[0].0], task.iter().map(|&(_, i)| (&paths[i][2..], i)));
+        }
+        walk.found
     };
-    for task in in_tasks.chunk_by(|a, b| a.0 == b.0) {
-        walk.look_for(task_starts[task[0].0], task.iter().map(|&(_, i)| (&paths[i][2..], i)));
-    }
+    // Many tasks to walk: half of them on a second core.
+    let mut found = if in_tasks.len() >= WALKED_APART_FROM {
+        let (first, second) = tasks.split_at(tasks.len() / 2);
+        std::thread::scope(|s| {
+            let second = s.spawn(|| walk_tasks(second));
+            let mut found = walk_tasks(first);
+            found.extend(second.join().expect("a walk does not panic"));
+            found
+        })
+    } else {
+        walk_tasks(&tasks)
+    };
     if !from_top.is_empty() {
+        let mut walk = Walk::new(text);
         walk.look_for(0, from_top.iter().map(|&i| (&paths[i][..], i)));
+        found.extend(walk.found);
     }
-    lines_and_columns(text, walk.found, paths.len())
+    lines_and_columns(text, found, paths.len())
 }
+
+/// From this many paths into tasks, the tasks' walks are shared by two cores.
+const WALKED_APART_FROM: usize = 4096;
 
 /// The (1-based) line and column, in characters, of each `(offset, index)`, at `index` of a
 /// list of `n`: one pass over the text up to the last offset, whatever the number of offsets
@@ -204,13 +217,26 @@ struct Walk<'a> {
     paths: Vec<usize>,
     /// For each path looked for, the next one that ends at the same value.
     next_end: Vec<u32>,
-    /// `(offset, index of the path)` of each path found, by all the walks.
+    /// `(offset, index of the path)` of each path found, by every look.
     found: Vec<(usize, usize)>,
     /// Paths this walk has not found yet.
     remaining: usize,
 }
 
 impl<'a> Walk<'a> {
+    fn new(text: &'a str) -> Walk<'a> {
+        Walk {
+            at: Cursor { bytes: text.as_bytes(), pos: 0 },
+            tree: Vec::new(),
+            keys: HashMap::default(),
+            indices: HashMap::default(),
+            paths: Vec::new(),
+            next_end: Vec::new(),
+            found: Vec::new(),
+            remaining: 0,
+        }
+    }
+
     /// Looks for `paths` (each with its index) in the value at `start`, their root.
     fn look_for(&mut self, start: usize, paths: impl Iterator<Item = (&'a [Segment], usize)>) {
         self.tree.clear();
@@ -619,6 +645,35 @@ mod tests {
             let starts = if known { &starts[..] } else { &[] };
             prop_assert_eq!(locate_all(&text, &wanted, starts), locate_all(&text, &wanted, &[]));
         }
+    }
+
+    #[test]
+    fn many_paths_into_tasks_walked_on_two_cores_are_placed_as_one_walk_from_the_top_places_them() {
+        let tasks: Vec<serde_json::Value> = (0..3000)
+            .map(|i| serde_json::json!({"id": format!("t{i}"), "d": "é}\"[", "inputs": [{"name": "a"}, {"name": i}]}))
+            .collect();
+        let text = serde_json::to_string_pretty(&serde_json::json!({"tasks": tasks, "id": "b"})).unwrap();
+        let mut starts = Vec::new();
+        Scanner::new(&text).scan(&mut |p, at| {
+            if matches!(p, [Segment::Key(k), Segment::Index(_)] if k == "tasks") {
+                starts.push(at);
+            }
+            true
+        });
+        assert_eq!(starts.len(), 3000);
+        let mut wanted: Vec<Vec<Segment>> = (0..3000)
+            .rev()
+            .flat_map(|i| {
+                let task = vec![Segment::Key("tasks".into()), Segment::Index(i)];
+                let name = [Segment::Key("inputs".into()), Segment::Index(1), Segment::Key("name".into())];
+                [task.clone(), [task, name.to_vec()].concat()]
+            })
+            .collect();
+        wanted.push(vec![Segment::Key("id".into())]);
+        assert!(wanted.len() > WALKED_APART_FROM);
+        let placed = locate_all(&text, &wanted, &starts);
+        assert!(placed.iter().all(Option::is_some));
+        assert_eq!(placed, locate_all(&text, &wanted, &[]));
     }
 
     #[test]
