@@ -1,12 +1,12 @@
 //! The names read by the conditions most blueprints hold, without a syntax tree: names, plain
-//! numbers and strings, comparisons, arithmetic, `and`, `or`, `not`, calls, attributes and
-//! subscripts. A large blueprint has one condition per task or so, and the full parser takes some
+//! numbers and strings, lists, comparisons, arithmetic, `and`, `or`, `not`, `if`-`else`, calls,
+//! attributes and subscripts. A large blueprint has one condition per task or so, and the full parser takes some
 //! microseconds for each; this recogniser takes a fraction of that.
 //!
 //! It accepts only a subset of Python's expression grammar, each of its rules one of Python's,
 //! and gives up (`None`) on anything else or unusual: other characters or keywords, non-ASCII
 //! text, escapes, comments, line breaks, a leading space, numbers other than plain decimals,
-//! tuples, slices, keyword arguments, deep nesting, long text. The full parser then decides, so
+//! tuples, comprehensions, slices, keyword arguments, deep nesting, long text. The full parser then decides, so
 //! every error, and every name of an expression this does not read, is still the full parser's.
 
 use super::syntax::is_python_builtin;
@@ -71,7 +71,7 @@ impl<'a> Reader<'a> {
                 let name = std::str::from_utf8(&text[at..end]).ok()?;
                 let token = match name {
                     "None" | "True" | "False" => Token::Constant,
-                    "and" | "or" | "not" | "in" | "is" => Token::Op(name),
+                    "and" | "or" | "not" | "in" | "is" | "if" | "else" => Token::Op(name),
                     // Other keywords, and the soft ones, are the full parser's.
                     _ if KEYWORDS.contains(&name) => return None,
                     _ => Token::Name(name),
@@ -139,20 +139,32 @@ impl<'a> Reader<'a> {
         (self.depth <= DEEPEST).then_some(())
     }
 
-    /// `or_test`: `and_test ('or' and_test)*`, and below it `and_test`.
+    /// `or_test ['if' or_test 'else' expression]`.
     fn expression(&mut self) -> Option<()> {
         self.deeper()?;
+        self.or_test()?;
+        if self.take("if")? {
+            self.or_test()?;
+            if !self.take("else")? {
+                return None;
+            }
+            self.expression()?;
+        }
+        self.depth -= 1;
+        Some(())
+    }
+
+    /// `and_test ('or' and_test)*`, and below it `and_test`: `not_test ('and' not_test)*`.
+    fn or_test(&mut self) -> Option<()> {
         loop {
             self.not_test()?;
             while self.take("and")? {
                 self.not_test()?;
             }
             if !self.take("or")? {
-                break;
+                return Some(());
             }
         }
-        self.depth -= 1;
-        Some(())
     }
 
     /// `'not' not_test | comparison`.
@@ -211,8 +223,8 @@ impl<'a> Reader<'a> {
         Some(())
     }
 
-    /// An atom (a name, a number, strings side by side, a parenthesised expression) and its
-    /// trailers: calls without keywords or stars, subscripts without slices, attributes.
+    /// An atom (a name, a number, strings side by side, a parenthesised expression, a list) and
+    /// its trailers: calls without keywords or stars, subscripts without slices, attributes.
     fn primary(&mut self) -> Option<()> {
         match self.token {
             Token::Name(name) => {
@@ -232,16 +244,15 @@ impl<'a> Reader<'a> {
                     return None;
                 }
             }
+            Token::Op("[") => {
+                self.next()?;
+                self.items("]")?;
+            }
             _ => return None,
         }
         loop {
             if self.take("(")? {
-                while !self.take(")")? {
-                    self.expression()?;
-                    if !self.take(",")? && self.token != Token::Op(")") {
-                        return None;
-                    }
-                }
+                self.items(")")?;
             } else if self.take("[")? {
                 self.expression()?;
                 if !self.take("]")? {
@@ -255,13 +266,24 @@ impl<'a> Reader<'a> {
             }
         }
     }
+
+    /// Expressions separated by commas, maybe one after the last, up to and with `close`.
+    fn items(&mut self, close: &str) -> Option<()> {
+        while !self.take(close)? {
+            self.expression()?;
+            if !self.take(",")? && self.token != Token::Op(close) {
+                return None;
+            }
+        }
+        Some(())
+    }
 }
 
 /// Python's keywords, hard and soft, but those the subset reads.
 const KEYWORDS: &[&str] = &[
-    "_", "as", "assert", "async", "await", "break", "case", "class", "continue", "def", "del", "elif", "else",
-    "except", "finally", "for", "from", "global", "if", "import", "lambda", "match", "nonlocal", "pass", "raise",
-    "return", "try", "type", "while", "with", "yield",
+    "_", "as", "assert", "async", "await", "break", "case", "class", "continue", "def", "del", "elif", "except",
+    "finally", "for", "from", "global", "import", "lambda", "match", "nonlocal", "pass", "raise", "return", "try",
+    "type", "while", "with", "yield",
 ];
 const OPERATORS_OF_TWO: &[&str] = &["**", "//", "==", "!=", "<=", ">="];
 const OPERATORS_OF_ONE: &[&str] = &["+", "-", "*", "/", "%", "~", "<", ">", "(", ")", "[", "]", ",", "."];
@@ -293,6 +315,9 @@ mod tests {
             ("'a' \"b\" == s", names(&["s"])),
             ("1 .real == 0.5 - (True)", names(&[])),
             ("f()", names(&["f"])),
+            ("count % 2 == 0 if mode == 'a' else count > 1", names(&["count", "mode"])),
+            ("x > 1 and mode in ['a', b,] and [] == []", names(&["b", "mode", "x"])),
+            ("a if b else c if d else e", names(&["a", "b", "c", "d", "e"])),
         ] {
             assert_eq!(free_names(source), read, "{source}");
             assert_eq!(full(source), read, "{source}: the full parser disagrees with the test");
@@ -302,7 +327,10 @@ mod tests {
     #[test]
     fn anything_else_is_left_to_the_full_parser() {
         for source in [
-            "x if y else z",
+            "x if y",
+            "x if y if z else w else v",
+            "[x for x in y]",
+            "[,]",
             "f(x=1)",
             "f(*a)",
             "a[1:2]",
@@ -334,7 +362,6 @@ mod tests {
             "(a",
             "a)",
             "",
-            "[a]",
             "{a}",
             "a b",
             "'a' 1",
@@ -355,7 +382,7 @@ mod tests {
     fn subset_expression() -> impl Strategy<Value = String> {
         let leaf = prop_oneof![
             "[a-z_][a-z0-9_]{0,3}".prop_filter("not a keyword", |n| !KEYWORDS.contains(&n.as_str())
-                && !["and", "or", "not", "in", "is"].contains(&n.as_str())),
+                && !["and", "or", "not", "in", "is", "if", "else"].contains(&n.as_str())),
             "(0|[1-9][0-9]{0,3})(\\.[0-9]{1,2})?",
             "'[a-z ]{0,3}'",
             Just("None".to_string()),
@@ -379,7 +406,9 @@ mod tests {
                     }
                 ),
                 (inner.clone(), inner.clone()).prop_map(|(a, k)| format!("({a})[{k}]")),
-                inner.prop_map(|a| format!("({a}).attr")),
+                inner.clone().prop_map(|a| format!("({a}).attr")),
+                prop::collection::vec(inner.clone(), 0..3).prop_map(|items| format!("[{}]", items.join(", "))),
+                (inner.clone(), inner.clone(), inner).prop_map(|(a, b, c)| format!("({a} if {b} else {c})")),
             ]
         })
     }
