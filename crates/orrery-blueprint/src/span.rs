@@ -357,7 +357,8 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// A place in a JSON text, and the moves both scans make: past whitespace, a key, a value.
+/// A place in a JSON text, and the moves the scans make (and the fast loader, to skip to a task
+/// half-way): past whitespace, a key, a value.
 pub(crate) struct Cursor<'a> {
     pub(crate) bytes: &'a [u8],
     pub(crate) pos: usize,

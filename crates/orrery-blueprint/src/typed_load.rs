@@ -113,9 +113,8 @@ fn read_tasks(r: &mut Reading<'_>) -> Result<(Vec<Task>, Vec<usize>), GiveUp> {
     if r.take(b']') {
         return Ok((Vec::new(), Vec::new()));
     }
-    r.skip_ws();
     if r.text.len() - r.at < READ_APART_FROM {
-        return Ok(read_until(r, None, None)?.0.into_lists([]));
+        return Ok(read_until(r, None, None)?.0.into_lists(None));
     }
     let (first_task, half) = (r.at, r.at + (r.text.len() - r.at) / 2);
     let (from, passed) = (AtomicUsize::new(usize::MAX), AtomicBool::new(false));
@@ -131,11 +130,11 @@ fn read_tasks(r: &mut Reading<'_>) -> Result<(Vec<Task>, Vec<usize>), GiveUp> {
             Ok((first, true)) => {
                 let (second, end) = second.join().expect("reading tasks does not panic")?;
                 r.at = end;
-                Ok(first.into_lists([second]))
+                Ok(first.into_lists(Some(second)))
             }
             Ok((first, false)) => {
                 passed.store(true, Ordering::Relaxed);
-                Ok(first.into_lists([]))
+                Ok(first.into_lists(None))
             }
             Err(e) => {
                 passed.store(true, Ordering::Relaxed);
@@ -223,12 +222,10 @@ impl Gathered {
     }
 
     /// The tasks of `self` then of `more`, and where each begins.
-    fn into_lists<const N: usize>(self, more: [Gathered; N]) -> (Vec<Task>, Vec<usize>) {
-        let all = std::iter::once(self).chain(more);
-        let parts: Vec<Gathered> = all.collect();
-        let count = parts.iter().map(|g| g.starts.len()).sum();
+    fn into_lists(self, more: Option<Gathered>) -> (Vec<Task>, Vec<usize>) {
+        let count = self.starts.len() + more.as_ref().map_or(0, |more| more.starts.len());
         let (mut tasks, mut starts) = (Vec::with_capacity(count), Vec::with_capacity(count));
-        for part in parts {
+        for part in std::iter::once(self).chain(more) {
             part.blocks.into_iter().for_each(|block| tasks.extend(block));
             starts.extend(part.starts);
         }
@@ -250,7 +247,7 @@ struct KeySeed(&'static [&'static str]);
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Key<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key<'de>, D::Error> {
         d.deserialize_str(KeyVisitor(self.0))
     }
 }
@@ -262,13 +259,13 @@ impl<'de> Visitor<'de> for KeyVisitor {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a key")
     }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
         Ok(match self.0.iter().find(|k| **k == v) {
             Some(k) => Key::Known(k),
             None => Key::Other(v.into()),
         })
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
         Ok(match self.0.iter().find(|k| **k == v) {
             Some(k) => Key::Known(k),
             None => Key::Other(v.to_string().into()),
@@ -284,17 +281,13 @@ struct Keys<'a, A> {
     extra: &'a mut Extra,
 }
 
-impl<'a, 'de, A: MapAccess<'de>> Keys<'a, A> {
-    fn new(map: A, known: &'static [&'static str], extra: &'a mut Extra) -> Self {
-        Keys { map, known, seen: 0, extra }
-    }
-
+impl<'de, A: MapAccess<'de>> Keys<'_, A> {
     /// The next known key; unknown keys go into `extra` on the way.
     fn next(&mut self) -> Result<Option<&'static str>, A::Error> {
         loop {
-            let Some(key) = self.map.next_key_seed(KeySeed(self.known))? else { return Ok(None) };
-            match key {
-                Key::Known(k) => {
+            match self.map.next_key_seed(KeySeed(self.known))? {
+                None => return Ok(None),
+                Some(Key::Known(k)) => {
                     let bit = 1 << self.known.iter().position(|x| *x == k).expect("a known key");
                     if self.seen & bit != 0 {
                         return Err(give_up("duplicate key"));
@@ -302,7 +295,7 @@ impl<'a, 'de, A: MapAccess<'de>> Keys<'a, A> {
                     self.seen |= bit;
                     return Ok(Some(k));
                 }
-                Key::Other(k) => {
+                Some(Key::Other(k)) => {
                     let value: Value = self.map.next_value()?;
                     if self.extra.insert(k.into_owned(), value).is_some() {
                         return Err(give_up("duplicate key"));
@@ -358,7 +351,7 @@ struct TaskSeed;
 
 impl<'de> DeserializeSeed<'de> for TaskSeed {
     type Value = Task;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Task, D::Error> {
         d.deserialize_map(self)
     }
 }
@@ -377,7 +370,7 @@ impl<'de> Visitor<'de> for TaskSeed {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a task")
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Task, A::Error> {
         const KNOWN: &[&str] = &[
             "id",
             "type",
@@ -392,7 +385,7 @@ impl<'de> Visitor<'de> for TaskSeed {
             "state",
         ];
         let mut extra = Extra::new();
-        let mut keys = Keys::new(map, KNOWN, &mut extra);
+        let mut keys = Keys { map, known: KNOWN, seen: 0, extra: &mut extra };
         let (mut id, mut task_type, mut description, mut condition, mut scope_start, mut scope_end, mut state) =
             (None, None, None, None, None, None, None);
         let (mut inputs, mut outputs, mut params, mut depends_on) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -464,7 +457,7 @@ impl<'de> Visitor<'de> for IoSeed {
             _ => &["name", "value", "type_hint", "description", "type"],
         };
         let mut extra = Extra::new();
-        let mut keys = Keys::new(map, known, &mut extra);
+        let mut keys = Keys { map, known, seen: 0, extra: &mut extra };
         let (mut name, mut value, mut type_hint, mut description, mut link) = (None, None, None, None, None);
         while let Some(k) = keys.next()? {
             match k {
@@ -500,7 +493,7 @@ impl<'de> Visitor<'de> for DependencySeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Dependency, A::Error> {
         let mut extra = Extra::new();
-        let mut keys = Keys::new(map, &["id", "type"], &mut extra);
+        let mut keys = Keys { map, known: &["id", "type"], seen: 0, extra: &mut extra };
         let (mut id, mut dep_type) = (None, DependencyType::FS);
         while let Some(k) = keys.next()? {
             match k {
@@ -550,7 +543,7 @@ impl<'de> Visitor<'de> for ScopeStartSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ScopeStart, A::Error> {
         let mut extra = Extra::new();
-        let mut keys = Keys::new(map, &["name", "retry_policy", "while_policy"], &mut extra);
+        let mut keys = Keys { map, known: &["name", "retry_policy", "while_policy"], seen: 0, extra: &mut extra };
         let mut scope = ScopeStart::default();
         while let Some(k) = keys.next()? {
             match k {
@@ -707,7 +700,7 @@ mod tests {
         let mut r = Reading { text: &text, at: first_task };
         let (tasks, came_to_it) = read_until(&mut r, Some((&from, &passed)), None).unwrap();
         assert!(!came_to_it && passed.load(Ordering::Relaxed));
-        assert_eq!(tasks.into_lists([]).0, same_as_careful(&text));
+        assert_eq!(tasks.into_lists(None).0, same_as_careful(&text));
         // The second reader stops once told.
         let mut r = Reading { text: &text, at: first_task };
         assert!(read_until(&mut r, None, Some(&passed)).is_err());
