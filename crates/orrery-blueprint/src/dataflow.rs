@@ -112,8 +112,8 @@ impl<'a> ParsedConditions<'a> {
 }
 
 /// The reference's dataflow check: each condition parses and reads only names some output
-/// writes (or its task's own params and inputs). Then [`get_from_wiring`] (Orrery's), which needs
-/// the graph and not the conditions.
+/// writes (or its task's own params and inputs). Orrery's other dataflow check,
+/// [`get_from_wiring`], needs the graph and not the conditions.
 pub(crate) fn check_conditions(bp: &Blueprint, conditions: ParsedConditions<'_>, out: &mut Vec<Diagnostic>) {
     let ParsedConditions { sites, names: parsed, produced } = conditions;
     for site in sites {

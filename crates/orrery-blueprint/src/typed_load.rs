@@ -734,6 +734,33 @@ mod tests {
         assert_eq!(bp.tasks[3].extra.len(), 1, "an unknown first key is kept");
     }
 
+    /// serde_json stops at 128 levels; each value here is read from where it begins, so a value
+    /// a level or two deeper than the whole file's limit allows is read by the fast path: it
+    /// must be what the careful path (which reads on as deep as Python) makes of it.
+    #[test]
+    fn values_nested_near_the_parsers_limit_load_as_the_careful_path_loads_them() {
+        for depth in 120..=132 {
+            let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            for (at, text) in [
+                (
+                    "a param",
+                    format!(
+                        r#"{{"id": "b", "name": "B", "version": "1.0", "tasks": [{{"id": "t", "type": "x.y", "params": [{{"name": "p", "value": {deep}}}]}}]}}"#
+                    ),
+                ),
+                (
+                    "the top level",
+                    format!(r#"{{"id": "b", "name": "B", "version": "1.0", "x-deep": {deep}, "tasks": []}}"#),
+                ),
+            ] {
+                let careful = crate::load::load_carefully(&text).expect("Python reads it");
+                let loaded = crate::load::load(&text).expect("it loads");
+                assert_eq!(loaded.blueprint, careful.blueprint, "{depth} levels in {at}");
+                assert_eq!(loaded.notes, careful.notes, "{depth} levels in {at}");
+            }
+        }
+    }
+
     #[test]
     fn anything_unusual_is_left_to_the_careful_path() {
         for odd in [
@@ -744,6 +771,8 @@ mod tests {
             r#"{"id": "b", "name": "B", "version": "1.0", "tasks": [{"id": "t", "type": "x.y", "scope_start": {"retry_policy": {"retries": 1.0}}}]}"#,
             r#"{"id": "b", "name": "B", "version": "1.0", "tasks": [{"id": "t", "type": "x.y", "scope_start": {"colour": 1}}]}"#,
             r#"{"dtype": "antikythera.models/Blueprint", "data": {}}"#,
+            r#"{"\u0069d": "b", "name": "B", "version": "1.0"}"#,
+            "{\"id\": \"b\", \"name\": \"B\", \"version\": \"1.0\",\x0c\"tasks\": []}",
             r#"{"id": "b", "name": "B"}"#,
         ] {
             assert!(load_plain(odd).is_err(), "the fast path must give up on {odd}");

@@ -134,24 +134,33 @@ impl<'a> Reader<'a> {
         Some(true)
     }
 
-    fn deeper(&mut self) -> Option<()> {
+    /// Takes the operator `op`, which must come now.
+    fn expect(&mut self, op: &str) -> Option<()> {
+        self.take(op)?.then_some(())
+    }
+
+    /// `read` one level deeper; too deep gives up.
+    fn nested(&mut self, read: impl FnOnce(&mut Self) -> Option<()>) -> Option<()> {
         self.depth += 1;
-        (self.depth <= DEEPEST).then_some(())
+        if self.depth > DEEPEST {
+            return None;
+        }
+        read(self)?;
+        self.depth -= 1;
+        Some(())
     }
 
     /// `or_test ['if' or_test 'else' expression]`.
     fn expression(&mut self) -> Option<()> {
-        self.deeper()?;
-        self.or_test()?;
-        if self.take("if")? {
-            self.or_test()?;
-            if !self.take("else")? {
-                return None;
+        self.nested(|r| {
+            r.or_test()?;
+            if r.take("if")? {
+                r.or_test()?;
+                r.expect("else")?;
+                r.expression()?;
             }
-            self.expression()?;
-        }
-        self.depth -= 1;
-        Some(())
+            Some(())
+        })
     }
 
     /// `and_test ('or' and_test)*`, and below it `and_test`: `not_test ('and' not_test)*`.
@@ -170,10 +179,7 @@ impl<'a> Reader<'a> {
     /// `'not' not_test | comparison`.
     fn not_test(&mut self) -> Option<()> {
         if self.take("not")? {
-            self.deeper()?;
-            self.not_test()?;
-            self.depth -= 1;
-            return Some(());
+            return self.nested(Self::not_test);
         }
         self.arith()?;
         loop {
@@ -181,9 +187,7 @@ impl<'a> Reader<'a> {
                 Token::Op("<" | ">" | "==" | ">=" | "<=" | "!=" | "in") => self.next()?,
                 Token::Op("not") => {
                     self.next()?;
-                    if !self.take("in")? {
-                        return None;
-                    }
+                    self.expect("in")?;
                 }
                 Token::Op("is") => {
                     self.next()?;
@@ -209,16 +213,11 @@ impl<'a> Reader<'a> {
     fn factor(&mut self) -> Option<()> {
         if matches!(self.token, Token::Op("+" | "-" | "~")) {
             self.next()?;
-            self.deeper()?;
-            self.factor()?;
-            self.depth -= 1;
-            return Some(());
+            return self.nested(Self::factor);
         }
         self.primary()?;
         if self.take("**")? {
-            self.deeper()?;
-            self.factor()?;
-            self.depth -= 1;
+            self.nested(Self::factor)?;
         }
         Some(())
     }
@@ -240,9 +239,7 @@ impl<'a> Reader<'a> {
             Token::Op("(") => {
                 self.next()?;
                 self.expression()?;
-                if !self.take(")")? {
-                    return None;
-                }
+                self.expect(")")?;
             }
             Token::Op("[") => {
                 self.next()?;
@@ -255,9 +252,7 @@ impl<'a> Reader<'a> {
                 self.items(")")?;
             } else if self.take("[")? {
                 self.expression()?;
-                if !self.take("]")? {
-                    return None;
-                }
+                self.expect("]")?;
             } else if self.take(".")? {
                 let Token::Name(_) = self.token else { return None };
                 self.next()?;
