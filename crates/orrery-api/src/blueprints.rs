@@ -211,12 +211,12 @@ pub(crate) fn scopes_of(bp: &orrery_blueprint::Blueprint) -> Vec<Scope> {
         }
         let span = closed.get(t.id.as_str()).copied();
         let members = match span {
-            Some(s) if !s.members.is_empty() => s.members.iter().map(|&m| bp.tasks[m].id.clone()).collect(),
-            _ => vec![t.id.clone()],
+            Some(s) if !s.members.is_empty() => s.members.iter().map(|&m| bp.tasks[m].id.to_string()).collect(),
+            _ => vec![t.id.to_string()],
         };
         let mut scope = Scope {
-            start: t.id.clone(),
-            end: span.map(|s| bp.tasks[s.end].id.clone()),
+            start: t.id.to_string(),
+            end: span.map(|s| bp.tasks[s.end].id.to_string()),
             name: start.name.clone(),
             policy: ScopePolicyKind::Skip,
             retries: None,

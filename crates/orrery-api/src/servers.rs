@@ -392,7 +392,7 @@ async fn publish(server: Server, files: Vec<PathBuf>, force: bool) -> Result<Pub
                 }
                 Err(RemoteError::Refused { status, message, problems }) => {
                     let tasks: HashSet<String> = orrery_blueprint::load(&b.text)
-                        .map(|l| l.blueprint.tasks.into_iter().map(|t| t.id).collect())
+                        .map(|l| l.blueprint.tasks.into_iter().map(|t| t.id.into()).collect())
                         .unwrap_or_default();
                     answer.outcome = PublishOutcome::Refused;
                     answer.message = Some(format!("{message} ({status})"));

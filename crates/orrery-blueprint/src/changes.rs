@@ -57,16 +57,16 @@ pub fn changes(old: &Blueprint, new: &Blueprint) -> Changes {
     let mut found = Changes::default();
     for task in &new.tasks {
         match find(old, &task.id) {
-            None => found.added.push(task.id.clone()),
+            None => found.added.push(task.id.to_string()),
             Some(before) => {
                 let fields = task_fields(&before, task);
                 if !fields.is_empty() {
-                    found.changed.push(TaskChange { task: task.id.clone(), fields });
+                    found.changed.push(TaskChange { task: task.id.to_string(), fields });
                 }
             }
         }
     }
-    found.removed = old.tasks.iter().filter(|t| find(new, &t.id).is_none()).map(|t| t.id.clone()).collect();
+    found.removed = old.tasks.iter().filter(|t| find(new, &t.id).is_none()).map(|t| t.id.to_string()).collect();
     let own = [
         ("id", old.id != new.id),
         ("name", old.name != new.name),
@@ -97,12 +97,12 @@ pub fn task_fields(old: &Task, new: &Task) -> Vec<String> {
     .collect();
     for param in &new.params {
         if old.params.iter().find(|p| p.io.name == param.io.name) != Some(param) {
-            fields.push(param.io.name.clone());
+            fields.push(param.io.name.to_string());
         }
     }
     for param in &old.params {
         if !new.params.iter().any(|p| p.io.name == param.io.name) {
-            fields.push(param.io.name.clone());
+            fields.push(param.io.name.to_string());
         }
     }
     fields.extend(extra_fields(&old.extra, &new.extra));

@@ -137,7 +137,7 @@ pub(crate) fn check_conditions(bp: &Blueprint, conditions: ParsedConditions<'_>,
                 };
                 for name in names.iter().filter(|n| !produced.contains(n.as_str()) && !local(n)) {
                     let hint = if site.kind == ConditionKind::While
-                        && (t.params.iter().any(|p| &p.io.name == name) || t.inputs.iter().any(|x| &x.io.name == name))
+                        && (t.params.iter().any(|p| p.io.name == *name) || t.inputs.iter().any(|x| x.io.name == *name))
                     {
                         " (a while condition sees session data only, not the task's own params and inputs)"
                     } else {
@@ -163,90 +163,114 @@ pub(crate) fn check_conditions(bp: &Blueprint, conditions: ParsedConditions<'_>,
 
 /// Inputs whose `get_from` names a key that no task running before them produces.
 pub(crate) fn get_from_wiring(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
-    let mut producers: HashMap<&str, Vec<usize>> =
-        HashMap::with_capacity(bp.tasks.iter().map(|t| t.outputs.len()).sum());
-    for (t, &node) in bp.tasks.iter().zip(&graph.node_of_task) {
-        for o in &t.outputs {
-            producers.entry(o.target_key()).or_default().push(node);
-        }
-    }
-    for nodes in producers.values_mut() {
-        nodes.sort_unstable();
-        nodes.dedup();
-    }
-    let unwired = unwired_inputs(bp, graph, &producers);
-    for (i, t) in bp.tasks.iter().enumerate() {
-        for (j, input) in t.inputs.iter().enumerate() {
-            let Some(key) = input.get_from.as_deref().filter(|k| !k.is_empty()) else { continue };
-            let message = match producers.get(key) {
-                None => format!(
-                    "task '{}': input '{}' reads '{key}', which no task in this blueprint produces (it must come from session parameters or a calling composite)",
-                    t.id, input.io.name
-                ),
-                Some(nodes) if unwired.contains(&(i, j)) => {
-                    let ids = nodes.iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str());
-                    format!(
-                        "task '{}': input '{}' reads '{key}', produced by {} but not by any task it depends on: the value may not be there yet",
-                        t.id,
-                        input.io.name,
-                        quote_list(ids)
-                    )
-                }
-                Some(_) => continue,
-            };
-            let path = format!("{}.inputs[{j}].get_from", task_path(i));
-            out.push(Diagnostic::warning(Code::GetFromUnproduced, path, message).task(&t.id));
-        }
-    }
-}
-
-/// The inputs `(task index, input index)` whose key some task produces, but none that
-/// precedes the reader. An input whose task depends directly on a producer is answered at once,
-/// the others by [`reached_by_producers`].
-fn unwired_inputs(
-    bp: &Blueprint,
-    graph: &TaskGraph<'_>,
-    producers: &HashMap<&str, Vec<usize>>,
-) -> HashSet<(usize, usize)> {
-    // The inputs left to answer, by key: (reader node, task index, input index).
-    let mut readers: HashMap<&str, Vec<(usize, usize, usize)>> = HashMap::new();
+    let producers = Producers::new(bp, graph);
+    // The inputs not answered by a look at their task's predecessors, in blueprint order:
+    // (task index, input index, the number of the key read when some task produces it).
+    let mut open: Vec<(usize, usize, Option<u32>)> = Vec::new();
     for (i, (t, &node)) in bp.tasks.iter().zip(&graph.node_of_task).enumerate() {
         for (j, input) in t.inputs.iter().enumerate() {
-            let Some((key, nodes)) = input.get_from.as_deref().and_then(|k| producers.get_key_value(k)) else {
-                continue;
-            };
-            let produced_by = |n: usize| n != node && nodes.binary_search(&n).is_ok();
-            if !graph.predecessors[node].iter().any(|&(p, _)| produced_by(p)) {
-                readers.entry(key).or_default().push((node, i, j));
+            let Some(key) = input.get_from.as_deref().filter(|k| !k.is_empty()) else { continue };
+            let number = producers.number.get(key).copied();
+            if let Some(k) = number {
+                let nodes = producers.nodes(k);
+                let produced_by = |n: usize| n != node && nodes.binary_search(&n).is_ok();
+                if graph.predecessors[node].iter().any(|&(p, _)| produced_by(p)) {
+                    continue;
+                }
             }
+            open.push((i, j, number));
         }
     }
-    let mut unwired = HashSet::default();
-    if !readers.is_empty() {
-        let mut keys: Vec<(&str, Vec<(usize, usize, usize)>)> = readers.into_iter().collect();
-        reached_by_producers(graph, producers, &mut keys, &mut unwired);
+    let unwired = reached_by_producers(graph, &producers, &open);
+    for (&(i, j, number), unwired) in open.iter().zip(unwired) {
+        let (t, input) = (&bp.tasks[i], &bp.tasks[i].inputs[j]);
+        let key = input.get_from.as_deref().unwrap_or_default();
+        let message = match number {
+            None => format!(
+                "task '{}': input '{}' reads '{key}', which no task in this blueprint produces (it must come from session parameters or a calling composite)",
+                t.id, input.io.name
+            ),
+            Some(k) if unwired => {
+                let ids = producers.nodes(k).iter().map(|&n| bp.tasks[graph.task_of[n]].id.as_str());
+                format!(
+                    "task '{}': input '{}' reads '{key}', produced by {} but not by any task it depends on: the value may not be there yet",
+                    t.id,
+                    input.io.name,
+                    quote_list(ids)
+                )
+            }
+            Some(_) => continue,
+        };
+        let path = format!("{}.inputs[{j}].get_from", task_path(i));
+        out.push(Diagnostic::warning(Code::GetFromUnproduced, path, message).task(&t.id));
     }
-    unwired
 }
 
-/// Adds to `unwired` the readers of each key that no producer of it other than the reader
-/// itself precedes. The tasks are taken in a topological order of the graph's strongly
-/// connected components (the tasks of a cycle together, each preceding the others), and the keys
-/// 64 at a time, each a bit of a word: one pass, from the component of the earliest producer of
-/// the 64 to that of their last reader, gives every component the bits of the keys produced
-/// before it. A search back from each reader instead costs up to the blueprint's size for each
-/// (a key the start task writes and every task reads; one task reading the keys of all the
-/// others), which made large blueprints take minutes.
+/// The keys outputs write, each given a number in the order first written, and the nodes of
+/// the tasks writing each.
+struct Producers<'a> {
+    number: HashMap<&'a str, u32>,
+    /// The nodes writing key `k` are `nodes[first[k]..first[k + 1]]`, in order, once each.
+    first: Vec<usize>,
+    nodes: Vec<usize>,
+}
+
+impl<'a> Producers<'a> {
+    fn new(bp: &'a Blueprint, graph: &TaskGraph<'_>) -> Producers<'a> {
+        let outputs = bp.tasks.iter().map(|t| t.outputs.len()).sum();
+        let mut number: HashMap<&str, u32> = HashMap::with_capacity(outputs);
+        let mut written: Vec<(u32, usize)> = Vec::with_capacity(outputs);
+        for (t, &node) in bp.tasks.iter().zip(&graph.node_of_task) {
+            for o in &t.outputs {
+                let next = number.len() as u32;
+                written.push((*number.entry(o.target_key()).or_insert(next), node));
+            }
+        }
+        written.sort_unstable();
+        written.dedup();
+        let mut first = vec![0; number.len() + 1];
+        for &(k, _) in &written {
+            first[k as usize + 1] += 1;
+        }
+        for k in 0..number.len() {
+            first[k + 1] += first[k];
+        }
+        Producers { number, first, nodes: written.into_iter().map(|(_, node)| node).collect() }
+    }
+
+    fn nodes(&self, k: u32) -> &[usize] {
+        &self.nodes[self.first[k as usize]..self.first[k as usize + 1]]
+    }
+}
+
+/// For each of the `open` inputs, whether it is unwired: its key is produced, but by no task
+/// that precedes the reader (other than the reader itself). The tasks are taken in a
+/// topological order of the graph's strongly connected components (the tasks of a cycle
+/// together, each preceding the others), and the keys 64 at a time, each a bit of a word: one
+/// pass, from the component of the earliest producer of the 64 to that of their last reader,
+/// gives every component the bits of the keys produced before it. A search back from each
+/// reader instead costs up to the blueprint's size for each (a key the start task writes and
+/// every task reads; one task reading the keys of all the others), which made large blueprints
+/// take minutes.
 fn reached_by_producers(
     graph: &TaskGraph<'_>,
-    producers: &HashMap<&str, Vec<usize>>,
-    keys: &mut [(&str, Vec<(usize, usize, usize)>)],
-    unwired: &mut HashSet<(usize, usize)>,
-) {
+    producers: &Producers<'_>,
+    open: &[(usize, usize, Option<u32>)],
+) -> Vec<bool> {
+    let mut unwired = vec![false; open.len()];
+    // The readers of produced keys: (key, reader node, place in `open`).
+    let mut readers: Vec<(u32, usize, usize)> = open
+        .iter()
+        .enumerate()
+        .filter_map(|(at, &(i, _, number))| Some((number?, graph.node_of_task[i], at)))
+        .collect();
+    if readers.is_empty() {
+        return unwired;
+    }
     let (position, cyclic) = graph.condensed();
-    let floor = |key: &str| producers[key].iter().map(|&p| position[p]).min().unwrap_or(0);
+    let floor = |k: u32| producers.nodes(k).iter().map(|&p| position[p]).min().unwrap_or(0);
     // Keys produced near one another share their passes' stretch of the order.
-    keys.sort_by_cached_key(|(key, _)| (floor(key), *key));
+    readers.sort_by_cached_key(|&(k, _, _)| (floor(k), k));
     // The nodes of each position, one after the other: those of position `at` begin at `first[at]`.
     let mut first = vec![0; cyclic.len() + 1];
     for &at in &position {
@@ -264,18 +288,25 @@ fn reached_by_producers(
     // By position: the keys produced there; the keys produced before it.
     let mut produced = vec![0u64; cyclic.len()];
     let mut reached = vec![0u64; cyclic.len()];
-    for batch in keys.chunks(64) {
-        let low = batch.iter().map(|(key, _)| floor(key)).min().unwrap_or(0);
-        let high = batch
-            .iter()
-            .flat_map(|(_, readers)| readers.iter().map(|&(r, _, _)| position[r]))
-            .max()
-            .unwrap_or(0)
-            .max(low);
+    let mut rest = &readers[..];
+    while !rest.is_empty() {
+        // The readers of the next 64 keys, each key's readers together.
+        let mut keys: Vec<u32> = Vec::with_capacity(64);
+        let mut end = 0;
+        while end < rest.len() && (keys.len() < 64 || keys.last() == Some(&rest[end].0)) {
+            if keys.last() != Some(&rest[end].0) {
+                keys.push(rest[end].0);
+            }
+            end += 1;
+        }
+        let (batch, later) = rest.split_at(end);
+        rest = later;
+        let low = keys.iter().map(|&k| floor(k)).min().unwrap_or(0);
+        let high = batch.iter().map(|&(_, r, _)| position[r]).max().unwrap_or(0).max(low);
         // In a cycle, how many producers of each key share it, and one of them.
         let mut within: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
-        for (bit, (key, _)) in batch.iter().enumerate() {
-            for &p in &producers[*key] {
+        for (bit, &k) in keys.iter().enumerate() {
+            for &p in producers.nodes(k) {
                 produced[position[p]] |= 1 << bit;
                 if cyclic[position[p]] {
                     within.entry((bit, position[p])).and_modify(|(n, _)| *n += 1).or_insert((1, p));
@@ -289,20 +320,23 @@ fn reached_by_producers(
                 .filter(|&p| p != at && p >= low)
                 .fold(0, |bits, p| bits | reached[p] | produced[p]);
         }
-        for (bit, (_, readers)) in batch.iter().enumerate() {
-            let wired = |r: usize| {
-                reached[position[r]] & 1 << bit != 0
-                    || within.get(&(bit, position[r])).is_some_and(|&(n, one)| n > 1 || one != r)
-            };
-            unwired.extend(readers.iter().filter(|&&(r, _, _)| !wired(r)).map(|&(_, i, j)| (i, j)));
+        let mut bit = 0;
+        for (j, &(k, r, at)) in batch.iter().enumerate() {
+            if j > 0 && batch[j - 1].0 != k {
+                bit += 1;
+            }
+            let wired = reached[position[r]] & 1 << bit != 0
+                || within.get(&(bit, position[r])).is_some_and(|&(n, one)| n > 1 || one != r);
+            unwired[at] = !wired;
         }
         reached[low..=high].fill(0);
-        for (key, _) in batch {
-            for &p in &producers[*key] {
+        for &k in &keys {
+            for &p in producers.nodes(k) {
                 produced[position[p]] = 0;
             }
         }
     }
+    unwired
 }
 
 /// What an editor can offer for one task: the names its condition and inputs may read.
@@ -349,15 +383,19 @@ pub fn task_names(bp: &Blueprint, task_id: &str) -> Option<TaskNames> {
                 produced.len() - 1
             });
             let name = &mut produced[at];
-            if !name.producers.contains(&t.id) {
-                name.producers.push(t.id.clone());
+            if !name.producers.iter().any(|p| *p == t.id) {
+                name.producers.push(t.id.to_string());
             }
             name.upstream |= before;
         }
     }
     produced.sort_by(|a, b| a.key.cmp(&b.key));
-    let mut own: Vec<String> =
-        task.params.iter().map(|p| p.io.name.clone()).chain(task.inputs.iter().map(|i| i.io.name.clone())).collect();
+    let mut own: Vec<String> = task
+        .params
+        .iter()
+        .map(|p| p.io.name.to_string())
+        .chain(task.inputs.iter().map(|i| i.io.name.to_string()))
+        .collect();
     own.sort();
     own.dedup();
     Some(TaskNames { task_id: task_id.to_string(), produced, own })

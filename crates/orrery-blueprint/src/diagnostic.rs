@@ -174,8 +174,8 @@ impl Diagnostic {
         self.server_rejects = true;
         self
     }
-    pub fn task(mut self, task_id: impl Into<String>) -> Self {
-        self.task_id = Some(task_id.into());
+    pub fn task(mut self, task_id: &str) -> Self {
+        self.task_id = Some(task_id.to_owned());
         self
     }
     pub fn is_error(&self) -> bool {

@@ -277,7 +277,7 @@ pub fn from_value(value: Value) -> Result<Loaded, LoadError> {
         .collect();
     reader.problems.splice(0..0, refused);
     if let Some((start, why)) = blueprint.as_ref().and_then(|b| reader.ids.unsortable_scope(b)) {
-        reader.problems.push(Diagnostic::error(Code::SchemaType, "$", why).task(start).rejected());
+        reader.problems.push(Diagnostic::error(Code::SchemaType, "$", why).task(&start).rejected());
     }
     if reader.problems.is_empty() {
         if let Some(blueprint) = blueprint {
@@ -722,12 +722,12 @@ impl Reader {
         let extra = self.keep(map);
         self.leave(enveloped);
         Some(Task {
-            id: id?,
-            task_type: TaskType(task_type?),
+            id: id?.into(),
+            task_type: TaskType(task_type?.into()),
             description,
             condition,
             scope_start: scope_start.map(Box::new),
-            scope_end,
+            scope_end: scope_end.map(Into::into),
             inputs: inputs?,
             outputs: outputs?,
             params: params?,
@@ -916,7 +916,7 @@ impl Reader {
         if stand_in {
             // Read as a dependency of the default type; the rest of the stand-in is not kept.
             self.leave(enveloped);
-            return Some(Dependency { id: id?, dep_type: DependencyType::FS, extra: Default::default() });
+            return Some(Dependency { id: id?.into(), dep_type: DependencyType::FS, extra: Default::default() });
         }
         let dep_type = match self.take(&mut map, "type") {
             None => Some(DependencyType::FS),
@@ -933,7 +933,7 @@ impl Reader {
         };
         let extra = self.keep(map);
         self.leave(enveloped);
-        Some(Dependency { id: id?, dep_type: dep_type?, extra })
+        Some(Dependency { id: id?.into(), dep_type: dep_type?, extra })
     }
 
     fn io_list<T: FromIo>(&mut self, map: &mut Object, key: &str, dtype: &str, kind: IoKind) -> Option<Vec<T>> {
@@ -962,7 +962,10 @@ impl Reader {
             _ => None,
         };
         if let Some(name) = self.other_data(&raw, kind, named.as_deref()) {
-            return Some((Io { name, value: None, type_hint: None, description: None, extra: Extra::default() }, None));
+            return Some((
+                Io { name: name.into(), value: None, type_hint: None, description: None, extra: Extra::default() },
+                None,
+            ));
         }
         let stands_in = if matches!(kind, IoKind::Output) { &[][..] } else { TASK_IO };
         let (mut map, enveloped) = self.enter(raw, dtype, what, stands_in)?;
@@ -1021,7 +1024,7 @@ impl Reader {
             (hint, old) => hint.or(old),
         };
         self.leave(enveloped);
-        let io = Io { name: name?, value, type_hint, description, extra };
+        let io = Io { name: name?.into(), value, type_hint: type_hint.map(Into::into), description, extra };
         Some((io, link))
     }
 
@@ -1087,12 +1090,12 @@ trait FromIo {
 }
 impl FromIo for TaskInput {
     fn from_io(io: Io, get_from: Option<String>) -> Self {
-        TaskInput { io, get_from }
+        TaskInput { io, get_from: get_from.map(Into::into) }
     }
 }
 impl FromIo for TaskOutput {
     fn from_io(io: Io, set_to: Option<String>) -> Self {
-        TaskOutput { io, set_to }
+        TaskOutput { io, set_to: set_to.map(Into::into) }
     }
 }
 impl FromIo for TaskParam {

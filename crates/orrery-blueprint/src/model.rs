@@ -3,6 +3,7 @@
 //! user's data survives a load and save. Validation (see `validate`) judges this document; it
 //! does not make invalid documents unrepresentable, because the editor must hold them too.
 
+pub use compact_str::CompactString;
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::fmt;
@@ -60,12 +61,12 @@ pub struct Blueprint {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
-    pub id: String,
+    pub id: CompactString,
     pub task_type: TaskType,
     pub description: Option<String>,
     pub condition: Option<String>,
     pub scope_start: Option<Box<ScopeStart>>,
-    pub scope_end: Option<String>,
+    pub scope_end: Option<CompactString>,
     pub inputs: Vec<TaskInput>,
     pub outputs: Vec<TaskOutput>,
     pub params: Vec<TaskParam>,
@@ -77,7 +78,7 @@ pub struct Task {
 
 /// `"{agent_type}.{tool}"`; the tool part may contain dots.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TaskType(pub String);
+pub struct TaskType(pub CompactString);
 
 impl TaskType {
     pub const START: &'static str = "system.start";
@@ -113,10 +114,10 @@ impl fmt::Display for TaskType {
 /// The fields every IO item (input, output, param) shares.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Io {
-    pub name: String,
+    pub name: CompactString,
     /// `None` when the key is absent; `Some(Value::Null)` is never stored (null is left out).
     pub value: Option<Value>,
-    pub type_hint: Option<String>,
+    pub type_hint: Option<CompactString>,
     pub description: Option<String>,
     /// Keys the reference parser does not know; it refuses the blueprint for them.
     pub extra: Extra,
@@ -125,13 +126,13 @@ pub struct Io {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TaskInput {
     pub io: Io,
-    pub get_from: Option<String>,
+    pub get_from: Option<CompactString>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TaskOutput {
     pub io: Io,
-    pub set_to: Option<String>,
+    pub set_to: Option<CompactString>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -155,7 +156,7 @@ impl TaskOutput {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dependency {
-    pub id: String,
+    pub id: CompactString,
     pub dep_type: DependencyType,
     pub extra: Extra,
 }

@@ -44,7 +44,7 @@ fn check_task(i: usize, t: &Task, schema: &Value, out: &mut Vec<Diagnostic>) {
         if p.io.name == "execution_mode" {
             continue;
         }
-        let error = match properties.and_then(|ps| ps.get(&p.io.name)) {
+        let error = match properties.and_then(|ps| ps.get(p.io.name.as_str())) {
             Some(property) => schema_error(property, value),
             None => match schema.get("additionalProperties") {
                 Some(Value::Bool(false)) => Some((String::new(), format!("{} takes no such param", t.task_type))),

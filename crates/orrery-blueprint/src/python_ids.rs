@@ -91,7 +91,7 @@ impl Ids {
         for span in scope::scopes(blueprint).into_iter().filter(|s| !self.falsy(&blueprint.tasks[s.end].id)) {
             let kinds: HashSet<Kind> = span.members.iter().map(kind).collect();
             if span.members.len() > 1 && (kinds.contains(&Kind::None) || kinds.len() > 1) {
-                let start = blueprint.tasks[span.start].id.clone();
+                let start = blueprint.tasks[span.start].id.to_string();
                 let why = format!(
                     "the server sorts the ids of the tasks of scope '{start}' and cannot compare them: {}",
                     if kinds.contains(&Kind::None) { "null is one of them" } else { "strings and numbers" }

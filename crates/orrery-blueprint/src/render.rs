@@ -119,7 +119,7 @@ impl Nesting {
     fn label(&self, bp: &Blueprint, s: usize) -> String {
         let start = &bp.tasks[self.starts[s]];
         let scope = start.scope_start.as_ref().expect("scopes open on scope_start tasks");
-        let name = scope.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| start.id.clone());
+        let name = scope.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| start.id.to_string());
         let policy = match scope.policy() {
             ScopePolicy::Skip => "skip".to_string(),
             ScopePolicy::Retry(r) => format!("retry x{}", r.retries),

@@ -44,8 +44,8 @@ pub fn plain(bp: &Blueprint) -> Value {
 
 fn plain_task(t: &Task) -> Value {
     let mut m = Map::new();
-    m.insert("id".into(), t.id.clone().into());
-    m.insert("type".into(), t.task_type.0.clone().into());
+    m.insert("id".into(), t.id.as_str().into());
+    m.insert("type".into(), t.task_type.as_str().into());
     put_str(&mut m, "description", &t.description);
     put_str(&mut m, "condition", &t.condition);
     if let Some(s) = &t.scope_start {
@@ -92,9 +92,9 @@ pub fn scope_start_value(s: &ScopeStart) -> Value {
 }
 
 /// An IO item; `full` writes every field (nulls too), as COMPAS envelopes carry them.
-fn io_value(io: &Io, link: Option<(&str, &Option<String>)>, full: bool) -> Value {
+fn io_value(io: &Io, link: Option<(&str, &Option<CompactString>)>, full: bool) -> Value {
     let mut m = Map::new();
-    m.insert("name".into(), io.name.clone().into());
+    m.insert("name".into(), io.name.as_str().into());
     let put = |m: &mut Map<String, Value>, key: &str, v: Option<Value>| match v {
         Some(v) => {
             m.insert(key.into(), v);
@@ -105,10 +105,10 @@ fn io_value(io: &Io, link: Option<(&str, &Option<String>)>, full: bool) -> Value
         None => {}
     };
     put(&mut m, "value", io.value.clone());
-    put(&mut m, "type_hint", io.type_hint.clone().map(Value::from));
+    put(&mut m, "type_hint", io.type_hint.as_deref().map(Value::from));
     put(&mut m, "description", io.description.clone().map(Value::from));
     if let Some((key, target)) = link {
-        put(&mut m, key, target.clone().filter(|t| !t.is_empty()).map(Value::from));
+        put(&mut m, key, target.as_deref().filter(|t| !t.is_empty()).map(Value::from));
     }
     put_extra(&mut m, &io.extra);
     Value::Object(m)
@@ -116,15 +116,15 @@ fn io_value(io: &Io, link: Option<(&str, &Option<String>)>, full: bool) -> Value
 
 fn dependency_value(d: &Dependency) -> Value {
     let mut m = Map::new();
-    m.insert("id".into(), d.id.clone().into());
+    m.insert("id".into(), d.id.as_str().into());
     m.insert("type".into(), d.dep_type.as_str().into());
     put_extra(&mut m, &d.extra);
     Value::Object(m)
 }
 
-fn put_str(m: &mut Map<String, Value>, key: &str, v: &Option<String>) {
+fn put_str(m: &mut Map<String, Value>, key: &str, v: &Option<impl AsRef<str>>) {
     if let Some(s) = v {
-        m.insert(key.into(), s.clone().into());
+        m.insert(key.into(), s.as_ref().into());
     }
 }
 
@@ -171,8 +171,8 @@ pub fn compas(bp: &Blueprint) -> Value {
                 .collect()
         };
         let mut d = Map::new();
-        d.insert("id".into(), t.id.clone().into());
-        d.insert("type".into(), t.task_type.0.clone().into());
+        d.insert("id".into(), t.id.as_str().into());
+        d.insert("type".into(), t.task_type.as_str().into());
         d.insert("description".into(), opt(&t.description));
         d.insert("condition".into(), opt(&t.condition));
         let inputs = t.inputs.iter().map(|i| io_value(&i.io, Some(("get_from", &i.get_from)), true)).collect();
@@ -198,16 +198,16 @@ pub fn compas(bp: &Blueprint) -> Value {
             let start = &bp.tasks[s.start];
             let policy = start.scope_start.as_ref().expect("a scope opens on a scope_start task");
             let mut d = Map::new();
-            d.insert("id".into(), start.id.clone().into());
+            d.insert("id".into(), start.id.as_str().into());
             d.insert(
                 "label".into(),
-                policy.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| start.id.clone()).into(),
+                policy.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| start.id.to_string()).into(),
             );
             let mut ids: Vec<&str> = s.members.iter().map(|&i| bp.tasks[i].id.as_str()).collect();
             ids.sort_unstable();
             ids.dedup();
             d.insert("task_ids".into(), ids.into());
-            d.insert("end_task_id".into(), bp.tasks[s.end].id.clone().into());
+            d.insert("end_task_id".into(), bp.tasks[s.end].id.as_str().into());
             let policy_type = match policy.policy() {
                 ScopePolicy::Skip => "skip",
                 ScopePolicy::Retry(_) => "retry",
@@ -229,8 +229,8 @@ pub fn compas(bp: &Blueprint) -> Value {
     envelope(DTYPE_BLUEPRINT, guid(&[]), d)
 }
 
-fn opt(s: &Option<String>) -> Value {
-    s.clone().map_or(Value::Null, Value::from)
+fn opt(s: &Option<impl AsRef<str>>) -> Value {
+    s.as_ref().map_or(Value::Null, |s| s.as_ref().into())
 }
 
 fn sort_keys(v: Value) -> Value {

@@ -536,7 +536,7 @@ impl<'a> Scanner<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -584,7 +584,8 @@ mod tests {
         seen
     }
 
-    fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    /// Any JSON value, its strings and keys full of quotes, backslashes, brackets and commas.
+    pub(crate) fn json_value() -> impl Strategy<Value = serde_json::Value> {
         let leaf = prop_oneof![
             Just(serde_json::Value::Null),
             any::<i32>().prop_map(serde_json::Value::from),

@@ -58,11 +58,11 @@ pub fn wiring(bp: &Blueprint) -> Vec<Wire> {
             let search = searches.entry(key).or_insert_with(|| NearestWriters::new(by_task.keys().copied().collect()));
             for from in search.of(i, &predecessors) {
                 wires.push(Wire {
-                    from: bp.tasks[from].id.clone(),
-                    to: bp.tasks[i].id.clone(),
+                    from: bp.tasks[from].id.to_string(),
+                    to: bp.tasks[i].id.to_string(),
                     key: key.to_string(),
                     output: by_task[&from].to_string(),
-                    input: input.io.name.clone(),
+                    input: input.io.name.to_string(),
                 });
             }
         }

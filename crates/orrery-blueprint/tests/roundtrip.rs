@@ -64,11 +64,17 @@ fn io() -> impl Strategy<Value = Io> {
         prop::option::of(text()),
         extra(IO_KEYS),
     )
-        .prop_map(|(name, value, type_hint, description, extra)| Io { name, value, type_hint, description, extra })
+        .prop_map(|(name, value, type_hint, description, extra)| Io {
+            name: name.into(),
+            value,
+            type_hint: type_hint.map(Into::into),
+            description,
+            extra,
+        })
 }
 
-fn link() -> impl Strategy<Value = Option<String>> {
-    prop::option::of("[a-z]{1,6}")
+fn link() -> impl Strategy<Value = Option<CompactString>> {
+    prop::option::of("[a-z]{1,6}".prop_map(CompactString::from))
 }
 
 fn scope_start() -> impl Strategy<Value = ScopeStart> {
@@ -95,7 +101,7 @@ fn task() -> impl Strategy<Value = Task> {
     ]));
     let deps = prop::collection::vec(
         ("[a-z]{1,4}", prop::sample::select(DependencyType::ALL.to_vec()), extra(&["id", "type", "dtype", "data"]))
-            .prop_map(|(id, dep_type, extra)| Dependency { id, dep_type, extra }),
+            .prop_map(|(id, dep_type, extra)| Dependency { id: id.into(), dep_type, extra }),
         0..3,
     );
     (
@@ -119,12 +125,12 @@ fn task() -> impl Strategy<Value = Task> {
                 state,
                 extra,
             )| Task {
-                id,
-                task_type: TaskType(ty),
+                id: id.into(),
+                task_type: TaskType(ty.into()),
                 description,
                 condition,
                 scope_start: scope_start.map(Box::new),
-                scope_end,
+                scope_end: scope_end.map(Into::into),
                 inputs,
                 outputs,
                 params,

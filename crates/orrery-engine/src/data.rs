@@ -48,22 +48,22 @@ pub fn resolve_inputs(task: &Task, data: &Data) -> Result<Map<String, Value>, Da
                 Some(element_id) => match found {
                     Some(Value::Object(per_element)) => {
                         per_element.get(element_id).cloned().ok_or_else(|| DataError::ElementMissing {
-                            task: task.id.clone(),
-                            input: name.clone(),
+                            task: task.id.to_string(),
+                            input: name.to_string(),
                             element_id: element_id.to_string(),
                         })?
                     }
                     other => {
                         return Err(DataError::NotAggregated {
-                            task: task.id.clone(),
-                            input: name.clone(),
+                            task: task.id.to_string(),
+                            input: name.to_string(),
                             found: other.map_or_else(|| "nothing".to_string(), Value::to_string),
                         })
                     }
                 },
             },
         };
-        inputs.insert(name.clone(), value);
+        inputs.insert(name.to_string(), value);
     }
     Ok(inputs)
 }
@@ -99,8 +99,11 @@ pub fn while_namespace(context: &Map<String, Value>, data: &Data) -> Namespace {
 pub fn outputs_to_write(task: &Task, returned: Option<&Map<String, Value>>) -> Vec<(String, Value)> {
     let mut out = Vec::with_capacity(task.outputs.len());
     for o in &task.outputs {
-        let value =
-            returned.and_then(|r| r.get(&o.io.name)).cloned().or_else(|| o.io.value.clone()).unwrap_or(Value::Null);
+        let value = returned
+            .and_then(|r| r.get(o.io.name.as_str()))
+            .cloned()
+            .or_else(|| o.io.value.clone())
+            .unwrap_or(Value::Null);
         out.push((o.target_key().to_string(), value));
     }
     if let Some(returned) = returned {
@@ -125,7 +128,7 @@ pub fn composite_outputs(task: &Task, inner: &Data, outer: &Data) -> Vec<(String
     task.outputs
         .iter()
         .map(|o| {
-            let value = inner.get(&o.io.name).cloned().unwrap_or(Value::Null);
+            let value = inner.get(o.io.name.as_str()).cloned().unwrap_or(Value::Null);
             per_element(task, o.target_key().to_string(), value, outer)
         })
         .collect()

@@ -20,7 +20,8 @@ use crate::data::element_of;
 use crate::scheduler::{Plan, PlanNode};
 use orrery_blueprint::validate::composite_target;
 use orrery_blueprint::{
-    Blueprint, CompositeTarget, Dependency, DependencyType, Diagnostic, Library, Task, ValidBlueprint,
+    model::CompactString, Blueprint, CompositeTarget, Dependency, DependencyType, Diagnostic, Library, Task,
+    ValidBlueprint,
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -252,7 +253,7 @@ fn expand_dynamic(
     let mut out: Vec<Task> = Vec::with_capacity(tasks.len());
     // Task id -> the ids that replace it as a predecessor (its last expansion, or its own
     // dependencies when it expanded to nothing).
-    let mut replaced: HashMap<String, Vec<Dependency>> = HashMap::new();
+    let mut replaced: HashMap<CompactString, Vec<Dependency>> = HashMap::new();
     for task in tasks {
         let dynamic = task.task_type.is_composite()
             && matches!(composite_target(task.param_value("blueprint")), Ok(CompositeTarget::Dynamic { .. }));
@@ -262,10 +263,10 @@ fn expand_dynamic(
         }
         let node = format!("{instance_id}.{}", task.id);
         let list = elements
-            .and_then(|e| e.get(&node).or_else(|| e.get(&task.id)))
+            .and_then(|e| e.get(&node).or_else(|| e.get(task.id.as_str())))
             .and_then(Value::as_array)
             .ok_or_else(|| PlanError::ElementsMissing { node: node.clone() })?;
-        let mut previous: Option<String> = None;
+        let mut previous: Option<CompactString> = None;
         for (i, element) in list.iter().enumerate() {
             let element = match element {
                 Value::String(id) => Map::from_iter([("element_id".to_string(), Value::String(id.clone()))]),
@@ -273,7 +274,7 @@ fn expand_dynamic(
                 _ => return Err(PlanError::ElementInvalid { node, index: i }),
             };
             let mut t = task.clone();
-            t.id = format!("{}_{i}", task.id);
+            t.id = format!("{}_{i}", task.id).into();
             if let Some(desc) = &task.description {
                 let element_id = element["element_id"].as_str().unwrap_or_default();
                 t.description = Some(format!("{desc} - {element_id}"));

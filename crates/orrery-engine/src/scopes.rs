@@ -216,7 +216,7 @@ pub fn iterations_of(
             let named = start.scope_start.as_ref().and_then(|s| s.name.as_deref()).filter(|name| !name.is_empty());
             ScopeIteration {
                 instance: plan.instances[scope.instance].id.clone(),
-                scope: start.id.clone(),
+                scope: start.id.to_string(),
                 name: named.unwrap_or(&start.id).to_string(),
                 iteration: completed(scope).saturating_add(1),
             }

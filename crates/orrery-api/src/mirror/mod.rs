@@ -403,7 +403,7 @@ fn new_attempt(store: &Store, local: &str, plan: Option<&SessionPlan>, node: &st
             .inputs
             .iter()
             .map(|i| InputSource {
-                input: i.io.name.clone(),
+                input: i.io.name.to_string(),
                 instance: instance.to_string(),
                 key: i.source_key().to_string(),
             })
@@ -553,7 +553,7 @@ fn kept_outputs(
             let writes = task
                 .outputs
                 .iter()
-                .map(|o| (o.target_key().to_string(), outputs.get(&o.io.name).cloned().unwrap_or(Value::Null)));
+                .map(|o| (o.target_key().to_string(), outputs.get(o.io.name.as_str()).cloned().unwrap_or(Value::Null)));
             (outputs.clone(), writes.collect())
         }
     };

@@ -184,7 +184,7 @@ fn fold(instance: &str, blueprint: &mut Blueprint, elements: &mut Map<String, Va
         if let Value::Array(list) = list {
             list.push(Value::Object(element.clone()));
         }
-        folded.insert(task.id.clone(), composite.clone());
+        folded.insert(task.id.to_string(), composite.clone());
         if tasks.iter().any(|t| t.id == composite) {
             continue;
         }
@@ -210,16 +210,16 @@ fn fold(instance: &str, blueprint: &mut Blueprint, elements: &mut Map<String, Va
             .as_deref()
             .map(|d| d.strip_suffix(&suffix).unwrap_or(d).to_string())
             .filter(|d| d != "None");
-        task.id = composite;
+        task.id = composite.into();
         tasks.push(task);
     }
     for task in &mut tasks {
         let id = task.id.clone();
-        task.depends_on.retain_mut(|d| match folded.get(&d.id) {
+        task.depends_on.retain_mut(|d| match folded.get(d.id.as_str()) {
             // The chain between elements is the expansion's own.
             Some(composite) if *composite == id => false,
             Some(composite) => {
-                d.id = composite.clone();
+                d.id = composite.as_str().into();
                 true
             }
             None => true,

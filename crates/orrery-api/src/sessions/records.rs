@@ -247,7 +247,7 @@ pub(super) fn register(jobs: &mut Vec<Job>) {
                     Ok(inputs) => (Some(inputs), None),
                     Err(e) => (None, Some(e.to_string())),
                 };
-                let keys = task.inputs.iter().map(|i| (i.io.name.clone(), i.source_key().to_string())).collect();
+                let keys = task.inputs.iter().map(|i| (i.io.name.to_string(), i.source_key().to_string())).collect();
                 Ok(TaskInputs { node: plan.graph.nodes[n].key.clone(), instance, inputs, problem, keys, data })
             })
             .await

@@ -127,7 +127,7 @@ pub fn unanswered_error(node_key: &str) -> TaskError {
 }
 
 fn params_of(task: &Task) -> Map<String, Value> {
-    task.params.iter().map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null))).collect()
+    task.params.iter().map(|p| (p.io.name.to_string(), p.io.value.clone().unwrap_or(Value::Null))).collect()
 }
 
 /// Python's `str.format(**data)` for plain `{key}` fields; the template unchanged when a key is
@@ -163,7 +163,7 @@ pub fn display(
 ) -> (NotificationShown, Map<String, Value>) {
     let mut shown = NotificationShown {
         node: node_key.to_string(),
-        task: task.id.clone(),
+        task: task.id.to_string(),
         task_type: task.task_type.as_str().to_string(),
         title: None,
         message: None,
@@ -203,7 +203,7 @@ pub fn prompt(node_key: &str, task: &Task, inputs: &Map<String, Value>) -> Promp
     };
     PromptWaiting {
         node: node_key.to_string(),
-        task: task.id.clone(),
+        task: task.id.to_string(),
         task_type: task.task_type.as_str().to_string(),
         message,
         outputs: outputs.into_iter().map(str::to_string).collect(),
@@ -214,7 +214,7 @@ pub fn prompt(node_key: &str, task: &Task, inputs: &Map<String, Value>) -> Promp
 
 /// The outputs an answer gives a prompt task, or why it is not a valid answer.
 pub fn answer_outputs(task: &Task, answer: Value) -> Result<Map<String, Value>, TaskError> {
-    let names: Vec<String> = task.outputs.iter().map(|o| o.io.name.clone()).collect();
+    let names: Vec<String> = task.outputs.iter().map(|o| o.io.name.to_string()).collect();
     let mut outputs = Map::new();
     if task.task_type.as_str() == CONFIRM {
         if let Some(Value::Array(options)) = task.param_value("options") {

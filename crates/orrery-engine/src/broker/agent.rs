@@ -233,10 +233,10 @@ fn values(a: &TaskAssignmentMessage) -> Result<Maps, TaskError> {
 
 /// The assignment as a task, for the display helpers.
 fn task_of(a: &TaskAssignmentMessage, params: &Map<String, Value>) -> Task {
-    let io = |name: &str, value: Option<Value>| Io { name: name.to_string(), value, ..Io::default() };
+    let io = |name: &str, value: Option<Value>| Io { name: name.into(), value, ..Io::default() };
     Task {
-        id: a.id.clone(),
-        task_type: TaskType(a.task_type.clone()),
+        id: a.id.as_str().into(),
+        task_type: TaskType(a.task_type.as_str().into()),
         description: None,
         condition: None,
         scope_start: None,

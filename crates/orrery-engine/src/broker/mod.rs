@@ -73,7 +73,7 @@ pub(crate) fn dispatch_event(node: &str, progress: Progress) -> BrokerDispatch {
 
 /// The task's params by name, as agents receive them.
 pub(crate) fn params_of(task: &Task) -> Map<String, Value> {
-    task.params.iter().map(|p| (p.io.name.clone(), p.io.value.clone().unwrap_or(Value::Null))).collect()
+    task.params.iter().map(|p| (p.io.name.to_string(), p.io.value.clone().unwrap_or(Value::Null))).collect()
 }
 
 /// `execution_mode` of a task (EXCLUSIVE unless it says COMPETITIVE).

@@ -52,7 +52,7 @@ pub async fn run_task_alone(
     kept.label = Some(format!("{} · {} alone", root.blueprint().name, task.id));
     for input in &task.inputs {
         let key = input.source_key().to_string();
-        match alone.inputs.get(&input.io.name) {
+        match alone.inputs.get(input.io.name.as_str()) {
             Some(value) => kept.given.push((instance.clone(), key, value.clone())),
             None if alone.inputs_from.is_some() => kept.data.push((instance.clone(), key)),
             None => {}

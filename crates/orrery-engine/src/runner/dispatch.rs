@@ -62,7 +62,7 @@ impl Runner {
             .inputs
             .iter()
             .map(|i| InputSource {
-                input: i.io.name.clone(),
+                input: i.io.name.to_string(),
                 instance: instance_id.clone(),
                 key: i.source_key().to_string(),
             })
@@ -204,7 +204,7 @@ impl Runner {
                     task_type: task.task_type.as_str().to_string(),
                     inputs,
                     params: broker::params_of(&task),
-                    output_keys: task.outputs.iter().map(|o| o.io.name.clone()).collect(),
+                    output_keys: task.outputs.iter().map(|o| o.io.name.to_string()).collect(),
                     context,
                     mode: broker::mode_of(&task),
                 };

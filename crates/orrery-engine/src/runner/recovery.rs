@@ -235,7 +235,7 @@ async fn adopt_unlanded(
                 .inputs
                 .iter()
                 .map(|i| InputSource {
-                    input: i.io.name.clone(),
+                    input: i.io.name.to_string(),
                     instance: instance_id.clone(),
                     key: i.source_key().to_string(),
                 })
