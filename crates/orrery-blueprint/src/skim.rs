@@ -146,6 +146,7 @@ fn masks(block: &[u8; 64]) -> [u64; 3] {
     m
 }
 
+/// The same, a byte at a time, where SSE2 is not at hand.
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 fn masks(block: &[u8; 64]) -> [u64; 3] {
     let mut m = [0u64; 3];

@@ -357,21 +357,20 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// A place in a JSON text, and the moves the scans make (and the fast loader, to skip to a task
-/// half-way): past whitespace, a key, a value.
-pub(crate) struct Cursor<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) pos: usize,
+/// A place in a JSON text, and the moves the scans make: past whitespace, a key, a value.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
 }
 
 impl<'a> Cursor<'a> {
-    pub(crate) fn skip_ws(&mut self) {
+    fn skip_ws(&mut self) {
         while self.bytes.get(self.pos).is_some_and(u8::is_ascii_whitespace) {
             self.pos += 1;
         }
     }
 
-    pub(crate) fn peek(&self) -> Option<u8> {
+    fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
@@ -399,7 +398,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Past the value at `pos`, without looking into it: its strings and brackets only.
-    pub(crate) fn skip_value(&mut self) -> Option<()> {
+    fn skip_value(&mut self) -> Option<()> {
         match self.peek()? {
             b'{' | b'[' => {
                 let mut depth = 0usize;
