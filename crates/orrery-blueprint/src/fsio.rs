@@ -36,9 +36,9 @@ use sha2::{Digest, Sha256};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The longest name [`file_name`] makes, in bytes (a file name may have 255; the rest is for
@@ -171,11 +171,41 @@ pub fn open_regular_file(path: &Path) -> io::Result<File> {
 /// The bytes of the regular file `path`, at most `limit` of them (see the module notes).
 pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let (file, len) = open_regular(path, limit)?;
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    read_open(&file, len, limit)
+}
+
+/// The bytes of `file`, `len` long when it was opened, at most `limit` of them. A large file
+/// is read by halves, then whatever it holds past them (it grew since); should the halves fail
+/// (it shrank, say), it is read from the start.
+fn read_open(file: &File, len: u64, limit: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = match len >= READ_BY_HALVES_FROM {
+        true => read_halves(file, len).unwrap_or_default(),
+        false => Vec::with_capacity(len as usize),
+    };
+    let mut file = file;
+    file.seek(io::SeekFrom::Start(bytes.len() as u64))?;
+    file.take(limit.saturating_add(1) - bytes.len() as u64).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(too_large(limit));
     }
+    Ok(bytes)
+}
+
+/// From this size a file is read by two threads, each from its own offset: the copies from the
+/// page cache and the faults of the fresh pages they fill (most of what a large read costs)
+/// are shared by two cores.
+const READ_BY_HALVES_FROM: u64 = 8 << 20;
+
+/// The first `len` bytes of `file`, the two halves read at once.
+fn read_halves(file: &File, len: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = vec![0; len as usize];
+    let (first, second) = bytes.split_at_mut(len as usize / 2);
+    let middle = first.len() as u64;
+    std::thread::scope(|s| {
+        let other = s.spawn(|| file.read_exact_at(second, middle));
+        let read = file.read_exact_at(first, 0);
+        other.join().expect("a read does not panic").and(read)
+    })?;
     Ok(bytes)
 }
 
@@ -309,6 +339,27 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
     use std::ffi::CString;
+
+    #[test]
+    fn a_large_file_read_by_halves_is_read_whole_even_when_it_grows_or_shrinks_meanwhile() {
+        let dir = temp_dir("halves");
+        let path = dir.join("large.json");
+        let content: Vec<u8> = (0..READ_BY_HALVES_FROM + 12_345).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        assert_eq!(read_limited(&path, BLUEPRINT_LIMIT).unwrap(), content);
+        // Grown since it was opened: the halves, then the rest; past the limit, an error.
+        let (file, len) = open_regular(&path, BLUEPRINT_LIMIT).unwrap();
+        OpenOptions::new().append(true).open(&path).unwrap().write_all(b"more").unwrap();
+        let grown = read_open(&file, len, BLUEPRINT_LIMIT).unwrap();
+        assert_eq!((&grown[..content.len()], &grown[content.len()..]), (&content[..], &b"more"[..]));
+        let error = read_open(&file, len, len + 2).unwrap_err();
+        assert!(error.to_string().contains("larger than"), "{error}");
+        // Shrunk since: read from the start as it is now.
+        let (file, len) = open_regular(&path, BLUEPRINT_LIMIT).unwrap();
+        OpenOptions::new().write(true).open(&path).unwrap().set_len(READ_BY_HALVES_FROM / 2).unwrap();
+        assert_eq!(read_open(&file, len, BLUEPRINT_LIMIT).unwrap(), content[..(READ_BY_HALVES_FROM / 2) as usize]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("orrery-fsio-{name}-{}", std::process::id()));
