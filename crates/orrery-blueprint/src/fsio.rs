@@ -202,7 +202,8 @@ fn read_halves(file: &File, len: u64) -> io::Result<Vec<u8>> {
     let (first, second) = bytes.split_at_mut(len as usize / 2);
     let middle = first.len() as u64;
     std::thread::scope(|s| {
-        let other = s.spawn(|| file.read_exact_at(second, middle));
+        let other = crate::threads::spawn(s, || file.read_exact_at(second, middle))
+            .ok_or_else(|| io::Error::other("no thread to read with"))?;
         let read = file.read_exact_at(first, 0);
         other.join().expect("a read does not panic").and(read)
     })?;
@@ -347,6 +348,7 @@ mod tests {
         let content: Vec<u8> = (0..READ_BY_HALVES_FROM + 12_345).map(|i| (i % 251) as u8).collect();
         std::fs::write(&path, &content).unwrap();
         assert_eq!(read_limited(&path, BLUEPRINT_LIMIT).unwrap(), content);
+        assert_eq!(crate::threads::refused(|| read_limited(&path, BLUEPRINT_LIMIT)).unwrap(), content, "no thread");
         // Grown since it was opened: the halves, then the rest; past the limit, an error.
         let (file, len) = open_regular(&path, BLUEPRINT_LIMIT).unwrap();
         OpenOptions::new().append(true).open(&path).unwrap().write_all(b"more").unwrap();

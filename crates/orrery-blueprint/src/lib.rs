@@ -24,6 +24,7 @@ pub mod scope_proposal;
 mod skim;
 pub mod span;
 pub mod task_types;
+mod threads;
 mod typed_load;
 pub mod validate;
 pub mod version;

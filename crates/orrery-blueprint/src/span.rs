@@ -132,9 +132,9 @@ pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[usize]) -> 
     let mut found = if in_tasks.len() >= WALKED_APART_FROM {
         let (first, second) = tasks.split_at(tasks.len() / 2);
         std::thread::scope(|s| {
-            let second = s.spawn(|| walk_tasks(second));
+            let other = crate::threads::spawn(s, || walk_tasks(second));
             let mut found = walk_tasks(first);
-            found.extend(second.join().expect("a walk does not panic"));
+            found.extend(other.map_or_else(|| walk_tasks(second), |o| o.join().expect("a walk does not panic")));
             found
         })
     } else {
@@ -675,6 +675,8 @@ pub(crate) mod tests {
         let placed = locate_all(&text, &wanted, &starts);
         assert!(placed.iter().all(Option::is_some));
         assert_eq!(placed, locate_all(&text, &wanted, &[]));
+        // No second thread to be had: all walked on this one.
+        assert_eq!(crate::threads::refused(|| locate_all(&text, &wanted, &starts)), placed);
     }
 
     #[test]

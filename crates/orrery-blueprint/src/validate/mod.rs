@@ -87,8 +87,9 @@ const APART_FROM_TASKS: usize = 1000;
 fn rules(bp: &Blueprint, plain: bool, library: &Library<'_>, apart: bool, out: &mut Vec<Diagnostic>) {
     if apart {
         std::thread::scope(|s| {
-            let apart = s.spawn(|| Apart::of(bp));
-            rules_with(bp, plain, library, || apart.join().expect("a rule does not panic"), out);
+            let apart = crate::threads::spawn(s, || Apart::of(bp));
+            let apart = || apart.map_or_else(|| Apart::of(bp), |a| a.join().expect("a rule does not panic"));
+            rules_with(bp, plain, library, apart, out);
         });
     } else {
         rules_with(bp, plain, library, || Apart::of(bp), out);
@@ -226,13 +227,18 @@ mod nul_tests {
         crate::load(&text).expect("loads").blueprint
     }
 
-    /// Every diagnostic, in order, with what needs no graph made on a second core or not.
+    /// Every diagnostic, in order, with what needs no graph made on a second core or not; the
+    /// same when the second core is asked for and no thread can be made.
     fn both_ways(bp: &Blueprint, library: &Library<'_>) -> [Vec<Diagnostic>; 2] {
-        [true, false].map(|apart| {
+        let [apart, inline] = [true, false].map(|apart| {
             let mut out = Vec::new();
             rules(bp, true, library, apart, &mut out);
             out
-        })
+        });
+        let mut refused = Vec::new();
+        crate::threads::refused(|| rules(bp, true, library, true, &mut refused));
+        assert_eq!(refused, apart);
+        [apart, inline]
     }
 
     #[test]
