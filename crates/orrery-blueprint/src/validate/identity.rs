@@ -5,13 +5,14 @@
 use crate::diagnostic::{quote_list, task_path, Code, Diagnostic};
 use crate::graph::TaskGraph;
 use crate::model::*;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashSet, HashSetExt};
 
 /// Duplicate ids, cycles, self-dependencies and repeated names: what the reference never checks.
 pub(super) fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
-    let mut first_of: HashMap<&str, usize> = HashMap::new();
     for (i, t) in bp.tasks.iter().enumerate() {
-        if let Some(&first) = first_of.get(t.id.as_str()) {
+        // A node of the graph stands for the first task with its id.
+        let first = graph.task_of[graph.node_of_task[i]];
+        if first != i {
             out.push(
                 Diagnostic::error(
                     Code::DuplicateTaskId,
@@ -20,8 +21,6 @@ pub(super) fn identity_rules(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Ve
                 )
                 .task(&t.id),
             );
-        } else {
-            first_of.insert(&t.id, i);
         }
         if !t.task_type.as_str().contains('.')
             || t.task_type.as_str().starts_with('.')
