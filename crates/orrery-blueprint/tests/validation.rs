@@ -419,4 +419,12 @@ fn a_task_nothing_depends_on_besides_the_end_task_is_a_warning() {
     );
     assert!(!d.server_rejects);
     assert!(diagnostics(&blueprint(|_| {})).iter().all(|d| d.code != Code::EndNotOnlySink));
+    // Depended on by itself, or sharing the id of a task something depends on: not a sink.
+    for extra in [
+        json!({"id": "side", "type": "system.sleep", "depends_on": [{"id": "a"}, {"id": "side"}]}),
+        json!({"id": "a", "type": "system.sleep"}),
+    ] {
+        let odd = blueprint(|v| v["tasks"].as_array_mut().unwrap().push(extra.clone()));
+        assert!(diagnostics(&odd).iter().all(|d| d.code != Code::EndNotOnlySink), "{extra}");
+    }
 }

@@ -137,7 +137,7 @@ fn rules_with<'a>(
     dataflow::get_from_wiring(bp, &graph, &mut wiring);
     identity::identity_rules(bp, &graph, &mut identity);
     composite::composite_rules(bp, library, &mut composite);
-    policy::policy_rules(bp, &scopes, &mut policy);
+    policy::policy_rules(bp, &graph, &scopes, &mut policy);
     let apart = apart();
     out.extend(apart.parser);
     dataflow::check_conditions(bp, apart.conditions, out);

@@ -3,16 +3,17 @@
 
 use super::scopes::Scopes;
 use crate::diagnostic::{task_path, Code, Diagnostic};
+use crate::graph::TaskGraph;
 use crate::model::*;
 
 /// Scope policies and dependency types that run differently (or not at all) on an antikythera
 /// server, and policy values beyond what anyone means.
-pub(super) fn policy_rules(bp: &Blueprint, scopes: &Scopes, out: &mut Vec<Diagnostic>) {
+pub(super) fn policy_rules(bp: &Blueprint, graph: &TaskGraph<'_>, scopes: &Scopes, out: &mut Vec<Diagnostic>) {
     const MAX_RETRIES: u64 = 1_000;
     const MAX_ITERATIONS: u64 = 100_000;
     const MAX_BACKOFF_MS: u64 = 3_600_000;
     dependency_types(bp, out);
-    sinks(bp, out);
+    sinks(bp, graph, out);
     for (i, t) in bp.tasks.iter().enumerate() {
         let Some(scope) = &t.scope_start else { continue };
         let path = format!("{}.scope_start", task_path(i));
@@ -141,15 +142,14 @@ fn dependency_types(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
 /// Tasks nothing depends on besides the end task. An antikythera 0.5.1 server completes the
 /// session when the first such task finishes, with the others still pending or running;
 /// upstream's main branch requires the end task to be the only one (ADR-0005).
-fn sinks(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
+fn sinks(bp: &Blueprint, graph: &TaskGraph<'_>, out: &mut Vec<Diagnostic>) {
     let Some(end) = bp.tasks.iter().position(|t| t.task_type.is_end()) else { return };
     if bp.tasks.iter().filter(|t| t.task_type.is_end()).count() != 1 {
         return; // end-count says what is wrong
     }
-    let depended: foldhash::HashSet<&str> =
-        bp.tasks.iter().flat_map(|t| t.depends_on.iter().map(|d| d.id.as_str())).collect();
-    let others: Vec<(usize, &Task)> =
-        bp.tasks.iter().enumerate().filter(|(i, t)| *i != end && !depended.contains(t.id.as_str())).collect();
+    // A task is depended on when its id's node has a successor.
+    let depended = |i: usize| !graph.successors[graph.node_of_task[i]].is_empty();
+    let others: Vec<(usize, &Task)> = bp.tasks.iter().enumerate().filter(|&(i, _)| i != end && !depended(i)).collect();
     let end_id = &bp.tasks[end].id;
     for (i, t) in others {
         out.push(
