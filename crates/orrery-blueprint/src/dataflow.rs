@@ -288,25 +288,16 @@ fn reached_by_producers(
     // By position: the keys produced there; the keys produced before it.
     let mut produced = vec![0u64; cyclic.len()];
     let mut reached = vec![0u64; cyclic.len()];
-    let mut rest = &readers[..];
-    while !rest.is_empty() {
-        // The readers of the next 64 keys, each key's readers together.
-        let mut keys: Vec<u32> = Vec::with_capacity(64);
-        let mut end = 0;
-        while end < rest.len() && (keys.len() < 64 || keys.last() == Some(&rest[end].0)) {
-            if keys.last() != Some(&rest[end].0) {
-                keys.push(rest[end].0);
-            }
-            end += 1;
-        }
-        let (batch, later) = rest.split_at(end);
-        rest = later;
-        let low = keys.iter().map(|&k| floor(k)).min().unwrap_or(0);
-        let high = batch.iter().map(|&(_, r, _)| position[r]).max().unwrap_or(0).max(low);
+    // Each key's readers together, in the order sorted.
+    let keys: Vec<&[(u32, usize, usize)]> = readers.chunk_by(|a, b| a.0 == b.0).collect();
+    for batch in keys.chunks(64) {
+        let low = batch.iter().map(|readers| floor(readers[0].0)).min().unwrap_or(0);
+        let high =
+            batch.iter().flat_map(|readers| readers.iter().map(|&(_, r, _)| position[r])).max().unwrap_or(0).max(low);
         // In a cycle, how many producers of each key share it, and one of them.
         let mut within: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
-        for (bit, &k) in keys.iter().enumerate() {
-            for &p in producers.nodes(k) {
+        for (bit, readers) in batch.iter().enumerate() {
+            for &p in producers.nodes(readers[0].0) {
                 produced[position[p]] |= 1 << bit;
                 if cyclic[position[p]] {
                     within.entry((bit, position[p])).and_modify(|(n, _)| *n += 1).or_insert((1, p));
@@ -320,18 +311,16 @@ fn reached_by_producers(
                 .filter(|&p| p != at && p >= low)
                 .fold(0, |bits, p| bits | reached[p] | produced[p]);
         }
-        let mut bit = 0;
-        for (j, &(k, r, at)) in batch.iter().enumerate() {
-            if j > 0 && batch[j - 1].0 != k {
-                bit += 1;
+        for (bit, readers) in batch.iter().enumerate() {
+            for &(_, r, at) in *readers {
+                let wired = reached[position[r]] & 1 << bit != 0
+                    || within.get(&(bit, position[r])).is_some_and(|&(n, one)| n > 1 || one != r);
+                unwired[at] = !wired;
             }
-            let wired = reached[position[r]] & 1 << bit != 0
-                || within.get(&(bit, position[r])).is_some_and(|&(n, one)| n > 1 || one != r);
-            unwired[at] = !wired;
         }
         reached[low..=high].fill(0);
-        for &k in &keys {
-            for &p in producers.nodes(k) {
+        for readers in batch {
+            for &p in producers.nodes(readers[0].0) {
                 produced[position[p]] = 0;
             }
         }

@@ -114,8 +114,9 @@ fn read_tasks(r: &mut Reading<'_>) -> Result<(Vec<Task>, Vec<usize>), GiveUp> {
     if r.take(b']') {
         return Ok((Vec::new(), Vec::new()));
     }
+    let read_alone = |r: &mut Reading<'_>| Ok(read_until(r, None, None)?.0.into_lists(None));
     if r.text.len() - r.at < READ_APART_FROM {
-        return Ok(read_until(r, None, None)?.0.into_lists(None));
+        return read_alone(r);
     }
     let (first_task, middle) = (r.at, r.at + (r.text.len() - r.at) / 16 * 9);
     let (from, passed) = (AtomicUsize::new(usize::MAX), AtomicBool::new(false));
@@ -127,7 +128,7 @@ fn read_tasks(r: &mut Reading<'_>) -> Result<(Vec<Task>, Vec<usize>), GiveUp> {
             let mut r = Reading { text, at };
             read_until(&mut r, None, Some(&passed)).map(|(tasks, _)| (tasks, r.at))
         });
-        let Some(second) = second else { return Ok(read_until(r, None, None)?.0.into_lists(None)) };
+        let Some(second) = second else { return read_alone(r) };
         let first = read_until(r, Some((&from, &passed)), None);
         match first {
             Ok((first, true)) => {
@@ -192,10 +193,10 @@ fn task_from(text: &str, at: usize, from: usize) -> Option<usize> {
         match bytes[p] {
             b'{' | b'[' => depth += 1,
             b',' if depth == 0 => {
-                let next =
-                    p + 1 + bytes[p + 1..].iter().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
-                if next >= from {
-                    return Some(next);
+                let mut next = Reading { text, at: p + 1 };
+                next.skip_ws();
+                if next.at >= from {
+                    return Some(next.at);
                 }
             }
             b',' => {}
