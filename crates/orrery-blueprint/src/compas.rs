@@ -257,7 +257,7 @@ pub fn refusals(value: &Value, arguments: bool) -> Vec<(Vec<Segment>, String)> {
         let mut steps = Vec::new();
         while let Some(step) = &nodes[node].1 {
             steps.push(match step {
-                Step::Key(k) => Segment::Key(k.to_string()),
+                Step::Key(k) => Segment::Key((*k).into()),
                 Step::Index(i) => Segment::Index(*i),
             });
             node = nodes[node].0;

@@ -362,7 +362,7 @@ impl Reader {
     }
 
     fn in_key<T>(&mut self, key: &str, f: impl FnOnce(&mut Self) -> T) -> T {
-        self.path.push(Segment::Key(key.to_string()));
+        self.path.push(Segment::Key(key.into()));
         let r = f(self);
         self.path.pop();
         r
@@ -431,7 +431,7 @@ impl Reader {
     /// Notes that `key` of the object at hand is kept as data (when [`Reader::kept`] is noted).
     fn note_kept(&mut self, key: &str) {
         if let Some(kept) = &mut self.kept {
-            kept.push(self.path.iter().cloned().chain([Segment::Key(key.to_string())]).collect());
+            kept.push(self.path.iter().cloned().chain([Segment::Key(key.into())]).collect());
         }
     }
 
@@ -940,7 +940,7 @@ impl Reader {
         let items = self.array(map, key);
         let mut out = Vec::with_capacity(items.len());
         let mut ok = true;
-        self.path.push(Segment::Key(key.to_string()));
+        self.path.push(Segment::Key(key.into()));
         for (i, item) in items.into_iter().enumerate() {
             match self.in_index(i, |r| r.io(item, dtype, kind)) {
                 Some((io, link)) => out.push(T::from_io(io, link)),

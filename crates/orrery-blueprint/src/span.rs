@@ -5,13 +5,14 @@
 //! only used on error paths; placing any number of diagnostics costs at most one scan.
 
 use crate::skim::{ends_string, first, quote_or_bracket, ENDS_STRING, MATTERS_BELOW};
+use compact_str::CompactString;
 use foldhash::HashMap;
 use std::borrow::Cow;
 
 /// One step of a JSON path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Segment {
-    Key(String),
+    Key(CompactString),
     Index(usize),
 }
 
@@ -52,7 +53,7 @@ pub fn parse_path(path: &str) -> Vec<Segment> {
     while !rest.is_empty() {
         if let Some(r) = rest.strip_prefix('.') {
             let end = r.find(['.', '[']).unwrap_or(r.len());
-            out.push(Segment::Key(r[..end].to_string()));
+            out.push(Segment::Key(r[..end].into()));
             rest = &r[end..];
         } else if let Some(r) = rest.strip_prefix('[') {
             if r.starts_with('"') {
@@ -60,7 +61,7 @@ pub fn parse_path(path: &str) -> Vec<Segment> {
                 match de.next() {
                     Some(Ok(key)) => {
                         let used = de.byte_offset();
-                        out.push(Segment::Key(key));
+                        out.push(Segment::Key(key.into()));
                         rest = r[used..].strip_prefix(']').unwrap_or("");
                     }
                     _ => break,
@@ -153,27 +154,57 @@ const WALKED_APART_FROM: usize = 4096;
 
 /// The (1-based) line and column, in characters, of each `(offset, index)`, at `index` of a
 /// list of `n`: one pass over the text up to the last offset, whatever the number of offsets
-/// and the length of the lines.
+/// and the length of the lines. Many offsets are counted in two halves on two cores: the
+/// second half's counts are from its first offset, then added to the first's at that offset.
 fn lines_and_columns(text: &str, mut found: Vec<(usize, usize)>, n: usize) -> Vec<Option<(usize, usize)>> {
     found.sort_unstable();
     let bytes = text.as_bytes();
+    let at = |&(offset, _): &(usize, usize)| offset.min(bytes.len());
+    let counts = if found.len() >= COUNTED_APART_FROM {
+        let (first, second) = found.split_at(found.len() / 2);
+        let middle = at(&second[0]);
+        let count_first = || counts_from(bytes, 0, first.iter().map(at).chain([middle]));
+        let count_second = || counts_from(bytes, middle, second.iter().map(at));
+        let (mut counts, second) = std::thread::scope(|s| {
+            let other = crate::threads::spawn(s, count_second);
+            let counts = count_first();
+            (counts, other.map_or_else(count_second, |o| o.join().expect("counting does not panic")))
+        });
+        let (lines, columns) = counts.pop().expect("the middle is counted");
+        counts.extend(second.into_iter().map(|(l, c)| (lines + l, if l == 0 { columns + c } else { c })));
+        counts
+    } else {
+        counts_from(bytes, 0, found.iter().map(at))
+    };
     let mut out = vec![None; n];
-    // At `pos`: its line, and its column less one.
-    let (mut line, mut column, mut pos) = (1, 0, 0);
-    let characters = |bytes: &[u8]| bytes.iter().filter(|&&b| !is_continuation(b)).count();
-    for (offset, i) in found {
-        let between = &bytes[pos..offset.min(bytes.len())];
-        match memchr::memrchr(b'\n', between) {
-            Some(last) => {
-                line += newlines(&between[..last]) + 1;
-                column = characters(&between[last + 1..]);
-            }
-            None => column += characters(between),
-        }
-        pos += between.len();
-        out[i] = Some((line, column + 1));
+    for ((_, i), (lines, columns)) in found.into_iter().zip(counts) {
+        out[i] = Some((lines + 1, columns + 1));
     }
     out
+}
+
+/// From this many offsets, lines and columns are counted on two cores.
+const COUNTED_APART_FROM: usize = 4096;
+
+/// For each of the ascending `offsets` (none before `from`): the line breaks between `from`
+/// and it, and the characters between the last of them (or `from`) and it.
+fn counts_from(bytes: &[u8], from: usize, offsets: impl Iterator<Item = usize>) -> Vec<(usize, usize)> {
+    let characters = |bytes: &[u8]| bytes.iter().filter(|&&b| !is_continuation(b)).count();
+    let (mut lines, mut columns, mut pos) = (0, 0, from);
+    offsets
+        .map(|offset| {
+            let between = &bytes[pos..offset];
+            match memchr::memrchr(b'\n', between) {
+                Some(last) => {
+                    lines += newlines(&between[..last]) + 1;
+                    columns = characters(&between[last + 1..]);
+                }
+                None => columns += characters(between),
+            }
+            pos = offset;
+            (lines, columns)
+        })
+        .collect()
 }
 
 /// The line breaks in `bytes`, counted in blocks small enough for a byte-wide count, which the
@@ -491,7 +522,7 @@ impl<'a> Scanner<'a> {
                         }
                         b',' => self.at.pos += 1,
                         b'"' => {
-                            let key = self.at.key()?.into_owned();
+                            let key = CompactString::from(self.at.key()?);
                             self.at.colon()?;
                             self.path.push(Segment::Key(key));
                             let r = self.value(visit, depth + 1);
@@ -677,6 +708,27 @@ pub(crate) mod tests {
         assert_eq!(placed, locate_all(&text, &wanted, &[]));
         // No second thread to be had: all walked on this one.
         assert_eq!(crate::threads::refused(|| locate_all(&text, &wanted, &starts)), placed);
+    }
+
+    #[test]
+    fn many_offsets_counted_in_two_halves_get_the_lines_and_columns_of_one_count() {
+        // Lines of every length, some with several offsets (the second half then begins within
+        // a line), characters of one to four bytes; and the same on a single line.
+        let lines: Vec<String> = (0..3000).map(|i| "é x 東 ".repeat(i % 5) + &"a😀".repeat(i % 3)).collect();
+        for text in [lines.join("\n"), lines.join(" ")] {
+            let mut found: Vec<(usize, usize)> =
+                text.match_indices('x').map(|(at, _)| at).enumerate().map(|(i, at)| (at, i)).collect();
+            let n = found.len() + 2;
+            // Two paths at one place, and one past the end (placed at the end).
+            found.push((found[found.len() / 2].0, n - 2));
+            found.push((text.len() + 5, n - 1));
+            assert!(found.len() >= COUNTED_APART_FROM);
+            let expected: Vec<Option<(usize, usize)>> =
+                (0..n).map(|i| Some(line_column_at(&text, found.iter().find(|f| f.1 == i).unwrap().0))).collect();
+            found.reverse();
+            assert_eq!(lines_and_columns(&text, found.clone(), n), expected);
+            assert_eq!(crate::threads::refused(|| lines_and_columns(&text, found, n)), expected);
+        }
     }
 
     #[test]
