@@ -48,7 +48,7 @@ pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match format {
         ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &reports)?;
+            orrery_blueprint::write_reports_pretty(&mut out, &reports)?;
             writeln!(out)?;
         }
         ReportFormat::Text => {
