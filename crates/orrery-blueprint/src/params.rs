@@ -32,7 +32,7 @@ pub(crate) fn check(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
 }
 
 fn check_task(i: usize, t: &Task, schema: &Value, out: &mut Vec<Diagnostic>) {
-    let properties = schema.get("properties").and_then(Value::as_object);
+    let properties = field(schema, "properties").and_then(Value::as_object);
     let mut given: Vec<(&str, &Value)> = Vec::with_capacity(t.params.len());
     for (j, p) in t.params.iter().enumerate() {
         let Some(value) = &p.io.value else { continue };
@@ -44,9 +44,9 @@ fn check_task(i: usize, t: &Task, schema: &Value, out: &mut Vec<Diagnostic>) {
         if p.io.name == "execution_mode" {
             continue;
         }
-        let error = match properties.and_then(|ps| ps.get(p.io.name.as_str())) {
+        let error = match properties.and_then(|ps| member(ps, p.io.name.as_str())) {
             Some(property) => schema_error(property, value),
-            None => match schema.get("additionalProperties") {
+            None => match field(schema, "additionalProperties") {
                 Some(Value::Bool(false)) => Some((String::new(), format!("{} takes no such param", t.task_type))),
                 Some(other @ Value::Object(_)) => schema_error(other, value),
                 _ => None,
@@ -80,11 +80,11 @@ fn check_task(i: usize, t: &Task, schema: &Value, out: &mut Vec<Diagnostic>) {
 /// editor's form marks what is required, and the agent says what it lacks when it runs, so a
 /// task just added (a `shell.run` without its command yet) is no error.
 fn object_error(schema: &Value, given: &[(&str, &Value)]) -> Option<String> {
-    let Some(Value::Array(branches)) = schema.get("oneOf") else { return None };
+    let Some(Value::Array(branches)) = field(schema, "oneOf") else { return None };
     // A branch that only requires names fits when they are all given (no copy of the values).
     let fits = |branch: &Value| match branch.as_object() {
         Some(b) if b.len() == 1 && b.contains_key("required") => {
-            names(b.get("required")).all(|n| given.iter().any(|(name, _)| *name == n))
+            names(member(b, "required")).all(|n| given.iter().any(|(name, _)| *name == n))
         }
         _ => {
             let object = given.iter().map(|(name, value)| (name.to_string(), (*value).clone()));
@@ -95,8 +95,18 @@ fn object_error(schema: &Value, given: &[(&str, &Value)]) -> Option<String> {
         return None;
     }
     let alternatives: Vec<String> =
-        branches.iter().flat_map(|b| names(b.get("required"))).map(|n| format!("'{n}'")).collect();
+        branches.iter().flat_map(|b| names(field(b, "required"))).map(|n| format!("'{n}'")).collect();
     Some(format!("takes only one of the params {}", alternatives.join(", ")))
+}
+
+/// `schema`'s `key`, found by comparing names: a schema has a few, and hashing each name
+/// looked for (a dozen looks a param) cost more than the comparisons.
+fn field<'a>(schema: &'a Value, key: &str) -> Option<&'a Value> {
+    schema.as_object().and_then(|members| member(members, key))
+}
+
+fn member<'a>(members: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    members.iter().find(|(name, _)| *name == key).map(|(_, value)| value)
 }
 
 fn names(list: Option<&Value>) -> impl Iterator<Item = &str> {
@@ -122,17 +132,17 @@ fn fits_type(value: &Value, wanted: &str) -> bool {
 }
 
 fn number(schema: &Value, key: &str) -> Option<f64> {
-    schema.get(key).and_then(Value::as_f64)
+    field(schema, key).and_then(Value::as_f64)
 }
 
 fn count(schema: &Value, key: &str) -> Option<usize> {
-    schema.get(key).and_then(Value::as_u64).map(|n| n as usize)
+    field(schema, key).and_then(Value::as_u64).map(|n| n as usize)
 }
 
 /// Why `value` does not fit `schema`, or `None` when it does: the place inside the value when
 /// it lies deeper (`[1]`, `.HOME`) and the reason. The first reason found is given.
 pub fn schema_error(schema: &Value, value: &Value) -> Option<(String, String)> {
-    let types: Vec<&str> = match schema.get("type") {
+    let types: Vec<&str> = match field(schema, "type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(list) => names(Some(list)).collect(),
         None => Vec::new(),
@@ -141,7 +151,7 @@ pub fn schema_error(schema: &Value, value: &Value) -> Option<(String, String)> {
     if !types.is_empty() && !types.iter().any(|t| fits_type(value, t)) {
         return here(format!("expected {}, found {}", types.join(" or "), json_type(value)));
     }
-    if let Some(Value::Array(allowed)) = schema.get("enum") {
+    if let Some(Value::Array(allowed)) = field(schema, "enum") {
         if !allowed.contains(value) {
             let shown: Vec<String> = allowed.iter().map(Value::to_string).collect();
             return here(format!("expected one of {}, found {value}", shown.join(", ")));
@@ -177,7 +187,7 @@ pub fn schema_error(schema: &Value, value: &Value) -> Option<(String, String)> {
         if let Some(max) = count(schema, "maxItems").filter(|&m| items.len() > m) {
             return here(format!("takes at most {max} item(s)"));
         }
-        if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
+        if let Some(item_schema) = field(schema, "items").filter(|s| s.is_object()) {
             for (i, item) in items.iter().enumerate() {
                 if let Some((sub, reason)) = schema_error(item_schema, item) {
                     return Some((format!("[{i}]{sub}"), reason));
@@ -186,27 +196,27 @@ pub fn schema_error(schema: &Value, value: &Value) -> Option<(String, String)> {
         }
     }
     if let Value::Object(members) = value {
-        for name in names(schema.get("required")) {
+        for name in names(field(schema, "required")) {
             if !members.contains_key(name) {
                 return here(format!("needs {name}"));
             }
         }
-        let properties = schema.get("properties").and_then(Value::as_object);
-        for (name, member) in members {
-            let member_schema = match properties.and_then(|ps| ps.get(name)) {
+        let properties = field(schema, "properties").and_then(Value::as_object);
+        for (name, inner) in members {
+            let member_schema = match properties.and_then(|ps| member(ps, name)) {
                 Some(s) => Some(s),
-                None => match schema.get("additionalProperties") {
+                None => match field(schema, "additionalProperties") {
                     Some(Value::Bool(false)) => return Some((format!(".{name}"), "is not allowed here".into())),
                     Some(s @ Value::Object(_)) => Some(s),
                     _ => None,
                 },
             };
-            if let Some((sub, reason)) = member_schema.and_then(|s| schema_error(s, member)) {
+            if let Some((sub, reason)) = member_schema.and_then(|s| schema_error(s, inner)) {
                 return Some((format!(".{name}{sub}"), reason));
             }
         }
     }
-    let (one, branches) = match (schema.get("oneOf"), schema.get("anyOf")) {
+    let (one, branches) = match (field(schema, "oneOf"), field(schema, "anyOf")) {
         (Some(Value::Array(b)), _) => (true, b),
         (None, Some(Value::Array(b))) => (false, b),
         _ => return None,

@@ -1,12 +1,12 @@
 //! The names read by the conditions most blueprints hold, without a syntax tree: names, plain
 //! numbers and strings, lists, comparisons, arithmetic, `and`, `or`, `not`, `if`-`else`, calls,
-//! attributes and subscripts. A large blueprint has one condition per task or so, and the full parser takes some
+//! attributes, subscripts, and comprehensions over single names (a list's, a generator's). A large blueprint has one condition per task or so, and the full parser takes some
 //! microseconds for each; this recogniser takes a fraction of that.
 //!
 //! It accepts only a subset of Python's expression grammar, each of its rules one of Python's,
 //! and gives up (`None`) on anything else or unusual: other characters or keywords, non-ASCII
 //! text, escapes, comments, line breaks, a leading space, numbers other than plain decimals,
-//! tuples, comprehensions, slices, keyword arguments, deep nesting, long text. The full parser then decides, so
+//! tuples, other comprehensions and targets, slices, keyword arguments, deep nesting, long text. The full parser then decides, so
 //! every error, and every name of an expression this does not read, is still the full parser's.
 
 use super::syntax::is_python_builtin;
@@ -24,13 +24,22 @@ pub(crate) fn free_names(source: &str) -> Option<BTreeSet<String>> {
     if source.len() > LONGEST || !source.is_ascii() || source.starts_with(' ') {
         return None;
     }
-    let mut reader = Reader { text: source.as_bytes(), at: 0, token: Token::End, depth: 0, names: BTreeSet::new() };
+    let mut reader = Reader {
+        text: source.as_bytes(),
+        at: 0,
+        token: Token::End,
+        depth: 0,
+        names: BTreeSet::new(),
+        bound: BTreeSet::new(),
+    };
     reader.next()?;
     reader.expression()?;
     if reader.token != Token::End {
         return None;
     }
-    Some(reader.names.into_iter().filter(|n| !is_python_builtin(n)).map(str::to_owned).collect())
+    // As the full parser's: the names read anywhere, less those a comprehension binds anywhere.
+    let Reader { names, bound, .. } = reader;
+    Some(names.difference(&bound).filter(|n| !is_python_builtin(n)).map(|n| (*n).to_owned()).collect())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -53,6 +62,8 @@ struct Reader<'a> {
     token: Token<'a>,
     depth: usize,
     names: BTreeSet<&'a str>,
+    /// The targets of comprehensions.
+    bound: BTreeSet<&'a str>,
 }
 
 impl<'a> Reader<'a> {
@@ -71,7 +82,7 @@ impl<'a> Reader<'a> {
                 let name = std::str::from_utf8(&text[at..end]).ok()?;
                 let token = match name {
                     "None" | "True" | "False" => Token::Constant,
-                    "and" | "or" | "not" | "in" | "is" | "if" | "else" => Token::Op(name),
+                    "and" | "or" | "not" | "in" | "is" | "if" | "else" | "for" => Token::Op(name),
                     // Other keywords, and the soft ones, are the full parser's.
                     _ if KEYWORDS.contains(&name) => return None,
                     _ => Token::Name(name),
@@ -239,17 +250,21 @@ impl<'a> Reader<'a> {
             Token::Op("(") => {
                 self.next()?;
                 self.expression()?;
-                self.expect(")")?;
+                if self.token == Token::Op("for") {
+                    self.comprehension(")")?;
+                } else {
+                    self.expect(")")?;
+                }
             }
             Token::Op("[") => {
                 self.next()?;
-                self.items("]")?;
+                self.items_or_comprehension("]")?;
             }
             _ => return None,
         }
         loop {
             if self.take("(")? {
-                self.items(")")?;
+                self.items_or_comprehension(")")?;
             } else if self.take("[")? {
                 self.expression()?;
                 self.expect("]")?;
@@ -260,6 +275,38 @@ impl<'a> Reader<'a> {
                 return Some(());
             }
         }
+    }
+
+    /// A list's items or a call's arguments, up to and with `close`; or one expression and the
+    /// clauses of a comprehension (a generator is a call's only argument).
+    fn items_or_comprehension(&mut self, close: &str) -> Option<()> {
+        if self.take(close)? {
+            return Some(());
+        }
+        self.expression()?;
+        if self.token == Token::Op("for") {
+            return self.comprehension(close);
+        }
+        if !self.take(",")? && self.token != Token::Op(close) {
+            return None;
+        }
+        self.items(close)
+    }
+
+    /// After a comprehension's element: `for NAME in or_test ('if' or_test)*`, once or more,
+    /// then `close`. A target other than one name is the full parser's.
+    fn comprehension(&mut self, close: &str) -> Option<()> {
+        while self.take("for")? {
+            let Token::Name(target) = self.token else { return None };
+            self.bound.insert(target);
+            self.next()?;
+            self.expect("in")?;
+            self.or_test()?;
+            while self.take("if")? {
+                self.or_test()?;
+            }
+        }
+        self.expect(close)
     }
 
     /// Expressions separated by commas, maybe one after the last, up to and with `close`.
@@ -277,8 +324,8 @@ impl<'a> Reader<'a> {
 /// Python's keywords, hard and soft, but those the subset reads.
 const KEYWORDS: &[&str] = &[
     "_", "as", "assert", "async", "await", "break", "case", "class", "continue", "def", "del", "elif", "except",
-    "finally", "for", "from", "global", "import", "lambda", "match", "nonlocal", "pass", "raise", "return", "try",
-    "type", "while", "with", "yield",
+    "finally", "from", "global", "import", "lambda", "match", "nonlocal", "pass", "raise", "return", "try", "type",
+    "while", "with", "yield",
 ];
 const OPERATORS_OF_TWO: &[&str] = &["**", "//", "==", "!=", "<=", ">="];
 const OPERATORS_OF_ONE: &[&str] = &["+", "-", "*", "/", "%", "~", "<", ">", "(", ")", "[", "]", ",", "."];
@@ -313,6 +360,10 @@ mod tests {
             ("count % 2 == 0 if mode == 'a' else count > 1", names(&["count", "mode"])),
             ("x > 1 and mode in ['a', b,] and [] == []", names(&["b", "mode", "x"])),
             ("a if b else c if d else e", names(&["a", "b", "c", "d", "e"])),
+            ("len([x for x in items_t20 if x > 2]) > 0", names(&["items_t20"])),
+            ("any(v > k for v in vs if v for w in v if w) or (x for x in y)", names(&["k", "vs", "y"])),
+            ("[x for y in z] == [y for x in w] and x", names(&["w", "z"])),
+            ("[len for len in a] and [f(x) for x in a in b if c if d]", names(&["a", "b", "c", "d", "f"])),
         ] {
             assert_eq!(free_names(source), read, "{source}");
             assert_eq!(full(source), read, "{source}: the full parser disagrees with the test");
@@ -324,7 +375,19 @@ mod tests {
         for source in [
             "x if y",
             "x if y if z else w else v",
-            "[x for x in y]",
+            "[x for x.a in y]",
+            "[x for a, b in y]",
+            "[x for (a) in y]",
+            "[x for x in y,]",
+            "[x for x in y if a else b]",
+            "[x for x in lambda: y]",
+            "[x for x]",
+            "f(x for x in y, 1)",
+            "f(1, x for x in y)",
+            "(x for x in y,)",
+            "x for x in y",
+            "[for x in y]",
+            "{x for x in y}",
             "[,]",
             "f(x=1)",
             "f(*a)",
@@ -372,12 +435,19 @@ mod tests {
         assert_eq!(free_names(&long), None, "long text");
     }
 
+    /// A name that is no keyword; few letters, so that expressions read and bind the same ones.
+    fn name() -> impl Strategy<Value = String> {
+        "[a-d_][a-d0-9_]{0,2}".prop_filter("not a keyword", |n| {
+            !KEYWORDS.contains(&n.as_str())
+                && !["and", "or", "not", "in", "is", "if", "else", "for"].contains(&n.as_str())
+        })
+    }
+
     /// Expressions of the subset's grammar, with spaces or not between tokens where Python
     /// allows either.
     fn subset_expression() -> impl Strategy<Value = String> {
         let leaf = prop_oneof![
-            "[a-z_][a-z0-9_]{0,3}".prop_filter("not a keyword", |n| !KEYWORDS.contains(&n.as_str())
-                && !["and", "or", "not", "in", "is", "if", "else"].contains(&n.as_str())),
+            name(),
             "(0|[1-9][0-9]{0,3})(\\.[0-9]{1,2})?",
             "'[a-z ]{0,3}'",
             Just("None".to_string()),
@@ -403,6 +473,23 @@ mod tests {
                 (inner.clone(), inner.clone()).prop_map(|(a, k)| format!("({a})[{k}]")),
                 inner.clone().prop_map(|a| format!("({a}).attr")),
                 prop::collection::vec(inner.clone(), 0..3).prop_map(|items| format!("[{}]", items.join(", "))),
+                // Comprehensions: their targets are names the leaves may read too.
+                (
+                    inner.clone(),
+                    prop::collection::vec((name(), inner.clone(), prop::option::of(inner.clone())), 1..3),
+                    0..3usize
+                )
+                    .prop_map(|(element, clauses, form)| {
+                        let clauses: Vec<String> = clauses
+                            .into_iter()
+                            .map(|(target, iter, test)| match test {
+                                Some(test) => format!(" for {target} in ({iter}) if ({test})"),
+                                None => format!(" for {target} in ({iter})"),
+                            })
+                            .collect();
+                        let (open, close) = [("[", "]"), ("(", ")"), ("f(", ")")][form];
+                        format!("{open}{element}{}{close}", clauses.concat())
+                    }),
                 (inner.clone(), inner.clone(), inner).prop_map(|(a, b, c)| format!("({a} if {b} else {c})")),
             ]
         })
@@ -411,9 +498,9 @@ mod tests {
     /// Tokens that make valid and invalid text alike, for what must be refused or agreed on.
     fn any_tokens() -> impl Strategy<Value = String> {
         let token = prop::sample::select(vec![
-            "a", "b1", "_x", "None", "True", "not", "and", "or", "in", "is", "if", "else", "lambda", "0", "07", "1.5",
-            "1.", "'s'", "\"t\"", "f", "(", ")", "[", "]", ",", ".", ":", "=", "==", "<", ">", "<=", "!=", "+", "-",
-            "*", "**", "/", "//", "%", "~", "@", "|", "#", "\\", "\n", "é",
+            "a", "b1", "_x", "None", "True", "not", "and", "or", "in", "is", "if", "else", "for", "lambda", "0", "07",
+            "1.5", "1.", "'s'", "\"t\"", "f", "(", ")", "[", "]", ",", ".", ":", "=", "==", "<", ">", "<=", "!=", "+",
+            "-", "*", "**", "/", "//", "%", "~", "@", "|", "#", "\\", "\n", "é",
         ]);
         prop::collection::vec((token, prop::sample::select(vec!["", " "])), 1..12)
             .prop_map(|tokens| tokens.into_iter().map(|(t, space)| format!("{t}{space}")).collect())
