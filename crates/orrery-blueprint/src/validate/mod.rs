@@ -87,61 +87,58 @@ const APART_FROM_TASKS: usize = 1000;
 fn rules(bp: &Blueprint, plain: bool, library: &Library<'_>, apart: bool, out: &mut Vec<Diagnostic>) {
     if apart {
         std::thread::scope(|s| {
-            let apart = crate::threads::spawn(s, || Apart::of(bp));
-            let apart = || apart.map_or_else(|| Apart::of(bp), |a| a.join().expect("a rule does not panic"));
-            rules_with(bp, plain, library, apart, out);
+            let apart = crate::threads::spawn(s, || Apart::of(bp, library));
+            let apart = || apart.map_or_else(|| Apart::of(bp, library), |a| a.join().expect("a rule does not panic"));
+            rules_with(bp, plain, apart, out);
         });
     } else {
-        rules_with(bp, plain, library, || Apart::of(bp), out);
+        rules_with(bp, plain, || Apart::of(bp, library), out);
     }
 }
 
-/// What needs neither the task graph nor the scopes: the conditions parsed, and the rules that
-/// judge each task alone. On a large blueprint it is made on a second core while the rules that
-/// need the graph run: each side takes about half the time.
-struct Apart<'a> {
-    conditions: dataflow::ParsedConditions<'a>,
+/// What needs neither the task graph nor the scopes: the conditions, composites, and the rules
+/// that judge each task alone. On a large blueprint it is made on a second core while the rules
+/// that need the graph run: each side takes about half the time.
+struct Apart {
     parser: Vec<Diagnostic>,
+    conditions: Vec<Diagnostic>,
     nul: Vec<Diagnostic>,
+    composite: Vec<Diagnostic>,
     params: Vec<Diagnostic>,
 }
 
-impl<'a> Apart<'a> {
-    fn of(bp: &'a Blueprint) -> Apart<'a> {
+impl Apart {
+    fn of(bp: &Blueprint, library: &Library<'_>) -> Apart {
         let mut apart = Apart {
-            conditions: dataflow::ParsedConditions::of(bp),
             parser: Vec::new(),
+            conditions: Vec::new(),
             nul: Vec::new(),
+            composite: Vec::new(),
             params: Vec::new(),
         };
+        dataflow::check_conditions(bp, dataflow::ParsedConditions::of(bp), &mut apart.conditions);
         parser::parser_rules(bp, &mut apart.parser);
         parser::compas_objects(bp, &mut apart.parser);
         identity::nul_rules(bp, &mut apart.nul);
+        composite::composite_rules(bp, library, &mut apart.composite);
         crate::params::check(bp, &mut apart.params);
         apart
     }
 }
 
 /// The rules that need the graph, then what was made apart (asked for last), in report order.
-fn rules_with<'a>(
-    bp: &'a Blueprint,
-    plain: bool,
-    library: &Library<'_>,
-    apart: impl FnOnce() -> Apart<'a>,
-    out: &mut Vec<Diagnostic>,
-) {
+fn rules_with(bp: &Blueprint, plain: bool, apart: impl FnOnce() -> Apart, out: &mut Vec<Diagnostic>) {
     let graph = TaskGraph::new(bp);
     let scopes = Scopes::new(bp, &graph);
     reference::reference_rules(bp, &graph, &scopes, plain, out);
-    let (mut wiring, mut identity, mut composite, mut policy) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut wiring, mut identity, mut policy) = (Vec::new(), Vec::new(), Vec::new());
     dataflow::get_from_wiring(bp, &graph, &mut wiring);
     identity::identity_rules(bp, &graph, &mut identity);
-    composite::composite_rules(bp, library, &mut composite);
     policy::policy_rules(bp, &graph, &scopes, &mut policy);
     let apart = apart();
-    out.extend(apart.parser);
-    dataflow::check_conditions(bp, apart.conditions, out);
-    out.extend(wiring.into_iter().chain(identity).chain(apart.nul).chain(composite).chain(apart.params).chain(policy));
+    let found = [apart.parser, apart.conditions, wiring, identity, apart.nul, apart.composite, apart.params, policy];
+    out.reserve(found.iter().map(Vec::len).sum());
+    found.into_iter().for_each(|list| out.extend(list));
 }
 
 #[cfg(test)]
