@@ -221,13 +221,67 @@ pub(crate) fn place(text: &str, task_starts: &[usize], diagnostics: &mut [Diagno
     place_all(text, task_starts, diagnostics.iter_mut().filter(|d| d.line.is_none()).collect());
 }
 
+/// From this many diagnostics, their paths are parsed on two cores.
+const PARSED_APART_FROM: usize = 4096;
+
 /// Sets line and column of every diagnostic given to where its path is in `text`.
 pub(crate) fn place_all(text: &str, task_starts: &[usize], mut diagnostics: Vec<&mut Diagnostic>) {
-    let paths: Vec<_> = diagnostics.iter().map(|d| span::parse_path(&d.path)).collect();
+    let parse =
+        |diagnostics: &[&mut Diagnostic]| diagnostics.iter().map(|d| span::parse_path(&d.path)).collect::<Vec<_>>();
+    // Many paths: half of them parsed on a second core.
+    let paths = if diagnostics.len() >= PARSED_APART_FROM {
+        let (first, second) = diagnostics.split_at(diagnostics.len() / 2);
+        std::thread::scope(|s| {
+            let other = crate::threads::spawn(s, || parse(second));
+            let mut paths = parse(first);
+            paths.extend(other.map_or_else(|| parse(second), |o| o.join().expect("parsing a path does not panic")));
+            paths
+        })
+    } else {
+        parse(&diagnostics)
+    };
     for (d, place) in diagnostics.iter_mut().zip(span::locate_all(text, &paths, task_starts)) {
         if let Some((line, column)) = place {
             d.line = Some(line);
             d.column = Some(column);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_diagnostics_are_placed_as_few_are_whatever_the_threads() {
+        let tasks: Vec<serde_json::Value> =
+            (0..3000).map(|i| serde_json::json!({"id": format!("t{i}"), "type": "shell.run", "inputs": [{"name": "é", "get_from": "k"}]})).collect();
+        let text = serde_json::to_string_pretty(
+            &serde_json::json!({"id": "b", "name": "n", "version": "1.0", "tasks": tasks}),
+        )
+        .unwrap();
+        let loaded = crate::load(&text).expect("loads");
+        let diagnostics: Vec<Diagnostic> = (0..3000)
+            .rev()
+            .flat_map(|i| {
+                let task = task_path(i);
+                [format!("{task}.id"), format!("{task}.inputs[0].get_from"), format!("{task}.absent")]
+            })
+            .chain(["$.id".to_string()])
+            .map(|path| Diagnostic::warning(Code::GetFromUnproduced, path, "m"))
+            .collect();
+        assert!(diagnostics.len() >= PARSED_APART_FROM);
+        let placed = |diagnostics: &[Diagnostic]| {
+            let mut diagnostics = diagnostics.to_vec();
+            place(&text, &loaded.task_starts, &mut diagnostics);
+            diagnostics.into_iter().map(|d| (d.line, d.column)).collect::<Vec<_>>()
+        };
+        // Each placed where it is placed among a thousand (below the thresholds of every second core).
+        let alone: Vec<_> = diagnostics.chunks(1000).flat_map(placed).collect();
+        let (line, column) = crate::span::line_column_at(&text, text.find("\"t2999\"").unwrap());
+        assert_eq!(alone[0], (Some(line), Some(column)), "the last task's id");
+        assert_eq!(alone[2], (None, None), "no such key");
+        assert_eq!(placed(&diagnostics), alone);
+        assert_eq!(crate::threads::refused(|| placed(&diagnostics)), alone);
     }
 }
