@@ -80,18 +80,19 @@ def main():
             "diagnostics": count_diagnostics(args.orrery, path),
             "json_load_s": json_load(path, args.json_runs),
         }
-        for label, binary in binaries:
-            samples = []
-            for _ in range(args.runs):
+        # The builds' runs taken in turns, so that what else the machine does falls on both.
+        samples = {label: [] for label, _ in binaries}
+        for _ in range(args.runs):
+            for label, binary in binaries:
+                if samples[label] is None:
+                    continue
                 # Exit 1: the file has errors (a report all the same).
                 sample = timed([binary, "validate", "--format", "json", path], args.timeout, exits=(0, 1))
-                if sample is None:
-                    samples = None
-                    break
-                samples.append(sample)
-            entry[label] = None if samples is None else {
-                "seconds": statistics.median(s for s, _ in samples),
-                "peak_mb": statistics.median(m for _, m in samples),
+                samples[label] = None if sample is None else samples[label] + [sample]
+        for label, taken in samples.items():
+            entry[label] = None if taken is None else {
+                "seconds": statistics.median(s for s, _ in taken),
+                "peak_mb": statistics.median(m for _, m in taken),
             }
         results["files"][name] = entry
     with open(os.path.join(args.out, "validate.json"), "w") as f:

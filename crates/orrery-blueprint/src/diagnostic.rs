@@ -199,9 +199,26 @@ pub fn server_accepts(diagnostics: &[Diagnostic]) -> bool {
     !diagnostics.iter().any(|d| d.server_rejects)
 }
 
-/// The JSON path of the task at `index`, where the path of every finding about it begins.
-pub(crate) fn task_path(index: usize) -> String {
-    format!("$.tasks[{index}]")
+/// The JSON path of the task at `index`, where the path of every finding about it begins:
+/// written straight into the finding's path (`format!("{}.id", task_path(i))`), never a string
+/// of its own first.
+pub(crate) fn task_path(index: usize) -> TaskPath {
+    TaskPath(index)
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct TaskPath(usize);
+
+impl fmt::Display for TaskPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "$.tasks[{}]", self.0)
+    }
+}
+
+impl From<TaskPath> for String {
+    fn from(path: TaskPath) -> String {
+        path.to_string()
+    }
 }
 
 /// Ids quoted for a message: the first twelve, then how many more there are.

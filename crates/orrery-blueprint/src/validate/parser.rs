@@ -65,7 +65,7 @@ pub(super) fn compas_objects(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     };
     own(&bp.extra, &|| "$".into(), None, &mut found);
     for (i, t) in bp.tasks.iter().enumerate() {
-        own(&t.extra, &|| task_path(i), Some(&t.id), &mut found);
+        own(&t.extra, &|| task_path(i).to_string(), Some(&t.id), &mut found);
         for (j, d) in t.depends_on.iter().enumerate() {
             own(&d.extra, &|| format!("{}.depends_on[{j}]", task_path(i)), Some(&t.id), &mut found);
         }
