@@ -102,8 +102,8 @@ fn write_diagnostic(out: &mut impl Write, d: &Diagnostic) -> std::io::Result<()>
     out.write_all(b"\n      }")
 }
 
-/// A JSON string: as it is between quotes when nothing in it needs escaping (most messages;
-/// a check the compiler vectorizes), else as serde_json escapes it.
+/// A JSON string: as it is between quotes when nothing in it needs escaping (most messages),
+/// else as serde_json escapes it.
 fn write_str(out: &mut impl Write, s: &str) -> std::io::Result<()> {
     if s.bytes().filter(|&b| b < 0x20 || b == b'"' || b == b'\\').count() == 0 {
         out.write_all(b"\"")?;

@@ -3,12 +3,12 @@
 //! condition only produced names; an unparsable condition is a problem too; the server refuses
 //! a blueprint with any. Orrery adds: an input's `get_from` that no upstream task produces.
 
-use crate::condition::{self, ConditionSyntaxError};
+use crate::condition;
 use crate::diagnostic::{quote_list, task_path, Code, Diagnostic};
 use crate::graph::TaskGraph;
 use crate::model::*;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 /// The names a blueprint's outputs write to session data.
 pub fn produced_names(bp: &Blueprint) -> HashSet<&str> {
@@ -78,44 +78,30 @@ pub fn condition_sites(bp: &Blueprint) -> Vec<ConditionSite<'_>> {
     out
 }
 
-/// A blueprint's conditions with the names each distinct expression reads (or why it does not
-/// parse), and the names its outputs write: the part of the dataflow check that needs no graph,
-/// and most of its time on a large blueprint, so validation makes it on a second core while the
-/// other rules run.
-pub(crate) struct ParsedConditions<'a> {
-    sites: Vec<ConditionSite<'a>>,
-    names: HashMap<&'a str, Result<BTreeSet<String>, ConditionSyntaxError>>,
-    produced: HashSet<&'a str>,
-}
-
 /// Below this many conditions, parsing them costs less than starting a thread.
 pub(crate) const PARSED_APART_FROM: usize = 256;
 
-impl<'a> ParsedConditions<'a> {
-    pub(crate) fn of(bp: &'a Blueprint) -> Self {
-        let sites = condition_sites(bp);
-        let mut names = HashMap::new();
-        for s in &sites {
-            names.entry(s.expression).or_insert_with(|| condition::free_names(s.expression));
-        }
-        Self { sites, names, produced: produced_names(bp) }
-    }
-
-    /// Whether a blueprint has enough conditions to parse them on a thread of their own.
-    pub(crate) fn worth_a_thread(bp: &Blueprint) -> bool {
-        bp.tasks
-            .iter()
-            .filter(|t| t.effective_condition().is_some() || t.while_condition().is_some())
-            .nth(PARSED_APART_FROM)
-            .is_some()
-    }
+/// Whether a blueprint has enough conditions to check them on a thread of their own.
+pub(crate) fn conditions_worth_a_thread(bp: &Blueprint) -> bool {
+    bp.tasks
+        .iter()
+        .filter(|t| t.effective_condition().is_some() || t.while_condition().is_some())
+        .nth(PARSED_APART_FROM)
+        .is_some()
 }
 
 /// The reference's dataflow check: each condition parses and reads only names some output
-/// writes (or its task's own params and inputs). Orrery's other dataflow check,
-/// [`get_from_wiring`], needs the graph and not the conditions.
-pub(crate) fn check_conditions(bp: &Blueprint, conditions: ParsedConditions<'_>, out: &mut Vec<Diagnostic>) {
-    let ParsedConditions { sites, names: parsed, produced } = conditions;
+/// writes (or its task's own params and inputs). It needs no graph, so validation makes it on
+/// a second core beside the rules that do; Orrery's other dataflow check, [`get_from_wiring`],
+/// needs the graph.
+pub(crate) fn check_conditions(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
+    let sites = condition_sites(bp);
+    // Each distinct expression parsed once: the names it reads, or why it does not parse.
+    let mut parsed = HashMap::new();
+    for s in &sites {
+        parsed.entry(s.expression).or_insert_with(|| condition::free_names(s.expression));
+    }
+    let produced = produced_names(bp);
     for site in sites {
         let t = &bp.tasks[site.task_index];
         let names = &parsed[site.expression];

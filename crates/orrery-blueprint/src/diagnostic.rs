@@ -239,14 +239,14 @@ pub(crate) fn place(text: &str, task_starts: &[usize], diagnostics: &mut [Diagno
 }
 
 /// From this many diagnostics, their paths are parsed on two cores.
-const PARSED_APART_FROM: usize = 4096;
+const PATHS_APART_FROM: usize = 4096;
 
 /// Sets line and column of every diagnostic given to where its path is in `text`.
 pub(crate) fn place_all(text: &str, task_starts: &[usize], mut diagnostics: Vec<&mut Diagnostic>) {
     let parse =
         |diagnostics: &[&mut Diagnostic]| diagnostics.iter().map(|d| span::parse_path(&d.path)).collect::<Vec<_>>();
     // Many paths: half of them parsed on a second core.
-    let paths = if diagnostics.len() >= PARSED_APART_FROM {
+    let paths = if diagnostics.len() >= PATHS_APART_FROM {
         let (first, second) = diagnostics.split_at(diagnostics.len() / 2);
         std::thread::scope(|s| {
             let other = crate::threads::spawn(s, || parse(second));
@@ -287,7 +287,7 @@ mod tests {
             .chain(["$.id".to_string()])
             .map(|path| Diagnostic::warning(Code::GetFromUnproduced, path, "m"))
             .collect();
-        assert!(diagnostics.len() >= PARSED_APART_FROM);
+        assert!(diagnostics.len() >= PATHS_APART_FROM);
         let placed = |diagnostics: &[Diagnostic]| {
             let mut diagnostics = diagnostics.to_vec();
             place(&text, &loaded.task_starts, &mut diagnostics);

@@ -69,13 +69,7 @@ pub fn validate_encoded(bp: &Blueprint, encoding: Encoding, library: &Library<'_
     if !plain {
         out.iter_mut().for_each(|d| d.server_rejects = false);
     }
-    rules(
-        bp,
-        plain,
-        library,
-        bp.tasks.len() >= APART_FROM_TASKS || dataflow::ParsedConditions::worth_a_thread(bp),
-        &mut out,
-    );
+    rules(bp, plain, library, bp.tasks.len() >= APART_FROM_TASKS || dataflow::conditions_worth_a_thread(bp), &mut out);
     out
 }
 
@@ -116,7 +110,7 @@ impl Apart {
             composite: Vec::new(),
             params: Vec::new(),
         };
-        dataflow::check_conditions(bp, dataflow::ParsedConditions::of(bp), &mut apart.conditions);
+        dataflow::check_conditions(bp, &mut apart.conditions);
         parser::parser_rules(bp, &mut apart.parser);
         parser::compas_objects(bp, &mut apart.parser);
         identity::nul_rules(bp, &mut apart.nul);
@@ -292,8 +286,8 @@ mod nul_tests {
     #[test]
     fn large_blueprints_and_those_with_many_conditions_are_checked_on_two_cores() {
         let (small, many) = (conditioned_chain(8), conditioned_chain(dataflow::PARSED_APART_FROM + 8));
-        assert!(!dataflow::ParsedConditions::worth_a_thread(&small));
-        assert!(dataflow::ParsedConditions::worth_a_thread(&many));
+        assert!(!dataflow::conditions_worth_a_thread(&small));
+        assert!(dataflow::conditions_worth_a_thread(&many));
         assert!(small.tasks.len() < APART_FROM_TASKS);
     }
 
