@@ -248,12 +248,9 @@ pub(crate) fn place_all(text: &str, task_starts: &[usize], mut diagnostics: Vec<
     // Many paths: half of them parsed on a second core.
     let paths = if diagnostics.len() >= PATHS_APART_FROM {
         let (first, second) = diagnostics.split_at(diagnostics.len() / 2);
-        std::thread::scope(|s| {
-            let other = crate::threads::spawn(s, || parse(second));
-            let mut paths = parse(first);
-            paths.extend(other.map_or_else(|| parse(second), |o| o.join().expect("parsing a path does not panic")));
-            paths
-        })
+        let (mut paths, more) = crate::threads::join(|| parse(first), || parse(second));
+        paths.extend(more);
+        paths
     } else {
         parse(&diagnostics)
     };

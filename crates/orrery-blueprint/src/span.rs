@@ -132,12 +132,9 @@ pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[usize]) -> 
     // Many tasks to walk: half of them on a second core.
     let mut found = if in_tasks.len() >= WALKED_APART_FROM {
         let (first, second) = tasks.split_at(tasks.len() / 2);
-        std::thread::scope(|s| {
-            let other = crate::threads::spawn(s, || walk_tasks(second));
-            let mut found = walk_tasks(first);
-            found.extend(other.map_or_else(|| walk_tasks(second), |o| o.join().expect("a walk does not panic")));
-            found
-        })
+        let (mut found, more) = crate::threads::join(|| walk_tasks(first), || walk_tasks(second));
+        found.extend(more);
+        found
     } else {
         walk_tasks(&tasks)
     };
@@ -165,11 +162,7 @@ fn lines_and_columns(text: &str, mut found: Vec<(usize, usize)>, n: usize) -> Ve
         let middle = at(&second[0]);
         let count_first = || counts_from(bytes, 0, first.iter().map(at).chain([middle]));
         let count_second = || counts_from(bytes, middle, second.iter().map(at));
-        let (mut counts, second) = std::thread::scope(|s| {
-            let other = crate::threads::spawn(s, count_second);
-            let counts = count_first();
-            (counts, other.map_or_else(count_second, |o| o.join().expect("counting does not panic")))
-        });
+        let (mut counts, second) = crate::threads::join(count_first, count_second);
         let (lines, columns) = counts.pop().expect("the middle is counted");
         counts.extend(second.into_iter().map(|(l, c)| (lines + l, if l == 0 { columns + c } else { c })));
         counts

@@ -17,6 +17,16 @@ pub(crate) fn spawn<'scope, T: Send + 'scope>(
     std::thread::Builder::new().spawn_scoped(scope, work).ok()
 }
 
+/// What `first` and `second` give, `second` made on a second thread meanwhile when the system
+/// gives one, else after `first`.
+pub(crate) fn join<A, B: Send>(first: impl FnOnce() -> A, second: impl Fn() -> B + Sync) -> (A, B) {
+    std::thread::scope(|s| {
+        let other = spawn(s, || second());
+        let first = first();
+        (first, other.map_or_else(&second, |o| o.join().expect("work shared by two cores does not panic")))
+    })
+}
+
 #[cfg(test)]
 thread_local! {
     /// Set by a test: no thread is made for the one that set it, as when the system refuses.

@@ -79,14 +79,44 @@ const APART_FROM_TASKS: usize = 1000;
 /// Every rule but the version's, reported in one order whether what needs no graph ([`Apart`])
 /// is made on a second core (`apart`) or not.
 fn rules(bp: &Blueprint, plain: bool, library: &Library<'_>, apart: bool, out: &mut Vec<Diagnostic>) {
-    if apart {
-        std::thread::scope(|s| {
-            let apart = crate::threads::spawn(s, || Apart::of(bp, library));
-            let apart = || apart.map_or_else(|| Apart::of(bp, library), |a| a.join().expect("a rule does not panic"));
-            rules_with(bp, plain, apart, out);
-        });
-    } else {
-        rules_with(bp, plain, || Apart::of(bp, library), out);
+    let (with_graph, apart) = match apart {
+        true => crate::threads::join(|| WithGraph::of(bp, plain), || Apart::of(bp, library)),
+        false => (WithGraph::of(bp, plain), Apart::of(bp, library)),
+    };
+    let found = [
+        with_graph.reference,
+        apart.parser,
+        apart.conditions,
+        with_graph.wiring,
+        with_graph.identity,
+        apart.nul,
+        apart.composite,
+        apart.params,
+        with_graph.policy,
+    ];
+    out.reserve(found.iter().map(Vec::len).sum());
+    found.into_iter().for_each(|list| out.extend(list));
+}
+
+/// The rules that need the task graph and the scopes.
+struct WithGraph {
+    reference: Vec<Diagnostic>,
+    wiring: Vec<Diagnostic>,
+    identity: Vec<Diagnostic>,
+    policy: Vec<Diagnostic>,
+}
+
+impl WithGraph {
+    fn of(bp: &Blueprint, plain: bool) -> WithGraph {
+        let graph = TaskGraph::new(bp);
+        let scopes = Scopes::new(bp, &graph);
+        let mut with_graph =
+            WithGraph { reference: Vec::new(), wiring: Vec::new(), identity: Vec::new(), policy: Vec::new() };
+        reference::reference_rules(bp, &graph, &scopes, plain, &mut with_graph.reference);
+        dataflow::get_from_wiring(bp, &graph, &mut with_graph.wiring);
+        identity::identity_rules(bp, &graph, &mut with_graph.identity);
+        policy::policy_rules(bp, &graph, &scopes, &mut with_graph.policy);
+        with_graph
     }
 }
 
@@ -118,21 +148,6 @@ impl Apart {
         crate::params::check(bp, &mut apart.params);
         apart
     }
-}
-
-/// The rules that need the graph, then what was made apart (asked for last), in report order.
-fn rules_with(bp: &Blueprint, plain: bool, apart: impl FnOnce() -> Apart, out: &mut Vec<Diagnostic>) {
-    let graph = TaskGraph::new(bp);
-    let scopes = Scopes::new(bp, &graph);
-    reference::reference_rules(bp, &graph, &scopes, plain, out);
-    let (mut wiring, mut identity, mut policy) = (Vec::new(), Vec::new(), Vec::new());
-    dataflow::get_from_wiring(bp, &graph, &mut wiring);
-    identity::identity_rules(bp, &graph, &mut identity);
-    policy::policy_rules(bp, &graph, &scopes, &mut policy);
-    let apart = apart();
-    let found = [apart.parser, apart.conditions, wiring, identity, apart.nul, apart.composite, apart.params, policy];
-    out.reserve(found.iter().map(Vec::len).sum());
-    found.into_iter().for_each(|list| out.extend(list));
 }
 
 #[cfg(test)]
