@@ -148,16 +148,64 @@ impl Source {
 
 /// Checks already read sources against each other.
 pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
-    check_some(sources, sources.len())
+    let Ok(reports) = check_some(sources, sources.len(), held_text);
+    reports
+}
+
+/// [`check_sources`] of sources just read from their files, as `orrery validate` checks them: a
+/// large file's text is given up before the rules run, and its diagnostics are placed from the
+/// file read again a chunk at a time ([`fsio::Reread`]), so that its text and its model are
+/// held together only while it loads. A file changed since it was read (its diagnostics would
+/// be placed in a text that was not checked) is the error.
+pub fn check_read_sources(sources: &mut [Source]) -> std::io::Result<Vec<FileReport>> {
+    let again: Vec<Option<fsio::Reread>> = sources.iter_mut().map(give_up_text).collect();
+    check_some(sources, sources.len(), |i, source, loaded, found| match &again[i] {
+        Some(file) => diagnostic::place_again(file, &loaded.task_starts, found),
+        None => {
+            diagnostic::place(&source.text, &loaded.task_starts, found);
+            Ok(())
+        }
+    })
+}
+
+/// From this size a file's text is given up while it is checked.
+const GIVEN_UP_FROM: usize = 8 << 20;
+
+/// Gives up the text of `source`, when it is large, loaded, and what its file held (no
+/// encoding was mended): the file to read again instead.
+fn give_up_text(source: &mut Source) -> Option<fsio::Reread> {
+    let Ok(loaded) = &source.loaded else { return None };
+    if source.text.len() < GIVEN_UP_FROM || loaded.notes.iter().any(|d| d.code == Code::TextEncoding) {
+        return None;
+    }
+    let again = fsio::Reread::of(&source.path, source.text.as_bytes())?;
+    source.text = String::new();
+    Some(again)
 }
 
 /// The report of `sources[0]` alone, the others being only candidates for its composites.
 pub fn check_first(sources: &[Source]) -> FileReport {
-    check_some(sources, 1).swap_remove(0)
+    let Ok(mut reports) = check_some(sources, 1, held_text);
+    reports.swap_remove(0)
 }
 
-/// The reports of the first `n` sources, checked against all of them.
-fn check_some(sources: &[Source], n: usize) -> Vec<FileReport> {
+/// Places diagnostics in the text a source holds.
+fn held_text(
+    _: usize,
+    source: &Source,
+    loaded: &Loaded,
+    found: &mut [Diagnostic],
+) -> Result<(), std::convert::Infallible> {
+    diagnostic::place(&source.text, &loaded.task_starts, found);
+    Ok(())
+}
+
+/// The reports of the first `n` sources, checked against all of them, each placed by `place`.
+fn check_some<E>(
+    sources: &[Source],
+    n: usize,
+    place: impl Fn(usize, &Source, &Loaded, &mut [Diagnostic]) -> Result<(), E>,
+) -> Result<Vec<FileReport>, E> {
     let mut library = Library::new();
     let mut first_with_id: HashMap<&str, &Path> = HashMap::new();
     for s in sources {
@@ -170,7 +218,8 @@ fn check_some(sources: &[Source], n: usize) -> Vec<FileReport> {
     sources
         .iter()
         .take(n)
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             let diagnostics = match &s.loaded {
                 Err(d) => d.clone(),
                 Ok(loaded) => {
@@ -191,11 +240,11 @@ fn check_some(sources: &[Source], n: usize) -> Vec<FileReport> {
                     // not copied into a new list).
                     let mut found = validate::validate_encoded(&loaded.blueprint, loaded.encoding, &library);
                     found.splice(0..0, d);
-                    diagnostic::place(&s.text, &loaded.task_starts, &mut found);
+                    place(i, s, loaded, &mut found)?;
                     found
                 }
             };
-            report(&s.path, diagnostics)
+            Ok(report(&s.path, diagnostics))
         })
         .collect()
 }
@@ -463,6 +512,36 @@ mod tests {
         let mut out = Vec::new();
         write_reports_pretty(&mut out, reports, b"what was here".to_vec()).expect("writes to memory");
         String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn a_large_file_checked_with_its_text_given_up_gets_the_report_of_its_held_text() {
+        let dir = tempfile::tempdir().unwrap();
+        // Each task reads a session parameter no task writes: a warning each, placed.
+        let tasks: Vec<serde_json::Value> = std::iter::once(serde_json::json!({"id": "start", "type": "system.start"}))
+            .chain((0..24_000).map(|i| {
+                serde_json::json!({"id": format!("t{i}"), "type": "system.sleep", "description": "é".repeat(150),
+                    "inputs": [{"name": "x", "get_from": "nobody"}],
+                    "depends_on": [{"id": if i == 0 { "start".to_string() } else { format!("t{}", i - 1) }}]})
+            }))
+            .collect();
+        let text = serde_json::to_string_pretty(&serde_json::json!({"id": "b", "name": "B", "version": "1.0",
+            "tasks": tasks}))
+        .unwrap();
+        assert!(text.len() >= GIVEN_UP_FROM);
+        let path = dir.path().join("big.json");
+        std::fs::write(&path, &text).unwrap();
+        let mut sources = vec![Source::read(&path).unwrap()];
+        let held = serde_json::to_string(&check_sources(&sources)).unwrap();
+        let again = check_read_sources(&mut sources).unwrap();
+        assert!(sources[0].text.is_empty(), "the text is given up");
+        assert!(again[0].diagnostics.iter().filter(|d| d.line.is_some()).count() > 24_000);
+        assert_eq!(serde_json::to_string(&again).unwrap(), held);
+        // Changed (the same length) before it is read again: the error names it.
+        let mut sources = vec![Source::read(&path).unwrap()];
+        std::fs::write(&path, text.replacen("nobody", "nobodY", 1)).unwrap();
+        let e = check_read_sources(&mut sources).expect_err("changed");
+        assert!(e.to_string().contains("big.json changed while it was checked"), "{e}");
     }
 
     #[test]

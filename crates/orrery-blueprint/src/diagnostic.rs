@@ -243,18 +243,39 @@ const PATHS_APART_FROM: usize = 4096;
 
 /// Sets line and column of every diagnostic given to where its path is in `text`.
 pub(crate) fn place_all(text: &str, task_starts: &[usize], mut diagnostics: Vec<&mut Diagnostic>) {
+    let paths = parsed_paths(&diagnostics);
+    set_places(&mut diagnostics, span::locate_all(text, &paths, task_starts));
+}
+
+/// [`place`] from the file read again ([`span::locate_all_again`]), its text given up: an
+/// error when it no longer holds what was loaded.
+pub(crate) fn place_again(
+    file: &crate::fsio::Reread,
+    task_starts: &[usize],
+    diagnostics: &mut [Diagnostic],
+) -> std::io::Result<()> {
+    let mut diagnostics: Vec<&mut Diagnostic> = diagnostics.iter_mut().filter(|d| d.line.is_none()).collect();
+    let paths = parsed_paths(&diagnostics);
+    set_places(&mut diagnostics, span::locate_all_again(file, &paths, task_starts)?);
+    Ok(())
+}
+
+/// The paths of `diagnostics`, parsed; many of them, in two halves on two cores.
+fn parsed_paths(diagnostics: &[&mut Diagnostic]) -> Vec<Vec<span::Segment>> {
     let parse =
         |diagnostics: &[&mut Diagnostic]| diagnostics.iter().map(|d| span::parse_path(&d.path)).collect::<Vec<_>>();
-    // Many paths: half of them parsed on a second core.
-    let paths = if diagnostics.len() >= PATHS_APART_FROM {
+    if diagnostics.len() >= PATHS_APART_FROM {
         let (first, second) = diagnostics.split_at(diagnostics.len() / 2);
         let (mut paths, more) = crate::threads::join(|| parse(first), || parse(second));
         paths.extend(more);
         paths
     } else {
-        parse(&diagnostics)
-    };
-    for (d, place) in diagnostics.iter_mut().zip(span::locate_all(text, &paths, task_starts)) {
+        parse(diagnostics)
+    }
+}
+
+fn set_places(diagnostics: &mut [&mut Diagnostic], places: Vec<Option<(usize, usize)>>) {
+    for (d, place) in diagnostics.iter_mut().zip(places) {
         if let Some((line, column)) = place {
             d.line = Some(line);
             d.column = Some(column);

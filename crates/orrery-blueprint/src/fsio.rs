@@ -20,7 +20,8 @@
 //!   like) on the descriptor, and the read itself stops past the limit, since a file can grow.
 //!   The errors say why ("not a regular file (a named pipe)", "larger than 128 MiB, the limit");
 //!   the caller names the file. A missing file stays `NotFound`. Folder scans use
-//!   [`is_regular_file`] to skip everything else.
+//!   [`is_regular_file`] to skip everything else. [`Reread`] reads a loaded file again, a chunk
+//!   at a time, each chunk checked against what was loaded.
 //! - **Atomic writes** ([`write_atomic`]): a temporary file with a random name
 //!   (`.NAME.RANDOM.orrery-tmp`) is created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600)
 //!   in the target's folder, written, `fsync`ed, given the mode (and, where allowed, the owner)
@@ -208,6 +209,87 @@ fn read_halves(file: &File, len: u64) -> io::Result<Vec<u8>> {
         other.join().expect("a read does not panic").and(read)
     })?;
     Ok(bytes)
+}
+
+/// A file whose text was loaded, then given up, read again a chunk at a time (placing the
+/// diagnostics of a large blueprint so: [`crate::span`]). Each chunk read is checked against
+/// the text that was loaded (a hash a chunk, taken before the text was given up): a file
+/// changed since is an error, never a wrong line. The file stays open, so one replaced by a
+/// rename (as editors save) is still read as it was.
+pub struct Reread {
+    file: File,
+    path: PathBuf,
+    len: usize,
+    chunk: usize,
+    hashes: Vec<u64>,
+}
+
+/// The chunk a file is read again by: few reads, little held.
+const REREAD_CHUNK: usize = 4 << 20;
+
+impl Reread {
+    /// `path`, which held `text` when it was read, opened again; `None` when it cannot be, or
+    /// is no longer as long (it changed already: the caller keeps the text).
+    pub fn of(path: &Path, text: &[u8]) -> Option<Reread> {
+        Reread::by_chunks_of(path, text, REREAD_CHUNK)
+    }
+
+    pub(crate) fn by_chunks_of(path: &Path, text: &[u8], chunk: usize) -> Option<Reread> {
+        let (file, len) = open_regular(path, u64::MAX).ok()?;
+        if len != text.len() as u64 {
+            return None;
+        }
+        let hash_all = |part: &[u8]| part.chunks(chunk).map(chunk_hash).collect::<Vec<_>>();
+        let (first, second) = text.split_at(text.len() / 2 / chunk * chunk);
+        let (mut hashes, more) = crate::threads::join(|| hash_all(first), || hash_all(second));
+        hashes.extend(more);
+        Some(Reread { file, path: path.to_path_buf(), len: text.len(), chunk, hashes })
+    }
+
+    /// The length of the text.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes of each chunk but maybe the last.
+    pub fn chunk(&self) -> usize {
+        self.chunk
+    }
+
+    /// Chunk `k` read into `into`, as long as that chunk: an error when it is not what was loaded.
+    pub fn read_chunk(&self, k: usize, into: &mut [u8]) -> io::Result<()> {
+        let read = self.file.read_exact_at(into, (k * self.chunk) as u64);
+        match read {
+            Ok(()) if self.hashes.get(k) == Some(&chunk_hash(into)) => Ok(()),
+            Ok(()) => Err(self.changed("it no longer holds what was loaded")),
+            Err(e) => Err(self.changed(&e.to_string())),
+        }
+    }
+
+    /// The whole text, read again and checked.
+    pub fn whole(&self) -> io::Result<String> {
+        let mut text = vec![0; self.len];
+        for (k, into) in text.chunks_mut(self.chunk).enumerate() {
+            self.read_chunk(k, into)?;
+        }
+        String::from_utf8(text).map_err(|_| self.changed("it is no longer UTF-8"))
+    }
+
+    fn changed(&self, why: &str) -> io::Error {
+        io::Error::other(format!(
+            "{} changed while it was checked (read again to place its diagnostics: {why}); check it again",
+            self.path.display()
+        ))
+    }
+}
+
+fn chunk_hash(bytes: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x6f72_7265_7279).hash_one(bytes)
 }
 
 /// The text of the regular file `path`, at most `limit` bytes of UTF-8.

@@ -31,8 +31,8 @@ pub mod version;
 pub mod wiring;
 
 pub use check::{
-    blueprints_in, check_files, check_first, check_in_folder, check_sources, load_runnable, write_reports_pretty,
-    FileReport, Runnable, Source,
+    blueprints_in, check_files, check_first, check_in_folder, check_read_sources, check_sources, load_runnable,
+    write_reports_pretty, FileReport, Runnable, Source,
 };
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use failure::FailureCode;

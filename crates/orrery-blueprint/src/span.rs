@@ -4,10 +4,12 @@
 //! tolerant of broken text, because it runs on exactly the files that failed to parse. It is
 //! only used on error paths; placing any number of diagnostics costs at most one scan.
 
+use crate::fsio;
 use crate::skim::{ends_string, first, quote_or_bracket, ENDS_STRING, MATTERS_BELOW};
 use compact_str::CompactString;
 use foldhash::HashMap;
 use std::borrow::Cow;
+use std::io;
 
 /// One step of a JSON path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -109,21 +111,11 @@ pub fn line_column_at(text: &str, offset: usize) -> (usize, usize) {
 /// alone; the others in one walk from the top. A path found more than once (a key given twice)
 /// is placed at its first value.
 pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[usize]) -> Vec<Option<(usize, usize)>> {
-    let mut in_tasks = Vec::new(); // (the task's index, the path's)
-    let mut from_top = Vec::new();
-    for (i, path) in paths.iter().enumerate() {
-        match path.as_slice() {
-            [Segment::Key(k), Segment::Index(t), ..] if k == "tasks" && *t < task_starts.len() => {
-                in_tasks.push((*t, i))
-            }
-            _ => from_top.push(i),
-        }
-    }
-    in_tasks.sort_unstable();
+    let (in_tasks, from_top) = by_task(paths, task_starts);
     let tasks: Vec<&[(usize, usize)]> = in_tasks.chunk_by(|a, b| a.0 == b.0).collect();
     // The walks of the tasks, in order: (offset, index of the path) of each path found.
     let walk_tasks = |tasks: &[&[(usize, usize)]]| {
-        let mut walk = Walk::new(text);
+        let mut walk = Walk::new(text.as_bytes());
         for task in tasks {
             walk.look_for(task_starts[task[0].0], task.iter().map(|&(_, i)| (&paths[i][2..], i)));
         }
@@ -139,11 +131,142 @@ pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[usize]) -> 
         walk_tasks(&tasks)
     };
     if !from_top.is_empty() {
-        let mut walk = Walk::new(text);
+        let mut walk = Walk::new(text.as_bytes());
         walk.look_for(0, from_top.iter().map(|&i| (&paths[i][..], i)));
         found.extend(walk.found);
     }
     lines_and_columns(text, found, paths.len())
+}
+
+/// The paths into a task whose start is known, as `(the task's index, the path's)` in task
+/// order; the indices of the others.
+fn by_task(paths: &[Vec<Segment>], task_starts: &[usize]) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let mut in_tasks = Vec::new();
+    let mut from_top = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
+        match path.as_slice() {
+            [Segment::Key(k), Segment::Index(t), ..] if k == "tasks" && *t < task_starts.len() => {
+                in_tasks.push((*t, i))
+            }
+            _ => from_top.push(i),
+        }
+    }
+    in_tasks.sort_unstable();
+    (in_tasks, from_top)
+}
+
+/// [`locate_all`] of a file's text given up after loading, read again ([`fsio::Reread`]): the
+/// tasks are walked in order through a window on the file that moves on a chunk at a time
+/// (holding a chunk and the task walked, not the text), and lines and columns are counted as
+/// it moves, the second half of the tasks on a second core from where its first task begins.
+/// A path not into a task whose start is known (the blueprint's own fields: rare in a large
+/// file) has the whole text read again, and placed as [`locate_all`] places it. An error is a
+/// file that no longer holds what was loaded.
+pub(crate) fn locate_all_again(
+    file: &fsio::Reread,
+    paths: &[Vec<Segment>],
+    task_starts: &[usize],
+) -> io::Result<Vec<Option<(usize, usize)>>> {
+    let (in_tasks, from_top) = by_task(paths, task_starts);
+    if !from_top.is_empty() {
+        return Ok(locate_all(&file.whole()?, paths, task_starts));
+    }
+    let tasks: Vec<&[(usize, usize)]> = in_tasks.chunk_by(|a, b| a.0 == b.0).collect();
+    // The lines and columns (from `from`, 0-based) of the paths into `tasks`, and those at
+    // `then`, a place past them all.
+    let walk_tasks = |tasks: &[&[(usize, usize)]], from: usize, then: usize| {
+        let mut window = Window::new(file, from);
+        let mut placed = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            let (t, start) = (task[0].0, task_starts[task[0].0]);
+            window.hold(start, task_starts.get(t + 1).copied().unwrap_or(file.len()))?;
+            let mut walk = Walk::new(&window.bytes[..window.filled]);
+            walk.look_for(start - window.from, task.iter().map(|&(_, i)| (&paths[i][2..], i)));
+            let mut found = walk.found;
+            found.sort_unstable();
+            for (offset, i) in found {
+                placed.push((i, window.count_to(window.from + offset)));
+            }
+        }
+        window.hold(then, then)?;
+        Ok::<_, io::Error>((placed, (window.lines, window.columns)))
+    };
+    let placed = if in_tasks.len() >= WALKED_APART_FROM {
+        let (first, second) = tasks.split_at(tasks.len() / 2);
+        let middle = task_starts[second[0][0].0];
+        let (first, second) =
+            crate::threads::join(|| walk_tasks(first, 0, middle), || walk_tasks(second, middle, middle));
+        let ((mut placed, (lines, columns)), (more, _)) = (first?, second?);
+        placed.extend(more.into_iter().map(|(i, (l, c))| (i, (lines + l, if l == 0 { columns + c } else { c }))));
+        placed
+    } else {
+        walk_tasks(&tasks, 0, 0)?.0
+    };
+    let mut out = vec![None; paths.len()];
+    for (i, (lines, columns)) in placed {
+        out[i] = Some((lines + 1, columns + 1));
+    }
+    Ok(out)
+}
+
+/// A window on a file read again: `bytes[..filled]` are the file's from `from`, which is past
+/// whatever no task still to be walked needs; the line breaks between where it began and `pos`,
+/// and the characters between the last of them (or where it began) and `pos`.
+struct Window<'f> {
+    file: &'f fsio::Reread,
+    bytes: Vec<u8>,
+    filled: usize,
+    from: usize,
+    pos: usize,
+    lines: usize,
+    columns: usize,
+}
+
+impl<'f> Window<'f> {
+    /// A window counting from `at`, before it holds anything.
+    fn new(file: &'f fsio::Reread, at: usize) -> Window<'f> {
+        let from = at / file.chunk() * file.chunk();
+        Window { file, bytes: Vec::new(), filled: 0, from, pos: at, lines: 0, columns: 0 }
+    }
+
+    /// Holds the file's bytes from `start` to `end` (the file's end at most), counted up to
+    /// `start`; reads chunks on as needed, the bytes held before `pos` given up first (what is
+    /// read next always begins a chunk).
+    fn hold(&mut self, start: usize, end: usize) -> io::Result<()> {
+        loop {
+            let held = self.from + self.filled;
+            if start.min(held) > self.pos {
+                self.count_to(start.min(held));
+            }
+            if held >= end.min(self.file.len()) {
+                return Ok(());
+            }
+            let gone = (self.pos - self.from).min(self.filled);
+            self.bytes.copy_within(gone..self.filled, 0);
+            (self.from, self.filled) = (self.from + gone, self.filled - gone);
+            let chunk = held / self.file.chunk();
+            let length = self.file.chunk().min(self.file.len() - held);
+            if self.bytes.len() < self.filled + length {
+                self.bytes.resize(self.filled + length, 0);
+            }
+            self.file.read_chunk(chunk, &mut self.bytes[self.filled..self.filled + length])?;
+            self.filled += length;
+        }
+    }
+
+    /// Counts on to `offset` (held, not before `pos`): its line breaks and columns so far.
+    fn count_to(&mut self, offset: usize) -> (usize, usize) {
+        let between = &self.bytes[self.pos - self.from..offset - self.from];
+        match memchr::memrchr(b'\n', between) {
+            Some(last) => {
+                self.lines += newlines(&between[..last]) + 1;
+                self.columns = characters(&between[last + 1..]);
+            }
+            None => self.columns += characters(between),
+        }
+        self.pos = offset;
+        (self.lines, self.columns)
+    }
 }
 
 /// From this many paths into tasks, the tasks' walks are shared by two cores.
@@ -182,7 +305,6 @@ const COUNTED_APART_FROM: usize = 4096;
 /// For each of the ascending `offsets` (none before `from`): the line breaks between `from`
 /// and it, and the characters between the last of them (or `from`) and it.
 fn counts_from(bytes: &[u8], from: usize, offsets: impl Iterator<Item = usize>) -> Vec<(usize, usize)> {
-    let characters = |bytes: &[u8]| bytes.iter().filter(|&&b| !is_continuation(b)).count();
     let (mut lines, mut columns, mut pos) = (0, 0, from);
     offsets
         .map(|offset| {
@@ -204,6 +326,11 @@ fn counts_from(bytes: &[u8], from: usize, offsets: impl Iterator<Item = usize>) 
 /// compiler turns into vector instructions.
 fn newlines(bytes: &[u8]) -> usize {
     bytes.chunks(255).map(|block| block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')) as usize).sum()
+}
+
+/// The characters in `bytes` (whole UTF-8 ones).
+fn characters(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| !is_continuation(b)).count()
 }
 
 /// A byte that continues a UTF-8 character: not counted as a column.
@@ -248,9 +375,9 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn new(text: &'a str) -> Walk<'a> {
+    fn new(bytes: &'a [u8]) -> Walk<'a> {
         Walk {
-            at: Cursor { bytes: text.as_bytes(), pos: 0 },
+            at: Cursor { bytes, pos: 0 },
             tree: Vec::new(),
             keys: HashMap::default(),
             indices: HashMap::default(),
@@ -678,13 +805,7 @@ pub(crate) mod tests {
             .map(|i| serde_json::json!({"id": format!("t{i}"), "d": "é}\"[", "inputs": [{"name": "a"}, {"name": i}]}))
             .collect();
         let text = serde_json::to_string_pretty(&serde_json::json!({"tasks": tasks, "id": "b"})).unwrap();
-        let mut starts = Vec::new();
-        Scanner::new(&text).scan(&mut |p, at| {
-            if matches!(p, [Segment::Key(k), Segment::Index(_)] if k == "tasks") {
-                starts.push(at);
-            }
-            true
-        });
+        let starts = task_starts(&text);
         assert_eq!(starts.len(), 3000);
         let mut wanted: Vec<Vec<Segment>> = (0..3000)
             .rev()
@@ -701,6 +822,99 @@ pub(crate) mod tests {
         assert_eq!(placed, locate_all(&text, &wanted, &[]));
         // No second thread to be had: all walked on this one.
         assert_eq!(crate::threads::refused(|| locate_all(&text, &wanted, &starts)), placed);
+    }
+
+    /// Where each task of `text` begins, by a full scan.
+    fn task_starts(text: &str) -> Vec<usize> {
+        let mut starts = Vec::new();
+        Scanner::new(text).scan(&mut |p, at| {
+            if matches!(p, [Segment::Key(k), Segment::Index(_)] if k == "tasks") {
+                starts.push(at);
+            }
+            true
+        });
+        starts
+    }
+
+    /// `text` written to `b.json` in `dir`, to be read again by chunks of `chunk` bytes.
+    fn written_again(dir: &tempfile::TempDir, text: &str, chunk: usize) -> fsio::Reread {
+        let path = dir.path().join("b.json");
+        std::fs::write(&path, text).unwrap();
+        fsio::Reread::by_chunks_of(&path, text.as_bytes(), chunk).expect("opens again")
+    }
+
+    #[test]
+    fn a_file_read_again_a_chunk_at_a_time_places_every_path_where_its_held_text_places_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks: Vec<serde_json::Value> = (0..3000)
+            .map(|i| serde_json::json!({"id": format!("t{i}"), "d": "é}\"[\n東", "inputs": [{"name": "a"}, {"name": i}]}))
+            .collect();
+        let blueprint = serde_json::json!({"id": "b", "tasks": tasks, "name": "n"});
+        for text in [serde_json::to_string_pretty(&blueprint).unwrap(), blueprint.to_string()] {
+            let starts = task_starts(&text);
+            let wanted: Vec<Vec<Segment>> = (0..3000)
+                .rev()
+                .flat_map(|i| {
+                    let task = vec![Segment::Key("tasks".into()), Segment::Index(i)];
+                    let name = [Segment::Key("inputs".into()), Segment::Index(1), Segment::Key("name".into())];
+                    [
+                        task.clone(),
+                        [task.clone(), name.to_vec()].concat(),
+                        [task, vec![Segment::Key("no".into())]].concat(),
+                    ]
+                })
+                .collect();
+            assert!(wanted.len() > 2 * WALKED_APART_FROM);
+            let held = locate_all(&text, &wanted, &starts);
+            assert!(held.iter().filter(|p| p.is_some()).count() == 6000);
+            // Chunks shorter than a task, shorter than the text, longer than it.
+            for chunk in [7, 4096, 1 << 20] {
+                let file = written_again(&dir, &text, chunk);
+                assert_eq!(locate_all_again(&file, &wanted, &starts).unwrap(), held, "chunks of {chunk}");
+                // Few paths (one core), and no second thread to be had.
+                let few = &wanted[2000..2010];
+                assert_eq!(locate_all_again(&file, few, &starts).unwrap(), locate_all(&text, few, &starts));
+                let alone = crate::threads::refused(|| locate_all_again(&file, &wanted, &starts).unwrap());
+                assert_eq!(alone, held, "chunks of {chunk}, one core");
+            }
+            // A path outside the tasks: the whole text is read again.
+            let file = written_again(&dir, &text, 4096);
+            let mut with_top = wanted[..100].to_vec();
+            with_top.push(vec![Segment::Key("name".into())]);
+            let placed = locate_all_again(&file, &with_top, &starts).unwrap();
+            assert_eq!(placed, locate_all(&text, &with_top, &starts));
+            assert!(placed[100].is_some());
+        }
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_loaded_is_an_error_never_a_wrong_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks: Vec<serde_json::Value> = (0..200).map(|i| serde_json::json!({"id": format!("t{i}")})).collect();
+        let text = serde_json::to_string_pretty(&serde_json::json!({"tasks": tasks})).unwrap();
+        let starts = task_starts(&text);
+        let wanted = vec![vec![Segment::Key("tasks".into()), Segment::Index(199), Segment::Key("id".into())]];
+        let held = locate_all(&text, &wanted, &starts);
+        let path = dir.path().join("b.json");
+        let changed = |file: &fsio::Reread| {
+            let e = locate_all_again(file, &wanted, &starts).expect_err("changed");
+            assert!(e.to_string().contains("b.json changed while it was checked"), "{e}");
+        };
+        // A byte changed, the length kept.
+        let file = written_again(&dir, &text, 64);
+        std::fs::write(&path, text.replace("\"t150\"", "\"t15x\"")).unwrap();
+        changed(&file);
+        // Cut short.
+        let file = written_again(&dir, &text, 64);
+        std::fs::write(&path, &text[..text.len() / 2]).unwrap();
+        changed(&file);
+        // Replaced by a rename, as editors save: the file opened is read as it was.
+        let file = written_again(&dir, &text, 64);
+        std::fs::write(dir.path().join("new.json"), "{}").unwrap();
+        std::fs::rename(dir.path().join("new.json"), &path).unwrap();
+        assert_eq!(locate_all_again(&file, &wanted, &starts).unwrap(), held);
+        // No longer as long when it is opened again: nothing to read again (the text is kept).
+        assert!(fsio::Reread::by_chunks_of(&path, text.as_bytes(), 64).is_none());
     }
 
     #[test]

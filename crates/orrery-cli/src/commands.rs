@@ -4,7 +4,9 @@
 use crate::cli::{ExportFormat, GraphFormatArg, ReportFormat};
 use anyhow::{bail, Context, Result};
 use orrery_blueprint::render::{self, GraphFormat};
-use orrery_blueprint::{check_sources, fsio, save, Diagnostic, Encoding, FileReport, Severity, Source};
+use orrery_blueprint::{
+    check_read_sources, check_sources, fsio, save, Diagnostic, Encoding, FileReport, Severity, Source,
+};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -40,8 +42,8 @@ fn print_diagnostics(to: &mut dyn Write, report: &FileReport, colour: bool) {
 
 pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
     let mut sources = read_all(files)?;
-    let reports = check_sources(&sources);
-    // The texts are no longer needed: the largest is room for the JSON report.
+    let reports = check_read_sources(&mut sources)?;
+    // The texts are no longer needed: the largest held is room for the JSON report.
     let room = sources.iter_mut().map(|s| std::mem::take(&mut s.text)).max_by_key(String::capacity);
     // The files' models are not freed one allocation at a time: the process ends now (a
     // 100,000-task blueprint's model is some 700,000 small allocations).
