@@ -281,7 +281,7 @@ pub(crate) fn canonical(text: &str, to: Option<TextEncoding>) -> Result<String, 
 
 /// The report on a blueprint given as text and already loaded.
 pub(crate) fn report_of(text: String, loaded: orrery_blueprint::Loaded) -> FileReport {
-    check_sources(&[Source { path: PathBuf::from("blueprint.json"), text, loaded: Ok(loaded) }]).swap_remove(0)
+    check_sources(&[Source::new(PathBuf::from("blueprint.json"), text, Ok(loaded))]).swap_remove(0)
 }
 
 pub(crate) fn register(jobs: &mut Vec<Job>) {
@@ -294,7 +294,7 @@ pub(crate) fn register(jobs: &mut Vec<Job>) {
                 (false, None, None) => Ok(check_files(&args.files)),
                 (true, Some(text), None) => {
                     let loaded = load(&text).map_err(|e| e.diagnostics);
-                    Ok(check_sources(&[Source { path: PathBuf::from("blueprint.json"), text, loaded }]))
+                    Ok(check_sources(&[Source::new(PathBuf::from("blueprint.json"), text, loaded)]))
                 }
                 (true, Some(text), Some(file)) => check_in_folder(&file, text).map(|r| vec![r]).map_err(|e| {
                     let folder = file.parent().unwrap_or(Path::new(".")).display().to_string();

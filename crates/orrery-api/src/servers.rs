@@ -278,11 +278,7 @@ fn outgoing(files: &[PathBuf]) -> Result<Vec<Outgoing>, Failure> {
         let beside = blueprints_in(folder, Some(file)).map_err(|e| {
             Failure::new(FailureCode::Io, format!("cannot read the blueprints of {}: {e}", folder.display()))
         })?;
-        let root = Source {
-            path: file.clone(),
-            text: text.clone(),
-            loaded: orrery_blueprint::load(&text).map_err(|e| e.diagnostics),
-        };
+        let root = Source::new(file.clone(), text.clone(), orrery_blueprint::load(&text).map_err(|e| e.diagnostics));
         if root.loaded.is_err() {
             let report = check_in_folder(file, text).map_err(|e| Failure::new(FailureCode::Io, e.to_string()))?;
             out.push(invalid_file(file, report));

@@ -117,11 +117,19 @@ fn write_str(out: &mut impl Write, s: &str) -> std::io::Result<()> {
 /// One file read from disk: its text and what loading made of it.
 pub struct Source {
     pub path: PathBuf,
+    /// Empty when the text was given up ([`Source::read_given_up`]).
     pub text: String,
     pub loaded: Result<Loaded, Vec<Diagnostic>>,
+    /// The file to read again for the text given up.
+    again: Option<fsio::Reread>,
 }
 
 impl Source {
+    /// A file's `text` (saved or not) and what loading made of it.
+    pub fn new(path: PathBuf, text: String, loaded: Result<Loaded, Vec<Diagnostic>>) -> Source {
+        Source { path, text, loaded, again: None }
+    }
+
     /// Reads and loads a file; an unreadable file is an `Err` (the caller decides the exit).
     /// Only a regular file of at most [`fsio::BLUEPRINT_LIMIT`] is read (see [`fsio`]): a FIFO,
     /// a device or a folder is an error saying so, never a hang. Bytes that are not UTF-8 are
@@ -136,7 +144,24 @@ impl Source {
                 Err(ds) => ds.insert(0, d),
             }
         }
-        Ok(Source { path: path.to_path_buf(), text, loaded })
+        Ok(Source::new(path.to_path_buf(), text, loaded))
+    }
+
+    /// [`Source::read`], but a file of [`GIVEN_UP_FROM`] or more that loads is read into
+    /// memory of its own ([`fsio::read_mapped`]), loaded, and its text given up at once (the
+    /// memory given back): [`check_read_sources`] places its diagnostics from the file read
+    /// again, a chunk at a time, each chunk checked against what was loaded. So the text and
+    /// the model of a large file are held together only while it loads.
+    pub fn read_given_up(path: &Path) -> std::io::Result<Source> {
+        let large = std::fs::metadata(path).is_ok_and(|m| m.len() >= GIVEN_UP_FROM);
+        let Some((file, bytes)) = (if large { fsio::read_mapped(path, fsio::BLUEPRINT_LIMIT)? } else { None }) else {
+            return Source::read(path);
+        };
+        // An encoding to mend, or a file that does not load (its diagnostics are placed while
+        // it loads): read the usual way.
+        let Some(Ok(loaded)) = json::as_is(&bytes).map(load::load) else { return Source::read(path) };
+        let again = fsio::Reread::of_read(file, path, &bytes);
+        Ok(Source { path: path.to_path_buf(), text: String::new(), loaded: Ok(loaded), again: Some(again) })
     }
 
     /// Whether the file loads and the server would read it: a candidate for the composites of
@@ -152,14 +177,12 @@ pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
     reports
 }
 
-/// [`check_sources`] of sources just read from their files, as `orrery validate` checks them: a
-/// large file's text is given up before the rules run, and its diagnostics are placed from the
-/// file read again a chunk at a time ([`fsio::Reread`]), so that its text and its model are
-/// held together only while it loads. A file changed since it was read (its diagnostics would
-/// be placed in a text that was not checked) is the error.
-pub fn check_read_sources(sources: &mut [Source]) -> std::io::Result<Vec<FileReport>> {
-    let again: Vec<Option<fsio::Reread>> = sources.iter_mut().map(give_up_text).collect();
-    check_some(sources, sources.len(), |i, source, loaded, found| match &again[i] {
+/// [`check_sources`] of sources some of which gave up their texts ([`Source::read_given_up`],
+/// as `orrery validate` reads them): their diagnostics are placed from their files read again.
+/// A file changed since it was read (its diagnostics would be placed in a text that was not
+/// checked) is the error.
+pub fn check_read_sources(sources: &[Source]) -> std::io::Result<Vec<FileReport>> {
+    check_some(sources, sources.len(), |source, loaded, found| match &source.again {
         Some(file) => diagnostic::place_again(file, &loaded.task_starts, found),
         None => {
             diagnostic::place(&source.text, &loaded.task_starts, found);
@@ -168,20 +191,8 @@ pub fn check_read_sources(sources: &mut [Source]) -> std::io::Result<Vec<FileRep
     })
 }
 
-/// From this size a file's text is given up while it is checked.
-const GIVEN_UP_FROM: usize = 8 << 20;
-
-/// Gives up the text of `source`, when it is large, loaded, and what its file held (no
-/// encoding was mended): the file to read again instead.
-fn give_up_text(source: &mut Source) -> Option<fsio::Reread> {
-    let Ok(loaded) = &source.loaded else { return None };
-    if source.text.len() < GIVEN_UP_FROM || loaded.notes.iter().any(|d| d.code == Code::TextEncoding) {
-        return None;
-    }
-    let again = fsio::Reread::of(&source.path, source.text.as_bytes())?;
-    source.text = String::new();
-    Some(again)
-}
+/// From this size a file read by [`Source::read_given_up`] gives up its text.
+const GIVEN_UP_FROM: u64 = 8 << 20;
 
 /// The report of `sources[0]` alone, the others being only candidates for its composites.
 pub fn check_first(sources: &[Source]) -> FileReport {
@@ -190,12 +201,7 @@ pub fn check_first(sources: &[Source]) -> FileReport {
 }
 
 /// Places diagnostics in the text a source holds.
-fn held_text(
-    _: usize,
-    source: &Source,
-    loaded: &Loaded,
-    found: &mut [Diagnostic],
-) -> Result<(), std::convert::Infallible> {
+fn held_text(source: &Source, loaded: &Loaded, found: &mut [Diagnostic]) -> Result<(), std::convert::Infallible> {
     diagnostic::place(&source.text, &loaded.task_starts, found);
     Ok(())
 }
@@ -204,7 +210,7 @@ fn held_text(
 fn check_some<E>(
     sources: &[Source],
     n: usize,
-    place: impl Fn(usize, &Source, &Loaded, &mut [Diagnostic]) -> Result<(), E>,
+    place: impl Fn(&Source, &Loaded, &mut [Diagnostic]) -> Result<(), E>,
 ) -> Result<Vec<FileReport>, E> {
     let mut library = Library::new();
     let mut first_with_id: HashMap<&str, &Path> = HashMap::new();
@@ -218,8 +224,7 @@ fn check_some<E>(
     sources
         .iter()
         .take(n)
-        .enumerate()
-        .map(|(i, s)| {
+        .map(|s| {
             let diagnostics = match &s.loaded {
                 Err(d) => d.clone(),
                 Ok(loaded) => {
@@ -240,7 +245,7 @@ fn check_some<E>(
                     // not copied into a new list).
                     let mut found = validate::validate_encoded(&loaded.blueprint, loaded.encoding, &library);
                     found.splice(0..0, d);
-                    place(i, s, loaded, &mut found)?;
+                    place(s, loaded, &mut found)?;
                     found
                 }
             };
@@ -299,7 +304,7 @@ pub fn load_runnable(file: &Path) -> std::io::Result<Result<Runnable, FileReport
 /// `io::Error`.
 pub fn check_in_folder(file: &Path, text: String) -> std::io::Result<FileReport> {
     let loaded = load::load(&text).map_err(|e| e.diagnostics);
-    let root = Source { path: file.to_path_buf(), text, loaded };
+    let root = Source::new(file.to_path_buf(), text, loaded);
     let library = folder_library(file, &root)?;
     let mut sources = vec![root];
     sources.extend(library);
@@ -528,20 +533,32 @@ mod tests {
         let text = serde_json::to_string_pretty(&serde_json::json!({"id": "b", "name": "B", "version": "1.0",
             "tasks": tasks}))
         .unwrap();
-        assert!(text.len() >= GIVEN_UP_FROM);
+        assert!(text.len() as u64 >= GIVEN_UP_FROM);
         let path = dir.path().join("big.json");
         std::fs::write(&path, &text).unwrap();
-        let mut sources = vec![Source::read(&path).unwrap()];
-        let held = serde_json::to_string(&check_sources(&sources)).unwrap();
-        let again = check_read_sources(&mut sources).unwrap();
-        assert!(sources[0].text.is_empty(), "the text is given up");
+        let held = serde_json::to_string(&check_sources(&[Source::read(&path).unwrap()])).unwrap();
+        let sources = [Source::read_given_up(&path).unwrap()];
+        assert!(sources[0].text.is_empty() && sources[0].again.is_some(), "the text is given up");
+        let again = check_read_sources(&sources).unwrap();
         assert!(again[0].diagnostics.iter().filter(|d| d.line.is_some()).count() > 24_000);
         assert_eq!(serde_json::to_string(&again).unwrap(), held);
-        // Changed (the same length) before it is read again: the error names it.
-        let mut sources = vec![Source::read(&path).unwrap()];
+        // Changed (the same length) after it was read: the error names it.
         std::fs::write(&path, text.replacen("nobody", "nobodY", 1)).unwrap();
-        let e = check_read_sources(&mut sources).expect_err("changed");
+        let e = check_read_sources(&sources).expect_err("changed");
         assert!(e.to_string().contains("big.json changed while it was checked"), "{e}");
+        // Small, not loading, or with an encoding to mend: read the usual way, the text kept.
+        let small = serde_json::json!({"id": "s", "name": "S", "version": "1.0", "tasks": []}).to_string();
+        for (name, text) in [
+            ("small.json", small.as_str()),
+            ("broken.json", &text[..text.len() - 1]),
+            ("bom.json", &format!("\u{FEFF}{text}")),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let (usual, given_up) = (Source::read(&path).unwrap(), Source::read_given_up(&path).unwrap());
+            assert_eq!((given_up.text.as_str(), given_up.again.is_none()), (usual.text.as_str(), true), "{name}");
+            assert_eq!(check_read_sources(&[given_up]).unwrap()[0].diagnostics, check_sources(&[usual])[0].diagnostics);
+        }
     }
 
     #[test]

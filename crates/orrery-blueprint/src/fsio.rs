@@ -200,15 +200,36 @@ const READ_BY_HALVES_FROM: u64 = 8 << 20;
 /// The first `len` bytes of `file`, the two halves read at once.
 fn read_halves(file: &File, len: u64) -> io::Result<Vec<u8>> {
     let mut bytes = vec![0; len as usize];
-    let (first, second) = bytes.split_at_mut(len as usize / 2);
+    read_into_halves(file, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// `bytes` filled from the start of `file`, the two halves read at once (an error when no
+/// thread is had, and when the file is shorter).
+fn read_into_halves(file: &File, bytes: &mut [u8]) -> io::Result<()> {
+    let (first, second) = bytes.split_at_mut(bytes.len() / 2);
     let middle = first.len() as u64;
     std::thread::scope(|s| {
         let other = crate::threads::spawn(s, || file.read_exact_at(second, middle))
             .ok_or_else(|| io::Error::other("no thread to read with"))?;
         let read = file.read_exact_at(first, 0);
         other.join().expect("a read does not panic").and(read)
-    })?;
-    Ok(bytes)
+    })
+}
+
+/// The bytes of the regular file `path` (at most `limit`), read by halves into memory mapped
+/// for them alone (transparent huge pages asked for), with the file, open: dropping them gives
+/// the memory back at once, where the allocator would keep freed memory a while. `None` when
+/// the file is not as long as it was when opened (it changed while it was read: the caller
+/// reads it the usual way, [`read_limited`]).
+pub fn read_mapped(path: &Path, limit: u64) -> io::Result<Option<(File, memmap2::MmapMut)>> {
+    let (file, len) = open_regular(path, limit)?;
+    let mut bytes = memmap2::MmapMut::map_anon(len as usize)?;
+    // Without huge pages the reading costs more faults; the bytes are the same.
+    let _ = bytes.advise(memmap2::Advice::HugePage);
+    let read = read_into_halves(&file, &mut bytes);
+    let past_the_end = file.read_at(&mut [0], len)?;
+    Ok((read.is_ok() && past_the_end == 0).then_some((file, bytes)))
 }
 
 /// A file whose text was loaded, then given up, read again a chunk at a time (placing the
@@ -216,7 +237,7 @@ fn read_halves(file: &File, len: u64) -> io::Result<Vec<u8>> {
 /// the text that was loaded (a hash a chunk, taken before the text was given up): a file
 /// changed since is an error, never a wrong line. The file stays open, so one replaced by a
 /// rename (as editors save) is still read as it was.
-pub struct Reread {
+pub(crate) struct Reread {
     file: File,
     path: PathBuf,
     len: usize,
@@ -228,40 +249,39 @@ pub struct Reread {
 const REREAD_CHUNK: usize = 4 << 20;
 
 impl Reread {
-    /// `path`, which held `text` when it was read, opened again; `None` when it cannot be, or
-    /// is no longer as long (it changed already: the caller keeps the text).
-    pub fn of(path: &Path, text: &[u8]) -> Option<Reread> {
-        Reread::by_chunks_of(path, text, REREAD_CHUNK)
-    }
-
+    /// `path`, which held `text` when it was read, opened again to be read by chunks of
+    /// `chunk` bytes; `None` when it cannot be, or is no longer as long (it changed already).
+    #[cfg(test)]
     pub(crate) fn by_chunks_of(path: &Path, text: &[u8], chunk: usize) -> Option<Reread> {
         let (file, len) = open_regular(path, u64::MAX).ok()?;
-        if len != text.len() as u64 {
-            return None;
-        }
+        (len == text.len() as u64).then(|| Reread::with_chunks(file, path, text, chunk))
+    }
+
+    /// `file`, open at `path`, just read whole: `text`.
+    pub(crate) fn of_read(file: File, path: &Path, text: &[u8]) -> Reread {
+        Reread::with_chunks(file, path, text, REREAD_CHUNK)
+    }
+
+    fn with_chunks(file: File, path: &Path, text: &[u8], chunk: usize) -> Reread {
         let hash_all = |part: &[u8]| part.chunks(chunk).map(chunk_hash).collect::<Vec<_>>();
         let (first, second) = text.split_at(text.len() / 2 / chunk * chunk);
         let (mut hashes, more) = crate::threads::join(|| hash_all(first), || hash_all(second));
         hashes.extend(more);
-        Some(Reread { file, path: path.to_path_buf(), len: text.len(), chunk, hashes })
+        Reread { file, path: path.to_path_buf(), len: text.len(), chunk, hashes }
     }
 
     /// The length of the text.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The bytes of each chunk but maybe the last.
-    pub fn chunk(&self) -> usize {
+    pub(crate) fn chunk(&self) -> usize {
         self.chunk
     }
 
     /// Chunk `k` read into `into`, as long as that chunk: an error when it is not what was loaded.
-    pub fn read_chunk(&self, k: usize, into: &mut [u8]) -> io::Result<()> {
+    pub(crate) fn read_chunk(&self, k: usize, into: &mut [u8]) -> io::Result<()> {
         let read = self.file.read_exact_at(into, (k * self.chunk) as u64);
         match read {
             Ok(()) if self.hashes.get(k) == Some(&chunk_hash(into)) => Ok(()),
@@ -271,7 +291,7 @@ impl Reread {
     }
 
     /// The whole text, read again and checked.
-    pub fn whole(&self) -> io::Result<String> {
+    pub(crate) fn whole(&self) -> io::Result<String> {
         let mut text = vec![0; self.len];
         for (k, into) in text.chunks_mut(self.chunk).enumerate() {
             self.read_chunk(k, into)?;

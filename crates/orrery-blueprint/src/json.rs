@@ -161,6 +161,17 @@ pub fn decode(bytes: Vec<u8>) -> (String, Option<Diagnostic>) {
     }
 }
 
+/// `bytes` as the text [`decode`] makes of them when it has nothing to say: UTF-8 without a
+/// byte order mark, nothing like UTF-16. `None` otherwise ([`decode`] then says what).
+pub fn as_is(bytes: &[u8]) -> Option<&str> {
+    if utf16_order(bytes).is_some() {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    let like_utf16 = memchr::memchr(0, bytes).is_some() && looks_like_utf16(bytes);
+    (!text.starts_with('\u{FEFF}') && !like_utf16).then_some(text)
+}
+
 /// The byte order of a UTF-16 byte order mark at the start, if there is one (a UTF-32 little
 /// endian mark also begins FF FE; it decodes as UTF-16 with NULs, refused all the same).
 fn utf16_order(bytes: &[u8]) -> Option<(&'static str, bool)> {

@@ -41,8 +41,12 @@ fn print_diagnostics(to: &mut dyn Write, report: &FileReport, colour: bool) {
 }
 
 pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
-    let mut sources = read_all(files)?;
-    let reports = check_read_sources(&mut sources)?;
+    // A large file gives up its text once loaded (its diagnostics are placed from the file).
+    let mut sources: Vec<Source> = files
+        .iter()
+        .map(|f| Source::read_given_up(f).with_context(|| format!("cannot read {}", f.display())))
+        .collect::<Result<_>>()?;
+    let reports = check_read_sources(&sources)?;
     // The texts are no longer needed: the largest held is room for the JSON report.
     let room = sources.iter_mut().map(|s| std::mem::take(&mut s.text)).max_by_key(String::capacity);
     // The files' models are not freed one allocation at a time: the process ends now (a

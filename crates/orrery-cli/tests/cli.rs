@@ -102,6 +102,32 @@ fn validate_exits_two_on_an_unreadable_file_or_bad_arguments() {
     assert_eq!(orrery(&["validate"], &s.0).status.code(), Some(2));
 }
 
+#[test]
+fn validate_places_the_diagnostics_of_a_large_file_it_does_not_hold_where_a_held_text_places_them() {
+    let s = Scratch::new("large");
+    // 9 MB or so: its text is given up once loaded, and the file read again to place.
+    let tasks: Vec<Value> = std::iter::once(serde_json::json!({"id": "start", "type": "system.start"}))
+        .chain((0..20_000).map(|i| {
+            serde_json::json!({"id": format!("t{i}"), "type": "system.sleep", "description": "é 東".repeat(60),
+                "inputs": [{"name": "x", "get_from": "nobody"}],
+                "depends_on": [{"id": if i == 0 { "start".to_string() } else { format!("t{}", i - 1) }}]})
+        }))
+        .collect();
+    let text =
+        serde_json::to_string_pretty(&serde_json::json!({"id": "big", "name": "B", "version": "1.0", "tasks": tasks}))
+            .unwrap();
+    assert!(text.len() > 8 << 20);
+    s.write("big.json", &text);
+    let files: Vec<PathBuf> = ["big.json", "assembly.json"].iter().map(|f| s.0.join(f)).collect();
+    let args: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let o = orrery(&[&["validate", "--format", "json"][..], &args].concat(), &s.0);
+    let held = orrery_blueprint::check_files(&files);
+    assert_eq!(o.status.code(), Some(if held.iter().all(|r| r.valid) { 0 } else { 1 }), "{}", stderr(&o));
+    assert_eq!(stdout(&o), serde_json::to_string_pretty(&held).unwrap() + "\n");
+    let reports: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(reports[0]["diagnostics"].as_array().unwrap().iter().filter(|d| d["line"].is_u64()).count() >= 20_000);
+}
+
 const BAD_PARAM: &str = r#"{"id": "p", "name": "p", "version": "1.0", "tasks": [
   {"id": "start", "type": "system.start"},
   {"id": "nap", "type": "system.sleep", "params": [{"name": "duration", "value": "soon"}], "depends_on": [{"id": "start"}]},
