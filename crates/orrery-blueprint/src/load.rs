@@ -962,10 +962,7 @@ impl Reader {
             _ => None,
         };
         if let Some(name) = self.other_data(&raw, kind, named.as_deref()) {
-            return Some((
-                Io { name: name.into(), value: None, type_hint: None, description: None, extra: Extra::default() },
-                None,
-            ));
+            return Some((Io::new(name.into(), None, None, None, Extra::new()), None));
         }
         let stands_in = if matches!(kind, IoKind::Output) { &[][..] } else { TASK_IO };
         let (mut map, enveloped) = self.enter(raw, dtype, what, stands_in)?;
@@ -1024,7 +1021,7 @@ impl Reader {
             (hint, old) => hint.or(old),
         };
         self.leave(enveloped);
-        let io = Io { name: name?.into(), value, type_hint: type_hint.map(Into::into), description, extra };
+        let io = Io::new(name?.into(), value, type_hint.map(Into::into), description, extra);
         Some((io, link))
     }
 

@@ -106,11 +106,11 @@ fn io_value(io: &Io, link: Option<(&str, &Option<CompactString>)>, full: bool) -
     };
     put(&mut m, "value", io.value.clone());
     put(&mut m, "type_hint", io.type_hint.as_deref().map(Value::from));
-    put(&mut m, "description", io.description.clone().map(Value::from));
+    put(&mut m, "description", io.description().map(Value::from));
     if let Some((key, target)) = link {
         put(&mut m, key, target.as_deref().filter(|t| !t.is_empty()).map(Value::from));
     }
-    put_extra(&mut m, &io.extra);
+    put_extra(&mut m, io.extra());
     Value::Object(m)
 }
 

@@ -519,7 +519,7 @@ impl<'de> Visitor<'de> for IoSeed {
         }
         drop(keys);
         // An empty link is the same as none, and the careful path drops it on save too.
-        Ok((Io { name: required(name)?, value, type_hint, description, extra }, link))
+        Ok((Io::new(required(name)?, value, type_hint, description, extra), link))
     }
 }
 

@@ -28,7 +28,7 @@ fn blueprint() -> Value {
 fn server_accepts(bp: &Value) -> (bool, Vec<String>) {
     let text = bp.to_string();
     let loaded = load(&text).map_err(|e| e.diagnostics);
-    let report = check_sources(&[Source { path: PathBuf::from("bp.json"), text, loaded }]).swap_remove(0);
+    let report = check_sources(&[Source::new(PathBuf::from("bp.json"), text, loaded)]).swap_remove(0);
     let refused = report.diagnostics.iter().filter(|d| d.server_rejects).map(|d| format!("{} {}", d.path, d.message));
     (report.server_accepts, refused.collect())
 }

@@ -64,12 +64,8 @@ fn io() -> impl Strategy<Value = Io> {
         prop::option::of(text()),
         extra(IO_KEYS),
     )
-        .prop_map(|(name, value, type_hint, description, extra)| Io {
-            name: name.into(),
-            value,
-            type_hint: type_hint.map(Into::into),
-            description,
-            extra,
+        .prop_map(|(name, value, type_hint, description, extra)| {
+            Io::new(name.into(), value, type_hint.map(Into::into), description, extra)
         })
 }
 

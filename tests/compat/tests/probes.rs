@@ -22,7 +22,7 @@ fn orrery_predicts_the_live_servers_verdict_on_every_envelope_probe() {
         let path = dir.join(file);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
         let loaded = load(&text).map_err(|e| e.diagnostics);
-        let report = check_sources(&[Source { path, text, loaded }]).swap_remove(0);
+        let report = check_sources(&[Source::new(path, text, loaded)]).swap_remove(0);
         if report.server_accepts != (status == "201") {
             differing.insert(file.to_string());
         }

@@ -10,7 +10,7 @@ use serde_json::Value;
 pub(super) fn parser_rules(bp: &Blueprint, out: &mut Vec<Diagnostic>) {
     for (i, t) in bp.tasks.iter().enumerate() {
         for (list, j, io) in t.io_items() {
-            for key in io.extra.keys().filter(|k| *k != "type") {
+            for key in io.extra().keys().filter(|k| *k != "type") {
                 out.push(
                     Diagnostic::error(
                         Code::IoUnknownKey,

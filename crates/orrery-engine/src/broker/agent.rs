@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use orrery_blueprint::{ErrorCode, Io, Task, TaskOutput, TaskParam, TaskType};
+use orrery_blueprint::{ErrorCode, Extra, Io, Task, TaskOutput, TaskParam, TaskType};
 use orrery_broker::wire::{self, Message, TaskAssignmentMessage, TaskState};
 use orrery_broker::{BrokerAddress, Bus, BusError, BusEvent, Topic};
 use serde_json::{json, Map, Value};
@@ -233,7 +233,7 @@ fn values(a: &TaskAssignmentMessage) -> Result<Maps, TaskError> {
 
 /// The assignment as a task, for the display helpers.
 fn task_of(a: &TaskAssignmentMessage, params: &Map<String, Value>) -> Task {
-    let io = |name: &str, value: Option<Value>| Io { name: name.into(), value, ..Io::default() };
+    let io = |name: &str, value: Option<Value>| Io::new(name.into(), value, None, None, Extra::new());
     Task {
         id: a.id.as_str().into(),
         task_type: TaskType(a.task_type.as_str().into()),
