@@ -222,7 +222,7 @@ fn read_into_halves(file: &File, bytes: &mut [u8]) -> io::Result<()> {
 /// the memory back at once, where the allocator would keep freed memory a while. `None` when
 /// the file is not as long as it was when opened (it changed while it was read: the caller
 /// reads it the usual way, [`read_limited`]).
-pub fn read_mapped(path: &Path, limit: u64) -> io::Result<Option<(File, memmap2::MmapMut)>> {
+pub(crate) fn read_mapped(path: &Path, limit: u64) -> io::Result<Option<(File, memmap2::MmapMut)>> {
     let (file, len) = open_regular(path, limit)?;
     let mut bytes = memmap2::MmapMut::map_anon(len as usize)?;
     // Without huge pages the reading costs more faults; the bytes are the same.

@@ -163,7 +163,7 @@ pub fn decode(bytes: Vec<u8>) -> (String, Option<Diagnostic>) {
 
 /// `bytes` as the text [`decode`] makes of them when it has nothing to say: UTF-8 without a
 /// byte order mark, nothing like UTF-16. `None` otherwise ([`decode`] then says what).
-pub fn as_is(bytes: &[u8]) -> Option<&str> {
+pub(crate) fn as_is(bytes: &[u8]) -> Option<&str> {
     if utf16_order(bytes).is_some() {
         return None;
     }

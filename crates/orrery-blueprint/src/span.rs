@@ -172,8 +172,8 @@ pub(crate) fn locate_all_again(
         return Ok(locate_all(&file.whole()?, paths, task_starts));
     }
     let tasks: Vec<&[(usize, usize)]> = in_tasks.chunk_by(|a, b| a.0 == b.0).collect();
-    // The lines and columns (from `from`, 0-based) of the paths into `tasks`, and those at
-    // `then`, a place past them all.
+    // The counts from `from` of the paths into `tasks`, and that of `then`, a place past them
+    // all.
     let walk_tasks = |tasks: &[&[(usize, usize)]], from: usize, then: usize| {
         let mut window = Window::new(file, from);
         let mut placed = Vec::with_capacity(tasks.len());
@@ -189,44 +189,42 @@ pub(crate) fn locate_all_again(
             }
         }
         window.hold(then, then)?;
-        Ok::<_, io::Error>((placed, (window.lines, window.columns)))
+        Ok::<_, io::Error>((placed, window.count))
     };
     let placed = if in_tasks.len() >= WALKED_APART_FROM {
         let (first, second) = tasks.split_at(tasks.len() / 2);
         let middle = task_starts[second[0][0].0];
         let (first, second) =
             crate::threads::join(|| walk_tasks(first, 0, middle), || walk_tasks(second, middle, middle));
-        let ((mut placed, (lines, columns)), (more, _)) = (first?, second?);
-        placed.extend(more.into_iter().map(|(i, (l, c))| (i, (lines + l, if l == 0 { columns + c } else { c }))));
+        let ((mut placed, middle), (more, _)) = (first?, second?);
+        placed.extend(more.into_iter().map(|(i, later)| (i, middle.then(later))));
         placed
     } else {
         walk_tasks(&tasks, 0, 0)?.0
     };
     let mut out = vec![None; paths.len()];
-    for (i, (lines, columns)) in placed {
-        out[i] = Some((lines + 1, columns + 1));
+    for (i, count) in placed {
+        out[i] = Some(count.place());
     }
     Ok(out)
 }
 
 /// A window on a file read again: `bytes[..filled]` are the file's from `from`, which is past
-/// whatever no task still to be walked needs; the line breaks between where it began and `pos`,
-/// and the characters between the last of them (or where it began) and `pos`.
+/// whatever no task still to be walked needs; the count from where it began to `pos`.
 struct Window<'f> {
     file: &'f fsio::Reread,
     bytes: Vec<u8>,
     filled: usize,
     from: usize,
     pos: usize,
-    lines: usize,
-    columns: usize,
+    count: Count,
 }
 
 impl<'f> Window<'f> {
     /// A window counting from `at`, before it holds anything.
     fn new(file: &'f fsio::Reread, at: usize) -> Window<'f> {
         let from = at / file.chunk() * file.chunk();
-        Window { file, bytes: Vec::new(), filled: 0, from, pos: at, lines: 0, columns: 0 }
+        Window { file, bytes: Vec::new(), filled: 0, from, pos: at, count: Count::default() }
     }
 
     /// Holds the file's bytes from `start` to `end` (the file's end at most), counted up to
@@ -254,18 +252,11 @@ impl<'f> Window<'f> {
         }
     }
 
-    /// Counts on to `offset` (held, not before `pos`): its line breaks and columns so far.
-    fn count_to(&mut self, offset: usize) -> (usize, usize) {
-        let between = &self.bytes[self.pos - self.from..offset - self.from];
-        match memchr::memrchr(b'\n', between) {
-            Some(last) => {
-                self.lines += newlines(&between[..last]) + 1;
-                self.columns = characters(&between[last + 1..]);
-            }
-            None => self.columns += characters(between),
-        }
+    /// Counts on to `offset` (held, not before `pos`).
+    fn count_to(&mut self, offset: usize) -> Count {
+        self.count.past(&self.bytes[self.pos - self.from..offset - self.from]);
         self.pos = offset;
-        (self.lines, self.columns)
+        self.count
     }
 }
 
@@ -286,15 +277,15 @@ fn lines_and_columns(text: &str, mut found: Vec<(usize, usize)>, n: usize) -> Ve
         let count_first = || counts_from(bytes, 0, first.iter().map(at).chain([middle]));
         let count_second = || counts_from(bytes, middle, second.iter().map(at));
         let (mut counts, second) = crate::threads::join(count_first, count_second);
-        let (lines, columns) = counts.pop().expect("the middle is counted");
-        counts.extend(second.into_iter().map(|(l, c)| (lines + l, if l == 0 { columns + c } else { c })));
+        let middle = counts.pop().expect("the middle is counted");
+        counts.extend(second.into_iter().map(|later| middle.then(later)));
         counts
     } else {
         counts_from(bytes, 0, found.iter().map(at))
     };
     let mut out = vec![None; n];
-    for ((_, i), (lines, columns)) in found.into_iter().zip(counts) {
-        out[i] = Some((lines + 1, columns + 1));
+    for ((_, i), count) in found.into_iter().zip(counts) {
+        out[i] = Some(count.place());
     }
     out
 }
@@ -304,22 +295,47 @@ const COUNTED_APART_FROM: usize = 4096;
 
 /// For each of the ascending `offsets` (none before `from`): the line breaks between `from`
 /// and it, and the characters between the last of them (or `from`) and it.
-fn counts_from(bytes: &[u8], from: usize, offsets: impl Iterator<Item = usize>) -> Vec<(usize, usize)> {
-    let (mut lines, mut columns, mut pos) = (0, 0, from);
+fn counts_from(bytes: &[u8], from: usize, offsets: impl Iterator<Item = usize>) -> Vec<Count> {
+    let (mut count, mut pos) = (Count::default(), from);
     offsets
         .map(|offset| {
-            let between = &bytes[pos..offset];
-            match memchr::memrchr(b'\n', between) {
-                Some(last) => {
-                    lines += newlines(&between[..last]) + 1;
-                    columns = characters(&between[last + 1..]);
-                }
-                None => columns += characters(between),
-            }
+            count.past(&bytes[pos..offset]);
             pos = offset;
-            (lines, columns)
+            count
         })
         .collect()
+}
+
+/// The line breaks counted from some place on, and the characters after the last of them (or
+/// that place).
+#[derive(Debug, Default, Clone, Copy)]
+struct Count {
+    lines: usize,
+    columns: usize,
+}
+
+impl Count {
+    /// Counted on past `bytes`.
+    fn past(&mut self, bytes: &[u8]) {
+        match memchr::memrchr(b'\n', bytes) {
+            Some(last) => {
+                self.lines += newlines(&bytes[..last]) + 1;
+                self.columns = characters(&bytes[last + 1..]);
+            }
+            None => self.columns += characters(bytes),
+        }
+    }
+
+    /// `later`, counted from where this count ends, counted from where this one begins.
+    fn then(self, later: Count) -> Count {
+        let columns = if later.lines == 0 { self.columns + later.columns } else { later.columns };
+        Count { lines: self.lines + later.lines, columns }
+    }
+
+    /// The (1-based) line and column of where a count from the text's start ends.
+    fn place(self) -> (usize, usize) {
+        (self.lines + 1, self.columns + 1)
+    }
 }
 
 /// The line breaks in `bytes`, counted in blocks small enough for a byte-wide count, which the
