@@ -157,11 +157,16 @@ impl Source {
         let Some((file, bytes)) = (if large { fsio::read_mapped(path, fsio::BLUEPRINT_LIMIT)? } else { None }) else {
             return Source::read(path);
         };
-        // An encoding to mend, or a file that does not load (its diagnostics are placed while
-        // it loads): read the usual way.
-        let Some(Ok(loaded)) = json::as_is(&bytes).map(load::load) else { return Source::read(path) };
-        let again = fsio::Reread::of_read(file, path, &bytes);
-        Ok(Source { path: path.to_path_buf(), text: String::new(), loaded: Ok(loaded), again: Some(again) })
+        // An encoding to mend: read the usual way, which says what.
+        let Some(text) = json::as_is(&bytes) else { return Source::read(path) };
+        Ok(match load::load(text) {
+            Ok(loaded) => {
+                let again = Some(fsio::Reread::of_read(file, path, &bytes));
+                Source { path: path.to_path_buf(), text: String::new(), loaded: Ok(loaded), again }
+            }
+            // Its diagnostics are placed as it loads: the text is kept, not read and loaded again.
+            Err(e) => Source::new(path.to_path_buf(), text.to_string(), Err(e.diagnostics)),
+        })
     }
 
     /// Whether the file loads and the server would read it: a candidate for the composites of
@@ -173,7 +178,7 @@ impl Source {
 
 /// Checks already read sources against each other.
 pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
-    let Ok(reports) = check_some(sources, sources.len(), held_text);
+    let Ok(reports) = check_some(sources, sources.len(), held_text::<std::convert::Infallible>);
     reports
 }
 
@@ -184,10 +189,7 @@ pub fn check_sources(sources: &[Source]) -> Vec<FileReport> {
 pub fn check_read_sources(sources: &[Source]) -> std::io::Result<Vec<FileReport>> {
     check_some(sources, sources.len(), |source, loaded, found| match &source.again {
         Some(file) => diagnostic::place_again(file, &loaded.task_starts, found),
-        None => {
-            diagnostic::place(&source.text, &loaded.task_starts, found);
-            Ok(())
-        }
+        None => held_text(source, loaded, found),
     })
 }
 
@@ -196,12 +198,12 @@ const GIVEN_UP_FROM: u64 = 8 << 20;
 
 /// The report of `sources[0]` alone, the others being only candidates for its composites.
 pub fn check_first(sources: &[Source]) -> FileReport {
-    let Ok(mut reports) = check_some(sources, 1, held_text);
+    let Ok(mut reports) = check_some(sources, 1, held_text::<std::convert::Infallible>);
     reports.swap_remove(0)
 }
 
-/// Places diagnostics in the text a source holds.
-fn held_text(source: &Source, loaded: &Loaded, found: &mut [Diagnostic]) -> Result<(), std::convert::Infallible> {
+/// Places diagnostics in the text a source holds: never an error.
+fn held_text<E>(source: &Source, loaded: &Loaded, found: &mut [Diagnostic]) -> Result<(), E> {
     diagnostic::place(&source.text, &loaded.task_starts, found);
     Ok(())
 }

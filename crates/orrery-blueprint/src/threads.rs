@@ -21,7 +21,7 @@ pub(crate) fn spawn<'scope, T: Send + 'scope>(
 /// gives one, else after `first`.
 pub(crate) fn join<A, B: Send>(first: impl FnOnce() -> A, second: impl Fn() -> B + Sync) -> (A, B) {
     std::thread::scope(|s| {
-        let other = spawn(s, || second());
+        let other = spawn(s, &second);
         let first = first();
         (first, other.map_or_else(&second, |o| o.join().expect("work shared by two cores does not panic")))
     })

@@ -10,9 +10,9 @@ use orrery_blueprint::{
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-/// Reads every file; any unreadable one is an error naming it.
-fn read_all(files: &[PathBuf]) -> Result<Vec<Source>> {
-    files.iter().map(|f| Source::read(f).with_context(|| format!("cannot read {}", f.display()))).collect()
+/// Reads every file with `read`; any unreadable one is an error naming it.
+fn read_all(files: &[PathBuf], read: fn(&Path) -> std::io::Result<Source>) -> Result<Vec<Source>> {
+    files.iter().map(|f| read(f).with_context(|| format!("cannot read {}", f.display()))).collect()
 }
 
 /// Whether to colour output for a terminal (never when NO_COLOR is set).
@@ -42,10 +42,7 @@ fn print_diagnostics(to: &mut dyn Write, report: &FileReport, colour: bool) {
 
 pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
     // A large file gives up its text once loaded (its diagnostics are placed from the file).
-    let mut sources: Vec<Source> = files
-        .iter()
-        .map(|f| Source::read_given_up(f).with_context(|| format!("cannot read {}", f.display())))
-        .collect::<Result<_>>()?;
+    let mut sources = read_all(files, Source::read_given_up)?;
     let reports = check_read_sources(&sources)?;
     // The texts are no longer needed: the largest held is room for the JSON report.
     let room = sources.iter_mut().map(|s| std::mem::take(&mut s.text)).max_by_key(String::capacity);
@@ -84,7 +81,7 @@ pub fn validate(format: ReportFormat, files: &[PathBuf]) -> Result<u8> {
 }
 
 pub fn fmt(check: bool, files: &[PathBuf]) -> Result<u8> {
-    let sources = read_all(files)?;
+    let sources = read_all(files, Source::read)?;
     let mut code = 0;
     for s in &sources {
         let loaded = match &s.loaded {
@@ -123,7 +120,7 @@ pub fn export(to: ExportFormat, output: Option<&Path>, files: &[PathBuf]) -> Res
     if files.len() > 1 && output.is_none() {
         bail!("exporting several files needs -o DIRECTORY");
     }
-    let sources = read_all(files)?;
+    let sources = read_all(files, Source::read)?;
     let reports = check_sources(&sources);
     let mut refused = false;
     let tty = colour(std::io::stderr().is_terminal());
