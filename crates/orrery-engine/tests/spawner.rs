@@ -41,9 +41,17 @@ async fn a_request_too_large_for_the_spawner_and_a_spawner_gone_are_forked_by_th
     let big = vec![("BIG1".to_string(), "x".repeat(100_000)), ("BIG2".to_string(), "y".repeat(100_000))];
     let large = sleeper(&dir, "large", big).await;
     assert_eq!(forked_by(&large), engine);
-    let environ = std::fs::read(format!("/proc/{}/environ", large.pid())).unwrap();
-    let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
-    assert!(vars.iter().any(|v| v.len() == 100_005 && v.starts_with(b"BIG2=y")), "the task has it");
+    // The task is forked before it execs its program: until then its environment is its
+    // supervisor's, so wait for the exec.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let environ = std::fs::read(format!("/proc/{}/environ", large.pid())).unwrap();
+        if environ.split(|b| *b == 0).any(|v| v.len() == 100_005 && v.starts_with(b"BIG2=y")) {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "the task has it");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     stopped(large).await;
 
     // The spawner killed: the next task is forked by the engine, and runs.
