@@ -25,11 +25,10 @@ pub struct FileReport {
 }
 
 /// Writes `reports` exactly as `serde_json::to_writer_pretty` does, each diagnostic field by
-/// field. A long list of diagnostics (a report may hold 100,000) is written in two halves: the
-/// second is laid out on a second core into `room` while the first is written. `room` is best
-/// memory the process has already touched (the files' texts, say): fresh memory costs a page
-/// fault a page, more than laying the text out.
-pub fn write_reports_pretty(out: &mut impl Write, reports: &[FileReport], mut room: Vec<u8>) -> std::io::Result<()> {
+/// field. A long list of diagnostics (a report may hold 100,000) is laid out by two threads in
+/// turns, a batch each, through a few buffers used again and again: no memory the size of the
+/// report is made (fresh memory costs a page fault a page, more than laying the text out).
+pub fn write_reports_pretty(out: &mut impl Write, reports: &[FileReport]) -> std::io::Result<()> {
     if reports.is_empty() {
         return out.write_all(b"[]");
     }
@@ -43,21 +42,12 @@ pub fn write_reports_pretty(out: &mut impl Write, reports: &[FileReport], mut ro
         )?;
         if r.diagnostics.is_empty() {
             out.write_all(b"[]")?;
-        } else if r.diagnostics.len() < WRITTEN_APART_FROM {
-            write_diagnostics(out, &r.diagnostics, b"[")?;
-            out.write_all(b"\n    ]")?;
         } else {
-            let (first, second) = r.diagnostics.split_at(r.diagnostics.len() / 2);
-            room.clear();
-            let lay_out_second = |mut room: Vec<u8>| write_diagnostics(&mut room, second, b",").map(|()| room);
-            room = std::thread::scope(|s| {
-                let other = crate::threads::spawn(s, move || lay_out_second(room));
-                write_diagnostics(out, first, b"[")?;
-                // No thread to be had: the second half is laid out after the first.
-                other
-                    .map_or_else(|| lay_out_second(Vec::new()), |o| o.join().expect("writing to memory does not panic"))
-            })?;
-            out.write_all(&room)?;
+            if r.diagnostics.len() < WRITTEN_IN_TURNS_FROM {
+                write_diagnostics(out, &r.diagnostics, b"[")?;
+            } else {
+                write_diagnostics_in_turns(out, &r.diagnostics)?;
+            }
             out.write_all(b"\n    ]")?;
         }
         out.write_all(b"\n  }")?;
@@ -65,8 +55,48 @@ pub fn write_reports_pretty(out: &mut impl Write, reports: &[FileReport], mut ro
     out.write_all(b"\n]")
 }
 
-/// From this many diagnostics in a report, their second half is laid out on a second core.
-const WRITTEN_APART_FROM: usize = 4096;
+/// From this many diagnostics in a report, two threads lay them out in turns.
+const WRITTEN_IN_TURNS_FROM: usize = 4096;
+
+/// Diagnostics a thread lays out at its turn: some 400 KB of report, which stays in the cache.
+const TURN: usize = 1024;
+
+/// [`write_diagnostics`] of a long list: this thread writes the even batches to `out`, a second
+/// thread lays the odd ones out meanwhile into buffers that this one writes after each even
+/// batch and hands back. Without a second thread, all are written here.
+fn write_diagnostics_in_turns(out: &mut impl Write, diagnostics: &[Diagnostic]) -> std::io::Result<()> {
+    use std::sync::mpsc;
+    let (laid_out, to_write) = mpsc::sync_channel::<Vec<u8>>(1);
+    let (written, to_reuse) = mpsc::channel::<Vec<u8>>();
+    let lay_out_odd = move || {
+        for batch in diagnostics.chunks(TURN).skip(1).step_by(2) {
+            let mut buffer = to_reuse.try_recv().unwrap_or_default();
+            buffer.clear();
+            write_diagnostics(&mut buffer, batch, b",").expect("writing to memory does not fail");
+            // The writer stopped (its output failed): nothing more is wanted.
+            if laid_out.send(buffer).is_err() {
+                return;
+            }
+        }
+    };
+    // Moved in: a failed write drops the receiver, and the second thread then stops.
+    std::thread::scope(move |s| {
+        if crate::threads::spawn(s, lay_out_odd).is_none() {
+            return write_diagnostics(out, diagnostics, b"[");
+        }
+        for (k, batch) in diagnostics.chunks(TURN).enumerate() {
+            if k % 2 == 0 {
+                write_diagnostics(out, batch, if k == 0 { b"[" } else { b"," })?;
+            } else {
+                let buffer = to_write.recv().expect("the second thread lays out every odd batch");
+                out.write_all(&buffer)?;
+                // The second thread may have finished: the buffer is then freed here.
+                let _ = written.send(buffer);
+            }
+        }
+        Ok(())
+    })
+}
 
 /// Each of `diagnostics` as in a pretty report, the first after `before`, the others after a comma.
 fn write_diagnostics(out: &mut impl Write, diagnostics: &[Diagnostic], before: &[u8]) -> std::io::Result<()> {
@@ -517,7 +547,7 @@ mod tests {
 
     fn written(reports: &[FileReport]) -> String {
         let mut out = Vec::new();
-        write_reports_pretty(&mut out, reports, b"what was here".to_vec()).expect("writes to memory");
+        write_reports_pretty(&mut out, reports).expect("writes to memory");
         String::from_utf8(out).expect("UTF-8")
     }
 
@@ -563,9 +593,48 @@ mod tests {
         }
     }
 
+    /// Takes `room` bytes, then fails, as a closed pipe does.
+    struct Failing {
+        room: usize,
+    }
+
+    impl Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_report_whose_output_fails_is_an_error_whichever_thread_lays_it_out() {
+        let reports = reports(&[10 * TURN]);
+        let whole = written(&reports).len();
+        // In the first batch, in a later one of this thread's and in one of the second thread's.
+        for room in [10, whole / 2, whole * 19 / 20] {
+            let e = write_reports_pretty(&mut Failing { room }, &reports).expect_err("the output failed");
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{room}");
+        }
+    }
+
     #[test]
     fn reports_are_written_as_serde_json_writes_them_pretty_however_many_diagnostics() {
-        for counts in [&[][..], &[0], &[1], &[0, 2, 1], &[WRITTEN_APART_FROM + 1, 3], &[5, 2 * WRITTEN_APART_FROM]] {
+        for counts in [
+            &[][..],
+            &[0],
+            &[1],
+            &[0, 2, 1],
+            &[WRITTEN_IN_TURNS_FROM, 3],
+            &[5, 5 * TURN + 1],
+            &[2 * WRITTEN_IN_TURNS_FROM + 7],
+        ] {
             let reports = reports(counts);
             let expected = serde_json::to_string_pretty(&reports).expect("serializes");
             assert_eq!(written(&reports), expected, "{counts:?}");
