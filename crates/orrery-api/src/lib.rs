@@ -375,6 +375,12 @@ pub fn set_default_log_cap(bytes: u64) {
     orrery_engine::process::set_default_log_cap(bytes);
 }
 
+/// Transparent huge pages off for this process and its own helpers, not for the tasks it runs
+/// (see `orrery_engine::process::without_huge_pages`): for a process that hosts the engine.
+pub fn without_huge_pages() {
+    orrery_engine::process::without_huge_pages();
+}
+
 /// The values of the variables every process this process runs inherits (`PATH`, the locale;
 /// see `orrery_engine::process::inherit_from`), when they are not this process's own.
 pub fn inherit_environment(values: impl Fn() -> Vec<(String, std::ffi::OsString)> + Send + Sync + 'static) {

@@ -84,6 +84,15 @@ fn main() -> ExitCode {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
+    // The commands on files keep transparent huge pages (a large blueprint's model fills them);
+    // the others host the engine or read the store, which allocate and free steadily: huge
+    // pages cost them more to zero than they save (see orrery_api::without_huge_pages).
+    if !matches!(
+        cli.command,
+        Command::Validate { .. } | Command::Fmt { .. } | Command::Export { .. } | Command::Graph { .. }
+    ) {
+        orrery_api::without_huge_pages();
+    }
     // The log cap of this process's attempts.
     let log_cap = match &cli.command {
         Command::Run { driving, .. } | Command::Resume { driving, .. } | Command::Restart { driving, .. } => {

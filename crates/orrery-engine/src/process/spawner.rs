@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn a_request_reads_back_as_it_was_written_and_anything_else_is_refused() {
         let env = vec![("PATH".into(), "/usr/bin".into()), ("X".into(), "a=b".into())];
-        let prepared = Prepared::new(
+        let mut prepared = Prepared::new(
             std::path::Path::new("/bin/sh"),
             &["/bin/sh".into(), "-c".into(), "echo hi".into()],
             &env,
@@ -334,12 +334,18 @@ mod tests {
             77,
         )
         .unwrap();
+        prepared.huge_pages_back = true;
         let wire = prepared.to_wire();
         let back = Prepared::from_wire(&wire).expect("reads back");
         assert_eq!(back.to_wire(), wire);
         assert_eq!(back.argv_ptrs.len(), 4);
         assert_eq!(back.envp_ptrs.len(), 3);
         assert_eq!(back.log_cap, 77);
+        assert!(back.huge_pages_back);
+        // The last byte says yes or no, nothing else.
+        let mut neither = wire.clone();
+        *neither.last_mut().unwrap() = 2;
+        assert!(Prepared::from_wire(&neither).is_none());
         for cut in 0..wire.len() {
             assert!(Prepared::from_wire(&wire[..cut]).is_none(), "cut at {cut}");
         }

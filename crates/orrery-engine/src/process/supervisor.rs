@@ -255,6 +255,9 @@ pub(super) struct Prepared {
     /// The record's names: `,"attempt":"...","run_id":"..."` (each when known).
     pub record_names: Vec<u8>,
     pub log_cap: u64,
+    /// The task gets back the transparent huge pages its engine turned off for itself
+    /// (`process::without_huge_pages`).
+    pub huge_pages_back: bool,
     /// Empty until [`Prepared::with_buffers`].
     pub buf: Vec<u8>,
     pub scratch: Vec<u8>,
@@ -300,7 +303,9 @@ impl Prepared {
                 (Some(cstring(path.as_os_str().as_bytes())?), names(Some(&name), record_id).into_bytes())
             }
         };
-        Ok(Prepared::assemble(program, argv, envp, cwd, record, record_names, log_cap))
+        let mut prepared = Prepared::assemble(program, argv, envp, cwd, record, record_names, log_cap);
+        prepared.huge_pages_back = super::HUGE_PAGES_BACK.load(std::sync::atomic::Ordering::Relaxed);
+        Ok(prepared)
     }
 
     /// The parts, with the null-terminated pointer arrays into argv and envp; no buffers yet.
@@ -326,6 +331,7 @@ impl Prepared {
             record,
             record_names,
             log_cap,
+            huge_pages_back: false,
             buf: Vec::new(),
             scratch: Vec::new(),
             stack: Vec::new(),
@@ -343,8 +349,9 @@ impl Prepared {
     }
 
     /// What the spawner is sent: each field as a little-endian u32 length and its bytes (argv
-    /// and envp as a count, then their items), the log cap as a u64; an absent cwd or record is
-    /// an empty field. The buffers are not sent.
+    /// and envp as a count, then their items), the log cap as a u64, then whether the task gets
+    /// its huge pages back as a byte; an absent cwd or record is an empty field. The buffers are
+    /// not sent.
     pub fn to_wire(&self) -> Vec<u8> {
         fn field(out: &mut Vec<u8>, bytes: &[u8]) {
             out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
@@ -362,6 +369,7 @@ impl Prepared {
         field(&mut out, self.record.as_ref().map_or(&[][..], |r| r.as_bytes()));
         field(&mut out, &self.record_names);
         out.extend_from_slice(&self.log_cap.to_le_bytes());
+        out.push(u8::from(self.huge_pages_back));
         out
     }
 
@@ -395,10 +403,17 @@ impl Prepared {
         let record = optional(field(&mut wire)?).ok()?;
         let record_names = field(&mut wire)?.to_vec();
         let log_cap = u64::from_le_bytes(take(&mut wire, 8)?.try_into().ok()?);
+        let huge_pages_back = match take(&mut wire, 1)? {
+            [0] => false,
+            [1] => true,
+            _ => return None,
+        };
         if !wire.is_empty() || argv.is_empty() {
             return None;
         }
-        Some(Prepared::assemble(program, argv, envp, cwd, record, record_names, log_cap).with_buffers())
+        let mut prepared = Prepared::assemble(program, argv, envp, cwd, record, record_names, log_cap);
+        prepared.huge_pages_back = huge_pages_back;
+        Some(prepared.with_buffers())
     }
 }
 
@@ -578,6 +593,11 @@ unsafe fn exec_task(p: &Prepared, out_w: i32, error_fd: i32) -> ! {
         fail(PHASE_SETUP);
     }
     close_all_except(&[0, 1, 2, error_fd]);
+    if p.huge_pages_back {
+        // On the memory this child shares with its supervisor until the exec, which keeps the
+        // flag for the task's own: the supervisor, which allocates nothing, loses nothing by it.
+        libc::prctl(libc::PR_SET_THP_DISABLE, 0, 0, 0, 0);
+    }
     if let Some(cwd) = &p.cwd {
         if libc::chdir(cwd.as_ptr()) != 0 {
             fail(PHASE_CWD);
