@@ -95,6 +95,8 @@ unsafe fn serve(socket: RawFd) -> ! {
         libc::_exit(1);
     }
     let mut request = vec![0u8; MAX_REQUEST];
+    // Lent to each supervisor forked: not made (and zeroed) again for every request.
+    let mut buffers = supervisor::Buffers::new();
     loop {
         let (n, fds) = match receive(socket, &mut request) {
             Ok(Some(got)) => got,
@@ -107,9 +109,14 @@ unsafe fn serve(socket: RawFd) -> ! {
             Some(mut prepared) => {
                 let fd = |i: usize| fds[i].as_raw_fd();
                 let kept = supervisor::Fds { devnull, log: fd(0), status: fd(1), control: fd(2) };
-                match libc::fork() {
+                prepared.buffers = std::mem::take(&mut buffers);
+                let forked = libc::fork();
+                if forked == 0 {
                     // SAFETY: its own copy of what was received; it never returns.
-                    0 => supervisor::run(&mut prepared, kept),
+                    supervisor::run(&mut prepared, kept);
+                }
+                buffers = std::mem::take(&mut prepared.buffers);
+                match forked {
                     pid if pid < 0 => -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64),
                     pid => pid as i64,
                 }

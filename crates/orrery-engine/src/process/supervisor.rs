@@ -258,11 +258,30 @@ pub(super) struct Prepared {
     /// The task gets back the transparent huge pages its engine turned off for itself
     /// (`process::without_huge_pages`).
     pub huge_pages_back: bool,
-    /// Empty until [`Prepared::with_buffers`].
+    /// Empty until [`Prepared::with_buffers`] or given.
+    pub buffers: Buffers,
+}
+
+/// The memory the supervisor copies and formats in (it cannot allocate) and the task's child's
+/// stack until its exec. Their bytes are never read before they are written: the spawner lends
+/// the same to every supervisor it forks (each has its own copy), zeroed once.
+#[derive(Default)]
+pub(super) struct Buffers {
     pub buf: Vec<u8>,
     pub scratch: Vec<u8>,
-    /// The task's child's stack until its exec.
     pub stack: Vec<u8>,
+}
+
+impl Buffers {
+    pub fn new() -> Buffers {
+        Buffers {
+            buf: vec![0; 64 * 1024],
+            // The record's line: its names are a file name (at most 255 bytes) and a run id,
+            // escaped.
+            scratch: vec![0; 2048],
+            stack: vec![0; 256 * 1024],
+        }
+    }
 }
 
 // SAFETY: the raw pointers point into the CStrings the struct owns; it is only moved, never
@@ -332,19 +351,14 @@ impl Prepared {
             record_names,
             log_cap,
             huge_pages_back: false,
-            buf: Vec::new(),
-            scratch: Vec::new(),
-            stack: Vec::new(),
+            buffers: Buffers::default(),
         }
     }
 
     /// With the buffers the supervisor copies and formats in (it cannot allocate): made only
     /// where it is forked.
     pub fn with_buffers(mut self) -> Prepared {
-        self.buf = vec![0; 64 * 1024];
-        // The record's line: its names are a file name (at most 255 bytes) and a run id, escaped.
-        self.scratch = vec![0; 2048];
-        self.stack = vec![0; 256 * 1024];
+        self.buffers = Buffers::new();
         self
     }
 
@@ -373,7 +387,7 @@ impl Prepared {
         out
     }
 
-    /// What [`Prepared::to_wire`] wrote; `None` for anything else.
+    /// What [`Prepared::to_wire`] wrote, without buffers; `None` for anything else.
     pub fn from_wire(mut wire: &[u8]) -> Option<Prepared> {
         fn take<'a>(wire: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
             let (head, rest) = wire.split_at_checked(n)?;
@@ -413,7 +427,7 @@ impl Prepared {
         }
         let mut prepared = Prepared::assemble(program, argv, envp, cwd, record, record_names, log_cap);
         prepared.huge_pages_back = huge_pages_back;
-        Some(prepared.with_buffers())
+        Some(prepared)
     }
 }
 
@@ -688,7 +702,7 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
     // process waits meanwhile), on a stack of its own: no copy of the page tables to make
     // and tear down for a process that execs at once.
     let mut child = TaskChild { prepared: p, out_w: out[1], error_fd: err[1] };
-    let top = p.stack.as_ptr().add(p.stack.len()) as usize & !15;
+    let top = p.buffers.stack.as_ptr().add(p.buffers.stack.len()) as usize & !15;
     let leader = libc::clone(
         task_child,
         top as *mut libc::c_void,
@@ -760,7 +774,7 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
             libc::usleep(50_000);
         }
         if pipe_open && polled[0].revents != 0 {
-            pipe_open = log.drain(pipe, &mut p.buf);
+            pipe_open = log.drain(pipe, &mut p.buffers.buf);
         }
         if control_open && polled[1].revents != 0 {
             let mut bytes = [0u8; 16];
@@ -791,7 +805,7 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
                 };
                 exited = Some((kind, value, now_ms()));
                 if pipe_open {
-                    pipe_open = log.drain(pipe, &mut p.buf);
+                    pipe_open = log.drain(pipe, &mut p.buffers.buf);
                 }
                 send(status, TAG_EXITED, kind, value);
             } else if rc != 0 && errno() == libc::ECHILD {
@@ -802,13 +816,15 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
         }
     }
     if pipe_open {
-        log.drain(pipe, &mut p.buf);
+        log.drain(pipe, &mut p.buffers.buf);
     }
-    log.note(&mut p.scratch);
+    log.note(&mut p.buffers.scratch);
     send(status, TAG_LOG, log.written as i64, log.dropped as i64);
     let (kind, value, ended) = exited.unwrap_or((1, 0, now_ms()));
     let recorded = match &p.record {
-        Some(path) => write_record(&mut p.scratch, path, &p.record_names, leader, (kind, value, stopped), ended, &log),
+        Some(path) => {
+            write_record(&mut p.buffers.scratch, path, &p.record_names, leader, (kind, value, stopped), ended, &log)
+        }
         None => 0,
     };
     send(status, TAG_RECORDED, recorded as i64, 0);
