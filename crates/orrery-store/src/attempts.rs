@@ -211,12 +211,14 @@ impl Store {
         self.write(|tx| {
             let changed = tx
                 .sql
-                .execute(
+                .prepare_cached(
                     "UPDATE task_runs SET pid = ?2, process_start_time = ?3,
                      environment_json = COALESCE(?4, environment_json)
                      WHERE run_id = ?1 AND state = 'running'",
-                    params![run_id.as_str(), process.pid, process.start_time as i64, environment],
                 )
+                .and_then(|mut s| {
+                    s.execute(params![run_id.as_str(), process.pid, process.start_time as i64, environment])
+                })
                 .at(tx.path)?;
             if changed == 0 {
                 return Err(stale(tx.sql, run_id));

@@ -48,8 +48,9 @@ impl Store {
     pub fn instance_data(&self, session_id: &str, instance: &str) -> Result<BTreeMap<String, Value>, StoreError> {
         self.read(|conn, path| {
             require_session(conn, path, session_id)?;
+            // Asked as each task starts and ends: the statement is kept, not parsed each time.
             let mut stmt = conn
-                .prepare(
+                .prepare_cached(
                     "SELECT key, value_json FROM session_data
                      WHERE session_id = ?1 AND instance = ?2 ORDER BY key",
                 )
