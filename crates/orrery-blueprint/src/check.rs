@@ -43,11 +43,7 @@ pub fn write_reports_pretty(out: &mut impl Write, reports: &[FileReport]) -> std
         if r.diagnostics.is_empty() {
             out.write_all(b"[]")?;
         } else {
-            if r.diagnostics.len() < WRITTEN_IN_TURNS_FROM {
-                write_diagnostics(out, &r.diagnostics, b"[")?;
-            } else {
-                write_diagnostics_in_turns(out, &r.diagnostics)?;
-            }
+            write_diagnostics_in_turns(out, &r.diagnostics)?;
             out.write_all(b"\n    ]")?;
         }
         out.write_all(b"\n  }")?;
@@ -61,11 +57,15 @@ const WRITTEN_IN_TURNS_FROM: usize = 4096;
 /// Diagnostics a thread lays out at its turn: some 400 KB of report, which stays in the cache.
 const TURN: usize = 1024;
 
-/// [`write_diagnostics`] of a long list: this thread writes the even batches to `out`, a second
-/// thread lays the odd ones out meanwhile into buffers that this one writes after each even
-/// batch and hands back. Without a second thread, all are written here.
+/// [`write_diagnostics`] of a list, the first after `[`. A long one in turns: this thread writes
+/// the even batches to `out`, a second thread lays the odd ones out meanwhile into buffers that
+/// this one writes after each even batch and hands back. A short one, or without a second
+/// thread, all here.
 fn write_diagnostics_in_turns(out: &mut impl Write, diagnostics: &[Diagnostic]) -> std::io::Result<()> {
     use std::sync::mpsc;
+    if diagnostics.len() < WRITTEN_IN_TURNS_FROM {
+        return write_diagnostics(out, diagnostics, b"[");
+    }
     let (laid_out, to_write) = mpsc::sync_channel::<Vec<u8>>(1);
     let (written, to_reuse) = mpsc::channel::<Vec<u8>>();
     let lay_out_odd = move || {

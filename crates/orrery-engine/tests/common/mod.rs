@@ -1,5 +1,6 @@
 //! Fixtures the runner's integration tests share: small blueprints built from JSON, a temp
-//! folder holding the store and the work directory, and waiting for an attempt to start.
+//! folder holding the store and the work directory, and waiting for an attempt to start; and,
+//! for the process tests, a sleeping task and who forked its supervisor.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use orrery_blueprint::{load, Blueprint, Library, ValidBlueprint};
+use orrery_engine::process::{spawn, Exit, ProcessSpec, Program, Supervised};
 use orrery_engine::runner::{RunOptions, SessionControl};
 use orrery_store::{Event, Store};
 use serde_json::{json, Value};
@@ -118,4 +120,35 @@ impl Fixture {
         };
         (options, receiver)
     }
+}
+
+pub fn parent_of(pid: u32) -> u32 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    text[text.rfind(')').unwrap() + 1..].split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Who forked the supervisor of a running task: the spawner or this process.
+pub fn forked_by(task: &Supervised) -> u32 {
+    parent_of(parent_of(task.pid()))
+}
+
+/// A task running `sleep 30` with `env`, its log in `dir`, once it has exec'd `sleep` (before,
+/// it shares its supervisor's memory).
+pub async fn sleeper(dir: &Path, name: &str, env: Vec<(String, String)>) -> Supervised {
+    let mut spec = ProcessSpec::new(Program::Argv(vec!["sleep".into(), "30".into()]), dir.join(format!("{name}.log")));
+    spec.env = env;
+    let task = spawn(spec).await.expect("the task starts");
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while read(Path::new(&format!("/proc/{}/comm", task.pid()))).trim() != "sleep" {
+        assert!(std::time::Instant::now() < until, "the task did not exec");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    task
+}
+
+/// Cancels `task` and waits for it to stop.
+pub async fn stopped(task: Supervised) {
+    task.canceller().cancel();
+    let finished = tokio::time::timeout(Duration::from_secs(20), task.wait()).await.expect("it stops");
+    assert_eq!(finished.exit, Exit::Cancelled);
 }
