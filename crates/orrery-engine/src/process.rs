@@ -11,7 +11,8 @@
 //!   the leader's own; [`Finished::group`] says what had to be done to the rest.
 //! - stdout and stderr are the same pipe, read by the process's supervisor (below), which
 //!   appends what comes to the attempt's log, so their interleaving is exactly the order of
-//!   the writes. The supervisor never waits for the pipe's end: a grandchild that keeps it
+//!   the writes. The log is created at the first byte of output: a process that writes nothing
+//!   leaves no file (a readers' missing log is an empty one), and starting one creates no inode. The supervisor never waits for the pipe's end: a grandchild that keeps it
 //!   open cannot hold anything up. stdin is `/dev/null`.
 //! - **Log cap.** The supervisor writes at most [`ProcessSpec::log_cap`] bytes of output to
 //!   the log ([`DEFAULT_LOG_CAP`], 1 GiB, unless [`set_default_log_cap`] or the spec says
@@ -159,7 +160,8 @@ pub struct ProcessSpec {
     pub cwd: Option<PathBuf>,
     /// Added to the minimal environment ([`INHERITED_ENV`]); a name given here wins.
     pub env: Vec<(String, String)>,
-    /// The attempt's log: created (with its parent directories) if missing, appended to.
+    /// The attempt's log: its parent directories made at the spawn, the file itself created at
+    /// the first byte of output (a process that writes nothing leaves none), appended to.
     pub log_path: PathBuf,
     /// Measured from the spawn; on expiry the group is stopped and the attempt is
     /// [`Exit::TimedOut`].
@@ -498,7 +500,7 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
             return Err(ProcessError::InvalidEnv { name: name.clone() });
         }
     }
-    let log = open_log(&spec.log_path)
+    check_log_place(&spec.log_path)
         .map_err(|source| ProcessError::LogUnwritable { path: spec.log_path.clone(), source })?;
     let env = child_env(&spec.env);
     let resolved = resolve_program(&program, &env, spec.cwd.as_deref())?;
@@ -508,19 +510,9 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
         // An earlier use of the name recorded there is not this process's exit.
         supervisor::record_start(stem, spec.record_id.as_deref()).map_err(spawn_failed)?;
     }
-    let prepared = supervisor::Prepared::new(
-        &resolved,
-        &argv,
-        &env,
-        spec.cwd.as_deref(),
-        spec.exit_record.as_deref(),
-        spec.record_id.as_deref(),
-        spec.log_cap,
-    )
-    .map_err(spawn_failed)?;
+    let prepared = supervisor::Prepared::new(&resolved, &argv, &env, &spec).map_err(spawn_failed)?;
     let started = Instant::now();
-    let mut link = Link::fork(prepared, &log).map_err(spawn_failed)?;
-    drop(log);
+    let mut link = Link::fork(prepared).map_err(spawn_failed)?;
     let pid = match link.next().await {
         Some((supervisor::TAG_STARTED, pid, _)) => pid as u32,
         Some((supervisor::TAG_FAILED, phase, errno)) => {
@@ -672,12 +664,17 @@ pub fn supervised_leader(name: &str, value: &str) -> Option<(u32, u64)> {
     )
 }
 
-/// The live supervisor that holds `log` open (it writes a task's output there until it has
-/// recorded the exit), and its task's leader, alive or a zombie (pid, start time): how
-/// recovery finds a task whose leader has just exited, whose environment can no longer be read,
-/// while its record is being written.
+/// The live supervisor of the attempt whose log is `log`, and its task's leader, alive or a
+/// zombie (pid, start time): how recovery finds a task whose leader has just exited, whose
+/// environment can no longer be read, while its record is being written. A supervisor holds the
+/// memory file named by its log's mark until it ends ([`supervisor::log_mark`]); one of a build
+/// before the mark, the log itself.
 pub fn supervisor_of_log(log: &std::path::Path) -> Option<((u32, u64), Option<(u32, u64)>)> {
-    let wanted = fs::canonicalize(log).ok()?;
+    use std::os::unix::ffi::OsStrExt;
+    let absolute = std::path::absolute(log).ok()?;
+    let mark = supervisor::log_mark(absolute.as_os_str().as_bytes());
+    let marked = std::path::PathBuf::from(format!("/memfd:{} (deleted)", mark.to_str().ok()?));
+    let opened = fs::canonicalize(log).ok();
     let entries = fs::read_dir("/proc").ok()?;
     for entry in entries.flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
@@ -687,7 +684,8 @@ pub fn supervisor_of_log(log: &std::path::Path) -> Option<((u32, u64), Option<(u
             continue;
         }
         let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
-        if !fds.flatten().any(|fd| fs::read_link(fd.path()).is_ok_and(|target| target == wanted)) {
+        let held = |target: std::path::PathBuf| target == marked || opened.as_ref() == Some(&target);
+        if !fds.flatten().any(|fd| fs::read_link(fd.path()).is_ok_and(held)) {
             continue;
         }
         let Ok(stat) = procfs::read_stat(pid) else { continue };
@@ -725,7 +723,7 @@ fn pipe_cloexec() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
 }
 
 impl Link {
-    fn fork(mut prepared: supervisor::Prepared, log: &File) -> io::Result<Link> {
+    fn fork(mut prepared: supervisor::Prepared) -> io::Result<Link> {
         use std::os::fd::AsRawFd;
         use std::os::unix::ffi::OsStringExt;
         let (status_r, status_w) = pipe_cloexec()?;
@@ -739,7 +737,7 @@ impl Link {
             let status = tokio::net::unix::pipe::Receiver::from_owned_fd(status_r)?;
             Ok(Link { supervisor, reap, status, pending: Vec::new(), eof: false, control: Some(control_w) })
         };
-        let fds = [log.as_raw_fd(), status_w.as_raw_fd(), control_r.as_raw_fd()];
+        let fds = [status_w.as_raw_fd(), control_r.as_raw_fd()];
         if let spawner::Spawned::Asked(pid) = spawner::spawn(&prepared, fds) {
             drop((status_w, control_r));
             return link(pid.unwrap_or(0), false);
@@ -748,7 +746,6 @@ impl Link {
         let devnull = OpenOptions::new().read(true).write(true).open("/dev/null")?;
         let fds = supervisor::Fds {
             devnull: devnull.as_raw_fd(),
-            log: log.as_raw_fd(),
             status: status_w.as_raw_fd(),
             control: control_r.as_raw_fd(),
         };
@@ -890,11 +887,35 @@ fn resolve_program(
     Err(if denied { ProcessError::ProgramNotExecutable { program } } else { ProcessError::ProgramNotFound { program } })
 }
 
-fn open_log(path: &std::path::Path) -> io::Result<File> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)?;
+/// Makes the log's folder and checks that the supervisor will be able to create or append to
+/// the log: what is there must be a regular file this process may write, or nothing in a folder
+/// it may write in. The supervisor opens it itself, at the first output, as [`open_append`].
+fn check_log_place(path: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(folder) = folder {
+        fs::create_dir_all(folder)?;
     }
-    open_append(path)
+    let (place, mode) = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => (path, libc::W_OK),
+        Ok(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a regular file", path.display()),
+            ))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            (folder.unwrap_or(std::path::Path::new(".")), libc::W_OK | libc::X_OK)
+        }
+        Err(e) => return Err(e),
+    };
+    let place = std::ffi::CString::new(place.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the log's path"))?;
+    // SAFETY: a valid NUL-terminated path.
+    if unsafe { libc::access(place.as_ptr(), mode) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Opens a log of Orrery's own for appending, as a regular file only: a link or a FIFO left in

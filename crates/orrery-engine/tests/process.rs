@@ -30,7 +30,12 @@ async fn run(spec: ProcessSpec) -> (Finished, String) {
     let log_path = spec.log_path.clone();
     let supervised = spawn(spec).await.expect("the process should start");
     let finished = finish(supervised).await;
-    (finished, std::fs::read_to_string(&log_path).expect("the log file should exist"))
+    // A process that wrote nothing has no log: an empty one.
+    let log = match std::fs::read_to_string(&log_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        read => read.expect("the log should be readable"),
+    };
+    (finished, log)
 }
 
 /// Waits until the log holds `needle`, so a test acts only once the child has set itself up
@@ -418,4 +423,68 @@ async fn supervisors_are_forked_by_the_spawner_unless_it_is_turned_off() {
         let exe = |pid: u32| std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
         assert_eq!(exe(parents[0]), exe(engine), "the spawner runs this very binary");
     }
+}
+
+#[tokio::test]
+async fn the_log_is_created_at_the_first_output_so_a_silent_process_leaves_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let silent = dir.path().join("silent.log");
+    let finished = finish(spawn(ProcessSpec::shell("true", &silent)).await.unwrap()).await;
+    assert_eq!((finished.exit, finished.log.written), (Exit::Exited { code: 0 }, 0));
+    assert!(!silent.exists(), "a process that wrote nothing has no log");
+    assert!(silent.parent().unwrap().is_dir(), "its folder is made all the same");
+    // Past a cap of nothing, the note alone is the log.
+    let mut capped = ProcessSpec::shell("echo dropped", dir.path().join("capped.log"));
+    capped.log_cap = 0;
+    let (finished, text) = run(capped).await;
+    assert_eq!((finished.log.written, finished.log.dropped), (0, 8));
+    assert!(text.starts_with("orrery: this attempt's log reached its cap of 0 bytes"), "{text:?}");
+}
+
+#[tokio::test]
+async fn a_link_or_a_fifo_in_place_of_the_log_is_refused_before_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::write(&target, "kept\n").unwrap();
+    let link = dir.path().join("link.log");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let fifo = dir.path().join("fifo.log");
+    let c_fifo = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o644) }, 0);
+    for log in [&link, &fifo] {
+        let error = spawn(ProcessSpec::shell("echo hi", log)).await.unwrap_err();
+        assert!(matches!(error, ProcessError::LogUnwritable { .. }), "{}: got {error:?}", log.display());
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
+}
+
+#[tokio::test]
+async fn a_link_the_task_puts_in_place_of_its_log_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::write(&target, "kept\n").unwrap();
+    let log = dir.path().join("a.log");
+    let command = format!("ln -s '{}' '{}' && echo written", target.display(), log.display());
+    let finished = finish(spawn(ProcessSpec::shell(command, &log)).await.unwrap()).await;
+    assert_eq!((finished.exit, finished.log.written), (Exit::Exited { code: 0 }, 0));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n", "the output did not go through the link");
+}
+
+/// Recovery finds the supervisor of an attempt by its log even when the task wrote nothing yet
+/// (so no log exists), by the memory file each supervisor holds named after its log.
+#[tokio::test]
+async fn the_supervisor_of_a_log_is_found_before_the_log_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("quiet.log");
+    let supervised = spawn(ProcessSpec::shell("exec sleep 30", &log)).await.unwrap();
+    let found = orrery_engine::process::supervisor_of_log(&log).expect("found by its mark");
+    assert!(!log.exists());
+    assert_eq!(found.0 .0 as i32, parent_of(supervised.pid() as i32).unwrap(), "the task's parent");
+    assert_eq!(found.1.map(|(pid, _)| pid), Some(supervised.pid()), "and its leader");
+    assert!(orrery_engine::process::supervisor_of_log(&dir.path().join("other.log")).is_none());
+    supervised.canceller().cancel();
+    finish(supervised).await;
+    assert!(orrery_engine::process::supervisor_of_log(&log).is_none(), "gone with its supervisor");
 }

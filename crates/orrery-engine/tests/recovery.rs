@@ -89,7 +89,8 @@ async fn a_stopped_session_resumes_from_the_store_and_finished_tasks_never_run_a
     let attempts = fx.store().attempts(&report.session_id).unwrap();
     let numbers: Vec<u32> = attempts.iter().filter(|a| a.node == "root.t2").map(|a| a.attempt).collect();
     assert_eq!(numbers, vec![1, 2]);
-    assert!(fx.path("work").join(&report.session_id).join("root.t2.attempt-2.log").exists());
+    let log = attempts.iter().find(|a| a.node == "root.t2" && a.attempt == 2).and_then(|a| a.log_path.clone());
+    assert_eq!(log, Some(fx.path("work").join(&report.session_id).join("root.t2.attempt-2.log")));
     assert_eq!(fx.store().session(&report.session_id).unwrap().state, SessionState::Completed);
 
     // A completed session has nothing to resume.

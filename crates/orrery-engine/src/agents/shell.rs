@@ -40,8 +40,8 @@
 //! the stem are removed first. An attempt with no inputs reads the folder's shared
 //! [`NO_INPUTS_FILE`] (`{}`) instead. Few files, no folder per attempt: on a busy file system
 //! every inode created costs (ext4's inode allocator dominated the runner's CPU when each
-//! attempt had a folder and an inputs file of its own, and was a fifth of it again while each
-//! exit had a record file).
+//! attempt had a folder and an inputs file of its own, a fifth of it again while each exit had
+//! a record file, and an eighth while each attempt's log was made before its first output).
 //!
 //! Ends: exit 0 succeeds; a non-zero exit, or death by a signal Orrery did not send, is a
 //! `TOOL_FAILURE` whose message ends with the last [`LOG_TAIL_BYTES`] of the log; a process

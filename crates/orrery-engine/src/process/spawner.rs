@@ -6,8 +6,8 @@
 //! task copied them again before its exit tore them down: about half of the CPU of a chain of
 //! 1,000 `true` tasks (perf). So the engine starts, once, a process of its own binary
 //! (`/proc/self/exe`, small as it has just started), and asks it for each supervisor: the
-//! request is what the supervisor needs ([`Prepared::to_wire`]) with its descriptors (the log,
-//! the status pipe's write end, the control pipe's read end) over a Unix socket; the answer is
+//! request is what the supervisor needs ([`Prepared::to_wire`]) with its descriptors (the
+//! status pipe's write end, the control pipe's read end) over a Unix socket; the answer is
 //! the supervisor's pid. The rest is unchanged: the supervisor runs the same code, talks to the
 //! engine over the same pipes and records the exit the same way, and the status pipe stays the
 //! one way the engine learns whether a task started.
@@ -36,7 +36,7 @@ use super::supervisor::{self, Prepared};
 pub const SOCKET_VAR: &str = "ORRERY_SPAWNER_SOCKET";
 
 /// What the spawner says first.
-const GREETING: &[u8] = b"orrery-spawner 1";
+const GREETING: &[u8] = b"orrery-spawner 2";
 
 /// The largest request: what does not fit is spawned by the engine itself.
 const MAX_REQUEST: usize = 128 * 1024;
@@ -44,8 +44,8 @@ const MAX_REQUEST: usize = 128 * 1024;
 /// How long the engine waits for the spawner's greeting or answer before it does without it.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// The descriptors of a request: log, status pipe (write end), control pipe (read end).
-const FDS: usize = 3;
+/// The descriptors of a request: status pipe (write end), control pipe (read end).
+const FDS: usize = 2;
 
 #[used]
 #[link_section = ".init_array"]
@@ -108,7 +108,7 @@ unsafe fn serve(socket: RawFd) -> ! {
             None => -(libc::EINVAL as i64),
             Some(mut prepared) => {
                 let fd = |i: usize| fds[i].as_raw_fd();
-                let kept = supervisor::Fds { devnull, log: fd(0), status: fd(1), control: fd(2) };
+                let kept = supervisor::Fds { devnull, status: fd(0), control: fd(1) };
                 prepared.buffers = std::mem::take(&mut buffers);
                 let forked = libc::fork();
                 if forked == 0 {
@@ -200,8 +200,8 @@ pub(super) enum Spawned {
 
 static SPAWNER: OnceLock<Option<Spawner>> = OnceLock::new();
 
-/// Asks the spawner for a supervisor of `prepared` with these descriptors (log, status write
-/// end, control read end).
+/// Asks the spawner for a supervisor of `prepared` with these descriptors (status write end,
+/// control read end).
 pub(super) fn spawn(prepared: &Prepared, fds: [RawFd; FDS]) -> Spawned {
     let Some(spawner) = SPAWNER.get_or_init(start) else { return Spawned::Unavailable };
     let wire = prepared.to_wire();
@@ -331,16 +331,13 @@ mod tests {
     #[test]
     fn a_request_reads_back_as_it_was_written_and_anything_else_is_refused() {
         let env = vec![("PATH".into(), "/usr/bin".into()), ("X".into(), "a=b".into())];
-        let mut prepared = Prepared::new(
-            std::path::Path::new("/bin/sh"),
-            &["/bin/sh".into(), "-c".into(), "echo hi".into()],
-            &env,
-            Some(std::path::Path::new("/tmp")),
-            Some(std::path::Path::new("/tmp/x.attempt-1")),
-            Some("run-1"),
-            77,
-        )
-        .unwrap();
+        let mut spec = crate::process::ProcessSpec::shell("echo hi", "/tmp/x.attempt-1.log");
+        spec.cwd = Some("/tmp".into());
+        spec.exit_record = Some("/tmp/x.attempt-1".into());
+        spec.record_id = Some("run-1".into());
+        spec.log_cap = 77;
+        let argv = ["/bin/sh".into(), "-c".into(), "echo hi".into()];
+        let mut prepared = Prepared::new(std::path::Path::new("/bin/sh"), &argv, &env, &spec).unwrap();
         prepared.huge_pages_back = true;
         let wire = prepared.to_wire();
         let back = Prepared::from_wire(&wire).expect("reads back");
@@ -348,6 +345,8 @@ mod tests {
         assert_eq!(back.argv_ptrs.len(), 4);
         assert_eq!(back.envp_ptrs.len(), 3);
         assert_eq!(back.log_cap, 77);
+        assert_eq!(back.log.to_bytes(), b"/tmp/x.attempt-1.log");
+        assert_eq!(back.mark, prepared.mark);
         assert!(back.huge_pages_back);
         // The last byte says yes or no, nothing else.
         let mut neither = wire.clone();

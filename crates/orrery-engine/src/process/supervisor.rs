@@ -4,7 +4,8 @@
 //! The engine's spawner forks it (`spawner.rs`; the engine itself when there is none), with no
 //! exec: it works the same in `orrery`, `orrery serve`, the desktop app and a test binary. It
 //! starts the task (a `clone` that shares its memory until the exec, as vfork does), copies the
-//! task's output from a pipe to the attempt's log (up to the log cap), and when the task's
+//! task's output from a pipe to the attempt's log (up to the log cap; the log is created at the
+//! first byte of output, so a task that writes nothing leaves no file), and when the task's
 //! leader exits it records that exit: one line ([`ExitRecord`]) appended to its folder's
 //! records file ([`RECORDS_FILE`]) in a single write, named by the attempt's stem and run id,
 //! after the line the engine appended as it started the process ([`record_start`]: an earlier
@@ -21,7 +22,7 @@
 //!
 //! Rules, because it is the child of a fork of a multi-threaded process:
 //! - it calls only async-signal-safe functions (raw system calls: `clone`, `execve`, `poll`,
-//!   `read`, `write`, `waitid`, `waitpid`, `open`, `close`, `dup2`,
+//!   `read`, `write`, `waitid`, `waitpid`, `open`, `fstat`, `close`, `dup2`, `memfd_create`,
 //!   `rt_sigaction`, `clock_gettime`, `_exit`), never allocates, formats or panics: everything it
 //!   needs (paths, argv, environment, the copy buffer, the task child's stack) is prepared
 //!   beforehand ([`Prepared`]);
@@ -30,6 +31,10 @@
 //!   gone), leads a process group of its own (a Ctrl-C to the terminal's group does not reach
 //!   it), points its stdin, stdout and stderr at `/dev/null` (it must not keep the engine's
 //!   terminal or pipe open) and closes every other descriptor it inherited but its own;
+//! - while it lives it holds a memory file named by its log ([`log_mark`]): how recovery tells
+//!   which attempt a supervisor runs once the task's leader has exited (a zombie's environment,
+//!   which names its run, cannot be read) and before its record is written, whether or not the
+//!   task wrote a log;
 //! - the task's leader is reaped only once the record is written and the engine has let go
 //!   (it closed the control pipe, or died): until then the leader is a zombie, so its pid, which
 //!   is also its process group id, cannot be reused while the engine signals the group; and
@@ -66,6 +71,15 @@ pub(super) const CONTROL_TIMEOUT: u8 = b'T';
 pub(super) const PHASE_SETUP: i64 = 1;
 pub(super) const PHASE_CWD: i64 = 2;
 pub(super) const PHASE_EXEC: i64 = 3;
+
+/// The name of the memory file a supervisor holds while it lives, shown in `/proc/PID/fd` as
+/// `/memfd:NAME (deleted)` (see the module notes): `orrery-log-` and a hash of its log's
+/// absolute path (FNV-1a, 64 bits: a path can be longer than a name; the same in every build,
+/// so that a later runner knows an earlier one's supervisors).
+pub(super) fn log_mark(log: &[u8]) -> CString {
+    let hash = log.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    CString::new(format!("orrery-log-{hash:016x}")).unwrap_or_default()
+}
 
 /// The file of a folder's exit records, a line each (see the module notes).
 pub const RECORDS_FILE: &str = "exits.jsonl";
@@ -250,6 +264,10 @@ pub(super) struct Prepared {
     pub envp: Vec<CString>,
     pub envp_ptrs: Vec<*const libc::c_char>,
     pub cwd: Option<CString>,
+    /// The attempt's log, created at the task's first output.
+    pub log: CString,
+    /// The name of the memory file the supervisor holds while it lives ([`log_mark`]).
+    pub mark: CString,
     /// The records file the exit is appended to.
     pub record: Option<CString>,
     /// The record's names: `,"attempt":"...","run_id":"..."` (each when known).
@@ -293,16 +311,15 @@ fn cstring(bytes: impl Into<Vec<u8>>) -> io::Result<CString> {
 }
 
 impl Prepared {
+    /// What runs `spec` with the program found for it (`program`), its `argv` and its whole
+    /// environment.
     pub fn new(
         program: &Path,
         argv: &[String],
         env: &[(std::ffi::OsString, std::ffi::OsString)],
-        cwd: Option<&Path>,
-        record: Option<&Path>,
-        record_id: Option<&str>,
-        log_cap: u64,
+        spec: &super::ProcessSpec,
     ) -> io::Result<Prepared> {
-        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
         let program = cstring(program.as_os_str().as_bytes())?;
         let argv: Vec<CString> = argv.iter().map(|a| cstring(a.as_bytes())).collect::<io::Result<_>>()?;
         let envp: Vec<CString> = env
@@ -314,25 +331,30 @@ impl Prepared {
                 cstring(entry)
             })
             .collect::<io::Result<_>>()?;
-        let cwd = cwd.map(|c| cstring(c.as_os_str().as_bytes())).transpose()?;
-        let (record, record_names) = match record {
+        let cwd = spec.cwd.as_ref().map(|c| cstring(c.as_os_str().as_bytes())).transpose()?;
+        let log = cstring(std::path::absolute(&spec.log_path)?.into_os_string().into_vec())?;
+        let (record, record_names) = match &spec.exit_record {
             None => (None, Vec::new()),
             Some(stem) => {
                 let (path, name) = record_place(stem)?;
-                (Some(cstring(path.as_os_str().as_bytes())?), names(Some(&name), record_id).into_bytes())
+                let names = names(Some(&name), spec.record_id.as_deref()).into_bytes();
+                (Some(cstring(path.as_os_str().as_bytes())?), names)
             }
         };
-        let mut prepared = Prepared::assemble(program, argv, envp, cwd, record, record_names, log_cap);
+        let mut prepared = Prepared::assemble(program, argv, envp, cwd, log, record, record_names, spec.log_cap);
         prepared.huge_pages_back = super::HUGE_PAGES_BACK.load(std::sync::atomic::Ordering::Relaxed);
         Ok(prepared)
     }
 
-    /// The parts, with the null-terminated pointer arrays into argv and envp; no buffers yet.
+    /// The parts, with the null-terminated pointer arrays into argv and envp and the log's mark;
+    /// no buffers yet.
+    #[allow(clippy::too_many_arguments)]
     fn assemble(
         program: CString,
         argv: Vec<CString>,
         envp: Vec<CString>,
         cwd: Option<CString>,
+        log: CString,
         record: Option<CString>,
         record_names: Vec<u8>,
         log_cap: u64,
@@ -347,6 +369,8 @@ impl Prepared {
             argv,
             envp,
             cwd,
+            mark: log_mark(log.as_bytes()),
+            log,
             record,
             record_names,
             log_cap,
@@ -362,10 +386,11 @@ impl Prepared {
         self
     }
 
-    /// What the spawner is sent: each field as a little-endian u32 length and its bytes (argv
-    /// and envp as a count, then their items), the log cap as a u64, then whether the task gets
-    /// its huge pages back as a byte; an absent cwd or record is an empty field. The buffers are
-    /// not sent.
+    /// What the spawner is sent: each field as a little-endian u32 length and its bytes (the
+    /// program, argv and envp as a count then their items, the cwd, the log, the record and its
+    /// names), the log cap as a u64, then whether the task gets its huge pages back as a byte;
+    /// an absent cwd or record is an empty field. The mark (made from the log) and the buffers
+    /// are not sent.
     pub fn to_wire(&self) -> Vec<u8> {
         fn field(out: &mut Vec<u8>, bytes: &[u8]) {
             out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
@@ -380,6 +405,7 @@ impl Prepared {
             }
         }
         field(&mut out, self.cwd.as_ref().map_or(&[][..], |c| c.as_bytes()));
+        field(&mut out, self.log.as_bytes());
         field(&mut out, self.record.as_ref().map_or(&[][..], |r| r.as_bytes()));
         field(&mut out, &self.record_names);
         out.extend_from_slice(&self.log_cap.to_le_bytes());
@@ -414,6 +440,7 @@ impl Prepared {
         let argv = list(&mut wire)?;
         let envp = list(&mut wire)?;
         let cwd = optional(field(&mut wire)?).ok()?;
+        let log = CString::new(field(&mut wire)?).ok()?;
         let record = optional(field(&mut wire)?).ok()?;
         let record_names = field(&mut wire)?.to_vec();
         let log_cap = u64::from_le_bytes(take(&mut wire, 8)?.try_into().ok()?);
@@ -422,10 +449,10 @@ impl Prepared {
             [1] => true,
             _ => return None,
         };
-        if !wire.is_empty() || argv.is_empty() {
+        if !wire.is_empty() || argv.is_empty() || log.is_empty() {
             return None;
         }
-        let mut prepared = Prepared::assemble(program, argv, envp, cwd, record, record_names, log_cap);
+        let mut prepared = Prepared::assemble(program, argv, envp, cwd, log, record, record_names, log_cap);
         prepared.huge_pages_back = huge_pages_back;
         Some(prepared)
     }
@@ -435,7 +462,6 @@ impl Prepared {
 #[derive(Clone, Copy)]
 pub(super) struct Fds {
     pub devnull: i32,
-    pub log: i32,
     pub status: i32,
     pub control: i32,
 }
@@ -622,7 +648,9 @@ unsafe fn exec_task(p: &Prepared, out_w: i32, error_fd: i32) -> ! {
 }
 
 /// The log as the supervisor writes it: what was written, what the cap dropped.
-struct LogCopy {
+struct LogCopy<'a> {
+    path: &'a CString,
+    /// Not opened yet: -1; could not be: -2.
     fd: i32,
     cap: u64,
     written: u64,
@@ -630,15 +658,35 @@ struct LogCopy {
     last: u8,
 }
 
-impl LogCopy {
+impl LogCopy<'_> {
     unsafe fn take(&mut self, data: &[u8]) {
         let room = self.cap.saturating_sub(self.written);
         let n = (data.len() as u64).min(room) as usize;
-        if n > 0 && write_all(self.fd, &data[..n]) {
+        if n > 0 && self.write(&data[..n]) {
             self.written += n as u64;
             self.last = data[n - 1];
         }
         self.dropped += (data.len() - n) as u64;
+    }
+
+    /// Appends `data`, opening the log the first time: for appending, as a regular file only
+    /// (a link or a FIFO left in its place is refused rather than followed or waited on). What
+    /// cannot be written is lost, as after a failed write.
+    unsafe fn write(&mut self, data: &[u8]) -> bool {
+        if self.fd == -1 {
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+            let fd = libc::open(self.path.as_ptr(), flags | libc::O_CLOEXEC, 0o666);
+            let mut stat: libc::stat = std::mem::zeroed();
+            self.fd = if fd < 0 {
+                -2
+            } else if libc::fstat(fd, &mut stat) != 0 || stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+                libc::close(fd);
+                -2
+            } else {
+                fd
+            };
+        }
+        self.fd >= 0 && write_all(self.fd, data)
     }
 
     /// Reads what the pipe holds now (it is non-blocking); false once it is at its end.
@@ -661,7 +709,7 @@ impl LogCopy {
     }
 
     /// The one note past the cap: how much was dropped.
-    unsafe fn note(&self, scratch: &mut [u8]) {
+    unsafe fn note(&mut self, scratch: &mut [u8]) {
         if self.dropped == 0 {
             return;
         }
@@ -673,7 +721,7 @@ impl LogCopy {
             && put_int(scratch, &mut at, self.dropped as i64)
             && put(scratch, &mut at, b" bytes of output after it were dropped\n");
         if ok {
-            write_all(self.fd, &scratch[..at]);
+            self.write(&scratch[..at]);
         }
     }
 }
@@ -689,8 +737,10 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
     libc::dup2(fds.devnull, 0);
     libc::dup2(fds.devnull, 1);
     libc::dup2(fds.devnull, 2);
-    close_all_except(&[0, 1, 2, fds.log, fds.status, fds.control]);
+    close_all_except(&[0, 1, 2, fds.status, fds.control]);
     let status = fds.status;
+    // Held until it exits (see the module notes); without it only a log already written tells.
+    libc::syscall(libc::SYS_memfd_create, p.mark.as_ptr(), libc::MFD_CLOEXEC);
 
     let mut out = [0i32; 2];
     let mut err = [0i32; 2];
@@ -745,7 +795,7 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
     let pipe = out[0];
     libc::fcntl(pipe, libc::F_SETFL, libc::fcntl(pipe, libc::F_GETFL) | libc::O_NONBLOCK);
     let pidfd = libc::syscall(libc::SYS_pidfd_open, leader, 0) as i32;
-    let mut log = LogCopy { fd: fds.log, cap: p.log_cap, written: 0, dropped: 0, last: b'\n' };
+    let mut log = LogCopy { path: &p.log, fd: -1, cap: p.log_cap, written: 0, dropped: 0, last: b'\n' };
     let mut pipe_open = true;
     let mut control_open = true;
     // (kind, value, when): kind 0 an exit code, 1 a signal.

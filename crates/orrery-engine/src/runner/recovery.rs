@@ -29,8 +29,8 @@
 //!   - *adopted* when its process is still run by a live supervisor (the recorded pid and
 //!     start time, or, when the runner died before recording them, the group leader carrying
 //!     the attempt's `ORRERY_RUN_ID`, [`crate::process::supervised_leader`]; a leader that has
-//!     just exited, whose environment cannot be read, by the log its supervisor holds open,
-//!     [`crate::process::supervisor_of_log`]): the resumed runner
+//!     just exited, whose environment cannot be read, by the memory file named after its log
+//!     that its supervisor holds, [`crate::process::supervisor_of_log`]): the resumed runner
 //!     keeps the attempt and its node RUNNING and waits for the record instead of killing the
 //!     process ([`shell::adopt`]); a stop or a cancel of the resumed session stops it as any
 //!     other (TERM, grace, KILL of its group); its `timeout_s` still runs from the attempt's
@@ -278,7 +278,8 @@ fn adoption_of(attempt: &orrery_store::Attempt, plan: &SessionPlan) -> Result<Op
         .filter(|&(pid, start_time)| crate::process::has_supervisor(pid, start_time))
         .or_else(|| crate::process::supervised_leader(shell::RUN_ID_VAR, attempt.run_id.as_str()))
         // A leader that has just exited (a zombie: its environment cannot be read any more)
-        // while its supervisor writes the record: found by the log its supervisor holds open.
+        // while its supervisor writes the record: found by the mark of the log its supervisor
+        // holds.
         .or_else(|| crate::process::supervisor_of_log(&log_path).and_then(|(_, leader)| leader));
     let found = crate::process::supervisor::read_record(&stem, Some(attempt.run_id.as_str()))?;
     // Its runner cancelled it (a stop, a failure) and died before settling it: as before.
