@@ -506,6 +506,10 @@ fn open_connection(path: &Path, options: &StoreOptions) -> Result<Connection, St
     };
     conn.pragma_update(None, "synchronous", synchronous).at(path)?;
     conn.pragma_update(None, "foreign_keys", "ON").at(path)?;
+    // Temporary files in memory: above all the journal of each write's savepoint in a batch
+    // (the pages it touches, copied), which SQLite otherwise moves to a file of its own in
+    // /var/tmp past 64 KiB: a file created and removed for half the writes of a run of tasks.
+    conn.pragma_update(None, "temp_store", "MEMORY").at(path)?;
     if let Some(pages) = options.max_page_count {
         conn.pragma_update(None, "max_page_count", pages).at(path)?;
     }
