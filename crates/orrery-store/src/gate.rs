@@ -63,13 +63,22 @@ impl Gate {
         Ok(gate)
     }
 
+    /// The turn at once, or none while a writer holds it or waits for it.
+    pub(crate) fn try_enter(self: &Arc<Self>) -> Option<Turn> {
+        let mut line = self.lock();
+        if line.held || !line.waiting.is_empty() {
+            return None;
+        }
+        line.held = true;
+        Some(Turn(Arc::clone(self)))
+    }
+
     /// Waits for this writer's turn, at most `patience`.
     pub(crate) fn enter(self: &Arc<Self>, patience: Duration, path: &Path) -> Result<Turn, StoreError> {
-        let mut line = self.lock();
-        if !line.held && line.waiting.is_empty() {
-            line.held = true;
-            return Ok(Turn(Arc::clone(self)));
+        if let Some(turn) = self.try_enter() {
+            return Ok(turn);
         }
+        let mut line = self.lock();
         let ticket = line.next_ticket;
         line.next_ticket += 1;
         line.waiting.push_back(ticket);

@@ -180,6 +180,7 @@ pub struct Store {
     gate: Arc<gate::Gate>,
     turn: Option<gate::Turn>,
     write_queue_timeout: Duration,
+    busy_timeout: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -221,6 +222,7 @@ impl Store {
             batch: None,
             turn: None,
             write_queue_timeout: options.write_queue_timeout,
+            busy_timeout: options.busy_timeout,
         })
     }
 
@@ -272,6 +274,7 @@ impl Store {
             batch: None,
             turn: None,
             write_queue_timeout: options.write_queue_timeout,
+            busy_timeout: options.busy_timeout,
         })
     }
 
@@ -344,6 +347,38 @@ impl Store {
         self.batch = Some(level);
         self.turn = Some(turn);
         Ok(())
+    }
+
+    /// [`Store::begin_batch`] when it can begin at once: `false`, with nothing done, when it
+    /// would wait (for this process's other writers, another connection's write lock, or the
+    /// commit of an open batch of a lower level). So a caller on an async runtime begins here
+    /// and goes to a thread that may block only when it must.
+    pub fn try_begin_batch(&mut self, at_most: Synchronous) -> Result<bool, StoreError> {
+        let level = if self.synchronous == Synchronous::Full { at_most } else { Synchronous::Normal };
+        if let Some(open) = self.batch {
+            return Ok(open == Synchronous::Full || level == Synchronous::Normal);
+        }
+        let Some(turn) = self.gate.try_enter() else { return Ok(false) };
+        if level != self.synchronous {
+            self.conn.pragma_update(None, "synchronous", "NORMAL").at(&self.path)?;
+        }
+        self.conn.busy_timeout(Duration::ZERO).at(&self.path)?;
+        let begun = self.conn.execute_batch("BEGIN IMMEDIATE");
+        self.conn.busy_timeout(self.busy_timeout).at(&self.path)?;
+        match begun {
+            Ok(()) => {
+                self.batch = Some(level);
+                self.turn = Some(turn);
+                Ok(true)
+            }
+            Err(e) => {
+                self.restore_synchronous()?;
+                match StoreError::sqlite(&self.path, e) {
+                    StoreError::Busy { .. } => Ok(false),
+                    e => Err(e),
+                }
+            }
+        }
     }
 
     /// Whether a batch is open.

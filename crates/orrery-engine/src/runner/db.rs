@@ -24,6 +24,18 @@ pub(super) const DEFERRED_WRITES_WAIT: Duration = Duration::from_millis(50);
 
 type Deferred = Box<dyn FnOnce(&mut Store) -> Result<(), StoreError> + Send>;
 
+/// In a batch of the level wanted: the writes that waited for one first, then `f`.
+fn begun<T>(
+    store: &mut Store,
+    deferred: &Mutex<Vec<Deferred>>,
+    f: impl FnOnce(&mut Store) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    for write in std::mem::take(&mut *deferred.lock().unwrap_or_else(|poisoned| poisoned.into_inner())) {
+        write(store)?;
+    }
+    f(store)
+}
+
 impl Db {
     pub(super) async fn open(store_path: &Path, options: &RunOptions) -> Result<Db, RunError> {
         let path = store_path.to_path_buf();
@@ -96,11 +108,12 @@ impl Db {
         self.in_batch(Synchronous::Normal, f).await
     }
 
-    /// Runs `f` in a batch of at least `level`. Beginning a batch may wait for another
-    /// connection's write lock (the busy timeout), and so goes to the blocking pool; inside a
-    /// batch of that level, a call touches no disk until the commit (SQLite keeps the pages of
-    /// an open transaction in memory, the file's own pages are in the OS cache), so it runs
-    /// right here: a thread hop per call cost more than the call itself.
+    /// Runs `f` in a batch of at least `level`. Inside a batch of that level, a call touches no
+    /// disk until the commit (SQLite keeps the pages of an open transaction in memory, the
+    /// file's own pages are in the OS cache), so it runs right here: a thread hop per call cost
+    /// more than the call itself. A batch is begun here too when that need not wait
+    /// ([`Store::try_begin_batch`]); else on the blocking pool, as it may wait for another
+    /// writer (the busy timeout) or for the commit of a batch of a lower level.
     async fn in_batch<T: Send + 'static>(
         &self,
         level: Synchronous,
@@ -108,18 +121,14 @@ impl Db {
     ) -> Result<T, RunError> {
         {
             let mut store = self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if store.batch_level().is_some_and(|open| open == Synchronous::Full || open == level) {
-                return Ok(f(&mut store)?);
+            if store.try_begin_batch(level)? {
+                return Ok(begun(&mut store, &self.deferred, f)?);
             }
         }
         let deferred = Arc::clone(&self.deferred);
         self.on_store(move |s| {
             s.begin_batch(level)?;
-            let waiting = std::mem::take(&mut *deferred.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-            for write in waiting {
-                write(s)?;
-            }
-            f(s)
+            begun(s, &deferred, f)
         })
         .await
     }

@@ -118,3 +118,42 @@ fn commit_without_a_batch_does_nothing_and_begin_twice_keeps_one_batch() {
     let other = fixture.second_handle();
     assert_eq!(other.task_node(&session.id, "hello.a").unwrap().state, TaskState::Pending);
 }
+
+#[test]
+fn a_batch_is_begun_at_once_only_when_nothing_makes_it_wait() {
+    let mut fixture = Fixture::open();
+    let session = fixture.session();
+    let synchronous = |fixture: &Fixture| fixture.store.synchronous().unwrap();
+    // Another writer of this process has the turn.
+    let mut other = fixture.second_handle();
+    other.begin_batch(Synchronous::Full).unwrap();
+    assert!(!fixture.store.try_begin_batch(Synchronous::Full).unwrap(), "behind this process's other writer");
+    assert!(!fixture.store.in_batch());
+    other.commit_batch().unwrap();
+    // A connection of its own (another process's, say) holds SQLite's write lock.
+    let foreign = rusqlite::Connection::open(fixture.path()).unwrap();
+    foreign.execute_batch("BEGIN IMMEDIATE").unwrap();
+    assert!(!fixture.store.try_begin_batch(Synchronous::Full).unwrap(), "busy: not waited for");
+    assert!(!fixture.store.in_batch());
+    assert_eq!(synchronous(&fixture), Synchronous::Full, "nothing changed");
+    foreign.execute_batch("ROLLBACK").unwrap();
+    // Free: begun at the level asked; a relaxed write joins it, a full one would wait for its
+    // commit.
+    assert!(fixture.store.try_begin_batch(Synchronous::Normal).unwrap());
+    assert_eq!((fixture.store.batch_level(), synchronous(&fixture)), (Some(Synchronous::Normal), Synchronous::Normal));
+    assert!(fixture.store.try_begin_batch(Synchronous::Normal).unwrap());
+    assert!(!fixture.store.try_begin_batch(Synchronous::Full).unwrap());
+    fixture.store.set_task_states(&session.id, &[("hello.a", TaskState::Pending)]).unwrap();
+    fixture.store.commit_batch().unwrap();
+    assert_eq!(synchronous(&fixture), Synchronous::Full);
+    // The busy timeout is as it was: a write waits for a lock let go soon after.
+    foreign.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        foreign.execute_batch("ROLLBACK").unwrap();
+    });
+    fixture.store.begin_batch(Synchronous::Full).expect("waited for the lock");
+    fixture.store.commit_batch().unwrap();
+    release.join().unwrap();
+    assert_eq!(fixture.second_handle().task_node(&session.id, "hello.a").unwrap().state, TaskState::Pending);
+}
