@@ -271,14 +271,23 @@ impl Runner {
     /// written (their attempts with it) while they start. A crash between the two leaves
     /// processes the store does not know; they carry the session's id, by which recovery stops
     /// them (see [`super::recovery`]). So a process never waits for an fsync to start.
+    ///
+    /// Each attempt is run here up to its first wait (its files made, its supervisor asked
+    /// for), and only then handed to a task of its own: the commit's writes would otherwise
+    /// take the core its supervisor's fork waits for.
     pub(super) async fn launch(&mut self) -> Result<(), RunError> {
         for Launch { node, run_id, attempt, log_path } in std::mem::take(&mut self.launches) {
             let tx = self.tx.clone();
             let (started, progress) = self.shell_reports(node, &run_id, log_path);
-            tokio::spawn(async move {
+            let mut run = Box::pin(async move {
                 let end = shell::run_attempt(attempt, started, progress).await;
                 report_end(&tx, node, run_id, end);
             });
+            // Polled again, with its own waker, by the task.
+            let mut here = std::task::Context::from_waker(std::task::Waker::noop());
+            if std::future::Future::poll(run.as_mut(), &mut here).is_pending() {
+                tokio::spawn(run);
+            }
         }
         self.db.flush().await
     }
