@@ -692,7 +692,8 @@ pub fn supervisor_of_log(log: &std::path::Path) -> Option<((u32, u64), Option<(u
         if stat.has_exited() {
             continue;
         }
-        let leader = procfs::children_of(pid).into_iter().next().map(|(p, s)| (p as u32, s));
+        // Its first child: the others are orphans of the task's tree (it is a subreaper).
+        let leader = procfs::children_of(pid).into_iter().min_by_key(|&(p, s)| (s, p)).map(|(p, s)| (p as u32, s));
         return Some(((pid as u32, stat.start_time), leader));
     }
     None
@@ -999,7 +1000,7 @@ async fn supervise_group(
         None => {}
     }
     // The leader is a zombie of the supervisor until `finish`: the group id is still its own.
-    let group = stop_group(pgid, spec.grace).await;
+    let group = stop_group(pgid, link.supervisor, spec.grace).await;
     if stop.is_some() {
         // After SIGKILL the leader can only exit (unless stuck in the kernel).
         leader = link.leader_exit().await;
@@ -1022,8 +1023,13 @@ async fn supervise_group(
 
 /// Stops every live member of the group: SIGTERM, up to `grace` for all to exit, then SIGKILL
 /// and a short bounded wait. The leader, if it exited, is a zombie here and does not count.
-async fn stop_group(pgid: i32, grace: Duration) -> GroupCleanup {
-    if procfs::live_group_members(pgid).is_empty() {
+/// Whether any is left is first read below its `supervisor` (0: not known), a subreaper, whose
+/// tree holds every process the task started and their orphans ([`procfs::live_members_below`]:
+/// a process that joined the group from outside the task's tree, on purpose, is not looked for
+/// there); then, when some are, from every process of the system.
+async fn stop_group(pgid: i32, supervisor: i32, grace: Duration) -> GroupCleanup {
+    let below = procfs::live_members_below(supervisor, pgid);
+    if below.unwrap_or_else(|| procfs::live_group_members(pgid)).is_empty() {
         return GroupCleanup::NotNeeded;
     }
     kill_group(pgid, libc::SIGTERM);

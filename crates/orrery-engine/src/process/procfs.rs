@@ -98,6 +98,45 @@ pub(crate) fn children_of(parent: i32) -> Vec<(i32, u64)> {
     found
 }
 
+/// How many processes [`live_members_below`] looks at before it gives up (a tree that large,
+/// or one that pids used again make look endless, is left to [`live_group_members`]).
+const MOST_BELOW: usize = 1 << 14;
+
+/// The members of process group `pgid` that have not exited among the descendants of `root`
+/// (`root` left out), read down the tree from each thread's `/proc/PID/task/TID/children`: a
+/// few small reads where [`live_group_members`] reads one entry of every process of the
+/// system. `root` is a subreaper (`PR_SET_CHILD_SUBREAPER`), so every process of its tree whose
+/// parent ended is its child. `None` when the system does not list children or the tree is
+/// larger than [`MOST_BELOW`].
+pub(crate) fn live_members_below(root: i32, pgid: i32) -> Option<Vec<i32>> {
+    let mut members = Vec::new();
+    let mut todo = children(root)?;
+    let mut seen = 0;
+    while let Some(pid) = todo.pop() {
+        seen += 1;
+        if seen > MOST_BELOW {
+            return None;
+        }
+        // Gone meanwhile: neither a member nor a parent any more.
+        let Ok(stat) = read_stat(pid) else { continue };
+        if stat.pgrp == pgid && !stat.has_exited() {
+            members.push(pid);
+        }
+        todo.extend(children(pid).unwrap_or_default());
+    }
+    Some(members)
+}
+
+/// The children of every thread of `pid`; `None` when they cannot be read.
+fn children(pid: i32) -> Option<Vec<i32>> {
+    let mut found = Vec::new();
+    for task in fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        let listed = fs::read_to_string(task.path().join("children")).ok()?;
+        found.extend(listed.split_ascii_whitespace().filter_map(|child| child.parse::<i32>().ok()));
+    }
+    Some(found)
+}
+
 /// The pids of the members of process group `pgid` that have not exited, the leader included.
 /// Zombies are left out on purpose: a grandchild orphaned to an init that does not reap (as in
 /// some containers) stays a zombie forever, and `kill(-pgid, 0)` would count it.
@@ -150,5 +189,30 @@ mod tests {
         // SAFETY: getpgrp has no preconditions.
         let pgid = unsafe { libc::getpgrp() };
         assert!(live_group_members(pgid).contains(&(std::process::id() as i32)));
+    }
+
+    #[test]
+    fn the_members_below_a_process_are_found_down_its_tree_and_nothing_else() {
+        use std::os::unix::process::CommandExt;
+        // A child in a group of its own, its own child in that group: both below this process.
+        let mut child = std::process::Command::new("/bin/sh")
+            .args(["-c", "sleep 30 & echo $!; wait"])
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut line).unwrap();
+        let grandchild: i32 = line.trim().parse().unwrap();
+        let pgid = child.id() as i32;
+        let me = std::process::id() as i32;
+        let mut below = live_members_below(me, pgid).expect("this system lists children");
+        below.sort_unstable();
+        assert_eq!(below, [pgid, grandchild]);
+        assert_eq!(live_members_below(me, me), Some(vec![]), "this process itself is not below it");
+        assert_eq!(live_members_below(i32::MAX, pgid), None, "no such process");
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        child.wait().unwrap();
     }
 }

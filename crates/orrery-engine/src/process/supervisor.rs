@@ -31,6 +31,10 @@
 //!   gone), leads a process group of its own (a Ctrl-C to the terminal's group does not reach
 //!   it), points its stdin, stdout and stderr at `/dev/null` (it must not keep the engine's
 //!   terminal or pipe open) and closes every other descriptor it inherited but its own;
+//! - it is a subreaper (`PR_SET_CHILD_SUBREAPER`): a process of the task's tree whose parent
+//!   ends becomes its child, not init's, so the engine finds what is left of the task's group
+//!   by reading down its tree rather than every process of the system; those orphans go to
+//!   init when it ends;
 //! - while it lives it holds a memory file named by its log ([`log_mark`]): how recovery tells
 //!   which attempt a supervisor runs once the task's leader has exited (a zombie's environment,
 //!   which names its run, cannot be read) and before its record is written, whether or not the
@@ -734,6 +738,9 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
     let mut name = [0u8; 16];
     name[..SUPERVISOR_NAME.len()].copy_from_slice(SUPERVISOR_NAME.as_bytes());
     libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
+    // The orphans of the task's tree become its children, not init's: the engine looks for
+    // what is left of the task's group below this process (`procfs::live_members_below`).
+    libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     libc::dup2(fds.devnull, 0);
     libc::dup2(fds.devnull, 1);
     libc::dup2(fds.devnull, 2);
