@@ -382,10 +382,16 @@ pub async fn save_attempt_log<R: Runtime>(
 
 /// Copies what the log holds now (it may still grow) to `to`. Only a regular file is read, and
 /// opened without blocking: a task can replace its own log with a FIFO or a link to a device.
+/// A log not made (the task wrote nothing yet) is an empty one.
 fn copy_log(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<u64> {
     use std::io::Read;
-    let file = orrery_blueprint::fsio::open_regular_file(from)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+    let file = match orrery_blueprint::fsio::open_regular_file(from) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::File::create(to)?;
+            return Ok(0);
+        }
+        opened => opened.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?,
+    };
     let len = file.metadata()?.len();
     let mut out = std::fs::File::create(to)?;
     std::io::copy(&mut file.take(len), &mut out)
@@ -588,5 +594,10 @@ mod tests {
         let e = copy_log(&fifo, &dir.path().join("other.log")).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
         assert!(!dir.path().join("other.log").exists(), "nothing is written for a refused log");
+
+        // A task that wrote nothing has no log: saved as an empty file.
+        let empty = dir.path().join("empty.log");
+        assert_eq!(copy_log(&dir.path().join("never-made.log"), &empty).unwrap(), 0);
+        assert_eq!(std::fs::read(&empty).unwrap(), b"");
     }
 }
