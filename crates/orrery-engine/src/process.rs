@@ -12,8 +12,9 @@
 //! - stdout and stderr are the same pipe, read by the process's supervisor (below), which
 //!   appends what comes to the attempt's log, so their interleaving is exactly the order of
 //!   the writes. The log is created at the first byte of output: a process that writes nothing
-//!   leaves no file (a readers' missing log is an empty one), and starting one creates no inode. The supervisor never waits for the pipe's end: a grandchild that keeps it
-//!   open cannot hold anything up. stdin is `/dev/null`.
+//!   leaves no file (readers take a missing log for an empty one), and starting one creates no
+//!   inode. The supervisor never waits for the pipe's end: a grandchild that keeps it open
+//!   cannot hold anything up. stdin is `/dev/null`.
 //! - **Log cap.** The supervisor writes at most [`ProcessSpec::log_cap`] bytes of output to
 //!   the log ([`DEFAULT_LOG_CAP`], 1 GiB, unless [`set_default_log_cap`] or the spec says
 //!   otherwise); the rest is read and dropped, and one note at the end of the log says how much
