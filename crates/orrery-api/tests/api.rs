@@ -744,6 +744,29 @@ async fn a_stream_refuses_an_unknown_task_and_a_client_that_goes_away_does_not_c
     assert_eq!((streamed.success, streamed.answer["exit_code"].as_i64()), (false, Some(3)), "{streamed:?}");
 }
 
+/// A task that prints nothing leaves no log file (its supervisor makes it at the first output):
+/// its status still names where the log goes, and every window of it reads as an empty log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_of_a_task_that_printed_nothing_reads_as_an_empty_log() {
+    let fx = Fixture::new();
+    let run =
+        fx.ok("submit", json!({"task": "shell.run", "task_name": "quiet", "command": "true"})).await["run_id"].clone();
+    let task = "shell#shell.run#quiet";
+    let done = fx.ok("wait_task", json!({"task_id": task, "run_id": run, "poll_interval": 0.1})).await;
+    assert_eq!(done["state"], "succeeded", "{done}");
+    let path = done["log_path"].as_str().unwrap();
+    assert!(!path.is_empty() && !std::path::Path::new(path).exists(), "{done}");
+    for (offset, reset) in [(-1, false), (0, false), (5, true)] {
+        let window = fx.ok("read_task_log", json!({"task_id": task, "offset": offset})).await;
+        let seen = (window["content"].as_str(), window["file_size"].as_u64(), window["reset"].as_bool());
+        assert_eq!(seen, (Some(""), Some(0), Some(reset)), "offset {offset}: {window}");
+        assert_eq!(
+            (window["has_more_before"].as_bool(), window["has_more_after"].as_bool()),
+            (Some(false), Some(false))
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_attempts_log_growth_is_announced_on_the_event_stream_without_being_stored() {
     let fx = Fixture::new();

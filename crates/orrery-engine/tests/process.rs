@@ -441,11 +441,17 @@ async fn the_log_is_created_at_the_first_output_so_a_silent_process_leaves_none(
     assert!(text.starts_with("orrery: this attempt's log reached its cap of 0 bytes"), "{text:?}");
 }
 
-#[tokio::test]
-async fn a_link_or_a_fifo_in_place_of_the_log_is_refused_before_the_start() {
+/// A temp dir holding `target`, a file reading "kept\n" that a link put in a log's place points at.
+fn dir_with_target() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
     std::fs::write(&target, "kept\n").unwrap();
+    (dir, target)
+}
+
+#[tokio::test]
+async fn a_link_or_a_fifo_in_place_of_the_log_is_refused_before_the_start() {
+    let (dir, target) = dir_with_target();
     let link = dir.path().join("link.log");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let fifo = dir.path().join("fifo.log");
@@ -462,9 +468,7 @@ async fn a_link_or_a_fifo_in_place_of_the_log_is_refused_before_the_start() {
 
 #[tokio::test]
 async fn a_link_the_task_puts_in_place_of_its_log_is_not_followed() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("target");
-    std::fs::write(&target, "kept\n").unwrap();
+    let (dir, target) = dir_with_target();
     let log = dir.path().join("a.log");
     let command = format!("ln -s '{}' '{}' && echo written", target.display(), log.display());
     let finished = finish(spawn(ProcessSpec::shell(command, &log)).await.unwrap()).await;

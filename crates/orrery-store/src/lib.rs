@@ -330,13 +330,47 @@ impl Store {
     /// than the open batch has commits that batch first and opens a new one; otherwise an open
     /// batch is kept.
     pub fn begin_batch(&mut self, at_most: Synchronous) -> Result<(), StoreError> {
-        let level = if self.synchronous == Synchronous::Full { at_most } else { Synchronous::Normal };
+        let level = self.level_for(at_most);
         match self.batch {
             Some(open) if open == Synchronous::Full || level == Synchronous::Normal => return Ok(()),
             Some(_) => self.commit_batch()?,
             None => {}
         }
         let turn = self.gate.enter(self.write_queue_timeout, &self.path)?;
+        self.open_batch(turn, level)
+    }
+
+    /// [`Store::begin_batch`] when it can begin at once: `false`, with nothing done, when it
+    /// would wait (for this process's other writers, another connection's write lock, or the
+    /// commit of an open batch of a lower level). So a caller on an async runtime begins here
+    /// and goes to a thread that may block only when it must.
+    pub fn try_begin_batch(&mut self, at_most: Synchronous) -> Result<bool, StoreError> {
+        let level = self.level_for(at_most);
+        if let Some(open) = self.batch {
+            return Ok(open == Synchronous::Full || level == Synchronous::Normal);
+        }
+        let Some(turn) = self.gate.try_enter() else { return Ok(false) };
+        self.conn.busy_timeout(Duration::ZERO).at(&self.path)?;
+        let opened = self.open_batch(turn, level);
+        self.conn.busy_timeout(self.busy_timeout).at(&self.path)?;
+        match opened {
+            Ok(()) => Ok(true),
+            Err(StoreError::Busy { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The level a batch asked for `at_most` gets: never above the store's own.
+    fn level_for(&self, at_most: Synchronous) -> Synchronous {
+        if self.synchronous == Synchronous::Full {
+            at_most
+        } else {
+            Synchronous::Normal
+        }
+    }
+
+    /// Begins the batch's transaction at `level` with this store's `turn` (no batch is open).
+    fn open_batch(&mut self, turn: gate::Turn, level: Synchronous) -> Result<(), StoreError> {
         if level != self.synchronous {
             self.conn.pragma_update(None, "synchronous", "NORMAL").at(&self.path)?;
         }
@@ -347,38 +381,6 @@ impl Store {
         self.batch = Some(level);
         self.turn = Some(turn);
         Ok(())
-    }
-
-    /// [`Store::begin_batch`] when it can begin at once: `false`, with nothing done, when it
-    /// would wait (for this process's other writers, another connection's write lock, or the
-    /// commit of an open batch of a lower level). So a caller on an async runtime begins here
-    /// and goes to a thread that may block only when it must.
-    pub fn try_begin_batch(&mut self, at_most: Synchronous) -> Result<bool, StoreError> {
-        let level = if self.synchronous == Synchronous::Full { at_most } else { Synchronous::Normal };
-        if let Some(open) = self.batch {
-            return Ok(open == Synchronous::Full || level == Synchronous::Normal);
-        }
-        let Some(turn) = self.gate.try_enter() else { return Ok(false) };
-        if level != self.synchronous {
-            self.conn.pragma_update(None, "synchronous", "NORMAL").at(&self.path)?;
-        }
-        self.conn.busy_timeout(Duration::ZERO).at(&self.path)?;
-        let begun = self.conn.execute_batch("BEGIN IMMEDIATE");
-        self.conn.busy_timeout(self.busy_timeout).at(&self.path)?;
-        match begun {
-            Ok(()) => {
-                self.batch = Some(level);
-                self.turn = Some(turn);
-                Ok(true)
-            }
-            Err(e) => {
-                self.restore_synchronous()?;
-                match StoreError::sqlite(&self.path, e) {
-                    StoreError::Busy { .. } => Ok(false),
-                    e => Err(e),
-                }
-            }
-        }
     }
 
     /// Whether a batch is open.
