@@ -411,8 +411,10 @@ impl App {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Selects a task by clicking its node; clicks again when a click landed while the canvas
-    /// was still moving (fitting the view after an open takes a moment).
+    /// Selects a task by clicking its node, once the canvas stands still (fitting the view after
+    /// an open, or to a panel that opened, moves every node for a moment) and nothing covers the
+    /// node's centre; a node the inspector covers is first brought into view as a user finds a
+    /// task (Ctrl+F). Clicks again when a click did not take.
     pub async fn select_task(&self, id: &str) {
         let css = format!("[data-testid=task-node][data-task-id=\"{id}\"]");
         let shown = || async {
@@ -422,6 +424,11 @@ impl App {
         self.acted(1);
         let deadline = std::time::Instant::now() + PATIENCE;
         loop {
+            if !self.still_and_uncovered(&css).await {
+                self.ctrl('f').await;
+                self.retype("[data-testid=command-palette-filter]", &format!("{id}\u{E007}")).await;
+                continue;
+            }
             self.click_once_it_takes_it(&css).await;
             let clicked = std::time::Instant::now();
             while clicked.elapsed() < Duration::from_secs(3) {
@@ -432,6 +439,23 @@ impl App {
             }
             assert!(std::time::Instant::now() < deadline, "{id} is not selected by clicking it");
         }
+    }
+
+    /// Waits until the element's box is the same at two looks in a row: whether the element is then
+    /// the topmost at its centre (or holds what is).
+    async fn still_and_uncovered(&self, css: &str) -> bool {
+        let script = "const n = document.querySelector(arguments[0]); if (!n) return null; \
+                      const r = n.getBoundingClientRect(); \
+                      const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); \
+                      return [r.x, r.y, r.width, r.height, !!top && n.contains(top)];";
+        let last = Mutex::new(None);
+        eventually(&format!("{css} standing still"), || async {
+            let now = self.client.execute(script, vec![json!(css)]).await.ok().filter(|v| !v.is_null());
+            let before = std::mem::replace(&mut *last.lock().unwrap(), now.clone());
+            let still = now.is_some() && before == now;
+            still.then(|| now.and_then(|v| v[4].as_bool()).unwrap_or(false))
+        })
+        .await
     }
 }
 
