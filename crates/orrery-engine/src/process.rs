@@ -709,6 +709,11 @@ struct Link {
     status: tokio::net::unix::pipe::Receiver,
     pending: Vec<u8>,
     eof: bool,
+    /// What the log took, (written, dropped), as `L` said.
+    log: (u64, u64),
+    /// Whether `R` came: the record is written, and when it came before `X`, nothing of the
+    /// task's tree was left when its leader exited (see [`supervisor`]).
+    recorded: bool,
     /// Closed (dropped) when the engine has done with the group: the supervisor may then reap.
     control: Option<std::os::fd::OwnedFd>,
 }
@@ -737,7 +742,16 @@ impl Link {
         }
         let link = |supervisor: i32, reap: bool| -> io::Result<Link> {
             let status = tokio::net::unix::pipe::Receiver::from_owned_fd(status_r)?;
-            Ok(Link { supervisor, reap, status, pending: Vec::new(), eof: false, control: Some(control_w) })
+            Ok(Link {
+                supervisor,
+                reap,
+                status,
+                pending: Vec::new(),
+                eof: false,
+                log: (0, 0),
+                recorded: false,
+                control: Some(control_w),
+            })
         };
         let fds = [status_w.as_raw_fd(), control_r.as_raw_fd()];
         if let spawner::Spawned::Asked(pid) = spawner::spawn(&prepared, fds) {
@@ -772,6 +786,11 @@ impl Link {
                 let msg: Vec<u8> = self.pending.drain(..supervisor::MSG_LEN).collect();
                 let a = i64::from_le_bytes(msg[1..9].try_into().unwrap_or_default());
                 let b = i64::from_le_bytes(msg[9..17].try_into().unwrap_or_default());
+                match msg[0] {
+                    supervisor::TAG_LOG => self.log = (a as u64, b as u64),
+                    supervisor::TAG_RECORDED => self.recorded = true,
+                    _ => {}
+                }
                 return Some((msg[0], a, b));
             }
             if self.eof {
@@ -815,30 +834,22 @@ impl Link {
     /// and reaps it when it is this process's child: (written, dropped) of the log.
     async fn finish(&mut self) -> (u64, u64) {
         self.control = None;
-        let mut log = (0, 0);
-        while let Some((tag, a, b)) = self.next().await {
-            match tag {
-                supervisor::TAG_LOG => log = (a as u64, b as u64),
-                // Its last word: it only reaps the leader and exits after it. The spawner's
-                // supervisors are reaped by the kernel, so nothing is left to wait for.
-                supervisor::TAG_RECORDED if !self.reap => return log,
-                _ => {}
+        // After `R` it only reaps the leader and exits. The spawner's supervisors are reaped
+        // by the kernel, so nothing is left to wait for.
+        while (self.reap || !self.recorded) && self.next().await.is_some() {}
+        if self.reap {
+            // It closed its status pipe by exiting: this waits a moment at most.
+            let mut status = 0;
+            loop {
+                // SAFETY: a valid pointer to a c_int owned by this frame.
+                let rc = unsafe { libc::waitpid(self.supervisor, &mut status, libc::WNOHANG) };
+                if rc == self.supervisor || (rc < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
             }
         }
-        if !self.reap {
-            return log;
-        }
-        // It closed its status pipe by exiting: this waits a moment at most.
-        let mut status = 0;
-        loop {
-            // SAFETY: a valid pointer to a c_int owned by this frame.
-            let rc = unsafe { libc::waitpid(self.supervisor, &mut status, libc::WNOHANG) };
-            if rc == self.supervisor || (rc < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        log
+        self.log
     }
 }
 
@@ -1001,7 +1012,12 @@ async fn supervise_group(
         None => {}
     }
     // The leader is a zombie of the supervisor until `finish`: the group id is still its own.
-    let group = stop_group(pgid, link.supervisor, spec.grace).await;
+    // A record written before the exit was told says nothing of the task's tree was left.
+    let group = if stop.is_none() && link.recorded {
+        GroupCleanup::NotNeeded
+    } else {
+        stop_group(pgid, link.supervisor, spec.grace).await
+    };
     if stop.is_some() {
         // After SIGKILL the leader can only exit (unless stuck in the kernel).
         leader = link.leader_exit().await;
@@ -1075,5 +1091,55 @@ fn kill_group(pgid: i32, signal: libc::c_int) {
     // child, so the group cannot belong to anyone else.
     unsafe {
         libc::killpg(pgid, signal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A supervisor of `command` recording under `dir/a`, the tags of what it says until the
+    /// leader's exit (`X`), the engine not having let go, and the leader's pid.
+    async fn until_exit(dir: &std::path::Path, command: &str) -> (Link, Vec<u8>, i32) {
+        let mut spec = ProcessSpec::shell(command, dir.join("a.log"));
+        spec.exit_record = Some(dir.join("a"));
+        supervisor::record_start(&dir.join("a"), None).unwrap();
+        let argv = spec.argv_to_run();
+        let env = child_env(&spec.env);
+        let program = resolve_program(&argv[0], &env, None).unwrap();
+        let mut link = Link::fork(supervisor::Prepared::new(&program, &argv, &env, &spec).unwrap()).unwrap();
+        let (mut tags, mut leader) = (Vec::new(), 0);
+        while let Some((tag, a, _)) = tokio::time::timeout(Duration::from_secs(20), link.next()).await.unwrap() {
+            tags.push(tag);
+            match tag {
+                supervisor::TAG_STARTED => leader = a as i32,
+                supervisor::TAG_EXITED => break,
+                _ => {}
+            }
+        }
+        (link, tags, leader)
+    }
+
+    #[tokio::test]
+    async fn a_task_that_leaves_nothing_is_recorded_before_its_exit_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut link, tags, _) = until_exit(dir.path(), "echo out; exit 3").await;
+        assert_eq!(tags, b"PLRX", "P, then L and R before X");
+        let record = supervisor::read_record(&dir.path().join("a"), None).unwrap().expect("already written");
+        assert_eq!((record.code, record.log_bytes), (Some(3), 4));
+        assert!(link.control.is_some(), "while the engine still holds the control pipe");
+        assert_eq!(link.finish().await, (4, 0));
+    }
+
+    #[tokio::test]
+    async fn a_task_that_leaves_a_process_is_recorded_once_the_engine_has_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut link, tags, leader) = until_exit(dir.path(), "sleep 30 & exit 0").await;
+        assert_eq!(tags, b"PX", "the exit is told first: the engine has a group to stop");
+        assert_eq!(supervisor::read_record(&dir.path().join("a"), None).unwrap(), None, "not written yet");
+        assert!(!matches!(stop_group(leader, link.supervisor, Duration::from_secs(5)).await, GroupCleanup::NotNeeded));
+        link.finish().await;
+        let record = supervisor::read_record(&dir.path().join("a"), None).unwrap().expect("written at the end");
+        assert_eq!(record.code, Some(0));
     }
 }

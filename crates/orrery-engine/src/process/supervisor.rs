@@ -42,12 +42,18 @@
 //! - the task's leader is reaped only once the record is written and the engine has let go
 //!   (it closed the control pipe, or died): until then the leader is a zombie, so its pid, which
 //!   is also its process group id, cannot be reused while the engine signals the group; and
-//!   whoever sees the leader gone knows its record was written, if it ever will be.
+//!   whoever sees the leader gone knows its record was written, if it ever will be;
+//! - when the leader exits and nothing else of the task is left (its output at its end, the
+//!   leader its only child), it writes the record at once, before it tells the engine of the
+//!   exit: the engine has no group to stop and settles without another word of it (a cancel
+//!   it sends after that is not in the record: the leader had ended by itself). Otherwise the
+//!   record waits until the engine has stopped what is left and let go.
 //!
 //! Messages on the status pipe, 17 bytes each (a tag and two little-endian i64): `P pid` the
 //! task runs (its exec succeeded); `F phase errno` it could not start (nothing is left running
 //! and the supervisor ends); `X kind value` the leader exited (kind 0: exit code, 1: signal);
-//! `L written dropped` what the log took; `R errno` the record was written (0) or not. On the
+//! `L written dropped` what the log took; `R errno` the record was written (0) or not. `L` and
+//! `R` come before `X` when nothing of the task was left at its leader's exit, else after. On the
 //! control pipe the engine writes one byte before it stops the group on purpose, `C` (a
 //! cancel) or `T` (a timeout), which the record keeps (`stopped`): a recovery must not take a
 //! process its runner killed for one that failed by itself.
@@ -803,12 +809,15 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
     libc::fcntl(pipe, libc::F_SETFL, libc::fcntl(pipe, libc::F_GETFL) | libc::O_NONBLOCK);
     let pidfd = libc::syscall(libc::SYS_pidfd_open, leader, 0) as i32;
     let mut log = LogCopy { path: &p.log, fd: -1, cap: p.log_cap, written: 0, dropped: 0, last: b'\n' };
+    // Where the record goes (none: not kept), under which names, whose exit it is.
+    let whose = (p.record.as_ref(), &p.record_names[..], leader);
     let mut pipe_open = true;
     let mut control_open = true;
     // (kind, value, when): kind 0 an exit code, 1 a signal.
     let mut exited: Option<(i64, i64, i64)> = None;
     // 1: the engine cancelled it, 2: its timeout expired.
     let mut stopped = 0;
+    let mut recorded = false;
     loop {
         if exited.is_some() && !control_open {
             break;
@@ -860,9 +869,17 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
                     libc::CLD_EXITED => (0, info.si_status() as i64),
                     _ => (1, info.si_status() as i64),
                 };
-                exited = Some((kind, value, now_ms()));
+                let ended = now_ms();
+                exited = Some((kind, value, ended));
                 if pipe_open {
                     pipe_open = log.drain(pipe, &mut p.buffers.buf);
+                }
+                // Nothing of the task is left to stop (its output is at its end, the leader is
+                // this subreaper's only child): the record is written before the engine hears
+                // of the exit, which it can then settle at once.
+                if !pipe_open && leader_alone(leader, &mut p.buffers.scratch) {
+                    record(&mut p.buffers.scratch, status, &mut log, whose, (kind, value, stopped), ended);
+                    recorded = true;
                 }
                 send(status, TAG_EXITED, kind, value);
             } else if rc != 0 && errno() == libc::ECHILD {
@@ -872,23 +889,65 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
             }
         }
     }
-    if pipe_open {
-        log.drain(pipe, &mut p.buffers.buf);
-    }
-    log.note(&mut p.buffers.scratch);
-    send(status, TAG_LOG, log.written as i64, log.dropped as i64);
-    let (kind, value, ended) = exited.unwrap_or((1, 0, now_ms()));
-    let recorded = match &p.record {
-        Some(path) => {
-            write_record(&mut p.buffers.scratch, path, &p.record_names, leader, (kind, value, stopped), ended, &log)
+    if !recorded {
+        if pipe_open {
+            log.drain(pipe, &mut p.buffers.buf);
         }
-        None => 0,
-    };
-    send(status, TAG_RECORDED, recorded as i64, 0);
+        let (kind, value, ended) = exited.unwrap_or((1, 0, now_ms()));
+        record(&mut p.buffers.scratch, status, &mut log, whose, (kind, value, stopped), ended);
+    }
     // Only now: whoever finds the leader gone knows the record was written.
     let mut raw = 0;
     while libc::waitpid(leader, &mut raw, 0) < 0 && errno() == libc::EINTR {}
     libc::_exit(0)
+}
+
+/// The end of the log (the cap's note) and the record: `L`, the record appended to `file` (none:
+/// not kept) under `names` as the leader's, `R`.
+unsafe fn record(
+    scratch: &mut [u8],
+    status: i32,
+    log: &mut LogCopy,
+    (file, names, leader): (Option<&CString>, &[u8], i32),
+    exit: (i64, i64, i32),
+    ended: i64,
+) {
+    log.note(scratch);
+    send(status, TAG_LOG, log.written as i64, log.dropped as i64);
+    let recorded = match file {
+        Some(path) => write_record(scratch, path, names, leader, exit, ended, log),
+        None => 0,
+    };
+    send(status, TAG_RECORDED, recorded as i64, 0);
+}
+
+/// Whether the leader is this process's only child, so nothing else of the task's tree is left:
+/// it is a subreaper, every orphan of the tree is its child. False when its children cannot be
+/// listed (a kernel without `/proc/PID/task/TID/children`).
+unsafe fn leader_alone(leader: i32, scratch: &mut [u8]) -> bool {
+    let mut expected = [0u8; 24];
+    let mut want = 0;
+    if !(put_int(&mut expected, &mut want, leader as i64) && put(&mut expected, &mut want, b" ")) {
+        return false;
+    }
+    let fd = libc::open(c"/proc/thread-self/children".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return false;
+    }
+    let mut got = 0;
+    let whole = loop {
+        if got == scratch.len() {
+            break false;
+        }
+        match libc::read(fd, scratch[got..].as_mut_ptr().cast(), scratch.len() - got) {
+            0 => break true,
+            n if n > 0 => got += n as usize,
+            _ if errno() == libc::EINTR => {}
+            _ => break false,
+        }
+    };
+    libc::close(fd);
+    whole && scratch[..got] == expected[..want]
 }
 
 /// Appends the record to the records file in one write (no fsync: see the module notes); 0 or
