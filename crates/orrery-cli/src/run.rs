@@ -184,7 +184,7 @@ fn drive(
     let api = crate::face::api(Some(db.clone()), max_parallel)?;
     // SIGINT, SIGTERM and SIGHUP stop the session alike, from here on (crate::signals).
     let mut stops = crate::signals::watch()?;
-    crate::face::runtime()?.block_on(async move {
+    crate::face::engine_runtime()?.block_on(async move {
         if let Run::Blueprint { .. } = run {
             if let Ok(Ok(found)) = interrupted(&api).await {
                 if !found.is_empty() {
@@ -234,7 +234,7 @@ fn drive(
         // The live display prints the stop acknowledgements itself, above its block.
         let live = matches!(format, ReportFormat::Text) && std::io::stdout().is_terminal();
         let (notes, notes_receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let printer = tokio::spawn({
+        let printer = crate::face::on_own_thread("orrery-printer", {
             let control = control.clone().unwrap_or_else(SessionControl::new);
             let api = api.clone();
             async move {
@@ -248,7 +248,7 @@ fn drive(
                     }
                 }
             }
-        });
+        })?;
         let interrupts = async {
             while let Some(name) = stops.next().await {
                 let Some(control) = &control else {
@@ -271,10 +271,8 @@ fn drive(
         };
         let ended = tokio::select! {
             ended = driver.ended() => ended,
-            () = interrupts => {
-                printer.abort();
-                return Ok(130);
-            }
+            // The printer is left as it is: the process ends.
+            () = interrupts => return Ok(130),
         };
         let _ = printer.await;
         let ended = match ended {

@@ -698,6 +698,39 @@ fn a_run_whose_output_reader_goes_away_still_runs_to_its_end() {
 }
 
 #[test]
+fn a_run_whose_output_nobody_reads_runs_its_tasks_to_the_end_meanwhile() {
+    let s = Scratch::new("unread-stdout");
+    let db = s.0.join("store.db");
+    // 600 tasks: their events' lines are far more than a pipe holds (64 KiB).
+    let ids: Vec<String> = (0..600).map(|i| format!("t{i:03}")).collect();
+    let mut tasks = vec![serde_json::json!({"id": "start", "type": "system.start"})];
+    tasks.extend(ids.iter().map(|id| {
+        serde_json::json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": "true"}],
+            "depends_on": [{"id": "start"}]})
+    }));
+    let all: Vec<Value> = ids.iter().map(|id| serde_json::json!({"id": id})).collect();
+    tasks.push(serde_json::json!({"id": "end", "type": "system.end", "depends_on": all}));
+    s.write(
+        "wide.json",
+        &serde_json::json!({"id": "wide", "name": "wide", "version": "1.0", "tasks": tasks}).to_string(),
+    );
+    let (mut child, lines) = spawn(&["run", "--db", db.to_str().unwrap(), "wide.json"], &s.0);
+    // Its output is not read until the session is over in the store.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let sessions = orrery(&["sessions", "--db", db.to_str().unwrap()], &s.0);
+        if stdout(&sessions).contains("completed") {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "the run stalled behind its unread output: {}", stdout(&sessions));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let printed = lines.map(Result::unwrap).filter(|line| line.contains("SUCCEEDED")).count();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(printed, 602, "every task's success is printed once read");
+}
+
+#[test]
 fn a_job_whose_output_reader_goes_away_still_sees_its_session_to_the_end_without_a_panic() {
     let s = Scratch::new("closed-stdout-job");
     let db = s.0.join("store.db");
