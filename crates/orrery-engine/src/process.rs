@@ -1134,7 +1134,14 @@ mod tests {
     #[tokio::test]
     async fn a_task_that_leaves_a_process_is_recorded_once_the_engine_has_let_go() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut link, tags, leader) = until_exit(dir.path(), "sleep 30 & exit 0").await;
+        // Its output ends with the leader (the child has let go of it first): only the child is
+        // left.
+        let ready = dir.path().join("ready");
+        let command = format!(
+            "(exec >/dev/null 2>&1; touch '{0}'; exec sleep 30) & while [ ! -e '{0}' ]; do sleep 0.01; done",
+            ready.display()
+        );
+        let (mut link, tags, leader) = until_exit(dir.path(), &command).await;
         assert_eq!(tags, b"PX", "the exit is told first: the engine has a group to stop");
         assert_eq!(supervisor::read_record(&dir.path().join("a"), None).unwrap(), None, "not written yet");
         assert!(!matches!(stop_group(leader, link.supervisor, Duration::from_secs(5)).await, GroupCleanup::NotNeeded));
