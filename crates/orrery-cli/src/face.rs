@@ -21,7 +21,7 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
 /// The runtime of a command that runs a session in this process: one worker (and the blocking
 /// pool, where commits wait for the disk). The runner's work is one sequence; a second worker
 /// only took turns with the first, every wake-up crossing threads, while the tasks wanted the
-/// cores (a 1,000-task fan-out at -j2: 8% faster with one). Output goes through
+/// cores (a 1,000-task fan-out at -j2: 5-8% faster with one). Output goes through
 /// [`on_own_thread`], so a terminal or pipe that takes no more of it never holds the worker.
 pub(crate) fn engine_runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()

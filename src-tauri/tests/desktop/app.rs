@@ -413,8 +413,8 @@ impl App {
 
     /// Selects a task by clicking its node, once the canvas stands still (fitting the view after
     /// an open, or to a panel that opened, moves every node for a moment) and nothing covers the
-    /// node's centre; a node the inspector covers is first brought into view as a user finds a
-    /// task (Ctrl+F). Clicks again when a click did not take.
+    /// node's centre; a node something covers (the inspector) is first brought into view as a
+    /// user finds a task (Ctrl+F). Clicks again when a click did not take.
     pub async fn select_task(&self, id: &str) {
         let css = format!("[data-testid=task-node][data-task-id=\"{id}\"]");
         let shown = || async {
@@ -424,6 +424,7 @@ impl App {
         self.acted(1);
         let deadline = std::time::Instant::now() + PATIENCE;
         loop {
+            assert!(std::time::Instant::now() < deadline, "{id} is not selected by clicking it");
             if !self.still_and_uncovered(&css).await {
                 self.ctrl('f').await;
                 self.retype("[data-testid=command-palette-filter]", &format!("{id}\u{E007}")).await;
@@ -437,12 +438,11 @@ impl App {
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            assert!(std::time::Instant::now() < deadline, "{id} is not selected by clicking it");
         }
     }
 
-    /// Waits until the element's box is the same at two looks in a row: whether the element is then
-    /// the topmost at its centre (or holds what is).
+    /// Waits until the element's box is the same at two looks in a row: whether the element is
+    /// then the topmost at its centre (or holds what is).
     async fn still_and_uncovered(&self, css: &str) -> bool {
         let script = "const n = document.querySelector(arguments[0]); if (!n) return null; \
                       const r = n.getBoundingClientRect(); \
