@@ -236,15 +236,27 @@ fn drive(
         let (notes, notes_receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
         let printer = crate::face::on_own_thread("orrery-printer", {
             let control = control.clone().unwrap_or_else(SessionControl::new);
-            let api = api.clone();
+            let (api, session_id) = (api.clone(), session_id.clone());
             async move {
                 if live {
                     return crate::live::follow(receiver, notes_receiver, control, interactive, api).await;
                 }
-                while let Ok(event) = receiver.recv().await {
-                    print_event(&event, format);
-                    if interactive && matches!(event.data(), Some(EventData::PromptWaiting(_))) {
-                        ask(&event, &control).await;
+                // The commit order of the last stored event shown.
+                let mut through = 0;
+                loop {
+                    match receiver.recv().await {
+                        Ok(event) if event.seq > 0 && event.global_seq <= through => {}
+                        Ok(event) => {
+                            through = through.max(event.global_seq);
+                            show(&event, format, interactive, &control).await;
+                        }
+                        // The output fell behind the session: the store has what was missed.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            for event in stored_after(&api, &session_id, &mut through).await {
+                                show(&event, format, interactive, &control).await;
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                     }
                 }
             }
@@ -322,6 +334,28 @@ fn load_with_folder(file: &Path) -> Result<Result<Runnable, Vec<String>>> {
             .map(|d| format!("{}:{}:{}: {}", report.file, d.task_id.as_deref().unwrap_or(""), d.path, d))
             .collect()
     }))
+}
+
+/// Prints an event; asks the question of a prompt on the terminal when `interactive`.
+async fn show(event: &Event, format: ReportFormat, interactive: bool, control: &SessionControl) {
+    print_event(event, format);
+    if interactive && matches!(event.data(), Some(EventData::PromptWaiting(_))) {
+        ask(event, control).await;
+    }
+}
+
+/// The session's stored events after `through` (a `global_seq`), up to the last one stored;
+/// `through` becomes the last read. Fewer when the store cannot be read.
+async fn stored_after(api: &Api, session_id: &str, through: &mut u64) -> Vec<Event> {
+    let mut found = Vec::new();
+    loop {
+        let Ok(envelope) = api.call("read_events", json!({ "after": *through })).await else { break };
+        let Ok(events) = serde_json::from_value::<Vec<Event>>(envelope.answer["events"].clone()) else { break };
+        let Some(last) = events.last() else { break };
+        *through = last.global_seq;
+        found.extend(events.into_iter().filter(|e| e.session_id == session_id));
+    }
+    found
 }
 
 fn print_event(event: &Event, format: ReportFormat) {

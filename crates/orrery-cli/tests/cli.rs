@@ -698,11 +698,12 @@ fn a_run_whose_output_reader_goes_away_still_runs_to_its_end() {
 }
 
 #[test]
-fn a_run_whose_output_nobody_reads_runs_its_tasks_to_the_end_meanwhile() {
+fn a_run_whose_output_nobody_reads_runs_its_tasks_to_the_end_meanwhile_and_then_prints_every_event() {
     let s = Scratch::new("unread-stdout");
     let db = s.0.join("store.db");
-    // 600 tasks: their events' lines are far more than a pipe holds (64 KiB).
-    let ids: Vec<String> = (0..600).map(|i| format!("t{i:03}")).collect();
+    // 5,000 tasks: their events' lines are far more than a pipe holds (64 KiB), and the events
+    // more than the run's event channel keeps for a reader behind (16,384).
+    let ids: Vec<String> = (0..5000).map(|i| format!("t{i:04}")).collect();
     let mut tasks = vec![serde_json::json!({"id": "start", "type": "system.start"})];
     tasks.extend(ids.iter().map(|id| {
         serde_json::json!({"id": id, "type": "shell.run", "params": [{"name": "command", "value": "true"}],
@@ -716,7 +717,7 @@ fn a_run_whose_output_nobody_reads_runs_its_tasks_to_the_end_meanwhile() {
     );
     let (mut child, lines) = spawn(&["run", "--db", db.to_str().unwrap(), "wide.json"], &s.0);
     // Its output is not read until the session is over in the store.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(300);
     loop {
         let sessions = orrery(&["sessions", "--db", db.to_str().unwrap()], &s.0);
         if stdout(&sessions).contains("completed") {
@@ -725,9 +726,16 @@ fn a_run_whose_output_nobody_reads_runs_its_tasks_to_the_end_meanwhile() {
         assert!(std::time::Instant::now() < until, "the run stalled behind its unread output: {}", stdout(&sessions));
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    let printed = lines.map(Result::unwrap).filter(|line| line.contains("SUCCEEDED")).count();
+    let lines: Vec<String> = lines.map(Result::unwrap).collect();
     assert_eq!(child.wait().unwrap().code(), Some(0));
-    assert_eq!(printed, 602, "every task's success is printed once read");
+    // Each stored event once, in order (what the channel dropped was read from the store).
+    let seqs: Vec<u64> =
+        lines.iter().filter_map(|line| line.split_whitespace().next()?.parse().ok()).filter(|&seq| seq > 0).collect();
+    assert!(seqs.len() > 16_384, "{} events", seqs.len());
+    assert!(seqs.iter().enumerate().all(|(i, &seq)| seq == i as u64 + 1), "every event once, in order");
+    let last = lines.iter().rev().find(|line| line.trim_start().starts_with(&seqs[seqs.len() - 1].to_string()));
+    assert!(last.is_some_and(|line| line.contains("session    completed")), "to the last: {last:?}");
+    assert_eq!(lines.iter().filter(|line| line.contains("SUCCEEDED")).count(), 5002);
 }
 
 #[test]
