@@ -386,14 +386,12 @@ pub async fn save_attempt_log<R: Runtime>(
 fn copy_log(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<u64> {
     use std::io::Read;
     let file = match orrery_blueprint::fsio::open_regular_file(from) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::File::create(to)?;
-            return Ok(0);
-        }
-        opened => opened.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        opened => Some(opened.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?),
     };
-    let len = file.metadata()?.len();
     let mut out = std::fs::File::create(to)?;
+    let Some(file) = file else { return Ok(0) };
+    let len = file.metadata()?.len();
     std::io::copy(&mut file.take(len), &mut out)
 }
 

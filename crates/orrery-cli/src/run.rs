@@ -252,9 +252,8 @@ fn drive(
                         }
                         // The output fell behind the session: the store has what was missed.
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            for event in stored_after(&api, &session_id, &mut through).await {
-                                show(&event, format, interactive, &control).await;
-                            }
+                            through =
+                                show_stored_after(&api, &session_id, through, format, interactive, &control).await;
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                     }
@@ -344,18 +343,28 @@ async fn show(event: &Event, format: ReportFormat, interactive: bool, control: &
     }
 }
 
-/// The session's stored events after `through` (a `global_seq`), up to the last one stored;
-/// `through` becomes the last read. Fewer when the store cannot be read.
-async fn stored_after(api: &Api, session_id: &str, through: &mut u64) -> Vec<Event> {
-    let mut found = Vec::new();
+/// Shows the session's stored events after `through` (a `global_seq`) as [`show`] does, a page
+/// at a time, up to the last one stored (fewer when the store cannot be read): the last
+/// `global_seq` read.
+async fn show_stored_after(
+    api: &Api,
+    session_id: &str,
+    mut through: u64,
+    format: ReportFormat,
+    interactive: bool,
+    control: &SessionControl,
+) -> u64 {
     loop {
-        let Ok(envelope) = api.call("read_events", json!({ "after": *through })).await else { break };
-        let Ok(events) = serde_json::from_value::<Vec<Event>>(envelope.answer["events"].clone()) else { break };
-        let Some(last) = events.last() else { break };
-        *through = last.global_seq;
-        found.extend(events.into_iter().filter(|e| e.session_id == session_id));
+        let Ok(envelope) = api.call("read_events", json!({ "after": through })).await else { return through };
+        let Ok(events) = serde_json::from_value::<Vec<Event>>(envelope.answer["events"].clone()) else {
+            return through;
+        };
+        let Some(last) = events.last() else { return through };
+        through = last.global_seq;
+        for event in events.iter().filter(|e| e.session_id == session_id) {
+            show(event, format, interactive, control).await;
+        }
     }
-    found
 }
 
 fn print_event(event: &Event, format: ReportFormat) {
