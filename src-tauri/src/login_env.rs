@@ -181,21 +181,19 @@ mod tests {
         home
     }
 
-    /// Held by each test while it writes and runs its stand-in shells: a script written while
-    /// another test's thread forks can be held open by the fork's child, and its exec then fails
-    /// ("Text file busy").
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-    fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-        ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// A shell script standing in for the login shell: bash with this HOME and nothing else.
+    /// Written by a child (`sh`), never opened for writing by this process: a file open here for
+    /// writing while another test's thread forks stays open in the fork until that execs, and
+    /// running the file meanwhile fails ("Text file busy").
     fn bash_at(home: &Path) -> PathBuf {
         let wrapper = home.join("shell");
         let script = format!("#!/bin/sh\nexec env -i HOME='{}' /bin/bash \"$@\"\n", home.display());
-        std::fs::write(&wrapper, script).unwrap();
-        std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let written = Command::new("/bin/sh")
+            .args(["-c", r#"printf '%s' "$1" > "$2" && chmod 755 "$2""#, "sh", &script])
+            .arg(&wrapper)
+            .status()
+            .unwrap();
+        assert!(written.success(), "cannot write {}", wrapper.display());
         wrapper
     }
 
@@ -206,7 +204,6 @@ mod tests {
 
     #[test]
     fn asked_in_the_background_the_answer_is_waited_for_by_whoever_needs_it_first() {
-        let _serial = one_at_a_time();
         let home = home_with_profile("sleep 0.3\nexport PATH=/opt/tools/bin:/bin\n");
         let login = std::sync::Arc::new(LoginShell::asking(bash_at(home.path()), BTreeMap::new()));
         // Two at once, as a task's launch and the About dialog may: both get the one answer.
@@ -224,7 +221,6 @@ mod tests {
 
     #[test]
     fn the_login_shells_path_and_locale_are_taken_before_the_apps_own_folders() {
-        let _serial = one_at_a_time();
         let home = home_with_profile(
             "echo 'a profile that talks'\nexport PATH=/opt/tools/bin:/usr/bin:/bin\nexport LANG=de_CH.UTF-8\nexport EDITOR=vi\n",
         );
@@ -236,7 +232,6 @@ mod tests {
 
     #[test]
     fn a_shell_that_fails_hangs_or_prints_nothing_is_an_error_that_says_so() {
-        let _serial = one_at_a_time();
         let missing = ask(Path::new("/nonexistent/shell"), &BTreeMap::new()).unwrap_err();
         assert!(missing.contains("cannot start"), "{missing}");
         let home = home_with_profile("exit 3\n");
