@@ -66,6 +66,20 @@ impl Store {
         node: &str,
         new: &NewAttempt,
     ) -> Result<(Attempt, Vec<Event>), StoreError> {
+        let run_id = RunId(self.ids.run_id());
+        self.begin_attempt_as(run_id, session_id, node, new)
+    }
+
+    /// [`Store::begin_attempt`] under a run id taken beforehand from [`Store::id_source`]: a
+    /// runner that starts the attempt's process before the store has written it names the
+    /// process by it.
+    pub fn begin_attempt_as(
+        &mut self,
+        run_id: RunId,
+        session_id: &str,
+        node: &str,
+        new: &NewAttempt,
+    ) -> Result<(Attempt, Vec<Event>), StoreError> {
         if new.agent.is_empty() {
             return Err(StoreError::invalid(format!("attempt at node {node:?} needs an agent")));
         }
@@ -102,7 +116,7 @@ impl Store {
                 .at(tx.path)?;
             let (instance, task) = split_node(node);
             let run = Attempt {
-                run_id: RunId(tx.ids.run_id()),
+                run_id,
                 session_id: session_id.to_string(),
                 node: node.to_string(),
                 instance: instance.to_string(),

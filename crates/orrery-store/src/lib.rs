@@ -283,6 +283,11 @@ impl Store {
         &self.path
     }
 
+    /// Where this store takes the ids of new sessions and attempts from.
+    pub fn id_source(&self) -> Arc<dyn IdSource> {
+        Arc::clone(&self.ids)
+    }
+
     /// The schema version of the open database.
     pub fn schema_version(&self) -> Result<u32, StoreError> {
         migrations::schema_version(&self.conn, &self.path)

@@ -1,39 +1,126 @@
 //! The store as the runner reaches it: group commit of transitions, announced once committed.
 
+use std::sync::{MutexGuard, TryLockError};
+
+use orrery_store::IdSource;
+
 use super::*;
 
 /// The store, reached from the blocking pool, and the observers of what it commits.
 ///
-/// Writes land in a batch ([`Store::begin_batch`]) that stays open until [`Db::flush`]: the
-/// runner flushes once a round's processes are started, before it waits for an agent and when
-/// the session ends, so every transition of one round of decisions (a task settled, the next
-/// ones begun) costs one commit, one fsync. Events wait in `pending` until their batch committed:
-/// nothing is announced that a crash could undo.
+/// Writes land in a batch ([`Store::begin_batch`]) that stays open until a commit: the runner
+/// commits once a round's processes are started ([`Db::commit_behind`]), before it waits for
+/// an agent and when the session ends ([`Db::flush`]), so every transition of one round of
+/// decisions (a task settled, the next ones begun) costs one commit, one fsync. Events wait in
+/// `pending` until their batch committed: nothing is announced that a crash could undo.
+///
+/// The round's commit runs behind the runner: the next round does not wait for it unless it
+/// reads the store. The common round (a task settled, the next begun, its process started)
+/// writes behind ([`Db::behind`]), so a task's end reaches the next process's start without
+/// waiting for the last round's fsync.
 pub(super) struct Db {
     /// This runner's lease (see [`Db::take_lease`]).
     pub(super) lease: Lease,
-    store: Arc<Mutex<Store>>,
+    ids: Arc<dyn IdSource>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    store: Mutex<Store>,
     events: Option<broadcast::Sender<Arc<Event>>>,
+    /// The events of what the open batch holds, announced once it is committed.
     pending: Mutex<Vec<Event>>,
-    /// Writes that wait for the next batch ([`Db::call_or_defer`]).
-    deferred: Arc<Mutex<Vec<Deferred>>>,
+    queue: Mutex<Queue>,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// Writes that wait for the next batch, in order, before its own.
+    writes: Vec<Deferred>,
+    /// Some of `writes` are transitions, for the next commit ([`Db::behind`]); the others
+    /// ([`Db::call_or_defer`]) may wait longer.
+    due: bool,
+    /// A commit runs behind the runner.
+    committing: bool,
+    /// What a commit behind the runner failed with: its writes did not land, and the runner's
+    /// next call to the store answers this error (its poll of requests reads the store every
+    /// [`super::REQUEST_POLL`], so a runner waiting for a long task learns it then).
+    failed: Option<StoreError>,
 }
 
 /// How long writes may wait for a batch before the runner commits them on their own.
 pub(super) const DEFERRED_WRITES_WAIT: Duration = Duration::from_millis(50);
 
-type Deferred = Box<dyn FnOnce(&mut Store) -> Result<(), StoreError> + Send>;
+type Deferred = Box<dyn FnOnce(&mut Store) -> Result<Vec<Event>, StoreError> + Send>;
 
-/// In a batch of the level wanted: the writes that waited for one first, then `f`.
-fn begun<T>(
-    store: &mut Store,
-    deferred: &Mutex<Vec<Deferred>>,
-    f: impl FnOnce(&mut Store) -> Result<T, StoreError>,
-) -> Result<T, StoreError> {
-    for write in std::mem::take(&mut *deferred.lock().unwrap_or_else(|poisoned| poisoned.into_inner())) {
-        write(store)?;
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The store when no commit holds it.
+fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
     }
-    f(store)
+}
+
+impl Shared {
+    /// In a batch of the level wanted: the writes that waited for one first, then `f`.
+    fn begun<T>(
+        &self,
+        store: &mut Store,
+        f: impl FnOnce(&mut Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let queued = {
+            let mut queue = lock(&self.queue);
+            queue.due = false;
+            std::mem::take(&mut queue.writes)
+        };
+        for write in queued {
+            let events = write(store)?;
+            self.announce(events);
+        }
+        f(store)
+    }
+
+    /// Commits what waits (the open batch, the queued writes), then announces its events in
+    /// commit order. A commit that fails rolls its batch back and forgets its events.
+    fn commit(&self, store: &mut Store) -> Result<(), StoreError> {
+        let has_queued = !lock(&self.queue).writes.is_empty();
+        let committed = if has_queued {
+            store
+                .begin_batch(Synchronous::Full)
+                .and_then(|()| self.begun(store, |_| Ok(())))
+                .and_then(|()| store.commit_batch())
+        } else {
+            store.commit_batch()
+        };
+        let events = std::mem::take(&mut *lock(&self.pending));
+        if committed.is_err() {
+            store.rollback_batch();
+            return committed;
+        }
+        if let Some(sender) = &self.events {
+            for event in events {
+                // No receiver is not an error: nobody is watching.
+                let _ = sender.send(Arc::new(event));
+            }
+        }
+        Ok(())
+    }
+
+    fn announce(&self, events: impl IntoIterator<Item = Event>) {
+        if self.events.is_some() {
+            lock(&self.pending).extend(events);
+        }
+    }
+
+    /// The error a commit behind the runner failed with, once.
+    fn failed(&self) -> Result<(), StoreError> {
+        lock(&self.queue).failed.take().map_or(Ok(()), Err)
+    }
 }
 
 impl Db {
@@ -48,11 +135,19 @@ impl Db {
         let lease = Lease { token: format!("{pid}-{start_time}-{n}"), process: ProcessIdentity { pid, start_time } };
         Ok(Db {
             lease,
-            store: Arc::new(Mutex::new(store)),
-            events: options.events.clone(),
-            pending: Mutex::new(Vec::new()),
-            deferred: Arc::new(Mutex::new(Vec::new())),
+            ids: store.id_source(),
+            shared: Arc::new(Shared {
+                store: Mutex::new(store),
+                events: options.events.clone(),
+                pending: Mutex::new(Vec::new()),
+                queue: Mutex::new(Queue::default()),
+            }),
         })
+    }
+
+    /// A new attempt's run id, from the store's source of ids ([`Store::begin_attempt_as`]).
+    pub(super) fn new_run_id(&self) -> RunId {
+        RunId::from(self.ids.run_id())
     }
 
     /// Takes the session's lease for this runner: refused ([`StoreError::Leased`]) while
@@ -76,14 +171,16 @@ impl Db {
         self.flush().await
     }
 
+    /// `f` on the blocking pool, once the store is free (a commit behind the runner may hold
+    /// it).
     async fn on_store<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+        f: impl FnOnce(&Shared, &mut Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, RunError> {
-        let store = Arc::clone(&self.store);
+        let shared = Arc::clone(&self.shared);
         let result = tokio::task::spawn_blocking(move || {
-            let mut guard = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            f(&mut guard)
+            let mut store = lock(&shared.store);
+            f(&shared, &mut store)
         })
         .await
         .map_err(|e| RunError::Join(e.to_string()))?;
@@ -112,25 +209,47 @@ impl Db {
     /// disk until the commit (SQLite keeps the pages of an open transaction in memory, the
     /// file's own pages are in the OS cache), so it runs right here: a thread hop per call cost
     /// more than the call itself. A batch is begun here too when that need not wait
-    /// ([`Store::try_begin_batch`]); else on the blocking pool, as it may wait for another
-    /// writer (the busy timeout) or for the commit of a batch of a lower level.
+    /// ([`Store::try_begin_batch`]); else on the blocking pool, as it may wait for a commit
+    /// behind the runner, another writer (the busy timeout) or the commit of a batch of a lower
+    /// level.
     async fn in_batch<T: Send + 'static>(
         &self,
         level: Synchronous,
         f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, RunError> {
-        {
-            let mut store = self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The transitions that wait go first, and need a full commit.
+        let level = if lock(&self.shared.queue).due { Synchronous::Full } else { level };
+        if let Some(mut store) = try_lock(&self.shared.store) {
+            self.shared.failed()?;
             if store.try_begin_batch(level)? {
-                return Ok(begun(&mut store, &self.deferred, f)?);
+                return Ok(self.shared.begun(&mut store, f)?);
             }
         }
-        let deferred = Arc::clone(&self.deferred);
-        self.on_store(move |s| {
+        self.on_store(move |shared, s| {
+            shared.failed()?;
             s.begin_batch(level)?;
-            begun(s, &deferred, f)
+            shared.begun(s, f)
         })
         .await
+    }
+
+    /// A write the runner does not wait for: queued for the next batch, which the next
+    /// [`Db::commit_behind`] at the latest writes and commits on the blocking pool (or a call
+    /// before it, in place); its events are announced once committed. For the transitions of
+    /// the common round (a task settled, the next begun), which need nothing back from the
+    /// store: the round's process starts without waiting for SQLite. A queued write that fails
+    /// fails the runner's next call to the store.
+    pub(super) fn behind(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<Vec<Event>, StoreError> + Send + 'static,
+    ) -> Result<(), RunError> {
+        let mut queue = lock(&self.shared.queue);
+        if let Some(e) = queue.failed.take() {
+            return Err(e.into());
+        }
+        queue.writes.push(Box::new(f));
+        queue.due = true;
+        Ok(())
     }
 
     /// A write that need not be committed before the next transition is: it joins the open
@@ -143,17 +262,19 @@ impl Db {
         &self,
         f: impl FnOnce(&mut Store) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<(), RunError> {
-        let mut store = self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if store.in_batch() {
-            return Ok(f(&mut store)?);
+        if let Some(mut store) = try_lock(&self.shared.store) {
+            if store.in_batch() {
+                self.shared.failed()?;
+                return Ok(self.shared.begun(&mut store, f)?);
+            }
         }
-        self.deferred.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(Box::new(f));
+        lock(&self.shared.queue).writes.push(Box::new(|s: &mut Store| f(s).map(|()| Vec::new())));
         Ok(())
     }
 
     /// Whether writes wait for the next batch.
     pub(super) fn has_deferred(&self) -> bool {
-        !self.deferred.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_empty()
+        !lock(&self.shared.queue).writes.is_empty()
     }
 
     /// Commits the writes that wait, in a batch of their own (no fsync).
@@ -163,25 +284,32 @@ impl Db {
     }
 
     /// A read: in the open batch if there is one (it sees the batch's writes), else on the
-    /// blocking pool without taking the write lock.
+    /// blocking pool without taking the write lock, once what waits is written.
     pub(super) async fn read<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, RunError> {
-        {
-            let mut store = self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(mut store) = try_lock(&self.shared.store) {
             if store.in_batch() {
-                return Ok(f(&mut store)?);
+                self.shared.failed()?;
+                return Ok(self.shared.begun(&mut store, f)?);
             }
         }
-        self.on_store(f).await
+        self.on_store(move |shared, s| {
+            shared.failed()?;
+            if lock(&shared.queue).writes.is_empty() {
+                f(s)
+            } else {
+                s.begin_batch(Synchronous::Full)?;
+                shared.begun(s, f)
+            }
+        })
+        .await
     }
 
     /// Events to announce once the open batch is committed.
     pub(super) fn announce(&self, events: impl IntoIterator<Item = Event>) {
-        if self.events.is_some() {
-            self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).extend(events);
-        }
+        self.shared.announce(events);
     }
 
     /// A store call whose events are announced once committed.
@@ -189,32 +317,69 @@ impl Db {
         &self,
         f: impl FnOnce(&mut Store) -> Result<Vec<Event>, StoreError> + Send + 'static,
     ) -> Result<(), RunError> {
-        let events = self.call(f).await?;
-        self.announce(events);
-        Ok(())
+        let shared = Arc::clone(&self.shared);
+        // Announced while the store is held: a commit behind the runner takes them with it.
+        self.call(move |s| {
+            let events = f(s)?;
+            shared.announce(events);
+            Ok(())
+        })
+        .await
     }
 
-    /// Rolls the open batch back and forgets its events (after an error).
+    /// Rolls the open batch back and forgets its events and the writes that wait (after an
+    /// error).
     pub(super) async fn abandon(&self) {
         let _ = self
-            .on_store(|s| {
+            .on_store(|shared, s| {
                 s.rollback_batch();
+                lock(&shared.pending).clear();
+                let mut queue = lock(&shared.queue);
+                queue.writes.clear();
+                queue.failed = None;
                 Ok(())
             })
             .await;
-        self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
     }
 
-    /// Commits the open batch, then announces its events in commit order.
+    /// Commits the open batch and the writes that wait, then announces their events in
+    /// commit order; returns once committed.
     pub(super) async fn flush(&self) -> Result<(), RunError> {
-        self.on_store(Store::commit_batch).await?;
-        let events = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        if let Some(sender) = &self.events {
-            for event in events {
-                // No receiver is not an error: nobody is watching.
-                let _ = sender.send(Arc::new(event));
+        self.on_store(|shared, s| {
+            shared.failed()?;
+            shared.commit(s)
+        })
+        .await
+    }
+
+    /// Commits like [`Db::flush`] on the blocking pool without waiting for it: the runner
+    /// goes on meanwhile. One commit runs at a time; writes queued while it runs
+    /// ([`Db::behind`]) are committed by it, in a second round, before it lets go.
+    pub(super) fn commit_behind(&self) {
+        {
+            let mut queue = lock(&self.shared.queue);
+            if queue.committing {
+                // What the round wrote since that commit began: once more.
+                queue.due = true;
+                return;
             }
+            queue.committing = true;
         }
-        Ok(())
+        let shared = Arc::clone(&self.shared);
+        tokio::task::spawn_blocking(move || loop {
+            let mut store = lock(&shared.store);
+            if let Err(e) = shared.commit(&mut store) {
+                let mut queue = lock(&shared.queue);
+                queue.failed.get_or_insert(e);
+                queue.committing = false;
+                return;
+            }
+            drop(store);
+            let mut queue = lock(&shared.queue);
+            if !queue.due {
+                queue.committing = false;
+                return;
+            }
+        });
     }
 }

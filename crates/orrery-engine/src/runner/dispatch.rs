@@ -8,7 +8,12 @@ impl Runner {
         let (instance, task) = self.plan.tasks[n].clone();
         let instance_id = self.plan.instances[instance].id.clone();
         let context = self.plan.instances[instance].context.clone();
-        let data = self.data_of(instance_id.clone()).await?;
+        // Read only when wanted: a read waits for the commit of the round before.
+        let data = if task.inputs.is_empty() && task.effective_condition().is_none() {
+            Data::new()
+        } else {
+            self.data_of(instance_id.clone()).await?
+        };
         let inputs = match data::resolve_inputs(&task, &data) {
             Ok(inputs) => inputs,
             Err(e) => return self.dispatch_failed(n, e.to_string()).await,
@@ -76,13 +81,12 @@ impl Runner {
             iterations: self.iterations_of(n),
             times_unknown: false,
         };
-        let (attempt, events) = {
-            let (session, key) = (session.clone(), key.clone());
-            self.db.call(move |s| s.begin_attempt(&session, &key, &new)).await?
-        };
-        self.db.announce(events);
+        let run_id = self.db.new_run_id();
+        {
+            let (session, key, run_id) = (session.clone(), key.clone(), run_id.clone());
+            self.db.behind(move |s| Ok(s.begin_attempt_as(run_id, &session, &key, &new)?.1))?;
+        }
         self.states[n] = NodeState::Running;
-        let run_id = attempt.run_id.clone();
         let mut run =
             Run { run_id: run_id.clone(), kind, ended: None, canceller: None, sleep: None, cancel_on_start: false };
         match kind {
@@ -268,14 +272,16 @@ impl Runner {
     }
 
     /// Spawns the processes of the attempts begun since the last launch, then commits what was
-    /// written (their attempts with it) while they start. A crash between the two leaves
-    /// processes the store does not know; they carry the session's id, by which recovery stops
-    /// them (see [`super::recovery`]). So a process never waits for an fsync to start.
+    /// written (their attempts with it) behind the runner while they start
+    /// ([`Db::commit_behind`]): the runner waits for the next report meanwhile. A crash between
+    /// the two leaves processes the store does not know; they carry the session's id, by which
+    /// recovery stops them (see [`super::recovery`]). So a process never waits for SQLite to
+    /// start: its attempt was begun behind the runner too ([`Db::behind`]).
     ///
     /// Each attempt is run here up to its first wait (its files made, its supervisor asked
     /// for), and only then handed to a task of its own: the commit's writes would otherwise
     /// take the core its supervisor's fork waits for.
-    pub(super) async fn launch(&mut self) -> Result<(), RunError> {
+    pub(super) fn launch(&mut self) {
         for Launch { node, run_id, attempt, log_path } in std::mem::take(&mut self.launches) {
             let tx = self.tx.clone();
             let (started, progress) = self.shell_reports(node, &run_id, log_path);
@@ -289,7 +295,7 @@ impl Runner {
                 tokio::spawn(run);
             }
         }
-        self.db.flush().await
+        self.db.commit_behind();
     }
 
     /// Goes on with the attempts a dead runner left (see [`super::recovery`]): each is a

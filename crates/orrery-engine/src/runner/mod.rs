@@ -675,8 +675,9 @@ impl Runner {
                     format!("the session cannot go on: {} can never start", stuck.join(", ")),
                 )));
             }
-            // Commit this round (one fsync), announce it, start its processes, then wait.
-            self.launch().await?;
+            // Start this round's processes, commit it behind (one fsync; announced once
+            // committed), then wait.
+            self.launch();
             tokio::select! {
                 report = self.rx.recv() => {
                     let Some(report) = report else { unreachable!("the runner holds a sender") };

@@ -204,18 +204,16 @@ impl Runner {
         let data: Vec<(String, String, Value)> = writes.into_iter().map(|(k, v)| (instance_id.clone(), k, v)).collect();
         let run_id = run.run_id.clone();
         self.states[n] = NodeState::Succeeded;
-        self.db
-            .write(move |s| {
-                s.settle_attempt(
-                    &run_id,
-                    Settlement {
-                        outcome: Outcome::Succeeded { exit_code, outputs: Value::Object(outputs) },
-                        node_state: Some(TaskState::Succeeded),
-                        data,
-                    },
-                )
-            })
-            .await?;
+        self.db.behind(move |s| {
+            s.settle_attempt(
+                &run_id,
+                Settlement {
+                    outcome: Outcome::Succeeded { exit_code, outputs: Value::Object(outputs) },
+                    node_state: Some(TaskState::Succeeded),
+                    data,
+                },
+            )
+        })?;
         match self.scopes.ended_by(n).cloned() {
             Some(scope) => self.end_scope(&scope, instance_id).await,
             None => Ok(None),
