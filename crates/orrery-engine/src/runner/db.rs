@@ -42,6 +42,11 @@ struct Queue {
     due: bool,
     /// A commit runs behind the runner.
     committing: bool,
+    /// A round is over ([`Db::commit_behind`]) and waits for its commit: the writes it had
+    /// queued, and the open batch. It is committed before anything else touches the store: no
+    /// later call joins its batch, and no write of the next round is committed with it (a
+    /// commit behind the runner would otherwise announce half of the next round's decision).
+    sealed: Option<Vec<Deferred>>,
     /// What a commit behind the runner failed with: its writes did not land, and the runner's
     /// next call to the store answers this error (its poll of requests reads the store every
     /// [`super::REQUEST_POLL`], so a runner waiting for a long task learns it then).
@@ -85,18 +90,35 @@ impl Shared {
         f(store)
     }
 
-    /// Commits what waits (the open batch, the queued writes), then announces its events in
-    /// commit order. A commit that fails rolls its batch back and forgets its events.
-    fn commit(&self, store: &mut Store) -> Result<(), StoreError> {
-        let has_queued = !lock(&self.queue).writes.is_empty();
-        let committed = if has_queued {
-            store
-                .begin_batch(Synchronous::Full)
-                .and_then(|()| self.begun(store, |_| Ok(())))
-                .and_then(|()| store.commit_batch())
+    /// Commits the sealed round, if one waits (its queued writes, then the open batch), and
+    /// announces its events in commit order. A commit that fails rolls its batch back and
+    /// forgets its events.
+    fn commit_sealed(&self, store: &mut Store) -> Result<(), StoreError> {
+        let Some(writes) = lock(&self.queue).sealed.take() else { return Ok(()) };
+        let mut committed = Ok(());
+        if !writes.is_empty() {
+            committed = store.begin_batch(Synchronous::Full);
+            for write in writes {
+                committed = committed.and_then(|()| write(store)).map(|events| self.announce(events));
+            }
+        }
+        self.end_batch(store, committed)
+    }
+
+    /// Commits everything: the sealed round, then what was queued since and the open batch.
+    fn commit_all(&self, store: &mut Store) -> Result<(), StoreError> {
+        self.commit_sealed(store)?;
+        let committed = if lock(&self.queue).writes.is_empty() {
+            Ok(())
         } else {
-            store.commit_batch()
+            store.begin_batch(Synchronous::Full).and_then(|()| self.begun(store, |_| Ok(())))
         };
+        self.end_batch(store, committed)
+    }
+
+    /// Commits the open batch after `written`, and announces its events; else rolls it back.
+    fn end_batch(&self, store: &mut Store, written: Result<(), StoreError>) -> Result<(), StoreError> {
+        let committed = written.and_then(|()| store.commit_batch());
         let events = std::mem::take(&mut *lock(&self.pending));
         if committed.is_err() {
             store.rollback_batch();
@@ -115,6 +137,17 @@ impl Shared {
         if self.events.is_some() {
             lock(&self.pending).extend(events);
         }
+    }
+
+    /// Whether a call may run in the open batch as it is: one is open, and it is full when
+    /// transitions wait to go first (they need an fsync at their commit).
+    fn open_for(&self, store: &Store) -> bool {
+        store.batch_level() == Some(Synchronous::Full) || (store.in_batch() && !lock(&self.queue).due)
+    }
+
+    /// The store for a call in place: free, and no round waiting for its commit.
+    fn free(&self) -> Option<MutexGuard<'_, Store>> {
+        try_lock(&self.store).filter(|_| lock(&self.queue).sealed.is_none())
     }
 
     /// The error a commit behind the runner failed with, once.
@@ -180,6 +213,7 @@ impl Db {
         let shared = Arc::clone(&self.shared);
         let result = tokio::task::spawn_blocking(move || {
             let mut store = lock(&shared.store);
+            shared.commit_sealed(&mut store)?;
             f(&shared, &mut store)
         })
         .await
@@ -219,7 +253,7 @@ impl Db {
     ) -> Result<T, RunError> {
         // The transitions that wait go first, and need a full commit.
         let level = if lock(&self.shared.queue).due { Synchronous::Full } else { level };
-        if let Some(mut store) = try_lock(&self.shared.store) {
+        if let Some(mut store) = self.shared.free() {
             self.shared.failed()?;
             if store.try_begin_batch(level)? {
                 return Ok(self.shared.begun(&mut store, f)?);
@@ -262,8 +296,8 @@ impl Db {
         &self,
         f: impl FnOnce(&mut Store) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<(), RunError> {
-        if let Some(mut store) = try_lock(&self.shared.store) {
-            if store.in_batch() {
+        if let Some(mut store) = self.shared.free() {
+            if self.shared.open_for(&store) {
                 self.shared.failed()?;
                 return Ok(self.shared.begun(&mut store, f)?);
             }
@@ -289,8 +323,8 @@ impl Db {
         &self,
         f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, RunError> {
-        if let Some(mut store) = try_lock(&self.shared.store) {
-            if store.in_batch() {
+        if let Some(mut store) = self.shared.free() {
+            if self.shared.open_for(&store) {
                 self.shared.failed()?;
                 return Ok(self.shared.begun(&mut store, f)?);
             }
@@ -336,6 +370,7 @@ impl Db {
                 lock(&shared.pending).clear();
                 let mut queue = lock(&shared.queue);
                 queue.writes.clear();
+                queue.sealed = None;
                 queue.failed = None;
                 Ok(())
             })
@@ -347,20 +382,21 @@ impl Db {
     pub(super) async fn flush(&self) -> Result<(), RunError> {
         self.on_store(|shared, s| {
             shared.failed()?;
-            shared.commit(s)
+            shared.commit_all(s)
         })
         .await
     }
 
-    /// Commits like [`Db::flush`] on the blocking pool without waiting for it: the runner
-    /// goes on meanwhile. One commit runs at a time; writes queued while it runs
-    /// ([`Db::behind`]) are committed by it, in a second round, before it lets go.
+    /// Ends the round: seals it ([`Queue::sealed`]) and commits it on the blocking pool
+    /// without waiting: the runner goes on meanwhile. One commit runs at a time; a round sealed
+    /// while it runs is committed by it next.
     pub(super) fn commit_behind(&self) {
         {
             let mut queue = lock(&self.shared.queue);
+            let writes = std::mem::take(&mut queue.writes);
+            queue.due = false;
+            queue.sealed.get_or_insert_with(Vec::new).extend(writes);
             if queue.committing {
-                // What the round wrote since that commit began: once more.
-                queue.due = true;
                 return;
             }
             queue.committing = true;
@@ -368,15 +404,16 @@ impl Db {
         let shared = Arc::clone(&self.shared);
         tokio::task::spawn_blocking(move || loop {
             let mut store = lock(&shared.store);
-            if let Err(e) = shared.commit(&mut store) {
+            {
+                let mut queue = lock(&shared.queue);
+                if queue.sealed.is_none() {
+                    queue.committing = false;
+                    return;
+                }
+            }
+            if let Err(e) = shared.commit_sealed(&mut store) {
                 let mut queue = lock(&shared.queue);
                 queue.failed.get_or_insert(e);
-                queue.committing = false;
-                return;
-            }
-            drop(store);
-            let mut queue = lock(&shared.queue);
-            if !queue.due {
                 queue.committing = false;
                 return;
             }

@@ -204,7 +204,7 @@ impl Runner {
         let data: Vec<(String, String, Value)> = writes.into_iter().map(|(k, v)| (instance_id.clone(), k, v)).collect();
         let run_id = run.run_id.clone();
         self.states[n] = NodeState::Succeeded;
-        self.db.behind(move |s| {
+        let settle = move |s: &mut Store| {
             s.settle_attempt(
                 &run_id,
                 Settlement {
@@ -213,10 +213,18 @@ impl Runner {
                     data,
                 },
             )
-        })?;
+        };
         match self.scopes.ended_by(n).cloned() {
-            Some(scope) => self.end_scope(&scope, instance_id).await,
-            None => Ok(None),
+            // In the batch of what its scope decides (to loop or go on): recovery finds the two
+            // together or neither.
+            Some(scope) => {
+                self.db.write(settle).await?;
+                self.end_scope(&scope, instance_id).await
+            }
+            None => {
+                self.db.behind(settle)?;
+                Ok(None)
+            }
         }
     }
 
