@@ -514,7 +514,16 @@ pub async fn spawn(spec: ProcessSpec) -> Result<Supervised, ProcessError> {
     let prepared = supervisor::Prepared::new(&resolved, &argv, &env, &spec).map_err(spawn_failed)?;
     let started = Instant::now();
     let mut link = Link::fork(prepared).map_err(spawn_failed)?;
-    let pid = match link.next().await {
+    let first = match tokio::time::timeout(spawner::PATIENCE, link.next()).await {
+        Ok(first) => first,
+        Err(_) => {
+            // A spawner that has not forked the supervisor by now is given up on: its end
+            // closes the status pipe unless a supervisor holds it.
+            spawner::give_up_if_late();
+            link.next().await
+        }
+    };
+    let pid = match first {
         Some((supervisor::TAG_STARTED, pid, _)) => pid as u32,
         Some((supervisor::TAG_FAILED, phase, errno)) => {
             link.finish().await;
@@ -754,9 +763,10 @@ impl Link {
             })
         };
         let fds = [status_w.as_raw_fd(), control_r.as_raw_fd()];
-        if let spawner::Spawned::Asked(pid) = spawner::spawn(&prepared, fds) {
+        if let spawner::Spawned::Asked = spawner::spawn(&prepared, fds) {
             drop((status_w, control_r));
-            return link(pid.unwrap_or(0), false);
+            // Its pid comes with its first message.
+            return link(0, false);
         }
         let mut prepared = prepared.with_buffers();
         let devnull = OpenOptions::new().read(true).write(true).open("/dev/null")?;
@@ -789,6 +799,7 @@ impl Link {
                 match msg[0] {
                     supervisor::TAG_LOG => self.log = (a as u64, b as u64),
                     supervisor::TAG_RECORDED => self.recorded = true,
+                    supervisor::TAG_STARTED if b > 0 => self.supervisor = b as i32,
                     _ => {}
                 }
                 return Some((msg[0], a, b));

@@ -8,7 +8,8 @@
 //! (`/proc/self/exe`, small as it has just started), and asks it for each supervisor: the
 //! request is what the supervisor needs ([`Prepared::to_wire`]) with its descriptors (the
 //! status pipe's write end, the control pipe's read end) over a Unix socket; the answer is
-//! the supervisor's pid. The rest is unchanged: the supervisor runs the same code, talks to the
+//! the supervisor's pid, which the engine does not wait for ([`Asking::unanswered`]). The rest
+//! is unchanged: the supervisor runs the same code, talks to the
 //! engine over the same pipes and records the exit the same way, and the status pipe stays the
 //! one way the engine learns whether a task started.
 //!
@@ -25,10 +26,11 @@
 //! - When the spawner cannot be started or has gone, the engine forks supervisors itself, as
 //!   before. `ORRERY_SPAWNER=off` asks for that (the benchmark's column without it).
 
+use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::supervisor::{self, Prepared};
 
@@ -42,7 +44,7 @@ const GREETING: &[u8] = b"orrery-spawner 2";
 const MAX_REQUEST: usize = 128 * 1024;
 
 /// How long the engine waits for the spawner's greeting or answer before it does without it.
-const PATIENCE: Duration = Duration::from_secs(10);
+pub(super) const PATIENCE: Duration = Duration::from_secs(10);
 
 /// The descriptors of a request: status pipe (write end), control pipe (read end).
 const FDS: usize = 2;
@@ -185,48 +187,96 @@ fn receive(socket: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, Vec<Owned
 /// The engine's end of its spawner.
 struct Spawner {
     /// `None` once it has gone (then supervisors are forked by the engine).
-    socket: Mutex<Option<OwnedFd>>,
+    asking: Mutex<Option<Asking>>,
     pid: libc::pid_t,
+}
+
+struct Asking {
+    socket: OwnedFd,
+    /// When each request not answered yet was sent, oldest first. The engine does not wait for
+    /// an answer (the fork it waits for takes 0.1-0.6 ms, longer when the cores are busy): the
+    /// supervisor's pid comes with its first message, and whether the task started is the
+    /// status pipe's to tell. Answers are taken as they come, before the next request.
+    unanswered: VecDeque<Instant>,
+}
+
+impl Asking {
+    /// Takes the answers that came; `false` when the spawner has gone, or left a request
+    /// unanswered for [`PATIENCE`].
+    fn take_answers(&mut self) -> bool {
+        let mut answer = [0u8; 8];
+        loop {
+            // SAFETY: a valid descriptor and a buffer of its length.
+            let n = unsafe {
+                libc::recv(self.socket.as_raw_fd(), answer.as_mut_ptr().cast(), answer.len(), libc::MSG_DONTWAIT)
+            };
+            if n == answer.len() as isize {
+                self.unanswered.pop_front();
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            match n {
+                n if n < 0 && e.kind() == io::ErrorKind::Interrupted => continue,
+                n if n < 0 && e.kind() == io::ErrorKind::WouldBlock => break,
+                _ => return false,
+            }
+        }
+        self.unanswered.front().is_none_or(|sent| sent.elapsed() < PATIENCE)
+    }
+}
+
+impl Spawner {
+    /// Stops asking it: killed, should it still run (its requests not forked yet end with the
+    /// status pipes it held: the engine hears the end of a supervisor that never started).
+    fn give_up(&self, asking: &mut Option<Asking>) {
+        *asking = None;
+        // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+    }
 }
 
 /// What became of a request.
 pub(super) enum Spawned {
-    /// The spawner has the request: the supervisor's pid, when it said it (the status pipe
-    /// tells whether the task started).
-    Asked(Option<i32>),
+    /// The spawner has the request (the status pipe tells whether the task started).
+    Asked,
     /// No spawner to ask: fork it here.
     Unavailable,
+}
+
+/// A request the spawner has not answered for [`PATIENCE`] is given up on: the spawner is
+/// killed and later supervisors are forked by the engine. For a wait for a supervisor's first
+/// word that took that long (no later request would look).
+pub(super) fn give_up_if_late() {
+    let Some(Some(spawner)) = SPAWNER.get() else { return };
+    let mut asking = spawner.asking.lock().unwrap_or_else(|e| e.into_inner());
+    if asking.as_mut().is_some_and(|open| !open.take_answers()) {
+        spawner.give_up(&mut asking);
+    }
 }
 
 static SPAWNER: OnceLock<Option<Spawner>> = OnceLock::new();
 
 /// Asks the spawner for a supervisor of `prepared` with these descriptors (status write end,
-/// control read end).
+/// control read end), without waiting for its answer.
 pub(super) fn spawn(prepared: &Prepared, fds: [RawFd; FDS]) -> Spawned {
     let Some(spawner) = SPAWNER.get_or_init(start) else { return Spawned::Unavailable };
     let wire = prepared.to_wire();
     if wire.len() > MAX_REQUEST {
         return Spawned::Unavailable;
     }
-    let mut socket = spawner.socket.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(fd) = socket.as_ref().map(AsRawFd::as_raw_fd) else { return Spawned::Unavailable };
-    if send(fd, &wire, &fds).is_err() {
-        // Nothing was taken: the spawner has gone.
-        *socket = None;
+    let mut asking = spawner.asking.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(open) = asking.as_mut() else { return Spawned::Unavailable };
+    if !open.take_answers() {
+        spawner.give_up(&mut asking);
         return Spawned::Unavailable;
     }
-    let mut answer = [0u8; 8];
-    let n = receive_retrying(fd, &mut answer);
-    if n != 8 {
-        // It had the request and did not answer: whatever it did, the status pipe will tell.
-        // Later tasks do without it.
-        *socket = None;
-        // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
-        unsafe { libc::kill(spawner.pid, libc::SIGKILL) };
-        return Spawned::Asked(None);
+    if send(open.socket.as_raw_fd(), &wire, &fds).is_err() {
+        // Nothing was taken: the spawner has gone.
+        *asking = None;
+        return Spawned::Unavailable;
     }
-    let answer = i64::from_le_bytes(answer);
-    Spawned::Asked((answer > 0).then_some(answer as i32))
+    open.unanswered.push_back(Instant::now());
+    Spawned::Asked
 }
 
 /// `recv` again when a signal interrupts it: with a receive timeout set, the system never
@@ -321,7 +371,7 @@ fn start() -> Option<Spawner> {
     let pid = child.id() as libc::pid_t;
     // Reaped when it ends (with the engine, or killed): no zombie is left behind.
     let _ = std::thread::Builder::new().name("orrery-spawner".into()).spawn(move || child.wait());
-    Some(Spawner { socket: Mutex::new(Some(mine)), pid })
+    Some(Spawner { asking: Mutex::new(Some(Asking { socket: mine, unanswered: VecDeque::new() })), pid })
 }
 
 #[cfg(test)]

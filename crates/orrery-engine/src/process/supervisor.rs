@@ -803,7 +803,8 @@ pub(super) unsafe fn run(p: &mut Prepared, fds: Fds) -> ! {
         send(status, TAG_FAILED, phase, code);
         libc::_exit(1);
     }
-    send(status, TAG_STARTED, leader as i64, 0);
+    // With its own pid: a spawner's request is not waited for, so its answer is not heard.
+    send(status, TAG_STARTED, leader as i64, libc::getpid() as i64);
 
     let pipe = out[0];
     libc::fcntl(pipe, libc::F_SETFL, libc::fcntl(pipe, libc::F_GETFL) | libc::O_NONBLOCK);

@@ -1,0 +1,37 @@
+//! A spawner that takes a request and never answers (stopped here with SIGSTOP), in a test
+//! binary of its own: the engine does not wait for its answers, so it learns of it only when
+//! the supervisor's first word does not come. After the spawner's patience (10 s) the task
+//! fails to start with a clear error, the spawner is killed, and the next task is forked by the
+//! engine and runs.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{forked_by, sleeper, stopped};
+use orrery_engine::process::{spawn, ProcessError, ProcessSpec, Program};
+
+#[tokio::test]
+async fn a_spawner_that_never_answers_is_given_up_on_and_the_engine_forks_the_next_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = std::process::id();
+    let first = sleeper(dir.path(), "first", vec![]).await;
+    let spawner = forked_by(&first);
+    assert_ne!(spawner, engine, "a supervisor from the spawner");
+
+    // SAFETY: kill has no memory-safety preconditions; the pid is our spawner's.
+    unsafe { libc::kill(spawner as i32, libc::SIGSTOP) };
+    let spec = ProcessSpec::new(Program::Argv(vec!["sleep".into(), "30".into()]), dir.path().join("lost.log"));
+    let lost = tokio::time::timeout(Duration::from_secs(30), spawn(spec)).await.expect("the engine gave up waiting");
+    assert!(matches!(lost, Err(ProcessError::Supervision { .. })), "{:?}", lost.map(|t| t.pid()));
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(format!("/proc/{spawner}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+        assert!(std::time::Instant::now() < until, "the silent spawner was not killed");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let after = sleeper(dir.path(), "after", vec![]).await;
+    assert_eq!(forked_by(&after), engine);
+    stopped(after).await;
+    stopped(first).await;
+}
