@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{forked_by, sleeper, stopped};
+use common::{forked_by, process_ended, sleeper, stopped};
 
 #[tokio::test]
 async fn a_request_too_large_for_the_spawner_and_a_spawner_gone_are_forked_by_the_engine() {
@@ -37,11 +37,7 @@ async fn a_request_too_large_for_the_spawner_and_a_spawner_gone_are_forked_by_th
     // The spawner killed: the next task is forked by the engine, and runs.
     // SAFETY: kill has no memory-safety preconditions; the pid is our spawner's.
     unsafe { libc::kill(spawner as i32, libc::SIGKILL) };
-    let until = std::time::Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(format!("/proc/{spawner}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
-        assert!(std::time::Instant::now() < until, "the spawner did not die");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    process_ended(spawner).await;
     let after = sleeper(dir.path(), "after", vec![]).await;
     assert_eq!(forked_by(&after), engine);
     stopped(after).await;

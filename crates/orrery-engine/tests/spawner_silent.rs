@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{forked_by, sleeper, stopped};
+use common::{forked_by, process_ended, sleeper, stopped};
 use orrery_engine::process::{spawn, ProcessError, ProcessSpec, Program};
 
 #[tokio::test]
@@ -24,11 +24,7 @@ async fn a_spawner_that_never_answers_is_given_up_on_and_the_engine_forks_the_ne
     let spec = ProcessSpec::new(Program::Argv(vec!["sleep".into(), "30".into()]), dir.path().join("lost.log"));
     let lost = tokio::time::timeout(Duration::from_secs(30), spawn(spec)).await.expect("the engine gave up waiting");
     assert!(matches!(lost, Err(ProcessError::Supervision { .. })), "{:?}", lost.map(|t| t.pid()));
-    let until = std::time::Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(format!("/proc/{spawner}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
-        assert!(std::time::Instant::now() < until, "the silent spawner was not killed");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    process_ended(spawner).await;
 
     let after = sleeper(dir.path(), "after", vec![]).await;
     assert_eq!(forked_by(&after), engine);

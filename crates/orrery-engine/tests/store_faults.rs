@@ -12,6 +12,17 @@ use serde_json::{json, Map};
 mod common;
 use common::*;
 
+/// Another process's writer (a bare connection: it does not queue with this process's writers)
+/// holding the store's write lock for `how_long`, past the 5 s busy timeout.
+fn hold_the_write_lock(db: &std::path::Path, how_long: Duration) -> std::thread::JoinHandle<()> {
+    let blocker = rusqlite::Connection::open(db).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::thread::spawn(move || {
+        std::thread::sleep(how_long);
+        blocker.execute_batch("ROLLBACK").unwrap();
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_runner_the_store_refuses_records_why_on_the_session_and_resume_finishes_it() {
     let fx = Fixture::new();
@@ -22,14 +33,8 @@ async fn a_runner_the_store_refuses_records_why_on_the_session_and_resume_finish
     let run = tokio::spawn(async move { run_session(&db, valid, library, Map::new(), options).await });
     let started = wait_for_attempt(&mut receiver, "held.slow").await;
 
-    // Another process's writer (a bare connection: it does not queue with this process's
-    // writers) takes the lock while `slow` runs and keeps it past the 5 s busy timeout.
-    let blocker = rusqlite::Connection::open(fx.db()).unwrap();
-    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let holder = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(7));
-        blocker.execute_batch("ROLLBACK").unwrap();
-    });
+    // Another process takes the write lock while `slow` runs.
+    let holder = hold_the_write_lock(&fx.db(), Duration::from_secs(7));
     let report = tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("the runner ended in time")
@@ -69,12 +74,7 @@ async fn a_round_the_store_cannot_commit_behind_the_runner_ends_the_session_whil
     // writer takes the lock past the busy timeout: the round that settles `first` and begins
     // `nap` is committed behind the runner, and fails.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let blocker = rusqlite::Connection::open(fx.db()).unwrap();
-    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let holder = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(7));
-        blocker.execute_batch("ROLLBACK").unwrap();
-    });
+    let holder = hold_the_write_lock(&fx.db(), Duration::from_secs(7));
     // Not at `nap`'s end, two minutes on: the runner hears of the failed commit from its next
     // read of the store (its poll of requests).
     let report = tokio::time::timeout(Duration::from_secs(40), run)

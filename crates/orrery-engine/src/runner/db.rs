@@ -83,11 +83,17 @@ impl Shared {
             queue.due = false;
             std::mem::take(&mut queue.writes)
         };
-        for write in queued {
+        self.apply(store, queued)?;
+        f(store)
+    }
+
+    /// Writes `writes` in order, their events to be announced with the batch.
+    fn apply(&self, store: &mut Store, writes: Vec<Deferred>) -> Result<(), StoreError> {
+        for write in writes {
             let events = write(store)?;
             self.announce(events);
         }
-        f(store)
+        Ok(())
     }
 
     /// Commits the sealed round, if one waits (its queued writes, then the open batch), and
@@ -95,23 +101,10 @@ impl Shared {
     /// forgets its events.
     fn commit_sealed(&self, store: &mut Store) -> Result<(), StoreError> {
         let Some(writes) = lock(&self.queue).sealed.take() else { return Ok(()) };
-        let mut committed = Ok(());
-        if !writes.is_empty() {
-            committed = store.begin_batch(Synchronous::Full);
-            for write in writes {
-                committed = committed.and_then(|()| write(store)).map(|events| self.announce(events));
-            }
-        }
-        self.end_batch(store, committed)
-    }
-
-    /// Commits everything: the sealed round, then what was queued since and the open batch.
-    fn commit_all(&self, store: &mut Store) -> Result<(), StoreError> {
-        self.commit_sealed(store)?;
-        let committed = if lock(&self.queue).writes.is_empty() {
+        let committed = if writes.is_empty() {
             Ok(())
         } else {
-            store.begin_batch(Synchronous::Full).and_then(|()| self.begun(store, |_| Ok(())))
+            store.begin_batch(Synchronous::Full).and_then(|()| self.apply(store, writes))
         };
         self.end_batch(store, committed)
     }
@@ -205,19 +198,28 @@ impl Db {
     }
 
     /// `f` on the blocking pool, once the store is free (a commit behind the runner may hold
-    /// it).
+    /// it), a commit behind that failed has been answered and the sealed round is committed.
     async fn on_store<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Shared, &mut Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, RunError> {
-        let shared = Arc::clone(&self.shared);
-        let result = tokio::task::spawn_blocking(move || {
-            let mut store = lock(&shared.store);
-            shared.commit_sealed(&mut store)?;
-            f(&shared, &mut store)
+        self.blocking(move |shared, s| {
+            shared.failed()?;
+            shared.commit_sealed(s)?;
+            f(shared, s)
         })
         .await
-        .map_err(|e| RunError::Join(e.to_string()))?;
+    }
+
+    /// `f` on the blocking pool, once the store is free.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Shared, &mut Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, RunError> {
+        let shared = Arc::clone(&self.shared);
+        let result = tokio::task::spawn_blocking(move || f(&shared, &mut lock(&shared.store)))
+            .await
+            .map_err(|e| RunError::Join(e.to_string()))?;
         Ok(result?)
     }
 
@@ -260,7 +262,6 @@ impl Db {
             }
         }
         self.on_store(move |shared, s| {
-            shared.failed()?;
             s.begin_batch(level)?;
             shared.begun(s, f)
         })
@@ -330,7 +331,6 @@ impl Db {
             }
         }
         self.on_store(move |shared, s| {
-            shared.failed()?;
             if lock(&shared.queue).writes.is_empty() {
                 f(s)
             } else {
@@ -365,7 +365,10 @@ impl Db {
     /// error).
     pub(super) async fn abandon(&self) {
         let _ = self
-            .on_store(|shared, s| {
+            .blocking(|shared, s| {
+                // A whole round: committed as a later call would (its failure is the runner's
+                // already). What follows is cleared whatever became of it.
+                let _ = shared.commit_sealed(s);
                 s.rollback_batch();
                 lock(&shared.pending).clear();
                 let mut queue = lock(&shared.queue);
@@ -380,9 +383,14 @@ impl Db {
     /// Commits the open batch and the writes that wait, then announces their events in
     /// commit order; returns once committed.
     pub(super) async fn flush(&self) -> Result<(), RunError> {
+        // The sealed round first (`on_store`), then what was queued since and the open batch.
         self.on_store(|shared, s| {
-            shared.failed()?;
-            shared.commit_all(s)
+            let written = if lock(&shared.queue).writes.is_empty() {
+                Ok(())
+            } else {
+                s.begin_batch(Synchronous::Full).and_then(|()| shared.begun(s, |_| Ok(())))
+            };
+            shared.end_batch(s, written)
         })
         .await
     }

@@ -146,6 +146,15 @@ pub async fn sleeper(dir: &Path, name: &str, env: Vec<(String, String)>) -> Supe
     task
 }
 
+/// Waits (10 s at most) until process `pid` has ended: gone, or a zombie.
+pub async fn process_ended(pid: u32) {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+        assert!(std::time::Instant::now() < until, "process {pid} did not end");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Cancels `task` and waits for it to stop.
 pub async fn stopped(task: Supervised) {
     task.canceller().cancel();
