@@ -1,9 +1,10 @@
 //! The schema's history, kept in the repo as SQL files and embedded at compile time.
 //!
 //! `PRAGMA user_version` holds how many migrations a database has had. Opening applies the
-//! missing ones in order, each in its own transaction together with its user_version bump, so
-//! a crash leaves the database at some whole version. A database newer than this code is
-//! refused rather than guessed at.
+//! missing ones in order, in one transaction together with the user_version bump (one commit,
+//! one fsync: a new store took one per migration), so a crash or a failed migration leaves the
+//! database at the version it had. A database newer than this code is refused rather than
+//! guessed at.
 
 use std::path::Path;
 
@@ -62,27 +63,30 @@ pub(crate) fn migrate_to(conn: &mut Connection, path: &Path, target: u32) -> Res
             ),
         });
     }
-    for version in current + 1..=target.min(SCHEMA_VERSION) {
+    let target = target.min(SCHEMA_VERSION);
+    if current >= target {
+        return Ok(());
+    }
+    let failed = |name: &str, e: rusqlite::Error| match StoreError::sqlite(path, e) {
+        // The file's condition is the better explanation than "migration failed".
+        err @ (StoreError::Corrupt { .. }
+        | StoreError::ReadOnly { .. }
+        | StoreError::DiskFull { .. }
+        | StoreError::Busy { .. }) => err,
+        other => StoreError::Migration { path: path.to_path_buf(), message: format!("migration {name} failed: {other}") },
+    };
+    let first = MIGRATIONS[current as usize].0;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| failed(first, e))?;
+    // Another connection may have migrated while we waited for the write lock.
+    let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| failed(first, e))?;
+    for version in (now.max(0) as u32 + 1)..=target {
         let (name, sql) = MIGRATIONS[version as usize - 1];
-        let failed = |e: rusqlite::Error| match StoreError::sqlite(path, e) {
-            // The file's condition is the better explanation than "migration failed".
-            err @ (StoreError::Corrupt { .. }
-            | StoreError::ReadOnly { .. }
-            | StoreError::DiskFull { .. }
-            | StoreError::Busy { .. }) => err,
-            other => {
-                StoreError::Migration { path: path.to_path_buf(), message: format!("migration {name} failed: {other}") }
-            }
-        };
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(failed)?;
-        // Another connection may have migrated while we waited for the write lock.
-        let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(failed)?;
-        if now >= version as i64 {
-            continue;
-        }
-        tx.execute_batch(sql).map_err(failed)?;
-        tx.pragma_update(None, "user_version", version).map_err(failed)?;
-        tx.commit().map_err(failed)?;
+        tx.execute_batch(sql).map_err(|e| failed(name, e))?;
+    }
+    if now < target as i64 {
+        let last = MIGRATIONS[target as usize - 1].0;
+        tx.pragma_update(None, "user_version", target).map_err(|e| failed(last, e))?;
+        tx.commit().map_err(|e| failed(last, e))?;
     }
     Ok(())
 }
