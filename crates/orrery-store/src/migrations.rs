@@ -73,7 +73,9 @@ pub(crate) fn migrate_to(conn: &mut Connection, path: &Path, target: u32) -> Res
         | StoreError::ReadOnly { .. }
         | StoreError::DiskFull { .. }
         | StoreError::Busy { .. }) => err,
-        other => StoreError::Migration { path: path.to_path_buf(), message: format!("migration {name} failed: {other}") },
+        other => {
+            StoreError::Migration { path: path.to_path_buf(), message: format!("migration {name} failed: {other}") }
+        }
     };
     let first = MIGRATIONS[current as usize].0;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| failed(first, e))?;

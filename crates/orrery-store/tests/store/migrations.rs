@@ -91,6 +91,26 @@ fn a_database_at_every_earlier_version_upgrades_to_the_newest() {
 }
 
 #[test]
+fn a_migration_that_fails_leaves_the_database_at_the_version_it_had() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    create_at_version(&path, 18).expect("a version 18 database");
+    // What migration 21 creates is already there: 19 and 20 apply, 21 cannot.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE data_history (x)").unwrap();
+    drop(conn);
+    let err = Store::open(&path).expect_err("migration 21 fails");
+    assert_eq!(err.code(), FailureCode::Migration);
+    assert!(err.to_string().contains("0021_data_history"), "the message names the migration: {err}");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 18, "the version it had");
+    let edits: i64 =
+        conn.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'data_edits'", [], |r| r.get(0)).unwrap();
+    assert_eq!(edits, 0, "nothing of migrations 19 and 20 is left");
+}
+
+#[test]
 fn a_database_newer_than_the_code_is_refused_with_a_migration_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("future.db");
