@@ -400,7 +400,7 @@ impl Runner {
     /// Skips a node and its cascade; each writes its declared output defaults.
     pub(super) async fn skip(&mut self, n: usize) -> Result<(), RunError> {
         let cascade = scopes::skip_cascade(&self.plan, &self.scopes, n);
-        let mut states = self.states.clone();
+        let mut states = self.states.to_vec();
         states[n] = NodeState::Skipped;
         let mut skipped = vec![n];
         skipped.extend(scopes::apply_skip(&mut states, &cascade));

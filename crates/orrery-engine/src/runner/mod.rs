@@ -43,7 +43,7 @@ use crate::broker::{self, BrokerOptions};
 use crate::data::{self, Data};
 use crate::plan::{self, PlanError, SessionPlan};
 use crate::process::{is_alive, Canceller};
-use crate::scheduler::{self, NodeState};
+use crate::scheduler::{NodeState, States};
 use crate::scopes::{self, ScopeDecision, ScopeIndex};
 
 pub use alone::{run_task_alone, Alone};
@@ -361,7 +361,7 @@ struct Runner {
     session_id: String,
     plan: SessionPlan,
     scopes: ScopeIndex,
-    states: Vec<NodeState>,
+    states: States,
     runs: Vec<Option<Run>>,
     db: Db,
     tx: mpsc::UnboundedSender<Report>,
@@ -467,7 +467,7 @@ impl Runner {
         Runner {
             work_dir: options.work_dir.join(&session_id),
             session_id,
-            states: vec![NodeState::Pending; nodes],
+            states: States::new(&plan.graph, vec![NodeState::Pending; nodes]),
             runs: vec![None; nodes],
             attempt_counts,
             scopes: ScopeIndex::new(&plan),
@@ -610,7 +610,7 @@ impl Runner {
                     return Ok(End::Failed(error));
                 }
             }
-            let decisions = scheduler::decide(&self.plan.graph, &self.states);
+            let decisions = self.states.decisions();
             let mut moved = false;
             for n in decisions.finish {
                 moved = true;
@@ -659,7 +659,7 @@ impl Runner {
                 continue;
             }
             // A task held after it ended holds the session's end too.
-            if scheduler::is_complete(&self.states) && !self.holds.any_held() {
+            if self.states.are_complete() && !self.holds.any_held() {
                 return Ok(End::Completed);
             }
             if self.pausing && !self.states.contains(&NodeState::Running) {
