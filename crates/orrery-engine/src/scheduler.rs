@@ -105,14 +105,16 @@ pub fn decide(plan: &Plan, states: &[NodeState]) -> Decisions {
 }
 
 /// Every node's state, and what [`decide`] answers for them, kept current as they change: a
-/// write (through `IndexMut`) marks the node, and [`States::decisions`] looks again only at
+/// write (through `IndexMut`) marks the node, and [`States::finishing`] looks again only at
 /// the marked nodes and at their successors, whose counts of edges not yet holding it updates.
 /// A round was a pass over every node and its edges, which grew with the blueprint: with a
-/// fan-out of 5,000 tasks each of the 5,000 rounds passed over 5,000 nodes. Reads see a slice
-/// (`Deref`).
+/// fan-out of 5,000 tasks each of the 5,000 rounds passed over 5,000 nodes. The tasks that may
+/// start are taken one at a time ([`States::next_start`]), the limited ones (processes, bound
+/// by the session's parallelism) only while a slot is free: the thousands that wait for one
+/// are not passed over each round either. Reads see a slice (`Deref`).
 pub struct States {
     values: Vec<NodeState>,
-    /// Each node's state when [`States::decisions`] last looked at it.
+    /// Each node's state when [`States::finishing`] last looked at it.
     seen: Vec<NodeState>,
     /// Each node's outgoing edges: (successor, kind).
     successors: Vec<Vec<(usize, DependencyType)>>,
@@ -120,16 +122,20 @@ pub struct States {
     unmet: Vec<(u32, u32)>,
     marked: Vec<usize>,
     is_marked: Vec<bool>,
-    start: BTreeSet<usize>,
+    /// Whether a node is limited (see [`States::next_start`]).
+    limited: Vec<bool>,
+    /// The nodes that may start, limited and not.
+    start: [BTreeSet<usize>; 2],
     finish: BTreeSet<usize>,
     /// How many nodes are not done: the session is complete at none.
     undone: usize,
 }
 
 impl States {
-    /// `values` indexed like `plan.nodes`.
-    pub fn new(plan: &Plan, values: Vec<NodeState>) -> States {
+    /// `values` and `limited` indexed like `plan.nodes`.
+    pub fn new(plan: &Plan, values: Vec<NodeState>, limited: Vec<bool>) -> States {
         assert_eq!(plan.nodes.len(), values.len(), "one state per plan node");
+        assert_eq!(plan.nodes.len(), limited.len(), "one limit per plan node");
         let mut successors = vec![Vec::new(); values.len()];
         let mut unmet = vec![(0, 0); values.len()];
         for (i, node) in plan.nodes.iter().enumerate() {
@@ -147,15 +153,26 @@ impl States {
             marked: (0..values.len()).collect(),
             is_marked: vec![true; values.len()],
             values,
-            start: BTreeSet::new(),
+            limited,
+            start: [BTreeSet::new(), BTreeSet::new()],
             finish: BTreeSet::new(),
         }
     }
 
-    /// What may start and finish now, as [`decide`] answers.
-    pub fn decisions(&mut self) -> Decisions {
+    /// Looks at what changed since the last look; answers the tasks that may finish now, as
+    /// [`decide`] does.
+    pub fn finishing(&mut self) -> Vec<usize> {
         self.refresh();
-        Decisions { start: self.start.iter().copied().collect(), finish: self.finish.iter().copied().collect() }
+        self.finish.iter().copied().collect()
+    }
+
+    /// The first task after `after` (in node order) that may start, as of the last look
+    /// ([`States::finishing`]), as [`decide`] answers; a limited one only if `limited`.
+    pub fn next_start(&self, after: Option<usize>, limited: bool) -> Option<usize> {
+        let from = after.map_or(0, |n| n + 1);
+        let free = self.start[0].range(from..).next().copied();
+        let bound = if limited { self.start[1].range(from..).next().copied() } else { None };
+        free.into_iter().chain(bound).min()
     }
 
     /// Whether every task has finished well: the session is complete.
@@ -191,10 +208,11 @@ impl States {
             let (start, finish) = self.unmet[n];
             let starts = matches!(self.values[n], NodeState::Pending | NodeState::SkipRequested) && start == 0;
             let finishes = self.values[n] == NodeState::Finishing && finish == 0;
+            let start = &mut self.start[usize::from(self.limited[n])];
             if starts {
-                self.start.insert(n)
+                start.insert(n)
             } else {
-                self.start.remove(&n)
+                start.remove(&n)
             };
             if finishes {
                 self.finish.insert(n)
@@ -344,7 +362,8 @@ mod tests {
                 .collect();
             let p = Plan { nodes };
             let mut values: Vec<NodeState> = (0..n).map(|_| all[next(all.len())]).collect();
-            let mut states = States::new(&p, values.clone());
+            let limited: Vec<bool> = (0..n).map(|_| next(2) == 0).collect();
+            let mut states = States::new(&p, values.clone(), limited.clone());
             for _ in 0..30 {
                 for _ in 0..1 + next(3) {
                     let (node, state) = (next(n), all[next(all.len())]);
@@ -352,7 +371,16 @@ mod tests {
                     states[node] = state;
                 }
                 let expected = decide(&p, &values);
-                assert_eq!(states.decisions(), expected, "{values:?}");
+                assert_eq!(states.finishing(), expected.finish, "{values:?}");
+                let starts = |limited_too: bool| {
+                    std::iter::successors(states.next_start(None, limited_too), |&n| {
+                        states.next_start(Some(n), limited_too)
+                    })
+                    .collect::<Vec<_>>()
+                };
+                assert_eq!(starts(true), expected.start, "{values:?}");
+                let free: Vec<usize> = expected.start.iter().copied().filter(|&n| !limited[n]).collect();
+                assert_eq!(starts(false), free, "{values:?}");
                 assert_eq!(states.are_complete(), values.iter().all(|s| s.is_done()));
                 assert_eq!(states.to_vec(), values);
             }

@@ -431,6 +431,12 @@ fn task_error_record(error: &TaskError) -> ErrorRecord {
     ErrorRecord { code: error.code.into(), message: error.message.clone(), details: error.details.clone() }
 }
 
+/// The plan's nodes in `values`, a `shell.run` task's process limited by the parallelism.
+fn states_of(plan: &SessionPlan, values: Vec<NodeState>) -> States {
+    let limited = plan.tasks.iter().map(|(_, task)| task.task_type.as_str() == shell::TYPE).collect();
+    States::new(&plan.graph, values, limited)
+}
+
 fn store_state(state: NodeState) -> TaskState {
     match state {
         NodeState::Pending => TaskState::Pending,
@@ -467,7 +473,7 @@ impl Runner {
         Runner {
             work_dir: options.work_dir.join(&session_id),
             session_id,
-            states: States::new(&plan.graph, vec![NodeState::Pending; nodes]),
+            states: states_of(&plan, vec![NodeState::Pending; nodes]),
             runs: vec![None; nodes],
             attempt_counts,
             scopes: ScopeIndex::new(&plan),
@@ -610,9 +616,8 @@ impl Runner {
                     return Ok(End::Failed(error));
                 }
             }
-            let decisions = self.states.decisions();
             let mut moved = false;
-            for n in decisions.finish {
+            for n in self.states.finishing() {
                 moved = true;
                 if let Some(error) = self.finish(n).await? {
                     if let Some(error) = self.failed(error).await? {
@@ -629,13 +634,12 @@ impl Runner {
             if moved {
                 continue;
             }
-            for n in decisions.start {
+            // Processes only while the session's parallelism has room for one.
+            let mut after = None;
+            while let Some(n) = self.states.next_start(after, self.processes.len() < self.max_parallel) {
+                after = Some(n);
                 if self.pausing {
                     break;
-                }
-                let is_shell = self.plan.tasks[n].1.task_type.as_str() == shell::TYPE;
-                if is_shell && self.processes.len() >= self.max_parallel {
-                    continue;
                 }
                 // An earlier start of this round may have skipped it (a cascade).
                 if !matches!(self.states[n], NodeState::Pending | NodeState::SkipRequested) {

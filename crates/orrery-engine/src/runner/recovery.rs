@@ -95,7 +95,7 @@ pub async fn resume_session(store_path: &Path, session_id: &str, options: RunOpt
         Ok((states, initial, attempt_counts, iterations, adopted)) => {
             let mut runner = Runner::new(session.id.clone(), plan, db, &options, attempt_counts, iterations, holds);
             runner.simulator = simulator;
-            runner.states = States::new(&runner.plan.graph, states);
+            runner.states = states_of(&runner.plan, states);
             runner.adopt(adopted);
             runner.run(initial).await
         }
