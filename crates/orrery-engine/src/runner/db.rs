@@ -1,6 +1,6 @@
 //! The store as the runner reaches it: group commit of transitions, announced once committed.
 
-use std::sync::{MutexGuard, TryLockError};
+use std::sync::{Condvar, MutexGuard, TryLockError};
 use std::time::Instant;
 
 use orrery_store::IdSource;
@@ -33,6 +33,8 @@ struct Shared {
     /// The events of what the open batch holds, announced once it is committed.
     pending: Mutex<Vec<Event>>,
     queue: Mutex<Queue>,
+    /// Told when the sealed round is taken: a commit behind that waits for its gap need not.
+    taken: Condvar,
 }
 
 #[derive(Default)]
@@ -112,6 +114,7 @@ impl Shared {
     /// forgets its events.
     fn commit_sealed(&self, store: &mut Store) -> Result<(), StoreError> {
         let Some(writes) = lock(&self.queue).sealed.take() else { return Ok(()) };
+        self.taken.notify_all();
         let committed = if writes.is_empty() {
             Ok(())
         } else {
@@ -178,6 +181,7 @@ impl Db {
                 events: options.events.clone(),
                 pending: Mutex::new(Vec::new()),
                 queue: Mutex::new(Queue::default()),
+                taken: Condvar::new(),
             }),
         })
     }
@@ -422,9 +426,15 @@ impl Db {
         }
         let shared = Arc::clone(&self.shared);
         tokio::task::spawn_blocking(move || loop {
-            let last = lock(&shared.queue).last_commit;
-            if let Some(rest) = last.and_then(|last| (last + COMMIT_GAP).checked_duration_since(Instant::now())) {
-                std::thread::sleep(rest);
+            {
+                // Until the gap is over, or another call took the round (the session's end
+                // flushes it): the runtime waits for this thread before it shuts down.
+                let queue = lock(&shared.queue);
+                let rest =
+                    queue.last_commit.and_then(|last| (last + COMMIT_GAP).checked_duration_since(Instant::now()));
+                if let Some(rest) = rest {
+                    let _ = shared.taken.wait_timeout_while(queue, rest, |queue| queue.sealed.is_some());
+                }
             }
             let mut store = lock(&shared.store);
             {
