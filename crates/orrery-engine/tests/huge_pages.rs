@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{forked_by, sleeper, stopped};
+use common::{forked_by, sleeper, sleeper_from_the_spawner, stopped};
 use orrery_engine::process::without_huge_pages;
 
 /// `THP_enabled` of a process's status: whether it may have transparent huge pages.
@@ -24,9 +24,7 @@ async fn the_engine_goes_without_huge_pages_and_its_tasks_keep_what_it_had() {
     // A second call changes nothing: the tasks still get back what the engine had at first.
     without_huge_pages();
 
-    let from_spawner = sleeper(dir.path(), "spawned", vec![]).await;
-    let spawner = forked_by(&from_spawner);
-    assert_ne!(spawner, engine, "started by the spawner");
+    let (from_spawner, spawner) = sleeper_from_the_spawner(dir.path(), "spawned").await;
     assert!(!huge_pages(spawner), "the spawner goes without, as the engine that started it");
     assert_eq!(huge_pages(from_spawner.pid()), had, "the task has what the engine had");
 

@@ -6,16 +6,14 @@ mod common;
 
 use std::time::Duration;
 
-use common::{forked_by, process_ended, sleeper, stopped};
+use common::{forked_by, process_ended, sleeper, sleeper_from_the_spawner, stopped};
 
 #[tokio::test]
 async fn a_request_too_large_for_the_spawner_and_a_spawner_gone_are_forked_by_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let engine = std::process::id();
 
-    let first = sleeper(dir.path(), "first", vec![]).await;
-    let spawner = forked_by(&first);
-    assert_ne!(spawner, engine, "a supervisor from the spawner");
+    let (first, spawner) = sleeper_from_the_spawner(dir.path(), "first").await;
 
     // 200 KB of environment does not fit one request: the engine forks this one.
     let big = vec![("BIG1".to_string(), "x".repeat(100_000)), ("BIG2".to_string(), "y".repeat(100_000))];

@@ -8,16 +8,14 @@ mod common;
 
 use std::time::Duration;
 
-use common::{forked_by, process_ended, sleeper, stopped};
+use common::{forked_by, process_ended, sleeper, sleeper_from_the_spawner, stopped};
 use orrery_engine::process::{spawn, ProcessError, ProcessSpec, Program};
 
 #[tokio::test]
 async fn a_spawner_that_never_answers_is_given_up_on_and_the_engine_forks_the_next_task() {
     let dir = tempfile::tempdir().unwrap();
     let engine = std::process::id();
-    let first = sleeper(dir.path(), "first", vec![]).await;
-    let spawner = forked_by(&first);
-    assert_ne!(spawner, engine, "a supervisor from the spawner");
+    let (first, spawner) = sleeper_from_the_spawner(dir.path(), "first").await;
 
     // SAFETY: kill has no memory-safety preconditions; the pid is our spawner's.
     unsafe { libc::kill(spawner as i32, libc::SIGSTOP) };

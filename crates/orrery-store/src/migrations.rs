@@ -81,16 +81,16 @@ pub(crate) fn migrate_to(conn: &mut Connection, path: &Path, target: u32) -> Res
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| failed(first, e))?;
     // Another connection may have migrated while we waited for the write lock.
     let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| failed(first, e))?;
+    if now >= target as i64 {
+        return Ok(());
+    }
     for version in (now.max(0) as u32 + 1)..=target {
         let (name, sql) = MIGRATIONS[version as usize - 1];
         tx.execute_batch(sql).map_err(|e| failed(name, e))?;
     }
-    if now < target as i64 {
-        let last = MIGRATIONS[target as usize - 1].0;
-        tx.pragma_update(None, "user_version", target).map_err(|e| failed(last, e))?;
-        tx.commit().map_err(|e| failed(last, e))?;
-    }
-    Ok(())
+    let last = MIGRATIONS[target as usize - 1].0;
+    tx.pragma_update(None, "user_version", target).map_err(|e| failed(last, e))?;
+    tx.commit().map_err(|e| failed(last, e))
 }
 
 /// Creates (or brings) the database at `path` to exactly schema `version` by applying the first

@@ -146,6 +146,14 @@ pub async fn sleeper(dir: &Path, name: &str, env: Vec<(String, String)>) -> Supe
     task
 }
 
+/// A [`sleeper`] whose supervisor the spawner forked, not this process; and the spawner's pid.
+pub async fn sleeper_from_the_spawner(dir: &Path, name: &str) -> (Supervised, u32) {
+    let task = sleeper(dir, name, vec![]).await;
+    let spawner = forked_by(&task);
+    assert_ne!(spawner, std::process::id(), "a supervisor from the spawner");
+    (task, spawner)
+}
+
 /// Waits (10 s at most) until process `pid` has ended: gone, or a zombie.
 pub async fn process_ended(pid: u32) {
     let until = std::time::Instant::now() + Duration::from_secs(10);
