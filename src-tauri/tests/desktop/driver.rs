@@ -161,8 +161,18 @@ where
 }
 
 /// Saves what the window shows; waits two frames first, as a screenshot can lag the page.
+///
+/// WebKit takes the screenshot after the page's next paint; when it paints without compositing
+/// (as the app asks without a GPU, docs/desktop.md) a page with nothing to paint never gives
+/// one, and the screenshot never comes. So an invisible pixel changes for a second after.
 pub async fn screenshot(client: &Client, path: &Path) {
-    let frames = "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));";
+    let frames = "const done = arguments[0]; \
+        const pixel = document.createElement('div'); \
+        pixel.style.cssText = 'position:fixed;left:0;top:0;width:1px;height:1px;pointer-events:none;opacity:0.01'; \
+        document.documentElement.appendChild(pixel); \
+        let n = 0; \
+        const change = () => { pixel.style.opacity = n % 2 ? '0.01' : '0.02'; if (++n < 60) setTimeout(change, 16); else pixel.remove(); }; \
+        requestAnimationFrame(() => requestAnimationFrame(() => { change(); done(true); }));";
     client.execute_async(frames, vec![]).await.unwrap();
     let png = client.screenshot().await.expect("a screenshot");
     std::fs::write(path, png).unwrap();

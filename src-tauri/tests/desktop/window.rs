@@ -428,24 +428,23 @@ async fn a_large_blueprint_opens_as_its_overview_with_its_scopes_drawn_on_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_a_gpu_the_page_is_painted_on_the_cpu() {
-    use orrery_desktop::rendering::{paints_on_cpu, CPU_PAINTING};
+async fn without_a_gpu_the_page_is_painted_on_the_cpu_without_compositing() {
+    use orrery_desktop::rendering::{sets, WITHOUT_GPU};
     let _app = App::start(|_| None).await;
-    let chosen = std::env::var(CPU_PAINTING).ok();
-    let expected = if paints_on_cpu(Path::new("/dev/dri"), chosen.as_deref().map(std::ffi::OsStr::new)) {
-        Some("1".to_string())
-    } else {
-        chosen
-    };
     let processes = web_processes();
     assert!(!processes.is_empty(), "the app's web process is found");
-    for (pid, _) in processes {
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
-        let value = environ.split(|b| *b == 0).find_map(|var| {
-            let var = String::from_utf8_lossy(var);
-            var.strip_prefix(&format!("{CPU_PAINTING}=")).map(str::to_string)
-        });
-        assert_eq!(value, expected, "{CPU_PAINTING} in the environment of web process {pid}");
+    for variable in WITHOUT_GPU {
+        let chosen = std::env::var(variable).ok();
+        let set = sets(Path::new("/dev/dri"), chosen.as_deref().map(std::ffi::OsStr::new));
+        let expected = if set { Some("1".to_string()) } else { chosen };
+        for (pid, _) in &processes {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+            let value = environ.split(|b| *b == 0).find_map(|var| {
+                let var = String::from_utf8_lossy(var);
+                var.strip_prefix(&format!("{variable}=")).map(str::to_string)
+            });
+            assert_eq!(value, expected, "{variable} in the environment of web process {pid}");
+        }
     }
 }
 
