@@ -57,7 +57,8 @@ afterEach(() => {
   root = null;
 });
 
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+/** Two tasks later: the jobs' answers, then the run's view (made in a task of its own). */
+const settled = () => act(() => new Promise<void>((resolve) => setTimeout(() => setTimeout(resolve, 0), 0)));
 
 /** A promise answered when the test says so: to look at the dialog while a job is under way. */
 function deferred<T>() {

@@ -35,7 +35,8 @@ afterEach(() => {
   root = null;
 });
 
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+/** Two tasks later: the jobs' answers, then the run's view (made in a task of its own). */
+const settled = () => act(() => new Promise<void>((resolve) => setTimeout(() => setTimeout(resolve, 0), 0)));
 
 /**
  * The dialog (in the Runs view with `view`) over a backend with one saved server and a mirror of
