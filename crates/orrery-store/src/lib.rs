@@ -171,6 +171,8 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     clock: Arc<dyn Clock>,
+    /// The time writes are made at instead of the clock's, while [`Store::as_of`] runs.
+    as_of: Option<i64>,
     ids: Arc<dyn IdSource>,
     synchronous: Synchronous,
     /// The level of the batch open between [`Store::begin_batch`] and [`Store::commit_batch`].
@@ -217,6 +219,7 @@ impl Store {
             gate: gate::Gate::of(path)?,
             path: path.to_path_buf(),
             clock: options.clock,
+            as_of: None,
             ids: options.ids,
             synchronous: options.synchronous,
             batch: None,
@@ -269,6 +272,7 @@ impl Store {
             gate: gate::Gate::of(path)?,
             path: path.to_path_buf(),
             clock: options.clock,
+            as_of: None,
             ids: options.ids,
             synchronous: options.synchronous,
             batch: None,
@@ -286,6 +290,20 @@ impl Store {
     /// Where this store takes the ids of new sessions and attempts from.
     pub fn id_source(&self) -> Arc<dyn IdSource> {
         Arc::clone(&self.ids)
+    }
+
+    /// The clock the store's writes are made at (see [`Store::as_of`]).
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
+    }
+
+    /// Runs `f` with its writes made at `ms` (their times, as the clock would have said then): a
+    /// write queued to be made later keeps the time it was asked at.
+    pub fn as_of<R>(&mut self, ms: i64, f: impl FnOnce(&mut Store) -> R) -> R {
+        let before = self.as_of.replace(ms);
+        let answer = f(self);
+        self.as_of = before;
+        answer
     }
 
     /// The schema version of the open database.
@@ -447,7 +465,7 @@ impl Store {
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction, or in a savepoint of the open batch;
     /// commits (releases) only when `f` succeeds.
     pub(crate) fn write<R>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<R, StoreError>) -> Result<R, StoreError> {
-        let now_ms = self.clock.now_ms();
+        let now_ms = self.as_of.unwrap_or_else(|| self.clock.now_ms());
         if self.batch.is_some() {
             let savepoint = self.conn.savepoint().at(&self.path)?;
             let answer = f(&Tx { sql: &savepoint, path: &self.path, now_ms, ids: &*self.ids })?;

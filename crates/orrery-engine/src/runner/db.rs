@@ -3,7 +3,7 @@
 use std::sync::{Condvar, MutexGuard, TryLockError};
 use std::time::Instant;
 
-use orrery_store::IdSource;
+use orrery_store::{Clock, IdSource};
 
 use super::*;
 
@@ -24,6 +24,8 @@ pub(super) struct Db {
     /// This runner's lease (see [`Db::take_lease`]).
     pub(super) lease: Lease,
     ids: Arc<dyn IdSource>,
+    /// The store's clock: a write queued for a later batch is made at the time it was queued.
+    clock: Arc<dyn Clock>,
     shared: Arc<Shared>,
 }
 
@@ -176,6 +178,7 @@ impl Db {
         Ok(Db {
             lease,
             ids: store.id_source(),
+            clock: store.clock(),
             shared: Arc::new(Shared {
                 store: Mutex::new(store),
                 events: options.events.clone(),
@@ -297,7 +300,8 @@ impl Db {
         if let Some(e) = queue.failed.take() {
             return Err(e.into());
         }
-        queue.writes.push(Box::new(f));
+        let at = self.clock.now_ms();
+        queue.writes.push(Box::new(move |s: &mut Store| s.as_of(at, f)));
         queue.due = true;
         Ok(())
     }
@@ -318,7 +322,8 @@ impl Db {
                 return Ok(self.shared.begun(&mut store, f)?);
             }
         }
-        lock(&self.shared.queue).writes.push(Box::new(|s: &mut Store| f(s).map(|()| Vec::new())));
+        let at = self.clock.now_ms();
+        lock(&self.shared.queue).writes.push(Box::new(move |s: &mut Store| s.as_of(at, f).map(|()| Vec::new())));
         Ok(())
     }
 
