@@ -68,6 +68,9 @@ async fn the_first_hour_from_an_empty_window_to_a_fixed_green_run() {
     app.click("[data-testid=resume]").await;
     app.click("[data-testid=rerun-saved]").await;
     app.wait_attr("[data-testid=run-header]", "data-state", "completed").await;
+    // The new run's timeline shows it whole (it once kept the failed run's view, its bars cut at
+    // the edge): both of its attempts drawn.
+    app.wait_attr("[data-testid=timeline]", "data-bars", "2").await;
     app.screenshot("first-hour-green.png").await;
     mark("retried green", &app);
 

@@ -79,8 +79,10 @@ function LiveTimeline({ run, onSelect }: { run: OpenRun; onSelect(ref: AttemptRe
   const timing = useMemo(() => timelineTiming(read, ended), [read, ended]);
   const cursor = useRuns((s) => s.travel?.at ?? null);
   const travelTo = useRuns((s) => s.travelTo);
+  // One per run: the view (zoom, pan, following) of the run shown before is not this one's.
   return (
     <Timeline
+      key={run.session.id}
       attempts={run.attempts}
       nowMs={live ? now : (run.session.finished_ms ?? now)}
       selected={run.selected}

@@ -280,6 +280,20 @@ describe("the run timeline", () => {
     expect(follow.getAttribute("aria-pressed")).toBe("true");
   });
 
+  it("opens a run that has just started with its start on the left, and keeps it there as it ends", async () => {
+    const running = [attempt("bp.a", 1, 0, null)];
+    const { canvas, onSelect, setRun } = await mount(running, { live: true, nowMs: T + 8 });
+    // Row 1 (under bp's header) near the view's left edge: the bar of the session's first attempt.
+    const left = { clientX: LABEL_WIDTH + 20, clientY: AXIS_HEIGHT + ROW_HEIGHT + ROW_HEIGHT / 2 };
+    click(canvas, left);
+    expect(onSelect).toHaveBeenLastCalledWith({ node: "bp.a", attempt: 1 });
+    setRun({ attempts: [attempt("bp.a", 1, 0, 4)], live: false, nowMs: T + 17 });
+    await nextFrame();
+    click(canvas, { clientX: LABEL_WIDTH + 2000, clientY: 0 });
+    click(canvas, left);
+    expect(onSelect).toHaveBeenLastCalledWith({ node: "bp.a", attempt: 1 });
+  });
+
   it("shows a followed run whole when it ends", async () => {
     const first = [attempt("bp.a", 1, 0, 1000)];
     const { root, setRun } = await mount(first, { live: true, nowMs: T + 1000 });

@@ -171,8 +171,10 @@ export function Timeline({
     let next: View = view.current
       ? { ...view.current, ...area }
       : fitView(model, { t0: 0, msPerPx: 1, scrollTop: 0, ...area }, nowMs, live ? LIVE_MIN_SPAN_MS : 0);
-    if (live && following.current) next = followView(model, next, nowMs);
     next = clampView(model, next, nowMs);
+    // Followed at the zoom it is drawn at: placed at a live run's minimum span first, then zoomed
+    // in, a young run's start landed at the right edge.
+    if (live && following.current) next = clampView(model, followView(model, next, nowMs), nowMs);
     // A view made before any attempt has no time to keep: the first attempts get a fitted one.
     if (model.attempts > 0) view.current = next;
 
