@@ -57,24 +57,7 @@ impl Fixture {
 
     /// A session of a stored blueprint version.
     pub fn session(&mut self) -> Session {
-        let hash = self
-            .store
-            .put_blueprint_version("hello", r#"{"id":"hello","name":"Hello","version":"1.0"}"#)
-            .expect("a blueprint version is stored");
-        self.store
-            .create_session(
-                &NewSession {
-                    blueprint_hash: hash,
-                    name: "first run".into(),
-                    params: json!({"n": 1}),
-                    restarted_from: None,
-                    started_by: None,
-                    file: None,
-                    simulation: None,
-                },
-                None,
-            )
-            .expect("a session is created")
+        first_run(&mut self.store)
     }
 
     /// A session with node `hello.greet` and one running attempt at it.
@@ -85,6 +68,27 @@ impl Fixture {
             self.store.begin_attempt(&session.id, "hello.greet", &shell_attempt()).expect("an attempt begins");
         (session, attempt.run_id)
     }
+}
+
+/// A session of the stored blueprint version `hello` in `store` ([`Fixture::session`]).
+pub fn first_run(store: &mut Store) -> Session {
+    let hash = store
+        .put_blueprint_version("hello", r#"{"id":"hello","name":"Hello","version":"1.0"}"#)
+        .expect("a blueprint version is stored");
+    store
+        .create_session(
+            &NewSession {
+                blueprint_hash: hash,
+                name: "first run".into(),
+                params: json!({"n": 1}),
+                restarted_from: None,
+                started_by: None,
+                file: None,
+                simulation: None,
+            },
+            None,
+        )
+        .expect("a session is created")
 }
 
 pub fn options(clock: &Arc<ManualClock>) -> StoreOptions {

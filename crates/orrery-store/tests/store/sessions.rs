@@ -383,19 +383,7 @@ fn writes_made_as_of_a_time_carry_that_time_and_the_clock_after() {
     let mut fixture = Fixture::open();
     fixture.clock.advance(500);
     // A write queued at START_MS and made 500 ms later (a commit behind a runner) keeps its time.
-    let session = fixture.store.as_of(START_MS, |store| {
-        let hash = store.put_blueprint_version("hello", r#"{"id":"hello","name":"Hello","version":"1.0"}"#).unwrap();
-        let new = NewSession {
-            blueprint_hash: hash,
-            name: "x".into(),
-            params: json!({}),
-            restarted_from: None,
-            started_by: None,
-            file: None,
-            simulation: None,
-        };
-        store.create_session(&new, None).unwrap()
-    });
+    let session = fixture.store.as_of(START_MS, crate::first_run);
     assert_eq!(session.created_ms, START_MS);
     let events = fixture.store.events_after(&session.id, 0, 10).unwrap();
     assert_eq!(events[0].time_ms, START_MS, "its event too");
