@@ -123,10 +123,20 @@ fn write_diagnostic(out: &mut impl Write, d: &Diagnostic) -> std::io::Result<()>
     write_str(out, &d.path)?;
     out.write_all(b",\n        \"message\": ")?;
     write_str(out, &d.message)?;
-    write!(out, ",\n        \"server_rejects\": {}", d.server_rejects)?;
-    for (name, value) in [("line", d.line), ("column", d.column), ("byte_offset", d.byte_offset)] {
+    out.write_all(if d.server_rejects {
+        b",\n        \"server_rejects\": true"
+    } else {
+        b",\n        \"server_rejects\": false"
+    })?;
+    let fields: [(&[u8], _); 3] = [
+        (b",\n        \"line\": ", d.line),
+        (b",\n        \"column\": ", d.column),
+        (b",\n        \"byte_offset\": ", d.byte_offset),
+    ];
+    for (name, value) in fields {
         if let Some(value) = value {
-            write!(out, ",\n        \"{name}\": {value}")?;
+            out.write_all(name)?;
+            out.write_all(itoa::Buffer::new().format(value).as_bytes())?;
         }
     }
     out.write_all(b"\n      }")
@@ -135,7 +145,8 @@ fn write_diagnostic(out: &mut impl Write, d: &Diagnostic) -> std::io::Result<()>
 /// A JSON string: as it is between quotes when nothing in it needs escaping (most messages),
 /// else as serde_json escapes it.
 fn write_str(out: &mut impl Write, s: &str) -> std::io::Result<()> {
-    if s.bytes().filter(|&b| b < 0x20 || b == b'"' || b == b'\\').count() == 0 {
+    // Without a branch a byte, so the compiler checks many bytes at once.
+    if !s.bytes().fold(false, |escaped, b| escaped | (b < 0x20) | (b == b'"') | (b == b'\\')) {
         out.write_all(b"\"")?;
         out.write_all(s.as_bytes())?;
         out.write_all(b"\"")

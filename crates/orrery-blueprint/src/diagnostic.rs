@@ -238,13 +238,10 @@ pub(crate) fn place(text: &str, task_starts: &[usize], diagnostics: &mut [Diagno
     place_all(text, task_starts, diagnostics.iter_mut().filter(|d| d.line.is_none()).collect());
 }
 
-/// From this many diagnostics, their paths are parsed on two cores.
-const PATHS_APART_FROM: usize = 4096;
-
 /// Sets line and column of every diagnostic given to where its path is in `text`.
 pub(crate) fn place_all(text: &str, task_starts: &[usize], mut diagnostics: Vec<&mut Diagnostic>) {
-    let paths = parsed_paths(&diagnostics);
-    set_places(&mut diagnostics, span::locate_all(text, &paths, task_starts));
+    let places = span::locate_all(text, &paths(&diagnostics), task_starts);
+    set_places(&mut diagnostics, places);
 }
 
 /// [`place`] from the file read again ([`span::locate_all_again`]), its text given up: an
@@ -255,23 +252,13 @@ pub(crate) fn place_again(
     diagnostics: &mut [Diagnostic],
 ) -> std::io::Result<()> {
     let mut diagnostics: Vec<&mut Diagnostic> = diagnostics.iter_mut().filter(|d| d.line.is_none()).collect();
-    let paths = parsed_paths(&diagnostics);
-    set_places(&mut diagnostics, span::locate_all_again(file, &paths, task_starts)?);
+    let places = span::locate_all_again(file, &paths(&diagnostics), task_starts)?;
+    set_places(&mut diagnostics, places);
     Ok(())
 }
 
-/// The paths of `diagnostics`, parsed; many of them, in two halves on two cores.
-fn parsed_paths(diagnostics: &[&mut Diagnostic]) -> Vec<Vec<span::Segment>> {
-    let parse =
-        |diagnostics: &[&mut Diagnostic]| diagnostics.iter().map(|d| span::parse_path(&d.path)).collect::<Vec<_>>();
-    if diagnostics.len() >= PATHS_APART_FROM {
-        let (first, second) = diagnostics.split_at(diagnostics.len() / 2);
-        let (mut paths, more) = crate::threads::join(|| parse(first), || parse(second));
-        paths.extend(more);
-        paths
-    } else {
-        parse(diagnostics)
-    }
+fn paths<'a>(diagnostics: &'a [&mut Diagnostic]) -> Vec<&'a str> {
+    diagnostics.iter().map(|d| d.path.as_str()).collect()
 }
 
 fn set_places(diagnostics: &mut [&mut Diagnostic], places: Vec<Option<(usize, usize)>>) {
@@ -305,7 +292,7 @@ mod tests {
             .chain(["$.id".to_string()])
             .map(|path| Diagnostic::warning(Code::GetFromUnproduced, path, "m"))
             .collect();
-        assert!(diagnostics.len() >= PATHS_APART_FROM);
+        assert!(diagnostics.len() >= crate::span::WALKED_APART_FROM);
         let placed = |diagnostics: &[Diagnostic]| {
             let mut diagnostics = diagnostics.to_vec();
             place(&text, &loaded.task_starts, &mut diagnostics);

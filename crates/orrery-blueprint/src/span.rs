@@ -50,37 +50,56 @@ fn is_plain_key(k: &str) -> bool {
 
 /// Parses a path rendered by `render_path` back into segments.
 pub fn parse_path(path: &str) -> Vec<Segment> {
-    let mut out = Vec::new();
-    let mut rest = path.strip_prefix('$').unwrap_or(path);
-    while !rest.is_empty() {
+    // At most a segment a dot or bracket: one allocation, of about the right size.
+    let mut out = Vec::with_capacity(path.bytes().filter(|&b| b == b'.' || b == b'[').count());
+    out.extend(steps(path).map(|step| match step {
+        Step::Key(k) => Segment::Key(k.into()),
+        Step::Index(i) => Segment::Index(i),
+    }));
+    out
+}
+
+/// A step of a path as [`steps`] reads it: a key as the path writes it when it needs no
+/// decoding (a plain one: nothing is copied).
+#[derive(Debug, PartialEq)]
+enum Step<'p> {
+    Key(Cow<'p, str>),
+    Index(usize),
+}
+
+/// The steps of a path rendered by [`render_path`], read one at a time ([`parse_path`] reads
+/// them all); the reading stops at anything else.
+fn steps(path: &str) -> Steps<'_> {
+    Steps { rest: path.strip_prefix('$').unwrap_or(path) }
+}
+
+struct Steps<'p> {
+    rest: &'p str,
+}
+
+impl<'p> Iterator for Steps<'p> {
+    type Item = Step<'p>;
+
+    fn next(&mut self) -> Option<Step<'p>> {
+        let rest = std::mem::take(&mut self.rest);
         if let Some(r) = rest.strip_prefix('.') {
             let end = r.find(['.', '[']).unwrap_or(r.len());
-            out.push(Segment::Key(r[..end].into()));
-            rest = &r[end..];
-        } else if let Some(r) = rest.strip_prefix('[') {
-            if r.starts_with('"') {
-                let mut de = serde_json::Deserializer::from_str(r).into_iter::<String>();
-                match de.next() {
-                    Some(Ok(key)) => {
-                        let used = de.byte_offset();
-                        out.push(Segment::Key(key.into()));
-                        rest = r[used..].strip_prefix(']').unwrap_or("");
-                    }
-                    _ => break,
-                }
-            } else {
-                let end = r.find(']').unwrap_or(r.len());
-                match r[..end].parse() {
-                    Ok(i) => out.push(Segment::Index(i)),
-                    Err(_) => break,
-                }
-                rest = r.get(end + 1..).unwrap_or("");
-            }
+            self.rest = &r[end..];
+            return Some(Step::Key(Cow::Borrowed(&r[..end])));
+        }
+        let r = rest.strip_prefix('[')?;
+        if r.starts_with('"') {
+            let mut de = serde_json::Deserializer::from_str(r).into_iter::<String>();
+            let key = de.next()?.ok()?;
+            self.rest = r[de.byte_offset()..].strip_prefix(']').unwrap_or("");
+            Some(Step::Key(Cow::Owned(key)))
         } else {
-            break;
+            let end = r.find(']').unwrap_or(r.len());
+            let index = r[..end].parse().ok()?;
+            self.rest = r.get(end + 1..).unwrap_or("");
+            Some(Step::Index(index))
         }
     }
-    out
 }
 
 /// Byte offset of the start of a (1-based) line and column.
@@ -109,15 +128,17 @@ pub fn line_column_at(text: &str, offset: usize) -> (usize, usize) {
 /// stops once every path it looks for is found. A path into a task whose start is known (the
 /// fast path's [`crate::Loaded::task_starts`]) is looked for from there, in a walk of that task
 /// alone; the others in one walk from the top. A path found more than once (a key given twice)
-/// is placed at its first value.
-pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[usize]) -> Vec<Option<(usize, usize)>> {
+/// is placed at its first value. The paths are JSONPath as [`render_path`] writes them; those
+/// into a task are parsed a task at a time, as it is walked (a hundred thousand of them parsed
+/// at once would be that many lists in fresh memory).
+pub fn locate_all<P: AsRef<str> + Sync>(text: &str, paths: &[P], task_starts: &[usize]) -> Vec<Option<(usize, usize)>> {
     let (in_tasks, from_top) = by_task(paths, task_starts);
     let tasks: Vec<&[(usize, usize)]> = in_tasks.chunk_by(|a, b| a.0 == b.0).collect();
     // The walks of the tasks, in order: (offset, index of the path) of each path found.
     let walk_tasks = |tasks: &[&[(usize, usize)]]| {
-        let mut walk = Walk::new(text.as_bytes());
+        let mut walk = Walk::new();
         for task in tasks {
-            walk.look_for(task_starts[task[0].0], task.iter().map(|&(_, i)| (&paths[i][2..], i)));
+            walk.look_for(text.as_bytes(), task_starts[task[0].0], into_task(paths, task));
         }
         walk.found
     };
@@ -131,8 +152,8 @@ pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[usize]) -> 
         walk_tasks(&tasks)
     };
     if !from_top.is_empty() {
-        let mut walk = Walk::new(text.as_bytes());
-        walk.look_for(0, from_top.iter().map(|&i| (&paths[i][..], i)));
+        let mut walk = Walk::new();
+        walk.look_for(text.as_bytes(), 0, from_top.iter().map(|&i| (steps(paths[i].as_ref()), i)));
         found.extend(walk.found);
     }
     lines_and_columns(text, found, paths.len())
@@ -140,19 +161,38 @@ pub fn locate_all(text: &str, paths: &[Vec<Segment>], task_starts: &[usize]) -> 
 
 /// The paths into a task whose start is known, as `(the task's index, the path's)` in task
 /// order; the indices of the others.
-fn by_task(paths: &[Vec<Segment>], task_starts: &[usize]) -> (Vec<(usize, usize)>, Vec<usize>) {
+fn by_task<P: AsRef<str>>(paths: &[P], task_starts: &[usize]) -> (Vec<(usize, usize)>, Vec<usize>) {
     let mut in_tasks = Vec::new();
     let mut from_top = Vec::new();
     for (i, path) in paths.iter().enumerate() {
-        match path.as_slice() {
-            [Segment::Key(k), Segment::Index(t), ..] if k == "tasks" && *t < task_starts.len() => {
-                in_tasks.push((*t, i))
-            }
+        match task_of(path.as_ref()) {
+            Some(t) if t < task_starts.len() => in_tasks.push((t, i)),
             _ => from_top.push(i),
         }
     }
     in_tasks.sort_unstable();
     (in_tasks, from_top)
+}
+
+/// The task a path goes into (`$.tasks[3]...`).
+fn task_of(path: &str) -> Option<usize> {
+    let mut steps = steps(path);
+    match (steps.next()?, steps.next()?) {
+        (Step::Key(k), Step::Index(t)) if k == "tasks" => Some(t),
+        _ => None,
+    }
+}
+
+/// The paths of one task's `(task, path)` pairs, each as steps from the task, with its index.
+fn into_task<'t, 'p: 't, P: AsRef<str>>(
+    paths: &'p [P],
+    task: &'t [(usize, usize)],
+) -> impl Iterator<Item = (Steps<'p>, usize)> + 't {
+    task.iter().map(|&(_, i)| {
+        let mut steps = steps(paths[i].as_ref());
+        steps.nth(1);
+        (steps, i)
+    })
 }
 
 /// [`locate_all`] of a file's text given up after loading, read again ([`fsio::Reread`]): the
@@ -162,9 +202,9 @@ fn by_task(paths: &[Vec<Segment>], task_starts: &[usize]) -> (Vec<(usize, usize)
 /// A path not into a task whose start is known (the blueprint's own fields: rare in a large
 /// file) has the whole text read again, and placed as [`locate_all`] places it. An error is a
 /// file that no longer holds what was loaded.
-pub(crate) fn locate_all_again(
+pub(crate) fn locate_all_again<P: AsRef<str> + Sync>(
     file: &fsio::Reread,
-    paths: &[Vec<Segment>],
+    paths: &[P],
     task_starts: &[usize],
 ) -> io::Result<Vec<Option<(usize, usize)>>> {
     let (in_tasks, from_top) = by_task(paths, task_starts);
@@ -177,14 +217,13 @@ pub(crate) fn locate_all_again(
     let walk_tasks = |tasks: &[&[(usize, usize)]], from: usize, then: usize| {
         let mut window = Window::new(file, from);
         let mut placed = Vec::with_capacity(tasks.len());
+        let mut walk = Walk::new();
         for task in tasks {
             let (t, start) = (task[0].0, task_starts[task[0].0]);
             window.hold(start, task_starts.get(t + 1).copied().unwrap_or(file.len()))?;
-            let mut walk = Walk::new(&window.bytes[..window.filled]);
-            walk.look_for(start - window.from, task.iter().map(|&(_, i)| (&paths[i][2..], i)));
-            let mut found = walk.found;
-            found.sort_unstable();
-            for (offset, i) in found {
+            walk.look_for(&window.bytes[..window.filled], start - window.from, into_task(paths, task));
+            walk.found.sort_unstable();
+            for (offset, i) in walk.found.drain(..) {
                 placed.push((i, window.count_to(window.from + offset)));
             }
         }
@@ -261,7 +300,7 @@ impl<'f> Window<'f> {
 }
 
 /// From this many paths into tasks, the tasks' walks are shared by two cores.
-const WALKED_APART_FROM: usize = 4096;
+pub(crate) const WALKED_APART_FROM: usize = 4096;
 
 /// The (1-based) line and column, in characters, of each `(offset, index)`, at `index` of a
 /// list of `n`: one pass over the text up to the last offset, whatever the number of offsets
@@ -374,11 +413,11 @@ impl Default for Node {
 }
 
 /// A walk of [`locate_all`]: the tree of the paths it looks for (its edges in two maps, keyed
-/// by the node they leave), and where each path was found.
-struct Walk<'a> {
-    at: Cursor<'a>,
+/// by the node they leave), and where each path was found. One walk looks for the paths of
+/// task after task, its lists and maps used again.
+struct Walk<'p> {
     tree: Vec<Node>,
-    keys: HashMap<(u32, &'a str), u32>,
+    keys: HashMap<(u32, Cow<'p, str>), u32>,
     indices: HashMap<(u32, usize), u32>,
     /// The index (among all the paths of `locate_all`) of each path this walk looks for.
     paths: Vec<usize>,
@@ -390,10 +429,9 @@ struct Walk<'a> {
     remaining: usize,
 }
 
-impl<'a> Walk<'a> {
-    fn new(bytes: &'a [u8]) -> Walk<'a> {
+impl<'p> Walk<'p> {
+    fn new() -> Walk<'p> {
         Walk {
-            at: Cursor { bytes, pos: 0 },
             tree: Vec::new(),
             keys: HashMap::default(),
             indices: HashMap::default(),
@@ -404,8 +442,14 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Looks for `paths` (each with its index) in the value at `start`, their root.
-    fn look_for(&mut self, start: usize, paths: impl Iterator<Item = (&'a [Segment], usize)>) {
+    /// Looks for `paths` (each as its steps, with its index) in the value of `bytes` at
+    /// `start`, their root.
+    fn look_for(
+        &mut self,
+        bytes: &[u8],
+        start: usize,
+        paths: impl Iterator<Item = (impl Iterator<Item = Step<'p>>, usize)>,
+    ) {
         self.tree.clear();
         self.tree.push(Node::default());
         self.keys.clear();
@@ -417,23 +461,22 @@ impl<'a> Walk<'a> {
             self.paths.push(index);
         }
         self.remaining = self.paths.len();
-        self.at.pos = start;
-        let _ = self.value(0);
+        let _ = self.value(&mut Cursor { bytes, pos: start }, 0);
     }
 
     /// Adds the path that is the walk's `index`th to the tree.
-    fn want(&mut self, path: &'a [Segment], index: usize) {
+    fn want(&mut self, path: impl Iterator<Item = Step<'p>>, index: usize) {
         let mut node = 0u32;
-        for segment in path {
+        for step in path {
             let next = self.tree.len() as u32;
-            let child = match segment {
-                Segment::Key(k) => {
+            let child = match step {
+                Step::Key(k) => {
                     self.tree[node as usize].keys = true;
-                    *self.keys.entry((node, k.as_str())).or_insert(next)
+                    *self.keys.entry((node, k)).or_insert(next)
                 }
-                Segment::Index(i) => {
+                Step::Index(i) => {
                     self.tree[node as usize].indices = true;
-                    *self.indices.entry((node, *i)).or_insert(next)
+                    *self.indices.entry((node, i)).or_insert(next)
                 }
             };
             if child == next {
@@ -446,40 +489,40 @@ impl<'a> Walk<'a> {
         node.first_end = index as u32;
     }
 
-    /// Reads the value at `pos` (after any whitespace), which is the tree's `node`. None stops
-    /// the scan: every path is found, or the text is broken here.
-    fn value(&mut self, node: u32) -> Option<()> {
-        self.at.skip_ws();
+    /// Reads the value at the cursor (after any whitespace), which is the tree's `node`. None
+    /// stops the scan: every path is found, or the text is broken here.
+    fn value(&mut self, at: &mut Cursor<'_>, node: u32) -> Option<()> {
+        at.skip_ws();
         let Node { keys, indices, first_end } = self.tree[node as usize];
         // A value found twice (a key given twice) is placed at its first.
         self.tree[node as usize].first_end = NONE;
         let mut end = first_end;
         while end != NONE {
-            self.found.push((self.at.pos, self.paths[end as usize]));
+            self.found.push((at.pos, self.paths[end as usize]));
             self.remaining -= 1;
             end = self.next_end[end as usize];
         }
         if self.remaining == 0 {
             return None;
         }
-        match self.at.peek()? {
+        match at.peek()? {
             b'{' if keys => {
-                self.at.pos += 1;
+                at.pos += 1;
                 loop {
-                    self.at.skip_ws();
-                    match self.at.peek()? {
+                    at.skip_ws();
+                    match at.peek()? {
                         b'}' => {
-                            self.at.pos += 1;
+                            at.pos += 1;
                             return Some(());
                         }
-                        b',' => self.at.pos += 1,
+                        b',' => at.pos += 1,
                         b'"' => {
-                            let child = self.key(node)?;
-                            self.at.colon()?;
-                            self.at.skip_ws();
+                            let child = child(&self.keys, node, &at.key()?);
+                            at.colon()?;
+                            at.skip_ws();
                             match child {
-                                Some(child) => self.value(child)?,
-                                None => self.at.skip_value()?,
+                                Some(child) => self.value(at, child)?,
+                                None => at.skip_value()?,
                             }
                         }
                         _ => return None,
@@ -487,41 +530,41 @@ impl<'a> Walk<'a> {
                 }
             }
             b'[' if indices => {
-                self.at.pos += 1;
+                at.pos += 1;
                 let mut index = 0;
                 loop {
-                    self.at.skip_ws();
-                    match self.at.peek()? {
+                    at.skip_ws();
+                    match at.peek()? {
                         b']' => {
-                            self.at.pos += 1;
+                            at.pos += 1;
                             return Some(());
                         }
                         b',' => {
-                            self.at.pos += 1;
+                            at.pos += 1;
                             index += 1;
                         }
                         _ => {
-                            let before = self.at.pos;
+                            let before = at.pos;
                             match self.indices.get(&(node, index)).copied() {
-                                Some(child) => self.value(child)?,
-                                None => self.at.skip_value()?,
+                                Some(child) => self.value(at, child)?,
+                                None => at.skip_value()?,
                             }
-                            if self.at.pos == before {
+                            if at.pos == before {
                                 return None;
                             }
                         }
                     }
                 }
             }
-            _ => self.at.skip_value(),
+            _ => at.skip_value(),
         }
     }
+}
 
-    /// Reads the key at `pos`: the child of `node` it names, if any.
-    fn key(&mut self, node: u32) -> Option<Option<u32>> {
-        let key = self.at.key()?;
-        Some(self.keys.get(&(node, &*key)).copied())
-    }
+/// The child of `node` by the key `key` (read from the text: the map's keys, from the paths,
+/// are looked at for as long as both live).
+fn child<'k>(keys: &HashMap<(u32, Cow<'k, str>), u32>, node: u32, key: &'k str) -> Option<u32> {
+    keys.get(&(node, Cow::Borrowed(key))).copied()
 }
 
 /// A place in a JSON text, and the moves the scans make: past whitespace, a key, a value.
@@ -710,15 +753,34 @@ pub(crate) mod tests {
     fn locates_a_nested_value_by_path() {
         let text = "{\n  \"tasks\": [\n    {\"id\": \"a\"},\n    {\"id\": 5}\n  ]\n}";
         let path = [Segment::Key("tasks".into()), Segment::Index(1), Segment::Key("id".into())];
-        assert_eq!(locate_all(text, &[path.to_vec()], &[]), [Some((4, 12))]);
+        assert_eq!(locate_all(text, &[render_path(&path)], &[]), [Some((4, 12))]);
         assert_eq!(render_path(&path), "$.tasks[1].id");
+    }
+
+    #[test]
+    fn a_path_into_a_task_is_placed_however_it_is_spelled() {
+        let text = r#"{"tasks": [{"id": "a"}, {"id": "b"}, {"x": [1, {"y": 2}], "id": "c"}]}"#;
+        let starts = task_starts(text);
+        let column = |needle: &str| text.find(needle).unwrap() + 1;
+        let spelled =
+            ["$.tasks[2].id", r#"$["tasks"][2]["id"]"#, "$.tasks[2].x[1].y", "$.tasks[9].id", "$.tasks[x].id"];
+        // No tenth task; a path that stops being read is placed where its steps read lead.
+        let expected = [
+            Some((1, column("\"c\""))),
+            Some((1, column("\"c\""))),
+            Some((1, column("2}"))),
+            None,
+            Some((1, column("[{"))),
+        ];
+        assert_eq!(locate_all(text, &spelled, &starts), expected);
+        assert_eq!(locate_all(text, &spelled, &[]), expected, "from the top");
     }
 
     #[test]
     fn what_holds_no_wanted_path_is_skipped_whatever_its_strings_hold() {
         let text =
             r#"{"tasks": [{"id": "a", "x": ["]", "\"}", {"y": "[{"}]}, {"id": "b", "z": [1, [2]]}, {"id": "c"}]}"#;
-        let at = |i: usize| vec![Segment::Key("tasks".into()), Segment::Index(i), Segment::Key("id".into())];
+        let at = |i: usize| format!("$.tasks[{i}].id");
         let found = locate_all(text, &[at(2), at(1), at(2)], &[]);
         let column = |needle: &str| text.find(needle).unwrap() + 1;
         assert_eq!(found, [Some((1, column("\"c\""))), Some((1, column("\"b\""))), Some((1, column("\"c\"")))]);
@@ -729,7 +791,7 @@ pub(crate) mod tests {
     fn columns_are_characters_on_a_long_line_and_after_each_line_break() {
         let text =
             "{\"tasks\": [{\"d\": \"été 東京\", \"id\": \"a\"}, {\"d\": \"✓\", \"id\": \"b\"},\n {\"id\": \"c\"}]}";
-        let at = |i: usize| vec![Segment::Key("tasks".into()), Segment::Index(i), Segment::Key("id".into())];
+        let at = |i: usize| format!("$.tasks[{i}].id");
         let column = |needle: &str| text[..text.find(needle).unwrap()].chars().count() + 1;
         assert_eq!(
             locate_all(text, &[at(1), at(0), at(2)], &[]),
@@ -776,8 +838,8 @@ pub(crate) mod tests {
         ) {
             let text = if pretty { serde_json::to_string_pretty(&value).unwrap() } else { value.to_string() };
             let every = every_path(&text);
-            let mut wanted: Vec<Vec<Segment>> = picks.iter().map(|i| every[i.index(every.len())].0.clone()).collect();
-            wanted.push(vec![Segment::Key("absent".into())]);
+            let mut wanted: Vec<String> = picks.iter().map(|i| render_path(&every[i.index(every.len())].0)).collect();
+            wanted.push("$.absent".into());
             let expected: Vec<Option<(usize, usize)>> = picks
                 .iter()
                 .map(|i| Some(line_column_at(&text, every[i.index(every.len())].1)))
@@ -807,8 +869,8 @@ pub(crate) mod tests {
                     every.iter().find(|(p, _)| p[..] == task).expect("every task is a value").1
                 })
                 .collect();
-            let mut wanted: Vec<Vec<Segment>> = picks.iter().map(|i| every[i.index(every.len())].0.clone()).collect();
-            wanted.push(vec![Segment::Key("tasks".into()), Segment::Index(0), Segment::Key("absent".into())]);
+            let mut wanted: Vec<String> = picks.iter().map(|i| render_path(&every[i.index(every.len())].0)).collect();
+            wanted.push("$.tasks[0].absent".into());
             // The starts of every task, or of none (the careful path's).
             let starts = if known { &starts[..] } else { &[] };
             prop_assert_eq!(locate_all(&text, &wanted, starts), locate_all(&text, &wanted, &[]));
@@ -823,15 +885,9 @@ pub(crate) mod tests {
         let text = serde_json::to_string_pretty(&serde_json::json!({"tasks": tasks, "id": "b"})).unwrap();
         let starts = task_starts(&text);
         assert_eq!(starts.len(), 3000);
-        let mut wanted: Vec<Vec<Segment>> = (0..3000)
-            .rev()
-            .flat_map(|i| {
-                let task = vec![Segment::Key("tasks".into()), Segment::Index(i)];
-                let name = [Segment::Key("inputs".into()), Segment::Index(1), Segment::Key("name".into())];
-                [task.clone(), [task, name.to_vec()].concat()]
-            })
-            .collect();
-        wanted.push(vec![Segment::Key("id".into())]);
+        let mut wanted: Vec<String> =
+            (0..3000).rev().flat_map(|i| [format!("$.tasks[{i}]"), format!("$.tasks[{i}].inputs[1].name")]).collect();
+        wanted.push("$.id".into());
         assert!(wanted.len() > WALKED_APART_FROM);
         let placed = locate_all(&text, &wanted, &starts);
         assert!(placed.iter().all(Option::is_some));
@@ -868,16 +924,10 @@ pub(crate) mod tests {
         let blueprint = serde_json::json!({"id": "b", "tasks": tasks, "name": "n"});
         for text in [serde_json::to_string_pretty(&blueprint).unwrap(), blueprint.to_string()] {
             let starts = task_starts(&text);
-            let wanted: Vec<Vec<Segment>> = (0..3000)
+            let wanted: Vec<String> = (0..3000)
                 .rev()
                 .flat_map(|i| {
-                    let task = vec![Segment::Key("tasks".into()), Segment::Index(i)];
-                    let name = [Segment::Key("inputs".into()), Segment::Index(1), Segment::Key("name".into())];
-                    [
-                        task.clone(),
-                        [task.clone(), name.to_vec()].concat(),
-                        [task, vec![Segment::Key("no".into())]].concat(),
-                    ]
+                    [format!("$.tasks[{i}]"), format!("$.tasks[{i}].inputs[1].name"), format!("$.tasks[{i}].no")]
                 })
                 .collect();
             assert!(wanted.len() > 2 * WALKED_APART_FROM);
@@ -896,7 +946,7 @@ pub(crate) mod tests {
             // A path outside the tasks: the whole text is read again.
             let file = written_again(&dir, &text, 4096);
             let mut with_top = wanted[..100].to_vec();
-            with_top.push(vec![Segment::Key("name".into())]);
+            with_top.push("$.name".into());
             let placed = locate_all_again(&file, &with_top, &starts).unwrap();
             assert_eq!(placed, locate_all(&text, &with_top, &starts));
             assert!(placed[100].is_some());
@@ -909,7 +959,7 @@ pub(crate) mod tests {
         let tasks: Vec<serde_json::Value> = (0..200).map(|i| serde_json::json!({"id": format!("t{i}")})).collect();
         let text = serde_json::to_string_pretty(&serde_json::json!({"tasks": tasks})).unwrap();
         let starts = task_starts(&text);
-        let wanted = vec![vec![Segment::Key("tasks".into()), Segment::Index(199), Segment::Key("id".into())]];
+        let wanted = ["$.tasks[199].id"];
         let held = locate_all(&text, &wanted, &starts);
         let path = dir.path().join("b.json");
         let changed = |file: &fsio::Reread| {
