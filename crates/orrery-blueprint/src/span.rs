@@ -61,7 +61,6 @@ pub fn parse_path(path: &str) -> Vec<Segment> {
 
 /// A step of a path as [`steps`] reads it: a key as the path writes it when it needs no
 /// decoding (a plain one: nothing is copied).
-#[derive(Debug, PartialEq)]
 enum Step<'p> {
     Key(Cow<'p, str>),
     Index(usize),
