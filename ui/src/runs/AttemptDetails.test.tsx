@@ -106,7 +106,9 @@ afterEach(() => {
   root = null;
 });
 
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+// Two turns of the event loop: opening a run makes its view in a task of its own (a timer set once
+// its answers are in), after the first turn's timer.
+const settled = () => act(() => new Promise<void>((resolve) => setTimeout(() => setTimeout(resolve, 0), 0)));
 
 describe("a breakpoint set from the run view", () => {
   it("shows where the running session holds at the task, and sets or clears it there", async () => {
