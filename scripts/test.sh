@@ -7,6 +7,15 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
 cd "$ROOT"
+# A first build of the tests takes about 16 GB under target/; with less room it stops midway on a
+# compiler's "No space left on device", so a short disk is said first.
+target="${CARGO_TARGET_DIR:-$ROOT/target}"
+[ -d "$target" ] || target="$ROOT"
+free_gb="$(df -Pk "$target" | awk 'NR == 2 { print int($4 / 1048576) }')"
+if [ "$free_gb" -lt 20 ]; then
+    echo "test: only $free_gb GB free for target/; a first build of the tests takes about 16 GB" \
+        "(rm -rf target/debug/incremental gives back the incremental caches)" >&2
+fi
 # The design lives in the repository (docs/): no tracked file may refer to notes outside it.
 # The bracketed letters keep the pattern from matching this line itself.
 outside='\.\./share[d]\|share[d]/guide\|share[d]/reference\|COMPA[T]\.md\|ARCHITECTUR[E]\.md'
