@@ -3,8 +3,9 @@ import { act } from "react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BlueprintFile } from "../backend/generated";
 import { ioOf } from "../blueprint";
+import { settled } from "../settled";
 import type { EditorStore } from "../store/editor";
-import { change, mountInspector, settled, type Mounted } from "./testing";
+import { change, mountInspector, type Mounted } from "./testing";
 
 const beside: BlueprintFile[] = [
   { file: "/work/bp/place_element.json", blueprint_id: "place_element", name: "Place an element", version: "1.0", tasks: 4 },

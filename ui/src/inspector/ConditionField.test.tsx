@@ -5,7 +5,8 @@ import { act } from "react";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Diagnostic } from "../backend/generated";
 import { parseBlueprint } from "../blueprint";
-import { mountInspector, settled, type Mounted } from "./testing";
+import { settled } from "../settled";
+import { mountInspector, type Mounted } from "./testing";
 
 const text = JSON.stringify({
   id: "bp",

@@ -3,8 +3,9 @@ import { act } from "react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Diagnostic } from "../backend/generated";
 import { ioOf, type Blueprint } from "../blueprint";
+import { settled } from "../settled";
 import type { EditorStore } from "../store/editor";
-import { change, mountInspector, settled, type Mounted } from "./testing";
+import { change, mountInspector, type Mounted } from "./testing";
 
 const executionMode = { enum: ["EXCLUSIVE", "COMPETITIVE"], default: "EXCLUSIVE" };
 // As the catalogue declares system.sleep (orrery-blueprint task_types.rs).

@@ -4,14 +4,12 @@ import { act } from "react";
 import { createRoot } from "react-dom/client";
 import { blueprintEncoding } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
+import { settled } from "../settled";
 import { EditorProvider } from "../store/context";
 import { createEditorStore, type EditorStore } from "../store/editor";
 import { Inspector } from "./Inspector";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-
-/** Lets the store's pending calls (validation, names, definitions) answer and React draw them. */
-export const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
 
 export type Mounted = { container: HTMLDivElement; store: EditorStore; unmount: () => void };
 

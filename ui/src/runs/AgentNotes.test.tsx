@@ -4,6 +4,7 @@ import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { GetSessionNotesAnswer, Session, SessionListing } from "../backend/generated";
 import { MemoryBackend } from "../backend/memory";
+import { settled } from "../settled";
 import { WorkspaceProvider } from "../store/context";
 import { createWorkspace } from "../store/workspace";
 import { AgentNotes, NOTES_EVERY_MS } from "./AgentNotes";
@@ -88,8 +89,6 @@ afterEach(() => {
   root = null;
   vi.useRealTimers();
 });
-
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
 
 async function mount(started_by: Session["started_by"], answer: () => GetSessionNotesAnswer) {
   let asked = 0;

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Attempt, BrokerDispatch, RemoteLinkChanged, Session, SessionEvent } from "../backend/generated";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import type { Blueprint } from "../blueprint";
+import { settled } from "../settled";
 import { WorkspaceProvider } from "../store/context";
 import type { OpenRun } from "../store/runs";
 import { createWorkspace, type WorkspaceStore } from "../store/workspace";
@@ -106,10 +107,6 @@ afterEach(() => {
   root = null;
 });
 
-// Two turns of the event loop: opening a run makes its view in a task of its own (a timer set once
-// its answers are in), after the first turn's timer.
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(() => setTimeout(resolve, 0), 0)));
-
 describe("a breakpoint set from the run view", () => {
   it("shows where the running session holds at the task, and sets or clears it there", async () => {
     const { container, calls } = mount(
@@ -123,10 +120,10 @@ describe("a breakpoint set from the run view", () => {
         select().dispatchEvent(new Event("change", { bubbles: true }));
       });
     choose("before");
-    await settled();
+    await settled(2);
     expect(calls).toContainEqual(["set_breakpoint", { session_id: "s1", task: "bp.work", at: "before" }]);
     choose("");
-    await settled();
+    await settled(2);
     expect(calls).toContainEqual(["set_breakpoint", { session_id: "s1", task: "bp.work" }]);
     act(() => root!.unmount());
     // A run no runner drives has no breakpoints to set.
@@ -149,7 +146,7 @@ describe("the data a held task can read", () => {
       field.dispatchEvent(new Event("input", { bubbles: true }));
     });
     act(() => field.form!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
-    await settled();
+    await settled(2);
     expect(calls).toContainEqual(["set_session_data", { session_id: "s1", instance: "bp", key: "other", value: { deep: [1] } }]);
   });
 });
@@ -175,10 +172,10 @@ describe("a task held at a breakpoint", () => {
       field.dispatchEvent(new Event("input", { bubbles: true }));
     });
     act(() => field.form!.dispatchEvent(new Event("submit", { bubbles: true, cancelable: true })));
-    await settled();
+    await settled(2);
     expect(calls).toContainEqual(["set_session_data", { session_id: "s1", instance: "bp", key: "count", value: 8 }]);
     act(() => button("Step")!.click());
-    await settled();
+    await settled(2);
     expect(calls).toContainEqual(["continue_session", { session_id: "s1", task: "bp.work", how: "step" }]);
     act(() => root!.unmount());
 
@@ -204,7 +201,7 @@ describe("the details of an attempt", () => {
     expect(container.querySelector(".prompt-message")?.textContent).toBe("Ship it?");
     expect(container.querySelector("[data-testid=waiting]")?.textContent).toBe("bp.ask waits for an answer");
     act(() => button("No")!.click());
-    await settled();
+    await settled(2);
     expect(calls).toContainEqual(["answer_prompt", { session_id: "s1", task: "bp.ask", value: "No" }]);
   });
 
@@ -222,7 +219,7 @@ describe("the details of an attempt", () => {
     };
     type("Ada");
     type("42");
-    await settled();
+    await settled(2);
     const answers = calls.filter(([job]) => job === "answer_prompt").map(([, args]) => (args as { value: unknown }).value);
     expect(answers).toEqual(["Ada", 42]);
   });
@@ -282,7 +279,7 @@ describe("the details of an attempt", () => {
       { get_session: () => ({ session, tasks: [], attempts: [failed], driven: false, waiting: [], held: [], restarts: [] }) },
     );
     act(() => button("Reset with downstream")!.click());
-    await settled();
+    await settled(2);
     expect(calls).toContainEqual(["reset_task", { session_id: "s1", task: "bp.work", downstream: true }]);
     expect(workspace.getState().runs.getState().notice).toEqual({ text: "bp.work and everything after it reset", error: false });
   });
@@ -369,7 +366,7 @@ describe("the details of an attempt", () => {
     const related = [...container.querySelectorAll("[data-testid=lineage] li")].filter((li) => li.querySelector("[data-testid=lineage-run]"));
     expect(related.map((li) => li.textContent)).toEqual(["bp.work in the run it restarts #s0", "bp.work in its restart (completed) #s2"]);
     act(() => related[0]!.querySelector("button")!.click());
-    await settled();
+    await settled(2);
     expect(calls).toContainEqual(["get_session", { session_id: "s0" }]);
     const opened = workspace.getState().runs.getState().run!;
     expect(opened.session.id).toBe("s0");
@@ -429,7 +426,7 @@ describe("a run mirrored from a server", () => {
     const { container, calls, button } = mount(
       openRun({ session: mirror, link: { reachable: true, following: true }, attempts: [running], selected: { node: "bp.work", attempt: 1 } }),
     );
-    await settled();
+    await settled(2);
     expect(button("Pause")).toBeDefined();
     expect(button("Cancel task")).toBeUndefined();
     expect(container.querySelector("[data-testid=remote-log]")?.textContent).toBe("Remote task: its output stays on the server's agent");
@@ -440,7 +437,7 @@ describe("a run mirrored from a server", () => {
     const early = attempt("bp.work", 1, "succeeded", "remote", { times_unknown: true, started_ms: 5_000, finished_ms: 5_000 });
     const ended = { ...mirror, state: "completed" as const, started_ms: 1_000, finished_ms: null };
     const { container } = mount(openRun({ session: ended, attempts: [early], selected: { node: "bp.work", attempt: 1 } }));
-    await settled();
+    await settled(2);
     expect(container.querySelector("[data-testid=times-unknown]")?.textContent).toBe("before Orrery followed · time unknown");
     const fields = [...container.querySelectorAll(".attempt-fields dt")].map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]);
     expect(fields).toContainEqual(["Duration", "unknown"]);
@@ -453,7 +450,7 @@ describe("a run mirrored from a server", () => {
     const { container, calls } = mount(openRun({ attempts: [running], selected: { node: "bp.work", attempt: 1 } }), {
       read_attempt_log: () => ({ run_id: "bp.work#1", node: "bp.work", attempt: 1, running: true, window }),
     });
-    await settled();
+    await settled(2);
     expect(calls.map(([job]) => job)).toContain("read_attempt_log");
     expect(container.querySelector("[data-testid=remote-log]")).toBeNull();
   });

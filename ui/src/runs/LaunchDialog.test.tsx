@@ -6,6 +6,7 @@ import type { PublishBlueprintsAnswer, ServerInfo, Session } from "../backend/ge
 import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import type { Blueprint } from "../blueprint";
+import { settled } from "../settled";
 import { WorkspaceProvider } from "../store/context";
 import type { Positions } from "../store/editor";
 import { createWorkspace, type WorkspaceStore } from "../store/workspace";
@@ -58,7 +59,6 @@ afterEach(() => {
 });
 
 /** Two tasks later: the jobs' answers, then the run's view (made in a task of its own). */
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(() => setTimeout(resolve, 0), 0)));
 
 /** A promise answered when the test says so: to look at the dialog while a job is under way. */
 function deferred<T>() {
@@ -103,7 +103,7 @@ async function mounted(jobs: JobHandlers = {}, servers: ServerInfo[] = [lab], id
   const layout = async (b: Blueprint): Promise<Positions> => Object.fromEntries(b.tasks.map((t, i) => [t.id, { x: 0, y: i * 100 }]));
   const workspace: WorkspaceStore = createWorkspace(backend, layout, { layoutSaveDelayMs: 10 });
   await workspace.getState().load();
-  await settled();
+  await settled(2);
   const container = document.createElement("div");
   document.body.append(container);
   root = createRoot(container);
@@ -116,7 +116,7 @@ async function mounted(jobs: JobHandlers = {}, servers: ServerInfo[] = [lab], id
   );
   const prepare = async () => {
     act(() => workspace.getState().prepareRun());
-    await settled();
+    await settled(2);
   };
   if (!idle) await prepare();
   const find = <T extends Element = HTMLElement>(testid: string) => container.querySelector<T>(`[data-testid=${testid}]`);
@@ -152,7 +152,7 @@ describe("a run without anything to ask", () => {
   it("asks with Run with options…, and always once the user chose so, kept across a restart", async () => {
     const { find, starts, workspace } = await mounted({}, [], true);
     act(() => workspace.getState().prepareRun(true));
-    await settled();
+    await settled(2);
     expect(find("launch-dialog")).not.toBeNull();
     act(() => find<HTMLInputElement>("launch-always-ask")!.click());
     expect(workspace.getState().alwaysAsk).toBe(true);
@@ -174,14 +174,14 @@ describe("a run without anything to ask", () => {
     act(() => void field.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", shiftKey: true, bubbles: true, cancelable: true })));
     expect(starts()).toEqual([]);
     act(() => void field.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true })));
-    await settled();
+    await settled(2);
     expect(starts()).toEqual([["start_session", { file: "/w/deploy.json", params: { n: 1 } }]]);
     act(() => root!.unmount());
 
     const other = await mounted();
     const where = other.find("launch-where")!;
     act(() => void where.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true, bubbles: true, cancelable: true })));
-    await settled();
+    await settled(2);
     expect(other.starts().map(([job]) => job)).toEqual(["start_session"]);
   });
 });
@@ -196,7 +196,7 @@ describe("the launch dialog's choice of where to run", () => {
 
     const { find: findAlone, workspace } = await mounted({}, [], true);
     act(() => workspace.getState().prepareRun(true));
-    await settled();
+    await settled(2);
     expect(findAlone("launch-dialog")).not.toBeNull();
     expect(findAlone("launch-where")).toBeNull();
   });
@@ -205,7 +205,7 @@ describe("the launch dialog's choice of where to run", () => {
     const { workspace, find, params, start, starts } = await mounted();
     params('{"n": 2}');
     start();
-    await settled();
+    await settled(2);
     expect(starts()).toEqual([["start_session", { file: "/w/deploy.json", params: { n: 2 } }]]);
     expect(find("launch-dialog")).toBeNull();
     expect(workspace.getState().mode).toBe("runs");
@@ -228,7 +228,7 @@ describe("the launch dialog's choice of where to run", () => {
     expect(find("launch-start")!.textContent).toBe("Starting…");
     expect(find("launch-dialog"), "open until the run starts").not.toBeNull();
     await act(async () => running.resolve({ session_id: "deploy-1", message: "Session started.", mirror: "m1" }));
-    await settled();
+    await settled(2);
     expect(starts()).toEqual([
       ["publish_blueprints", { server: "lab", files: ["/w/deploy.json"] }],
       ["remote_run", { server: "lab", blueprint_id: "deploy", params: { n: 2 }, follow: true }],
@@ -245,7 +245,7 @@ describe("the launch dialog's choice of where to run", () => {
     const { workspace, find, choose, start, starts } = await mounted({ publish_blueprints: () => refused });
     choose("lab");
     start();
-    await settled();
+    await settled(2);
     expect(starts().map(([job]) => job)).toEqual(["publish_blueprints"]);
     const shown = [...find("launch-publish-result")!.querySelectorAll("[data-testid=published-blueprint]")].map((li) => li.getAttribute("data-outcome"));
     expect(shown).toEqual(["uploaded", "refused"]);
@@ -262,7 +262,7 @@ describe("the launch dialog's choice of where to run", () => {
     const { workspace, find, choose, start } = await mounted(jobs);
     choose("lab");
     start();
-    await settled();
+    await settled(2);
     expect(find("launch-error")!.textContent).toBe("http://lab:8000 does not answer: connection refused");
     expect(find("launch-dialog")).not.toBeNull();
     expect(find<HTMLButtonElement>("launch-start")!.disabled, "Start can be tried again").toBe(false);
@@ -282,7 +282,7 @@ describe("the launch dialog's simulation", () => {
   it("simulates with the outputs set, a past run's outputs and times, and the tasks that fail", async () => {
     const { find, starts, workspace } = await mounted({ list_sessions: () => [past, { ...past, id: "other", blueprint_id: "other" }] }, [lab], true);
     act(() => workspace.getState().prepareRun(true, true));
-    await settled();
+    await settled(2);
     expect(find<HTMLInputElement>("launch-simulate")!.checked, "Simulate… opens it chosen").toBe(true);
     expect(find("launch-start")!.textContent).toBe("▶ Simulate");
     const from = find<HTMLSelectElement>("launch-outputs-from")!;
@@ -317,7 +317,7 @@ describe("the launch dialog's simulation", () => {
       where.dispatchEvent(new Event("change", { bubbles: true }));
     });
     act(() => find<HTMLButtonElement>("launch-start")!.click());
-    await settled();
+    await settled(2);
     const simulate = { outputs: { b: { n: 3 } }, fail: [{ task: "b", attempts: 2 }, { task: "end" }], outputs_from: "s0", durations: true };
     expect(starts()).toEqual([["start_session", { file: "/w/deploy.json", params: {}, simulate, hold_on_failure: true }]]);
   });
@@ -325,11 +325,11 @@ describe("the launch dialog's simulation", () => {
   it("starts a real run when its box is cleared", async () => {
     const { find, starts, workspace } = await mounted({}, [], true);
     act(() => workspace.getState().prepareRun(true, true));
-    await settled();
+    await settled(2);
     act(() => find<HTMLInputElement>("launch-simulate")!.click());
     expect(find("launch-simulation")).toBeNull();
     act(() => find<HTMLButtonElement>("launch-start")!.click());
-    await settled();
+    await settled(2);
     expect(starts()).toEqual([["start_session", { file: "/w/deploy.json", params: {} }]]);
   });
 });

@@ -7,6 +7,7 @@ import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend } from "../backend/memory";
 import { BackendError } from "../backend/types";
 import { runCommand } from "../commands";
+import { settled } from "../settled";
 import { WorkspaceProvider } from "../store/context";
 import { createWorkspace, currentEditor } from "../store/workspace";
 import { BrokerDialog } from "./BrokerDialog";
@@ -26,8 +27,6 @@ afterEach(() => {
   act(() => root?.unmount());
   root = null;
 });
-
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
 
 /** The dialog opened by its command, over a facade that keeps the settings as it does. */
 async function opened(stored: BrokerSettingsAnswer = lab) {

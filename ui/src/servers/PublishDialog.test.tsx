@@ -6,6 +6,7 @@ import type { PublishBlueprintsAnswer, PublishBlueprintsArguments, ServerInfo } 
 import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend } from "../backend/memory";
 import { connect, type Blueprint } from "../blueprint";
+import { settled } from "../settled";
 import { WorkspaceProvider } from "../store/context";
 import type { Positions } from "../store/editor";
 import { createWorkspace, currentEditor, type WorkspaceStore } from "../store/workspace";
@@ -43,8 +44,6 @@ afterEach(() => {
   act(() => root?.unmount());
   root = null;
 });
-
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
 
 async function mounted(answer: PublishBlueprintsAnswer = refused) {
   let servers: ServerInfo[] = [{ name: "lab", url: "http://lab:8000", has_token: true }];

@@ -6,6 +6,7 @@ import type { RemoteSession, SessionListing } from "../backend/generated";
 import { editorJobs } from "../backend/editor-jobs";
 import { MemoryBackend, type JobHandlers } from "../backend/memory";
 import type { Blueprint } from "../blueprint";
+import { settled } from "../settled";
 import { WorkspaceProvider } from "../store/context";
 import type { Positions } from "../store/editor";
 import { mirrorOf } from "../store/serverRuns";
@@ -36,7 +37,6 @@ afterEach(() => {
 });
 
 /** Two tasks later: the jobs' answers, then the run's view (made in a task of its own). */
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(() => setTimeout(resolve, 0), 0)));
 
 /**
  * The dialog (in the Runs view with `view`) over a backend with one saved server and a mirror of
@@ -92,7 +92,7 @@ async function mounted(jobs: JobHandlers = {}, view = false) {
     ),
   );
   if (!view) await act(async () => workspace.getState().serverRuns.getState().open());
-  await settled();
+  await settled(2);
   const rows = () => [...container.querySelectorAll("[data-testid=servers-runs-row]")];
   const row = (id: string) => rows().find((r) => r.getAttribute("data-session") === id)!;
   const type = (testid: string, value: string) =>
@@ -110,7 +110,7 @@ describe("the runs on a server", () => {
     await act(async () => workspace.getState().load());
     act(() => workspace.getState().setMode("edit"));
     await act(async () => runCommand("run.servers", currentEditor(workspace.getState()).getState(), workspace.getState()));
-    await settled();
+    await settled(2);
     expect(workspace.getState().mode).toBe("runs");
     expect(workspace.getState().serverRuns.getState().shown).toBe(true);
   });
@@ -119,7 +119,7 @@ describe("the runs on a server", () => {
     const { container, rows } = await mounted({}, true);
     expect(container.querySelector("[data-testid=servers-runs-dialog]")).toBeNull();
     await act(async () => container.querySelector<HTMLButtonElement>("[data-testid=servers-runs-open]")!.click());
-    await settled();
+    await settled(2);
     expect(container.querySelector("[data-testid=servers-runs-dialog]")).not.toBeNull();
     expect(rows()).toHaveLength(3);
   });
@@ -139,7 +139,7 @@ describe("the runs on a server", () => {
   it("follows a session into its local mirror, lists the mirror and opens it", async () => {
     const { workspace, container, calls, row } = await mounted();
     act(() => row("r2").querySelector<HTMLButtonElement>("[data-testid=servers-runs-follow]")!.click());
-    await settled();
+    await settled(2);
     expect(calls.filter(([job]) => job === "follow_remote_session")).toEqual([["follow_remote_session", { server: "lab", session_id: "r2" }]]);
     const runs = workspace.getState().runs.getState();
     expect(runs.sessions.map((s) => s.id)).toContain("m2");
@@ -151,7 +151,7 @@ describe("the runs on a server", () => {
   it("opens the mirror a session has already, without following it again", async () => {
     const { workspace, calls, row } = await mounted();
     act(() => row("r1").querySelector<HTMLButtonElement>("[data-testid=servers-runs-follow]")!.click());
-    await settled();
+    await settled(2);
     expect(calls.map(([job]) => job)).not.toContain("follow_remote_session");
     expect(workspace.getState().runs.getState().run?.session.id).toBe("m1");
   });
@@ -173,7 +173,7 @@ describe("the runs on a server", () => {
     type("servers-runs-address", "http://10.0.0.9:8000");
     type("servers-runs-token", "s3cret");
     act(() => container.querySelector<HTMLButtonElement>("[data-testid=servers-runs-list-sessions]")!.click());
-    await settled();
+    await settled(2);
     expect(calls.filter(([job]) => job === "remote_sessions").at(-1)).toEqual(["remote_sessions", { server: "http://10.0.0.9:8000", token: "s3cret" }]);
     expect(container.querySelector("[data-testid=servers-runs-error]")!.textContent).toBe("http://10.0.0.9:8000 is unreachable: connection refused");
     expect(container.querySelector("[data-testid=servers-runs-list]")).toBeNull();

@@ -2,6 +2,7 @@
 import { act } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { settled } from "../../settled";
 import { LINE_HEIGHT, LogView, type LogSource } from "./LogView";
 import { CHUNK, type Growth } from "./reader";
 import { MemoryLog, numberedLines } from "./testing";
@@ -9,7 +10,6 @@ import { MemoryLog, numberedLines } from "./testing";
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
 /** Lets the reads answered at once answer, and React draw what they brought. */
-const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
 
 type Shown = {
   view: HTMLElement;
